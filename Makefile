@@ -1,0 +1,43 @@
+# msgload. `make help` lists the targets.
+GO      ?= go
+BIN     ?= bin/msgload
+SCENARIO ?= smoke
+PKGS    ?= ./...
+# Tests run with the race detector where it is cheap enough; CI sets CI=true.
+TESTFLAGS ?= -count=1 -timeout 30m
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## build bin/msgload
+	$(GO) build -o $(BIN) ./cmd/msgload
+
+.PHONY: run
+run: build ## run the built-in smoke scenario against the embedded simulator and sink; writes runs/<id>/
+	./$(BIN) run $(SCENARIO)
+
+.PHONY: test
+test: ## run every test (Prometheus and Chromium tests skip when absent unless CI=true)
+	$(GO) vet $(PKGS)
+	$(GO) test $(TESTFLAGS) $(PKGS)
+
+.PHONY: bench
+bench: ## run the benchmarks (figures quoted in README.md)
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s $(PKGS)
+
+.PHONY: fuzz
+fuzz: ## fuzz every parser of outside input for FUZZTIME each (default 20s)
+	./scripts/fuzz.sh $(or $(FUZZTIME),20s)
+
+.PHONY: lint
+lint: ## gofmt and go vet
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet $(PKGS)
+
+.PHONY: clean
+clean: ## remove bin/ and runs/
+	rm -rf bin runs

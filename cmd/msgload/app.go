@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes (DESIGN.md).
+const (
+	exitOK          = 0
+	exitThresholds  = 1 // a threshold failed; the report is still written
+	exitBadInput    = 2 // scenario, flags, arguments
+	exitInterrupted = 130
+)
+
+// globalState is the process state, built once in main and injected, so that a
+// test can run the whole program with its own streams, environment and signals.
+type globalState struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// signals returns a channel of interrupts (Ctrl-C, SIGTERM) and a stop function.
+	signals func() (<-chan os.Signal, func())
+}
+
+// exitError carries an exit code through urfave/cli.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+// badInput marks err as bad input (exit code 2).
+func badInput(err error) error { return &exitError{code: exitBadInput, err: err} }
+
+func (g *globalState) app() *cli.App {
+	return &cli.App{
+		Name:      "msgload",
+		Usage:     "load-test and replay traffic against the messaging and notification APIs",
+		Writer:    g.stdout,
+		ErrWriter: g.stderr,
+		// Errors are printed once, by run, with the exit code they carry.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return badInput(err)
+		},
+		Commands: []*cli.Command{
+			g.runCommand(),
+			g.validateCommand(),
+			g.simCommand(),
+			g.sinkCommand(),
+			g.reportCommand(),
+			g.compareCommand(),
+			g.recordCommand(),
+			g.replayCommand(),
+		},
+	}
+}
+
+// run runs the program with args and returns its exit code.
+func (g *globalState) run(ctx context.Context, args []string) int {
+	err := g.app().RunContext(ctx, args)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(g.stderr, "msgload:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(g.stderr, "msgload:", err)
+	return exitBadInput
+}

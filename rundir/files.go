@@ -1,0 +1,15 @@
+package rundir
+
+// Names of the files in runs/<id>/.
+const (
+	ScenarioFile = "scenario.yaml"  // resolved scenario, secrets redacted
+	MetaFile     = "run.json"       // Meta: what was planned and when it ran
+	ResultsFile  = "results.bin"    // vegeta's gob encoding; `vegeta report results.bin`
+	AttemptsFile = "attempts.jsonl" // one Attempt a line
+	EventsFile   = "events.jsonl"   // one Event a line (the sink's log)
+	TruthFile    = "truth.json"     // Truth, only against the embedded simulator
+	SummaryFile  = "summary.json"   // written by package reports
+	HTMLFile     = "report.html"
+	MarkdownFile = "report.md"
+	JUnitFile    = "junit.xml"
+)

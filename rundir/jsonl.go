@@ -1,0 +1,57 @@
+package rundir
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// ReadJSONL calls fn for every line of the JSON-lines file at path, decoded into
+// a fresh T. A line that does not decode is reported to bad (with its 1-based line
+// number) and reading goes on: nothing collected is lost to one broken line. A
+// truncated last line (a writer killed mid-write) is reported the same way.
+// A missing file reads as empty.
+func ReadJSONL[T any](path string, fn func(T) error, bad func(line int, err error)) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return DecodeJSONL(f, fn, bad)
+}
+
+// DecodeJSONL is ReadJSONL over a reader.
+func DecodeJSONL[T any](r io.Reader, fn func(T) error, bad func(line int, err error)) error {
+	br := bufio.NewReaderSize(r, 1<<16)
+	line := 0
+	for {
+		b, err := br.ReadBytes('\n')
+		if len(b) > 0 {
+			line++
+			b = bytes.TrimSpace(b)
+			if len(b) > 0 {
+				var v T
+				if derr := json.Unmarshal(b, &v); derr != nil {
+					if bad != nil {
+						bad(line, derr)
+					}
+				} else if ferr := fn(v); ferr != nil {
+					return ferr
+				}
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("line %d: %w", line+1, err)
+		}
+	}
+}

@@ -1,0 +1,142 @@
+package rundir
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// API names used in every record and metric label.
+const (
+	APIMessaging = "messaging"
+	APINotify    = "notify"
+)
+
+// Attempt outcomes, as DESIGN.md defines them for idempotency under faults:
+// ok (a 2xx), fail (an answer that says nothing happened: 4xx, 5xx) and unknown
+// (no answer: timeout, reset; the operation may or may not have happened).
+const (
+	OutcomeOK      = "ok"
+	OutcomeFail    = "fail"
+	OutcomeUnknown = "unknown"
+)
+
+// Attempt is one HTTP request made by the attacker: one line of attempts.jsonl.
+// Every retry and every idempotency probe is an attempt of its own; they share Seq
+// (and ExternalID for notifications) with the first attempt of the message.
+type Attempt struct {
+	Seq             int64     `json:"seq"`                        // message sequence number in the run, from 1; 0 for auxiliary calls
+	API             string    `json:"api"`                        // APIMessaging or APINotify
+	Op              string    `json:"op"`                         // send, check_status, webhook, token
+	Client          string    `json:"client"`                     // messaging login or notification client_id (never a secret)
+	Attempt         int       `json:"attempt"`                    // 1 for the first try of Seq, 2… for retries
+	Probe           string    `json:"probe,omitempty"`            // "" or the idempotency probe kind: sequential, concurrent
+	Intended        time.Time `json:"intended"`                   // when the pacer (or the retry backoff) planned it
+	Sent            time.Time `json:"sent"`                       // when it really left
+	FirstSent       time.Time `json:"first_sent"`                 // Sent of attempt 1 of Seq: the start of delivery latency
+	Code            int       `json:"code"`                       // HTTP status, 0 when no answer came
+	Latency         float64   `json:"latency_s"`                  // seconds from Sent to the end of the answer
+	BytesOut        int64     `json:"bytes_out"`                  //
+	BytesIn         int64     `json:"bytes_in"`                   //
+	Outcome         string    `json:"outcome"`                    // OutcomeOK, OutcomeFail, OutcomeUnknown
+	Class           string    `json:"class"`                      // ok, http_4xx, http_429, http_5xx, timeout, reset, conn, other
+	Error           string    `json:"error,omitempty"`            // error text, when any (never used as a metric label)
+	TxID            string    `json:"tx_id,omitempty"`            // messaging: txId of the answer
+	State           string    `json:"state,omitempty"`            // messaging: state of the answer (ACCEPTED, FAILED, or a polled state)
+	Channel         string    `json:"channel,omitempty"`          // messaging: first channel of the scenario, or a polled channel
+	NotificationID  string    `json:"notification_id,omitempty"`  // notify: notificationId of the answer
+	ExternalID      string    `json:"external_id,omitempty"`      // notify: externalId sent
+	RetryAfter      string    `json:"retry_after,omitempty"`      // Retry-After header as received
+	RateLimit       string    `json:"ratelimit,omitempty"`        // RateLimit header (IETF draft) as received
+	RateLimitPolicy string    `json:"ratelimit_policy,omitempty"` // RateLimit-Policy header as received
+}
+
+// Late is how much later than planned the attempt left.
+func (a *Attempt) Late() time.Duration { return a.Sent.Sub(a.Intended) }
+
+// Event kinds in events.jsonl.
+const (
+	KindCallback     = "callback"     // messaging status record, valid
+	KindIncoming     = "incoming"     // messaging incoming message, valid
+	KindWebhook      = "webhook"      // notification callback event, valid
+	KindMalformed    = "malformed"    // a body that breaks the specification's schema; Reason says why
+	KindUnauthorized = "unauthorized" // a call refused by the sink's authentication
+)
+
+// Event is one call received by the sink: one line of events.jsonl. Nothing that
+// arrives is dropped: invalid bodies are kept as KindMalformed with a Reason.
+type Event struct {
+	Kind       string          `json:"kind"`
+	Route      string          `json:"route"`             // /callback, /incoming, /webhook
+	ReceivedAt time.Time       `json:"received_at"`       // RFC 3339 with nanoseconds
+	API        string          `json:"api,omitempty"`     // APIMessaging or APINotify, from the route
+	Payload    json.RawMessage `json:"payload,omitempty"` // the body as received, when it is JSON
+	Raw        string          `json:"raw,omitempty"`     // the body as received, when it is not JSON
+	Reason     string          `json:"reason,omitempty"`  // why it is malformed or unauthorized
+	Corr       *Correlation    `json:"corr,omitempty"`    // what correlation found
+}
+
+// Correlation is what the sink could tell about an event from its tag alone.
+type Correlation struct {
+	Key          string    `json:"key,omitempty"`           // txId (messaging) or externalId/notificationId (notify)
+	Run          string    `json:"run,omitempty"`           // run id from the tag
+	Seq          int64     `json:"seq,omitempty"`           // sequence from the tag
+	FirstSent    time.Time `json:"first_sent,omitzero"`     // first-attempt send time from the tag
+	State        string    `json:"state,omitempty"`         // state or status of the event
+	Channel      string    `json:"channel,omitempty"`       //
+	Terminal     bool      `json:"terminal,omitempty"`      // a final state for the message
+	Matched      bool      `json:"matched"`                 // the tag was found and belongs to a send
+	Duplicate    bool      `json:"duplicate,omitempty"`     // not the first arrival of this (key, state)
+	Latency      float64   `json:"latency_s,omitempty"`     // ReceivedAt - FirstSent, seconds, first arrivals only
+	FailoverStep bool      `json:"failover_step,omitempty"` // the channel changed against the previous event of this message
+	OutgoingTxID string    `json:"outgoing_tx_id,omitempty"`
+}
+
+// Meta describes a run: what was planned and when it ran. It is written at the
+// start of a run and rewritten at its end, so a report can be built from the run
+// directory alone.
+type Meta struct {
+	ID          string    `json:"id"`
+	Scenario    string    `json:"scenario"`
+	API         string    `json:"api"`
+	Target      string    `json:"target"` // "embedded" or the API base URL
+	Version     string    `json:"version"`
+	Start       time.Time `json:"start"`
+	AttackEnd   time.Time `json:"attack_end,omitzero"`
+	End         time.Time `json:"end,omitzero"`
+	Interrupted bool      `json:"interrupted,omitempty"`
+	Clients     []string  `json:"clients"`
+	Planned     Plan      `json:"planned"`
+	Limit       Limit     `json:"limit"`
+	Delivery    Delivery  `json:"delivery"`
+	Thresholds  []string  `json:"thresholds,omitempty"`
+	Retry       Retry     `json:"retry"`
+	Probes      float64   `json:"idempotency_probes,omitempty"` // share of messages probed, 0..1
+}
+
+// Plan is what the pacer was asked to do.
+type Plan struct {
+	Profile  string   `json:"profile"`  // constant, ramp, steps, sine, replay
+	Rate     float64  `json:"rate"`     // mean planned requests per second, all clients
+	Requests int64    `json:"requests"` // messages planned (first attempts)
+	Duration Duration `json:"duration"`
+}
+
+// Limit is the rate limit the scenario expects of the service, per client.
+type Limit struct {
+	Requests int      `json:"requests"` // e.g. 100
+	Window   Duration `json:"window"`   // e.g. 1m
+	Mode     string   `json:"mode"`     // respect or exceed
+}
+
+// Delivery is how delivery was measured.
+type Delivery struct {
+	Via   string   `json:"via"`   // sink or poll
+	Grace Duration `json:"grace"` // how long the run waited for terminal statuses
+}
+
+// Retry is the retry policy the attacker used.
+type Retry struct {
+	On      []string `json:"on,omitempty"` // codes and "timeout"
+	Max     int      `json:"max"`
+	Backoff Duration `json:"backoff"`
+}

@@ -1,0 +1,114 @@
+package rundir
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Tag is the correlation the attacker carries through the service in fields the
+// service echoes, so the sink can measure delivery latency on its own:
+//
+//   - messaging: three keys in trackData, TrackRun, TrackSeq and TrackSent
+//     (the first attempt's send time, Unix nanoseconds as a decimal string);
+//   - notify: the externalId itself, "ml.<run>.<seq>.<unix nanoseconds>".
+//
+// The same tag is sent on every retry and probe of a message, so the time is always
+// the first attempt's.
+type Tag struct {
+	Run   string
+	Seq   int64
+	First time.Time
+}
+
+// trackData keys used for messaging correlation.
+const (
+	TrackRun  = "msgload_run"
+	TrackSeq  = "msgload_seq"
+	TrackSent = "msgload_sent"
+)
+
+// ErrNoTag means the field carries no msgload tag: the event is unmatched.
+var ErrNoTag = errors.New("no msgload tag")
+
+const externalPrefix = "ml."
+
+// ExternalID encodes t as a notification externalId.
+func (t Tag) ExternalID() string {
+	return externalPrefix + t.Run + "." + strconv.FormatInt(t.Seq, 10) + "." + strconv.FormatInt(t.First.UnixNano(), 10)
+}
+
+// TrackData returns the trackData entries for t.
+func (t Tag) TrackData() map[string]string {
+	return map[string]string{
+		TrackRun:  t.Run,
+		TrackSeq:  strconv.FormatInt(t.Seq, 10),
+		TrackSent: strconv.FormatInt(t.First.UnixNano(), 10),
+	}
+}
+
+// ValidRunID reports whether id can be carried in a tag: 1 to 64 of [A-Za-z0-9_-].
+func ValidRunID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseExternalID decodes a tag from a notification externalId.
+func ParseExternalID(s string) (Tag, error) {
+	rest, ok := strings.CutPrefix(s, externalPrefix)
+	if !ok {
+		return Tag{}, ErrNoTag
+	}
+	parts := strings.Split(rest, ".")
+	if len(parts) != 3 {
+		return Tag{}, fmt.Errorf("externalId %q: want ml.<run>.<seq>.<nanos>", s)
+	}
+	return parseTag(parts[0], parts[1], parts[2])
+}
+
+// ParseTrackData decodes a tag from a messaging trackData object as decoded by
+// encoding/json (values may be strings or numbers).
+func ParseTrackData(td map[string]any) (Tag, error) {
+	if td == nil {
+		return Tag{}, ErrNoTag
+	}
+	run, ok := td[TrackRun]
+	if !ok {
+		return Tag{}, ErrNoTag
+	}
+	str := func(v any) string {
+		switch x := v.(type) {
+		case string:
+			return x
+		case float64:
+			return strconv.FormatFloat(x, 'f', -1, 64)
+		default:
+			return fmt.Sprint(x)
+		}
+	}
+	return parseTag(str(run), str(td[TrackSeq]), str(td[TrackSent]))
+}
+
+func parseTag(run, seq, nanos string) (Tag, error) {
+	if !ValidRunID(run) {
+		return Tag{}, fmt.Errorf("tag: bad run id %q", run)
+	}
+	n, err := strconv.ParseInt(seq, 10, 64)
+	if err != nil || n < 0 {
+		return Tag{}, fmt.Errorf("tag: bad sequence %q", seq)
+	}
+	ns, err := strconv.ParseInt(nanos, 10, 64)
+	if err != nil || ns <= 0 {
+		return Tag{}, fmt.Errorf("tag: bad send time %q", nanos)
+	}
+	return Tag{Run: run, Seq: n, First: time.Unix(0, ns).UTC()}, nil
+}

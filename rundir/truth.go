@@ -1,0 +1,69 @@
+package rundir
+
+import "time"
+
+// Truth is what the embedded simulator did, as it drew it: the reference the
+// measured figures are compared with. truth.json holds one Truth.
+type Truth struct {
+	RateLimit TruthRateLimit  `json:"rate_limit"`
+	Windows   []TruthWindow   `json:"windows"`             // accepted and refused per client and window
+	Messages  []TruthMessage  `json:"messages"`            // one per accepted message or notification
+	Callbacks []TruthCallback `json:"callbacks"`           // every callback or webhook delivery attempt
+	Truncated bool            `json:"truncated,omitempty"` // the simulator's truth buffer was full; later records are missing
+}
+
+// TruthRateLimit is the limit the simulator enforced.
+type TruthRateLimit struct {
+	Requests  int      `json:"requests"`
+	Window    Duration `json:"window"`
+	Algorithm string   `json:"algorithm"` // sliding, fixed, token-bucket
+}
+
+// TruthWindow counts decisions of the limiter for one client in one window
+// (windows aligned to the limiter's epoch, of the limit's length).
+type TruthWindow struct {
+	Client   string    `json:"client"`
+	Start    time.Time `json:"start"`
+	Accepted int       `json:"accepted"`
+	Refused  int       `json:"refused"`
+}
+
+// TruthMessage is one accepted message and the fate the simulator drew for it.
+type TruthMessage struct {
+	API        string      `json:"api"`
+	ID         string      `json:"id"` // txId or notificationId
+	ExternalID string      `json:"external_id,omitempty"`
+	Client     string      `json:"client"`
+	AcceptedAt time.Time   `json:"accepted_at"`
+	Sends      int         `json:"sends"` // how many times it was really sent downstream (idempotency oracle: must be 1)
+	Steps      []TruthStep `json:"steps"`
+	Final      string      `json:"final"` // final state or status
+}
+
+// TruthStep is one state change the simulator drew, with its delay from acceptance.
+type TruthStep struct {
+	Channel string   `json:"channel,omitempty"`
+	State   string   `json:"state"`
+	Code    int      `json:"code"`
+	Delay   Duration `json:"delay"` // from AcceptedAt
+}
+
+// Callback actions in TruthCallback.
+const (
+	CallbackSent       = "sent"
+	CallbackRetried    = "retried"
+	CallbackDropped    = "dropped"
+	CallbackDuplicated = "duplicated"
+	CallbackFailed     = "failed" // gave up after the last retry
+)
+
+// TruthCallback is one attempt of the simulator to call a callback, incoming or webhook URL.
+type TruthCallback struct {
+	ID      string    `json:"id"`   // txId or notificationId
+	Kind    string    `json:"kind"` // KindCallback, KindIncoming, KindWebhook
+	State   string    `json:"state,omitempty"`
+	Action  string    `json:"action"`
+	Attempt int       `json:"attempt"`
+	At      time.Time `json:"at"`
+	Status  int       `json:"status,omitempty"` // the receiver's answer, 0 when none
+}
