@@ -11,8 +11,10 @@ import (
 // Tag is the correlation the attacker carries through the service in fields the
 // service echoes, so the sink can measure delivery latency on its own:
 //
-//   - messaging: three keys in trackData, TrackRun, TrackSeq and TrackSent
-//     (the first attempt's send time, Unix nanoseconds as a decimal string);
+//   - messaging: keys in trackData: TrackRun, TrackSeq, TrackSent (the first
+//     attempt's send time, Unix nanoseconds as a decimal string) and TrackChain
+//     (the scenario's channels in order, comma-separated, so the sink can tell a
+//     failover step from the end of the cascade);
 //   - notify: the externalId itself, "ml.<run>.<seq>.<unix nanoseconds>".
 //
 // The same tag is sent on every retry and probe of a message, so the time is always
@@ -21,13 +23,15 @@ type Tag struct {
 	Run   string
 	Seq   int64
 	First time.Time
+	Chain []string // messaging only: the channels of the scenario, in order
 }
 
 // trackData keys used for messaging correlation.
 const (
-	TrackRun  = "msgload_run"
-	TrackSeq  = "msgload_seq"
-	TrackSent = "msgload_sent"
+	TrackRun   = "msgload_run"
+	TrackSeq   = "msgload_seq"
+	TrackSent  = "msgload_sent"
+	TrackChain = "msgload_chain"
 )
 
 // ErrNoTag means the field carries no msgload tag: the event is unmatched.
@@ -42,11 +46,15 @@ func (t Tag) ExternalID() string {
 
 // TrackData returns the trackData entries for t.
 func (t Tag) TrackData() map[string]string {
-	return map[string]string{
+	m := map[string]string{
 		TrackRun:  t.Run,
 		TrackSeq:  strconv.FormatInt(t.Seq, 10),
 		TrackSent: strconv.FormatInt(t.First.UnixNano(), 10),
 	}
+	if len(t.Chain) > 0 {
+		m[TrackChain] = strings.Join(t.Chain, ",")
+	}
+	return m
 }
 
 // ValidRunID reports whether id can be carried in a tag: 1 to 64 of [A-Za-z0-9_-].
@@ -95,7 +103,14 @@ func ParseTrackData(td map[string]any) (Tag, error) {
 			return fmt.Sprint(x)
 		}
 	}
-	return parseTag(str(run), str(td[TrackSeq]), str(td[TrackSent]))
+	t, err := parseTag(str(run), str(td[TrackSeq]), str(td[TrackSent]))
+	if err != nil {
+		return t, err
+	}
+	if c, ok := td[TrackChain].(string); ok && c != "" {
+		t.Chain = strings.Split(c, ",")
+	}
+	return t, nil
 }
 
 func parseTag(run, seq, nanos string) (Tag, error) {
