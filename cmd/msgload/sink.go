@@ -1,18 +1,170 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/msgload/msgload/rundir"
+	"github.com/msgload/msgload/sink"
 )
 
-// sinkCommand is built in its own issue; until then it says so.
+// Environment variables read by `msgload sink` (a flag given on the command line wins).
+// Secrets come only from the environment or from files, never from flags.
+const (
+	envSinkAddr          = "MSGLOAD_SINK_ADDR"
+	envSinkData          = "MSGLOAD_SINK_DATA"
+	envSinkFsync         = "MSGLOAD_SINK_FSYNC"
+	envSinkMaxBody       = "MSGLOAD_SINK_MAX_BODY"
+	envSinkRunID         = "MSGLOAD_SINK_RUN_ID"
+	envSinkBasicUser     = "MSGLOAD_SINK_BASIC_USER"
+	envSinkBasicPassword = "MSGLOAD_SINK_BASIC_PASSWORD"
+	envSinkBearerToken   = "MSGLOAD_SINK_BEARER_TOKEN"
+	envSinkHMACSecret    = "MSGLOAD_SINK_HMAC_SECRET"
+	envSinkWebhookSecret = "MSGLOAD_SINK_WEBHOOK_SECRET"
+)
+
+// sinkCommand runs the sink as a standalone server.
 func (g *globalState) sinkCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "sink",
-		Usage: "(not built yet)",
-		Action: func(*cli.Context) error {
-			return errors.New("sink: not built yet")
+		Usage: "receive status callbacks, incoming messages and webhooks; log them durably; export delivery metrics",
+		Description: "Routes: POST /callback, /incoming, /webhook; GET /metrics, /healthz, /v1/events?run=&after=&limit=, /v1/stats.\n" +
+			"Authentication (optional) from the environment or files only: " + envSinkBasicUser + " with " + envSinkBasicPassword +
+			" (or --basic-password-file), " + envSinkBearerToken + " (or --bearer-token-file), " + envSinkHMACSecret +
+			" (or --hmac-secret-file), " + envSinkWebhookSecret + " (or --webhook-secret-file).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "addr", Value: sink.DefaultAddr, Usage: "listen address (loopback by default; env " + envSinkAddr + ")"},
+			&cli.StringFlag{Name: "data", Usage: "data directory; events go to DIR/events.jsonl (required; env " + envSinkData + ")"},
+			&cli.StringFlag{Name: "fsync", Value: string(sink.FsyncBatch), Usage: "batch (group commit), always or none (env " + envSinkFsync + ")"},
+			&cli.Int64Flag{Name: "max-body", Value: sink.DefaultMaxBody, Usage: "largest body accepted, bytes; larger ones are answered 413 (env " + envSinkMaxBody + ")"},
+			&cli.StringFlag{Name: "run-id", Usage: "count tags of other runs as unmatched (default: any msgload tag matches; env " + envSinkRunID + ")"},
+			&cli.IntFlag{Name: "max-tracked", Value: sink.DefaultMaxTracked, Usage: "messages the correlation table remembers before forgetting the oldest"},
+			&cli.StringFlag{Name: "signature-header", Value: sink.DefaultSignatureHeader, Usage: "header carrying the HMAC-SHA256 body signature"},
+			&cli.StringFlag{Name: "basic-password-file", Usage: "file holding the Basic password (user from " + envSinkBasicUser + ")"},
+			&cli.StringFlag{Name: "bearer-token-file", Usage: "file holding the bearer token callers must present"},
+			&cli.StringFlag{Name: "hmac-secret-file", Usage: "file holding the HMAC-SHA256 shared secret"},
+			&cli.StringFlag{Name: "webhook-secret-file", Usage: "file holding a Standard Webhooks secret (whsec_…)"},
+		},
+		Action: func(c *cli.Context) error {
+			cfg, err := g.sinkConfig(c)
+			if err != nil {
+				return badInput(err)
+			}
+			return g.runSink(c.Context, cfg)
 		},
 	}
+}
+
+// sinkConfig gathers flags, then the environment for flags not given.
+func (g *globalState) sinkConfig(c *cli.Context) (sink.ServerConfig, error) {
+	str := func(flag, env string) string {
+		if !c.IsSet(flag) {
+			if v := g.getenv(env); v != "" {
+				return v
+			}
+		}
+		return c.String(flag)
+	}
+	var cfg sink.ServerConfig
+	var problems []error
+	cfg.Addr = str("addr", envSinkAddr)
+	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
+		problems = append(problems, fmt.Errorf("--addr %q: %w", cfg.Addr, err))
+	}
+	cfg.Dir = str("data", envSinkData)
+	if cfg.Dir == "" {
+		problems = append(problems, errors.New("--data: a data directory is required"))
+	}
+	cfg.LogPath = filepath.Join(cfg.Dir, rundir.EventsFile)
+	mode, err := sink.ParseFsyncMode(str("fsync", envSinkFsync))
+	if err != nil {
+		problems = append(problems, fmt.Errorf("--fsync: %w", err))
+	}
+	cfg.Fsync = mode
+	cfg.MaxBody = c.Int64("max-body")
+	if !c.IsSet("max-body") && g.getenv(envSinkMaxBody) != "" {
+		n, err := strconv.ParseInt(g.getenv(envSinkMaxBody), 10, 64)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("%s: not a number of bytes", envSinkMaxBody))
+		}
+		cfg.MaxBody = n
+	}
+	if cfg.MaxBody <= 0 {
+		problems = append(problems, errors.New("--max-body: must be positive"))
+	}
+	cfg.RunID = str("run-id", envSinkRunID)
+	cfg.MaxTracked = c.Int("max-tracked")
+	if cfg.MaxTracked <= 0 {
+		problems = append(problems, errors.New("--max-tracked: must be positive"))
+	}
+	secret := func(file, env string) string {
+		if p := c.String(file); p != "" {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				problems = append(problems, fmt.Errorf("--%s: %w", file, err))
+				return ""
+			}
+			return strings.TrimRight(string(b), "\r\n")
+		}
+		return g.getenv(env)
+	}
+	cfg.Auth = sink.Auth{
+		BasicUser:       g.getenv(envSinkBasicUser),
+		BasicPassword:   secret("basic-password-file", envSinkBasicPassword),
+		BearerToken:     secret("bearer-token-file", envSinkBearerToken),
+		HMACSecret:      []byte(secret("hmac-secret-file", envSinkHMACSecret)),
+		SignatureHeader: c.String("signature-header"),
+		WebhookSecret:   secret("webhook-secret-file", envSinkWebhookSecret),
+	}
+	if cfg.Auth.BasicPassword != "" && cfg.Auth.BasicUser == "" {
+		problems = append(problems, errors.New(envSinkBasicUser+": a Basic password is set but no user"))
+	}
+	return cfg, errors.Join(problems...)
+}
+
+// runSink serves until an interrupt (Ctrl-C, SIGTERM), then closes the log.
+func (g *globalState) runSink(parent context.Context, cfg sink.ServerConfig) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	sig, stop := g.signals()
+	defer stop()
+	go func() {
+		select {
+		case <-sig:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	cfg.Ready = func(addr string) {
+		fmt.Fprintf(g.stderr, "msgload sink: listening on http://%s (log %s, fsync %s)\n", addr, cfg.LogPath, cfg.Fsync)
+		if host, _, _ := net.SplitHostPort(addr); !isLoopbackHost(host) && !cfg.Auth.Enabled() {
+			fmt.Fprintln(g.stderr, "msgload sink: warning: listening beyond loopback with no authentication")
+		}
+	}
+	err := sink.Serve(ctx, cfg)
+	if err != nil {
+		var ne *net.OpError
+		if errors.As(err, &ne) && ne.Op == "listen" {
+			return badInput(err)
+		}
+		return err
+	}
+	fmt.Fprintln(g.stderr, "msgload sink: stopped; event log closed")
+	return nil
+}
+
+func isLoopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }

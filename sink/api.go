@@ -1,0 +1,98 @@
+package sink
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// Paging of GET /v1/events.
+const (
+	defaultPage = 1000
+	maxPage     = 10000
+)
+
+// EventsPage is the answer of GET /v1/events: events in log order, and the cursor
+// to pass as after= for the next page.
+type EventsPage struct {
+	Events []rundir.Event `json:"events"`
+	Next   int64          `json:"next"` // byte offset in the log after the last line read
+	More   bool           `json:"more"` // the page is full: ask again with after=next
+}
+
+// ErrBadQuery is a bad query string of the read API.
+var ErrBadQuery = errors.New("bad query")
+
+// serveEvents pages through the log: ?run=<id> keeps the events whose tag names
+// that run (with run= empty, all events), ?after=<cursor> starts after a previous
+// page, ?limit=<n> (1..10000, default 1000).
+func (s *Sink) serveEvents(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	after, limit := int64(0), defaultPage
+	var err error
+	if v := q.Get("after"); v != "" {
+		if after, err = strconv.ParseInt(v, 10, 64); err != nil || after < 0 {
+			http.Error(w, fmt.Sprintf("%v: after must be a cursor from a previous page", ErrBadQuery), http.StatusBadRequest)
+			return
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > maxPage {
+			http.Error(w, fmt.Sprintf("%v: limit must be 1..%d", ErrBadQuery, maxPage), http.StatusBadRequest)
+			return
+		}
+	}
+	page, err := ReadEvents(s.opts.LogPath, q.Get("run"), after, limit)
+	if err != nil {
+		http.Error(w, "cannot read the event log", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(page)
+}
+
+// ReadEvents reads up to limit events of run (all when run is "") from the log
+// at path, starting at byte offset after. Only complete lines are read; a line
+// that does not decode is skipped.
+func ReadEvents(path, run string, after int64, limit int) (EventsPage, error) {
+	page := EventsPage{Events: []rundir.Event{}, Next: after}
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return page, nil
+	}
+	if err != nil {
+		return page, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(after, io.SeekStart); err != nil {
+		return page, err
+	}
+	br := bufio.NewReaderSize(f, 1<<16)
+	for len(page.Events) < limit {
+		b, err := br.ReadBytes('\n')
+		if err == io.EOF {
+			break // a partial last line is left for a later page
+		}
+		if err != nil {
+			return page, err
+		}
+		page.Next += int64(len(b))
+		var ev rundir.Event
+		if json.Unmarshal(b, &ev) != nil {
+			continue
+		}
+		if run != "" && (ev.Corr == nil || ev.Corr.Run != run) {
+			continue
+		}
+		page.Events = append(page.Events, ev)
+	}
+	page.More = len(page.Events) == limit
+	return page, nil
+}

@@ -1,0 +1,257 @@
+package sink
+
+import (
+	"hash/maphash"
+	"sync"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// DefaultMaxTracked is how many messages the correlation table remembers.
+const DefaultMaxTracked = 1 << 20
+
+// msgState is what the sink remembers of one message: about 16 bytes of table
+// entry, whatever the size of its key.
+type msgState struct {
+	seen     uint8 // bit i: states[i] (or, for notify, a status hash bit) already arrived
+	channel  uint8 // channel id of the last event that named one (0: none)
+	steps    uint8 // bit i: the failover step into chain[i] was counted
+	terminal bool
+}
+
+// table is the bounded correlation state: message key hash → msgState, with the
+// oldest keys forgotten first once max is reached (a FIFO ring of hashes). Keys
+// are 64-bit hashes under a per-sink random seed: two distinct keys collide with
+// probability about n²/2⁶⁵ (3·10⁻⁸ at a million messages).
+type table struct {
+	mu      sync.Mutex
+	seed    maphash.Seed
+	m       map[uint64]msgState
+	ring    []uint64
+	next    int
+	max     int
+	evicted uint64
+}
+
+func newTable(max int) *table {
+	if max <= 0 {
+		max = DefaultMaxTracked
+	}
+	return &table{seed: maphash.MakeSeed(), m: make(map[uint64]msgState), max: max}
+}
+
+func (t *table) hash(api, key string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(t.seed)
+	h.WriteString(api)
+	h.WriteByte(0)
+	h.WriteString(key)
+	return h.Sum64()
+}
+
+// update runs fn on the state of (api, key) under the table lock and stores the
+// result; it reports whether an old message was evicted to make room.
+func (t *table) update(api, key string, fn func(st *msgState, existed bool)) (evicted bool) {
+	h := t.hash(api, key)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st, ok := t.m[h]
+	fn(&st, ok)
+	if !ok {
+		if len(t.ring) < t.max {
+			t.ring = append(t.ring, h)
+		} else {
+			delete(t.m, t.ring[t.next])
+			t.ring[t.next] = h
+			t.next = (t.next + 1) % t.max
+			t.evicted++
+			evicted = true
+		}
+	}
+	t.m[h] = st
+	return evicted
+}
+
+// lookup reports whether (api, key) is remembered.
+func (t *table) lookup(api, key string) bool {
+	h := t.hash(api, key)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.m[h]
+	return ok
+}
+
+func (t *table) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m)
+}
+
+// statusBits maps notification statuses to a bit of msgState.seen: the first 7
+// distinct statuses get a bit each, any later one shares bit 7.
+type statusBits struct {
+	mu sync.Mutex
+	m  map[string]uint8
+}
+
+func (b *statusBits) bit(s string) uint8 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil {
+		b.m = map[string]uint8{}
+	}
+	if v, ok := b.m[s]; ok {
+		return v
+	}
+	if len(b.m) < 7 {
+		v := uint8(1) << len(b.m)
+		b.m[s] = v
+		return v
+	}
+	return 1 << 7
+}
+
+// terminalState reports whether a messaging state ends the message: DELIVERED,
+// SEEN, NOT_DELIVERED, FAILED always; EXPIRED only on the last channel of the
+// chain (or with no chain, or when the channel is unknown).
+func terminalState(state string, chainIdx, chainLen int) bool {
+	if state != StateExpired {
+		return true
+	}
+	return chainIdx < 0 || chainIdx >= chainLen-1
+}
+
+// parseChain keeps the chain only when every channel is known and there are at
+// most 8 (one bit each in msgState.steps).
+func parseChain(c []string) []string {
+	if len(c) == 0 || len(c) > 8 {
+		return nil
+	}
+	for _, ch := range c {
+		if channelID(ch) == 0 {
+			return nil
+		}
+	}
+	return c
+}
+
+func indexOf(chain []string, ch string) int {
+	for i, c := range chain {
+		if c == ch {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) error {
+	rec, err := ParseStatusRecord(body)
+	if err != nil {
+		return err
+	}
+	ev.Kind = rundir.KindCallback
+	c := &rundir.Correlation{Key: rec.TxID, State: rec.State, Channel: rec.Channel}
+	tag, terr := rundir.ParseTrackData(rec.TrackData)
+	if terr == nil {
+		c.Run, c.Seq, c.FirstSent = tag.Run, tag.Seq, tag.First
+		c.Matched = s.opts.RunID == "" || tag.Run == s.opts.RunID
+	}
+	chain := parseChain(tag.Chain)
+	bit := uint8(1) << stateIndex(rec.State)
+	out.evicted = s.tab.update(rundir.APIMessaging, rec.TxID, func(st *msgState, _ bool) {
+		out.duplicate = st.seen&bit != 0
+		st.seen |= bit
+		ch := rec.Channel
+		if ch == "" && st.channel != 0 {
+			ch = channels[st.channel] // a FAILED/EXPIRED record may omit the channel
+		}
+		idx := -1
+		if ch != "" {
+			idx = indexOf(chain, ch)
+		}
+		if chain != nil && idx >= 0 {
+			// A step into chain[i] is counted once, from whichever event shows it
+			// first: an event on chain[i], or EXPIRED on chain[i-1].
+			if idx >= 1 && st.steps&(1<<idx) == 0 {
+				st.steps |= 1 << idx
+				out.steps = append(out.steps, [2]string{chain[idx-1], chain[idx]})
+			}
+			if rec.State == StateExpired && idx < len(chain)-1 && st.steps&(1<<(idx+1)) == 0 {
+				st.steps |= 1 << (idx + 1)
+				out.steps = append(out.steps, [2]string{chain[idx], chain[idx+1]})
+			}
+		} else if id := channelID(rec.Channel); id != 0 && st.channel != 0 && st.channel != id {
+			out.steps = append(out.steps, [2]string{channels[st.channel], rec.Channel})
+		}
+		if id := channelID(rec.Channel); id != 0 {
+			st.channel = id
+		}
+		c.Terminal = terminalState(rec.State, idx, len(chain))
+		if c.Terminal && !st.terminal {
+			st.terminal = true
+			out.newTerminal = true
+		}
+	})
+	c.Duplicate = out.duplicate
+	c.FailoverStep = len(out.steps) > 0
+	out.unmatched = !c.Matched
+	out.stateLabel = rec.State
+	out.channelLabel = orNone(rec.Channel)
+	if c.Matched && !out.duplicate {
+		c.Latency = ev.ReceivedAt.Sub(c.FirstSent).Seconds()
+		out.latency, out.hasLatency = c.Latency, true
+	}
+	ev.Corr = c
+	return nil
+}
+
+func (s *Sink) correlateWebhook(ev *rundir.Event, body []byte, out *outcome) error {
+	wh, err := ParseWebhook(body)
+	if err != nil {
+		return err
+	}
+	ev.Kind = rundir.KindWebhook
+	key := wh.ExternalID
+	if key == "" {
+		key = wh.NotificationID
+	}
+	c := &rundir.Correlation{Key: key, State: wh.Status, Terminal: true}
+	if tag, terr := rundir.ParseExternalID(wh.ExternalID); terr == nil {
+		c.Run, c.Seq, c.FirstSent = tag.Run, tag.Seq, tag.First
+		c.Matched = s.opts.RunID == "" || tag.Run == s.opts.RunID
+	}
+	bit := s.notif.bit(wh.Status)
+	out.evicted = s.tab.update(rundir.APINotify, key, func(st *msgState, _ bool) {
+		out.duplicate = st.seen&bit != 0
+		st.seen |= bit
+		if !st.terminal {
+			st.terminal = true
+			out.newTerminal = true
+		}
+	})
+	c.Duplicate = out.duplicate
+	out.unmatched = !c.Matched
+	out.stateLabel = s.met.statusLabel(wh.Status)
+	out.channelLabel = "none"
+	if c.Matched && !out.duplicate {
+		c.Latency = ev.ReceivedAt.Sub(c.FirstSent).Seconds()
+		out.latency, out.hasLatency = c.Latency, true
+	}
+	ev.Corr = c
+	return nil
+}
+
+func (s *Sink) correlateIncoming(ev *rundir.Event, body []byte, out *outcome) error {
+	in, err := ParseIncoming(body)
+	if err != nil {
+		return err
+	}
+	ev.Kind = rundir.KindIncoming
+	c := &rundir.Correlation{Key: in.TxID, Channel: in.Channel, OutgoingTxID: in.OutgoingTxID}
+	// Tied to its outgoing message when that message is known to this sink.
+	c.Matched = in.OutgoingTxID != "" && s.tab.lookup(rundir.APIMessaging, in.OutgoingTxID)
+	out.stateLabel = "none"
+	out.channelLabel = in.Channel
+	ev.Corr = c
+	return nil
+}

@@ -1,0 +1,332 @@
+package sink
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// DefaultMaxBody is the default body size limit.
+const DefaultMaxBody = 1 << 20
+
+// Errors of New.
+var ErrOptions = errors.New("bad sink options")
+
+// Options configures a Sink. Packages receive it filled; the sink reads no
+// environment or flags itself.
+type Options struct {
+	LogPath string    // events.jsonl to append to (created if missing; a restarted sink appends)
+	Fsync   FsyncMode // batch (default, group commit), always, none
+	RunID   string    // if set, a tag of another run counts as unmatched; empty: any msgload tag matches
+	MaxBody int64     // body size limit in bytes; default DefaultMaxBody
+	Auth    Auth      // optional authentication of calls
+	// MaxTracked bounds the messages the correlation table remembers (default
+	// DefaultMaxTracked); past it the oldest are forgotten and a later event of a
+	// forgotten message is taken as a first arrival.
+	MaxTracked int
+	// Now is the clock (tests); default time.Now.
+	Now func() time.Time
+}
+
+// Stats are the sink's counts so far. Every field counts events written to the log.
+type Stats struct {
+	Events       int64 `json:"events"` // lines written to the log
+	Callbacks    int64 `json:"callbacks"`
+	Incoming     int64 `json:"incoming"`
+	Webhooks     int64 `json:"webhooks"`
+	Malformed    int64 `json:"malformed"`
+	Unauthorized int64 `json:"unauthorized"`
+	TooLarge     int64 `json:"too_large"` // bodies over MaxBody (logged as malformed too)
+	Duplicates   int64 `json:"duplicates"`
+	Unmatched    int64 `json:"unmatched"`
+	// TerminalMessages counts distinct messages (txId, or externalId/notificationId)
+	// that reached a final state.
+	TerminalMessages int64 `json:"terminal_messages"`
+	FailoverSteps    int64 `json:"failover_steps"`
+	WriteErrors      int64 `json:"write_errors"` // events that could not be written (answered 500)
+	Evicted          int64 `json:"evicted"`      // messages forgotten by the bounded correlation table
+}
+
+type counters struct {
+	events, callbacks, incoming, webhooks, malformed, unauthorized, tooLarge,
+	duplicates, unmatched, terminal, failover, writeErrors atomic.Int64
+}
+
+// Sink receives callbacks, incoming messages and webhooks. It is safe for
+// concurrent use; Close it to flush the log.
+type Sink struct {
+	opts  Options
+	log   *eventLog
+	met   *metrics
+	auth  *authenticator
+	tab   *table
+	c     counters
+	now   func() time.Time
+	bufs  sync.Pool
+	notif statusBits
+}
+
+// New opens the event log and registers the sink's metrics on reg.
+func New(opts Options, reg prometheus.Registerer) (*Sink, error) {
+	if opts.LogPath == "" {
+		return nil, fmt.Errorf("%w: LogPath is empty", ErrOptions)
+	}
+	mode, err := ParseFsyncMode(string(opts.Fsync))
+	if err != nil {
+		return nil, err
+	}
+	opts.Fsync = mode
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = DefaultMaxBody
+	}
+	if opts.RunID != "" && !rundir.ValidRunID(opts.RunID) {
+		return nil, fmt.Errorf("%w: run id %q", ErrOptions, opts.RunID)
+	}
+	au, err := newAuthenticator(opts.Auth)
+	if err != nil {
+		return nil, err
+	}
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	met, err := newMetrics(reg)
+	if err != nil {
+		return nil, fmt.Errorf("register sink metrics: %w", err)
+	}
+	if dir := filepath.Dir(opts.LogPath); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create event log directory: %w", err)
+		}
+	}
+	lg, err := openLog(opts.LogPath, opts.Fsync, met.writeDur, met.batchSize)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sink{opts: opts, log: lg, met: met, auth: au, tab: newTable(opts.MaxTracked), now: opts.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.bufs.New = func() any { return new(bytes.Buffer) }
+	return s, nil
+}
+
+// Close writes what is queued, fsyncs and closes the log. Calls arriving after
+// Close are answered 503.
+func (s *Sink) Close() error { return s.log.close() }
+
+// Stats returns the counts so far.
+func (s *Sink) Stats() Stats {
+	return Stats{
+		Events:           s.c.events.Load(),
+		Callbacks:        s.c.callbacks.Load(),
+		Incoming:         s.c.incoming.Load(),
+		Webhooks:         s.c.webhooks.Load(),
+		Malformed:        s.c.malformed.Load(),
+		Unauthorized:     s.c.unauthorized.Load(),
+		TooLarge:         s.c.tooLarge.Load(),
+		Duplicates:       s.c.duplicates.Load(),
+		Unmatched:        s.c.unmatched.Load(),
+		TerminalMessages: s.c.terminal.Load(),
+		FailoverSteps:    s.c.failover.Load(),
+		WriteErrors:      s.c.writeErrors.Load(),
+		Evicted:          int64(s.evicted()),
+	}
+}
+
+func (s *Sink) evicted() uint64 {
+	s.tab.mu.Lock()
+	defer s.tab.mu.Unlock()
+	return s.tab.evicted
+}
+
+// Handler serves POST /callback, /incoming, /webhook; GET /healthz, /v1/events and
+// /v1/stats. /metrics is left to the caller, who owns the registry.
+func (s *Sink) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/callback", s.receive("/callback", rundir.APIMessaging))
+	mux.HandleFunc("/incoming", s.receive("/incoming", rundir.APIMessaging))
+	mux.HandleFunc("/webhook", s.receive("/webhook", rundir.APINotify))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET /v1/events", s.serveEvents)
+	mux.HandleFunc("GET /v1/stats", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(s.Stats())
+	})
+	return mux
+}
+
+// outcome is what one call turned into, for counting after it is on disk.
+type outcome struct {
+	duplicate, unmatched, newTerminal bool
+	steps                             [][2]string
+	latency                           float64
+	hasLatency                        bool
+	stateLabel, channelLabel          string
+	evicted                           bool
+}
+
+func (s *Sink) receive(route, api string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		received := s.now().UTC()
+		if r.Method != http.MethodPost {
+			s.met.refused.WithLabelValues(route, refusedMethod).Inc()
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		buf := s.bufs.Get().(*bytes.Buffer)
+		buf.Reset()
+		defer func() {
+			if buf.Cap() <= 64<<10 {
+				s.bufs.Put(buf)
+			}
+		}()
+		_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
+			s.met.refused.WithLabelValues(route, refusedTooLarge).Inc()
+			ev := rundir.Event{Kind: rundir.KindMalformed, Route: route, ReceivedAt: received, API: api,
+				Reason: fmt.Sprintf("too_large: body larger than %d bytes", s.opts.MaxBody)}
+			if s.write(w, &ev, nil) {
+				s.c.tooLarge.Add(1)
+				s.c.malformed.Add(1)
+				s.met.malformed.WithLabelValues(route).Inc()
+				s.met.events.WithLabelValues(api, rundir.KindMalformed, "none", "none").Inc()
+				http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+			}
+			return
+		case err != nil:
+			// The client went away or timed out mid-body: nothing complete arrived.
+			http.Error(w, "cannot read body", http.StatusBadRequest)
+			return
+		}
+		body := buf.Bytes()
+		ev := rundir.Event{Route: route, ReceivedAt: received, API: api}
+		setPayload(&ev, body)
+
+		if aerr := s.auth.check(r, body); aerr != nil {
+			ev.Kind = rundir.KindUnauthorized
+			ev.Reason = aerr.Error()
+			s.met.refused.WithLabelValues(route, refusedAuth).Inc()
+			if s.write(w, &ev, nil) {
+				s.c.unauthorized.Add(1)
+				s.met.unauthorized.WithLabelValues(route).Inc()
+				s.met.events.WithLabelValues(api, rundir.KindUnauthorized, "none", "none").Inc()
+				w.Header().Set("WWW-Authenticate", `Basic realm="msgload sink"`)
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+			}
+			return
+		}
+
+		var out outcome
+		switch route {
+		case "/callback":
+			err = s.correlateCallback(&ev, body, &out)
+		case "/incoming":
+			err = s.correlateIncoming(&ev, body, &out)
+		default:
+			err = s.correlateWebhook(&ev, body, &out)
+		}
+		if err != nil {
+			ev.Kind = rundir.KindMalformed
+			ev.Reason = err.Error()
+			ev.Corr = nil
+			if s.write(w, &ev, nil) {
+				s.c.malformed.Add(1)
+				s.met.malformed.WithLabelValues(route).Inc()
+				s.met.events.WithLabelValues(api, rundir.KindMalformed, "none", "none").Inc()
+				http.Error(w, ev.Reason, http.StatusBadRequest)
+			}
+			return
+		}
+		if !s.write(w, &ev, &out) {
+			return
+		}
+		s.count(&ev, &out)
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+// setPayload keeps the body as received: as JSON when it is, else as text.
+func setPayload(ev *rundir.Event, body []byte) {
+	if len(body) == 0 {
+		return
+	}
+	if json.Valid(body) {
+		ev.Payload = json.RawMessage(body)
+	} else {
+		ev.Raw = string(body)
+	}
+}
+
+// write appends ev to the log and reports whether it is there; when it is not,
+// the call is answered 500 (503 after Close) so the service retries.
+func (s *Sink) write(w http.ResponseWriter, ev *rundir.Event, out *outcome) bool {
+	line, err := json.Marshal(ev)
+	if err == nil {
+		line = append(line, '\n')
+		err = s.log.append(line)
+	}
+	if err != nil {
+		s.c.writeErrors.Add(1)
+		if errors.Is(err, ErrClosed) {
+			http.Error(w, "sink closed", http.StatusServiceUnavailable)
+		} else {
+			http.Error(w, "event log write failed", http.StatusInternalServerError)
+		}
+		return false
+	}
+	s.c.events.Add(1)
+	return true
+}
+
+// count updates counters and metrics for a valid event now on disk.
+func (s *Sink) count(ev *rundir.Event, out *outcome) {
+	switch ev.Kind {
+	case rundir.KindCallback:
+		s.c.callbacks.Add(1)
+	case rundir.KindIncoming:
+		s.c.incoming.Add(1)
+		s.met.incoming.WithLabelValues(ev.Corr.Channel).Inc()
+	case rundir.KindWebhook:
+		s.c.webhooks.Add(1)
+	}
+	s.met.events.WithLabelValues(ev.API, ev.Kind, out.stateLabel, out.channelLabel).Inc()
+	if out.duplicate {
+		s.c.duplicates.Add(1)
+		s.met.duplicates.WithLabelValues(ev.API).Inc()
+	}
+	if out.unmatched {
+		s.c.unmatched.Add(1)
+		s.met.unmatched.WithLabelValues(ev.API).Inc()
+	}
+	if out.newTerminal {
+		s.c.terminal.Add(1)
+	}
+	for _, st := range out.steps {
+		s.c.failover.Add(1)
+		s.met.failover.WithLabelValues(st[0], st[1]).Inc()
+	}
+	if out.hasLatency {
+		s.met.latency.WithLabelValues(ev.API, out.channelLabel, out.stateLabel).Observe(max(out.latency, 0))
+	}
+	if out.evicted {
+		s.met.evicted.Inc()
+	}
+}

@@ -1,0 +1,386 @@
+package sink
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// ErrMalformed wraps every reason a payload breaks the specification's schema.
+var ErrMalformed = errors.New("malformed payload")
+
+// Messaging status-record states (messaging seed, "Status record").
+const (
+	StateDelivered    = "DELIVERED"
+	StateNotDelivered = "NOT_DELIVERED"
+	StateSeen         = "SEEN"
+	StateExpired      = "EXPIRED"
+	StateFailed       = "FAILED"
+)
+
+// states lists the five status-record states; the index is the bit used in the
+// per-message state set.
+var states = [...]string{StateDelivered, StateNotDelivered, StateSeen, StateExpired, StateFailed}
+
+// channels are every channel name the messaging API knows (scenario items); the
+// index is the compact id kept per message (0 means none).
+var channels = [...]string{"", "sms", "viber", "vkok", "push", "whatsapp", "tgotp"}
+
+// statusChannels is the channel enum of a status record; incomingChannels that of an
+// incoming message.
+var (
+	statusChannels   = map[string]bool{"sms": true, "whatsapp": true, "viber": true, "tgotp": true, "push": true}
+	incomingChannels = map[string]bool{"sms": true, "whatsapp": true, "viber": true}
+	attachmentTypes  = map[string]bool{"IMAGE": true, "AUDIO": true, "VIDEO": true, "FILE": true}
+	replyTypes       = map[string]bool{"OUTGOING": true, "INCOMING": true}
+)
+
+func stateIndex(s string) int {
+	for i, v := range states {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func channelID(c string) uint8 {
+	for i, v := range channels {
+		if i > 0 && v == c {
+			return uint8(i)
+		}
+	}
+	return 0
+}
+
+// StatusRecord is a messaging status record (callback body), as validated.
+type StatusRecord struct {
+	TxID      string
+	UpdatedAt time.Time
+	State     string
+	Channel   string         // "" when absent
+	TrackData map[string]any // nil when absent
+	ErrCode   int64
+	ErrMsg    string
+	HasError  bool
+}
+
+// Incoming is a messaging incoming message, as validated.
+type Incoming struct {
+	TxID         string
+	Channel      string
+	Sender       string
+	OutgoingTxID string
+	ReplyOnTxID  string
+}
+
+// Webhook is a notification callback event, as validated. The seed does not show
+// its fields; the sink takes notificationId, externalId and status (or state).
+type Webhook struct {
+	NotificationID string
+	ExternalID     string
+	Status         string
+}
+
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
+}
+
+// object decodes body as one JSON object into its raw members, refusing anything else
+// (arrays, scalars, trailing data).
+func object(body []byte) (map[string]json.RawMessage, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return nil, malformed("empty body")
+	}
+	if body[0] != '{' {
+		return nil, malformed("body is not a JSON object")
+	}
+	var m map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&m); err != nil {
+		return nil, malformed("body is not valid JSON: %v", err)
+	}
+	if dec.More() {
+		return nil, malformed("trailing data after the JSON object")
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, malformed("trailing data after the JSON object")
+	}
+	return m, nil
+}
+
+// present reports whether the field exists and is not null.
+func present(m map[string]json.RawMessage, k string) bool {
+	v, ok := m[k]
+	return ok && !bytes.Equal(bytes.TrimSpace(v), []byte("null"))
+}
+
+func str(m map[string]json.RawMessage, k string, required bool) (string, bool, error) {
+	if !present(m, k) {
+		if required {
+			return "", false, malformed("%s is required", k)
+		}
+		return "", false, nil
+	}
+	var s string
+	if err := json.Unmarshal(m[k], &s); err != nil {
+		return "", false, malformed("%s must be a string", k)
+	}
+	return s, true, nil
+}
+
+// isUUID accepts the canonical 8-4-4-4-12 hexadecimal form only.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func uuidField(m map[string]json.RawMessage, k string, required bool) (string, error) {
+	s, ok, err := str(m, k, required)
+	if err != nil || !ok {
+		return "", err
+	}
+	if !isUUID(s) {
+		return "", malformed("%s must be a uuid", k)
+	}
+	return s, nil
+}
+
+func datetime(m map[string]json.RawMessage, k string, required bool) (time.Time, error) {
+	s, ok, err := str(m, k, required)
+	if err != nil || !ok {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, malformed("%s must be an RFC 3339 date-time", k)
+	}
+	return t, nil
+}
+
+func enum(m map[string]json.RawMessage, k string, required bool, allowed map[string]bool) (string, error) {
+	s, ok, err := str(m, k, required)
+	if err != nil || !ok {
+		return "", err
+	}
+	if !allowed[s] {
+		return "", malformed("%s %q is not one of the allowed values", k, truncate(s, 40))
+	}
+	return s, nil
+}
+
+func maxChars(m map[string]json.RawMessage, k string, required bool, n int) (string, error) {
+	s, ok, err := str(m, k, required)
+	if err != nil || !ok {
+		return "", err
+	}
+	if c := utf8.RuneCountInString(s); c > n {
+		return "", malformed("%s has %d characters, at most %d allowed", k, c, n)
+	}
+	return s, nil
+}
+
+func sub(m map[string]json.RawMessage, k string, required bool) (map[string]json.RawMessage, error) {
+	if !present(m, k) {
+		if required {
+			return nil, malformed("%s is required", k)
+		}
+		return nil, nil
+	}
+	v := bytes.TrimSpace(m[k])
+	if len(v) == 0 || v[0] != '{' {
+		return nil, malformed("%s must be an object", k)
+	}
+	var o map[string]json.RawMessage
+	if err := json.Unmarshal(v, &o); err != nil {
+		return nil, malformed("%s must be an object", k)
+	}
+	return o, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// ParseStatusRecord validates a messaging status record against the seed: txId
+// (uuid), updatedAt (date-time) and state (one of five) required; channel in its
+// enum, trackData an object and error {code integer, message string} when present.
+// Unknown fields are allowed.
+func ParseStatusRecord(body []byte) (StatusRecord, error) {
+	var r StatusRecord
+	m, err := object(body)
+	if err != nil {
+		return r, err
+	}
+	if r.TxID, err = uuidField(m, "txId", true); err != nil {
+		return r, err
+	}
+	if r.UpdatedAt, err = datetime(m, "updatedAt", true); err != nil {
+		return r, err
+	}
+	s, _, err := str(m, "state", true)
+	if err != nil {
+		return r, err
+	}
+	if stateIndex(s) < 0 {
+		return r, malformed("state %q is not one of DELIVERED, NOT_DELIVERED, SEEN, EXPIRED, FAILED", truncate(s, 40))
+	}
+	r.State = s
+	if r.Channel, err = enum(m, "channel", false, statusChannels); err != nil {
+		return r, err
+	}
+	if present(m, "trackData") {
+		if _, err := sub(m, "trackData", false); err != nil {
+			return r, err
+		}
+		if err := json.Unmarshal(m["trackData"], &r.TrackData); err != nil {
+			return r, malformed("trackData must be an object")
+		}
+	}
+	e, err := sub(m, "error", false)
+	if err != nil {
+		return r, err
+	}
+	if e != nil {
+		r.HasError = true
+		if !present(e, "code") {
+			return r, malformed("error.code is required")
+		}
+		var n json.Number
+		if err := json.Unmarshal(e["code"], &n); err != nil {
+			return r, malformed("error.code must be an integer")
+		}
+		if r.ErrCode, err = n.Int64(); err != nil {
+			return r, malformed("error.code must be an integer")
+		}
+		if r.ErrMsg, _, err = str(e, "message", true); err != nil {
+			return r, fmt.Errorf("error.%w", err)
+		}
+	}
+	return r, nil
+}
+
+// ParseIncoming validates a messaging incoming message against the seed: txId
+// (uuid), channel (sms, whatsapp, viber), recipient {type MSISDN, value ≤ 200} and
+// sender (≤ 21 characters) required; text ≤ 2000 characters; attachments, acceptedAt,
+// outgoingTxId (uuid) and replyOn {txId uuid, type OUTGOING|INCOMING} checked when present.
+func ParseIncoming(body []byte) (Incoming, error) {
+	var in Incoming
+	m, err := object(body)
+	if err != nil {
+		return in, err
+	}
+	if in.TxID, err = uuidField(m, "txId", true); err != nil {
+		return in, err
+	}
+	if in.Channel, err = enum(m, "channel", true, incomingChannels); err != nil {
+		return in, err
+	}
+	rec, err := sub(m, "recipient", true)
+	if err != nil {
+		return in, err
+	}
+	if _, err := enum(rec, "type", true, map[string]bool{"MSISDN": true}); err != nil {
+		return in, fmt.Errorf("recipient.%w", err)
+	}
+	if _, err := maxChars(rec, "value", true, 200); err != nil {
+		return in, fmt.Errorf("recipient.%w", err)
+	}
+	if in.Sender, err = maxChars(m, "sender", true, 21); err != nil {
+		return in, err
+	}
+	if _, err := maxChars(m, "text", false, 2000); err != nil {
+		return in, err
+	}
+	if present(m, "attachments") {
+		var atts []map[string]json.RawMessage
+		if err := json.Unmarshal(m["attachments"], &atts); err != nil {
+			return in, malformed("attachments must be an array of objects")
+		}
+		for i, a := range atts {
+			if a == nil {
+				return in, malformed("attachments[%d] must be an object", i)
+			}
+			if _, err := enum(a, "type", true, attachmentTypes); err != nil {
+				return in, fmt.Errorf("attachments[%d].%w", i, err)
+			}
+			if _, _, err := str(a, "url", true); err != nil {
+				return in, fmt.Errorf("attachments[%d].%w", i, err)
+			}
+		}
+	}
+	if _, err := datetime(m, "acceptedAt", false); err != nil {
+		return in, err
+	}
+	if in.OutgoingTxID, err = uuidField(m, "outgoingTxId", false); err != nil {
+		return in, err
+	}
+	ro, err := sub(m, "replyOn", false)
+	if err != nil {
+		return in, err
+	}
+	if ro != nil {
+		if in.ReplyOnTxID, err = uuidField(ro, "txId", true); err != nil {
+			return in, fmt.Errorf("replyOn.%w", err)
+		}
+		if _, err := enum(ro, "type", true, replyTypes); err != nil {
+			return in, fmt.Errorf("replyOn.%w", err)
+		}
+	}
+	return in, nil
+}
+
+// ParseWebhook validates a notification callback event. The seed names the schema
+// (NotificationCallbackEvent) but not its fields, so the sink asks only for what it
+// needs: a JSON object with notificationId or externalId (non-empty strings), and
+// status (or state) a string when present.
+func ParseWebhook(body []byte) (Webhook, error) {
+	var w Webhook
+	m, err := object(body)
+	if err != nil {
+		return w, err
+	}
+	if w.NotificationID, _, err = str(m, "notificationId", false); err != nil {
+		return w, err
+	}
+	if w.ExternalID, _, err = str(m, "externalId", false); err != nil {
+		return w, err
+	}
+	if w.NotificationID == "" && w.ExternalID == "" {
+		return w, malformed("notificationId or externalId is required")
+	}
+	if w.Status, _, err = str(m, "status", false); err != nil {
+		return w, err
+	}
+	if w.Status == "" {
+		if w.Status, _, err = str(m, "state", false); err != nil {
+			return w, err
+		}
+	}
+	return w, nil
+}
