@@ -1,0 +1,245 @@
+package grafana
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// ErrNotDashboard is returned when the JSON is not a dashboard object.
+var ErrNotDashboard = errors.New("not a Grafana dashboard")
+
+// Dashboard is the part of a Grafana dashboard model msgload checks and draws.
+// Raw keeps the whole document for the rules that look at any key.
+type Dashboard struct {
+	File       string          `json:"-"`
+	ID         json.RawMessage `json:"id"`
+	UID        string          `json:"uid"`
+	Title      string          `json:"title"`
+	Inputs     json.RawMessage `json:"__inputs"`
+	Panels     []Panel         `json:"panels"`
+	Templating struct {
+		List []Variable `json:"list"`
+	} `json:"templating"`
+	Annotations struct {
+		List []Annotation `json:"list"`
+	} `json:"annotations"`
+	Raw map[string]any `json:"-"`
+}
+
+// Panel is one panel or row; rows may hold collapsed panels.
+type Panel struct {
+	ID         int             `json:"id"`
+	Type       string          `json:"type"`
+	Title      string          `json:"title"`
+	Datasource json.RawMessage `json:"datasource"`
+	GridPos    GridPos         `json:"gridPos"`
+	Targets    []Target        `json:"targets"`
+	Repeat     string          `json:"repeat"`
+	Panels     []Panel         `json:"panels"`
+}
+
+// GridPos is a panel's place on Grafana's 24-column grid.
+type GridPos struct {
+	H int `json:"h"`
+	W int `json:"w"`
+	X int `json:"x"`
+	Y int `json:"y"`
+}
+
+// Target is one query of a panel.
+type Target struct {
+	RefID      string          `json:"refId"`
+	Expr       string          `json:"expr"`
+	Datasource json.RawMessage `json:"datasource"`
+	Format     string          `json:"format"`
+}
+
+// Variable is a template variable.
+type Variable struct {
+	Name       string          `json:"name"`
+	Type       string          `json:"type"`
+	Query      json.RawMessage `json:"query"`
+	Datasource json.RawMessage `json:"datasource"`
+	AllValue   *string         `json:"allValue"`
+	Current    struct {
+		Value any `json:"value"`
+	} `json:"current"`
+}
+
+// Annotation is an annotation query.
+type Annotation struct {
+	Name       string          `json:"name"`
+	Expr       string          `json:"expr"`
+	Datasource json.RawMessage `json:"datasource"`
+	BuiltIn    int             `json:"builtIn"`
+}
+
+// ParseDashboard decodes a dashboard model.
+func ParseDashboard(b []byte) (*Dashboard, error) {
+	var d Dashboard
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("decode dashboard: %w", err)
+	}
+	if err := json.Unmarshal(b, &d.Raw); err != nil {
+		return nil, fmt.Errorf("decode dashboard: %w", err)
+	}
+	if d.Raw == nil {
+		return nil, ErrNotDashboard
+	}
+	if _, ok := d.Raw["panels"]; !ok {
+		return nil, fmt.Errorf("%w: no panels", ErrNotDashboard)
+	}
+	return &d, nil
+}
+
+// AllPanels lists every panel, rows' nested panels included, rows themselves too.
+func (d *Dashboard) AllPanels() []Panel {
+	var out []Panel
+	var walk func([]Panel)
+	walk = func(ps []Panel) {
+		for _, p := range ps {
+			out = append(out, p)
+			walk(p.Panels)
+		}
+	}
+	walk(d.Panels)
+	return out
+}
+
+// Query is one PromQL expression of a dashboard and where it lives.
+type Query struct {
+	Where string // "panel 3 \"Answers by code\" A", "variable api", "annotation Run start"
+	Expr  string
+	// Variable is true for a label_values(...) variable query: Expr then holds
+	// the series selector (or metric) inside label_values.
+	Variable bool
+}
+
+var labelValuesRE = regexp.MustCompile(`^\s*label_values\(\s*(.*?)\s*(?:,\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*)?\)\s*$`)
+
+// Queries lists every PromQL expression in the dashboard: panel targets,
+// annotation queries and the selector of label_values variable queries.
+func (d *Dashboard) Queries() []Query {
+	var out []Query
+	for _, p := range d.AllPanels() {
+		for _, t := range p.Targets {
+			if strings.TrimSpace(t.Expr) == "" {
+				continue
+			}
+			out = append(out, Query{Where: fmt.Sprintf("panel %d %q %s", p.ID, p.Title, t.RefID), Expr: t.Expr})
+		}
+	}
+	for _, a := range d.Annotations.List {
+		if a.Expr != "" {
+			out = append(out, Query{Where: "annotation " + a.Name, Expr: a.Expr})
+		}
+	}
+	for _, v := range d.Templating.List {
+		if v.Type != "query" {
+			continue
+		}
+		q := v.QueryString()
+		if m := labelValuesRE.FindStringSubmatch(q); m != nil {
+			out = append(out, Query{Where: "variable " + v.Name, Expr: m[1], Variable: true})
+		} else if q != "" {
+			out = append(out, Query{Where: "variable " + v.Name, Expr: q, Variable: true})
+		}
+	}
+	return out
+}
+
+// QueryString is the text of a variable's query, whether Grafana stored it as
+// a string or as an object with a "query" key.
+func (v Variable) QueryString() string {
+	if len(v.Query) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(v.Query, &s) == nil {
+		return s
+	}
+	var o struct {
+		Query string `json:"query"`
+	}
+	if json.Unmarshal(v.Query, &o) == nil {
+		return o.Query
+	}
+	return ""
+}
+
+// LabelValuesLabel is the label a label_values variable lists, "" otherwise.
+func (v Variable) LabelValuesLabel() string {
+	if m := labelValuesRE.FindStringSubmatch(v.QueryString()); m != nil {
+		return m[2]
+	}
+	return ""
+}
+
+// DatasourceUID reads a datasource reference, either {"uid": "..."} or a bare
+// string (older dashboards).
+func DatasourceRef(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o struct {
+		UID string `json:"uid"`
+	}
+	if json.Unmarshal(raw, &o) == nil {
+		return o.UID
+	}
+	return ""
+}
+
+var varRE = regexp.MustCompile(`\$\{([a-zA-Z_][a-zA-Z0-9_]*)(?::[a-z]+)?\}|\$([a-zA-Z_][a-zA-Z0-9_]*)|\[\[([a-zA-Z_][a-zA-Z0-9_]*)\]\]`)
+
+// Expand replaces template variables ($name, ${name}, ${name:fmt}, [[name]])
+// by vars[name], and Grafana's built-ins $__rate_interval, $__interval and
+// $__range by durations derived from step and rng. An unknown variable is
+// left as it is, so the parser reports it.
+func Expand(expr string, vars map[string]string, step, rng time.Duration) string {
+	builtin := map[string]string{
+		"__rate_interval": promDuration(max(4*step, step+15*time.Second)),
+		"__interval":      promDuration(step),
+		"__range":         promDuration(rng),
+		"__range_s":       fmt.Sprint(int64(rng.Seconds())),
+		"__interval_ms":   fmt.Sprint(step.Milliseconds()),
+	}
+	return varRE.ReplaceAllStringFunc(expr, func(m string) string {
+		sm := varRE.FindStringSubmatch(m)
+		name := sm[1] + sm[2] + sm[3]
+		if v, ok := builtin[name]; ok {
+			return v
+		}
+		if v, ok := vars[name]; ok {
+			return v
+		}
+		return m
+	})
+}
+
+// promDuration writes d in Prometheus's duration syntax, whole seconds or ms.
+func promDuration(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", int64(d/time.Second))
+	}
+	return fmt.Sprintf("%dms", d.Milliseconds())
+}
+
+// VariableNames lists the names of the dashboard's template variables.
+func (d *Dashboard) VariableNames() []string {
+	var out []string
+	for _, v := range d.Templating.List {
+		out = append(out, v.Name)
+	}
+	sort.Strings(out)
+	return out
+}

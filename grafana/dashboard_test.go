@@ -1,0 +1,252 @@
+package grafana
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sampleVars gives every template variable of d a value that makes the
+// queries valid PromQL: its current value when it has one, else ".*" (what
+// Grafana sends for "All").
+func sampleVars(d *Dashboard) map[string]string {
+	vars := map[string]string{}
+	for _, v := range d.Templating.List {
+		val := ".*"
+		if s, ok := v.Current.Value.(string); ok && s != "" {
+			val = s
+		}
+		vars[v.Name] = val
+	}
+	return vars
+}
+
+// walkDatasources calls fn with the JSON path and value of every "datasource"
+// key anywhere in the document.
+func walkDatasources(path string, v any, fn func(path string, ds any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			if k == "datasource" {
+				fn(path+"."+k, c)
+			}
+			walkDatasources(path+"."+k, c, fn)
+		}
+	case []any:
+		for i, c := range x {
+			walkDatasources(fmt.Sprintf("%s[%d]", path, i), c, fn)
+		}
+	}
+}
+
+// checkDashboard applies the shipping rules of STYLE.md "Grafana" and the
+// issue to one dashboard and returns every breach. allowed maps series names
+// (histogram suffixes included) to the metric family that registers them.
+func checkDashboard(d *Dashboard, allowed map[string]string) []string {
+	var errs []string
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+
+	if id, ok := d.Raw["id"]; !ok || id != nil {
+		bad(`"id" must be present and null, got %v`, d.Raw["id"])
+	}
+	if !regexp.MustCompile(`^msgload-[a-z0-9-]{1,30}$`).MatchString(d.UID) {
+		bad("uid %q is not a fixed msgload-… uid of at most 40 characters", d.UID)
+	}
+	if _, ok := d.Raw["__inputs"]; ok {
+		bad("__inputs present: ship the dashboard for provisioning, not the export-for-sharing form")
+	}
+	if _, ok := d.Raw["__requires"]; ok {
+		bad("__requires present: export-for-sharing leftovers")
+	}
+	walkDatasources("$", d.Raw, func(path string, ds any) {
+		b, _ := json.Marshal(ds)
+		if got := DatasourceRef(b); got != "${"+DatasourceVariable+"}" {
+			bad("%s: datasource %s, want uid ${%s}", path, b, DatasourceVariable)
+		}
+	})
+	vars := map[string]Variable{}
+	for _, v := range d.Templating.List {
+		vars[v.Name] = v
+	}
+	if v, ok := vars[DatasourceVariable]; !ok || v.Type != "datasource" || v.QueryString() != "prometheus" {
+		bad("no datasource variable %s of type prometheus", DatasourceVariable)
+	}
+	for name, label := range map[string]string{"run_id": "run_id", "api": "api", "client": "client"} {
+		if v, ok := vars[name]; !ok || v.Type != "query" || v.LabelValuesLabel() != label {
+			bad("variable %s must be a label_values(…, %s) query", name, label)
+		}
+	}
+	if v := vars["run_id"]; !strings.Contains(v.QueryString(), "msgload_run_info") {
+		bad("variable run_id must list msgload_run_info's run ids, got %q", v.QueryString())
+	}
+	var start, end bool
+	for _, a := range d.Annotations.List {
+		start = start || strings.Contains(a.Expr, "msgload_run_start_timestamp_seconds")
+		end = end || strings.Contains(a.Expr, "msgload_run_end_timestamp_seconds")
+	}
+	if !start || !end {
+		bad("annotations must mark run start and end (start %v, end %v)", start, end)
+	}
+
+	sample := sampleVars(d)
+	qs := d.Queries()
+	if len(qs) == 0 {
+		bad("no queries")
+	}
+	for _, q := range qs {
+		expr := Expand(q.Expr, sample, 5*time.Second, 10*time.Minute)
+		if strings.Contains(expr, "$") || strings.Contains(expr, "[[") {
+			bad("%s: undefined variable left in %q", q.Where, expr)
+			continue
+		}
+		names, err := MetricNames(expr)
+		if err != nil {
+			bad("%s: %v", q.Where, err)
+			continue
+		}
+		for _, n := range names {
+			if _, ok := allowed[n]; !ok {
+				bad("%s: metric %s is not registered by msgload", q.Where, n)
+			}
+		}
+	}
+	for _, p := range d.AllPanels() {
+		if p.Type != "row" && len(p.Targets) == 0 {
+			bad("panel %d %q has no query", p.ID, p.Title)
+		}
+		if g := p.GridPos; g.W <= 0 || g.H <= 0 || g.X < 0 || g.X+g.W > 24 {
+			bad("panel %d %q: gridPos %+v off the 24-column grid", p.ID, p.Title, g)
+		}
+	}
+	return errs
+}
+
+// TestDashboardRules checks each shipped dashboard against the rules; the
+// metric names against the contract list (TestDashboardsUseRegisteredMetrics
+// does it against the real registries).
+func TestDashboardRules(t *testing.T) {
+	ds, err := LoadDashboards(Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantUIDs := map[string]bool{"msgload-overview": true, "msgload-rate-limit": true, "msgload-delivery": true, "msgload-simulator": true}
+	uids := map[string]string{}
+	for _, d := range ds {
+		t.Run(d.File, func(t *testing.T) {
+			for _, e := range checkDashboard(d, SeriesNames(ContractMetrics)) {
+				t.Error(e)
+			}
+			if prev, ok := uids[d.UID]; ok {
+				t.Errorf("uid %s used by %s too", d.UID, prev)
+			}
+			uids[d.UID] = d.File
+			if want := "msgload-" + strings.TrimSuffix(d.File, ".json"); d.UID != want {
+				t.Errorf("uid %s, want %s (file name and uid agree)", d.UID, want)
+			}
+		})
+		delete(wantUIDs, d.UID)
+	}
+	for u := range wantUIDs {
+		t.Errorf("dashboard %s missing", u)
+	}
+}
+
+// TestCheckDashboardCatches proves the checker finds each breach: every row
+// breaks one rule of a valid dashboard and names the words its error must hold.
+func TestCheckDashboardCatches(t *testing.T) {
+	good, err := os.ReadFile(filepath.Join("dashboards", "overview.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := SeriesNames(ContractMetrics)
+	rows := []struct {
+		name, old, new, want string
+	}{
+		// an exported dashboard carries a numeric id: provisioning would clash
+		{"numeric id", `"id": null`, `"id": 7`, `"id" must be present and null`},
+		// a datasource pinned to one install's uid breaks everywhere else
+		{"pinned datasource", `"uid": "${DS_PROMETHEUS}"`, `"uid": "P1809F7CD0C75ACF3"`, "want uid ${DS_PROMETHEUS}"},
+		// a typo in a metric name must not pass silently
+		{"unknown metric", `msgload_requests_in_flight{`, `msgload_request_in_flight{`, "not registered by msgload"},
+		// a syntax error in PromQL
+		{"bad promql", `sum by (code) (rate(`, `sum by (code) (rate((`, "parse"},
+		// a variable no one defined
+		{"undefined variable", `client=~\"$client\"`, `client=~\"$cleint\"`, "undefined variable"},
+		// export-for-sharing leftovers
+		{"inputs", `"id": null,`, `"id": null, "__inputs": [],`, "__inputs present"},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			src := string(good)
+			if !strings.Contains(src, r.old) {
+				t.Fatalf("fixture text %q not in overview.json", r.old)
+			}
+			d, err := ParseDashboard([]byte(strings.Replace(src, r.old, r.new, 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			errs := checkDashboard(d, allowed)
+			if !strings.Contains(strings.Join(errs, "\n"), r.want) {
+				t.Errorf("errors %q do not mention %q", errs, r.want)
+			}
+		})
+	}
+	d, err := ParseDashboard(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := checkDashboard(d, allowed); len(errs) != 0 {
+		t.Errorf("valid dashboard refused: %q", errs)
+	}
+}
+
+// TestExpand covers the variable forms Grafana accepts and its built-ins.
+func TestExpand(t *testing.T) {
+	vars := map[string]string{"api": "notify", "client": ".*", "window": "1m"}
+	rows := []struct{ in, want string }{
+		{`x{api=~"$api"}`, `x{api=~"notify"}`},                            // $name
+		{`x{api=~"${api}"}`, `x{api=~"notify"}`},                          // ${name}
+		{`x{api=~"${api:regex}"}`, `x{api=~"notify"}`},                    // ${name:format}
+		{`x{api=~"[[api]]"}`, `x{api=~"notify"}`},                         // [[name]] (old form)
+		{`rate(x[$__rate_interval])`, `rate(x[20s])`},                     // 4 × step, at least step + 15s
+		{`increase(x[$window])`, `increase(x[1m])`},                       // custom variable
+		{`x{a="$apis"}`, `x{a="$apis"}`},                                  // unknown variable stays for the check to catch
+		{`increase(x[$__range]) / $__range_s`, `increase(x[600s]) / 600`}, // range built-ins
+	}
+	for _, r := range rows {
+		if got := Expand(r.in, vars, 5*time.Second, 10*time.Minute); got != r.want {
+			t.Errorf("Expand(%q) = %q, want %q", r.in, got, r.want)
+		}
+	}
+}
+
+// TestMetricNames: selectors by name and by __name__, and one without a name.
+func TestMetricNames(t *testing.T) {
+	rows := []struct {
+		expr string
+		want string
+		err  bool
+	}{
+		{`sum(rate(a_total[1m])) / sum(rate(b_total[1m]))`, "a_total b_total", false}, // both sides of a binary op
+		{`{__name__="a_total", x="y"}`, "a_total", false},                             // name given as a matcher
+		{`histogram_quantile(0.9, sum by (le) (rate(h_bucket[5m])))`, "h_bucket", false},
+		{`vector(1)`, "", false},            // no selector at all
+		{`{x="y"}`, "", true},               // a selector with no metric name
+		{`sum(rate(a_total[1m])`, "", true}, // unbalanced
+	}
+	for _, r := range rows {
+		got, err := MetricNames(r.expr)
+		if (err != nil) != r.err {
+			t.Errorf("MetricNames(%q) err = %v, want error %v", r.expr, err, r.err)
+			continue
+		}
+		if strings.Join(got, " ") != r.want {
+			t.Errorf("MetricNames(%q) = %q, want %q", r.expr, got, r.want)
+		}
+	}
+}
