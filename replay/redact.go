@@ -1,0 +1,301 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/nyaruka/phonenumbers"
+)
+
+// RedactOptions says what to remove from a recording besides the fixed list.
+type RedactOptions struct {
+	// SecretFields are extra JSON fields, form fields and query parameters to remove
+	// (case-insensitive), on top of DefaultSecretFields.
+	SecretFields []string
+	// SecretHeaders are extra headers to remove, on top of Authorization,
+	// Proxy-Authorization, Cookie and Set-Cookie.
+	SecretHeaders []string
+	// MaskRecipients masks phone numbers, keeping the country code, three more
+	// digits, the last two digits and the length: +79991234567 → +7999*****67.
+	MaskRecipients bool
+}
+
+// DefaultSecretFields are always removed from bodies, forms and queries.
+var DefaultSecretFields = []string{
+	"password", "client_secret", "clientSecret", "access_token", "refresh_token",
+	"id_token", "client_assertion", "secret", "token", "api_key", "apiKey",
+}
+
+// Redactor removes secrets from exchanges before they are written. Besides the
+// fields it is told about, it remembers every credential it has removed (bearer
+// tokens, Basic passwords, client secrets, issued access tokens) and scrubs those
+// exact strings from anything else it writes, so an echoed token cannot leak.
+type Redactor struct {
+	fields  map[string]bool
+	headers []string
+	mask    bool
+
+	mu   sync.Mutex
+	seen map[string]struct{} // literal secrets to scrub, bounded
+}
+
+// maxSeenSecrets bounds the memory of literal secrets.
+const maxSeenSecrets = 4096
+
+// NewRedactor returns a Redactor for o.
+func NewRedactor(o RedactOptions) *Redactor {
+	r := &Redactor{fields: map[string]bool{}, mask: o.MaskRecipients, seen: map[string]struct{}{}}
+	for _, f := range append(append([]string{}, DefaultSecretFields...), o.SecretFields...) {
+		r.fields[strings.ToLower(f)] = true
+	}
+	r.headers = append(append([]string{}, credentialHeaders...), o.SecretHeaders...)
+	return r
+}
+
+// Fields lists the fields removed, for the recording header.
+func (r *Redactor) Fields() []string {
+	out := make([]string, 0, len(r.fields))
+	for f := range r.fields {
+		out = append(out, f)
+	}
+	return out
+}
+
+// remember keeps a literal secret to scrub later. Short values are ignored: they
+// would scrub innocent text.
+func (r *Redactor) remember(s string) {
+	s = strings.TrimSpace(s)
+	if len(s) < 6 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.seen) >= maxSeenSecrets {
+		for k := range r.seen { // drop an arbitrary old one
+			delete(r.seen, k)
+			break
+		}
+	}
+	r.seen[s] = struct{}{}
+}
+
+// learnHeader remembers the secret parts of a credential header value.
+func (r *Redactor) learnHeader(v string) {
+	r.remember(v)
+	scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " ")
+	if !ok {
+		return
+	}
+	r.remember(cred)
+	if strings.EqualFold(scheme, "basic") {
+		if raw, err := decodeStdOrURL(cred); err == nil {
+			if _, pw, ok := strings.Cut(string(raw), ":"); ok {
+				r.remember(pw)
+			}
+		}
+	}
+}
+
+// Headers returns h without credential headers, remembering their values.
+func (r *Redactor) Headers(h http.Header) http.Header {
+	out := h.Clone()
+	if out == nil {
+		return nil
+	}
+	for _, name := range r.headers {
+		for _, v := range out.Values(name) {
+			r.learnHeader(v)
+		}
+		out.Del(name)
+	}
+	return out
+}
+
+// Query returns a raw query without secret parameters.
+func (r *Redactor) Query(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	v, err := url.ParseQuery(raw)
+	if err != nil {
+		return "" // an unreadable query may hide anything: drop it
+	}
+	changed := false
+	for k, vals := range v {
+		if r.fields[strings.ToLower(k)] {
+			for _, s := range vals {
+				r.remember(s)
+			}
+			v.Del(k)
+			changed = true
+		} else if r.mask {
+			for i, s := range vals {
+				if m := MaskPhone(s); m != s {
+					vals[i] = m
+					changed = true
+				}
+			}
+		}
+	}
+	if !changed {
+		return raw
+	}
+	return v.Encode()
+}
+
+// Body returns body without secret fields: JSON objects lose them at any depth,
+// forms lose them by name. A body that is neither is kept as is (after the
+// literal scrub applied to whole lines).
+func (r *Redactor) Body(contentType string, body []byte) []byte {
+	t := bytes.TrimSpace(body)
+	if len(t) == 0 {
+		return body
+	}
+	if t[0] == '{' || t[0] == '[' {
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(t))
+		dec.UseNumber()
+		if dec.Decode(&v) == nil {
+			v = r.walk(v)
+			if out, err := json.Marshal(v); err == nil {
+				return out
+			}
+		}
+	}
+	if strings.Contains(contentType, "x-www-form-urlencoded") || looksLikeForm(t) {
+		if vals, err := url.ParseQuery(string(t)); err == nil {
+			for k, vs := range vals {
+				if r.fields[strings.ToLower(k)] {
+					for _, s := range vs {
+						r.remember(s)
+					}
+					vals.Del(k)
+				}
+			}
+			return []byte(vals.Encode())
+		}
+	}
+	return body
+}
+
+var formRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]+=[^&]*(&[A-Za-z0-9_.\-]+=[^&]*)*$`)
+
+func looksLikeForm(b []byte) bool { return len(b) < 1<<16 && formRE.Match(b) }
+
+func (r *Redactor) walk(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if r.fields[strings.ToLower(k)] {
+				r.learnValue(e)
+				delete(x, k)
+				continue
+			}
+			x[k] = r.walk(e)
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = r.walk(x[i])
+		}
+		return x
+	case string:
+		if r.mask {
+			return MaskPhone(x)
+		}
+	}
+	return v
+}
+
+func (r *Redactor) learnValue(v any) {
+	switch x := v.(type) {
+	case string:
+		r.remember(x)
+	case map[string]any:
+		for _, e := range x {
+			r.learnValue(e)
+		}
+	case []any:
+		for _, e := range x {
+			r.learnValue(e)
+		}
+	}
+}
+
+// Scrub replaces every remembered secret in line by "[redacted]". It runs on
+// the whole encoded line, so it also catches secrets in JSON-escaped form only
+// when they need no escaping (tokens and secrets of printable ASCII do not).
+func (r *Redactor) Scrub(line []byte) []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for s := range r.seen {
+		if bytes.Contains(line, []byte(s)) {
+			line = bytes.ReplaceAll(line, []byte(s), []byte("[redacted]"))
+		}
+	}
+	return line
+}
+
+// Exchange redacts a whole exchange in place: headers, query, bodies; a token
+// endpoint's answer body is dropped entirely.
+func (r *Redactor) Exchange(e *Exchange, reqBody, respBody []byte) {
+	ct := e.Header.Get("Content-Type")
+	e.Header = r.Headers(e.Header)
+	e.RespHeader = r.Headers(e.RespHeader)
+	e.Query = r.Query(e.Query)
+	e.Body, e.BodyEncoding = encodeBody(r.Body(ct, reqBody))
+	api, _ := Classify(e.Method, e.Path)
+	if api == APIToken || bytes.Contains(respBody, []byte("access_token")) {
+		// Learn the issued token so it is scrubbed wherever it shows up later.
+		r.Body("application/json", respBody)
+		e.RespBody, e.RespEncoding = "", ""
+		return
+	}
+	e.RespBody, e.RespEncoding = encodeBody(r.Body(e.RespHeader.Get("Content-Type"), respBody))
+}
+
+var phoneRE = regexp.MustCompile(`^\+?[0-9]{10,15}$`)
+
+// MaskPhone masks a phone number, keeping its country code, the next three
+// digits, the last two digits and its length: "+79991234567" → "+7999*****67".
+// Strings that are not phone numbers are returned unchanged.
+func MaskPhone(s string) string {
+	if !phoneRE.MatchString(s) {
+		return s
+	}
+	plus := strings.HasPrefix(s, "+")
+	digits := strings.TrimPrefix(s, "+")
+	cc := 1
+	if num, err := phonenumbers.Parse("+"+digits, ""); err == nil && num.GetCountryCode() > 0 {
+		cc = len(itoa(int(num.GetCountryCode())))
+	}
+	keep := cc + 3
+	if keep > len(digits)-2 {
+		keep = len(digits) - 2
+	}
+	b := []byte(digits)
+	for i := keep; i < len(b)-2; i++ {
+		b[i] = '*'
+	}
+	if plus {
+		return "+" + string(b)
+	}
+	return string(b)
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
