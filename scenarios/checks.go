@@ -1,0 +1,524 @@
+package scenarios
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+func reflectValue(s *Scenario) reflect.Value { return reflect.ValueOf(s).Elem() }
+
+func loadIsZero(l LoadSpec) bool {
+	return reflect.ValueOf(l).IsZero()
+}
+
+// inheritPart copies the top-level fields a part leaves unset.
+func inheritPart(top, part *Scenario) {
+	if part.Target.IsZero() {
+		part.Target = top.Target
+	}
+	if part.Confirm == "" {
+		part.Confirm = top.Confirm
+	}
+	if part.Sink == "" {
+		part.Sink = top.Sink
+	}
+	if part.MaxMessages == 0 {
+		part.MaxMessages = top.MaxMessages
+	}
+}
+
+func (c *checker) url(p, raw string, required bool) {
+	if raw == "" {
+		if required {
+			c.errorf(p, "required: an http or https URL")
+		}
+		return
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		c.errorf(p, "%q is not an http or https URL", raw)
+	}
+}
+
+func (c *checker) clients(s *Scenario, p string, notify bool) {
+	at := func(f string) string { return joinPath(p, f) }
+	idField, secretField := "auth.login", "auth.password"
+	if notify {
+		idField, secretField = "auth.clientId", "auth.clientSecret"
+	}
+	// the other API's fields are a mistake worth naming
+	if notify && (s.Auth.Login != "" || s.Auth.Password != "") {
+		c.errorf(at("auth"), "login and password belong to the messaging API; notify uses clientId and clientSecret")
+	}
+	if !notify && (s.Auth.ClientID != "" || s.Auth.ClientSecret != "") {
+		c.errorf(at("auth"), "clientId and clientSecret belong to the notify API; messaging uses login and password")
+	}
+	id, secret := s.Auth.Login, s.Auth.Password
+	if notify {
+		id, secret = s.Auth.ClientID, s.Auth.ClientSecret
+	}
+	if s.Clients.IsZero() {
+		s.Clients.N = 1
+	}
+	if s.Clients.N < 1 || s.Clients.N > 10000 {
+		c.errorf(at("clients"), "must be from 1 to 10000")
+		return
+	}
+	if s.Clients.List != nil {
+		seen := map[string]bool{}
+		s.Creds = make([]Cred, len(s.Clients.List))
+		for i, cr := range s.Clients.List {
+			cp := fmt.Sprintf("%s[%d]", at("clients"), i)
+			if cr.ID == "" {
+				c.errorf(cp+".clientId", "required")
+			}
+			if seen[cr.ID] {
+				c.errorf(cp+".clientId", "client %q is listed twice", cr.ID)
+			}
+			seen[cr.ID] = true
+			if cr.Secret == "" {
+				cr.Secret = secret
+			}
+			if cr.Secret == "" {
+				if s.Target.Embedded {
+					cr.Secret = "demo"
+				} else {
+					c.errorf(cp+".clientSecret", "required (or set %s for all clients); take it from the environment: ${VAR}", secretField)
+				}
+			}
+			s.Creds[i] = cr
+		}
+		return
+	}
+	if s.Target.Embedded {
+		if id == "" {
+			id = "demo"
+		}
+		if secret == "" {
+			secret = "demo"
+		}
+	} else {
+		if id == "" {
+			c.errorf(at(idField), "required for a real target")
+		}
+		if secret == "" {
+			c.errorf(at(secretField), "required for a real target; take it from the environment: ${VAR}")
+		}
+	}
+	s.Creds = make([]Cred, s.Clients.N)
+	for i := range s.Creds {
+		cid := id
+		if s.Clients.N > 1 || (notify && s.Target.Embedded && id == "demo") {
+			cid = id + "-" + strconv.Itoa(i+1)
+		}
+		s.Creds[i] = Cred{ID: cid, Secret: secret}
+	}
+}
+
+func (c *checker) positive(p string, d Duration, required bool) {
+	if d.IsZero() {
+		if required {
+			c.errorf(p, "required: a duration such as 30s or 2m")
+		}
+		return
+	}
+	if d.D <= 0 {
+		c.errorf(p, "must be above 0")
+	}
+}
+
+func (c *checker) rate(p string, r Rate, required bool) {
+	if r.IsZero() {
+		if required {
+			c.errorf(p, "required: a rate such as 150/1m or 20/s")
+		}
+		return
+	}
+	if r.PerSecond() > 1e6 {
+		c.errorf(p, "%s is above 1000000/s", r)
+	}
+}
+
+func (c *checker) load(s *Scenario, p string) {
+	at := func(f string) string { return joinPath(p, "load."+f) }
+	l := &s.Load
+	if l.Profile == "" {
+		l.Profile = "constant"
+	}
+	if !c.oneOf(at("profile"), l.Profile, profiles) {
+		return
+	}
+	if l.Requests < 0 {
+		c.errorf(at("requests"), "must not be negative")
+	}
+	forbid := func(f string, set bool) {
+		if set {
+			c.errorf(at(f), "not used by profile %s", l.Profile)
+		}
+	}
+	switch l.Profile {
+	case "constant":
+		c.rate(at("rate"), l.Rate, true)
+		if !l.Rate.IsZero() && l.Rate.Count <= 0 {
+			c.errorf(at("rate"), "must be above 0")
+		}
+		if l.Duration.IsZero() && l.Requests == 0 {
+			c.errorf(joinPath(p, "load"), "set duration or requests (a total count)")
+		}
+		forbid("from", !l.From.IsZero())
+		forbid("to", !l.To.IsZero())
+		forbid("steps", l.Steps != nil)
+		forbid("amplitude", !l.Amplitude.IsZero())
+	case "ramp":
+		c.rate(at("from"), l.From, true)
+		c.rate(at("to"), l.To, true)
+		c.positive(at("duration"), l.Duration, true)
+		forbid("rate", !l.Rate.IsZero())
+		forbid("steps", l.Steps != nil)
+	case "steps":
+		if len(l.Steps) == 0 {
+			c.errorf(at("steps"), "required: a list of { rate, duration }")
+		}
+		for i, st := range l.Steps {
+			sp := fmt.Sprintf("%s[%d]", at("steps"), i)
+			c.rate(sp+".rate", st.Rate, true)
+			c.positive(sp+".duration", st.Duration, true)
+		}
+		forbid("rate", !l.Rate.IsZero())
+		forbid("duration", !l.Duration.IsZero())
+	case "sine":
+		c.rate(at("rate"), l.Rate, true)
+		c.rate(at("amplitude"), l.Amplitude, true)
+		c.positive(at("period"), l.Period, true)
+		c.positive(at("duration"), l.Duration, true)
+		if !l.Rate.IsZero() && !l.Amplitude.IsZero() && l.Amplitude.PerSecond() > l.Rate.PerSecond() {
+			c.errorf(at("amplitude"), "%s is above the mean rate %s: the rate would go below zero", l.Amplitude, l.Rate)
+		}
+	case "replay":
+		if l.File == "" {
+			c.errorf(at("file"), "required: the recording to replay")
+		} else {
+			c.checkFile(at("file"), l.File)
+		}
+		if l.Speed == 0 {
+			l.Speed = 1
+		}
+		if l.Speed < 0 || l.Speed > 1000 {
+			c.errorf(at("speed"), "must be above 0 and at most 1000")
+		}
+	}
+	if l.Profile != "replay" {
+		forbid("file", l.File != "")
+		forbid("speed", l.Speed != 0)
+	}
+	if l.Profile != "sine" {
+		forbid("period", !l.Period.IsZero())
+	}
+}
+
+// file checks that a file named in the scenario exists (relative to the scenario).
+func (c *checker) checkFile(p, name string) {
+	if c.dir == "" && !filepath.IsAbs(name) {
+		if c.file == "" || strings.HasPrefix(c.file, "scenarios/") {
+			c.errorf(p, "a built-in scenario cannot name a file")
+			return
+		}
+	}
+	full := name
+	if !filepath.IsAbs(name) && c.dir != "" {
+		full = filepath.Join(c.dir, name)
+	}
+	if _, err := os.Stat(full); err != nil {
+		c.errorf(p, "cannot read %q: %v", name, err)
+	}
+}
+
+// ResolvePath returns a path named in the scenario relative to its file.
+func (s *Scenario) ResolvePath(name string) string {
+	if filepath.IsAbs(name) || strings.HasPrefix(s.File, "scenarios/") {
+		return name
+	}
+	return filepath.Join(filepath.Dir(s.File), name)
+}
+
+func (c *checker) template(p, text string) {
+	if _, err := ParseTemplate(text); err != nil {
+		c.errorf(p, "%v", err)
+	}
+}
+
+func (c *checker) message(s *Scenario, p string, notify bool) {
+	at := func(f string) string { return joinPath(p, "message."+f) }
+	m := &s.Message
+	if m.Recipient != "" && m.Recipients != nil {
+		c.errorf(at("recipients"), "set recipient (a pattern) or recipients (a range or CSV), not both")
+	}
+	if m.Recipient == "" && m.Recipients == nil {
+		m.Recipient = "+7999{0000000-9999999}"
+	}
+	if m.Recipient != "" {
+		if _, err := ParseRecipient(m.Recipient); err != nil {
+			c.errorf(at("recipient"), "%v", err)
+		}
+	}
+	if r := m.Recipients; r != nil {
+		rangeSet := r.From != "" || r.To != ""
+		switch {
+		case rangeSet && r.CSV != "":
+			c.errorf(at("recipients"), "set from/to or csv, not both")
+		case rangeSet:
+			if _, err := ParseNumberRange(r.From, r.To); err != nil {
+				c.errorf(at("recipients"), "%v", err)
+			}
+		case r.CSV != "":
+			c.checkFile(at("recipients.csv"), r.CSV)
+		default:
+			c.errorf(at("recipients"), "set from and to (a range) or csv (a file)")
+		}
+		if r.Column != "" && r.CSV == "" {
+			c.errorf(at("recipients.column"), "only used with csv")
+		}
+		if r.Order == "" {
+			r.Order = "sequential"
+		}
+		c.oneOf(at("recipients.order"), r.Order, []string{"sequential", "random"})
+	}
+	if m.Text == "" {
+		m.Text = "msgload {{.Run}} #{{.Seq}}"
+	}
+	c.template(at("text"), m.Text)
+	if m.Fill == "" {
+		m.Fill = "ascii"
+	}
+	c.oneOf(at("fill"), m.Fill, fills)
+	if m.TextBytes < 0 || m.TextBytes > 39015 {
+		c.errorf(at("textBytes"), "must be from 0 to 39015 (the longest text the messaging API takes)")
+	}
+	if m.TextParts < 0 || m.TextParts > 255 {
+		c.errorf(at("textParts"), "must be from 0 to 255")
+	}
+	if m.TextBytes > 0 && m.TextParts > 0 {
+		c.errorf(at("textParts"), "set textBytes or textParts, not both")
+	}
+	if notify {
+		if m.ExternalID == "" {
+			m.ExternalID = "tagged"
+		}
+		c.oneOf(at("externalId"), m.ExternalID, []string{"tagged", "keep"})
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"scenario", m.Scenario != nil}, {"callback", m.Callback != ""}, {"schedule", m.Schedule != nil},
+			{"urlOptions", m.URLOptions != nil}, {"trackData", m.TrackData != nil}, {"clientRequestId", m.ClientRequestID != ""}} {
+			if f.set {
+				c.errorf(at(f.name), "a messaging field; the notify API does not take it")
+			}
+		}
+		return
+	}
+	if m.ExternalID != "" {
+		c.errorf(at("externalId"), "a notify field; messaging correlates through trackData")
+	}
+	if len(m.Scenario) == 0 {
+		m.Scenario = []Item{{Channel: "sms", Sender: "msgload"}}
+	}
+	seen := map[string]bool{}
+	for i := range m.Scenario {
+		it := &m.Scenario[i]
+		ip := fmt.Sprintf("%s[%d]", at("scenario"), i)
+		if it.Channel == "" {
+			c.errorf(ip+".channel", "required: one of %s", strings.Join(channels, ", "))
+		} else if c.oneOf(ip+".channel", it.Channel, channels) {
+			if seen[it.Channel] {
+				c.errorf(ip+".channel", "channel %s is used twice; the channels of one request must be unique", it.Channel)
+			}
+			seen[it.Channel] = true
+		}
+		maxSender := 21
+		if it.Channel == "sms" {
+			maxSender = 11
+		}
+		if it.Sender == "" {
+			it.Sender = "msgload"
+		}
+		if n := utf8.RuneCountInString(it.Sender); n > maxSender {
+			c.errorf(ip+".sender", "%q has %d characters; at most %d for %s", it.Sender, n, maxSender, it.Channel)
+		}
+		if it.Text != "" {
+			c.template(ip+".text", it.Text)
+		}
+		if f := it.Failover; f != nil {
+			if f.TTL < 0 || f.TTL > 259200 {
+				c.errorf(ip+".failover.ttl", "must be from 0 to 259200 seconds")
+			}
+			if f.ConditionStatus != "" {
+				c.oneOf(ip+".failover.condition_status", f.ConditionStatus, []string{"DELIVERED", "SEEN"})
+			}
+			if i == len(m.Scenario)-1 {
+				c.errorf(ip+".failover", "the last item has no next channel to fail over to")
+			}
+		}
+		for j, a := range it.Attachments {
+			c.oneOf(fmt.Sprintf("%s.attachments[%d].type", ip, j), a.Type, mediaTypes)
+			c.url(fmt.Sprintf("%s.attachments[%d].url", ip, j), a.URL, true)
+		}
+		for j, b := range it.Buttons {
+			if b.Caption == "" {
+				c.errorf(fmt.Sprintf("%s.buttons[%d].caption", ip, j), "required")
+			}
+			c.url(fmt.Sprintf("%s.buttons[%d].action", ip, j), b.Action, true)
+		}
+		if it.Channel != "push" && (it.MobilePushAction != "" || it.MobilePushTitle != "") {
+			c.errorf(ip, "mobilePushAction and mobilePushTitle are used only for channel push")
+		}
+	}
+	if m.Callback != "" {
+		c.url(at("callback"), m.Callback, false)
+	}
+	if sc := m.Schedule; sc != nil {
+		c.schedule(at("schedule"), sc)
+	}
+	for k := range m.TrackData {
+		if strings.HasPrefix(k, "msgload_") {
+			c.errorf(at("trackData."+k), "keys starting with msgload_ are msgload's correlation keys")
+		}
+	}
+	if m.ClientRequestID != "" {
+		c.template(at("clientRequestId"), m.ClientRequestID)
+	}
+}
+
+func (c *checker) schedule(p string, sc *Schedule) {
+	if sc.SendAfter == "" && sc.StartTime == "" {
+		c.errorf(p, "set sendAfter, or startTime and stopTime")
+	}
+	if sc.SendAfter != "" {
+		if _, err := time.Parse(time.RFC3339, sc.SendAfter); err != nil {
+			c.errorf(p+".sendAfter", "%q is not an RFC 3339 time (2026-01-02T15:04:05Z)", sc.SendAfter)
+		}
+	}
+	if (sc.StartTime == "") != (sc.StopTime == "") {
+		c.errorf(p, "startTime and stopTime go together")
+	}
+	for _, f := range []struct{ name, v string }{{"startTime", sc.StartTime}, {"stopTime", sc.StopTime}} {
+		if f.v != "" {
+			if _, err := time.Parse("15:04:05", f.v); err != nil {
+				c.errorf(p+"."+f.name, "%q is not HH:MM:SS", f.v)
+			}
+		}
+	}
+}
+
+// RetryOn is one entry of retry.on: an HTTP code, or a class of failure.
+func retryOnValid(v string) bool {
+	switch v {
+	case "timeout", "reset", "network":
+		return true
+	}
+	n, err := strconv.Atoi(v)
+	return err == nil && n >= 400 && n <= 599
+}
+
+func (c *checker) retry(s *Scenario, p string) {
+	at := func(f string) string { return joinPath(p, "retry."+f) }
+	r := &s.Retry
+	if !c.set(joinPath(p, "retry")) {
+		r.On = []string{"500", "503", "timeout"}
+		r.Max = 3
+	}
+	for i, v := range r.On {
+		if !retryOnValid(v) {
+			c.errorf(fmt.Sprintf("%s[%d]", at("on"), i), "%q is not an HTTP code from 400 to 599, timeout, reset or network", v)
+		}
+	}
+	if r.Max < 0 || r.Max > 100 {
+		c.errorf(at("max"), "must be from 0 to 100")
+	}
+	if r.Backoff.IsZero() {
+		r.Backoff, _ = ParseDuration("500ms")
+	}
+	if r.MaxBackoff.IsZero() {
+		r.MaxBackoff, _ = ParseDuration("10s")
+	}
+	if r.MaxBackoff.D < r.Backoff.D {
+		c.errorf(at("maxBackoff"), "%s is below backoff %s", r.MaxBackoff, r.Backoff)
+	}
+	if r.Jitter.IsZero() && !c.set(at("jitter")) {
+		r.Jitter, _ = ParsePercent("20%")
+	}
+	if r.Timeout.IsZero() {
+		r.Timeout, _ = ParseDuration("10s")
+	} else if r.Timeout.D <= 0 {
+		c.errorf(at("timeout"), "must be above 0")
+	}
+}
+
+func (c *checker) sim(s *Scenario, p string) {
+	at := func(f string) string { return joinPath(p, "sim."+f) }
+	sm := &s.Sim
+	if !s.Target.Embedded {
+		if !reflect.ValueOf(*sm).IsZero() {
+			c.errorf(joinPath(p, "sim"), "simulator settings are used only with target: embedded")
+		}
+		return
+	}
+	if sm.RateLimit.Rate.IsZero() {
+		sm.RateLimit.Rate = s.Limit.Rate
+	}
+	if sm.RateLimit.Algorithm == "" {
+		sm.RateLimit.Algorithm = "fixed"
+	}
+	c.oneOf(at("rateLimit.algorithm"), sm.RateLimit.Algorithm, algorithms)
+	f := sm.Faults
+	if sum := f.Error500.F + f.Error503.F + f.ProcessedThen500.F + f.ResetAfterProcessing.F; sum > 1 {
+		c.errorf(at("faults"), "the fault shares add up to %.0f%%, above 100%%", sum*100)
+	}
+	for ch, pr := range sm.Profiles {
+		pp := at("profiles." + ch)
+		if !slices.Contains(channels, ch) {
+			c.errorf(pp, "%q is not a channel (%s)", ch, strings.Join(channels, ", "))
+		}
+		if !pr.P95.IsZero() && pr.P95.D < pr.Median.D {
+			c.errorf(pp+".p95", "%s is below the median %s", pr.P95, pr.Median)
+		}
+		sum := 0.0
+		for st, share := range pr.Outcomes {
+			if !slices.Contains(states, st) {
+				c.errorf(pp+".outcomes."+st, "%q is not a state (%s)", st, strings.Join(states, ", "))
+			}
+			sum += share.F
+		}
+		if sum > 1.0000001 {
+			c.errorf(pp+".outcomes", "the shares add up to %.0f%%, above 100%%", sum*100)
+		}
+	}
+	if d := sm.NotifyDelay; !d.P95.IsZero() && d.P95.D < d.Median.D {
+		c.errorf(at("notifyDelay.p95"), "%s is below the median %s", d.P95, d.Median)
+	}
+	if sm.Seed == 0 {
+		sm.Seed = 1
+	}
+}
+
+// respect refuses a respect-mode plan that would put a client over its limit.
+func (c *checker) respect(s *Scenario, p string) {
+	if s.Limit.Mode != "respect" || s.Limit.Rate.IsZero() || s.Load.Profile == "replay" || len(c.errs) > 0 {
+		return
+	}
+	pl := s.Plan()
+	for _, cp := range pl.Clients {
+		if cp.PeakPerWindow > s.Limit.Rate.Count+1e-9 {
+			c.errorf(joinPath(p, "load"), "limit mode respect cannot be kept: client %s would send up to %.1f requests in one %s window, above the limit %s; lower the rate, add clients, or set limit.mode: exceed",
+				cp.ID, cp.PeakPerWindow, shortDuration(s.Limit.Rate.Per), s.Limit.Rate)
+			return
+		}
+	}
+}

@@ -1,0 +1,7 @@
+// Package scenarios reads msgload scenario files: YAML with ${VAR} expansion,
+// unknown fields refused, every problem reported at once with its file, line and
+// column, defaults applied. It also holds the built-in scenario library (embedded,
+// so `msgload run smoke` works by name), the JSON Schema editors validate against,
+// and the plan a scenario implies (requests per client, rate against the limit,
+// expected share of 429 answers) that `msgload validate` prints.
+package scenarios

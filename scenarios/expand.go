@@ -1,0 +1,87 @@
+package scenarios
+
+import (
+	"strings"
+)
+
+// expand replaces ${VAR} and ${VAR:-default} in src with values from getenv,
+// outside comments; "$${" stays a literal "${". An unset (or empty) variable
+// without a default is an error at its position. Expansion works on the text
+// before parsing, so a value may also fill a flow mapping ({ secret: ${S} }).
+func expand(file string, src []byte, getenv func(string) string) ([]byte, Errors) {
+	if !strings.Contains(string(src), "$") {
+		return src, nil
+	}
+	var errs Errors
+	var out strings.Builder
+	out.Grow(len(src))
+	lines := strings.SplitAfter(string(src), "\n")
+	for ln, line := range lines {
+		var quote byte
+		for i := 0; i < len(line); i++ {
+			c := line[i]
+			switch {
+			case quote != 0:
+				if c == quote {
+					quote = 0
+				} else if c == '\\' && quote == '"' && i+1 < len(line) {
+					out.WriteByte(c)
+					i++
+					c = line[i]
+				}
+			case c == '\'' || c == '"':
+				quote = c
+			case c == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
+				out.WriteString(line[i:])
+				i = len(line)
+				continue
+			}
+			if c != '$' {
+				out.WriteByte(c)
+				continue
+			}
+			if strings.HasPrefix(line[i:], "$${") {
+				out.WriteString("${")
+				i += 2
+				continue
+			}
+			if !strings.HasPrefix(line[i:], "${") {
+				out.WriteByte(c)
+				continue
+			}
+			end := strings.IndexByte(line[i:], '}')
+			if end < 0 {
+				errs = append(errs, &Error{File: file, Line: ln + 1, Col: i + 1, Msg: "unterminated ${: write ${VAR} or ${VAR:-default}"})
+				out.WriteString(line[i:])
+				break
+			}
+			expr := line[i+2 : i+end]
+			name, def, hasDef := strings.Cut(expr, ":-")
+			if !validVarName(name) {
+				errs = append(errs, &Error{File: file, Line: ln + 1, Col: i + 1, Msg: "bad variable name " + quoteStr(name) + ": want letters, digits and _"})
+			} else if v := getenv(name); v != "" {
+				out.WriteString(v)
+			} else if hasDef {
+				out.WriteString(def)
+			} else {
+				errs = append(errs, &Error{File: file, Line: ln + 1, Col: i + 1, Msg: "environment variable " + name + " is not set (write ${" + name + ":-default} to give a default)"})
+			}
+			i += end
+		}
+	}
+	return []byte(out.String()), errs
+}
+
+func validVarName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func quoteStr(s string) string { return "\"" + s + "\"" }

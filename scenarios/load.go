@@ -1,0 +1,314 @@
+package scenarios
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+)
+
+//go:embed *.yaml
+var library embed.FS
+
+// MaxFileSize bounds a scenario file.
+const MaxFileSize = 1 << 20
+
+// Builtins returns the names of the built-in scenarios, sorted.
+func Builtins() []string {
+	ents, _ := fs.ReadDir(library, ".")
+	var names []string
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// BuiltinSource returns the text of a built-in scenario.
+func BuiltinSource(name string) ([]byte, bool) {
+	b, err := library.ReadFile(name + ".yaml")
+	return b, err == nil
+}
+
+// Load reads a built-in scenario by name ("smoke") or a scenario file by path,
+// expands ${VAR} and ${VAR:-default} through getenv, decodes it refusing unknown
+// fields, applies defaults and checks it. Every problem is reported at once as
+// an Errors value. Built-ins report their file as "scenarios/NAME.yaml".
+func Load(nameOrPath string, getenv func(string) string) (*Scenario, error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	if src, ok := BuiltinSource(nameOrPath); ok && !strings.ContainsAny(nameOrPath, `/\`) {
+		return Parse("scenarios/"+nameOrPath+".yaml", "", src, getenv)
+	}
+	fi, err := os.Stat(nameOrPath)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %q is neither a built-in (%s) nor a file", ErrNotFound, nameOrPath, strings.Join(Builtins(), ", "))
+		}
+		return nil, fmt.Errorf("read scenario %q: %w", nameOrPath, err)
+	}
+	if fi.Size() > MaxFileSize {
+		return nil, fmt.Errorf("read scenario %q: larger than %d bytes", nameOrPath, MaxFileSize)
+	}
+	src, err := os.ReadFile(nameOrPath)
+	if err != nil {
+		return nil, fmt.Errorf("read scenario %q: %w", nameOrPath, err)
+	}
+	return Parse(nameOrPath, filepath.Dir(nameOrPath), src, getenv)
+}
+
+// Parse is Load on text already read: file names it in errors, dir is where
+// relative paths in it (CSV recipients, replay files) are resolved ("" for none).
+func Parse(file, dir string, src []byte, getenv func(string) string) (*Scenario, error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	expanded, errs := expand(file, src, getenv)
+	f, err := parser.ParseBytes(expanded, 0)
+	if err != nil {
+		errs = append(errs, syntaxError(file, err))
+		errs.sort()
+		return nil, errs
+	}
+	d := newDecoder(file)
+	s := &Scenario{File: file}
+	var body ast.Node
+	docs := 0
+	for _, doc := range f.Docs {
+		if doc == nil || doc.Body == nil {
+			continue
+		}
+		if _, isComment := doc.Body.(*ast.CommentGroupNode); isComment {
+			continue
+		}
+		docs++
+		if docs == 1 {
+			body = doc.Body
+		} else {
+			d.errorf(doc.Body, "", "a scenario file holds one YAML document; use parts: for several")
+		}
+	}
+	if body == nil {
+		d.errs = append(d.errs, &Error{File: file, Msg: "empty scenario file"})
+	} else {
+		d.decode(body, reflectValue(s), "")
+	}
+	errs = append(errs, d.errs...)
+	s.pos = d.pos
+	c := &checker{file: file, dir: dir, pos: d.pos, bad: d.bad}
+	if len(d.errs) == 0 || body != nil {
+		if s.Name == "" {
+			s.Name = strings.TrimSuffix(path.Base(filepath.ToSlash(file)), path.Ext(file))
+		}
+		c.scenario(s, "")
+		errs = append(errs, c.errs...)
+	}
+	if len(errs) > 0 {
+		errs.sort()
+		return nil, errs
+	}
+	return s, nil
+}
+
+// Validate checks s again after a caller changed it (for example a flag that
+// overrides maxMessages or the target); it returns Errors or nil.
+func (s *Scenario) Validate() error {
+	c := &checker{file: s.File, pos: s.pos}
+	c.scenario(s, "")
+	if len(c.errs) > 0 {
+		c.errs.sort()
+		return c.errs
+	}
+	return nil
+}
+
+func syntaxError(file string, err error) *Error {
+	var te interface {
+		GetToken() *token.Token
+		GetMessage() string
+	}
+	if errors.As(err, &te) {
+		e := &Error{File: file, Msg: "YAML: " + te.GetMessage()}
+		if t := te.GetToken(); t != nil && t.Position != nil {
+			e.Line, e.Col = t.Position.Line, t.Position.Column
+		}
+		return e
+	}
+	return &Error{File: file, Msg: "YAML: " + err.Error()}
+}
+
+// checker applies defaults and collects every problem with its position.
+type checker struct {
+	file, dir string
+	pos       map[string]Pos
+	bad       map[string]bool // paths the decoder already reported
+	errs      Errors
+}
+
+// errorf reports a problem at field path p, or at its nearest parent with a
+// known position.
+func (c *checker) errorf(p, format string, args ...any) {
+	if c.bad[p] {
+		return // one problem per field: the decoder's is the precise one
+	}
+	e := &Error{File: c.file, Field: p, Msg: fmt.Sprintf(format, args...)}
+	for q := p; ; {
+		if pos, ok := c.pos[q]; ok {
+			e.Line, e.Col = pos.Line, pos.Col
+			break
+		}
+		i := strings.LastIndexAny(q, ".[")
+		if i < 0 {
+			break
+		}
+		q = q[:i]
+	}
+	c.errs = append(c.errs, e)
+}
+
+func (c *checker) set(p string) bool { _, ok := c.pos[p]; return ok }
+
+var (
+	apis        = []string{"messaging", "notify"}
+	profiles    = []string{"constant", "ramp", "steps", "sine", "replay"}
+	modes       = []string{"respect", "exceed"}
+	channels    = []string{"sms", "viber", "vkok", "push", "whatsapp", "tgotp"}
+	mediaTypes  = []string{"IMAGE", "AUDIO", "VIDEO", "FILE"}
+	states      = []string{"DELIVERED", "NOT_DELIVERED", "SEEN", "EXPIRED", "FAILED"}
+	algorithms  = []string{"fixed", "sliding", "token-bucket"}
+	fills       = []string{"ascii", "cyrillic", "emoji"}
+	deliveryVia = []string{"sink", "poll", "none"}
+)
+
+func (c *checker) oneOf(p, v string, allowed []string) bool {
+	if !slices.Contains(allowed, v) {
+		c.errorf(p, "%q is not one of %s", v, strings.Join(allowed, ", "))
+		return false
+	}
+	return true
+}
+
+func (c *checker) scenario(s *Scenario, p string) {
+	at := func(f string) string { return joinPath(p, f) }
+	if len(s.Parts) > 0 {
+		if p != "" {
+			c.errorf(at("parts"), "parts cannot be nested")
+			return
+		}
+		if s.API != "" || !loadIsZero(s.Load) || len(s.Thresholds) > 0 || s.Message.Text != "" || len(s.Message.Scenario) > 0 {
+			c.errorf("parts", "a file with parts holds only name, description, target, confirm, sink, sim, maxMessages and parts; move api, load, message and thresholds into the parts")
+		}
+		names := map[string]bool{}
+		for i := range s.Parts {
+			part := &s.Parts[i]
+			pp := fmt.Sprintf("parts[%d]", i)
+			inheritPart(s, part)
+			if part.Name == "" {
+				part.Name = s.Name + "-" + part.API
+			}
+			if names[part.Name] {
+				c.errorf(pp+".name", "two parts are named %q", part.Name)
+			}
+			names[part.Name] = true
+			part.File = s.File
+			part.pos = c.pos
+			c.scenario(part, pp)
+		}
+		return
+	}
+	if s.API == "" {
+		c.errorf(at("api"), "required: messaging or notify")
+		return
+	}
+	if !c.oneOf(at("api"), s.API, apis) {
+		return
+	}
+	notify := s.API == "notify"
+
+	// target and sink
+	if s.Target.IsZero() {
+		s.Target.Embedded = true
+	}
+	if !s.Target.Embedded {
+		c.url(at("target.baseUrl"), s.Target.BaseURL, true)
+		if notify {
+			c.url(at("target.tokenUrl"), s.Target.TokenURL, true)
+		} else if s.Target.TokenURL != "" {
+			c.errorf(at("target.tokenUrl"), "only the notify API has a token endpoint")
+		}
+	}
+	if s.Sink == "" {
+		s.Sink = "embedded"
+	}
+	if s.Sink != "embedded" {
+		c.url(at("sink"), s.Sink, true)
+	}
+
+	c.clients(s, p, notify)
+	c.load(s, p)
+
+	// limit
+	if s.Limit.Mode == "" {
+		s.Limit.Mode = "respect"
+	}
+	c.oneOf(at("limit.mode"), s.Limit.Mode, modes)
+	if s.Limit.Rate.IsZero() && notify {
+		s.Limit.Rate, _ = ParseRate("100/1m")
+	}
+	if !s.Limit.Rate.IsZero() && s.Limit.Rate.Count < 1 {
+		c.errorf(at("limit.rate"), "a limit must allow at least 1 request per window")
+	}
+
+	c.message(s, p, notify)
+	c.retry(s, p)
+
+	// idempotency
+	if !s.Idempotency.Probes.IsZero() || s.Idempotency.Concurrent > 0 {
+		if !notify {
+			c.errorf(at("idempotency"), "idempotency probes need the notify API (externalId)")
+		}
+		if s.Idempotency.Concurrent < 0 || s.Idempotency.Concurrent > 100 {
+			c.errorf(at("idempotency.concurrent"), "must be from 0 to 100")
+		}
+	}
+
+	// delivery
+	if s.Delivery.Via == "" {
+		s.Delivery.Via = "sink"
+	}
+	if c.oneOf(at("delivery.via"), s.Delivery.Via, deliveryVia) && s.Delivery.Via == "poll" && notify {
+		c.errorf(at("delivery.via"), "poll needs the messaging API (check-status); notify reports by webhook only")
+	}
+	if s.Delivery.Grace.IsZero() {
+		s.Delivery.Grace, _ = ParseDuration("30s")
+	}
+	if s.Delivery.PollInterval.IsZero() {
+		s.Delivery.PollInterval, _ = ParseDuration("1s")
+	} else if s.Delivery.PollInterval.D <= 0 {
+		c.errorf(at("delivery.pollInterval"), "must be above 0")
+	}
+
+	c.sim(s, p)
+
+	for i, t := range s.Thresholds {
+		if strings.TrimSpace(t) == "" {
+			c.errorf(fmt.Sprintf("%s[%d]", at("thresholds"), i), "empty threshold expression")
+		}
+	}
+	if s.MaxMessages < 0 {
+		c.errorf(at("maxMessages"), "must not be negative")
+	}
+	c.respect(s, p)
+}

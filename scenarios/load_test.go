@@ -1,0 +1,184 @@
+package scenarios
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestBuiltinsLoad(t *testing.T) {
+	names := Builtins()
+	if len(names) == 0 {
+		t.Fatal("no built-in scenarios embedded")
+	}
+	for _, n := range names {
+		s, err := Load(n, env(nil))
+		if err != nil {
+			t.Errorf("built-in %s: %v", n, err)
+			continue
+		}
+		if s.File != "scenarios/"+n+".yaml" {
+			t.Errorf("built-in %s: File = %q", n, s.File)
+		}
+		src, _ := BuiltinSource(n)
+		// every built-in is documented by a comment block at its top
+		if !strings.HasPrefix(string(src), "# "+n+":") {
+			t.Errorf("built-in %s: does not start with a comment block \"# %s: …\"", n, n)
+		}
+		if p := s.Plan(); p.Messages == 0 && s.Load.Profile != "replay" {
+			t.Errorf("built-in %s: plans no message", n)
+		}
+	}
+}
+
+func TestAllErrorsAtOnce(t *testing.T) {
+	src := `name: bad
+api: notify
+clients: zero
+load:
+  profile: constant
+  rate: 150 per minute
+  duraton: 1m
+limit: { rate: 100/1m, mode: ignore }
+retry: { on: [500, teapot], backoff: soon }
+idempotency: { probes: 120% }
+thresholds: ["  "]
+`
+	_, err := Parse("bad.yaml", "", []byte(src), env(nil))
+	var es Errors
+	if !errors.As(err, &es) {
+		t.Fatalf("want Errors, got %v", err)
+	}
+	if !errors.Is(err, ErrInvalid) {
+		t.Error("Errors does not match ErrInvalid")
+	}
+	want := []string{
+		`bad.yaml:3:10: clients: want a count`,
+		`bad.yaml:6:9: load.rate: bad rate "150 per minute"`,
+		`bad.yaml:7:3: load.duraton: unknown field (did you mean "duration"?)`,
+		`bad.yaml:8:30: limit.mode: "ignore" is not one of respect, exceed`,
+		`bad.yaml:9:20: retry.on[1]: "teapot" is not an HTTP code`,
+		`bad.yaml:9:38: retry.backoff: bad duration "soon"`,
+		`bad.yaml:10:24: idempotency.probes: bad percentage "120%": must be between`,
+		`bad.yaml:11:14: thresholds[0]: empty threshold expression`,
+	}
+	got := err.Error()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("missing %q in:\n%s", w, got)
+		}
+	}
+	if n := strings.Count(got, "\n") + 1; n != len(es) {
+		t.Errorf("Error() has %d lines for %d errors", n, len(es))
+	}
+}
+
+func TestExpand(t *testing.T) {
+	tests := []struct {
+		name, src string
+		env       map[string]string
+		want      string // substring of the result, or of the error
+		err       bool
+	}{
+		// a set variable is substituted, also inside a flow mapping
+		{"set", "a: { s: ${S} }", map[string]string{"S": "x1"}, "a: { s: x1 }", false},
+		// the default is used when the variable is unset
+		{"default", "a: ${S:-dflt}", nil, "a: dflt", false},
+		// an unset variable without default is an error at its column
+		{"unset", "a: 1\nb: ${MISSING}", nil, "f:2:4: environment variable MISSING is not set", true},
+		// comments are left alone, so documentation may show ${VAR}
+		{"comment", "# use ${SECRET}\na: 1 # ${X}", nil, "# use ${SECRET}", false},
+		// $${ escapes a literal ${
+		{"escape", "a: $${X}", nil, "a: ${X}", false},
+		// quoted '#' is not a comment start
+		{"quoted hash", `a: "x #${S}"`, map[string]string{"S": "v"}, `a: "x #v"`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errs := expand("f", []byte(tt.src), env(tt.env))
+			if tt.err {
+				if len(errs) == 0 || !strings.Contains(errs.Error(), tt.want) {
+					t.Fatalf("errors %v, want %q", errs, tt.want)
+				}
+				return
+			}
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			if !strings.Contains(string(out), tt.want) {
+				t.Fatalf("got %q, want %q in it", out, tt.want)
+			}
+		})
+	}
+}
+
+func TestRespectRefused(t *testing.T) {
+	src := "api: notify\nclients: 1\nload: { rate: 150/1m, duration: 2m }\nlimit: { rate: 100/1m, mode: respect }\n"
+	_, err := Parse("r.yaml", "", []byte(src), env(nil))
+	if err == nil || !strings.Contains(err.Error(), "r.yaml:3:1: load: limit mode respect cannot be kept: client demo-1 would send up to 150.0") {
+		t.Fatalf("got %v", err)
+	}
+	// the same load over two clients is 75/min each: accepted
+	src = strings.Replace(src, "clients: 1", "clients: 2", 1)
+	s, err := Parse("r.yaml", "", []byte(src), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.Plan()
+	if p.Requests != 300 || len(p.Clients) != 2 || p.Clients[0].Requests != 150 || p.Expected429 != 0 {
+		t.Fatalf("plan %+v", p)
+	}
+}
+
+func TestExceedPlan(t *testing.T) {
+	src := "api: notify\nload: { rate: 150/1m, duration: 2m }\nlimit: { rate: 100/1m, mode: exceed }\nmaxMessages: 250\n"
+	s, err := Parse("e.yaml", "", []byte(src), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.Plan()
+	// 300 planned, 250 really sent; capped at 250 the two windows carry 125 each: 25 over the limit per window
+	if p.Requests != 300 || p.Messages != 250 {
+		t.Fatalf("requests %d messages %d", p.Requests, p.Messages)
+	}
+	if want := 50.0 / 250; p.Expected429 < want-0.01 || p.Expected429 > want+0.01 {
+		t.Fatalf("expected 429 share %v, want %v", p.Expected429, want)
+	}
+}
+
+func TestRedacted(t *testing.T) {
+	src := `api: notify
+target: { baseUrl: "https://u:pw@api.example.com/x?token=abc", tokenUrl: https://auth.example.com/token }
+auth: { clientId: c, clientSecret: ${SECRET} }
+clients:
+  - clientId: a
+    clientSecret: ${SECRET_A}
+  - clientId: b
+load: { rate: 1/s, requests: 5 }
+`
+	s, err := Parse("s.yaml", "", []byte(src), env(map[string]string{"SECRET": "s3cr3t-shared", "SECRET_A": "s3cr3t-a"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Creds[0].Secret != "s3cr3t-a" || s.Creds[1].Secret != "s3cr3t-shared" {
+		t.Fatalf("creds %+v", s.Creds)
+	}
+	b, err := s.Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"s3cr3t", "pw@", "abc"} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("secret %q in redacted output:\n%s", secret, b)
+		}
+	}
+	if !strings.Contains(string(b), Redaction) || !strings.Contains(string(b), "clientId: a") {
+		t.Errorf("redacted output lost its shape:\n%s", b)
+	}
+	// the redacted output is itself a valid scenario (secrets aside)
+	if _, err := Parse("again.yaml", "", b, env(nil)); err != nil {
+		t.Errorf("redacted output does not load: %v\n%s", err, b)
+	}
+}

@@ -1,0 +1,225 @@
+package scenarios
+
+import (
+	"math"
+	"time"
+)
+
+// Plan is what a scenario will do, computed without sending anything: the dry
+// run `msgload validate` prints and the harness sizes its work by.
+type Plan struct {
+	Name, API, Profile string
+	Duration           time.Duration // how long requests are sent (0 for replay: read from the recording)
+	RatePerSecond      float64       // mean planned rate, all clients
+	PeakPerSecond      float64       // highest planned rate, all clients
+	Requests           int64         // messages planned by the load profile (first attempts)
+	Messages           int64         // messages really sent: Requests capped by maxMessages
+	Probes             int64         // extra idempotency probe requests expected
+	Limit              Rate          // the limit per client (zero: none)
+	LimitEnforced      Rate          // the limit the embedded simulator enforces (sim.rateLimit.rate), or Limit
+	Mode               string        // respect | exceed
+	Expected429        float64       // share of first attempts expected to be answered 429
+	Clients            []ClientPlan
+	Parts              []Plan // a file with parts: one plan per part, the fields above are totals
+}
+
+// ClientPlan is one client's share of the plan.
+type ClientPlan struct {
+	ID             string
+	Requests       int64   // first attempts of messages (after maxMessages)
+	RatePerSecond  float64 // mean
+	PeakPerWindow  float64 // most requests in any window of the limit's length (sliding)
+	LimitPerWindow float64 // the limit's count (0: no limit)
+	Expected429    float64 // share expected to be answered 429 (fixed-window estimate)
+}
+
+// rateAt returns the planned total rate (requests per second) at t.
+func (l *LoadSpec) rateAt(t time.Duration) float64 {
+	switch l.Profile {
+	case "constant":
+		return l.Rate.PerSecond()
+	case "ramp":
+		d := l.Duration.D
+		if d <= 0 {
+			return 0
+		}
+		f := float64(t) / float64(d)
+		return l.From.PerSecond() + (l.To.PerSecond()-l.From.PerSecond())*f
+	case "steps":
+		var start time.Duration
+		for _, st := range l.Steps {
+			if t < start+st.Duration.D {
+				return st.Rate.PerSecond()
+			}
+			start += st.Duration.D
+		}
+		return 0
+	case "sine":
+		if l.Period.D <= 0 {
+			return l.Rate.PerSecond()
+		}
+		return l.Rate.PerSecond() + l.Amplitude.PerSecond()*math.Sin(2*math.Pi*float64(t)/float64(l.Period.D))
+	}
+	return 0
+}
+
+// profileDuration is how long the profile runs before any requests cap.
+func (l *LoadSpec) profileDuration() time.Duration {
+	switch l.Profile {
+	case "constant":
+		if !l.Duration.IsZero() {
+			return l.Duration.D
+		}
+		if r := l.Rate.PerSecond(); r > 0 && l.Requests > 0 {
+			return time.Duration(float64(l.Requests) / r * float64(time.Second))
+		}
+	case "steps":
+		var d time.Duration
+		for _, st := range l.Steps {
+			d += st.Duration.D
+		}
+		return d
+	case "ramp", "sine":
+		return l.Duration.D
+	}
+	return 0
+}
+
+// planGrid is how many slices the plan integrates the rate over.
+const planGrid = 4000
+
+// Plan computes what the scenario will do. Rates are spread evenly across
+// clients. The share of 429 is estimated with fixed windows of the enforced
+// limit aligned on the start of the run; it is 0 when there is no limit.
+func (s *Scenario) Plan() Plan {
+	if len(s.Parts) > 0 {
+		p := Plan{Name: s.Name}
+		var first, rejected float64
+		for i := range s.Parts {
+			pp := s.Parts[i].Plan()
+			p.Parts = append(p.Parts, pp)
+			p.Requests += pp.Requests
+			p.Messages += pp.Messages
+			p.Probes += pp.Probes
+			p.RatePerSecond += pp.RatePerSecond
+			p.PeakPerSecond += pp.PeakPerSecond
+			p.Duration = max(p.Duration, pp.Duration)
+			first += float64(pp.Messages)
+			rejected += pp.Expected429 * float64(pp.Messages)
+		}
+		if first > 0 {
+			p.Expected429 = rejected / first
+		}
+		return p
+	}
+	l := &s.Load
+	p := Plan{Name: s.Name, API: s.API, Profile: l.Profile, Limit: s.Limit.Rate, Mode: s.Limit.Mode}
+	p.LimitEnforced = s.Limit.Rate
+	if s.Target.Embedded && !s.Sim.RateLimit.Rate.IsZero() {
+		p.LimitEnforced = s.Sim.RateLimit.Rate
+	}
+	n := max(len(s.Creds), 1)
+	d := l.profileDuration()
+	// cumulative planned count at grid points
+	cum := make([]float64, planGrid+1)
+	dt := d / planGrid
+	for i := 1; i <= planGrid && dt > 0; i++ {
+		a, b := l.rateAt(time.Duration(i-1)*dt), l.rateAt(time.Duration(i)*dt)
+		p.PeakPerSecond = max(p.PeakPerSecond, a, b)
+		cum[i] = cum[i-1] + (a+b)/2*dt.Seconds()
+	}
+	total := cum[planGrid]
+	// a requests cap shortens the run
+	if l.Requests > 0 && total > float64(l.Requests)+0.5 {
+		for i := 1; i <= planGrid; i++ {
+			if cum[i] >= float64(l.Requests) {
+				frac := (float64(l.Requests) - cum[i-1]) / (cum[i] - cum[i-1])
+				d = time.Duration((float64(i-1) + frac) * float64(dt))
+				break
+			}
+		}
+		total = float64(l.Requests)
+	}
+	p.Duration = d
+	p.Requests = int64(math.Round(total))
+	if l.Profile == "replay" {
+		p.Requests = l.Requests
+	}
+	if d > 0 {
+		p.RatePerSecond = total / d.Seconds()
+	}
+	p.Messages = p.Requests
+	if s.MaxMessages > 0 && p.Messages > s.MaxMessages {
+		p.Messages = s.MaxMessages
+	}
+	if f := s.Idempotency.Probes.F; f > 0 {
+		p.Probes = int64(math.Round(f * float64(p.Messages) * float64(max(1, s.Idempotency.Concurrent))))
+	}
+	// count at time t (linear between grid points), capped by the run's end
+	countAt := func(t time.Duration) float64 {
+		if dt <= 0 || t <= 0 {
+			return 0
+		}
+		if t >= d {
+			t = d
+		}
+		x := float64(t) / float64(dt)
+		i := int(x)
+		if i >= planGrid {
+			return cum[planGrid]
+		}
+		return cum[i] + (cum[i+1]-cum[i])*(x-float64(i))
+	}
+	// messages really sent stop at maxMessages: scale the per-window counts
+	scale := 1.0
+	if total > 0 {
+		scale = float64(p.Messages) / total
+	}
+	peak := func(w time.Duration) float64 {
+		if w <= 0 || d <= 0 {
+			return 0
+		}
+		best := 0.0
+		step := min(w, d) / 200
+		if step <= 0 {
+			step = 1
+		}
+		for t := time.Duration(0); t <= d; t += step {
+			best = max(best, countAt(t+w)-countAt(t))
+		}
+		if w >= d {
+			best = max(best, countAt(d))
+		}
+		return best
+	}
+	var clientPeak float64
+	if !s.Limit.Rate.IsZero() {
+		// a message capped by maxMessages is never sent, so the peak is at most the cap
+		clientPeak = min(peak(s.Limit.Rate.Per), float64(p.Messages)) / float64(n)
+	}
+	var rejectedPerClient float64
+	if lim := p.LimitEnforced; !lim.IsZero() && d > 0 && p.Messages > 0 {
+		for start := time.Duration(0); start < d; start += lim.Per {
+			c := (countAt(start+lim.Per) - countAt(start)) * scale / float64(n)
+			rejectedPerClient += max(0, c-lim.Count)
+		}
+		p.Expected429 = min(1, rejectedPerClient*float64(n)/float64(p.Messages))
+	}
+	per := p.Messages / int64(n)
+	extra := p.Messages % int64(n)
+	for i := range n {
+		cp := ClientPlan{ID: "client-1", Requests: per, RatePerSecond: p.RatePerSecond * scale / float64(n),
+			PeakPerWindow: clientPeak, Expected429: p.Expected429}
+		if i < len(s.Creds) {
+			cp.ID = s.Creds[i].ID
+		}
+		if int64(i) < extra {
+			cp.Requests++
+		}
+		if !s.Limit.Rate.IsZero() {
+			cp.LimitPerWindow = s.Limit.Rate.Count
+		}
+		p.Clients = append(p.Clients, cp)
+	}
+	return p
+}

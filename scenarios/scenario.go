@@ -1,0 +1,236 @@
+package scenarios
+
+// The scenario file, field by field. Every field is documented in README.md; the
+// json tags are the YAML names (the decoder, the YAML encoder and the JSON Schema
+// generator all read them).
+
+// Scenario is one scenario file after loading: expanded, decoded, defaulted and
+// checked. A file either describes one run (api, load, …) or holds Parts, each a
+// complete scenario run side by side (the smoke scenario uses this for both APIs).
+type Scenario struct {
+	Name        string      `json:"name" jsonschema:"description=short name of the scenario; names the run"`
+	Description string      `json:"description,omitempty" jsonschema:"description=free text shown by validate"`
+	API         string      `json:"api,omitempty" jsonschema:"enum=messaging,enum=notify,description=which API the scenario drives"`
+	Target      Target      `json:"target,omitempty" jsonschema:"description=embedded (the built-in simulator) or the addresses of a real service"`
+	Confirm     string      `json:"confirm,omitempty" jsonschema:"description=host allowed as a non-loopback target (like --confirm-target)"`
+	Auth        Auth        `json:"auth,omitempty"`
+	Clients     Clients     `json:"clients,omitempty" jsonschema:"description=number of integrations the load is spread across, or a list of their credentials"`
+	Load        LoadSpec    `json:"load,omitempty"`
+	Limit       Limit       `json:"limit,omitempty"`
+	Message     Message     `json:"message,omitempty"`
+	Retry       Retry       `json:"retry,omitempty"`
+	Idempotency Idempotency `json:"idempotency,omitempty"`
+	Delivery    Delivery    `json:"delivery,omitempty"`
+	Sink        string      `json:"sink,omitempty" jsonschema:"description=embedded or the base URL of a standalone sink"`
+	Sim         Sim         `json:"sim,omitempty"`
+	Thresholds  []string    `json:"thresholds,omitempty" jsonschema:"description=expressions that must hold for the run to pass (evaluated by the reports)"`
+	MaxMessages int64       `json:"maxMessages,omitempty" jsonschema:"minimum=0,description=hard cap on messages really sent (like --max-messages); 0 means no cap"`
+	Parts       []Scenario  `json:"parts,omitempty" jsonschema:"description=several complete scenarios run side by side (each with its own api); top-level name and thresholds apply to all"`
+
+	// File is where the scenario came from ("scenarios/smoke.yaml" for a built-in).
+	File string `json:"-"`
+	// Creds are the resolved client credentials, one per client, in order.
+	Creds []Cred `json:"-"`
+
+	pos map[string]Pos // field path → position, for errors found after decoding
+}
+
+// Pos is a position in a scenario file.
+type Pos struct{ Line, Col int }
+
+// Target is "embedded" or the addresses of a real service.
+type Target struct {
+	Embedded bool   `json:"-"`
+	BaseURL  string `json:"baseUrl,omitempty" jsonschema:"description=base URL of the API (messaging: {base_url}; notify: {notify_base_url})"`
+	TokenURL string `json:"tokenUrl,omitempty" jsonschema:"description=token endpoint of the identity provider (notify only)"`
+}
+
+// Auth holds the credentials. Secrets come from the environment (${VAR}).
+type Auth struct {
+	Login        string `json:"login,omitempty" jsonschema:"description=messaging: Basic auth login (a prefix when clients > 1)"`
+	Password     string `json:"password,omitempty" jsonschema:"description=messaging: Basic auth password; use ${ENV}"`
+	ClientID     string `json:"clientId,omitempty" jsonschema:"description=notify: client_id (a prefix when clients > 1: prefix-1 … prefix-N)"`
+	ClientSecret string `json:"clientSecret,omitempty" jsonschema:"description=notify: client_secret shared by the clients; use ${ENV}"`
+}
+
+// Cred is one client's credentials: for notify ID/Secret are client_id and
+// client_secret; for messaging they are the Basic auth login and password.
+type Cred struct {
+	ID     string `json:"clientId,omitempty" jsonschema:"description=notify client_id or messaging login"`
+	Secret string `json:"clientSecret,omitempty" jsonschema:"description=notify client_secret or messaging password; use ${ENV}"`
+}
+
+// Clients is a count (`clients: 3`) or a list of credentials.
+type Clients struct {
+	N    int    `json:"-"`
+	List []Cred `json:"-"`
+}
+
+// LoadSpec is the traffic profile. Rates are totals, spread evenly across clients.
+type LoadSpec struct {
+	Profile   string   `json:"profile,omitempty" jsonschema:"enum=constant,enum=ramp,enum=steps,enum=sine,enum=replay,description=shape of the planned rate (default constant)"`
+	Rate      Rate     `json:"rate,omitempty" jsonschema:"description=constant: the rate; sine: the mean rate"`
+	From      Rate     `json:"from,omitempty" jsonschema:"description=ramp: starting rate"`
+	To        Rate     `json:"to,omitempty" jsonschema:"description=ramp: final rate"`
+	Steps     []Step   `json:"steps,omitempty" jsonschema:"description=steps: rates held one after another"`
+	Amplitude Rate     `json:"amplitude,omitempty" jsonschema:"description=sine: peak deviation from rate"`
+	Period    Duration `json:"period,omitempty" jsonschema:"description=sine: period"`
+	Duration  Duration `json:"duration,omitempty" jsonschema:"description=how long requests are sent"`
+	Requests  int64    `json:"requests,omitempty" jsonschema:"minimum=0,description=a total count of messages (constant: instead of duration; other profiles: a cap)"`
+	File      string   `json:"file,omitempty" jsonschema:"description=replay: recording to replay"`
+	Speed     float64  `json:"speed,omitempty" jsonschema:"description=replay: time scale (2 = twice as fast; default 1)"`
+}
+
+// Step is one step of a steps profile.
+type Step struct {
+	Rate     Rate     `json:"rate"`
+	Duration Duration `json:"duration"`
+}
+
+// Limit is the service's rate limit per client and how the attack treats it.
+type Limit struct {
+	Rate Rate   `json:"rate,omitempty" jsonschema:"description=the limit per client (notify default 100/1m; messaging default none)"`
+	Mode string `json:"mode,omitempty" jsonschema:"enum=respect,enum=exceed,description=respect: stay at or under the limit (plans that cannot are refused); exceed: send the planned excess on purpose"`
+}
+
+// Message says what every request carries.
+type Message struct {
+	Recipient  string      `json:"recipient,omitempty" jsonschema:"description=a number or a pattern with one digit range: +7999{0000000-9999999}"`
+	Recipients *Recipients `json:"recipients,omitempty" jsonschema:"description=recipients from a range or a CSV file (instead of recipient)"`
+	Text       string      `json:"text,omitempty" jsonschema:"description=text template: {{.Seq}} {{.Client}} {{.Recipient}} {{.Run}} {{words N}} {{digits N}}"`
+	TextBytes  int         `json:"textBytes,omitempty" jsonschema:"minimum=0,description=pad or cut the rendered text to this many bytes"`
+	TextParts  int         `json:"textParts,omitempty" jsonschema:"minimum=0,description=pad the text to fill this many SMS parts (153 GSM or 67 UCS-2 characters each)"`
+	Fill       string      `json:"fill,omitempty" jsonschema:"enum=ascii,enum=cyrillic,enum=emoji,description=characters used for padding (default ascii)"`
+	ExternalID string      `json:"externalId,omitempty" jsonschema:"enum=tagged,enum=keep,description=notify: tagged (default) sends the correlation tag; keep reuses the tag of sequence 0 for every message (an idempotency test)"`
+
+	// messaging
+	Scenario        []Item            `json:"scenario,omitempty" jsonschema:"description=messaging: the ordered channels with failover"`
+	Callback        string            `json:"callback,omitempty" jsonschema:"description=messaging: callback URL (default: the sink)"`
+	Schedule        *Schedule         `json:"schedule,omitempty"`
+	URLOptions      *URLOptions       `json:"urlOptions,omitempty"`
+	TrackData       map[string]string `json:"trackData,omitempty" jsonschema:"description=messaging: extra trackData keys (msgload adds its correlation keys)"`
+	ClientRequestID string            `json:"clientRequestId,omitempty" jsonschema:"description=messaging: clientRequestId template (at most 100 characters once rendered)"`
+}
+
+// Recipients lists recipients from a range or a CSV file.
+type Recipients struct {
+	From   string `json:"from,omitempty" jsonschema:"description=first number of a range (+79990000000)"`
+	To     string `json:"to,omitempty" jsonschema:"description=last number of a range, same length as from"`
+	CSV    string `json:"csv,omitempty" jsonschema:"description=CSV file of numbers (relative to the scenario file)"`
+	Column string `json:"column,omitempty" jsonschema:"description=CSV column name holding the number (default: the first column)"`
+	Order  string `json:"order,omitempty" jsonschema:"enum=sequential,enum=random,description=sequential (default) or random"`
+}
+
+// Item is one messaging scenario item (a channel of the cascade).
+type Item struct {
+	Channel          string       `json:"channel" jsonschema:"enum=sms,enum=viber,enum=vkok,enum=push,enum=whatsapp,enum=tgotp"`
+	Sender           string       `json:"sender" jsonschema:"description=sender name: at most 11 characters for sms, 21 otherwise"`
+	Text             string       `json:"text,omitempty" jsonschema:"description=text template for this channel (default: message.text)"`
+	Failover         *Failover    `json:"failover,omitempty"`
+	Attachments      []Attachment `json:"attachments,omitempty"`
+	Buttons          []Button     `json:"buttons,omitempty"`
+	MobilePushAction string       `json:"mobilePushAction,omitempty"`
+	MobilePushTitle  string       `json:"mobilePushTitle,omitempty"`
+}
+
+// Failover is the cascading rule of an item.
+type Failover struct {
+	TTL             int    `json:"ttl,omitempty" jsonschema:"minimum=0,maximum=259200,description=seconds to wait for condition_status"`
+	ConditionStatus string `json:"condition_status,omitempty" jsonschema:"enum=DELIVERED,enum=SEEN"`
+}
+
+// Attachment is media content.
+type Attachment struct {
+	Type string `json:"type" jsonschema:"enum=IMAGE,enum=AUDIO,enum=VIDEO,enum=FILE"`
+	URL  string `json:"url"`
+}
+
+// Button is a message button.
+type Button struct {
+	Caption string `json:"caption"`
+	Action  string `json:"action"`
+}
+
+// Schedule is deferred or time-windowed sending.
+type Schedule struct {
+	SendAfter            string `json:"sendAfter,omitempty" jsonschema:"description=RFC 3339 time"`
+	StartTime            string `json:"startTime,omitempty" jsonschema:"description=HH:MM:SS"`
+	StopTime             string `json:"stopTime,omitempty" jsonschema:"description=HH:MM:SS"`
+	UseRecipientTimeZone bool   `json:"useRecipientTimeZone,omitempty"`
+}
+
+// URLOptions is link shortening.
+type URLOptions struct {
+	ShortenURL bool `json:"shortenUrl"`
+}
+
+// Retry is the retry policy: same body and externalId on every attempt.
+type Retry struct {
+	On         []string `json:"on,omitempty" jsonschema:"description=HTTP codes (500, 503, 429) and timeout or reset that are retried"`
+	Max        int      `json:"max,omitempty" jsonschema:"minimum=0,description=retries after the first attempt"`
+	Backoff    Duration `json:"backoff,omitempty" jsonschema:"description=first wait; doubled each retry"`
+	MaxBackoff Duration `json:"maxBackoff,omitempty" jsonschema:"description=cap on one wait"`
+	Jitter     Percent  `json:"jitter,omitempty" jsonschema:"description=random share added or removed from each wait"`
+	Timeout    Duration `json:"timeout,omitempty" jsonschema:"description=per-request timeout (default 10s)"`
+}
+
+// Idempotency probes resend a share of notifications with the same externalId.
+type Idempotency struct {
+	Probes     Percent `json:"probes,omitempty" jsonschema:"description=share of messages resent with the same externalId"`
+	Concurrent int     `json:"concurrent,omitempty" jsonschema:"minimum=0,description=copies sent at once for a concurrent probe (0: probes are sequential only)"`
+}
+
+// Delivery says how delivery is measured.
+type Delivery struct {
+	Via          string   `json:"via,omitempty" jsonschema:"enum=sink,enum=poll,enum=none,description=sink (callbacks, default), poll (messaging check-status) or none"`
+	Grace        Duration `json:"grace,omitempty" jsonschema:"description=how long to wait for callbacks after the last send (default 30s)"`
+	PollInterval Duration `json:"pollInterval,omitempty" jsonschema:"description=poll: time between reads of one message (default 1s)"`
+}
+
+// Sim holds simulator settings used when the target is embedded.
+type Sim struct {
+	RateLimit     SimRateLimit       `json:"rateLimit,omitempty"`
+	Faults        SimFaults          `json:"faults,omitempty"`
+	Callbacks     SimCallbacks       `json:"callbacks,omitempty"`
+	Profiles      map[string]Profile `json:"profiles,omitempty" jsonschema:"description=per channel (sms, viber, …): delivery delays and outcomes"`
+	NotifyDelay   Delay              `json:"notifyDelay,omitempty" jsonschema:"description=notify: delay to the terminal status"`
+	IncomingShare Percent            `json:"incomingShare,omitempty" jsonschema:"description=messaging: share of messages answered by the subscriber"`
+	TokenLifetime Duration           `json:"tokenLifetime,omitempty" jsonschema:"description=notify: lifetime of issued tokens"`
+	Seed          int64              `json:"seed,omitempty" jsonschema:"description=random seed of the simulator and the message generator (default 1)"`
+}
+
+// SimRateLimit is the simulator's limit per client.
+type SimRateLimit struct {
+	Rate      Rate   `json:"rate,omitempty" jsonschema:"description=default: limit.rate"`
+	Algorithm string `json:"algorithm,omitempty" jsonschema:"enum=fixed,enum=sliding,enum=token-bucket,description=default fixed"`
+}
+
+// SimFaults are injected failures (shares of requests).
+type SimFaults struct {
+	Error500             Percent  `json:"error500,omitempty"`
+	Error503             Percent  `json:"error503,omitempty"`
+	ProcessedThen500     Percent  `json:"processedThen500,omitempty" jsonschema:"description=processed, then answered 500"`
+	ResetAfterProcessing Percent  `json:"resetAfterProcessing,omitempty" jsonschema:"description=processed, then the connection is reset"`
+	Latency              Duration `json:"latency,omitempty" jsonschema:"description=added to every answer"`
+}
+
+// SimCallbacks disturb callbacks (shares of callbacks).
+type SimCallbacks struct {
+	Drop      Percent  `json:"drop,omitempty"`
+	Duplicate Percent  `json:"duplicate,omitempty"`
+	Reorder   Percent  `json:"reorder,omitempty"`
+	Delay     Duration `json:"delay,omitempty"`
+}
+
+// Profile is one channel's delivery behaviour in the simulator.
+type Profile struct {
+	Median   Duration           `json:"median,omitempty"`
+	P95      Duration           `json:"p95,omitempty"`
+	Outcomes map[string]Percent `json:"outcomes,omitempty" jsonschema:"description=state → share: DELIVERED, NOT_DELIVERED, SEEN, EXPIRED, FAILED"`
+}
+
+// Delay is a delay distribution.
+type Delay struct {
+	Median Duration `json:"median,omitempty"`
+	P95    Duration `json:"p95,omitempty"`
+}
