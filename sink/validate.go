@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -217,6 +218,16 @@ func sub(m map[string]json.RawMessage, k string, required bool) (map[string]json
 	return o, nil
 }
 
+// within names a nested field in a malformed-payload error: "type is required"
+// inside recipient becomes "recipient.type is required".
+func within(prefix string, err error) error {
+	msg, ok := strings.CutPrefix(err.Error(), ErrMalformed.Error()+": ")
+	if !ok {
+		return err
+	}
+	return malformed("%s.%s", prefix, msg)
+}
+
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -272,14 +283,16 @@ func ParseStatusRecord(body []byte) (StatusRecord, error) {
 			return r, malformed("error.code is required")
 		}
 		var n json.Number
-		if err := json.Unmarshal(e["code"], &n); err != nil {
+		if raw := bytes.TrimSpace(e["code"]); raw[0] == '"' {
+			return r, malformed("error.code must be an integer")
+		} else if err := json.Unmarshal(raw, &n); err != nil {
 			return r, malformed("error.code must be an integer")
 		}
 		if r.ErrCode, err = n.Int64(); err != nil {
 			return r, malformed("error.code must be an integer")
 		}
 		if r.ErrMsg, _, err = str(e, "message", true); err != nil {
-			return r, fmt.Errorf("error.%w", err)
+			return r, within("error", err)
 		}
 	}
 	return r, nil
@@ -306,10 +319,10 @@ func ParseIncoming(body []byte) (Incoming, error) {
 		return in, err
 	}
 	if _, err := enum(rec, "type", true, map[string]bool{"MSISDN": true}); err != nil {
-		return in, fmt.Errorf("recipient.%w", err)
+		return in, within("recipient", err)
 	}
 	if _, err := maxChars(rec, "value", true, 200); err != nil {
-		return in, fmt.Errorf("recipient.%w", err)
+		return in, within("recipient", err)
 	}
 	if in.Sender, err = maxChars(m, "sender", true, 21); err != nil {
 		return in, err
@@ -327,10 +340,10 @@ func ParseIncoming(body []byte) (Incoming, error) {
 				return in, malformed("attachments[%d] must be an object", i)
 			}
 			if _, err := enum(a, "type", true, attachmentTypes); err != nil {
-				return in, fmt.Errorf("attachments[%d].%w", i, err)
+				return in, within(fmt.Sprintf("attachments[%d]", i), err)
 			}
 			if _, _, err := str(a, "url", true); err != nil {
-				return in, fmt.Errorf("attachments[%d].%w", i, err)
+				return in, within(fmt.Sprintf("attachments[%d]", i), err)
 			}
 		}
 	}
@@ -346,10 +359,10 @@ func ParseIncoming(body []byte) (Incoming, error) {
 	}
 	if ro != nil {
 		if in.ReplyOnTxID, err = uuidField(ro, "txId", true); err != nil {
-			return in, fmt.Errorf("replyOn.%w", err)
+			return in, within("replyOn", err)
 		}
 		if _, err := enum(ro, "type", true, replyTypes); err != nil {
-			return in, fmt.Errorf("replyOn.%w", err)
+			return in, within("replyOn", err)
 		}
 	}
 	return in, nil
