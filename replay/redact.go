@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -63,6 +64,7 @@ func (r *Redactor) Fields() []string {
 	for f := range r.fields {
 		out = append(out, f)
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -247,6 +249,9 @@ func (r *Redactor) Exchange(e *Exchange, reqBody, respBody []byte) {
 	ct := e.Header.Get("Content-Type")
 	e.Header = r.Headers(e.Header)
 	e.RespHeader = r.Headers(e.RespHeader)
+	// Bodies may change length when fields are removed.
+	e.Header.Del("Content-Length")
+	e.RespHeader.Del("Content-Length")
 	e.Query = r.Query(e.Query)
 	e.Body, e.BodyEncoding = encodeBody(r.Body(ct, reqBody))
 	api, _ := Classify(e.Method, e.Path)
