@@ -2,10 +2,12 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -251,5 +253,36 @@ func TestRedactorBody(t *testing.T) {
 		if got := string(r.Body(tt.ct, []byte(tt.in))); got != tt.want {
 			t.Errorf("Body(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+func TestServeFlushesOnCancel(t *testing.T) {
+	up := fakeUpstream(t)
+	u, _ := url.Parse(up.URL)
+	path := filepath.Join(t.TempDir(), "rec.jsonl")
+	f, _ := os.Create(path)
+	defer f.Close()
+	rec, err := NewRecorder(RecorderOptions{Upstream: u, Out: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, rec) }()
+	sendTestTraffic(t, "http://"+ln.Addr().String(), 5)
+	cancel() // what Ctrl-C does in `msgload record`
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	rs, err := Load(path, FormatMsgload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 11 { // 1 token + 5 notify + 5 messaging, all flushed
+		t.Errorf("%d exchanges after shutdown, want 11", len(rs))
 	}
 }
