@@ -312,7 +312,7 @@ func (c *checker) message(s *Scenario, p string, notify bool) {
 		if m.ExternalID == "" {
 			m.ExternalID = "tagged"
 		}
-		c.oneOf(at("externalId"), m.ExternalID, []string{"tagged", "keep"})
+		c.oneOf(at("externalId"), m.ExternalID, []string{"tagged", "none"})
 		for _, f := range []struct {
 			name string
 			set  bool

@@ -101,7 +101,7 @@ type Message struct {
 	TextBytes  int         `json:"textBytes,omitempty" jsonschema:"minimum=0,description=pad or cut the rendered text to this many bytes"`
 	TextParts  int         `json:"textParts,omitempty" jsonschema:"minimum=0,description=pad the text to fill this many SMS parts (153 GSM or 67 UCS-2 characters each)"`
 	Fill       string      `json:"fill,omitempty" jsonschema:"enum=ascii,enum=cyrillic,enum=emoji,description=characters used for padding (default ascii)"`
-	ExternalID string      `json:"externalId,omitempty" jsonschema:"enum=tagged,enum=keep,description=notify: tagged (default) sends the correlation tag; keep reuses the tag of sequence 0 for every message (an idempotency test)"`
+	ExternalID string      `json:"externalId,omitempty" jsonschema:"enum=tagged,enum=none,description=notify: tagged (default) sends the correlation tag as externalId; none sends no externalId (a service without idempotency keys; the sink then matches by joining attempts)"`
 
 	// messaging
 	Scenario        []Item            `json:"scenario,omitempty" jsonschema:"description=messaging: the ordered channels with failover"`
