@@ -105,10 +105,7 @@ func object(body []byte) (map[string]json.RawMessage, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, malformed("body is not valid JSON: %v", err)
 	}
-	if dec.More() {
-		return nil, malformed("trailing data after the JSON object")
-	}
-	if _, err := dec.Token(); err == nil {
+	if len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
 		return nil, malformed("trailing data after the JSON object")
 	}
 	return m, nil

@@ -38,6 +38,8 @@ func TestParseStatusRecord(t *testing.T) {
 		{"error code string", `{"txId":"` + uuid1 + `","updatedAt":"2026-11-23T02:00:00Z","state":"FAILED","error":{"code":"4","message":"x"}}`, "error.code must be an integer"},
 		{"array body", `[{"txId":"` + uuid1 + `"}]`, "not a JSON object"},
 		{"trailing data", `{"txId":"` + uuid1 + `","updatedAt":"2026-11-23T02:00:00Z","state":"FAILED"} {}`, "trailing data"},
+		// A stray closing brace is trailing data too (found by fuzzing).
+		{"trailing brace", `{"txId":"` + uuid1 + `","updatedAt":"2026-11-23T02:00:00Z","state":"FAILED"}}`, "trailing data"},
 		{"not JSON", `txId=1`, "not a JSON object"},
 		{"empty", ``, "empty body"},
 		{"truncated", `{"txId":"` + uuid1 + `","updatedAt":`, "not valid JSON"},

@@ -1,0 +1,170 @@
+package sink
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// childEnv switches the test binary into a standalone sink (TestMain), so the
+// durability test can SIGKILL a real process without building anything else.
+const childEnv = "MSGLOAD_SINK_TEST_CHILD_DIR"
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(childEnv); dir != "" {
+		os.Exit(runChild(dir))
+	}
+	os.Exit(m.Run())
+}
+
+func runChild(dir string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	err := Serve(ctx, ServerConfig{Addr: "127.0.0.1:0", Dir: dir, Ready: func(addr string) {
+		fmt.Printf("ADDR %s\n", addr)
+	}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child sink:", err)
+		return 1
+	}
+	return 0
+}
+
+type child struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+func startChild(t *testing.T, dir string) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "ADDR ") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child sink did not start: %q %v", line, err)
+	}
+	go io.Copy(io.Discard, out)
+	return &child{cmd: cmd, addr: strings.TrimSpace(strings.TrimPrefix(line, "ADDR "))}
+}
+
+// TestDurabilitySIGKILL posts callbacks from many goroutines to a sink in a child
+// process, kills it with SIGKILL at a random moment, restarts it on the same data
+// directory, and checks that every call answered 2xx is in the log.
+func TestDurabilitySIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	dir := t.TempDir()
+	var acked sync.Map // txId → true, answered 200
+	var seq atomic.Int64
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	post := func(addr string) (bool, error) {
+		tx := txID(int(seq.Add(1)))
+		resp, err := client.Post("http://"+addr+"/callback", "application/json", strings.NewReader(status(tx, "DELIVERED", "sms", nil)))
+		if err != nil {
+			return false, err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			acked.Store(tx, true)
+			return true, nil
+		}
+		return false, nil
+	}
+
+	c := startChild(t, dir)
+	var wg sync.WaitGroup
+	var okBefore atomic.Int64
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 2000; i++ { // bounded; the kill comes first
+				ok, err := post(c.addr)
+				if err != nil {
+					return
+				}
+				if ok {
+					okBefore.Add(1)
+				}
+			}
+		}()
+	}
+	time.Sleep(time.Duration(100+rand.IntN(300)) * time.Millisecond)
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.cmd.Wait()
+	wg.Wait()
+	client.CloseIdleConnections()
+	if okBefore.Load() == 0 {
+		t.Fatal("no call was acknowledged before the kill; nothing was tested")
+	}
+
+	// The restarted sink appends to the same log.
+	c2 := startChild(t, dir)
+	for range 20 {
+		if ok, err := post(c2.addr); err != nil || !ok {
+			t.Fatalf("post after restart: ok=%v err=%v", ok, err)
+		}
+	}
+	if err := c2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.cmd.Wait(); err != nil {
+		t.Fatalf("child did not exit cleanly on SIGTERM: %v", err)
+	}
+
+	inLog := map[string]bool{}
+	bad := 0
+	err := rundir.ReadJSONL(dir+"/"+rundir.EventsFile, func(e rundir.Event) error {
+		if e.Corr != nil {
+			inLog[e.Corr.Key] = true
+		}
+		return nil
+	}, func(int, error) { bad++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := 0
+	acked.Range(func(k, _ any) bool {
+		if !inLog[k.(string)] {
+			missing++
+		}
+		return true
+	})
+	total := 0
+	acked.Range(func(any, any) bool { total++; return true })
+	t.Logf("acknowledged %d before the kill, %d in all; %d events in the log; %d cut lines", okBefore.Load(), total, len(inLog), bad)
+	if missing > 0 {
+		t.Errorf("%d acknowledged events are missing from the log", missing)
+	}
+	if bad > 1 {
+		t.Errorf("%d broken lines; at most the one cut by the kill is allowed", bad)
+	}
+}
