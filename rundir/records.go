@@ -48,6 +48,7 @@ type Attempt struct {
 	RetryAfter      string    `json:"retry_after,omitempty"`      // Retry-After header as received
 	RateLimit       string    `json:"ratelimit,omitempty"`        // RateLimit header (IETF draft) as received
 	RateLimitPolicy string    `json:"ratelimit_policy,omitempty"` // RateLimit-Policy header as received
+	Mismatch        bool      `json:"mismatch,omitempty"`         // idempotency probe answered with another notificationId than the message's
 }
 
 // Late is how much later than planned the attempt left.
