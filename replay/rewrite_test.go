@@ -1,0 +1,102 @@
+package replay
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestClientMap(t *testing.T) {
+	reqs := []Request{
+		{API: APINotify, ClientID: "rec-b"}, // first seen: gets the first scenario client
+		{API: APINotify, ClientID: "rec-a"}, // second: the second
+		{API: APINotify, ClientID: "rec-b"}, // seen before: same as before
+		{API: APINotify, ClientID: "rec-c"}, // more recorded than scenario clients: round robin back to the first
+		{API: APIToken, ClientID: "rec-a"},  // token calls use the notify clients
+		{API: APIMessaging, ClientID: "login-x"},
+		{API: APINotify, ClientID: ""}, // unknown client: by position (index 6 % 2 = 0)
+	}
+	cm := NewClientMap(reqs, map[string][]string{APINotify: {"s1", "s2"}, APIMessaging: {"m1"}})
+	want := []string{"s1", "s2", "s1", "s1", "s2", "m1", "s1"}
+	for i := range reqs {
+		if got := cm.Client(i, &reqs[i]); got != want[i] {
+			t.Errorf("request %d (%s): client %q, want %q", i, reqs[i].ClientID, got, want[i])
+		}
+	}
+	// An API with no scenario clients keeps the recorded ids.
+	cm = NewClientMap(reqs, nil)
+	if got := cm.Client(0, &reqs[0]); got != "rec-b" {
+		t.Errorf("no scenario clients: %q", got)
+	}
+}
+
+func TestRewriteBody(t *testing.T) {
+	tests := []struct {
+		name string
+		req  Request
+		o    BodyRewrite
+		want string
+	}{
+		{ // callback goes to the sink, the tag joins the recorded trackData, masked recipient gets digits
+			"messaging send",
+			Request{API: APIMessaging, Op: OpSend, Body: []byte(`{"callback":"http://app/cb","trackData":{"k":"v"},"scenario":[{"recipient":{"value":"+7999*****67"}}]}`)},
+			BodyRewrite{SinkURL: "http://127.0.0.1:9/", TrackData: map[string]string{"msgload_run": "r1"}},
+			`{"callback":"http://127.0.0.1:9/callback","scenario":[{"recipient":{"value":"` + Unmask("+7999*****67") + `"}}],"trackData":{"k":"v","msgload_run":"r1"}}`,
+		},
+		{ // a fresh externalId replaces the recorded one
+			"notify new id",
+			Request{API: APINotify, Op: OpSend, Body: []byte(`{"externalId":"old","n":1.50}`)},
+			BodyRewrite{ExternalID: "ml.r1.1.5"},
+			`{"externalId":"ml.r1.1.5","n":1.50}`,
+		},
+		{ // keep mode: the recorded externalId stays
+			"notify keep",
+			Request{API: APINotify, Op: OpSend, Body: []byte(`{"externalId":"old"}`)},
+			BodyRewrite{},
+			`{"externalId":"old"}`,
+		},
+		{ // webhook registration points at the sink
+			"webhook",
+			Request{API: APINotify, Op: OpWebhook, Body: []byte(`{"url":"https://app/hook"}`)},
+			BodyRewrite{SinkURL: "http://127.0.0.1:9"},
+			`{"url":"http://127.0.0.1:9/webhook"}`,
+		},
+		{ // a body that is not JSON is sent as recorded
+			"not json",
+			Request{API: APIMessaging, Op: OpSend, Body: []byte(`{broken`)},
+			BodyRewrite{SinkURL: "http://s"},
+			`{broken`,
+		},
+	}
+	for _, tt := range tests {
+		got, err := RewriteBody(&tt.req, tt.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !jsonEqual(got, []byte(tt.want)) && string(got) != tt.want {
+			t.Errorf("%s: got %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	ja, _ := json.Marshal(x)
+	jb, _ := json.Marshal(y)
+	return string(ja) == string(jb)
+}
+
+func TestUnmask(t *testing.T) {
+	a, b := Unmask("+7999*****67"), Unmask("+7999*****68")
+	if a == b || a != Unmask("+7999*****67") { // stable, and distinct masks stay distinct here
+		t.Errorf("Unmask not stable or collides: %s %s", a, b)
+	}
+	if len(a) != 12 || a[:5] != "+7999" || a[10:] != "67" || MaskPhone(a) != "+7999*****67" {
+		t.Errorf("Unmask changed the kept digits: %s", a)
+	}
+	if Unmask("a*b") != "a*b" { // not a masked number
+		t.Error("Unmask touched text")
+	}
+}
