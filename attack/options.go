@@ -1,0 +1,192 @@
+package attack
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// Errors returned by Run.
+var (
+	ErrOptions     = errors.New("attack options")
+	ErrMaxMessages = errors.New("max messages reached")
+)
+
+// Limit modes.
+const (
+	ModeRespect = "respect" // keep every client at or under the limit in any window; honour Retry-After
+	ModeExceed  = "exceed"  // send as planned, whatever the limit
+)
+
+// Operations, as recorded in Attempt.Op and the operation label.
+const (
+	OpSend        = "send"
+	OpCheckStatus = "check_status"
+	OpWebhook     = "webhook"
+	OpToken       = "token"
+)
+
+// Probe kinds, as recorded in Attempt.Probe.
+const (
+	ProbeSequential = "sequential"
+	ProbeConcurrent = "concurrent"
+)
+
+// Client is one integration: a messaging login and password, or a
+// notification client_id and secret. The secret never leaves this package.
+type Client struct {
+	ID     string
+	Secret string
+}
+
+// Limit is the per-client rate limit of the service and how to treat it.
+type Limit struct {
+	Requests int           // requests allowed per client in any Window; 0 = no limit known
+	Window   time.Duration // e.g. time.Minute
+	Mode     string        // ModeRespect or ModeExceed ("" = exceed)
+}
+
+// Retry is the retry policy: which answers are retried, how often and how long
+// to wait. The same body (and externalId) is sent again.
+type Retry struct {
+	On        []int         // HTTP codes retried, e.g. 429, 500, 503
+	OnTimeout bool          // retry when no answer came (timeout, reset)
+	Max       int           // retries after the first attempt
+	Backoff   time.Duration // wait before retry 1; doubled for each next one
+	MaxWait   time.Duration // cap of one wait (0 = 30 s)
+	Jitter    float64       // 0..1: each wait is multiplied by a random factor in [1-Jitter, 1+Jitter]
+}
+
+// Poll is messaging delivery measured by polling check-status.
+type Poll struct {
+	Interval time.Duration // between two polls of a message
+	Until    time.Duration // give up this long after the first send
+}
+
+// Options is everything one attack needs. The harness fills it from a scenario.
+type Options struct {
+	API      string // rundir.APIMessaging or rundir.APINotify
+	BaseURL  string // API base URL, e.g. http://127.0.0.1:8080
+	TokenURL string // notify: token endpoint of the identity provider
+	Clients  []Client
+
+	Pacer    vegeta.Pacer  // when requests leave
+	Duration time.Duration // 0 = until Requests
+	Requests int64         // messages to send (first attempts); 0 = until Duration
+	// MaxMessages is a hard cap on messages really sent (first attempts), a
+	// safety for paid traffic; 0 = no cap.
+	MaxMessages int64
+
+	// Body returns the request body of message seq for client, carrying tag
+	// (externalId for notify, trackData for messaging). It is called once per
+	// message; retries and probes resend the same bytes.
+	Body  func(seq int64, client string, tag rundir.Tag) ([]byte, error)
+	Chain []string // messaging: the scenario's channels in order (carried in the tag)
+
+	RunID    string
+	Scenario string // for msgload_run_info
+
+	Limit            Limit
+	Retry            Retry
+	Probes           float64 // notify: share of messages (0..1) resent with the same externalId
+	ProbeConcurrency int     // concurrent resends of a probed message (besides the sequential one); 0 = 2
+	Poll             *Poll   // messaging: poll check-status after an accepted send
+
+	// WebhookURL, for notify, is registered for every client with
+	// POST /api/v1/webhooks before the load starts.
+	WebhookURL string
+
+	Timeout     time.Duration // per HTTP request; 0 = 30 s
+	Workers     uint64        // vegeta's initial workers; 0 = vegeta's default
+	MaxWorkers  uint64        // 0 = unbounded
+	Connections int           // idle connections kept per host; 0 = 10000
+	// LateAfter is how much later than planned a first attempt may leave
+	// before it counts as late; 0 = 10 ms.
+	LateAfter time.Duration
+
+	Out      Recorder  // receives every attempt; nil = none
+	Metrics  *Metrics  // nil = no metrics
+	Progress *Progress // live counters for a progress display; nil = internal
+}
+
+func (o *Options) check() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch o.API {
+	case rundir.APIMessaging, rundir.APINotify:
+	default:
+		bad("api %q: want %q or %q", o.API, rundir.APIMessaging, rundir.APINotify)
+	}
+	if u, err := url.Parse(o.BaseURL); err != nil || u.Scheme == "" || u.Host == "" {
+		bad("base URL %q: want an absolute http(s) URL", o.BaseURL)
+	}
+	if o.API == rundir.APINotify {
+		if u, err := url.Parse(o.TokenURL); err != nil || u.Scheme == "" || u.Host == "" {
+			bad("token URL %q: want an absolute http(s) URL", o.TokenURL)
+		}
+	}
+	if len(o.Clients) == 0 {
+		bad("no clients")
+	}
+	seen := map[string]bool{}
+	for i, c := range o.Clients {
+		if c.ID == "" {
+			bad("client %d: empty id", i+1)
+		}
+		if seen[c.ID] {
+			bad("client %q: listed twice", c.ID)
+		}
+		seen[c.ID] = true
+	}
+	if o.Pacer == nil {
+		bad("no pacer")
+	}
+	if o.Duration <= 0 && o.Requests <= 0 {
+		bad("neither a duration nor a request count: the attack would never end")
+	}
+	if o.Duration < 0 || o.Requests < 0 || o.MaxMessages < 0 {
+		bad("negative duration, request count or message cap")
+	}
+	if o.Body == nil {
+		bad("no body function")
+	}
+	if !rundir.ValidRunID(o.RunID) {
+		bad("run id %q: want 1 to 64 of [A-Za-z0-9_-]", o.RunID)
+	}
+	switch o.Limit.Mode {
+	case "", ModeExceed:
+	case ModeRespect:
+		if o.Limit.Requests <= 0 || o.Limit.Window <= 0 {
+			bad("limit mode respect needs a positive request count and window")
+		}
+	default:
+		bad("limit mode %q: want %q or %q", o.Limit.Mode, ModeRespect, ModeExceed)
+	}
+	if o.Retry.Max < 0 || o.Retry.Backoff < 0 || o.Retry.Jitter < 0 || o.Retry.Jitter > 1 {
+		bad("retry: max, backoff must not be negative and jitter must be in [0, 1]")
+	}
+	if o.Probes < 0 || o.Probes > 1 || math.IsNaN(o.Probes) {
+		bad("probes %g: want a share in [0, 1]", o.Probes)
+	}
+	if o.Probes > 0 && o.API != rundir.APINotify {
+		bad("idempotency probes are for the notify API (externalId)")
+	}
+	if o.Poll != nil {
+		if o.API != rundir.APIMessaging {
+			bad("polling is for the messaging API")
+		}
+		if o.Poll.Interval <= 0 || o.Poll.Until <= 0 {
+			bad("poll: interval and until must be positive")
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrOptions, errors.Join(errs...))
+}

@@ -1,0 +1,58 @@
+package attack
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// answer is what the attacker reads from a response body: the ids and state
+// of the messaging and notify answers. Unknown fields are ignored.
+type answer struct {
+	TxID           string `json:"txId"`
+	State          string `json:"state"`
+	Channel        string `json:"channel"`
+	NotificationID string `json:"notificationId"`
+}
+
+// parseAnswer reads the ids from a response body. A body that is not a JSON
+// object yields an empty answer: the attempt is still recorded by its code.
+func parseAnswer(body []byte) answer {
+	var a answer
+	b := bytes.TrimSpace(body)
+	if len(b) == 0 || b[0] != '{' {
+		return a
+	}
+	if err := json.Unmarshal(b, &a); err != nil {
+		return answer{}
+	}
+	return a
+}
+
+// parseRetryAfter reads a Retry-After header: delay seconds or an HTTP date
+// (relative to now). ok is false when the value is absent or malformed.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if n, err := strconv.ParseFloat(v, 64); err == nil {
+		// RFC 9110 wants whole seconds; fractional ones are accepted, negative are not.
+		if n < 0 || n > 1e9 || n != n {
+			return 0, false
+		}
+		return time.Duration(n * float64(time.Second)), true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	d := t.Sub(now)
+	if d < 0 {
+		d = 0
+	}
+	return d, true
+}

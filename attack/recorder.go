@@ -1,0 +1,111 @@
+package attack
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// File names written by FileRecorder in the run directory.
+const (
+	AttemptsFile = "attempts.jsonl"
+	ResultsFile  = "results.bin"
+)
+
+// Recorder receives every attempt with its vegeta result. Record is called
+// from many goroutines at once.
+type Recorder interface {
+	Record(a *rundir.Attempt, r *vegeta.Result) error
+}
+
+// FileRecorder writes attempts to attempts.jsonl and the matching vegeta
+// results to results.bin (vegeta's gob encoding, so `vegeta report` reads it).
+type FileRecorder struct {
+	mu       sync.Mutex
+	jf, rf   *os.File
+	jw, rw   *bufio.Writer
+	jenc     *json.Encoder
+	enc      vegeta.Encoder
+	err      error
+	attempts int64
+}
+
+// NewRecorder creates dir/attempts.jsonl and dir/results.bin. Files that exist
+// are refused, so a run never overwrites another.
+func NewRecorder(dir string) (*FileRecorder, error) {
+	jf, err := os.OpenFile(filepath.Join(dir, AttemptsFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create attempt log: %w", err)
+	}
+	rf, err := os.OpenFile(filepath.Join(dir, ResultsFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		jf.Close()
+		return nil, fmt.Errorf("create vegeta results: %w", err)
+	}
+	r := &FileRecorder{jf: jf, rf: rf, jw: bufio.NewWriterSize(jf, 256<<10), rw: bufio.NewWriterSize(rf, 256<<10)}
+	r.jenc = json.NewEncoder(r.jw)
+	r.jenc.SetEscapeHTML(false)
+	r.enc = vegeta.NewEncoder(r.rw)
+	return r, nil
+}
+
+// Record implements Recorder. The first write error is kept and returned by
+// every later call and by Close.
+func (r *FileRecorder) Record(a *rundir.Attempt, res *vegeta.Result) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return r.err
+	}
+	if err := r.jenc.Encode(a); err != nil {
+		r.err = fmt.Errorf("write attempt log: %w", err)
+		return r.err
+	}
+	if res != nil {
+		if err := r.enc.Encode(res); err != nil {
+			r.err = fmt.Errorf("write vegeta results: %w", err)
+			return r.err
+		}
+	}
+	r.attempts++
+	return nil
+}
+
+// Flush writes buffered records to the files.
+func (r *FileRecorder) Flush() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.flush()
+}
+
+func (r *FileRecorder) flush() error {
+	if r.err != nil {
+		return r.err
+	}
+	if err := r.jw.Flush(); err != nil {
+		r.err = fmt.Errorf("flush attempt log: %w", err)
+	} else if err := r.rw.Flush(); err != nil {
+		r.err = fmt.Errorf("flush vegeta results: %w", err)
+	}
+	return r.err
+}
+
+// Close flushes and closes both files.
+func (r *FileRecorder) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	err := r.flush()
+	err = errors.Join(err, r.jf.Sync(), r.jf.Close(), r.rf.Sync(), r.rf.Close())
+	if err != nil {
+		return fmt.Errorf("close attempt files: %w", err)
+	}
+	return nil
+}

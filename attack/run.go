@@ -1,0 +1,708 @@
+package attack
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// seqHeader carries the message sequence from the targeter to the engine's
+// RoundTripper; it is never sent.
+const seqHeader = "X-Msgload-Seq"
+
+// maxAnswer caps how much of a response body is read.
+const maxAnswer = 1 << 20
+
+// scheduleSlots is the size of the ring of intended send times shared by the
+// pacer and the targeter; it must exceed the hits the pacer can run ahead of
+// the targeter (at most one per vegeta worker blocked between the two).
+const scheduleSlots = 1 << 16
+
+var errStopped = errors.New("attack stopped")
+
+// message is one message in flight between the targeter and the RoundTripper.
+type message struct {
+	seq      int64
+	client   *clientState
+	body     []byte
+	intended time.Time
+	first    time.Time
+	extID    string
+	attempts int // attempts made so far (retries, then probes, number on)
+}
+
+type clientState struct {
+	Client
+	lim *windowLimiter // nil unless the limit is respected
+	tok *tokenCache    // notify only
+	met *clientMetrics // nil without metrics
+}
+
+type engine struct {
+	o         *Options
+	hc        *http.Client // the real client every request goes through
+	clients   []*clientState
+	prog      *Progress
+	stop      context.Context // cancelled: no new sends
+	abort     context.Context // cancelled: abandon in-flight work
+	lateAfter time.Duration
+	timeout   time.Duration
+	sendURL   string
+	statusURL string // check-status prefix
+	retryOn   map[int]bool
+	retryCap  time.Duration
+
+	began atomic.Int64 // Unix ns of the attack's start, set by the pacer
+	ring  []atomic.Int64
+	seq   atomic.Int64
+	vseq  atomic.Uint64
+	msgs  sync.Map // seq → *message
+	wg    sync.WaitGroup
+	maxed atomic.Bool
+
+	errOnce sync.Once
+	err     error
+
+	inFlight interface{ Add(float64) }
+	planned  interface{ Set(float64) }
+}
+
+// Run attacks with o until the pacer, Duration, Requests or MaxMessages end
+// it, or ctx is cancelled (no new sends; retries, probes and polls of messages
+// already sent go on until Options.Abort). It returns when all in-flight work
+// is done.
+func Run(ctx context.Context, o Options) (Result, error) {
+	return RunWithAbort(ctx, context.Background(), o)
+}
+
+// RunWithAbort is Run with a second context: when abort ends, requests in
+// flight are cancelled and retries, probes and polls are abandoned.
+func RunWithAbort(ctx, abort context.Context, o Options) (Result, error) {
+	if err := o.check(); err != nil {
+		return Result{}, err
+	}
+	e := newEngine(ctx, abort, &o)
+	if o.API == rundir.APINotify && o.WebhookURL != "" {
+		if err := e.registerWebhooks(); err != nil {
+			return Result{Snapshot: e.prog.Snapshot()}, err
+		}
+	}
+	atk := vegeta.NewAttacker(
+		vegeta.Client(&http.Client{Transport: e}),
+		vegeta.Workers(orDefault(o.Workers, vegeta.DefaultWorkers)),
+		vegeta.MaxWorkers(orDefault(o.MaxWorkers, vegeta.DefaultMaxWorkers)),
+		vegeta.Redirects(vegeta.NoFollow),
+	)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			atk.Stop()
+		case <-done:
+		}
+	}()
+	start := time.Now()
+	if o.Metrics != nil {
+		o.Metrics.start(&o, start)
+	}
+	p := &schedPacer{p: o.Pacer, e: e, max: o.Requests}
+	for range atk.Attack(e.target, p, o.Duration, o.RunID) {
+		// Every attempt is recorded by the engine; vegeta's own result of a
+		// hit (a whole message with its retries) is not needed.
+	}
+	close(done)
+	e.wg.Wait()
+	end := time.Now()
+	if o.Metrics != nil {
+		o.Metrics.end(end)
+	}
+	if b := e.began.Load(); b != 0 {
+		start = time.Unix(0, b)
+	}
+	res := Result{Start: start, End: end, Stopped: ctx.Err() != nil || e.maxed.Load(), Snapshot: e.prog.Snapshot()}
+	return res, e.err
+}
+
+func orDefault(v, d uint64) uint64 {
+	if v == 0 {
+		return d
+	}
+	return v
+}
+
+func newEngine(stop, abort context.Context, o *Options) *engine {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	conns := o.Connections
+	if conns <= 0 {
+		conns = vegeta.DefaultConnections
+	}
+	tr.MaxIdleConns = conns
+	tr.MaxIdleConnsPerHost = conns
+	e := &engine{
+		o:         o,
+		hc:        &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		prog:      o.Progress,
+		stop:      stop,
+		abort:     abort,
+		lateAfter: o.LateAfter,
+		timeout:   o.Timeout,
+		ring:      make([]atomic.Int64, scheduleSlots),
+		retryOn:   map[int]bool{},
+		retryCap:  o.Retry.MaxWait,
+	}
+	if e.prog == nil {
+		e.prog = new(Progress)
+	}
+	if e.lateAfter <= 0 {
+		e.lateAfter = 10 * time.Millisecond
+	}
+	if e.timeout <= 0 {
+		e.timeout = vegeta.DefaultTimeout
+	}
+	if e.retryCap <= 0 {
+		e.retryCap = 30 * time.Second
+	}
+	for _, c := range o.Retry.On {
+		e.retryOn[c] = true
+	}
+	base := strings.TrimRight(o.BaseURL, "/")
+	if o.API == rundir.APINotify {
+		e.sendURL = base + "/api/v1/notifications"
+	} else {
+		e.sendURL = base + "/messaging/v1/send"
+		e.statusURL = base + "/messaging/v1/check-status/"
+	}
+	if o.Metrics != nil {
+		e.inFlight = o.Metrics.inFlight.WithLabelValues(o.API)
+		e.planned = o.Metrics.planned.WithLabelValues(o.API)
+	}
+	for _, c := range o.Clients {
+		cs := &clientState{Client: c, met: o.Metrics.forClient(o.API, c.ID)}
+		if o.Limit.Mode == ModeRespect {
+			cs.lim = newWindowLimiter(o.Limit.Requests, o.Limit.Window)
+		}
+		if o.API == rundir.APINotify {
+			cs.tok = newTokenCache(c, o.TokenURL, &http.Client{Transport: &tokenRecorder{e: e, c: cs, next: tr}})
+		}
+		e.clients = append(e.clients, cs)
+	}
+	return e
+}
+
+// fail keeps the first error that ends the run.
+func (e *engine) fail(err error) {
+	e.errOnce.Do(func() { e.err = err })
+}
+
+// schedPacer wraps the scenario's pacer: it stops after max hits, and writes
+// each hit's intended time (the attack's start plus the pacer's schedule) where
+// the targeter reads it, so lateness is measured against the plan.
+type schedPacer struct {
+	p     vegeta.Pacer
+	e     *engine
+	max   int64
+	began time.Time
+}
+
+func (s *schedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
+	if s.began.IsZero() {
+		s.began = time.Now().Add(-elapsed)
+		s.e.began.Store(s.began.UnixNano())
+	}
+	if s.max > 0 && hits >= uint64(s.max) {
+		return 0, true
+	}
+	wait, stop := s.p.Pace(elapsed, hits)
+	if stop {
+		return wait, stop
+	}
+	s.e.ring[hits%scheduleSlots].Store(int64(elapsed + max(wait, 0)))
+	if s.e.planned != nil && hits%16 == 0 {
+		s.e.planned.Set(s.p.Rate(elapsed))
+	}
+	return wait, false
+}
+
+func (s *schedPacer) Rate(elapsed time.Duration) float64 { return s.p.Rate(elapsed) }
+
+// target is the vegeta.Targeter: it builds message seq's request with a fresh
+// tag, after the client's limiter (respect mode) lets it go.
+func (e *engine) target(t *vegeta.Target) error {
+	if e.stop.Err() != nil {
+		return errStopped
+	}
+	seq := e.seq.Add(1)
+	if e.o.MaxMessages > 0 && seq > e.o.MaxMessages {
+		e.maxed.Store(true)
+		return ErrMaxMessages
+	}
+	intended := time.Unix(0, e.began.Load()+e.ring[(seq-1)%scheduleSlots].Load())
+	c := e.clients[(seq-1)%int64(len(e.clients))]
+	if c.lim != nil {
+		if _, err := c.lim.wait(e.stop); err != nil {
+			return errStopped
+		}
+	}
+	first := time.Now()
+	tag := rundir.Tag{Run: e.o.RunID, Seq: seq, First: first, Chain: e.o.Chain}
+	body, err := e.o.Body(seq, c.ID, tag)
+	if err != nil {
+		err = fmt.Errorf("build body of message %d: %w", seq, err)
+		e.fail(err)
+		return err
+	}
+	m := &message{seq: seq, client: c, body: body, intended: intended, first: first}
+	if e.o.API == rundir.APINotify {
+		m.extID = tag.ExternalID()
+	}
+	e.msgs.Store(seq, m)
+	t.Method = http.MethodPost
+	t.URL = e.sendURL
+	t.Body = body
+	t.Header = http.Header{seqHeader: {strconv.FormatInt(seq, 10)}}
+	return nil
+}
+
+// RoundTrip implements http.RoundTripper for vegeta's client: it takes the
+// message the targeter prepared and sends it with retries, then starts its
+// probes or polls. The answer given back to vegeta is the last attempt's.
+func (e *engine) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	seq, _ := strconv.ParseInt(req.Header.Get(seqHeader), 10, 64)
+	v, ok := e.msgs.LoadAndDelete(seq)
+	if !ok {
+		return nil, fmt.Errorf("attack: no message %d", seq)
+	}
+	m := v.(*message)
+	last, ans := e.send(m)
+	if last.Outcome == rundir.OutcomeOK {
+		e.prog.Accepted.Add(1)
+		if e.o.Poll != nil && ans.TxID != "" {
+			e.wg.Add(1)
+			go func() { defer e.wg.Done(); e.poll(m, ans.TxID) }()
+		}
+		if e.o.Probes > 0 && ans.NotificationID != "" && probed(m.seq, e.o.Probes) {
+			e.wg.Add(1)
+			go func() { defer e.wg.Done(); e.probe(m, ans.NotificationID) }()
+		}
+	}
+	if last.Code == 0 {
+		return nil, errors.New(last.Error)
+	}
+	return &http.Response{StatusCode: last.Code, Status: strconv.Itoa(last.Code), Body: http.NoBody,
+		Header: http.Header{}, Request: req, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}, nil
+}
+
+// probed spreads a share p of the messages evenly over the sequence.
+func probed(seq int64, p float64) bool {
+	return math.Floor(float64(seq)*p) > math.Floor(float64(seq-1)*p)
+}
+
+// send makes the attempts of one message: the first, then retries.
+func (e *engine) send(m *message) (*rundir.Attempt, answer) {
+	c := m.client
+	intended := m.intended
+	authRetried := false
+	for n := 1; ; n++ {
+		m.attempts = n
+		a := e.attempt(m, OpSend, n)
+		a.Intended = intended
+		ans, hdr := e.exchange(c, a, http.MethodPost, e.sendURL, m.body, n == 1)
+		if n == 1 {
+			e.prog.Sent.Add(1)
+			late := a.Sent.Sub(a.Intended)
+			if late > e.lateAfter {
+				e.prog.Late.Add(1)
+			}
+			if c.met != nil {
+				c.met.sent.Inc()
+				c.met.m.lag.WithLabelValues(e.o.API).Observe(max(late, 0).Seconds())
+				if late > e.lateAfter {
+					c.met.m.late.WithLabelValues(e.o.API).Inc()
+				}
+			}
+		} else {
+			e.prog.Retries.Add(1)
+			if c.met != nil {
+				c.met.retries.Inc()
+			}
+		}
+		e.write(c, a)
+		if a.Outcome == rundir.OutcomeOK || e.abort.Err() != nil {
+			return a, ans
+		}
+		retry := e.retryOn[a.Code] || (a.Code == 0 && a.Outcome == rundir.OutcomeUnknown && e.o.Retry.OnTimeout)
+		wait := e.backoff(n)
+		if a.Code == http.StatusUnauthorized && c.tok != nil && !authRetried {
+			// The token was refused: the exchange dropped it; one retry with a new one.
+			authRetried, retry, wait = true, true, 0
+			if n > e.o.Retry.Max {
+				return a, ans
+			}
+		}
+		if !retry || n > e.o.Retry.Max {
+			return a, ans
+		}
+		if d, ok := parseRetryAfter(hdr.Get("Retry-After"), time.Now()); ok && d > wait {
+			wait = min(d, e.retryCap)
+		}
+		intended = time.Now().Add(wait)
+		if !e.sleep(wait) {
+			return a, ans
+		}
+	}
+}
+
+// backoff is the wait before retry n (after attempt n): Backoff·2^(n-1) with jitter.
+func (e *engine) backoff(n int) time.Duration {
+	b := float64(e.o.Retry.Backoff) * math.Pow(2, float64(n-1))
+	if j := e.o.Retry.Jitter; j > 0 {
+		b *= 1 - j + 2*j*rand.Float64()
+	}
+	return min(time.Duration(b), e.retryCap)
+}
+
+// sleep waits d unless the run is aborted; it reports whether it slept fully.
+func (e *engine) sleep(d time.Duration) bool {
+	if d <= 0 {
+		return e.abort.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-e.abort.Done():
+		return false
+	}
+}
+
+func (e *engine) attempt(m *message, op string, n int) *rundir.Attempt {
+	a := &rundir.Attempt{Seq: m.seq, API: e.o.API, Op: op, Client: m.client.ID, Attempt: n,
+		FirstSent: m.first, ExternalID: m.extID}
+	if e.o.API == rundir.APIMessaging && op == OpSend && len(e.o.Chain) > 0 {
+		a.Channel = e.o.Chain[0]
+	}
+	return a
+}
+
+// exchange makes one HTTP request for a, fills a with what happened and
+// returns the answer read from the body and the response headers. limited
+// says the limiter was already passed (the first attempt, in the targeter).
+func (e *engine) exchange(c *clientState, a *rundir.Attempt, method, u string, body []byte, limited bool) (answer, http.Header) {
+	if c.lim != nil && !limited {
+		if _, err := c.lim.wait(e.abort); err != nil {
+			a.Sent = time.Now()
+			a.Outcome, a.Class, a.Error = rundir.OutcomeFail, "other", "aborted before sending"
+			return answer{}, nil
+		}
+	}
+	ctx, cancel := context.WithTimeout(e.abort, e.timeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		a.Sent = time.Now()
+		a.Outcome, a.Class, a.Error = rundir.OutcomeFail, "other", "build request: "+err.Error()
+		return answer{}, nil
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	var bearer string
+	if c.tok != nil {
+		bearer, err = c.tok.token(ctx)
+		if err != nil {
+			a.Sent = time.Now()
+			a.Outcome, a.Class, a.Error = rundir.OutcomeFail, "other", err.Error()
+			return answer{}, nil
+		}
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	} else {
+		req.SetBasicAuth(c.ID, c.Secret)
+	}
+	a.BytesOut = int64(len(body))
+	e.prog.InFlight.Add(1)
+	if e.inFlight != nil {
+		e.inFlight.Add(1)
+	}
+	a.Sent = time.Now()
+	resp, err := e.hc.Do(req)
+	var data []byte
+	if err == nil {
+		data, err = io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+		resp.Body.Close()
+	}
+	a.Latency = time.Since(a.Sent).Seconds()
+	e.prog.InFlight.Add(-1)
+	if e.inFlight != nil {
+		e.inFlight.Add(-1)
+	}
+	if resp == nil {
+		a.Outcome, a.Class = rundir.OutcomeUnknown, errClass(err)
+		if a.Class == "conn" {
+			a.Outcome = rundir.OutcomeFail // refused: nothing reached the service
+		}
+		a.Error = err.Error()
+		return answer{}, nil
+	}
+	a.Code = resp.StatusCode
+	a.BytesIn = int64(len(data))
+	a.RetryAfter = resp.Header.Get("Retry-After")
+	a.RateLimit = resp.Header.Get("RateLimit")
+	a.RateLimitPolicy = resp.Header.Get("RateLimit-Policy")
+	a.Outcome, a.Class = codeClass(resp.StatusCode)
+	if err != nil { // the body broke off: the service answered, the answer is partial
+		a.Error = "read answer: " + err.Error()
+	} else if a.Outcome != rundir.OutcomeOK {
+		a.Error = resp.Status
+	}
+	ans := parseAnswer(data)
+	a.TxID, a.NotificationID = ans.TxID, ans.NotificationID
+	if ans.State != "" {
+		a.State = ans.State
+	}
+	if ans.Channel != "" {
+		a.Channel = ans.Channel
+	}
+	if resp.StatusCode == http.StatusUnauthorized && c.tok != nil {
+		c.tok.invalidate(bearer)
+	}
+	if resp.StatusCode == http.StatusTooManyRequests && c.lim != nil {
+		if d, ok := parseRetryAfter(a.RetryAfter, time.Now()); ok {
+			c.lim.block(time.Now().Add(d))
+		}
+	}
+	return ans, resp.Header
+}
+
+// write counts a in the metrics and progress and hands it to the recorder.
+func (e *engine) write(c *clientState, a *rundir.Attempt) {
+	e.prog.Requests.Add(1)
+	if a.Outcome != rundir.OutcomeOK {
+		e.prog.Errors.Add(1)
+	}
+	if a.Code == http.StatusTooManyRequests {
+		e.prog.RateLimited.Add(1)
+	}
+	if c.met != nil {
+		c.met.request(a.Op, a.Code).Inc()
+		if a.Op != OpToken {
+			c.met.m.duration.WithLabelValues(e.o.API, a.Op).Observe(a.Latency)
+		} else {
+			c.met.m.duration.WithLabelValues(e.o.API, OpToken).Observe(a.Latency)
+		}
+		if a.Code == http.StatusTooManyRequests {
+			c.met.rateLimited.Inc()
+		}
+		if d, ok := parseRetryAfter(a.RetryAfter, a.Sent); ok {
+			c.met.m.retryAfter.WithLabelValues(e.o.API).Observe(d.Seconds())
+		}
+	}
+	if e.o.Out == nil {
+		return
+	}
+	r := &vegeta.Result{
+		Attack:    e.o.RunID,
+		Seq:       e.vseq.Add(1) - 1,
+		Code:      uint16(a.Code),
+		Timestamp: a.Sent,
+		Latency:   time.Duration(a.Latency * 1e9),
+		BytesOut:  uint64(a.BytesOut),
+		BytesIn:   uint64(a.BytesIn),
+		Error:     a.Error,
+		Method:    http.MethodPost,
+		URL:       e.sendURL,
+	}
+	switch a.Op {
+	case OpCheckStatus:
+		r.Method, r.URL = http.MethodGet, e.statusURL+a.TxID
+	case OpToken:
+		r.URL = e.o.TokenURL
+	case OpWebhook:
+		r.URL = strings.TrimRight(e.o.BaseURL, "/") + "/api/v1/webhooks"
+	}
+	if err := e.o.Out.Record(a, r); err != nil {
+		e.fail(err)
+	}
+}
+
+func codeClass(code int) (outcome, class string) {
+	switch {
+	case code >= 200 && code < 300:
+		return rundir.OutcomeOK, "ok"
+	case code == http.StatusTooManyRequests:
+		return rundir.OutcomeFail, "http_429"
+	case code >= 500:
+		return rundir.OutcomeFail, "http_5xx"
+	default:
+		return rundir.OutcomeFail, "http_4xx"
+	}
+}
+
+// errClass names a transport error: timeout, reset, conn (could not connect) or other.
+func errClass(err error) string {
+	var ne net.Error
+	var op *net.OpError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		return "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &op) && op.Op == "dial"):
+		return "conn"
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE):
+		return "reset"
+	default:
+		return "other"
+	}
+}
+
+// probe resends message m with the same body and externalId: once, then
+// ProbeConcurrency times at once, and compares the notificationIds.
+func (e *engine) probe(m *message, want string) {
+	n := m.attempts
+	one := func(kind string, k int) {
+		a := e.attempt(m, OpSend, k)
+		a.Probe = kind
+		a.Intended = time.Now()
+		ans, _ := e.exchange(m.client, a, http.MethodPost, e.sendURL, m.body, false)
+		e.prog.Probes.Add(1)
+		if m.client.met != nil {
+			m.client.met.m.probes.WithLabelValues(e.o.API).Inc()
+		}
+		if a.Outcome == rundir.OutcomeOK && ans.NotificationID != want {
+			a.Mismatch = true
+			e.prog.Mismatches.Add(1)
+			if m.client.met != nil {
+				m.client.met.m.mismatches.WithLabelValues(e.o.API).Inc()
+			}
+		}
+		e.write(m.client, a)
+	}
+	if e.abort.Err() != nil {
+		return
+	}
+	one(ProbeSequential, n+1)
+	conc := e.o.ProbeConcurrency
+	if conc <= 0 {
+		conc = 2
+	}
+	var wg sync.WaitGroup
+	for i := range conc {
+		wg.Go(func() { one(ProbeConcurrent, n+2+i) })
+	}
+	wg.Wait()
+}
+
+// terminal reports whether a polled state ends the message: every final state,
+// and EXPIRED only on the last channel of the chain (a failover goes on).
+func (e *engine) terminal(state, channel string) bool {
+	switch state {
+	case "DELIVERED", "NOT_DELIVERED", "SEEN", "FAILED":
+		return true
+	case "EXPIRED":
+		chain := e.o.Chain
+		return len(chain) == 0 || channel == "" || channel == chain[len(chain)-1] || !slices.Contains(chain, channel)
+	}
+	return false
+}
+
+// poll asks check-status for m every Interval until a terminal state or Until.
+func (e *engine) poll(m *message, txID string) {
+	p := e.o.Poll
+	deadline := m.first.Add(p.Until)
+	u := e.statusURL + url.PathEscape(txID)
+	next := time.Now().Add(p.Interval)
+	for k := 1; ; k++ {
+		if next.After(deadline) || !e.sleep(time.Until(next)) {
+			return
+		}
+		a := e.attempt(m, OpCheckStatus, k)
+		a.ExternalID = ""
+		a.Intended = next
+		a.TxID = txID
+		ans, _ := e.exchange(m.client, a, http.MethodGet, u, nil, false)
+		if a.TxID == "" {
+			a.TxID = txID
+		}
+		e.write(m.client, a)
+		if a.Outcome == rundir.OutcomeOK && e.terminal(ans.State, ans.Channel) {
+			return
+		}
+		next = next.Add(p.Interval)
+		if now := time.Now(); next.Before(now) {
+			next = now
+		}
+	}
+}
+
+// registerWebhooks registers WebhookURL for every client before the load.
+func (e *engine) registerWebhooks() error {
+	body := []byte(`{"url":` + strconv.Quote(e.o.WebhookURL) + `}`)
+	u := strings.TrimRight(e.o.BaseURL, "/") + "/api/v1/webhooks"
+	for _, c := range e.clients {
+		m := &message{client: c}
+		a := e.attempt(m, OpWebhook, 1)
+		a.Intended = time.Now()
+		e.exchange(c, a, http.MethodPost, u, body, false)
+		e.write(c, a)
+		if a.Outcome != rundir.OutcomeOK {
+			return fmt.Errorf("register webhook for client %q: %s", c.ID, a.Error)
+		}
+	}
+	return nil
+}
+
+// tokenRecorder records the token requests of one client as attempts (op
+// token). Nothing of the request or answer body is kept.
+type tokenRecorder struct {
+	e    *engine
+	c    *clientState
+	next http.RoundTripper
+}
+
+func (t *tokenRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	a := &rundir.Attempt{API: t.e.o.API, Op: OpToken, Client: t.c.ID, Attempt: 1, Intended: time.Now()}
+	if req.ContentLength > 0 {
+		a.BytesOut = req.ContentLength
+	}
+	a.Sent = time.Now()
+	resp, err := t.next.RoundTrip(req)
+	a.Latency = time.Since(a.Sent).Seconds()
+	if err != nil {
+		a.Outcome, a.Class, a.Error = rundir.OutcomeUnknown, errClass(err), "token request failed: "+errClass(err)
+		t.e.write(t.c, a)
+		return nil, err
+	}
+	a.Code = resp.StatusCode
+	a.Outcome, a.Class = codeClass(resp.StatusCode)
+	if a.Outcome != rundir.OutcomeOK {
+		a.Error = resp.Status
+	}
+	a.BytesIn = max(resp.ContentLength, 0)
+	t.e.write(t.c, a)
+	return resp, nil
+}
