@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -99,6 +100,9 @@ func (r *Rate) setScalar(s string) error {
 	return nil
 }
 
+// MarshalJSON writes the rate as a string.
+func (r Rate) MarshalJSON() ([]byte, error) { return json.Marshal(r.String()) }
+
 // MarshalYAML writes the rate as written.
 func (r Rate) MarshalYAML() (any, error) { return r.String(), nil }
 
@@ -157,6 +161,9 @@ func (d *Duration) setScalar(s string) error {
 	return nil
 }
 
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
 // MarshalYAML writes the duration as written.
 func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
 
@@ -207,6 +214,9 @@ func (p *Percent) setScalar(s string) error {
 	*p = v
 	return nil
 }
+
+// MarshalJSON writes the share as a string.
+func (p Percent) MarshalJSON() ([]byte, error) { return json.Marshal(p.String()) }
 
 // MarshalYAML writes the share as written.
 func (p Percent) MarshalYAML() (any, error) { return p.String(), nil }
