@@ -2,17 +2,46 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"os"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/msgload/msgload/reports"
 )
 
-// reportCommand is built in its own issue; until then it says so.
+// reportCommand rebuilds the reports of a run directory from its raw files.
 func (g *globalState) reportCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "report",
-		Usage: "(not built yet)",
-		Action: func(*cli.Context) error {
-			return errors.New("report: not built yet")
+		Name:      "report",
+		Usage:     "rebuild summary.json, report.html, report.md and junit.xml of a run directory",
+		ArgsUsage: "RUN_DIR",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return badInput(errors.New("report: want exactly one argument, the run directory"))
+			}
+			return g.runReport(c.Args().First(), c.Bool("quiet"))
 		},
 	}
+}
+
+func (g *globalState) runReport(dir string, quiet bool) error {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return badInput(fmt.Errorf("report: %q is not a run directory", dir))
+	}
+	s, err := reports.Build(dir)
+	if err != nil {
+		// Everything Build refuses is about its input: the run's files or thresholds.
+		return badInput(fmt.Errorf("report %s: %w", dir, err))
+	}
+	if !quiet {
+		s.Terminal(g.stdout)
+	}
+	if !s.OK() {
+		return &exitError{code: exitThresholds, err: errors.New("a threshold failed")}
+	}
+	return nil
 }

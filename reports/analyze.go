@@ -1,0 +1,708 @@
+package reports
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// Errors of reading a run directory.
+var (
+	ErrNoMeta = errors.New("no run.json in the run directory")
+	ErrBadRun = errors.New("bad run directory")
+)
+
+// LateAfter is how far behind its intended time an attempt must leave to count
+// as a late start.
+const LateAfter = 10 * time.Millisecond
+
+// Messaging states, ranked so that the final status of a message comes from its
+// terminal states, not from the order in which they arrived.
+var stateRank = map[string]int{
+	"FAILED":        1,
+	"EXPIRED":       2,
+	"NOT_DELIVERED": 3,
+	"DELIVERED":     4,
+	"SEEN":          5,
+}
+
+// pollTerminal are the states a polled status read treats as terminal.
+var pollTerminal = map[string]bool{"DELIVERED": true, "SEEN": true, "NOT_DELIVERED": true, "FAILED": true, "EXPIRED": true}
+
+// msg is the compact per-message state kept while reading a run.
+type msg struct {
+	first      int64  // unix ns of the first attempt's send
+	idHash     uint64 // hash of the id the service gave (txId / notificationId)
+	accepted   bool
+	mismatch   bool
+	dupTerm    bool
+	finalRank  int8
+	finalState uint8 // interned
+	finalChan  uint8 // interned
+	lastChan   uint8 // interned, 0 none
+	terminals  uint16
+	seen       uint32 // interned states seen
+	reached    uint32 // interned channels reached
+	steps      uint32 // chain indexes stepped into
+	terminalAt int64  // first arrival of a terminal state, unix ns
+	lastStepAt int64
+}
+
+// intern maps the few distinct states and channels to small numbers.
+type intern struct {
+	names []string
+	idx   map[string]uint8
+}
+
+func newIntern() *intern { return &intern{names: []string{""}, idx: map[string]uint8{"": 0}} }
+
+// id returns the number of s; past 30 names everything is "other".
+func (in *intern) id(s string) uint8 {
+	if i, ok := in.idx[s]; ok {
+		return i
+	}
+	if len(in.names) >= 31 {
+		return in.id("other")
+	}
+	in.names = append(in.names, s)
+	in.idx[s] = uint8(len(in.names) - 1)
+	return in.idx[s]
+}
+
+// rec is one rate-limit decision of the service for a client: compact on purpose.
+type rec struct {
+	t    int64   // unix ns sent
+	code int16   // HTTP status
+	ra   float32 // Retry-After seconds; -1 absent, -2 unreadable
+}
+
+type analyzer struct {
+	dir      string
+	meta     rundir.Meta
+	s        *Summary
+	start    time.Time
+	deadline time.Time
+
+	reqLat, reqLatIntended, lag *hist
+	msgs                        map[int64]*msg
+	needKeys                    map[string]int64 // keys events lack a sequence for → sequence, once found
+	clients                     map[string][]rec
+	states, chans               *intern
+	chain                       []string
+	byState, byChannel          map[string]*hist
+	delivery, replies           *hist
+	steps                       map[[2]string]*hist
+	ch                          *charts
+}
+
+// Analyze reads the run directory and computes every figure of its summary;
+// thresholds are not evaluated (Build does that).
+func Analyze(dir string) (*Summary, error) {
+	a := &analyzer{
+		dir: dir, s: &Summary{Schema: SchemaVersion},
+		reqLat: newHist(), reqLatIntended: newHist(), lag: newHist(),
+		msgs: map[int64]*msg{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
+		states: newIntern(), chans: newIntern(),
+		byState: map[string]*hist{}, byChannel: map[string]*hist{},
+		delivery: newHist(), replies: newHist(), steps: map[[2]string]*hist{},
+	}
+	if err := a.readMeta(); err != nil {
+		return nil, err
+	}
+	a.ch = newCharts(a.start, a.meta)
+	if err := a.scanEventKeys(); err != nil {
+		return nil, err
+	}
+	if err := a.readAttempts(); err != nil {
+		return nil, err
+	}
+	if err := a.readEvents(); err != nil {
+		return nil, err
+	}
+	if a.meta.Delivery.Via == "poll" {
+		if err := a.readPolls(); err != nil {
+			return nil, err
+		}
+	}
+	a.finishRequests()
+	a.finishDelivery()
+	a.rateLimit()
+	if err := a.truth(); err != nil {
+		return nil, err
+	}
+	a.s.charts = a.ch
+	a.ch.finish(a)
+	return a.s, nil
+}
+
+func (a *analyzer) path(name string) string { return filepath.Join(a.dir, name) }
+
+func ts(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func (a *analyzer) readMeta() error {
+	b, err := os.ReadFile(a.path(rundir.MetaFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w: %s", ErrNoMeta, a.dir)
+	}
+	if err != nil {
+		return fmt.Errorf("read run metadata: %w", err)
+	}
+	if err := json.Unmarshal(b, &a.meta); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrBadRun, rundir.MetaFile, err)
+	}
+	m := a.meta
+	a.start = m.Start
+	end := m.AttackEnd
+	if end.IsZero() {
+		end = m.End
+	}
+	if !end.IsZero() {
+		a.deadline = end.Add(m.Delivery.Grace.D())
+	}
+	via := m.Delivery.Via
+	if via == "" {
+		via = "sink"
+	}
+	a.s.Run = RunInfo{
+		ID: m.ID, Scenario: m.Scenario, API: m.API, Target: m.Target, Version: m.Version,
+		Start: ts(m.Start), AttackEnd: ts(m.AttackEnd), End: ts(m.End), Interrupted: m.Interrupted,
+		DeliveryVia: via, Grace: m.Delivery.Grace.D().Seconds(),
+	}
+	if !m.Start.IsZero() && !end.IsZero() && end.After(m.Start) {
+		a.s.Run.Duration = round6(end.Sub(m.Start).Seconds())
+	}
+	a.s.Delivery.Via = via
+	a.s.thresholdExprs = m.Thresholds
+	a.s.Delivery.Deadline = ts(a.deadline)
+	a.s.RateLimit.Limit = m.Limit.Requests
+	a.s.RateLimit.Window = m.Limit.Window.D().Seconds()
+	a.s.RateLimit.Mode = m.Limit.Mode
+	a.s.Requests.PlannedRate = m.Planned.Rate
+	a.s.Requests.PlannedCount = m.Planned.Requests
+	a.s.Requests.LateAfter = LateAfter.Seconds()
+	return nil
+}
+
+// scanEventKeys finds the keys of events whose correlation lacks a sequence, so
+// that reading attempts can remember just those keys (the join fallback).
+func (a *analyzer) scanEventKeys() error {
+	err := rundir.ReadJSONL(a.path(rundir.EventsFile), func(e rundir.Event) error {
+		c := e.Corr
+		if c == nil {
+			return nil
+		}
+		if c.Seq == 0 && c.Key != "" && (e.Kind == rundir.KindCallback || e.Kind == rundir.KindWebhook) {
+			a.needKeys[c.Key] = 0
+		}
+		if c.OutgoingTxID != "" {
+			a.needKeys[c.OutgoingTxID] = 0
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", rundir.EventsFile, err)
+	}
+	return nil
+}
+
+func is2xx(code int) bool { return code >= 200 && code < 300 }
+
+func hashID(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64() | 1 // never 0: 0 means "no id yet"
+}
+
+// parseRetryAfter reads a Retry-After value (seconds or an HTTP date, against
+// the time the answer came) as seconds; -1 when absent, -2 when unreadable.
+func parseRetryAfter(v string, at time.Time) float32 {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return -1
+	}
+	if n, err := strconv.ParseFloat(v, 64); err == nil && n >= 0 && !math.IsInf(n, 0) {
+		return float32(n)
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		d := t.Sub(at).Seconds()
+		if d < 0 {
+			d = 0
+		}
+		return float32(d)
+	}
+	return -2
+}
+
+func (a *analyzer) readAttempts() error {
+	r := &a.s.Requests
+	r.ByOp, r.Codes, r.Errors = map[string]int64{}, map[string]int64{}, map[string]int64{}
+	var bad int64
+	err := rundir.ReadJSONL(a.path(rundir.AttemptsFile), func(at rundir.Attempt) error {
+		a.attempt(&at)
+		return nil
+	}, func(int, error) { bad++ })
+	if err != nil {
+		return fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
+	}
+	r.BadLines = bad
+	if bad > 0 {
+		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("%s: %d lines did not decode and were skipped", rundir.AttemptsFile, bad))
+	}
+	return nil
+}
+
+func (a *analyzer) attempt(at *rundir.Attempt) {
+	r := &a.s.Requests
+	s := a.s
+	r.Total++
+	op := at.Op
+	if op == "" {
+		op = "send"
+	}
+	r.ByOp[op]++
+	r.Codes[strconv.Itoa(at.Code)]++
+	if at.Class != "" && at.Class != "ok" {
+		r.Errors[at.Class]++
+	} else if at.Class == "" && !is2xx(at.Code) {
+		r.Errors[classOf(at.Code)]++
+	}
+	a.reqLat.observe(at.Latency)
+	if !at.Intended.IsZero() && !at.Sent.IsZero() {
+		late := at.Late()
+		a.reqLatIntended.observe(at.Latency + late.Seconds())
+		a.lag.observe(max(late.Seconds(), 0))
+		if late > LateAfter {
+			r.Late++
+		}
+	} else {
+		a.reqLatIntended.observe(at.Latency)
+	}
+	if at.Probe != "" {
+		s.Idempotency.Probes++
+	}
+	if at.Attempt > 1 {
+		s.Idempotency.Retries++
+	}
+	if at.RateLimit != "" {
+		s.RateLimit.Headers.RateLimit++
+	}
+	if at.RateLimitPolicy != "" {
+		s.RateLimit.Headers.RateLimitPolicy++
+	}
+	a.ch.attempt(at)
+	if op != "token" && at.Client != "" && !at.Sent.IsZero() {
+		ra := float32(-1)
+		if at.Code == http.StatusTooManyRequests {
+			ra = parseRetryAfter(at.RetryAfter, at.Sent.Add(time.Duration(at.Latency*float64(time.Second))))
+		}
+		a.clients[at.Client] = append(a.clients[at.Client], rec{t: at.Sent.UnixNano(), code: int16(at.Code), ra: ra})
+	}
+	if op != "send" || at.Seq <= 0 {
+		return
+	}
+	m := a.msgs[at.Seq]
+	if m == nil {
+		m = &msg{}
+		a.msgs[at.Seq] = m
+	}
+	first := at.FirstSent
+	if first.IsZero() && at.Attempt <= 1 && at.Probe == "" {
+		first = at.Sent
+	}
+	if !first.IsZero() && (m.first == 0 || first.UnixNano() < m.first) {
+		m.first = first.UnixNano()
+	}
+	if at.Attempt <= 1 && at.Probe == "" {
+		r.Messages++
+	}
+	if is2xx(at.Code) {
+		if !m.accepted {
+			r.Accepted++
+		}
+		m.accepted = true
+		id := at.TxID
+		if at.API == rundir.APINotify || id == "" {
+			id = at.NotificationID
+		}
+		if id != "" {
+			h := hashID(id)
+			if m.idHash == 0 {
+				m.idHash = h
+			} else if m.idHash != h && !m.mismatch {
+				// Only notifications promise one id per externalId; a messaging
+				// retry is a new message (its second delivery shows as a duplicate).
+				if at.API == rundir.APINotify || at.Probe != "" {
+					m.mismatch = true
+					s.Idempotency.Mismatches++
+				}
+			}
+		}
+	}
+	for _, k := range []string{at.TxID, at.NotificationID, at.ExternalID} {
+		if k == "" {
+			continue
+		}
+		if _, ok := a.needKeys[k]; ok {
+			a.needKeys[k] = at.Seq
+		}
+	}
+}
+
+func classOf(code int) string {
+	switch {
+	case code == 0:
+		return "other"
+	case code == 429:
+		return "http_429"
+	case code >= 500:
+		return "http_5xx"
+	case code >= 400:
+		return "http_4xx"
+	}
+	return "other"
+}
+
+func (a *analyzer) finishRequests() {
+	r := &a.s.Requests
+	r.Latency = a.reqLat.percentiles()
+	r.LatencyIntended = a.reqLatIntended.percentiles()
+	r.SendLag = a.lag.percentiles()
+	var errs int64
+	for _, n := range r.Errors {
+		errs += n
+	}
+	if r.Total > 0 {
+		r.ErrorRate = round6(float64(errs) / float64(r.Total))
+	}
+	if d := a.s.Run.Duration; d > 0 {
+		r.AchievedRate = round6(float64(r.Messages) / d)
+	}
+	if r.Late > 0 {
+		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("the attacker fell behind: %d attempts left more than %s late (max %gs)", r.Late, LateAfter, r.SendLag.Max))
+	}
+}
+
+func (a *analyzer) readEvents() error {
+	var bad int64
+	err := rundir.ReadJSONL(a.path(rundir.EventsFile), func(e rundir.Event) error {
+		a.event(&e)
+		return nil
+	}, func(int, error) { bad++ })
+	if err != nil {
+		return fmt.Errorf("read %s: %w", rundir.EventsFile, err)
+	}
+	a.s.Delivery.BadLines = bad
+	if bad > 0 {
+		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("%s: %d lines did not decode and were skipped", rundir.EventsFile, bad))
+	}
+	return nil
+}
+
+// readPolls turns successful check_status attempts into status events.
+func (a *analyzer) readPolls() error {
+	err := rundir.ReadJSONL(a.path(rundir.AttemptsFile), func(at rundir.Attempt) error {
+		if at.Op != "check_status" || at.Seq <= 0 || !is2xx(at.Code) || at.State == "" {
+			return nil
+		}
+		e := rundir.Event{
+			Kind: rundir.KindCallback, API: at.API,
+			ReceivedAt: at.Sent.Add(time.Duration(at.Latency * float64(time.Second))),
+			Corr: &rundir.Correlation{Key: at.TxID, Seq: at.Seq, State: at.State, Channel: at.Channel,
+				Matched: true, Terminal: pollTerminal[at.State]},
+		}
+		a.delivered(&e, true)
+		return nil
+	}, nil)
+	if err != nil {
+		return fmt.Errorf("read polled statuses: %w", err)
+	}
+	return nil
+}
+
+func (a *analyzer) event(e *rundir.Event) {
+	d := &a.s.Delivery
+	d.Events++
+	a.ch.event(e)
+	switch e.Kind {
+	case rundir.KindMalformed:
+		d.Malformed++
+	case rundir.KindUnauthorized:
+		d.Unauthorized++
+	case rundir.KindIncoming:
+		a.incoming(e)
+	case rundir.KindCallback, rundir.KindWebhook:
+		a.delivered(e, false)
+	default:
+		d.Unmatched++
+	}
+}
+
+func (a *analyzer) incoming(e *rundir.Event) {
+	a.s.Incoming.Received++
+	c := e.Corr
+	if c == nil || c.OutgoingTxID == "" {
+		return
+	}
+	seq := a.needKeys[c.OutgoingTxID]
+	m := a.msgs[seq]
+	if seq == 0 || m == nil || m.first == 0 {
+		return
+	}
+	a.s.Incoming.Replies++
+	a.replies.observe(float64(e.ReceivedAt.UnixNano()-m.first) / 1e9)
+}
+
+// learnChain reads the channel chain from a callback's trackData once.
+func (a *analyzer) learnChain(e *rundir.Event) {
+	if a.chain != nil || len(e.Payload) == 0 {
+		return
+	}
+	var p struct {
+		TrackData map[string]any `json:"trackData"`
+	}
+	if json.Unmarshal(e.Payload, &p) != nil {
+		return
+	}
+	if t, err := rundir.ParseTrackData(p.TrackData); err == nil && len(t.Chain) > 0 && len(t.Chain) <= 30 {
+		a.chain = t.Chain
+	}
+}
+
+func indexOf(chain []string, ch string) int {
+	for i, c := range chain {
+		if c == ch {
+			return i
+		}
+	}
+	return -1
+}
+
+func (a *analyzer) delivered(e *rundir.Event, polled bool) {
+	d := &a.s.Delivery
+	c := e.Corr
+	if c == nil || !c.Matched || (c.Run != "" && a.meta.ID != "" && c.Run != a.meta.ID) {
+		d.Unmatched++
+		return
+	}
+	seq := c.Seq
+	if seq == 0 {
+		seq = a.needKeys[c.Key]
+	}
+	m := a.msgs[seq]
+	if seq == 0 || m == nil {
+		d.Unmatched++
+		return
+	}
+	if e.Kind == rundir.KindCallback {
+		a.learnChain(e)
+	}
+	first := m.first
+	if !c.FirstSent.IsZero() {
+		first = c.FirstSent.UnixNano()
+	}
+	at := e.ReceivedAt.UnixNano()
+	state := c.State
+	sid := a.states.id(state)
+	bit := uint32(1) << sid
+	dup := m.seen&bit != 0
+	if dup {
+		if !polled {
+			d.Duplicates++
+			if c.Terminal {
+				m.dupTerm = true
+			}
+		}
+		return
+	}
+	m.seen |= bit
+	lat := float64(at-first) / 1e9
+	if first > 0 {
+		h := a.byState[state]
+		if h == nil {
+			h = newHist()
+			a.byState[state] = h
+		}
+		h.observe(lat)
+	}
+	channel := c.Channel
+	cid := uint8(0)
+	if channel != "" {
+		cid = a.chans.id(channel)
+		m.reached |= 1 << cid
+	}
+	a.failover(m, c, cid, at, first)
+	if cid != 0 {
+		m.lastChan = cid
+	}
+	if !c.Terminal {
+		return
+	}
+	m.terminals++
+	if m.terminals > 1 && a.meta.API == rundir.APINotify {
+		m.dupTerm = true
+	}
+	if m.terminalAt == 0 || at < m.terminalAt {
+		m.terminalAt = at
+	}
+	if rank := int8(stateRank[state]); m.terminals == 1 || rank > m.finalRank {
+		m.finalRank, m.finalState = rank, sid
+		m.finalChan = cid
+		if cid == 0 {
+			m.finalChan = m.lastChan
+		}
+	}
+}
+
+// failover records the steps of a cascade shown by one event.
+func (a *analyzer) failover(m *msg, c *rundir.Correlation, cid uint8, at, first int64) {
+	step := func(from, to string, bit int) {
+		if m.steps&(1<<bit) != 0 {
+			return
+		}
+		m.steps |= 1 << bit
+		since := m.lastStepAt
+		if since == 0 {
+			since = first
+		}
+		k := [2]string{from, to}
+		h := a.steps[k]
+		if h == nil {
+			h = newHist()
+			a.steps[k] = h
+		}
+		h.observe(float64(at-since) / 1e9)
+		m.lastStepAt = at
+		m.reached |= 1 << a.chans.id(to)
+	}
+	hadSteps := m.steps != 0
+	if idx := indexOf(a.chain, c.Channel); idx >= 0 {
+		// Reaching chain[idx] means every earlier step happened; EXPIRED on a
+		// channel that is not the last is itself the step to the next one.
+		for i := 1; i <= idx && i < 31; i++ {
+			step(a.chain[i-1], a.chain[i], i)
+		}
+		if c.State == "EXPIRED" && idx < len(a.chain)-1 && idx+1 < 31 {
+			step(a.chain[idx], a.chain[idx+1], idx+1)
+		}
+	} else if cid != 0 && m.lastChan != 0 && m.lastChan != cid {
+		m.steps &^= 1 << 31 // without a chain, every change of channel is a step
+		step(a.chans.names[m.lastChan], c.Channel, 31)
+	}
+	if !hadSteps && m.steps != 0 {
+		a.s.Delivery.Failover.Messages++
+	}
+}
+
+func (a *analyzer) finishDelivery() {
+	d := &a.s.Delivery
+	dl := a.deadline.UnixNano()
+	if a.deadline.IsZero() {
+		dl = math.MaxInt64
+	}
+	terminalOn := map[uint8]int64{}
+	reached := map[uint8]int64{}
+	for _, m := range a.msgs {
+		if m.dupTerm {
+			a.s.Idempotency.DuplicateDeliveries++
+		}
+		for i := range a.chans.names {
+			if m.reached&(1<<i) != 0 {
+				reached[uint8(i)]++
+			}
+		}
+		if m.terminalAt != 0 {
+			terminalOn[m.finalChan]++
+		}
+		if !m.accepted {
+			continue
+		}
+		d.Expected++
+		if m.terminalAt == 0 {
+			d.Lost++
+			continue
+		}
+		d.Received++
+		if m.terminalAt > dl {
+			d.Lost++
+			d.Late++
+		}
+		if m.first > 0 {
+			lat := float64(m.terminalAt-m.first) / 1e9
+			a.delivery.observe(lat)
+			ch := a.chans.names[m.finalChan]
+			if ch == "" {
+				ch = "none"
+			}
+			h := a.byChannel[ch]
+			if h == nil {
+				h = newHist()
+				a.byChannel[ch] = h
+			}
+			h.observe(lat)
+		}
+	}
+	d.Latency = a.delivery.percentiles()
+	d.ByChannel = map[string]Percentiles{}
+	for k, h := range a.byChannel {
+		d.ByChannel[k] = h.percentiles()
+	}
+	d.ByState = map[string]Percentiles{}
+	for k, h := range a.byState {
+		if k == "" {
+			k = "none"
+		}
+		d.ByState[k] = h.percentiles()
+	}
+	// Funnel in chain order, then any other channel by name.
+	order := append([]string(nil), a.chain...)
+	var rest []string
+	for _, n := range a.chans.names[1:] {
+		if indexOf(order, n) < 0 {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	order = append(order, rest...)
+	f := &d.Failover
+	f.Funnel = []FunnelStage{}
+	for _, n := range order {
+		id, ok := a.chans.idx[n]
+		if !ok {
+			f.Funnel = append(f.Funnel, FunnelStage{Channel: n})
+			continue
+		}
+		f.Funnel = append(f.Funnel, FunnelStage{Channel: n, Reached: reached[id], Terminal: terminalOn[id]})
+	}
+	f.Steps = []FailoverStep{}
+	for k, h := range a.steps {
+		f.Steps = append(f.Steps, FailoverStep{From: k[0], To: k[1], Count: h.count(), Time: h.percentiles()})
+	}
+	sort.Slice(f.Steps, func(i, j int) bool {
+		x, y := f.Steps[i], f.Steps[j]
+		xi, yi := indexOf(order, x.From), indexOf(order, y.From)
+		if xi != yi {
+			return xi < yi
+		}
+		if x.From != y.From {
+			return x.From < y.From
+		}
+		return x.To < y.To
+	})
+	a.s.Incoming.ReplyLatency = a.replies.percentiles()
+}

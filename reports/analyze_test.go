@@ -1,0 +1,129 @@
+package reports
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// deliveryRun is a messaging run whose delivery figures are known by construction.
+func deliveryRun() *run {
+	r := newRun(rundir.APIMessaging)
+	r.meta.Thresholds = []string{"delivery.latency.p95 < 30s", "delivery.lost / delivery.expected < 1%", `requests.codes["429"] == 0`}
+	r.send(1, "c1", 1, 200, 0.010)      // delivered after 2 s
+	r.send(2, "c1", 2, 200, 0.020)      // SEEN arrives before DELIVERED: final SEEN, latency to the first terminal
+	r.send(3, "c1", 3, 200, 0.030)      // no callback at all: lost
+	r.send(4, "c1", 4, 200, 0.040)      // terminal only after the grace period: lost and late
+	r.send(5, "c1", 5, 500, 0.050)      // refused: not expected
+	r.send(6, "c1", 6, 200, 0.060)      // delivered twice: one duplicate, one duplicate delivery
+	r.send(7, "c1", 7, 0, 5.0)          // timed out; a retry is accepted
+	a := r.send(7, "c1", 9, 200, 0.010) // the retry
+	a.Attempt, a.FirstSent = 2, at(7)
+	r.callback(1, 3, "DELIVERED", "sms", true, false)
+	r.callback(2, 5, "SEEN", "sms", true, false)
+	r.callback(2, 6, "DELIVERED", "sms", true, false)
+	r.callback(4, 75, "DELIVERED", "sms", true, false) // deadline is 60 s + 10 s
+	r.callback(6, 7, "DELIVERED", "sms", true, false)
+	r.callback(6, 8, "DELIVERED", "sms", true, true)
+	r.callback(7, 17, "DELIVERED", "sms", true, false) // 10 s from the FIRST attempt
+	r.events = append(r.events,
+		rundir.Event{Kind: rundir.KindMalformed, Route: "/callback", ReceivedAt: at(10), Reason: "state: not in enum"},
+		rundir.Event{Kind: rundir.KindCallback, Route: "/callback", ReceivedAt: at(11), Corr: &rundir.Correlation{Key: "other", Matched: false}})
+	return r
+}
+
+func TestDeliveryFigures(t *testing.T) {
+	s, err := Analyze(deliveryRun().write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := s.Delivery
+	for _, c := range []struct {
+		name      string
+		got, want int64
+	}{
+		{"expected: every message with a 2xx on some attempt", d.Expected, 6},
+		{"received: expected messages with a terminal state, even late", d.Received, 5},
+		{"lost: no terminal before attack end + grace (includes late)", d.Lost, 2},
+		{"late: terminal only after the deadline", d.Late, 1},
+		{"duplicates: a second arrival of the same state", d.Duplicates, 1},
+		{"unmatched: a callback that matches no send", d.Unmatched, 1},
+		{"malformed: kept and counted", d.Malformed, 1},
+		{"duplicate deliveries: one message delivered twice", s.Idempotency.DuplicateDeliveries, 1},
+		{"retries: attempts after the first", s.Idempotency.Retries, 1},
+		{"requests: every attempt", s.Requests.Total, 8},
+		{"messages: first attempts", s.Requests.Messages, 7},
+		{"codes: one 500", s.Requests.Codes["500"], 1},
+		{"codes: one no-answer", s.Requests.Codes["0"], 1},
+		{"errors by class", s.Requests.Errors["timeout"], 1},
+		{"by_state SEEN: first arrival per message and state", s.Delivery.ByState["SEEN"].Count, 1},
+		{"by_state DELIVERED", s.Delivery.ByState["DELIVERED"].Count, 5},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: got %d, want %d", c.name, c.got, c.want)
+		}
+	}
+	// Latencies from the first attempt: 2, 3, 71, 1, 10 seconds.
+	if d.Latency.Max < 70.9 || d.Latency.Max > 71.1 {
+		t.Errorf("max delivery latency %v, want 71 s (message 4, late)", d.Latency.Max)
+	}
+	if got := d.ByChannel["sms"].Count; got != 5 {
+		t.Errorf("by_channel sms count %d, want 5", got)
+	}
+	if p := d.ByState["SEEN"].P50; p < 2.99 || p > 3.01 {
+		t.Errorf("SEEN latency %v, want 3 s", p)
+	}
+	if s.Requests.AchievedRate != round6(7.0/60) {
+		t.Errorf("achieved rate %v, want %v", s.Requests.AchievedRate, 7.0/60)
+	}
+}
+
+func TestBuildWritesEverythingAndRebuildsIdentically(t *testing.T) {
+	dir := deliveryRun().write(t)
+	s, err := Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// p95 of (1,2,3,10,71) s is 71 s: the first threshold fails; lost 2/6 fails the second.
+	want := []bool{false, false, true}
+	for i, th := range s.Thresholds {
+		if th.OK != want[i] {
+			t.Errorf("threshold %q: ok %v, want %v (value %v)", th.Expr, th.OK, want[i], th.Value)
+		}
+	}
+	if s.OK() || s.Passed {
+		t.Error("a failed threshold must fail the run")
+	}
+	first := map[string][]byte{}
+	for _, f := range []string{rundir.SummaryFile, rundir.HTMLFile, rundir.MarkdownFile, rundir.JUnitFile} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first[f] = b
+	}
+	if _, err := Build(dir); err != nil {
+		t.Fatal(err)
+	}
+	for f, b := range first {
+		again, _ := os.ReadFile(filepath.Join(dir, f))
+		if string(again) != string(b) {
+			t.Errorf("%s differs on rebuild", f)
+		}
+	}
+	back, err := ReadSummary(filepath.Join(dir, rundir.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Delivery.Lost != 2 || back.OK() {
+		t.Errorf("summary.json read back: lost %d ok %v", back.Delivery.Lost, back.OK())
+	}
+	var term strings.Builder
+	s.Terminal(&term)
+	if !strings.Contains(term.String(), "FAIL") || !strings.Contains(term.String(), "delivery.latency.p95 < 30s") {
+		t.Errorf("terminal summary lacks the verdict or a threshold:\n%s", term.String())
+	}
+}

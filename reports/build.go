@@ -1,0 +1,80 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// Build reads the run directory, analyses it, evaluates the thresholds run.json
+// carries and writes summary.json, report.html, report.md and junit.xml into it.
+// The output depends on the run's files alone (no wall clock, sorted maps), so a
+// rebuild gives the same bytes. A threshold that does not compile is an error
+// wrapping ErrBadThreshold, and nothing is written.
+func Build(dir string) (*Summary, error) {
+	s, err := Analyze(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Evaluate(s.thresholdExprs); err != nil {
+		return nil, err
+	}
+	if err := s.WriteFiles(dir); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// WriteFiles writes summary.json, report.html, report.md and junit.xml into dir.
+func (s *Summary) WriteFiles(dir string) error {
+	js, err := s.marshal()
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	for _, f := range []struct {
+		name  string
+		write func(*bytes.Buffer) error
+	}{
+		{rundir.SummaryFile, func(b *bytes.Buffer) error { _, err := b.Write(js); return err }},
+		{rundir.HTMLFile, func(b *bytes.Buffer) error { return s.WriteHTML(b) }},
+		{rundir.MarkdownFile, func(b *bytes.Buffer) error { return s.WriteMarkdown(b) }},
+		{rundir.JUnitFile, func(b *bytes.Buffer) error { return s.WriteJUnit(b) }},
+	} {
+		var b bytes.Buffer
+		if err := f.write(&b); err != nil {
+			return fmt.Errorf("render %s: %w", f.name, err)
+		}
+		if err := writeAtomic(filepath.Join(dir, f.name), b.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeAtomic writes through a temporary file and a rename, so that a reader
+// never sees half a report.
+func writeAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, werr := tmp.Write(b)
+	cerr := tmp.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp.Name(), 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, werr)
+	}
+	return nil
+}

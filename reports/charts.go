@@ -1,0 +1,209 @@
+package reports
+
+import (
+	"sort"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// maxBuckets bounds the points of every time chart, whatever the run's length.
+const maxBuckets = 120
+
+// charts holds the series report.html draws, gathered while reading the run.
+type charts struct {
+	base   time.Time
+	width  time.Duration
+	n      int                      // buckets used
+	codes  map[string]map[int]int64 // code class → bucket → requests
+	lat    map[int]*hdrhistogram.Histogram
+	events map[string]map[int]int64 // event kind → bucket → events
+
+	// Filled by finish.
+	Buckets     []float64            // bucket start, seconds since base
+	Codes       map[string][]float64 // requests per second by code class
+	LatP50      []float64
+	LatP95      []float64
+	LatP99      []float64
+	Events      map[string][]float64 // events per second by kind
+	Window      map[string][][2]float64
+	Limit       float64
+	DeliveryCDF map[string][][2]float64 // channel → (latency s, share 0..1)
+	Funnel      []FunnelStage
+}
+
+func newCharts(start time.Time, m rundir.Meta) *charts {
+	c := &charts{base: start, width: time.Second,
+		codes: map[string]map[int]int64{}, lat: map[int]*hdrhistogram.Histogram{},
+		events: map[string]map[int]int64{}, Window: map[string][][2]float64{}}
+	end := m.End
+	if end.IsZero() {
+		end = m.AttackEnd.Add(m.Delivery.Grace.D())
+	}
+	if !start.IsZero() && end.After(start) {
+		w := (end.Sub(start) + maxBuckets*time.Second - 1) / (maxBuckets * time.Second)
+		c.width = max(w*time.Second, time.Second)
+	}
+	return c
+}
+
+// bucket returns the index of t, or -1 when it falls outside the charted span.
+func (c *charts) bucket(t time.Time) int {
+	if c.base.IsZero() {
+		c.base = t.Truncate(time.Second)
+	}
+	if t.Before(c.base) {
+		return -1
+	}
+	i := int(t.Sub(c.base) / c.width)
+	if i >= 4*maxBuckets {
+		return -1
+	}
+	c.n = max(c.n, i+1)
+	return i
+}
+
+func codeClass(code int) string {
+	switch {
+	case code == 0:
+		return "no answer"
+	case code == 429:
+		return "429"
+	case code < 300:
+		return "2xx"
+	case code < 500:
+		return "4xx"
+	}
+	return "5xx"
+}
+
+func (c *charts) attempt(at *rundir.Attempt) {
+	if at.Sent.IsZero() {
+		return
+	}
+	i := c.bucket(at.Sent)
+	if i < 0 {
+		return
+	}
+	k := codeClass(at.Code)
+	if c.codes[k] == nil {
+		c.codes[k] = map[int]int64{}
+	}
+	c.codes[k][i]++
+	h := c.lat[i]
+	if h == nil {
+		h = hdrhistogram.New(1, histMax, 2)
+		c.lat[i] = h
+	}
+	_ = h.RecordValue(max(1, min(histMax, int64(at.Latency*1e6))))
+}
+
+func (c *charts) event(e *rundir.Event) {
+	if e.ReceivedAt.IsZero() {
+		return
+	}
+	i := c.bucket(e.ReceivedAt)
+	if i < 0 {
+		return
+	}
+	if c.events[e.Kind] == nil {
+		c.events[e.Kind] = map[int]int64{}
+	}
+	c.events[e.Kind][i]++
+}
+
+// limit keeps, per client, the count of accepted requests in the sliding window
+// ending at each acceptance, thinned to at most 300 points (the largest of each run).
+func (c *charts) limit(client string, acc []int64, w int64) {
+	if w <= 0 || len(acc) == 0 || len(c.Window) >= 8 {
+		return
+	}
+	step := (len(acc) + 299) / 300
+	var pts [][2]float64
+	j := 0
+	var best [2]float64
+	for i, t := range acc {
+		for acc[j] <= t-w {
+			j++
+		}
+		n := float64(i - j + 1)
+		if n >= best[1] {
+			best = [2]float64{float64(t-c.base.UnixNano()) / 1e9, n}
+		}
+		if (i+1)%step == 0 || i == len(acc)-1 {
+			pts = append(pts, best)
+			best = [2]float64{}
+		}
+	}
+	c.Window[client] = pts
+}
+
+func (c *charts) finish(a *analyzer) {
+	per := c.width.Seconds()
+	c.Buckets = make([]float64, c.n)
+	for i := range c.Buckets {
+		c.Buckets[i] = float64(i) * per
+	}
+	series := func(m map[int]int64) []float64 {
+		out := make([]float64, c.n)
+		for i, v := range m {
+			if i < c.n {
+				out[i] = round6(float64(v) / per)
+			}
+		}
+		return out
+	}
+	c.Codes = map[string][]float64{}
+	for k, m := range c.codes {
+		c.Codes[k] = series(m)
+	}
+	c.Events = map[string][]float64{}
+	for k, m := range c.events {
+		c.Events[k] = series(m)
+	}
+	c.LatP50, c.LatP95, c.LatP99 = make([]float64, c.n), make([]float64, c.n), make([]float64, c.n)
+	for i, h := range c.lat {
+		if i < c.n {
+			c.LatP50[i] = float64(h.ValueAtQuantile(50)) / 1e6
+			c.LatP95[i] = float64(h.ValueAtQuantile(95)) / 1e6
+			c.LatP99[i] = float64(h.ValueAtQuantile(99)) / 1e6
+		}
+	}
+	c.Limit = float64(a.meta.Limit.Requests)
+	c.DeliveryCDF = map[string][][2]float64{}
+	for ch, h := range a.byChannel {
+		var pts [][2]float64
+		total := float64(h.count())
+		var cum int64
+		for _, b := range h.h.Distribution() {
+			if b.Count == 0 {
+				continue
+			}
+			cum += b.Count
+			pts = append(pts, [2]float64{float64(b.To) / 1e6, float64(cum) / total})
+		}
+		if len(pts) > 200 { // thin, keeping the last point
+			step := (len(pts) + 199) / 200
+			var thin [][2]float64
+			for i := range pts {
+				if i%step == 0 || i == len(pts)-1 {
+					thin = append(thin, pts[i])
+				}
+			}
+			pts = thin
+		}
+		c.DeliveryCDF[ch] = pts
+	}
+	c.Funnel = a.s.Delivery.Failover.Funnel
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,113 @@
+package reports
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// t0 is the start of every hand-built run.
+var t0 = time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC)
+
+// run is a hand-built run directory.
+type run struct {
+	meta     rundir.Meta
+	attempts []rundir.Attempt
+	events   []rundir.Event
+	truth    *rundir.Truth
+}
+
+func newRun(api string) *run {
+	return &run{meta: rundir.Meta{
+		ID: "test-run", Scenario: "hand-built", API: api, Target: "embedded", Version: "test",
+		Start: t0, AttackEnd: t0.Add(60 * time.Second), End: t0.Add(70 * time.Second),
+		Clients: []string{"c1"},
+		Planned: rundir.Plan{Profile: "constant", Rate: 1, Requests: 60, Duration: rundir.Duration(60 * time.Second)},
+		Limit:   rundir.Limit{Requests: 100, Window: rundir.Duration(time.Minute), Mode: "exceed"},
+		Delivery: rundir.Delivery{Via: "sink", Grace: rundir.Duration(10 * time.Second)},
+	}}
+}
+
+func at(sec float64) time.Time { return t0.Add(time.Duration(sec * float64(time.Second))) }
+
+// send adds a first attempt of message seq sent at sec with the given code.
+func (r *run) send(seq int64, client string, sec float64, code int, latency float64) *rundir.Attempt {
+	a := rundir.Attempt{Seq: seq, API: r.meta.API, Op: "send", Client: client, Attempt: 1,
+		Intended: at(sec), Sent: at(sec), FirstSent: at(sec), Code: code, Latency: latency,
+		Outcome: rundir.OutcomeOK, Class: "ok"}
+	if code == 0 {
+		a.Outcome, a.Class = rundir.OutcomeUnknown, "timeout"
+	} else if code >= 300 {
+		a.Outcome, a.Class = rundir.OutcomeFail, classOf(code)
+	}
+	if code >= 200 && code < 300 {
+		if r.meta.API == rundir.APINotify {
+			a.NotificationID = "n-" + itoa(seq)
+		} else {
+			a.TxID = "tx-" + itoa(seq)
+		}
+	}
+	r.attempts = append(r.attempts, a)
+	return &r.attempts[len(r.attempts)-1]
+}
+
+func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// callback adds a sink event for message seq at sec.
+func (r *run) callback(seq int64, sec float64, state, channel string, terminal, dup bool) {
+	var first time.Time
+	for _, a := range r.attempts {
+		if a.Seq == seq && a.Attempt == 1 {
+			first = a.FirstSent
+		}
+	}
+	kind := rundir.KindCallback
+	if r.meta.API == rundir.APINotify {
+		kind = rundir.KindWebhook
+	}
+	r.events = append(r.events, rundir.Event{Kind: kind, Route: "/callback", ReceivedAt: at(sec), API: r.meta.API,
+		Corr: &rundir.Correlation{Key: "tx-" + itoa(seq), Run: r.meta.ID, Seq: seq, FirstSent: first, State: state,
+			Channel: channel, Terminal: terminal, Matched: true, Duplicate: dup}})
+}
+
+func (r *run) write(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeJSON(t, filepath.Join(dir, rundir.MetaFile), r.meta)
+	writeJSONL(t, filepath.Join(dir, rundir.AttemptsFile), r.attempts)
+	writeJSONL(t, filepath.Join(dir, rundir.EventsFile), r.events)
+	if r.truth != nil {
+		writeJSON(t, filepath.Join(dir, rundir.TruthFile), r.truth)
+	}
+	return dir
+}
+
+func writeJSON(t testing.TB, p string, v any) {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeJSONL[T any](t testing.TB, p string, vs []T) {
+	t.Helper()
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	enc := json.NewEncoder(f)
+	for _, v := range vs {
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

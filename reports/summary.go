@@ -1,0 +1,278 @@
+package reports
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// ErrBadSummary means a summary.json could not be read as a summary.
+var ErrBadSummary = errors.New("bad summary")
+
+// SchemaVersion is the version of the summary.json layout; it grows when a field
+// changes meaning (adding fields does not change it).
+const SchemaVersion = 1
+
+// Summary is summary.json: every figure of a run, documented in README.md. The
+// `expr` tags are the names thresholds use (the same as the JSON names).
+type Summary struct {
+	Schema      int          `json:"schema" expr:"schema"`
+	Passed      bool         `json:"ok" expr:"ok"` // every threshold held
+	Run         RunInfo      `json:"run" expr:"run"`
+	Requests    Requests     `json:"requests" expr:"requests"`
+	RateLimit   RateLimit    `json:"rate_limit" expr:"rate_limit"`
+	Idempotency Idempotency  `json:"idempotency" expr:"idempotency"`
+	Delivery    Delivery     `json:"delivery" expr:"delivery"`
+	Incoming    Incoming     `json:"incoming" expr:"incoming"`
+	Truth       *TruthReport `json:"truth,omitempty" expr:"truth"`
+	Thresholds  []Threshold  `json:"thresholds" expr:"-"`
+	Warnings    []string     `json:"warnings,omitempty" expr:"-"`
+
+	charts         *charts  // time series for report.html; not part of summary.json
+	thresholdExprs []string // from run.json
+}
+
+// RunInfo is what run.json says about the run.
+type RunInfo struct {
+	ID          string  `json:"id" expr:"id"`
+	Scenario    string  `json:"scenario" expr:"scenario"`
+	API         string  `json:"api" expr:"api"`
+	Target      string  `json:"target" expr:"target"`
+	Version     string  `json:"version" expr:"version"`
+	Start       string  `json:"start,omitempty" expr:"start"`
+	AttackEnd   string  `json:"attack_end,omitempty" expr:"attack_end"`
+	End         string  `json:"end,omitempty" expr:"end"`
+	Duration    float64 `json:"attack_duration_s" expr:"attack_duration"`
+	Interrupted bool    `json:"interrupted" expr:"interrupted"`
+	DeliveryVia string  `json:"delivery_via" expr:"delivery_via"`
+	Grace       float64 `json:"grace_s" expr:"grace"`
+}
+
+// Percentiles are latencies in seconds, read from an HDR histogram.
+type Percentiles struct {
+	Count int64   `json:"count" expr:"count"`
+	P50   float64 `json:"p50" expr:"p50"`
+	P90   float64 `json:"p90" expr:"p90"`
+	P95   float64 `json:"p95" expr:"p95"`
+	P99   float64 `json:"p99" expr:"p99"`
+	Max   float64 `json:"max" expr:"max"`
+	Mean  float64 `json:"mean" expr:"mean"`
+}
+
+// Requests covers every HTTP request the attacker made.
+type Requests struct {
+	Total        int64            `json:"total" expr:"total"`
+	ByOp         map[string]int64 `json:"by_op" expr:"by_op"`
+	Codes        map[string]int64 `json:"codes" expr:"codes"`
+	Errors       map[string]int64 `json:"errors" expr:"errors"` // by class, ok excluded
+	ErrorRate    float64          `json:"error_rate" expr:"error_rate"`
+	Messages     int64            `json:"messages" expr:"messages"` // first attempts of sends
+	Accepted     int64            `json:"accepted" expr:"accepted"` // messages with a 2xx on some attempt
+	PlannedRate  float64          `json:"planned_rate" expr:"planned_rate"`
+	AchievedRate float64          `json:"achieved_rate" expr:"achieved_rate"`
+	PlannedCount int64            `json:"planned_messages" expr:"planned_messages"`
+	Latency      Percentiles      `json:"latency" expr:"latency"`
+	// LatencyIntended runs from the intended send time (open model: includes the
+	// attacker's own lag, so coordinated omission is visible).
+	LatencyIntended Percentiles `json:"latency_intended" expr:"latency_intended"`
+	Late            int64       `json:"late" expr:"late"` // attempts sent more than LateAfter behind plan
+	LateAfter       float64     `json:"late_after_s" expr:"late_after"`
+	SendLag         Percentiles `json:"send_lag" expr:"send_lag"`
+	BadLines        int64       `json:"bad_lines" expr:"bad_lines"` // attempts.jsonl lines that did not decode
+}
+
+// RateLimit is what the run tells about the service's rate limit.
+type RateLimit struct {
+	Limit          int           `json:"limit" expr:"limit"`
+	Window         float64       `json:"window_s" expr:"window"`
+	Mode           string        `json:"mode" expr:"mode"`
+	Clients        []ClientLimit `json:"clients" expr:"clients"`
+	Rejected429    int64         `json:"rejected_429" expr:"rejected_429"`
+	MaxAccepted    int           `json:"max_accepted_per_window" expr:"max_accepted_per_window"`
+	ExcessAccepted int64         `json:"excess_accepted" expr:"excess_accepted"`
+	// Findings429 is the number of 429s received in respect mode (each is a finding).
+	Findings429 int64      `json:"findings_429" expr:"findings_429"`
+	RetryAfter  RetryAfter `json:"retry_after" expr:"retry_after"`
+	Headers     Headers    `json:"headers" expr:"headers"`
+	Algorithm   Algorithm  `json:"algorithm" expr:"algorithm"`
+}
+
+// ClientLimit is the rate-limit view of one client.
+type ClientLimit struct {
+	ClientID       string  `json:"client_id" expr:"client_id"`
+	Sent           int64   `json:"sent" expr:"sent"`
+	Accepted       int64   `json:"accepted" expr:"accepted"`
+	Rejected429    int64   `json:"rejected_429" expr:"rejected_429"`
+	MaxAccepted    int     `json:"max_accepted_per_window" expr:"max_accepted_per_window"`
+	ExcessAccepted int64   `json:"excess_accepted" expr:"excess_accepted"`
+	First429At     string  `json:"first_429_at,omitempty" expr:"first_429_at"`
+	First429AfterS float64 `json:"first_429_after_s,omitempty" expr:"first_429_after"`
+}
+
+// RetryAfter tells whether 429 answers carried a right Retry-After.
+type RetryAfter struct {
+	Present  int64 `json:"present" expr:"present"`     // 429s with the header
+	Missing  int64 `json:"missing" expr:"missing"`     // 429s without it
+	Invalid  int64 `json:"invalid" expr:"invalid"`     // present but neither seconds nor an HTTP date
+	TooShort int64 `json:"too_short" expr:"too_short"` // the client's next request at or after it was refused again
+	TooLong  int64 `json:"too_long" expr:"too_long"`   // the client had a request accepted before it expired
+	Correct  int64 `json:"correct" expr:"correct"`     // present, valid, neither too short nor too long
+}
+
+// Headers counts the IETF draft RateLimit fields seen.
+type Headers struct {
+	RateLimit       int64 `json:"ratelimit" expr:"ratelimit"`
+	RateLimitPolicy int64 `json:"ratelimit_policy" expr:"ratelimit_policy"`
+}
+
+// Algorithm is the verdict on which limiter the service behaves like.
+type Algorithm struct {
+	Verdict  string   `json:"verdict" expr:"verdict"` // sliding window, fixed window, token bucket, cannot tell
+	Limit    float64  `json:"estimated_limit" expr:"estimated_limit"`
+	Capacity float64  `json:"estimated_capacity,omitempty" expr:"estimated_capacity"` // token bucket: burst size
+	Evidence []string `json:"evidence" expr:"evidence"`
+	// Contradictions per candidate model: decisions (accept or 429) the model would not have made.
+	Contradictions map[string]int64 `json:"contradictions,omitempty" expr:"contradictions"`
+	Decisions      int64            `json:"decisions" expr:"decisions"`
+}
+
+// Idempotency covers retries, probes and what they revealed.
+type Idempotency struct {
+	Probes              int64 `json:"probes" expr:"probes"`
+	Retries             int64 `json:"retries" expr:"retries"`
+	Mismatches          int64 `json:"mismatches" expr:"mismatches"`
+	DuplicateDeliveries int64 `json:"duplicate_deliveries" expr:"duplicate_deliveries"`
+}
+
+// Delivery covers what happened to accepted messages after the send.
+type Delivery struct {
+	Via          string                 `json:"via" expr:"via"`
+	Expected     int64                  `json:"expected" expr:"expected"`
+	Received     int64                  `json:"received" expr:"received"`
+	Lost         int64                  `json:"lost" expr:"lost"`
+	Late         int64                  `json:"late" expr:"late"`
+	Duplicates   int64                  `json:"duplicates" expr:"duplicates"`
+	Unmatched    int64                  `json:"unmatched" expr:"unmatched"`
+	Malformed    int64                  `json:"malformed" expr:"malformed"`
+	Unauthorized int64                  `json:"unauthorized" expr:"unauthorized"`
+	Events       int64                  `json:"events" expr:"events"`
+	BadLines     int64                  `json:"bad_lines" expr:"bad_lines"`
+	Deadline     string                 `json:"deadline,omitempty" expr:"deadline"`
+	Latency      Percentiles            `json:"latency" expr:"latency"`
+	ByChannel    map[string]Percentiles `json:"by_channel" expr:"by_channel"`
+	ByState      map[string]Percentiles `json:"by_state" expr:"by_state"`
+	Failover     Failover               `json:"failover" expr:"failover"`
+}
+
+// Failover describes cascades: how many messages reached each channel and the
+// time each step took.
+type Failover struct {
+	Messages int64          `json:"messages" expr:"messages"` // messages with at least one step
+	Funnel   []FunnelStage  `json:"funnel" expr:"funnel"`
+	Steps    []FailoverStep `json:"steps" expr:"steps"`
+}
+
+// FunnelStage is one channel of the cascade.
+type FunnelStage struct {
+	Channel  string `json:"channel" expr:"channel"`
+	Reached  int64  `json:"reached" expr:"reached"`   // messages with an event on this channel
+	Terminal int64  `json:"terminal" expr:"terminal"` // messages whose final state came on it
+}
+
+// FailoverStep is one move from a channel to the next, with the time from the
+// message's first send (or its previous step) to the first event showing it.
+type FailoverStep struct {
+	From  string      `json:"from" expr:"from"`
+	To    string      `json:"to" expr:"to"`
+	Count int64       `json:"count" expr:"count"`
+	Time  Percentiles `json:"time" expr:"time"`
+}
+
+// Incoming covers messages subscribers sent back.
+type Incoming struct {
+	Received     int64       `json:"received" expr:"received"`
+	Replies      int64       `json:"replies" expr:"replies"` // incoming that quote a message of this run
+	ReplyLatency Percentiles `json:"reply_latency" expr:"reply_latency"`
+}
+
+// Threshold is one expression of the scenario and its verdict.
+type Threshold struct {
+	Expr  string  `json:"expr"`
+	Value float64 `json:"value"` // the left side of the comparison (or 1/0 for a bare condition)
+	OK    bool    `json:"ok"`
+	Error string  `json:"error,omitempty"`
+}
+
+// TruthReport puts the measured figures beside the embedded simulator's ground truth.
+type TruthReport struct {
+	Algorithm        string        `json:"algorithm" expr:"algorithm"`
+	Truncated        bool          `json:"truncated" expr:"truncated"`
+	Messages         int64         `json:"messages" expr:"messages"`
+	TrueLatency      Percentiles   `json:"true_latency" expr:"true_latency"`         // drawn delay from acceptance to the final state
+	MeasuredLatency  Percentiles   `json:"measured_latency" expr:"measured_latency"` // delivery.latency, repeated for the side-by-side
+	ExpectedLost     int64         `json:"expected_lost" expr:"expected_lost"`       // messages whose every terminal callback was dropped or failed
+	MeasuredLost     int64         `json:"measured_lost" expr:"measured_lost"`
+	CallbacksDropped int64         `json:"callbacks_dropped" expr:"callbacks_dropped"`
+	CallbacksFailed  int64         `json:"callbacks_failed" expr:"callbacks_failed"`
+	CallbacksDup     int64         `json:"callbacks_duplicated" expr:"callbacks_duplicated"`
+	DuplicateSends   int64         `json:"duplicate_sends" expr:"duplicate_sends"` // messages sent downstream more than once
+	Windows          []TruthWindow `json:"windows" expr:"windows"`
+	WindowMismatches int64         `json:"window_mismatches" expr:"window_mismatches"`
+}
+
+// TruthWindow is one limiter window, true and measured.
+type TruthWindow struct {
+	Client           string `json:"client" expr:"client"`
+	Start            string `json:"start" expr:"start"`
+	Accepted         int    `json:"accepted" expr:"accepted"`
+	Refused          int    `json:"refused" expr:"refused"`
+	MeasuredAccepted int    `json:"measured_accepted" expr:"measured_accepted"`
+	MeasuredRefused  int    `json:"measured_refused" expr:"measured_refused"`
+}
+
+// OK reports whether every threshold held (true when there are none).
+func (s *Summary) OK() bool {
+	for _, t := range s.Thresholds {
+		if !t.OK {
+			return false
+		}
+	}
+	return true
+}
+
+// ReadSummary reads a summary.json.
+func ReadSummary(path string) (*Summary, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read summary: %w", err)
+	}
+	s, err := ParseSummary(b)
+	if err != nil {
+		return nil, fmt.Errorf("read summary %q: %w", path, err)
+	}
+	return s, nil
+}
+
+// ParseSummary decodes a summary.json body.
+func ParseSummary(b []byte) (*Summary, error) {
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadSummary, err)
+	}
+	if s.Schema == 0 {
+		return nil, fmt.Errorf("%w: no schema version (not a msgload summary.json?)", ErrBadSummary)
+	}
+	if s.Schema > SchemaVersion {
+		return nil, fmt.Errorf("%w: schema %d is newer than this msgload (%d)", ErrBadSummary, s.Schema, SchemaVersion)
+	}
+	return &s, nil
+}
+
+func (s *Summary) marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}

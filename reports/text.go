@@ -1,0 +1,221 @@
+package reports
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// dur formats seconds for people: 850µs, 12.3ms, 1.25s, 2m5s.
+func dur(sec float64) string {
+	switch {
+	case sec == 0:
+		return "0"
+	case sec < 1e-3:
+		return strconv.FormatFloat(sec*1e6, 'f', 0, 64) + "µs"
+	case sec < 1:
+		return strconv.FormatFloat(sec*1e3, 'f', 1, 64) + "ms"
+	case sec < 120:
+		return strconv.FormatFloat(sec, 'f', 2, 64) + "s"
+	}
+	m := int(sec) / 60
+	return fmt.Sprintf("%dm%ds", m, int(sec)-60*m)
+}
+
+func pct(n, of int64) string {
+	if of == 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(100*float64(n)/float64(of), 'f', 2, 64) + "%"
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func verdict(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+// keyFigure is one row of the key-figure tables (terminal, Markdown, HTML).
+type keyFigure struct{ name, value string }
+
+func (s *Summary) keyFigures() []keyFigure {
+	r, d, rl := s.Requests, s.Delivery, s.RateLimit
+	kf := []keyFigure{
+		{"requests", fmt.Sprintf("%d (%d messages, %s errors)", r.Total, r.Messages, strconv.FormatFloat(100*r.ErrorRate, 'f', 2, 64)+"%")},
+		{"rate achieved / planned", fmt.Sprintf("%s / %s per second", num(r.AchievedRate), num(r.PlannedRate))},
+		{"request latency p50 / p95 / p99 / max", fmt.Sprintf("%s / %s / %s / %s", dur(r.Latency.P50), dur(r.Latency.P95), dur(r.Latency.P99), dur(r.Latency.Max))},
+		{"from intended send p99", fmt.Sprintf("%s (%d late starts)", dur(r.LatencyIntended.P99), r.Late)},
+		{"429 answers", fmt.Sprintf("%d (excess accepted %d, limiter: %s)", rl.Rejected429, rl.ExcessAccepted, rl.Algorithm.Verdict)},
+		{"delivered / expected", fmt.Sprintf("%d / %d (lost %d, late %d)", d.Received, d.Expected, d.Lost, d.Late)},
+		{"delivery latency p50 / p95 / p99", fmt.Sprintf("%s / %s / %s", dur(d.Latency.P50), dur(d.Latency.P95), dur(d.Latency.P99))},
+		{"duplicates / unmatched / malformed", fmt.Sprintf("%d / %d / %d", d.Duplicates, d.Unmatched, d.Malformed)},
+		{"idempotency probes / mismatches / duplicate deliveries", fmt.Sprintf("%d / %d / %d", s.Idempotency.Probes, s.Idempotency.Mismatches, s.Idempotency.DuplicateDeliveries)},
+	}
+	if s.Incoming.Received > 0 {
+		kf = append(kf, keyFigure{"incoming (replies, reply p95)", fmt.Sprintf("%d (%d, %s)", s.Incoming.Received, s.Incoming.Replies, dur(s.Incoming.ReplyLatency.P95))})
+	}
+	if t := s.Truth; t != nil {
+		kf = append(kf, keyFigure{"truth: latency p95 true / measured", fmt.Sprintf("%s / %s", dur(t.TrueLatency.P95), dur(t.MeasuredLatency.P95))},
+			keyFigure{"truth: lost expected / measured", fmt.Sprintf("%d / %d", t.ExpectedLost, t.MeasuredLost)})
+	}
+	return kf
+}
+
+// Terminal writes the short summary printed at the end of `msgload run`.
+func (s *Summary) Terminal(w io.Writer) {
+	fmt.Fprintf(w, "run %s (%s, %s): %s\n", s.Run.ID, s.Run.Scenario, s.Run.API, verdict(s.OK()))
+	width := 0
+	kf := s.keyFigures()
+	for _, k := range kf {
+		width = max(width, len(k.name))
+	}
+	for _, k := range kf {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, k.name, k.value)
+	}
+	for _, t := range s.Thresholds {
+		fmt.Fprintf(w, "  %s  %s  (value %s)%s\n", mark(t.OK), t.Expr, num(t.Value), errText(t.Error))
+	}
+	for _, msg := range s.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", msg)
+	}
+}
+
+func mark(ok bool) string {
+	if ok {
+		return "✓"
+	}
+	return "✗"
+}
+
+func errText(e string) string {
+	if e == "" {
+		return ""
+	}
+	return ": " + e
+}
+
+// mdEscape keeps a value from breaking a Markdown table.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// WriteMarkdown writes report.md, for pull-request comments and release notes.
+func (s *Summary) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## msgload %s: %s\n\n", mdEscape(s.Run.Scenario), verdict(s.OK()))
+	fmt.Fprintf(&b, "Run `%s` against %s (%s API, msgload %s), delivery via %s.\n\n", s.Run.ID, mdEscape(s.Run.Target), s.Run.API, mdEscape(s.Run.Version), s.Run.DeliveryVia)
+	if s.Run.Interrupted {
+		b.WriteString("**The run was interrupted**: figures cover what ran.\n\n")
+	}
+	b.WriteString("| Figure | Value |\n|---|---|\n")
+	for _, k := range s.keyFigures() {
+		fmt.Fprintf(&b, "| %s | %s |\n", mdEscape(k.name), mdEscape(k.value))
+	}
+	if len(s.Thresholds) > 0 {
+		b.WriteString("\n### Thresholds\n\n| | Threshold | Value |\n|---|---|---|\n")
+		for _, t := range s.Thresholds {
+			fmt.Fprintf(&b, "| %s | `%s` | %s%s |\n", mark(t.OK), mdEscape(t.Expr), num(t.Value), mdEscape(errText(t.Error)))
+		}
+	}
+	if len(s.RateLimit.Clients) > 0 {
+		b.WriteString("\n### Rate limit per client\n\n| Client | Sent | Accepted | 429 | Max accepted per window | Excess | First 429 |\n|---|---|---|---|---|---|---|\n")
+		for _, c := range s.RateLimit.Clients {
+			fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %s |\n", mdEscape(c.ClientID), c.Sent, c.Accepted, c.Rejected429, c.MaxAccepted, c.ExcessAccepted, c.First429At)
+		}
+		a := s.RateLimit.Algorithm
+		fmt.Fprintf(&b, "\nLimiter: **%s**.", a.Verdict)
+		for _, e := range a.Evidence {
+			fmt.Fprintf(&b, " %s.", mdEscape(e))
+		}
+		ra := s.RateLimit.RetryAfter
+		fmt.Fprintf(&b, " Retry-After: %d present, %d missing, %d correct, %d too short, %d too long, %d unreadable.\n", ra.Present, ra.Missing, ra.Correct, ra.TooShort, ra.TooLong, ra.Invalid)
+	}
+	if len(s.Delivery.ByChannel) > 0 || len(s.Delivery.ByState) > 0 {
+		b.WriteString("\n### Delivery latency\n\n| By | Count | p50 | p95 | p99 | max |\n|---|---|---|---|---|---|\n")
+		for _, k := range sortedKeys(s.Delivery.ByChannel) {
+			p := s.Delivery.ByChannel[k]
+			fmt.Fprintf(&b, "| channel %s | %d | %s | %s | %s | %s |\n", mdEscape(k), p.Count, dur(p.P50), dur(p.P95), dur(p.P99), dur(p.Max))
+		}
+		for _, k := range sortedKeys(s.Delivery.ByState) {
+			p := s.Delivery.ByState[k]
+			fmt.Fprintf(&b, "| state %s | %d | %s | %s | %s | %s |\n", mdEscape(k), p.Count, dur(p.P50), dur(p.P95), dur(p.P99), dur(p.Max))
+		}
+	}
+	if len(s.Delivery.Failover.Steps) > 0 {
+		b.WriteString("\n### Failover\n\n| Step | Messages | p50 | p95 |\n|---|---|---|---|\n")
+		for _, st := range s.Delivery.Failover.Steps {
+			fmt.Fprintf(&b, "| %s → %s | %d | %s | %s |\n", mdEscape(st.From), mdEscape(st.To), st.Count, dur(st.Time.P50), dur(st.Time.P95))
+		}
+	}
+	for _, msg := range s.Warnings {
+		fmt.Fprintf(&b, "\n> warning: %s\n", mdEscape(msg))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Name    string       `xml:"name,attr"`
+	Tests   int          `xml:"tests,attr"`
+	Fails   int          `xml:"failures,attr"`
+	Errors  int          `xml:"errors,attr"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Fails     int         `xml:"failures,attr"`
+	Errors    int         `xml:"errors,attr"`
+	Timestamp string      `xml:"timestamp,attr,omitempty"`
+	Cases     []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	Error     *junitFailure `xml:"error,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes junit.xml: one test case per threshold.
+func (s *Summary) WriteJUnit(w io.Writer) error {
+	suite := junitSuite{Name: "msgload thresholds: " + s.Run.Scenario, Timestamp: s.Run.Start, Cases: []junitCase{}}
+	for _, t := range s.Thresholds {
+		c := junitCase{Name: t.Expr, Classname: "msgload." + s.Run.Scenario}
+		switch {
+		case t.Error != "":
+			c.Error = &junitFailure{Message: t.Error, Type: "error", Text: t.Error}
+			suite.Errors++
+		case !t.OK:
+			msg := fmt.Sprintf("%s does not hold: value %s", t.Expr, num(t.Value))
+			c.Failure = &junitFailure{Message: msg, Type: "threshold", Text: msg}
+			suite.Fails++
+		}
+		suite.Cases = append(suite.Cases, c)
+		suite.Tests++
+	}
+	doc := junitSuites{Name: "msgload " + s.Run.ID, Tests: suite.Tests, Fails: suite.Fails, Errors: suite.Errors, Suites: []junitSuite{suite}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
