@@ -18,7 +18,7 @@ func sampleVars(d *Dashboard) map[string]string {
 	vars := map[string]string{}
 	for _, v := range d.Templating.List {
 		val := ".*"
-		if s, ok := v.Current.Value.(string); ok && s != "" {
+		if s, ok := v.Current.Value.(string); ok && s != "" && s != "$__all" {
 			val = s
 		}
 		vars[v.Name] = val

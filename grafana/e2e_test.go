@@ -1,0 +1,427 @@
+package grafana
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// needProgram returns the path of an outside program, or skips the test when
+// it is absent; under CI=true its absence fails the test instead.
+func needProgram(t *testing.T, path string) string {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required when CI=true: %v", path, err)
+		}
+		t.Skipf("%s not installed (Debian package %s); skipping", path, filepath.Base(path))
+	}
+	return path
+}
+
+// freeAddr returns a loopback address with a port that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// source is one process's /metrics as the test serves it: a job name for the
+// scrape configuration, the server, and its registry for promtool.
+type source struct {
+	job string
+	srv *httptest.Server
+}
+
+// serve puts h and the registry's /metrics on a loopback httptest server.
+func serve(t *testing.T, job string, g prometheus.Gatherer, h http.Handler) source {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	if h != nil {
+		mux.Handle("/", h)
+	}
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return source{job: job, srv: srv}
+}
+
+// promServer is a real Prometheus started for one test.
+type promServer struct {
+	url    string
+	client *http.Client
+}
+
+// startPrometheus writes a configuration scraping every source each second and
+// starts /usr/bin/prometheus on a temporary directory and a free loopback port.
+func startPrometheus(t *testing.T, sources []source) *promServer {
+	t.Helper()
+	bin := needProgram(t, "/usr/bin/prometheus")
+	dir := t.TempDir()
+	var cfg strings.Builder
+	cfg.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\nscrape_configs:\n")
+	for _, s := range sources {
+		u, _ := url.Parse(s.srv.URL)
+		fmt.Fprintf(&cfg, "  - job_name: %s\n    static_configs:\n      - targets: [%q]\n", s.job, u.Host)
+	}
+	cfgPath := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var logs bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin,
+		"--config.file="+cfgPath,
+		"--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr,
+		"--log.level=warn",
+	)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("start prometheus: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cancel()
+			<-done
+		}
+		cancel()
+		if t.Failed() {
+			t.Logf("prometheus output:\n%s", logs.String())
+		}
+	})
+	p := &promServer{url: "http://" + addr, client: &http.Client{Timeout: 10 * time.Second}}
+	p.waitFor(t, "prometheus to be ready", 60*time.Second, func() bool {
+		select {
+		case <-done:
+			t.Fatalf("prometheus exited:\n%s", logs.String())
+		default:
+		}
+		resp, err := p.client.Get(p.url + "/-/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return p
+}
+
+// waitFor polls cond every 200ms until it holds, failing after limit. The limit
+// only bounds a broken setup; no assertion depends on timing.
+func (p *promServer) waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s after %v", what, limit)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// apiResponse is the envelope of Prometheus's HTTP API.
+type apiResponse struct {
+	Status    string          `json:"status"`
+	Data      json.RawMessage `json:"data"`
+	ErrorType string          `json:"errorType"`
+	Error     string          `json:"error"`
+	Warnings  []string        `json:"warnings"`
+}
+
+func (p *promServer) get(path string, q url.Values) (json.RawMessage, error) {
+	resp, err := p.client.PostForm(p.url+path, q)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	var r apiResponse
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("decode %s (HTTP %d): %w: %.200s", path, resp.StatusCode, err, b)
+	}
+	if r.Status != "success" {
+		return nil, fmt.Errorf("%s: %s: %s", path, r.ErrorType, r.Error)
+	}
+	return r.Data, nil
+}
+
+// instant runs a query that returns one number (NaN when it returns none).
+func (p *promServer) instant(t *testing.T, expr string) float64 {
+	t.Helper()
+	data, err := p.get("/api/v1/query", url.Values{"query": {expr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Result []struct {
+			Value [2]any `json:"value"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("decode %s: %v", expr, err)
+	}
+	if len(v.Result) == 0 {
+		return math.NaN()
+	}
+	s, _ := v.Result[0].Value[1].(string)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("%s: value %q: %v", expr, s, err)
+	}
+	return f
+}
+
+// rangeSeries is one series of a query_range matrix.
+type rangeSeries struct {
+	Metric map[string]string `json:"metric"`
+	Values [][2]any          `json:"values"`
+}
+
+// queryRange runs expr over [start, end] and returns the matrix.
+func (p *promServer) queryRange(expr string, start, end time.Time, step time.Duration) ([]rangeSeries, error) {
+	data, err := p.get("/api/v1/query_range", url.Values{
+		"query": {expr},
+		"start": {strconv.FormatFloat(float64(start.UnixMilli())/1000, 'f', 3, 64)},
+		"end":   {strconv.FormatFloat(float64(end.UnixMilli())/1000, 'f', 3, 64)},
+		"step":  {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	var m struct {
+		ResultType string        `json:"resultType"`
+		Result     []rangeSeries `json:"result"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("decode matrix: %w", err)
+	}
+	return m.Result, nil
+}
+
+// finiteSamples counts the samples of a matrix that are numbers (not NaN or ±Inf).
+func finiteSamples(ss []rangeSeries) int {
+	n := 0
+	for _, s := range ss {
+		for _, v := range s.Values {
+			str, _ := v[1].(string)
+			f, err := strconv.ParseFloat(str, 64)
+			if err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// labelValues lists the values of label on the series matching selector.
+func (p *promServer) labelValues(label, selector string, start, end time.Time) ([]string, error) {
+	q := url.Values{"start": {strconv.FormatInt(start.Unix(), 10)}, "end": {strconv.FormatInt(end.Unix()+1, 10)}}
+	if selector != "" {
+		q.Set("match[]", selector)
+	}
+	resp, err := p.client.Get(p.url + "/api/v1/label/" + url.PathEscape(label) + "/values?" + q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("label values of %s: %w", label, err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status string   `json:"status"`
+		Data   []string `json:"data"`
+		Error  string   `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		return nil, fmt.Errorf("decode label values: %w", err)
+	}
+	if r.Status != "success" {
+		return nil, fmt.Errorf("label values of %s: %s", label, r.Error)
+	}
+	sort.Strings(r.Data)
+	return r.Data, nil
+}
+
+// resolveVariables gives each variable of d a real value, in dashboard order
+// (later variables' queries use earlier ones, as in Grafana): label_values
+// variables take the first value Prometheus lists for them; custom and
+// textbox variables keep their current value; the datasource variable is not
+// used in PromQL.
+//
+// A variable whose selector reads a metric the run does not expose (exposed
+// false for it) and the run is not complete gets ".*" and a note in todo.
+func resolveVariables(t *testing.T, p *promServer, d *Dashboard, start, end time.Time, step time.Duration, exposed func(string) bool, todo *[]string) map[string]string {
+	t.Helper()
+	vars := map[string]string{}
+	for _, v := range d.Templating.List {
+		switch v.Type {
+		case "datasource":
+			vars[v.Name] = DatasourceUID
+		case "query":
+			m := labelValuesRE.FindStringSubmatch(v.QueryString())
+			if m == nil || m[2] == "" {
+				t.Fatalf("variable %s: only label_values(selector, label) queries are supported, got %q", v.Name, v.QueryString())
+			}
+			sel := Expand(m[1], vars, step, end.Sub(start))
+			if names, err := MetricNames(sel); err == nil && len(names) == 1 && !exposed(names[0]) {
+				*todo = append(*todo, fmt.Sprintf("%s variable %s (%s)", d.UID, v.Name, names[0]))
+				vars[v.Name] = ".*"
+				continue
+			}
+			vals, err := p.labelValues(m[2], sel, start, end)
+			if err != nil {
+				t.Fatalf("variable %s: %v", v.Name, err)
+			}
+			if len(vals) == 0 {
+				t.Errorf("variable %s: label_values(%s, %s) lists nothing after the run", v.Name, sel, m[2])
+				vars[v.Name] = "no-value"
+				continue
+			}
+			vars[v.Name] = vals[0]
+		default:
+			s, _ := v.Current.Value.(string)
+			vars[v.Name] = s
+		}
+	}
+	return vars
+}
+
+// checkMetricsText runs promtool check metrics on the text exposition of src.
+func checkMetricsText(t *testing.T, promtool string, src source) {
+	t.Helper()
+	resp, err := http.Get(src.srv.URL + "/metrics")
+	if err != nil {
+		t.Fatalf("%s: get /metrics: %v", src.job, err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("%s: read /metrics: %v", src.job, err)
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(body)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("%s: promtool check metrics: %v\n%s", src.job, err, out)
+	}
+}
+
+// TestDashboardQueriesReturnData starts a real Prometheus scraping a short
+// in-process run, then runs every query of every dashboard with query_range
+// over the run, template variables set to real values, and requires numbers
+// back from each. It also runs promtool check metrics on each /metrics.
+func TestDashboardQueriesReturnData(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real Prometheus and a short run; not in -short")
+	}
+	promtool := needProgram(t, "/usr/bin/promtool")
+	needProgram(t, "/usr/bin/prometheus")
+
+	run := startRun(t)
+	p := startPrometheus(t, run.sources)
+	// Drive only once every source has been scraped, so the run is seen from its
+	// first request; then wait for two scrapes after its end.
+	p.waitFor(t, "a first scrape of every source", 60*time.Second, func() bool {
+		return p.instant(t, "count(up == 1)") >= float64(len(run.sources))
+	})
+	start := time.Now()
+	run.drive(t)
+	driven := float64(time.Now().Add(time.Second).Unix())
+	p.waitFor(t, "two scrapes of every source after the run", 60*time.Second, func() bool {
+		return p.instant(t, "min(timestamp(up))") > driven
+	})
+	end := time.Now()
+	step := time.Second
+
+	for _, src := range run.sources {
+		checkMetricsText(t, promtool, src)
+	}
+	exposed := map[string]bool{}
+	for _, g := range run.gatherers {
+		mfs, err := g.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s := range SeriesNames(FamilyTypes(mfs)) {
+			exposed[s] = true
+		}
+	}
+
+	ds, err := LoadDashboards(Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uncovered []string
+	for _, d := range ds {
+		t.Run(d.UID, func(t *testing.T) {
+			vars := resolveVariables(t, p, d, start.Add(-time.Minute), end, step,
+				func(n string) bool { return run.complete || exposed[n] }, &uncovered)
+			t.Logf("variables: %v", vars)
+			for _, q := range d.Queries() {
+				if q.Variable {
+					continue // resolved above
+				}
+				expr := Expand(q.Expr, vars, step, end.Sub(start))
+				names, err := MetricNames(expr)
+				if err != nil {
+					t.Errorf("%s: %v", q.Where, err)
+					continue
+				}
+				missing := ""
+				for _, n := range names {
+					if !exposed[n] {
+						missing = n
+					}
+				}
+				if missing != "" && !run.complete {
+					uncovered = append(uncovered, fmt.Sprintf("%s %s (%s)", d.UID, q.Where, missing))
+					continue
+				}
+				res, err := p.queryRange(expr, start.Add(-5*time.Second), end, step)
+				if err != nil {
+					t.Errorf("%s: %v", q.Where, err)
+					continue
+				}
+				if finiteSamples(res) == 0 {
+					t.Errorf("%s: no data over the run for\n  %s\n  got %.300v", q.Where, expr, res)
+				}
+			}
+		})
+	}
+	if len(uncovered) > 0 {
+		t.Logf("TODO: %d queries not run: the in-process run does not expose their metrics yet (attack, sim and harness not landed):\n  %s",
+			len(uncovered), strings.Join(uncovered, "\n  "))
+	}
+}
