@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 var (
 	ErrOptions     = errors.New("attack options")
 	ErrMaxMessages = errors.New("max messages reached")
+	ErrWebhook     = errors.New("register webhook")
 )
 
 // Limit modes.
@@ -109,6 +111,10 @@ type Options struct {
 	// LateAfter is how much later than planned a first attempt may leave
 	// before it counts as late; 0 = 10 ms.
 	LateAfter time.Duration
+
+	// Transport carries every request; nil = a new http.Transport (tests pass
+	// an in-process one to run on fake time).
+	Transport http.RoundTripper
 
 	Out      Recorder  // receives every attempt; nil = none
 	Metrics  *Metrics  // nil = no metrics

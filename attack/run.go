@@ -156,9 +156,13 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 	}
 	tr.MaxIdleConns = conns
 	tr.MaxIdleConnsPerHost = conns
+	var rt http.RoundTripper = tr
+	if o.Transport != nil {
+		rt = o.Transport
+	}
 	e := &engine{
 		o:         o,
-		hc:        &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		hc:        &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		prog:      o.Progress,
 		stop:      stop,
 		abort:     abort,
@@ -200,7 +204,7 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 			cs.lim = newWindowLimiter(o.Limit.Requests, o.Limit.Window)
 		}
 		if o.API == rundir.APINotify {
-			cs.tok = newTokenCache(c, o.TokenURL, &http.Client{Transport: &tokenRecorder{e: e, c: cs, next: tr}})
+			cs.tok = newTokenCache(c, o.TokenURL, &http.Client{Transport: &tokenRecorder{e: e, c: cs, next: rt}})
 		}
 		e.clients = append(e.clients, cs)
 	}
@@ -665,12 +669,17 @@ func (e *engine) registerWebhooks() error {
 	u := strings.TrimRight(e.o.BaseURL, "/") + "/api/v1/webhooks"
 	for _, c := range e.clients {
 		m := &message{client: c}
-		a := e.attempt(m, OpWebhook, 1)
-		a.Intended = time.Now()
-		e.exchange(c, a, http.MethodPost, u, body, false)
-		e.write(c, a)
-		if a.Outcome != rundir.OutcomeOK {
-			return fmt.Errorf("register webhook for client %q: %s", c.ID, a.Error)
+		for n := 1; n <= 2; n++ { // a refused token is fetched again once
+			a := e.attempt(m, OpWebhook, n)
+			a.Intended = time.Now()
+			e.exchange(c, a, http.MethodPost, u, body, false)
+			e.write(c, a)
+			if a.Outcome == rundir.OutcomeOK {
+				break
+			}
+			if a.Code != http.StatusUnauthorized || n == 2 {
+				return fmt.Errorf("%w: client %q: %s", ErrWebhook, c.ID, a.Error)
+			}
 		}
 	}
 	return nil
