@@ -8,24 +8,24 @@ package scenarios
 // checked. A file either describes one run (api, load, …) or holds Parts, each a
 // complete scenario run side by side (the smoke scenario uses this for both APIs).
 type Scenario struct {
-	Name        string      `json:"name" jsonschema:"description=short name of the scenario; names the run"`
-	Description string      `json:"description,omitempty" jsonschema:"description=free text shown by validate"`
-	API         string      `json:"api,omitempty" jsonschema:"enum=messaging,enum=notify,description=which API the scenario drives"`
-	Target      Target      `json:"target,omitempty" jsonschema:"description=embedded (the built-in simulator) or the addresses of a real service"`
-	Confirm     string      `json:"confirm,omitempty" jsonschema:"description=host allowed as a non-loopback target (like --confirm-target)"`
+	Name        string      `json:"name" jsonschema_description:"short name of the scenario; names the run"`
+	Description string      `json:"description,omitempty" jsonschema_description:"free text shown by validate"`
+	API         string      `json:"api,omitempty" jsonschema:"enum=messaging,enum=notify" jsonschema_description:"which API the scenario drives"`
+	Target      Target      `json:"target,omitempty" jsonschema_description:"embedded (the built-in simulator) or the addresses of a real service"`
+	Confirm     string      `json:"confirm,omitempty" jsonschema_description:"host allowed as a non-loopback target (like --confirm-target)"`
 	Auth        Auth        `json:"auth,omitempty"`
-	Clients     Clients     `json:"clients,omitempty" jsonschema:"description=number of integrations the load is spread across, or a list of their credentials"`
+	Clients     Clients     `json:"clients,omitempty" jsonschema_description:"number of integrations the load is spread across, or a list of their credentials"`
 	Load        LoadSpec    `json:"load,omitempty"`
 	Limit       Limit       `json:"limit,omitempty"`
 	Message     Message     `json:"message,omitempty"`
 	Retry       Retry       `json:"retry,omitempty"`
 	Idempotency Idempotency `json:"idempotency,omitempty"`
 	Delivery    Delivery    `json:"delivery,omitempty"`
-	Sink        string      `json:"sink,omitempty" jsonschema:"description=embedded or the base URL of a standalone sink"`
+	Sink        string      `json:"sink,omitempty" jsonschema_description:"embedded or the base URL of a standalone sink"`
 	Sim         Sim         `json:"sim,omitempty"`
-	Thresholds  []string    `json:"thresholds,omitempty" jsonschema:"description=expressions that must hold for the run to pass (evaluated by the reports)"`
-	MaxMessages int64       `json:"maxMessages,omitempty" jsonschema:"minimum=0,description=hard cap on messages really sent (like --max-messages); 0 means no cap"`
-	Parts       []Scenario  `json:"parts,omitempty" jsonschema:"description=several complete scenarios run side by side (each with its own api); top-level name and thresholds apply to all"`
+	Thresholds  []string    `json:"thresholds,omitempty" jsonschema_description:"expressions that must hold for the run to pass (evaluated by the reports)"`
+	MaxMessages int64       `json:"maxMessages,omitempty" jsonschema:"minimum=0" jsonschema_description:"hard cap on messages really sent (like --max-messages); 0 means no cap"`
+	Parts       []Scenario  `json:"parts,omitempty" jsonschema_description:"several complete scenarios run side by side (each with its own api); top-level name and thresholds apply to all"`
 
 	// File is where the scenario came from ("scenarios/smoke.yaml" for a built-in).
 	File string `json:"-"`
@@ -41,23 +41,23 @@ type Pos struct{ Line, Col int }
 // Target is "embedded" or the addresses of a real service.
 type Target struct {
 	Embedded bool   `json:"-"`
-	BaseURL  string `json:"baseUrl,omitempty" jsonschema:"description=base URL of the API (messaging: {base_url}; notify: {notify_base_url})"`
-	TokenURL string `json:"tokenUrl,omitempty" jsonschema:"description=token endpoint of the identity provider (notify only)"`
+	BaseURL  string `json:"baseUrl,omitempty" jsonschema_description:"base URL of the API (messaging: {base_url}; notify: {notify_base_url})"`
+	TokenURL string `json:"tokenUrl,omitempty" jsonschema_description:"token endpoint of the identity provider (notify only)"`
 }
 
 // Auth holds the credentials. Secrets come from the environment (${VAR}).
 type Auth struct {
-	Login        string `json:"login,omitempty" jsonschema:"description=messaging: Basic auth login (a prefix when clients > 1)"`
-	Password     string `json:"password,omitempty" jsonschema:"description=messaging: Basic auth password; use ${ENV}"`
-	ClientID     string `json:"clientId,omitempty" jsonschema:"description=notify: client_id (a prefix when clients > 1: prefix-1 … prefix-N)"`
-	ClientSecret string `json:"clientSecret,omitempty" jsonschema:"description=notify: client_secret shared by the clients; use ${ENV}"`
+	Login        string `json:"login,omitempty" jsonschema_description:"messaging: Basic auth login (a prefix when clients > 1)"`
+	Password     string `json:"password,omitempty" jsonschema_description:"messaging: Basic auth password; use ${ENV}"`
+	ClientID     string `json:"clientId,omitempty" jsonschema_description:"notify: client_id (a prefix when clients > 1: prefix-1 … prefix-N)"`
+	ClientSecret string `json:"clientSecret,omitempty" jsonschema_description:"notify: client_secret shared by the clients; use ${ENV}"`
 }
 
 // Cred is one client's credentials: for notify ID/Secret are client_id and
 // client_secret; for messaging they are the Basic auth login and password.
 type Cred struct {
-	ID     string `json:"clientId,omitempty" jsonschema:"description=notify client_id or messaging login"`
-	Secret string `json:"clientSecret,omitempty" jsonschema:"description=notify client_secret or messaging password; use ${ENV}"`
+	ID     string `json:"clientId,omitempty" jsonschema_description:"notify client_id or messaging login"`
+	Secret string `json:"clientSecret,omitempty" jsonschema_description:"notify client_secret or messaging password; use ${ENV}"`
 }
 
 // Clients is a count (`clients: 3`) or a list of credentials.
@@ -68,64 +68,64 @@ type Clients struct {
 
 // LoadSpec is the traffic profile. Rates are totals, spread evenly across clients.
 type LoadSpec struct {
-	Profile   string   `json:"profile,omitempty" jsonschema:"enum=constant,enum=ramp,enum=steps,enum=sine,enum=replay,description=shape of the planned rate (default constant)"`
-	Rate      Rate     `json:"rate,omitempty" jsonschema:"description=constant: the rate; sine: the mean rate"`
-	From      Rate     `json:"from,omitempty" jsonschema:"description=ramp: starting rate"`
-	To        Rate     `json:"to,omitempty" jsonschema:"description=ramp: final rate"`
-	Steps     []Step   `json:"steps,omitempty" jsonschema:"description=steps: rates held one after another"`
-	Amplitude Rate     `json:"amplitude,omitempty" jsonschema:"description=sine: peak deviation from rate"`
-	Period    Duration `json:"period,omitempty" jsonschema:"description=sine: period"`
-	Duration  Duration `json:"duration,omitempty" jsonschema:"description=how long requests are sent"`
-	Requests  int64    `json:"requests,omitempty" jsonschema:"minimum=0,description=a total count of messages (constant: instead of duration; other profiles: a cap)"`
-	File      string   `json:"file,omitempty" jsonschema:"description=replay: recording to replay"`
-	Speed     float64  `json:"speed,omitempty" jsonschema:"description=replay: time scale (2 = twice as fast; default 1)"`
+	Profile   string   `json:"profile,omitempty" jsonschema:"enum=constant,enum=ramp,enum=steps,enum=sine,enum=replay" jsonschema_description:"shape of the planned rate (default constant)"`
+	Rate      Rate     `json:"rate,omitempty" jsonschema_description:"constant: the rate; sine: the mean rate"`
+	From      Rate     `json:"from,omitempty" jsonschema_description:"ramp: starting rate"`
+	To        Rate     `json:"to,omitempty" jsonschema_description:"ramp: final rate"`
+	Steps     []Step   `json:"steps,omitempty" jsonschema_description:"steps: rates held one after another"`
+	Amplitude Rate     `json:"amplitude,omitempty" jsonschema_description:"sine: peak deviation from rate"`
+	Period    Duration `json:"period,omitempty" jsonschema_description:"sine: period"`
+	Duration  Duration `json:"duration,omitempty" jsonschema_description:"how long requests are sent"`
+	Requests  int64    `json:"requests,omitempty" jsonschema:"minimum=0" jsonschema_description:"a total count of messages (constant: instead of duration; other profiles: a cap)"`
+	File      string   `json:"file,omitempty" jsonschema_description:"replay: recording to replay"`
+	Speed     float64  `json:"speed,omitempty" jsonschema_description:"replay: time scale (2 = twice as fast; default 1)"`
 }
 
 // Step is one step of a steps profile.
 type Step struct {
-	Rate     Rate     `json:"rate"`
-	Duration Duration `json:"duration"`
+	Rate     Rate     `json:"rate" jsonschema:"required"`
+	Duration Duration `json:"duration" jsonschema:"required"`
 }
 
 // Limit is the service's rate limit per client and how the attack treats it.
 type Limit struct {
-	Rate Rate   `json:"rate,omitempty" jsonschema:"description=the limit per client (notify default 100/1m; messaging default none)"`
-	Mode string `json:"mode,omitempty" jsonschema:"enum=respect,enum=exceed,description=respect: stay at or under the limit (plans that cannot are refused); exceed: send the planned excess on purpose"`
+	Rate Rate   `json:"rate,omitempty" jsonschema_description:"the limit per client (notify default 100/1m; messaging default none)"`
+	Mode string `json:"mode,omitempty" jsonschema:"enum=respect,enum=exceed" jsonschema_description:"respect: stay at or under the limit (plans that cannot are refused); exceed: send the planned excess on purpose"`
 }
 
 // Message says what every request carries.
 type Message struct {
-	Recipient  string      `json:"recipient,omitempty" jsonschema:"description=a number or a pattern with one digit range: +7999{0000000-9999999}"`
-	Recipients *Recipients `json:"recipients,omitempty" jsonschema:"description=recipients from a range or a CSV file (instead of recipient)"`
-	Text       string      `json:"text,omitempty" jsonschema:"description=text template: {{.Seq}} {{.Client}} {{.Recipient}} {{.Run}} {{words N}} {{digits N}}"`
-	TextBytes  int         `json:"textBytes,omitempty" jsonschema:"minimum=0,description=pad or cut the rendered text to this many bytes"`
-	TextParts  int         `json:"textParts,omitempty" jsonschema:"minimum=0,description=pad the text to fill this many SMS parts (153 GSM or 67 UCS-2 characters each)"`
-	Fill       string      `json:"fill,omitempty" jsonschema:"enum=ascii,enum=cyrillic,enum=emoji,description=characters used for padding (default ascii)"`
-	ExternalID string      `json:"externalId,omitempty" jsonschema:"enum=tagged,enum=none,description=notify: tagged (default) sends the correlation tag as externalId; none sends no externalId (a service without idempotency keys; the sink then matches by joining attempts)"`
+	Recipient  string      `json:"recipient,omitempty" jsonschema_description:"a number or a pattern with one digit range: +7999{0000000-9999999}"`
+	Recipients *Recipients `json:"recipients,omitempty" jsonschema_description:"recipients from a range or a CSV file (instead of recipient)"`
+	Text       string      `json:"text,omitempty" jsonschema_description:"text template: {{.Seq}} {{.Client}} {{.Recipient}} {{.Run}} {{words N}} {{digits N}}"`
+	TextBytes  int         `json:"textBytes,omitempty" jsonschema:"minimum=0" jsonschema_description:"pad or cut the rendered text to this many bytes"`
+	TextParts  int         `json:"textParts,omitempty" jsonschema:"minimum=0" jsonschema_description:"pad the text to fill this many SMS parts (153 GSM or 67 UCS-2 characters each)"`
+	Fill       string      `json:"fill,omitempty" jsonschema:"enum=ascii,enum=cyrillic,enum=emoji" jsonschema_description:"characters used for padding (default ascii)"`
+	ExternalID string      `json:"externalId,omitempty" jsonschema:"enum=tagged,enum=none" jsonschema_description:"notify: tagged (default) sends the correlation tag as externalId; none sends no externalId (a service without idempotency keys; the sink then matches by joining attempts)"`
 
 	// messaging
-	Scenario        []Item            `json:"scenario,omitempty" jsonschema:"description=messaging: the ordered channels with failover"`
-	Callback        string            `json:"callback,omitempty" jsonschema:"description=messaging: callback URL (default: the sink)"`
+	Scenario        []Item            `json:"scenario,omitempty" jsonschema_description:"messaging: the ordered channels with failover"`
+	Callback        string            `json:"callback,omitempty" jsonschema_description:"messaging: callback URL (default: the sink)"`
 	Schedule        *Schedule         `json:"schedule,omitempty"`
 	URLOptions      *URLOptions       `json:"urlOptions,omitempty"`
-	TrackData       map[string]string `json:"trackData,omitempty" jsonschema:"description=messaging: extra trackData keys (msgload adds its correlation keys)"`
-	ClientRequestID string            `json:"clientRequestId,omitempty" jsonschema:"description=messaging: clientRequestId template (at most 100 characters once rendered)"`
+	TrackData       map[string]string `json:"trackData,omitempty" jsonschema_description:"messaging: extra trackData keys (msgload adds its correlation keys)"`
+	ClientRequestID string            `json:"clientRequestId,omitempty" jsonschema_description:"messaging: clientRequestId template (at most 100 characters once rendered)"`
 }
 
 // Recipients lists recipients from a range or a CSV file.
 type Recipients struct {
-	From   string `json:"from,omitempty" jsonschema:"description=first number of a range (+79990000000)"`
-	To     string `json:"to,omitempty" jsonschema:"description=last number of a range, same length as from"`
-	CSV    string `json:"csv,omitempty" jsonschema:"description=CSV file of numbers (relative to the scenario file)"`
-	Column string `json:"column,omitempty" jsonschema:"description=CSV column name holding the number (default: the first column)"`
-	Order  string `json:"order,omitempty" jsonschema:"enum=sequential,enum=random,description=sequential (default) or random"`
+	From   string `json:"from,omitempty" jsonschema_description:"first number of a range (+79990000000)"`
+	To     string `json:"to,omitempty" jsonschema_description:"last number of a range, same length as from"`
+	CSV    string `json:"csv,omitempty" jsonschema_description:"CSV file of numbers (relative to the scenario file)"`
+	Column string `json:"column,omitempty" jsonschema_description:"CSV column name holding the number (default: the first column)"`
+	Order  string `json:"order,omitempty" jsonschema:"enum=sequential,enum=random" jsonschema_description:"sequential (default) or random"`
 }
 
 // Item is one messaging scenario item (a channel of the cascade).
 type Item struct {
-	Channel          string       `json:"channel" jsonschema:"enum=sms,enum=viber,enum=vkok,enum=push,enum=whatsapp,enum=tgotp"`
-	Sender           string       `json:"sender" jsonschema:"description=sender name: at most 11 characters for sms, 21 otherwise"`
-	Text             string       `json:"text,omitempty" jsonschema:"description=text template for this channel (default: message.text)"`
+	Channel          string       `json:"channel" jsonschema:"required,enum=sms,enum=viber,enum=vkok,enum=push,enum=whatsapp,enum=tgotp"`
+	Sender           string       `json:"sender" jsonschema_description:"sender name: at most 11 characters for sms, 21 otherwise"`
+	Text             string       `json:"text,omitempty" jsonschema_description:"text template for this channel (default: message.text)"`
 	Failover         *Failover    `json:"failover,omitempty"`
 	Attachments      []Attachment `json:"attachments,omitempty"`
 	Buttons          []Button     `json:"buttons,omitempty"`
@@ -135,27 +135,27 @@ type Item struct {
 
 // Failover is the cascading rule of an item.
 type Failover struct {
-	TTL             int    `json:"ttl,omitempty" jsonschema:"minimum=0,maximum=259200,description=seconds to wait for condition_status"`
+	TTL             int    `json:"ttl,omitempty" jsonschema:"minimum=0,maximum=259200" jsonschema_description:"seconds to wait for condition_status"`
 	ConditionStatus string `json:"condition_status,omitempty" jsonschema:"enum=DELIVERED,enum=SEEN"`
 }
 
 // Attachment is media content.
 type Attachment struct {
-	Type string `json:"type" jsonschema:"enum=IMAGE,enum=AUDIO,enum=VIDEO,enum=FILE"`
-	URL  string `json:"url"`
+	Type string `json:"type" jsonschema:"required,enum=IMAGE,enum=AUDIO,enum=VIDEO,enum=FILE"`
+	URL  string `json:"url" jsonschema:"required"`
 }
 
 // Button is a message button.
 type Button struct {
-	Caption string `json:"caption"`
-	Action  string `json:"action"`
+	Caption string `json:"caption" jsonschema:"required"`
+	Action  string `json:"action" jsonschema:"required"`
 }
 
 // Schedule is deferred or time-windowed sending.
 type Schedule struct {
-	SendAfter            string `json:"sendAfter,omitempty" jsonschema:"description=RFC 3339 time"`
-	StartTime            string `json:"startTime,omitempty" jsonschema:"description=HH:MM:SS"`
-	StopTime             string `json:"stopTime,omitempty" jsonschema:"description=HH:MM:SS"`
+	SendAfter            string `json:"sendAfter,omitempty" jsonschema_description:"RFC 3339 time"`
+	StartTime            string `json:"startTime,omitempty" jsonschema_description:"HH:MM:SS"`
+	StopTime             string `json:"stopTime,omitempty" jsonschema_description:"HH:MM:SS"`
 	UseRecipientTimeZone bool   `json:"useRecipientTimeZone,omitempty"`
 }
 
@@ -166,25 +166,25 @@ type URLOptions struct {
 
 // Retry is the retry policy: same body and externalId on every attempt.
 type Retry struct {
-	On         []string `json:"on,omitempty" jsonschema:"description=HTTP codes (500, 503, 429) and timeout or reset that are retried"`
-	Max        int      `json:"max,omitempty" jsonschema:"minimum=0,description=retries after the first attempt"`
-	Backoff    Duration `json:"backoff,omitempty" jsonschema:"description=first wait; doubled each retry"`
-	MaxBackoff Duration `json:"maxBackoff,omitempty" jsonschema:"description=cap on one wait"`
-	Jitter     Percent  `json:"jitter,omitempty" jsonschema:"description=random share added or removed from each wait"`
-	Timeout    Duration `json:"timeout,omitempty" jsonschema:"description=per-request timeout (default 10s)"`
+	On         []string `json:"on,omitempty" jsonschema_description:"HTTP codes (500, 503, 429) and timeout or reset that are retried"`
+	Max        int      `json:"max,omitempty" jsonschema:"minimum=0" jsonschema_description:"retries after the first attempt"`
+	Backoff    Duration `json:"backoff,omitempty" jsonschema_description:"first wait; doubled each retry"`
+	MaxBackoff Duration `json:"maxBackoff,omitempty" jsonschema_description:"cap on one wait"`
+	Jitter     Percent  `json:"jitter,omitempty" jsonschema_description:"random share added or removed from each wait"`
+	Timeout    Duration `json:"timeout,omitempty" jsonschema_description:"per-request timeout (default 10s)"`
 }
 
 // Idempotency probes resend a share of notifications with the same externalId.
 type Idempotency struct {
-	Probes     Percent `json:"probes,omitempty" jsonschema:"description=share of messages resent with the same externalId"`
-	Concurrent int     `json:"concurrent,omitempty" jsonschema:"minimum=0,description=copies sent at once for a concurrent probe (0: probes are sequential only)"`
+	Probes     Percent `json:"probes,omitempty" jsonschema_description:"share of messages resent with the same externalId"`
+	Concurrent int     `json:"concurrent,omitempty" jsonschema:"minimum=0" jsonschema_description:"copies sent at once for a concurrent probe (0: probes are sequential only)"`
 }
 
 // Delivery says how delivery is measured.
 type Delivery struct {
-	Via          string   `json:"via,omitempty" jsonschema:"enum=sink,enum=poll,enum=none,description=sink (callbacks, default), poll (messaging check-status) or none"`
-	Grace        Duration `json:"grace,omitempty" jsonschema:"description=how long to wait for callbacks after the last send (default 30s)"`
-	PollInterval Duration `json:"pollInterval,omitempty" jsonschema:"description=poll: time between reads of one message (default 1s)"`
+	Via          string   `json:"via,omitempty" jsonschema:"enum=sink,enum=poll,enum=none" jsonschema_description:"sink (callbacks, default), poll (messaging check-status) or none"`
+	Grace        Duration `json:"grace,omitempty" jsonschema_description:"how long to wait for callbacks after the last send (default 30s)"`
+	PollInterval Duration `json:"pollInterval,omitempty" jsonschema_description:"poll: time between reads of one message (default 1s)"`
 }
 
 // Sim holds simulator settings used when the target is embedded.
@@ -192,26 +192,26 @@ type Sim struct {
 	RateLimit     SimRateLimit       `json:"rateLimit,omitempty"`
 	Faults        SimFaults          `json:"faults,omitempty"`
 	Callbacks     SimCallbacks       `json:"callbacks,omitempty"`
-	Profiles      map[string]Profile `json:"profiles,omitempty" jsonschema:"description=per channel (sms, viber, …): delivery delays and outcomes"`
-	NotifyDelay   Delay              `json:"notifyDelay,omitempty" jsonschema:"description=notify: delay to the terminal status"`
-	IncomingShare Percent            `json:"incomingShare,omitempty" jsonschema:"description=messaging: share of messages answered by the subscriber"`
-	TokenLifetime Duration           `json:"tokenLifetime,omitempty" jsonschema:"description=notify: lifetime of issued tokens"`
-	Seed          int64              `json:"seed,omitempty" jsonschema:"description=random seed of the simulator and the message generator (default 1)"`
+	Profiles      map[string]Profile `json:"profiles,omitempty" jsonschema_description:"per channel (sms, viber, …): delivery delays and outcomes"`
+	NotifyDelay   Delay              `json:"notifyDelay,omitempty" jsonschema_description:"notify: delay to the terminal status"`
+	IncomingShare Percent            `json:"incomingShare,omitempty" jsonschema_description:"messaging: share of messages answered by the subscriber"`
+	TokenLifetime Duration           `json:"tokenLifetime,omitempty" jsonschema_description:"notify: lifetime of issued tokens"`
+	Seed          int64              `json:"seed,omitempty" jsonschema_description:"random seed of the simulator and the message generator (default 1)"`
 }
 
 // SimRateLimit is the simulator's limit per client.
 type SimRateLimit struct {
-	Rate      Rate   `json:"rate,omitempty" jsonschema:"description=default: limit.rate"`
-	Algorithm string `json:"algorithm,omitempty" jsonschema:"enum=fixed,enum=sliding,enum=token-bucket,description=default fixed"`
+	Rate      Rate   `json:"rate,omitempty" jsonschema_description:"default: limit.rate"`
+	Algorithm string `json:"algorithm,omitempty" jsonschema:"enum=fixed,enum=sliding,enum=token-bucket" jsonschema_description:"default fixed"`
 }
 
 // SimFaults are injected failures (shares of requests).
 type SimFaults struct {
 	Error500             Percent  `json:"error500,omitempty"`
 	Error503             Percent  `json:"error503,omitempty"`
-	ProcessedThen500     Percent  `json:"processedThen500,omitempty" jsonschema:"description=processed, then answered 500"`
-	ResetAfterProcessing Percent  `json:"resetAfterProcessing,omitempty" jsonschema:"description=processed, then the connection is reset"`
-	Latency              Duration `json:"latency,omitempty" jsonschema:"description=added to every answer"`
+	ProcessedThen500     Percent  `json:"processedThen500,omitempty" jsonschema_description:"processed, then answered 500"`
+	ResetAfterProcessing Percent  `json:"resetAfterProcessing,omitempty" jsonschema_description:"processed, then the connection is reset"`
+	Latency              Duration `json:"latency,omitempty" jsonschema_description:"added to every answer"`
 }
 
 // SimCallbacks disturb callbacks (shares of callbacks).
@@ -226,7 +226,7 @@ type SimCallbacks struct {
 type Profile struct {
 	Median   Duration           `json:"median,omitempty"`
 	P95      Duration           `json:"p95,omitempty"`
-	Outcomes map[string]Percent `json:"outcomes,omitempty" jsonschema:"description=state → share: DELIVERED, NOT_DELIVERED, SEEN, EXPIRED, FAILED"`
+	Outcomes map[string]Percent `json:"outcomes,omitempty" jsonschema_description:"state → share: DELIVERED, NOT_DELIVERED, SEEN, EXPIRED, FAILED"`
 }
 
 // Delay is a delay distribution.

@@ -1,0 +1,56 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/invopop/jsonschema"
+)
+
+// SchemaID is the $id of the generated JSON Schema.
+const SchemaID = "https://github.com/msgload/msgload/scenarios/schema.json"
+
+// Schema returns the JSON Schema of scenario files, generated from the Go types
+// (committed as scenarios/schema.json; a test keeps it in sync). Editors use it
+// through a modeline: # yaml-language-server: $schema=../scenarios/schema.json
+func Schema() ([]byte, error) {
+	r := &jsonschema.Reflector{RequiredFromJSONSchemaTags: true}
+	s := r.Reflect(&Scenario{})
+	s.ID = SchemaID
+	s.Title = "msgload scenario"
+	s.Description = "A msgload scenario file; see scenarios/README.md for every field."
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode schema: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// JSONSchema: "embedded" or the addresses of a real service.
+func (Target) JSONSchema() *jsonschema.Schema {
+	props := jsonschema.NewProperties()
+	props.Set("baseUrl", &jsonschema.Schema{Type: "string", Format: "uri", Description: "base URL of the API"})
+	props.Set("tokenUrl", &jsonschema.Schema{Type: "string", Format: "uri", Description: "token endpoint (notify only)"})
+	return &jsonschema.Schema{
+		Description: "embedded (the built-in simulator) or the addresses of a real service",
+		OneOf: []*jsonschema.Schema{
+			{Type: "string", Enum: []any{"embedded"}},
+			{Type: "object", Properties: props, AdditionalProperties: jsonschema.FalseSchema},
+		},
+	}
+}
+
+// JSONSchema: a count or a list of credentials.
+func (Clients) JSONSchema() *jsonschema.Schema {
+	r := &jsonschema.Reflector{DoNotReference: true, RequiredFromJSONSchemaTags: true}
+	cred := r.ReflectFromType(reflect.TypeFor[Cred]())
+	cred.Version = ""
+	return &jsonschema.Schema{
+		Description: "number of integrations the load is spread across, or a list of their credentials",
+		OneOf: []*jsonschema.Schema{
+			{Type: "integer", Minimum: "1", Maximum: "10000"},
+			{Type: "array", Items: cred},
+		},
+	}
+}
