@@ -1,0 +1,224 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// callbackJob is one call to a callback, incoming or webhook URL.
+type callbackJob struct {
+	kind    string
+	url     string
+	body    []byte
+	id      string // txId or notificationId
+	state   string
+	msgID   string // Standard Webhooks webhook-id: the same on every retry
+	attempt int
+	faulted bool // callback faults already drawn
+}
+
+// signer signs calls with the Standard Webhooks headers.
+type signer struct{ wh *standardwebhooks.Webhook }
+
+func newSigner(secret string) (*signer, error) {
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		return nil, err
+	}
+	return &signer{wh: wh}, nil
+}
+
+// callback hands a call to the senders, after drawing its faults: dropped,
+// duplicated, reordered (held back a little so a later one overtakes it) or
+// delayed.
+func (s *Server) callback(j *callbackJob, now time.Time) {
+	cb := s.cfg.Callbacks
+	if j.msgID == "" {
+		j.msgID = "msg_" + uuid.NewString()
+	}
+	j.faulted = true
+	if s.chance(cb.Drop) {
+		s.met.callbacks.WithLabelValues(j.kind, "dropped").Inc()
+		s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Action: rundir.CallbackDropped, Attempt: 1, At: now.UTC()})
+		return
+	}
+	at := now
+	if s.chance(cb.Delay) {
+		at = at.Add(cb.DelayBy)
+	}
+	if s.chance(cb.Reorder) {
+		at = at.Add(cb.ReorderBy)
+	}
+	if s.chance(cb.Duplicate) {
+		s.met.callbacks.WithLabelValues(j.kind, "duplicated").Inc()
+		s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Action: rundir.CallbackDuplicated, Attempt: 1, At: now.UTC()})
+		dup := *j
+		s.dispatch(&dup, at)
+	}
+	s.dispatch(j, at)
+}
+
+// dispatch sends j at t: now through the senders, later through the engine.
+func (s *Server) dispatch(j *callbackJob, t time.Time) {
+	if j.attempt == 0 {
+		j.attempt = 1
+	}
+	if t.After(time.Now()) {
+		s.eng.at(t, event{cb: j})
+		return
+	}
+	s.cbs.enqueue(j)
+}
+
+// runEvent runs one due engine event.
+func (s *Server) runEvent(ev event) {
+	now := time.Now()
+	switch {
+	case ev.msg != nil:
+		s.runMessage(ev.msg, now)
+	case ev.nt != nil:
+		s.runNotification(ev.nt, now)
+	case ev.cb != nil:
+		if !ev.cb.faulted {
+			s.callback(ev.cb, now) // incoming messages draw their faults when due
+			return
+		}
+		s.cbs.enqueue(ev.cb)
+	case ev.fg != nil:
+		if ev.fg.notify {
+			s.ntMu.Lock()
+			if e := s.idem[ev.fg.key]; e != nil && now.Sub(e.created) >= s.cfg.Notify.IdempotencyRetention {
+				delete(s.idem, ev.fg.key)
+			}
+			s.ntMu.Unlock()
+			return
+		}
+		s.msgMu.Lock()
+		delete(s.msgs, ev.fg.txID)
+		s.msgMu.Unlock()
+	}
+}
+
+// senders is a bounded pool of goroutines making the calls.
+type senders struct {
+	s      *Server
+	client *http.Client
+	jobs   chan *callbackJob
+	wg     sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
+	quit   chan struct{}
+}
+
+func newSenders(s *Server, client *http.Client, n int) *senders {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &senders{s: s, client: client, jobs: make(chan *callbackJob, 4*n), ctx: ctx, cancel: cancel, quit: make(chan struct{})}
+	for range n {
+		p.wg.Add(1)
+		go p.work()
+	}
+	return p
+}
+
+// enqueue blocks while every sender is busy and the queue is full: the
+// engine slows down rather than dropping calls silently.
+func (p *senders) enqueue(j *callbackJob) {
+	select {
+	case p.jobs <- j:
+	case <-p.quit:
+	}
+}
+
+func (p *senders) work() {
+	defer p.wg.Done()
+	for {
+		select {
+		case j := <-p.jobs:
+			select {
+			case <-p.quit:
+				return // queued, not in flight: abandoned at Close
+			default:
+			}
+			p.send(j)
+		case <-p.quit:
+			return
+		}
+	}
+}
+
+func (p *senders) send(j *callbackJob) {
+	s := p.s
+	req, err := http.NewRequestWithContext(p.ctx, http.MethodPost, j.url, bytes.NewReader(j.body))
+	status := 0
+	began := time.Now()
+	if err == nil {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("User-Agent", "msgload-sim")
+		if s.signer != nil {
+			ts := time.Now()
+			sig, serr := s.signer.wh.Sign(j.msgID, ts, j.body)
+			if serr == nil {
+				req.Header.Set(standardwebhooks.HeaderWebhookID, j.msgID)
+				req.Header.Set(standardwebhooks.HeaderWebhookTimestamp, itoa(ts.Unix()))
+				req.Header.Set(standardwebhooks.HeaderWebhookSignature, sig)
+			}
+		}
+		var resp *http.Response
+		resp, err = p.client.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			_ = resp.Body.Close()
+			status = resp.StatusCode
+		}
+	}
+	now := time.Now()
+	s.met.cbDuration.WithLabelValues(j.kind).Observe(now.Sub(began).Seconds())
+	ok := err == nil && status >= 200 && status < 300
+	action := rundir.CallbackSent
+	if j.attempt > 1 {
+		action = rundir.CallbackRetried
+	}
+	s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Action: action, Attempt: j.attempt, At: began.UTC(), Status: status})
+	if ok {
+		s.met.callbacks.WithLabelValues(j.kind, "ok").Inc()
+		return
+	}
+	s.met.callbacks.WithLabelValues(j.kind, "error").Inc()
+	cb := s.cfg.Callbacks
+	if j.attempt >= cb.Attempts || p.ctx.Err() != nil {
+		s.met.callbacks.WithLabelValues(j.kind, "failed").Inc()
+		s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Action: rundir.CallbackFailed, Attempt: j.attempt, At: now.UTC(), Status: status})
+		return
+	}
+	s.met.callbacks.WithLabelValues(j.kind, "retried").Inc()
+	next := *j
+	next.attempt++
+	backoff := cb.Backoff << (j.attempt - 1)
+	s.eng.at(now.Add(backoff), event{cb: &next})
+}
+
+// stop refuses new calls and waits for the calls in flight, at most timeout
+// (and ctx); then it cancels them.
+func (p *senders) stop(ctx context.Context, timeout time.Duration) {
+	close(p.quit)
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	p.cancel()
+	<-done
+}

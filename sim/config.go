@@ -1,0 +1,520 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+)
+
+// Sentinel errors of configuration.
+var (
+	ErrConfig = errors.New("sim config")
+)
+
+// Channels of the messaging API.
+const (
+	ChanSMS      = "sms"
+	ChanViber    = "viber"
+	ChanVKOK     = "vkok"
+	ChanPush     = "push"
+	ChanWhatsApp = "whatsapp"
+	ChanTGOTP    = "tgotp"
+)
+
+// AllChannels lists the channels of the messaging API in the seed's order.
+var AllChannels = []string{ChanSMS, ChanViber, ChanVKOK, ChanPush, ChanWhatsApp, ChanTGOTP}
+
+// Scopes of the notification API.
+const (
+	ScopeNotification = "SCOPE_notification"
+	ScopeWebhook      = "SCOPE_webhook"
+)
+
+// Rate-limit algorithms.
+const (
+	AlgSliding     = "sliding"
+	AlgFixed       = "fixed"
+	AlgTokenBucket = "token-bucket"
+)
+
+// Config is every setting of the simulator. DefaultConfig gives the built-in
+// accounts and clients; a YAML file read by LoadConfig replaces what it names.
+type Config struct {
+	Messaging MessagingConfig `yaml:"messaging"`
+	Notify    NotifyConfig    `yaml:"notify"`
+	RateLimit RateLimit       `yaml:"rateLimit"` // notification API, per client_id
+	Faults    Faults          `yaml:"faults"`
+	Callbacks Callbacks       `yaml:"callbacks"`
+	// TruthCap bounds the ground truth kept in memory: at most this many
+	// messages (and four times as many callback records); beyond it Truth is
+	// marked Truncated.
+	TruthCap int `yaml:"truthCap"`
+	// Seed seeds every random draw; 0 draws a seed from the clock.
+	Seed uint64 `yaml:"seed"`
+	// MaxBodyBytes bounds request bodies (413 is never used: 400, as the seed says).
+	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
+
+	// HTTPClient sends callbacks and webhooks; nil builds a keep-alive client.
+	// Tests use it to receive callbacks without a network.
+	HTTPClient *http.Client `yaml:"-"`
+}
+
+// MessagingConfig configures the messaging API.
+type MessagingConfig struct {
+	Accounts []Account `yaml:"accounts"`
+	// Profiles are the delivery profiles per channel.
+	Profiles map[string]ChannelProfile `yaml:"profiles"`
+	// StatusRetention is how long check-status answers after the last change.
+	StatusRetention time.Duration `yaml:"statusRetention"`
+	// AuthQueryParam is the query parameter that may carry "Basic <base64>".
+	AuthQueryParam string `yaml:"authQueryParam"`
+	// IncomingShare is the share of delivered sms/viber/whatsapp messages that
+	// get a subscriber reply posted to {partnerUrl}/incoming.
+	IncomingShare float64 `yaml:"incomingShare"`
+	// IncomingDelay is how long after delivery the reply comes.
+	IncomingDelay Delay `yaml:"incomingDelay"`
+	// ReplyOnShare is the share of replies that carry replyOn.
+	ReplyOnShare float64 `yaml:"replyOnShare"`
+	// ShortLinkDomain prefixes short links made by urlOptions.shortenUrl.
+	ShortLinkDomain string `yaml:"shortLinkDomain"`
+	// ExpiredCode is the error code of an EXPIRED status (seed: 245 or 300).
+	ExpiredCode int `yaml:"expiredCode"`
+}
+
+// Account is one messaging login.
+type Account struct {
+	Login    string `yaml:"login"`
+	Password string `yaml:"password"`
+	// NoAPIRight makes valid credentials answer 403 forbidden.
+	NoAPIRight bool     `yaml:"noApiRight"`
+	Channels   []string `yaml:"channels"`
+	// CallbackURL is the static callback address, used when a send has none.
+	CallbackURL string `yaml:"callbackUrl"`
+	// PartnerURL is the base of {partnerUrl}/incoming; empty: no incoming.
+	PartnerURL string `yaml:"partnerUrl"`
+	// AllowIPs lists allowed source addresses or CIDR ranges; empty allows all.
+	AllowIPs []string `yaml:"allowIps"`
+}
+
+// ChannelProfile is how a channel delivers.
+type ChannelProfile struct {
+	Delay    Delay     `yaml:"delay"`
+	Outcomes []Outcome `yaml:"outcomes"`
+	// SeenShare is the share of DELIVERED messages that are then SEEN.
+	SeenShare float64 `yaml:"seenShare"`
+	SeenDelay Delay   `yaml:"seenDelay"`
+}
+
+// Outcome is one possible end of a delivery attempt, drawn with Weight.
+type Outcome struct {
+	State  string  `yaml:"state"` // DELIVERED, NOT_DELIVERED, FAILED (messaging) or a notification status
+	Code   int     `yaml:"code"`  // delivery error code of the seed (0 when delivered)
+	Weight float64 `yaml:"weight"`
+}
+
+// Delay is a delay distribution: fixed (Median), uniform (between Min and
+// Max) or lognormal (Median and P95).
+type Delay struct {
+	Dist   string        `yaml:"dist"` // fixed, uniform, lognormal
+	Median time.Duration `yaml:"median"`
+	P95    time.Duration `yaml:"p95"`
+	Min    time.Duration `yaml:"min"`
+	Max    time.Duration `yaml:"max"`
+}
+
+// NotifyConfig configures the notification API.
+type NotifyConfig struct {
+	Clients       []Client      `yaml:"clients"`
+	TokenLifetime time.Duration `yaml:"tokenLifetime"`
+	// Delay and Outcomes draw the terminal status of a notification; the
+	// statuses are ACCEPTED (answer) then one terminal of DELIVERED,
+	// UNDELIVERED, FAILED.
+	Delay    Delay     `yaml:"delay"`
+	Outcomes []Outcome `yaml:"outcomes"`
+	// IdempotencyRetention is how long an externalId is remembered.
+	IdempotencyRetention time.Duration `yaml:"idempotencyRetention"`
+	// IdempotencyMismatch is the answer to a known externalId with a different
+	// body: "first" (the first result, default) or "422".
+	IdempotencyMismatch string `yaml:"idempotencyMismatch"`
+}
+
+// Client is one notification integration.
+type Client struct {
+	ID     string   `yaml:"id"`
+	Secret string   `yaml:"secret"`
+	Scopes []string `yaml:"scopes"`
+	// WebhookURL is a webhook registered in advance (POST /api/v1/webhooks replaces it).
+	WebhookURL string `yaml:"webhookUrl"`
+}
+
+// RateLimit is the per-client request limit of the notification API.
+type RateLimit struct {
+	Requests  int           `yaml:"requests"` // 0 disables the limit
+	Window    time.Duration `yaml:"window"`
+	Algorithm string        `yaml:"algorithm"` // sliding, fixed, token-bucket
+	// RetryAfter sends Retry-After (seconds, rounded up) with every 429.
+	RetryAfter bool `yaml:"retryAfter"`
+	// Headers sends the IETF draft RateLimit and RateLimit-Policy fields.
+	Headers bool `yaml:"headers"`
+	// Messaging applies the same limit per login to the messaging API (off by default).
+	Messaging bool `yaml:"messaging"`
+}
+
+// Faults are injected into API answers. Shares are 0..1 of requests.
+type Faults struct {
+	Error500 float64 `yaml:"error500"`
+	Error503 float64 `yaml:"error503"`
+	// ProcessedThen500: the operation happens, the answer is a 500.
+	ProcessedThen500 float64 `yaml:"processedThen500"`
+	// ProcessedThenReset: the operation happens, the connection is reset.
+	ProcessedThenReset float64 `yaml:"processedThenReset"`
+	// Latency is added to every API answer (LatencyShare of them; 0 means all).
+	Latency      time.Duration `yaml:"latency"`
+	LatencyShare float64       `yaml:"latencyShare"`
+}
+
+// Callbacks configures calls made by the simulator (status callbacks,
+// incoming messages, webhooks).
+type Callbacks struct {
+	Drop      float64       `yaml:"drop"`      // share never sent
+	Duplicate float64       `yaml:"duplicate"` // share sent twice
+	Reorder   float64       `yaml:"reorder"`   // share held back by ReorderBy so a later one overtakes it
+	ReorderBy time.Duration `yaml:"reorderBy"`
+	Delay     float64       `yaml:"delay"` // share delayed by DelayBy
+	DelayBy   time.Duration `yaml:"delayBy"`
+	// Attempts is the number of tries when the receiver answers non-2xx or
+	// times out; Backoff doubles after each try.
+	Attempts int           `yaml:"attempts"`
+	Backoff  time.Duration `yaml:"backoff"`
+	Timeout  time.Duration `yaml:"timeout"`
+	// Senders bounds the callbacks in flight.
+	Senders int `yaml:"senders"`
+	// SigningSecret ("whsec_…") signs calls with Standard Webhooks headers.
+	SigningSecret string `yaml:"signingSecret"`
+}
+
+// Messaging delivery states.
+const (
+	StateAccepted     = "ACCEPTED"
+	StateDelivered    = "DELIVERED"
+	StateNotDelivered = "NOT_DELIVERED"
+	StateSeen         = "SEEN"
+	StateExpired      = "EXPIRED"
+	StateFailed       = "FAILED"
+)
+
+// Notification statuses.
+const (
+	NotifyAccepted    = "ACCEPTED"
+	NotifyDelivered   = "DELIVERED"
+	NotifyUndelivered = "UNDELIVERED"
+	NotifyFailed      = "FAILED"
+)
+
+// DefaultConfig returns the built-in accounts, clients and profiles: delays
+// short enough that a test scenario ends in seconds.
+func DefaultConfig() Config {
+	quick := func(median, p95 time.Duration) Delay {
+		return Delay{Dist: "lognormal", Median: median, P95: p95}
+	}
+	smsOut := []Outcome{
+		{State: StateDelivered, Code: 0, Weight: 0.95},
+		{State: StateNotDelivered, Code: 6, Weight: 0.02},
+		{State: StateNotDelivered, Code: 1, Weight: 0.01},
+		{State: StateNotDelivered, Code: 4, Weight: 0.01},
+		{State: StateFailed, Code: 252, Weight: 0.01},
+	}
+	msgrOut := []Outcome{
+		{State: StateDelivered, Code: 0, Weight: 0.93},
+		{State: StateNotDelivered, Code: 501, Weight: 0.04},
+		{State: StateNotDelivered, Code: 500, Weight: 0.02},
+		{State: StateNotDelivered, Code: 1, Weight: 0.01},
+	}
+	cfg := Config{
+		Messaging: MessagingConfig{
+			Accounts: []Account{
+				{Login: "demo", Password: "demo", Channels: []string{ChanSMS, ChanViber, ChanVKOK, ChanPush}},
+				{Login: "blocked", Password: "blocked", NoAPIRight: true, Channels: []string{ChanSMS}},
+			},
+			Profiles: map[string]ChannelProfile{
+				ChanSMS:      {Delay: quick(300*time.Millisecond, 2*time.Second), Outcomes: smsOut},
+				ChanViber:    {Delay: quick(200*time.Millisecond, time.Second), Outcomes: msgrOut, SeenShare: 0.5, SeenDelay: quick(time.Second, 3*time.Second)},
+				ChanWhatsApp: {Delay: quick(200*time.Millisecond, time.Second), Outcomes: msgrOut, SeenShare: 0.6, SeenDelay: quick(time.Second, 3*time.Second)},
+				ChanVKOK:     {Delay: quick(250*time.Millisecond, 1500*time.Millisecond), Outcomes: msgrOut, SeenShare: 0.4, SeenDelay: quick(time.Second, 3*time.Second)},
+				ChanTGOTP:    {Delay: quick(150*time.Millisecond, 800*time.Millisecond), Outcomes: msgrOut, SeenShare: 0.7, SeenDelay: quick(500*time.Millisecond, 2*time.Second)},
+				ChanPush:     {Delay: quick(100*time.Millisecond, 600*time.Millisecond), Outcomes: msgrOut},
+			},
+			StatusRetention: 48 * time.Hour,
+			AuthQueryParam:  "authorization",
+			IncomingShare:   0.05,
+			IncomingDelay:   quick(500*time.Millisecond, 2*time.Second),
+			ReplyOnShare:    0.3,
+			ShortLinkDomain: "https://s.sim.test",
+			ExpiredCode:     245,
+		},
+		Notify: NotifyConfig{
+			TokenLifetime: time.Hour,
+			Delay:         quick(300*time.Millisecond, 2*time.Second),
+			Outcomes: []Outcome{
+				{State: NotifyDelivered, Weight: 0.95},
+				{State: NotifyUndelivered, Code: 6, Weight: 0.03},
+				{State: NotifyFailed, Code: 1, Weight: 0.02},
+			},
+			IdempotencyRetention: 24 * time.Hour,
+			IdempotencyMismatch:  "first",
+		},
+		RateLimit: RateLimit{Requests: 100, Window: time.Minute, Algorithm: AlgSliding, RetryAfter: true},
+		Callbacks: Callbacks{
+			ReorderBy: 200 * time.Millisecond,
+			DelayBy:   time.Second,
+			Attempts:  3,
+			Backoff:   100 * time.Millisecond,
+			Timeout:   5 * time.Second,
+			Senders:   64,
+		},
+		TruthCap:     200_000,
+		MaxBodyBytes: 1 << 20,
+	}
+	for i := 1; i <= 10; i++ {
+		cfg.Notify.Clients = append(cfg.Notify.Clients, Client{ID: fmt.Sprintf("demo-%d", i), Secret: "demo", Scopes: []string{ScopeNotification, ScopeWebhook}})
+	}
+	cfg.Notify.Clients = append(cfg.Notify.Clients, Client{ID: "notify-only", Secret: "demo", Scopes: []string{ScopeNotification}})
+	return cfg
+}
+
+// LoadConfig reads a YAML file over DefaultConfig: what the file names
+// replaces the default (a list replaces the whole list). Errors name
+// file:line:col.
+func LoadConfig(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("read sim config: %w", err)
+	}
+	return ParseConfig(path, b)
+}
+
+// ParseConfig is LoadConfig on bytes already read; name is used in errors.
+func ParseConfig(name string, b []byte) (Config, error) {
+	cfg := DefaultConfig()
+	if strings.TrimSpace(string(b)) == "" {
+		return cfg, nil
+	}
+	if err := yaml.UnmarshalWithOptions(b, &cfg, yaml.Strict()); err != nil {
+		return Config{}, fmt.Errorf("%w: %s:%s", ErrConfig, name, yamlPos(err))
+	}
+	if errs := cfg.Validate(); len(errs) > 0 {
+		return Config{}, fmt.Errorf("%w: %s: %w", ErrConfig, name, errors.Join(errs...))
+	}
+	return cfg, nil
+}
+
+// yamlPos renders a goccy error as "line:col: message" (one line).
+func yamlPos(err error) string {
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+			return fmt.Sprintf("%d:%d: %s", tk.Position.Line, tk.Position.Column, ye.GetMessage())
+		}
+	}
+	return " " + strings.ReplaceAll(err.Error(), "\n", " ")
+}
+
+// Validate returns every problem of cfg, each naming its field.
+func (c *Config) Validate() []error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	share := func(name string, v float64) {
+		if v < 0 || v > 1 {
+			bad("%s: %v is not a share between 0 and 1", name, v)
+		}
+	}
+	logins := map[string]bool{}
+	for i, a := range c.Messaging.Accounts {
+		p := fmt.Sprintf("messaging.accounts[%d]", i)
+		if a.Login == "" {
+			bad("%s.login: empty", p)
+		}
+		if logins[a.Login] {
+			bad("%s.login: %q twice", p, a.Login)
+		}
+		logins[a.Login] = true
+		for j, ch := range a.Channels {
+			if !validChannel(ch) {
+				bad("%s.channels[%d]: unknown channel %q", p, j, ch)
+			}
+		}
+		for j, ip := range a.AllowIPs {
+			if _, err := parseAllow(ip); err != nil {
+				bad("%s.allowIps[%d]: %v", p, j, err)
+			}
+		}
+	}
+	for ch, p := range c.Messaging.Profiles {
+		name := "messaging.profiles." + ch
+		if !validChannel(ch) {
+			bad("%s: unknown channel", name)
+		}
+		if err := p.Delay.validate(); err != nil {
+			bad("%s.delay: %v", name, err)
+		}
+		if err := p.SeenDelay.validate(); err != nil {
+			bad("%s.seenDelay: %v", name, err)
+		}
+		share(name+".seenShare", p.SeenShare)
+		if err := validOutcomes(p.Outcomes, []string{StateDelivered, StateNotDelivered, StateFailed}); err != nil {
+			bad("%s.outcomes: %v", name, err)
+		}
+	}
+	share("messaging.incomingShare", c.Messaging.IncomingShare)
+	share("messaging.replyOnShare", c.Messaging.ReplyOnShare)
+	if c.Messaging.AuthQueryParam == "" {
+		bad("messaging.authQueryParam: empty")
+	}
+	ids := map[string]bool{}
+	for i, cl := range c.Notify.Clients {
+		p := fmt.Sprintf("notify.clients[%d]", i)
+		if cl.ID == "" {
+			bad("%s.id: empty", p)
+		}
+		if ids[cl.ID] {
+			bad("%s.id: %q twice", p, cl.ID)
+		}
+		ids[cl.ID] = true
+	}
+	if c.Notify.TokenLifetime <= 0 {
+		bad("notify.tokenLifetime: must be positive")
+	}
+	if err := c.Notify.Delay.validate(); err != nil {
+		bad("notify.delay: %v", err)
+	}
+	if err := validOutcomes(c.Notify.Outcomes, []string{NotifyDelivered, NotifyUndelivered, NotifyFailed}); err != nil {
+		bad("notify.outcomes: %v", err)
+	}
+	switch c.Notify.IdempotencyMismatch {
+	case "first", "422":
+	default:
+		bad("notify.idempotencyMismatch: %q is not first or 422", c.Notify.IdempotencyMismatch)
+	}
+	if c.RateLimit.Requests < 0 {
+		bad("rateLimit.requests: negative")
+	}
+	if c.RateLimit.Requests > 0 && c.RateLimit.Window <= 0 {
+		bad("rateLimit.window: must be positive")
+	}
+	switch c.RateLimit.Algorithm {
+	case AlgSliding, AlgFixed, AlgTokenBucket:
+	default:
+		bad("rateLimit.algorithm: %q is not sliding, fixed or token-bucket", c.RateLimit.Algorithm)
+	}
+	f := c.Faults
+	share("faults.error500", f.Error500)
+	share("faults.error503", f.Error503)
+	share("faults.processedThen500", f.ProcessedThen500)
+	share("faults.processedThenReset", f.ProcessedThenReset)
+	share("faults.latencyShare", f.LatencyShare)
+	if f.Error500+f.Error503+f.ProcessedThen500+f.ProcessedThenReset > 1 {
+		bad("faults: the shares add up to more than 1")
+	}
+	cb := c.Callbacks
+	share("callbacks.drop", cb.Drop)
+	share("callbacks.duplicate", cb.Duplicate)
+	share("callbacks.reorder", cb.Reorder)
+	share("callbacks.delay", cb.Delay)
+	if cb.Attempts < 1 {
+		bad("callbacks.attempts: at least 1")
+	}
+	if cb.Senders < 1 {
+		bad("callbacks.senders: at least 1")
+	}
+	if cb.SigningSecret != "" {
+		if _, err := newSigner(cb.SigningSecret); err != nil {
+			bad("callbacks.signingSecret: %v", err)
+		}
+	}
+	if c.TruthCap < 0 {
+		bad("truthCap: negative")
+	}
+	if c.MaxBodyBytes <= 0 {
+		bad("maxBodyBytes: must be positive")
+	}
+	return errs
+}
+
+func validChannel(ch string) bool {
+	for _, c := range AllChannels {
+		if c == ch {
+			return true
+		}
+	}
+	return false
+}
+
+func validOutcomes(os []Outcome, states []string) error {
+	if len(os) == 0 {
+		return errors.New("at least one outcome")
+	}
+	sum := 0.0
+	for i, o := range os {
+		ok := false
+		for _, s := range states {
+			ok = ok || o.State == s
+		}
+		if !ok {
+			return fmt.Errorf("[%d].state: %q is not one of %s", i, o.State, strings.Join(states, ", "))
+		}
+		if o.Weight < 0 {
+			return fmt.Errorf("[%d].weight: negative", i)
+		}
+		sum += o.Weight
+	}
+	if sum <= 0 {
+		return errors.New("weights add up to 0")
+	}
+	return nil
+}
+
+func (d Delay) validate() error {
+	switch d.Dist {
+	case "", "fixed":
+		if d.Median < 0 {
+			return errors.New("median: negative")
+		}
+	case "uniform":
+		if d.Min < 0 || d.Max < d.Min {
+			return errors.New("want 0 <= min <= max")
+		}
+	case "lognormal":
+		if d.Median <= 0 || d.P95 < d.Median {
+			return errors.New("want 0 < median <= p95")
+		}
+	default:
+		return fmt.Errorf("dist %q is not fixed, uniform or lognormal", d.Dist)
+	}
+	return nil
+}
+
+// parseAllow reads an IP or CIDR.
+func parseAllow(s string) (*net.IPNet, error) {
+	if !strings.Contains(s, "/") {
+		ip := net.ParseIP(s)
+		if ip == nil {
+			return nil, fmt.Errorf("%q is not an IP or CIDR", s)
+		}
+		bits := 32
+		if ip.To4() == nil {
+			bits = 128
+		}
+		return &net.IPNet{IP: ip, Mask: net.CIDRMask(bits, bits)}, nil
+	}
+	_, n, err := net.ParseCIDR(s)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an IP or CIDR", s)
+	}
+	return n, nil
+}

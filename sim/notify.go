@@ -1,0 +1,423 @@
+package sim
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// Limits the notification seed leaves open ("not shown"): the simulator's choices.
+const (
+	maxNotificationText = 4096
+	maxExternalID       = 256
+	maxWebhookURL       = 2048
+)
+
+func strconvItoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+type idemKey struct {
+	client, externalID string
+}
+
+type idemEntry struct {
+	id      [16]byte
+	hash    [32]byte
+	created time.Time
+}
+
+// notification is one accepted notification in the engine.
+type notification struct {
+	id         [16]byte
+	client     string
+	externalID string
+	accepted   int64
+	truth      int32
+	status     string
+	code       int
+}
+
+// NotificationRequest is the body of POST /api/v1/notifications.
+type NotificationRequest struct {
+	Recipient *struct {
+		Value *string `json:"value"`
+	} `json:"recipient"`
+	NotificationText *string `json:"notificationText"`
+	ExternalID       *string `json:"externalId"`
+}
+
+// notificationResponse is the simulator's answer to a send (fields beyond
+// notificationId are its own choice).
+type notificationResponse struct {
+	NotificationID string `json:"notificationId"`
+	ExternalID     string `json:"externalId,omitempty"`
+	Status         string `json:"status"`
+	CreatedAt      string `json:"createdAt"`
+}
+
+// NotificationCallbackEvent is the webhook body posted at a terminal status.
+type NotificationCallbackEvent struct {
+	EventID        string `json:"eventId"`
+	NotificationID string `json:"notificationId"`
+	ExternalID     string `json:"externalId,omitempty"`
+	Status         string `json:"status"`
+	ErrorCode      int    `json:"errorCode"`
+	UpdatedAt      string `json:"updatedAt"`
+}
+
+// notifyError is the error body of the notification API (the seed does not
+// show one): {"status": 401, "error": "invalid_token", "message": "…"}.
+type notifyError struct {
+	Status  int    `json:"status"`
+	Error   string `json:"error"`
+	Message string `json:"message"`
+}
+
+func notifyFaultBody(status int) any {
+	if status == http.StatusServiceUnavailable {
+		return notifyError{Status: status, Error: "service_unavailable", Message: "service temporarily unavailable (injected fault)"}
+	}
+	return notifyError{Status: status, Error: "internal_error", Message: "internal error (injected fault)"}
+}
+
+// tokenClaims are the JWT claims the simulator issues.
+type tokenClaims struct {
+	ClientID string `json:"client_id"`
+	Scope    string `json:"scope"`
+	jwt.RegisteredClaims
+}
+
+func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
+	began := time.Now()
+	code := http.StatusOK
+	client := ""
+	defer func() { s.observe(apiNotify, opToken, code, client, began) }()
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if err := r.ParseForm(); err != nil {
+		code = http.StatusBadRequest
+		writeJSON(w, code, map[string]string{"error": "invalid_request", "error_description": "form body could not be read"})
+		return
+	}
+	if gt := r.PostForm.Get("grant_type"); gt != "client_credentials" {
+		code = http.StatusBadRequest
+		writeJSON(w, code, map[string]string{"error": "unsupported_grant_type", "error_description": "only client_credentials"})
+		return
+	}
+	id, secret, ok := r.BasicAuth()
+	if !ok {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	c := s.clients[id]
+	if c == nil || subtle.ConstantTimeCompare([]byte(secret), []byte(c.Secret)) != 1 {
+		code = http.StatusUnauthorized
+		w.Header().Set("WWW-Authenticate", `Basic realm="sim"`)
+		writeJSON(w, code, map[string]string{"error": "invalid_client", "error_description": "unknown client or bad secret"})
+		return
+	}
+	client = id
+	now := time.Now()
+	claims := tokenClaims{
+		ClientID: id,
+		Scope:    strings.Join(c.Scopes, " "),
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer: "msgload-sim", Subject: id, IssuedAt: jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(s.cfg.Notify.TokenLifetime)), ID: uuid.NewString(),
+		},
+	}
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(s.jwtKey)
+	if err != nil {
+		code = http.StatusInternalServerError
+		writeJSON(w, code, map[string]string{"error": "server_error"})
+		return
+	}
+	s.met.tokens.WithLabelValues(s.met.client(id)).Inc()
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, map[string]any{
+		"access_token": tok, "token_type": "Bearer",
+		"expires_in": int64(s.cfg.Notify.TokenLifetime / time.Second), "scope": claims.Scope,
+	})
+}
+
+// bearer checks the token and scope; it answers 401/403 itself.
+func (s *Server) bearer(w http.ResponseWriter, r *http.Request, scope string) (client string, code int) {
+	h := r.Header.Get("Authorization")
+	raw, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || raw == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="sim"`)
+		writeJSON(w, http.StatusUnauthorized, notifyError{Status: 401, Error: "unauthorized", Message: "missing bearer token"})
+		return "", http.StatusUnauthorized
+	}
+	var claims tokenClaims
+	_, err := jwt.ParseWithClaims(raw, &claims, func(*jwt.Token) (any, error) { return s.jwtKey, nil },
+		jwt.WithValidMethods([]string{"HS256"}), jwt.WithExpirationRequired(), jwt.WithTimeFunc(time.Now))
+	if err != nil || s.clients[claims.ClientID] == nil {
+		msg := "invalid token"
+		if errors.Is(err, jwt.ErrTokenExpired) {
+			msg = "token expired"
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="sim", error="invalid_token"`)
+		writeJSON(w, http.StatusUnauthorized, notifyError{Status: 401, Error: "invalid_token", Message: msg})
+		return "", http.StatusUnauthorized
+	}
+	// The limit counts every authenticated request of the client, scope failures included.
+	if !s.rateLimit(w, claims.ClientID, true) {
+		return claims.ClientID, http.StatusTooManyRequests
+	}
+	for _, sc := range strings.Fields(claims.Scope) {
+		if sc == scope {
+			return claims.ClientID, 0
+		}
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="sim", error="insufficient_scope", scope="`+scope+`"`)
+	writeJSON(w, http.StatusForbidden, notifyError{Status: 403, Error: "insufficient_scope", Message: "token lacks " + scope})
+	return claims.ClientID, http.StatusForbidden
+}
+
+// rateLimit applies the limiter to client; on refusal it answers 429.
+func (s *Server) rateLimit(w http.ResponseWriter, client string, notify bool) bool {
+	now := time.Now()
+	v := s.limiter.allow(client, now)
+	s.truth.decision(client, now, v.ok)
+	rl := s.cfg.RateLimit
+	if rl.Headers && rl.Requests > 0 {
+		w.Header().Set("RateLimit-Policy", fmt.Sprintf(`"default";q=%d;w=%d`, rl.Requests, ceilSeconds(rl.Window)))
+		w.Header().Set("RateLimit", fmt.Sprintf(`"default";r=%d;t=%d`, max(v.remaining, 0), ceilSeconds(v.reset)))
+	}
+	if v.ok {
+		return true
+	}
+	s.met.rateLimited.WithLabelValues(s.met.client(client)).Inc()
+	if rl.RetryAfter {
+		w.Header().Set("Retry-After", strconv.FormatInt(max(ceilSeconds(v.retryAfter), 1), 10))
+	}
+	msg := fmt.Sprintf("more than %d requests per %s", rl.Requests, rl.Window)
+	if notify {
+		writeJSON(w, http.StatusTooManyRequests, notifyError{Status: 429, Error: "too_many_requests", Message: msg})
+	} else {
+		writeJSON(w, http.StatusTooManyRequests, msgError(http.StatusTooManyRequests, "too_many_requests", msg))
+	}
+	return false
+}
+
+func (s *Server) handleNotification(w http.ResponseWriter, r *http.Request) {
+	began := time.Now()
+	code := http.StatusOK
+	client := ""
+	defer func() { s.observe(apiNotify, opNotifications, code, client, began) }()
+	f := s.drawFault()
+	client, code = s.bearer(w, r, ScopeNotification)
+	if code != 0 {
+		return
+	}
+	code = http.StatusOK
+	if f == fault500 || f == fault503 {
+		code = http.StatusInternalServerError
+		if f == fault503 {
+			code = http.StatusServiceUnavailable
+		}
+		writeJSON(w, code, notifyFaultBody(code))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	var req *NotificationRequest
+	if err != nil {
+		err = &FieldError{Path: "body", Msg: "too large or unreadable"}
+	} else {
+		req, err = DecodeNotification(body)
+	}
+	if err != nil {
+		code = http.StatusBadRequest
+		writeJSON(w, code, notifyError{Status: 400, Error: "bad_request", Message: err.Error()})
+		return
+	}
+	resp, replay, status := s.createNotification(client, req, body)
+	if status != http.StatusOK {
+		code = status
+		writeJSON(w, code, notifyError{Status: status, Error: "idempotency_key_reused", Message: "externalId was used with a different body"})
+		return
+	}
+	if replay {
+		s.met.replays.WithLabelValues(s.met.client(client)).Inc()
+	}
+	if s.afterFault(w, f, notifyFaultBody) {
+		code = http.StatusInternalServerError
+		if f == faultAfterReset {
+			code = 0
+		}
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// DecodeNotification reads and validates a notification request.
+func DecodeNotification(body []byte) (*NotificationRequest, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var req NotificationRequest
+	if err := dec.Decode(&req); err != nil {
+		return nil, jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &FieldError{Msg: "body: trailing data after the JSON object"}
+	}
+	if req.Recipient == nil {
+		return nil, &FieldError{"recipient", "required"}
+	}
+	if req.Recipient.Value == nil || *req.Recipient.Value == "" {
+		return nil, &FieldError{"recipient.value", "required"}
+	}
+	if !e164.MatchString(*req.Recipient.Value) {
+		return nil, &FieldError{"recipient.value", "not an E.164 number (+ and 7 to 15 digits)"}
+	}
+	if req.NotificationText == nil || *req.NotificationText == "" {
+		return nil, &FieldError{"notificationText", "required"}
+	}
+	if n := utf8.RuneCountInString(*req.NotificationText); n > maxNotificationText {
+		return nil, &FieldError{"notificationText", fmt.Sprintf("at most %d characters", maxNotificationText)}
+	}
+	if req.ExternalID != nil && (*req.ExternalID == "" || utf8.RuneCountInString(*req.ExternalID) > maxExternalID) {
+		return nil, &FieldError{"externalId", fmt.Sprintf("1 to %d characters when present", maxExternalID)}
+	}
+	return &req, nil
+}
+
+// createNotification is idempotent on (client, externalId): the first request
+// creates, later ones return the same notificationId and send nothing.
+func (s *Server) createNotification(client string, req *NotificationRequest, body []byte) (notificationResponse, bool, int) {
+	now := time.Now()
+	ext := ""
+	if req.ExternalID != nil {
+		ext = *req.ExternalID
+	}
+	// Hash the meaning, not the bytes: recipient and text.
+	h := sha256.Sum256([]byte(*req.Recipient.Value + "\x00" + *req.NotificationText))
+	s.ntMu.Lock()
+	if ext != "" {
+		key := idemKey{client, ext}
+		if e := s.idem[key]; e != nil && now.Sub(e.created) < s.cfg.Notify.IdempotencyRetention {
+			s.ntMu.Unlock()
+			if e.hash != h && s.cfg.Notify.IdempotencyMismatch == "422" {
+				return notificationResponse{}, false, http.StatusUnprocessableEntity
+			}
+			return notificationResponse{NotificationID: uuid.UUID(e.id).String(), ExternalID: ext, Status: NotifyAccepted, CreatedAt: utc(e.created)}, true, http.StatusOK
+		}
+	}
+	n := &notification{id: uuid.New(), client: client, externalID: ext, accepted: now.UnixNano(), truth: -1}
+	if ext != "" {
+		key := idemKey{client, ext}
+		s.idem[key] = &idemEntry{id: n.id, hash: h, created: now}
+		s.eng.at(now.Add(s.cfg.Notify.IdempotencyRetention), event{fg: &forget{notify: true, key: key}})
+	}
+	s.notes[n.id] = n
+	s.ntMu.Unlock()
+	n.truth = s.truth.message(rundir.TruthMessage{
+		API: apiNotify, ID: uuid.UUID(n.id).String(), ExternalID: ext, Client: client,
+		AcceptedAt: now.UTC(), Sends: 1, Steps: []rundir.TruthStep{},
+	})
+	s.met.accepted.WithLabelValues(apiNotify, "none").Inc()
+	s.met.pending.WithLabelValues(apiNotify).Inc()
+	s.pendingNt.Add(1)
+	s.eng.at(now.Add(s.draw(s.cfg.Notify.Delay)), event{nt: n})
+	return notificationResponse{NotificationID: uuid.UUID(n.id).String(), ExternalID: ext, Status: NotifyAccepted, CreatedAt: utc(now)}, false, http.StatusOK
+}
+
+// runNotification draws the terminal status of n and posts the webhook.
+func (s *Server) runNotification(n *notification, now time.Time) {
+	out := s.pick(s.cfg.Notify.Outcomes)
+	n.status, n.code = out.State, out.Code
+	s.met.statusChanges.WithLabelValues(apiNotify, "none", out.State).Inc()
+	s.truth.step(n.truth, rundir.TruthStep{State: out.State, Code: out.Code, Delay: rundir.Duration(now.Sub(time.Unix(0, n.accepted)))}, true)
+	s.pendingNt.Add(-1)
+	s.met.pending.WithLabelValues(apiNotify).Dec()
+	s.ntMu.Lock()
+	url := s.webhooks[n.client]
+	delete(s.notes, n.id)
+	s.ntMu.Unlock()
+	if url == "" {
+		return
+	}
+	id := uuid.UUID(n.id).String()
+	body, _ := json.Marshal(NotificationCallbackEvent{
+		EventID: uuid.NewString(), NotificationID: id, ExternalID: n.externalID,
+		Status: out.State, ErrorCode: out.Code, UpdatedAt: utc(now),
+	})
+	s.callback(&callbackJob{kind: kindWebhook, url: url, body: body, id: id, state: out.State}, now)
+}
+
+// webhookRequest is the body of POST /api/v1/webhooks (the seed does not show one).
+type webhookRequest struct {
+	URL *string `json:"url"`
+}
+
+type webhookResponse struct {
+	URL       string `json:"url"`
+	UpdatedAt string `json:"updatedAt,omitempty"`
+}
+
+func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
+	began := time.Now()
+	code := http.StatusOK
+	client := ""
+	defer func() { s.observe(apiNotify, opWebhooks, code, client, began) }()
+	f := s.drawFault()
+	client, code = s.bearer(w, r, ScopeWebhook)
+	if code != 0 {
+		return
+	}
+	code = http.StatusOK
+	if f == fault500 || f == fault503 {
+		code = http.StatusInternalServerError
+		if f == fault503 {
+			code = http.StatusServiceUnavailable
+		}
+		writeJSON(w, code, notifyFaultBody(code))
+		return
+	}
+	if r.Method == http.MethodGet {
+		s.ntMu.Lock()
+		url := s.webhooks[client]
+		s.ntMu.Unlock()
+		if url == "" {
+			code = http.StatusNotFound
+			writeJSON(w, code, notifyError{Status: 404, Error: "not_found", Message: "no webhook registered"})
+			return
+		}
+		writeJSON(w, code, webhookResponse{URL: url})
+		return
+	}
+	var req webhookRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	err := dec.Decode(&req)
+	if err != nil {
+		err = jsonError(err)
+	} else if req.URL == nil || *req.URL == "" {
+		err = &FieldError{"url", "required"}
+	} else if !validURL(*req.URL) || len(*req.URL) > maxWebhookURL {
+		err = &FieldError{"url", fmt.Sprintf("an absolute http or https URL of at most %d characters", maxWebhookURL)}
+	}
+	if err != nil {
+		code = http.StatusBadRequest
+		writeJSON(w, code, notifyError{Status: 400, Error: "bad_request", Message: err.Error()})
+		return
+	}
+	s.ntMu.Lock()
+	s.webhooks[client] = *req.URL
+	s.ntMu.Unlock()
+	if s.afterFault(w, f, notifyFaultBody) {
+		code = http.StatusInternalServerError
+		return
+	}
+	writeJSON(w, http.StatusOK, webhookResponse{URL: *req.URL, UpdatedAt: utc(time.Now())})
+}

@@ -1,0 +1,344 @@
+package sim
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+const (
+	apiMessaging = rundir.APIMessaging
+	apiNotify    = rundir.APINotify
+)
+
+// Fault names (metric label).
+const (
+	faultError500       = "error_500"
+	faultError503       = "error_503"
+	faultProcessed500   = "processed_then_500"
+	faultProcessedReset = "processed_then_reset"
+	faultLatency        = "latency"
+)
+
+// ErrClosed is returned by operations on a closed Server.
+var ErrClosed = errors.New("sim: server closed")
+
+// Server is one simulator: both APIs, the delivery engine and the truth.
+type Server struct {
+	cfg     Config
+	met     *metrics
+	truth   *truthRec
+	limiter *limiter
+	eng     *engine
+	mux     *http.ServeMux
+	signer  *signer
+	jwtKey  []byte
+	start   time.Time
+
+	rngMu sync.Mutex
+	rng   *mrand.Rand
+
+	accounts map[string]*account
+	clients  map[string]*Client
+
+	msgMu sync.RWMutex
+	msgs  map[[16]byte]*message
+
+	ntMu     sync.Mutex
+	notes    map[[16]byte]*notification
+	idem     map[idemKey]*idemEntry
+	webhooks map[string]string
+
+	pendingMsg atomic.Int64
+	pendingNt  atomic.Int64
+
+	cbs *senders
+
+	closeOnce sync.Once
+}
+
+type account struct {
+	Account
+	channels uint8 // bit per channel index
+	allow    []*net.IPNet
+}
+
+// New builds a Server from cfg and registers its metrics on reg. Close stops it.
+func New(cfg Config, reg prometheus.Registerer) (*Server, error) {
+	if errs := cfg.Validate(); len(errs) > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, errors.Join(errs...))
+	}
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	met, err := newMetrics(reg)
+	if err != nil {
+		return nil, fmt.Errorf("register sim metrics: %w", err)
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	now := time.Now()
+	s := &Server{
+		cfg:      cfg,
+		met:      met,
+		truth:    newTruth(cfg.RateLimit, cfg.TruthCap, now),
+		limiter:  newLimiter(cfg.RateLimit.Requests, cfg.RateLimit.Window, cfg.RateLimit.Algorithm, now),
+		start:    now,
+		rng:      mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		accounts: map[string]*account{},
+		clients:  map[string]*Client{},
+		msgs:     map[[16]byte]*message{},
+		notes:    map[[16]byte]*notification{},
+		idem:     map[idemKey]*idemEntry{},
+		webhooks: map[string]string{},
+		jwtKey:   make([]byte, 32),
+	}
+	if _, err := rand.Read(s.jwtKey); err != nil {
+		return nil, fmt.Errorf("draw token key: %w", err)
+	}
+	if cfg.Callbacks.SigningSecret != "" {
+		if s.signer, err = newSigner(cfg.Callbacks.SigningSecret); err != nil {
+			return nil, fmt.Errorf("%w: callbacks.signingSecret: %w", ErrConfig, err)
+		}
+	}
+	for _, a := range cfg.Messaging.Accounts {
+		acc := &account{Account: a}
+		for _, ch := range a.Channels {
+			acc.channels |= 1 << chanIndex(ch)
+		}
+		for _, ip := range a.AllowIPs {
+			n, _ := parseAllow(ip)
+			acc.allow = append(acc.allow, n)
+		}
+		s.accounts[a.Login] = acc
+	}
+	for i := range cfg.Notify.Clients {
+		c := &cfg.Notify.Clients[i]
+		s.clients[c.ID] = c
+		if c.WebhookURL != "" {
+			s.webhooks[c.ID] = c.WebhookURL
+		}
+	}
+	client := cfg.HTTPClient
+	if client == nil {
+		client = &http.Client{
+			Timeout: cfg.Callbacks.Timeout,
+			Transport: &http.Transport{
+				Proxy:               nil,
+				DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+				MaxIdleConns:        cfg.Callbacks.Senders * 2,
+				MaxIdleConnsPerHost: cfg.Callbacks.Senders,
+				IdleConnTimeout:     90 * time.Second,
+			},
+		}
+	}
+	s.cbs = newSenders(s, client, cfg.Callbacks.Senders)
+	s.eng = newEngine(s.runEvent)
+	s.routes()
+	return s, nil
+}
+
+func (s *Server) routes() {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /messaging/v1/send", s.handleSend)
+	mux.HandleFunc("GET /messaging/v1/check-status/{txId}", s.handleCheckStatus)
+	mux.HandleFunc("POST /oauth/token", s.handleToken)
+	mux.HandleFunc("POST /api/v1/notifications", s.handleNotification)
+	mux.HandleFunc("POST /api/v1/webhooks", s.handleWebhook)
+	mux.HandleFunc("GET /api/v1/webhooks", s.handleWebhook)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /sim/v1/truth", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.Truth())
+	})
+	mux.HandleFunc("GET /sim/v1/pending", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]int{"pending": s.Pending()})
+	})
+	s.mux = mux
+}
+
+// Handler serves both APIs, the token endpoint, /healthz and /sim/v1/truth.
+// /metrics is the caller's (it owns the registry).
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Truth returns the ground truth so far.
+func (s *Server) Truth() rundir.Truth { return s.truth.snapshot() }
+
+// Pending is the number of accepted messages and notifications whose final
+// state has not been reached yet.
+func (s *Server) Pending() int { return int(s.pendingMsg.Load() + s.pendingNt.Load()) }
+
+// Close stops the delivery engine and waits for callbacks in flight, at most
+// the callback timeout.
+func (s *Server) Close() error {
+	return s.Shutdown(context.Background())
+}
+
+// Shutdown is Close bounded by ctx as well.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		s.eng.stop()
+		s.cbs.stop(ctx, s.cfg.Callbacks.Timeout)
+	})
+	return nil
+}
+
+// --- random draws (one generator, seeded, under a mutex) ---
+
+func (s *Server) chance(p float64) bool {
+	if p <= 0 {
+		return false
+	}
+	if p >= 1 {
+		return true
+	}
+	s.rngMu.Lock()
+	defer s.rngMu.Unlock()
+	return s.rng.Float64() < p
+}
+
+func (s *Server) float() float64 {
+	s.rngMu.Lock()
+	defer s.rngMu.Unlock()
+	return s.rng.Float64()
+}
+
+// draw draws a delay from d.
+func (s *Server) draw(d Delay) time.Duration {
+	switch d.Dist {
+	case "uniform":
+		return d.Min + time.Duration(s.float()*float64(d.Max-d.Min))
+	case "lognormal":
+		s.rngMu.Lock()
+		z := s.rng.NormFloat64()
+		s.rngMu.Unlock()
+		sigma := math.Log(float64(d.P95)/float64(d.Median)) / 1.6448536269514722
+		v := float64(d.Median) * math.Exp(sigma*z)
+		if v > float64(100*24*time.Hour) {
+			v = float64(100 * 24 * time.Hour)
+		}
+		return time.Duration(v)
+	default:
+		return d.Median
+	}
+}
+
+// pick draws one outcome by weight.
+func (s *Server) pick(os []Outcome) Outcome {
+	sum := 0.0
+	for _, o := range os {
+		sum += o.Weight
+	}
+	x := s.float() * sum
+	for _, o := range os {
+		if x < o.Weight {
+			return o
+		}
+		x -= o.Weight
+	}
+	return os[len(os)-1]
+}
+
+// --- faults ---
+
+type preFault int
+
+const (
+	noFault preFault = iota
+	fault500
+	fault503
+	faultAfter500
+	faultAfterReset
+)
+
+// drawFault draws the fault of one API request and applies added latency.
+func (s *Server) drawFault() preFault {
+	f := s.cfg.Faults
+	if f.Latency > 0 && (f.LatencyShare == 0 || s.chance(f.LatencyShare)) {
+		s.met.faults.WithLabelValues(faultLatency).Inc()
+		time.Sleep(f.Latency)
+	}
+	if f.Error500+f.Error503+f.ProcessedThen500+f.ProcessedThenReset == 0 {
+		return noFault
+	}
+	x := s.float()
+	switch {
+	case x < f.Error500:
+		s.met.faults.WithLabelValues(faultError500).Inc()
+		return fault500
+	case x < f.Error500+f.Error503:
+		s.met.faults.WithLabelValues(faultError503).Inc()
+		return fault503
+	case x < f.Error500+f.Error503+f.ProcessedThen500:
+		return faultAfter500
+	case x < f.Error500+f.Error503+f.ProcessedThen500+f.ProcessedThenReset:
+		return faultAfterReset
+	}
+	return noFault
+}
+
+// afterFault applies a "processed, then …" fault; it reports whether it answered.
+func (s *Server) afterFault(w http.ResponseWriter, f preFault, errBody func(int) any) bool {
+	switch f {
+	case faultAfter500:
+		s.met.faults.WithLabelValues(faultProcessed500).Inc()
+		writeJSON(w, http.StatusInternalServerError, errBody(http.StatusInternalServerError))
+		return true
+	case faultAfterReset:
+		s.met.faults.WithLabelValues(faultProcessedReset).Inc()
+		resetConn(w)
+		return true
+	}
+	return false
+}
+
+// resetConn drops the connection without an answer (a TCP reset when it can).
+func resetConn(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			if tc, ok := conn.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0)
+			}
+			_ = conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "encode answer", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+}
+
+// observe records one answered request.
+func (s *Server) observe(api, op string, code int, client string, began time.Time) {
+	s.met.request(api, op, code, client)
+	s.met.duration.WithLabelValues(api, op).Observe(time.Since(began).Seconds())
+}
+
+// utc formats t as RFC 3339 UTC with fractional seconds (always 9 digits' worth, trimmed to millis at least).
+func utc(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z07:00") }

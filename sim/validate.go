@@ -1,0 +1,327 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits of the messaging seed.
+const (
+	maxSenderSMS      = 11
+	maxSender         = 21
+	maxRecipient      = 200
+	maxTextBytes      = 39015
+	maxClientReqID    = 100
+	maxFailoverTTL    = 259200
+	shortenThreshold  = 20
+	maxIncomingText   = 2000
+	maxIncomingSender = 21
+)
+
+// SendRequest is the messaging send request.
+type SendRequest struct {
+	Scenario        []ScenarioItem  `json:"scenario"`
+	Callback        *string         `json:"callback,omitempty"`
+	ClientRequestID *string         `json:"clientRequestId,omitempty"`
+	URLOptions      *URLOptions     `json:"urlOptions,omitempty"`
+	TrackData       json.RawMessage `json:"trackData,omitempty"`
+	Schedule        *Schedule       `json:"schedule,omitempty"`
+}
+
+// ScenarioItem is one channel of a send.
+type ScenarioItem struct {
+	Channel          *string      `json:"channel"`
+	Recipient        *Recipient   `json:"recipient"`
+	Sender           *string      `json:"sender"`
+	Text             *string      `json:"text,omitempty"`
+	Failover         *Failover    `json:"failover,omitempty"`
+	Attachments      []Attachment `json:"attachments,omitempty"`
+	Buttons          []Button     `json:"buttons,omitempty"`
+	MobilePushAction *string      `json:"mobilePushAction,omitempty"`
+	MobilePushTitle  *string      `json:"mobilePushTitle,omitempty"`
+}
+
+// Recipient is a subscriber address.
+type Recipient struct {
+	Type  *string `json:"type"`
+	Value *string `json:"value"`
+}
+
+// Attachment is media content.
+type Attachment struct {
+	Type *string `json:"type"`
+	URL  *string `json:"url"`
+}
+
+// Button is a message button.
+type Button struct {
+	Caption *string `json:"caption"`
+	Action  *string `json:"action"`
+}
+
+// Failover is a cascading rule.
+type Failover struct {
+	TTL             *int64  `json:"ttl,omitempty"`
+	ConditionStatus *string `json:"condition_status,omitempty"`
+}
+
+// URLOptions enables link shortening.
+type URLOptions struct {
+	ShortenURL *bool `json:"shortenUrl"`
+}
+
+// Schedule is deferred or windowed sending.
+type Schedule struct {
+	SendAfter            *string `json:"sendAfter,omitempty"`
+	StartTime            *string `json:"startTime,omitempty"`
+	StopTime             *string `json:"stopTime,omitempty"`
+	UseRecipientTimeZone *bool   `json:"useRecipientTimeZone,omitempty"`
+}
+
+// FieldError is a validation error that names the field by its path.
+type FieldError struct {
+	Path string
+	Msg  string
+}
+
+func (e *FieldError) Error() string {
+	if e.Path == "" {
+		return e.Msg
+	}
+	return e.Path + ": " + e.Msg
+}
+
+var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
+
+// DecodeSend reads a send request. Malformed JSON and wrong types are
+// FieldErrors naming where they are.
+func DecodeSend(r io.Reader) (*SendRequest, error) {
+	dec := json.NewDecoder(r)
+	var req SendRequest
+	if err := dec.Decode(&req); err != nil {
+		return nil, jsonError(err)
+	}
+	if dec.More() {
+		return nil, &FieldError{Msg: "body: more than one JSON value"}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &FieldError{Msg: "body: trailing data after the JSON object"}
+	}
+	return &req, nil
+}
+
+func jsonError(err error) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		path := te.Field
+		if path == "" {
+			path = "body"
+		}
+		return &FieldError{Path: path, Msg: fmt.Sprintf("want %s, got JSON %s", te.Type, te.Value)}
+	case errors.As(err, &se):
+		return &FieldError{Path: "body", Msg: fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, err)}
+	case errors.Is(err, io.EOF):
+		return &FieldError{Path: "body", Msg: "empty"}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return &FieldError{Path: "body", Msg: "truncated JSON"}
+	}
+	var mbe interface{ Error() string }
+	if errors.As(err, &mbe) && strings.Contains(err.Error(), "request body too large") {
+		return &FieldError{Path: "body", Msg: "too large"}
+	}
+	return &FieldError{Path: "body", Msg: err.Error()}
+}
+
+// ValidateSend checks req against every rule of the messaging seed, for an
+// account with the given channels enabled (nil: all). It returns the first
+// problem, naming the field by its path (scenario items counted from 0).
+func ValidateSend(req *SendRequest, enabled func(channel string) bool) error {
+	if len(req.Scenario) == 0 {
+		return &FieldError{"scenario", "at least one item is required"}
+	}
+	seen := map[string]int{}
+	for i, it := range req.Scenario {
+		p := fmt.Sprintf("scenario[%d]", i)
+		if it.Channel == nil {
+			return &FieldError{p + ".channel", "required"}
+		}
+		ch := *it.Channel
+		if !validChannel(ch) {
+			return &FieldError{p + ".channel", fmt.Sprintf("%q is not one of sms, viber, vkok, push, whatsapp, tgotp", ch)}
+		}
+		if j, dup := seen[ch]; dup {
+			return &FieldError{p + ".channel", fmt.Sprintf("scenario channels are not unique: %s is also scenario[%d]", ch, j)}
+		}
+		seen[ch] = i
+		if enabled != nil && !enabled(ch) {
+			return &FieldError{p + ".channel", fmt.Sprintf("channel %s is not enabled for this account", ch)}
+		}
+		if it.Recipient == nil {
+			return &FieldError{p + ".recipient", "required"}
+		}
+		if it.Recipient.Type == nil {
+			return &FieldError{p + ".recipient.type", "required"}
+		}
+		if *it.Recipient.Type != "MSISDN" {
+			return &FieldError{p + ".recipient.type", fmt.Sprintf("%q is not MSISDN", *it.Recipient.Type)}
+		}
+		if it.Recipient.Value == nil || *it.Recipient.Value == "" {
+			return &FieldError{p + ".recipient.value", "required"}
+		}
+		v := *it.Recipient.Value
+		if utf8.RuneCountInString(v) > maxRecipient {
+			return &FieldError{p + ".recipient.value", fmt.Sprintf("at most %d characters", maxRecipient)}
+		}
+		if !e164.MatchString(v) {
+			return &FieldError{p + ".recipient.value", "not an E.164 number (+ and 7 to 15 digits)"}
+		}
+		if it.Sender == nil || *it.Sender == "" {
+			return &FieldError{p + ".sender", "required"}
+		}
+		max := maxSender
+		if ch == ChanSMS {
+			max = maxSenderSMS
+		}
+		if n := utf8.RuneCountInString(*it.Sender); n > max {
+			return &FieldError{p + ".sender", fmt.Sprintf("at most %d characters for channel %s", max, ch)}
+		}
+		if it.Text != nil {
+			if !utf8.ValidString(*it.Text) {
+				return &FieldError{p + ".text", "not valid UTF-8"}
+			}
+			if len(*it.Text) > maxTextBytes {
+				return &FieldError{p + ".text", fmt.Sprintf("at most %d bytes (255 parts), got %d", maxTextBytes, len(*it.Text))}
+			}
+		}
+		if f := it.Failover; f != nil {
+			if f.TTL != nil && (*f.TTL < 0 || *f.TTL > maxFailoverTTL) {
+				return &FieldError{p + ".failover.ttl", fmt.Sprintf("must be between 0 and %d seconds", maxFailoverTTL)}
+			}
+			if f.ConditionStatus != nil && *f.ConditionStatus != StateDelivered && *f.ConditionStatus != StateSeen {
+				return &FieldError{p + ".failover.condition_status", fmt.Sprintf("%q is not DELIVERED or SEEN", *f.ConditionStatus)}
+			}
+		}
+		for j, a := range it.Attachments {
+			ap := fmt.Sprintf("%s.attachments[%d]", p, j)
+			if a.Type == nil {
+				return &FieldError{ap + ".type", "required"}
+			}
+			switch *a.Type {
+			case "IMAGE", "AUDIO", "VIDEO", "FILE":
+			default:
+				return &FieldError{ap + ".type", fmt.Sprintf("%q is not one of IMAGE, AUDIO, VIDEO, FILE", *a.Type)}
+			}
+			if a.URL == nil || *a.URL == "" {
+				return &FieldError{ap + ".url", "required"}
+			}
+		}
+		for j, b := range it.Buttons {
+			bp := fmt.Sprintf("%s.buttons[%d]", p, j)
+			if b.Caption == nil || *b.Caption == "" {
+				return &FieldError{bp + ".caption", "required"}
+			}
+			if b.Action == nil || *b.Action == "" {
+				return &FieldError{bp + ".action", "required"}
+			}
+		}
+		if ch != ChanPush {
+			if it.MobilePushAction != nil {
+				return &FieldError{p + ".mobilePushAction", "only for channel push"}
+			}
+			if it.MobilePushTitle != nil {
+				return &FieldError{p + ".mobilePushTitle", "only for channel push"}
+			}
+		}
+	}
+	if req.ClientRequestID != nil && utf8.RuneCountInString(*req.ClientRequestID) > maxClientReqID {
+		return &FieldError{"clientRequestId", fmt.Sprintf("at most %d characters", maxClientReqID)}
+	}
+	if req.Callback != nil && *req.Callback != "" && !validURL(*req.Callback) {
+		return &FieldError{"callback", "not an absolute http or https URL"}
+	}
+	if req.URLOptions != nil && req.URLOptions.ShortenURL == nil {
+		return &FieldError{"urlOptions.shortenUrl", "required"}
+	}
+	if td := bytes.TrimSpace(req.TrackData); len(td) > 0 && td[0] != '{' && !bytes.Equal(td, []byte("null")) {
+		return &FieldError{"trackData", "must be an object"}
+	}
+	if req.Schedule != nil {
+		if _, err := parseSchedule(req.Schedule); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validURL(s string) bool {
+	return (strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")) && len(s) > len("https://")
+}
+
+// schedule is a parsed, validated schedule.
+type schedule struct {
+	sendAfter   time.Time // zero when absent; wall clock in UTC (or recipient's zone when local)
+	hasWindow   bool
+	start, stop time.Duration // since midnight
+	local       bool          // useRecipientTimeZone
+	afterLocal  bool          // sendAfter wall clock to read in the recipient's zone
+}
+
+// parseSchedule accepts only the six combinations the seed allows.
+func parseSchedule(s *Schedule) (schedule, error) {
+	var out schedule
+	has := func(p *string) bool { return p != nil }
+	out.local = s.UseRecipientTimeZone != nil && *s.UseRecipientTimeZone
+	combo := fmt.Sprintf("%t%t%t", has(s.SendAfter), has(s.StartTime), has(s.StopTime))
+	switch combo {
+	case "truefalsefalse", "falsetruetrue", "truetruetrue":
+	default:
+		switch {
+		case !has(s.SendAfter) && !has(s.StartTime):
+			return out, &FieldError{"schedule.sendAfter", "required when startTime is absent"}
+		case has(s.StartTime) && !has(s.StopTime):
+			return out, &FieldError{"schedule.stopTime", "required when startTime is present"}
+		default:
+			return out, &FieldError{"schedule.startTime", "required when stopTime is present"}
+		}
+	}
+	if has(s.SendAfter) {
+		t, err := time.Parse(time.RFC3339, *s.SendAfter)
+		if err != nil {
+			return out, &FieldError{"schedule.sendAfter", "want YYYY-MM-DDTHH:mm:ssZ (RFC 3339)"}
+		}
+		out.sendAfter = t
+		out.afterLocal = out.local
+	}
+	if has(s.StartTime) {
+		a, err := parseClock(*s.StartTime)
+		if err != nil {
+			return out, &FieldError{"schedule.startTime", err.Error()}
+		}
+		b, err := parseClock(*s.StopTime)
+		if err != nil {
+			return out, &FieldError{"schedule.stopTime", err.Error()}
+		}
+		if a == b {
+			return out, &FieldError{"schedule.stopTime", "equals startTime: the window is empty"}
+		}
+		out.hasWindow, out.start, out.stop = true, a, b
+	}
+	return out, nil
+}
+
+func parseClock(s string) (time.Duration, error) {
+	t, err := time.Parse("15:04:05", s)
+	if err != nil || len(s) != 8 {
+		return 0, errors.New("want HH:MM:SS")
+	}
+	return time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute + time.Duration(t.Second())*time.Second, nil
+}
