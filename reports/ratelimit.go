@@ -85,10 +85,8 @@ func slidingMax(acc []int64, w int64, limit int) (maxN int, excess int64) {
 	return maxN, excess
 }
 
-// retryAfter checks each 429's Retry-After against what the client saw next:
-// too long when a request was accepted well before it ran out, too short when the
-// first request after it (with a second of slack for whole-second rounding) was
-// refused again.
+// retryAfter checks each 429's Retry-After against what the client saw next,
+// with a second of slack either way for whole-second rounding.
 func (a *analyzer) retryAfter(rs []rec) {
 	ra := &a.s.RateLimit.RetryAfter
 	const slack = int64(time.Second)
@@ -107,16 +105,23 @@ func (a *analyzer) retryAfter(rs []rec) {
 		}
 		ra.Present++
 		until := r.t + int64(float64(r.ra)*1e9)
-		long, short := false, false
-		for j := i + 1; j < len(rs) && rs[j].t < until-slack; j++ {
+		// The first acceptance after the 429 tells: well before until, the value was
+		// too long; within a second of it, right; later (or never) while requests in
+		// that second were refused, too short. A request the client did not send
+		// cannot judge it, so no request in that second is no verdict either way.
+		first := len(rs)
+		for j := i + 1; j < len(rs); j++ {
 			if is2xx(int(rs[j].code)) {
-				long = true
+				first = j
 				break
 			}
 		}
-		k := sort.Search(len(rs), func(k int) bool { return rs[k].t >= until+slack })
-		if k < len(rs) && rs[k].code == 429 {
-			short = true
+		long := first < len(rs) && rs[first].t < until-slack
+		short := false
+		if !long && (first == len(rs) || rs[first].t > until+slack) {
+			for k := sort.Search(len(rs), func(k int) bool { return rs[k].t >= until }); k < len(rs) && rs[k].t <= until+slack; k++ {
+				short = short || rs[k].code == 429
+			}
 		}
 		switch {
 		case long:

@@ -1,0 +1,241 @@
+package reports
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// Limiters that decide like a service would, to build runs with known answers.
+type limiter interface {
+	allow(t float64) bool
+	retryAfter(t float64) float64 // seconds until the next request would pass
+}
+
+// fixedLimiter counts per window aligned to the epoch (t=0 is aligned).
+type fixedLimiter struct {
+	limit int
+	w     float64
+	cur   float64
+	n     int
+}
+
+func (l *fixedLimiter) allow(t float64) bool {
+	k := math.Floor(t / l.w)
+	if k != l.cur {
+		l.cur, l.n = k, 0
+	}
+	if l.n < l.limit {
+		l.n++
+		return true
+	}
+	return false
+}
+func (l *fixedLimiter) retryAfter(t float64) float64 { return math.Ceil((l.cur+1)*l.w - t) }
+
+// slidingLimiter keeps a log of accepted times.
+type slidingLimiter struct {
+	limit int
+	w     float64
+	log   []float64
+}
+
+func (l *slidingLimiter) allow(t float64) bool {
+	for len(l.log) > 0 && l.log[0] <= t-l.w {
+		l.log = l.log[1:]
+	}
+	if len(l.log) < l.limit {
+		l.log = append(l.log, t)
+		return true
+	}
+	return false
+}
+func (l *slidingLimiter) retryAfter(t float64) float64 { return math.Ceil(l.log[0] + l.w - t) }
+
+// bucketLimiter is a token bucket, full at the start.
+type bucketLimiter struct {
+	rate, capacity, tokens, last float64
+	started                      bool
+}
+
+func (l *bucketLimiter) allow(t float64) bool {
+	if !l.started {
+		l.started, l.tokens = true, l.capacity
+	}
+	l.tokens = math.Min(l.capacity, l.tokens+l.rate*(t-l.last))
+	l.last = t
+	if l.tokens >= 1 {
+		l.tokens--
+		return true
+	}
+	return false
+}
+func (l *bucketLimiter) retryAfter(t float64) float64 { return math.Ceil((1 - l.tokens) / l.rate) }
+
+// limitedRun sends at the given times (seconds from t0) for one client through lim.
+func limitedRun(lim limiter, limit int, w time.Duration, times []float64, retryAfter bool) *run {
+	r := newRun(rundir.APINotify)
+	r.meta.Limit = rundir.Limit{Requests: limit, Window: rundir.Duration(w), Mode: "exceed"}
+	r.meta.Planned.Requests = int64(len(times))
+	for i, s := range times {
+		code := 200
+		if !lim.allow(s) {
+			code = 429
+		}
+		a := r.send(int64(i+1), "c1", s, code, 0.005)
+		if code == 429 && retryAfter {
+			a.RetryAfter = strconv.Itoa(int(lim.retryAfter(s)))
+		}
+	}
+	return r
+}
+
+// steady returns send times every 1/rate seconds in [from, to).
+func steady(rate, from, to float64) []float64 {
+	var out []float64
+	for i := 0; ; i++ {
+		t := from + float64(i)/rate
+		if t >= to {
+			return out
+		}
+		out = append(out, math.Round(t*1e6)/1e6)
+	}
+}
+
+// bursty returns times whose rate changes every few seconds between quiet and
+// far beyond the limit, from a fixed seed: traffic that tells limiters apart.
+func bursty(seed uint64, to float64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	var out []float64
+	t := 0.0
+	rate := 1.0
+	next := 0.0
+	for t < to {
+		if t >= next {
+			rate = []float64{0.3, 1, 4, 8}[rng.IntN(4)]
+			next = t + 1 + 4*rng.Float64()
+		}
+		t += rng.ExpFloat64() / rate
+		out = append(out, math.Round(t*1e6)/1e6)
+	}
+	return out
+}
+
+func TestRateLimitAnalysis(t *testing.T) {
+	const L = 10
+	W := 10 * time.Second
+	for _, tc := range []struct {
+		name       string
+		run        *run
+		verdict    string
+		maxWindow  int   // largest accepted in any sliding window; -1: do not check
+		excess     int64 // accepted beyond the limit; -1: do not check
+		correctRA  bool  // every Retry-After right
+		estimateLo float64
+		estimateHi float64
+	}{
+		// A fixed-window service fed from mid-window accepts L before the boundary
+		// and L after it: 2L in one sliding window, L of them beyond the limit.
+		{"fixed window accepts twice the limit across a boundary",
+			limitedRun(&fixedLimiter{limit: L, w: 10, cur: -1}, L, W, steady(5, 5, 45), true),
+			AlgoFixed, 2 * L, L, true, L, L},
+		// A token bucket (burst L, refill L per W) under steady overload: a burst,
+		// then a trickle at the refill rate.
+		{"token bucket",
+			limitedRun(&bucketLimiter{rate: 1, capacity: L}, L, W, steady(3, 0, 60), true),
+			AlgoTokenBucket, -1, -1, false, L, L},
+		// A sliding log under traffic that changes rate often.
+		{"sliding window under bursty traffic",
+			limitedRun(&slidingLimiter{limit: L, w: 10}, L, W, bursty(1, 120), true),
+			AlgoSliding, L, 0, true, L, L},
+		// A service that never refuses: nothing to tell the limiter by.
+		{"limit never reached",
+			limitedRun(&slidingLimiter{limit: 1000, w: 10}, L, W, steady(0.5, 0, 60), true),
+			AlgoUnknown, -1, -1, true, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Analyze(tc.run.write(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rl := s.RateLimit
+			if rl.Algorithm.Verdict != tc.verdict {
+				t.Errorf("verdict %q, want %q; evidence %q", rl.Algorithm.Verdict, tc.verdict, rl.Algorithm.Evidence)
+			}
+			if tc.maxWindow >= 0 && rl.MaxAccepted != tc.maxWindow {
+				t.Errorf("max accepted per window %d, want %d", rl.MaxAccepted, tc.maxWindow)
+			}
+			if tc.excess >= 0 && rl.ExcessAccepted != tc.excess {
+				t.Errorf("excess accepted %d, want %d", rl.ExcessAccepted, tc.excess)
+			}
+			if lim := rl.Algorithm.Limit; tc.verdict != AlgoUnknown && (lim < tc.estimateLo || lim > tc.estimateHi) {
+				t.Errorf("estimated limit %v, want %v..%v", lim, tc.estimateLo, tc.estimateHi)
+			}
+			ra := rl.RetryAfter
+			if ra.Present != rl.Rejected429 || ra.Missing != 0 {
+				t.Errorf("Retry-After present %d missing %d, 429s %d", ra.Present, ra.Missing, rl.Rejected429)
+			}
+			if tc.correctRA && ra.Correct != ra.Present {
+				t.Errorf("Retry-After: %+v, want all %d correct", ra, ra.Present)
+			}
+			c := rl.Clients[0]
+			if c.Sent != int64(len(tc.run.attempts)) || c.Accepted+c.Rejected429 != c.Sent {
+				t.Errorf("client figures %+v for %d attempts", c, len(tc.run.attempts))
+			}
+			if (c.Rejected429 > 0) != (c.First429At != "") {
+				t.Errorf("first_429_at %q with %d 429s", c.First429At, c.Rejected429)
+			}
+		})
+	}
+}
+
+func TestRetryAfterWrong(t *testing.T) {
+	// A fixed-window service that always says "retry after 1 s" (too short: the
+	// next request a second later is refused again) and one that says 60 s (too
+	// long: the window reopens within 10 s).
+	for _, tc := range []struct {
+		name        string
+		ra          string
+		short, long bool
+	}{
+		{"too short", "1", true, false},
+		{"too long", "60", false, true},
+		{"unreadable", "soon", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := limitedRun(&fixedLimiter{limit: 10, w: 10, cur: -1}, 10, 10*time.Second, steady(5, 0, 40), false)
+			for i := range r.attempts {
+				if r.attempts[i].Code == 429 {
+					r.attempts[i].RetryAfter = tc.ra
+				}
+			}
+			s, err := Analyze(r.write(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ra := s.RateLimit.RetryAfter
+			if (ra.TooShort > 0) != tc.short || (ra.TooLong > 0) != tc.long {
+				t.Errorf("%+v: want too short %v, too long %v", ra, tc.short, tc.long)
+			}
+			if tc.ra == "soon" && ra.Invalid != ra.Present {
+				t.Errorf("unreadable values: %+v", ra)
+			}
+		})
+	}
+}
+
+func TestRespectModeCounts429AsFindings(t *testing.T) {
+	r := limitedRun(&fixedLimiter{limit: 10, w: 10, cur: -1}, 10, 10*time.Second, steady(2, 0, 20), true)
+	r.meta.Limit.Mode = "respect"
+	s, err := Analyze(r.write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.RateLimit.Rejected429 == 0 || s.RateLimit.Findings429 != s.RateLimit.Rejected429 {
+		t.Errorf("respect mode: 429s %d, findings %d", s.RateLimit.Rejected429, s.RateLimit.Findings429)
+	}
+}
