@@ -518,3 +518,25 @@ func parseAllow(s string) (*net.IPNet, error) {
 	}
 	return n, nil
 }
+
+// ParseRate reads a limit written "100/1m" (requests per window); a bare unit
+// ("100/m", "5/s", "1000/h") means one of it.
+func ParseRate(s string) (requests int, window time.Duration, err error) {
+	n, w, ok := strings.Cut(strings.TrimSpace(s), "/")
+	if !ok {
+		return 0, 0, fmt.Errorf("rate %q: want N/DURATION, e.g. 100/1m", s)
+	}
+	var req int
+	if _, err := fmt.Sscan(n, &req); err != nil || req < 0 || fmt.Sprint(req) != strings.TrimSpace(n) {
+		return 0, 0, fmt.Errorf("rate %q: %q is not a whole number of requests", s, n)
+	}
+	w = strings.TrimSpace(w)
+	if w != "" && (w[0] < '0' || w[0] > '9') {
+		w = "1" + w
+	}
+	d, err := time.ParseDuration(w)
+	if err != nil || d <= 0 {
+		return 0, 0, fmt.Errorf("rate %q: %q is not a positive duration", s, w)
+	}
+	return req, d, nil
+}

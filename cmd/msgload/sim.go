@@ -1,18 +1,167 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/urfave/cli/v2"
+
+	"github.com/msgload/msgload/sim"
 )
 
-// simCommand is built in its own issue; until then it says so.
+// Environment variables read by `msgload sim` (a flag given on the command line wins).
+const (
+	envSimAddr          = "MSGLOAD_SIM_ADDR"
+	envSimConfig        = "MSGLOAD_SIM_CONFIG"
+	envSimRateLimit     = "MSGLOAD_SIM_RATE_LIMIT"
+	envSimRateAlgorithm = "MSGLOAD_SIM_RATE_LIMIT_ALGORITHM"
+	envSimSeed          = "MSGLOAD_SIM_SEED"
+	envSimSigningSecret = "MSGLOAD_SIM_SIGNING_SECRET"
+)
+
+// simCommand runs the simulator of both APIs as a standalone server.
 func (g *globalState) simCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "sim",
-		Usage: "(not built yet)",
-		Action: func(*cli.Context) error {
-			return errors.New("sim: not built yet")
+		Usage: "serve the simulator of the messaging and notification APIs (the embedded target) on one listener",
+		Description: "Routes: POST /messaging/v1/send, GET /messaging/v1/check-status/{txId}, POST /oauth/token,\n" +
+			"POST /api/v1/notifications, POST|GET /api/v1/webhooks, GET /metrics, /healthz, /sim/v1/truth, /sim/v1/pending.\n" +
+			"Without --config the built-in accounts serve (messaging demo/demo and blocked/blocked; notification\n" +
+			"clients demo-1 … demo-10 and notify-only, secret demo). The callback signing secret (whsec_…) comes from\n" +
+			envSimSigningSecret + " or --signing-secret-file, never a flag value.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8081", Usage: "listen address (env " + envSimAddr + ")"},
+			&cli.StringFlag{Name: "config", Usage: "YAML file replacing the built-in configuration (env " + envSimConfig + ")"},
+			&cli.StringFlag{Name: "rate-limit", Usage: "notification API limit per client_id, N/DURATION, e.g. 100/1m; 0/1m disables (env " + envSimRateLimit + ")"},
+			&cli.StringFlag{Name: "rate-limit-algorithm", Usage: "sliding, fixed or token-bucket (env " + envSimRateAlgorithm + ")"},
+			&cli.BoolFlag{Name: "rate-limit-headers", Usage: "send the IETF draft RateLimit and RateLimit-Policy fields"},
+			&cli.BoolFlag{Name: "no-retry-after", Usage: "answer 429 without Retry-After"},
+			&cli.Uint64Flag{Name: "seed", Usage: "seed of every random draw; 0 draws one (env " + envSimSeed + ")"},
+			&cli.StringFlag{Name: "signing-secret-file", Usage: "file holding a Standard Webhooks secret (whsec_…) to sign callbacks and webhooks"},
+		},
+		Action: func(c *cli.Context) error {
+			cfg, addr, err := g.simConfig(c)
+			if err != nil {
+				return badInput(err)
+			}
+			return g.runSim(c.Context, cfg, addr)
 		},
 	}
+}
+
+// simConfig builds the configuration: defaults, then the file, then the
+// environment, then flags.
+func (g *globalState) simConfig(c *cli.Context) (sim.Config, string, error) {
+	str := func(flag, env string) string {
+		if !c.IsSet(flag) {
+			if v := g.getenv(env); v != "" {
+				return v
+			}
+		}
+		return c.String(flag)
+	}
+	var problems []error
+	cfg := sim.DefaultConfig()
+	if path := str("config", envSimConfig); path != "" {
+		var err error
+		if cfg, err = sim.LoadConfig(path); err != nil {
+			return cfg, "", err
+		}
+	}
+	addr := str("addr", envSimAddr)
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		problems = append(problems, fmt.Errorf("--addr %q: %w", addr, err))
+	}
+	if v := str("rate-limit", envSimRateLimit); v != "" {
+		n, w, err := sim.ParseRate(v)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("--rate-limit: %w", err))
+		}
+		cfg.RateLimit.Requests, cfg.RateLimit.Window = n, w
+	}
+	if v := str("rate-limit-algorithm", envSimRateAlgorithm); v != "" {
+		cfg.RateLimit.Algorithm = v
+	}
+	if c.IsSet("rate-limit-headers") {
+		cfg.RateLimit.Headers = c.Bool("rate-limit-headers")
+	}
+	if c.Bool("no-retry-after") {
+		cfg.RateLimit.RetryAfter = false
+	}
+	if c.IsSet("seed") {
+		cfg.Seed = c.Uint64("seed")
+	} else if v := g.getenv(envSimSeed); v != "" {
+		if _, err := fmt.Sscan(v, &cfg.Seed); err != nil {
+			problems = append(problems, fmt.Errorf("%s: %q is not a number", envSimSeed, v))
+		}
+	}
+	if p := c.String("signing-secret-file"); p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("--signing-secret-file: %w", err))
+		}
+		cfg.Callbacks.SigningSecret = strings.TrimRight(string(b), "\r\n")
+	} else if v := g.getenv(envSimSigningSecret); v != "" {
+		cfg.Callbacks.SigningSecret = v
+	}
+	problems = append(problems, cfg.Validate()...)
+	return cfg, addr, errors.Join(problems...)
+}
+
+// runSim serves until an interrupt (Ctrl-C, SIGTERM).
+func (g *globalState) runSim(parent context.Context, cfg sim.Config, addr string) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	sig, stop := g.signals()
+	defer stop()
+	go func() {
+		select {
+		case <-sig:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s, err := sim.New(cfg, reg)
+	if err != nil {
+		return badInput(err)
+	}
+	defer s.Close()
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true}))
+	mux.Handle("/", s.Handler())
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return badInput(fmt.Errorf("listen on %s: %w", addr, err))
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	fmt.Fprintf(g.stderr, "msgload sim: listening on http://%s (rate limit %d/%s %s per client_id)\n",
+		ln.Addr(), cfg.RateLimit.Requests, cfg.RateLimit.Window, cfg.RateLimit.Algorithm)
+	select {
+	case <-ctx.Done():
+	case err := <-done:
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer scancel()
+	_ = srv.Shutdown(sctx)
+	if err := s.Shutdown(sctx); err != nil {
+		return fmt.Errorf("stop simulator: %w", err)
+	}
+	fmt.Fprintln(g.stderr, "msgload sim: stopped")
+	return nil
 }
