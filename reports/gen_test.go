@@ -25,9 +25,9 @@ func newRun(api string) *run {
 	return &run{meta: rundir.Meta{
 		ID: "test-run", Scenario: "hand-built", API: api, Target: "embedded", Version: "test",
 		Start: t0, AttackEnd: t0.Add(60 * time.Second), End: t0.Add(70 * time.Second),
-		Clients: []string{"c1"},
-		Planned: rundir.Plan{Profile: "constant", Rate: 1, Requests: 60, Duration: rundir.Duration(60 * time.Second)},
-		Limit:   rundir.Limit{Requests: 100, Window: rundir.Duration(time.Minute), Mode: "exceed"},
+		Clients:  []string{"c1"},
+		Planned:  rundir.Plan{Profile: "constant", Rate: 1, Requests: 60, Duration: rundir.Duration(60 * time.Second)},
+		Limit:    rundir.Limit{Requests: 100, Window: rundir.Duration(time.Minute), Mode: "exceed"},
 		Delivery: rundir.Delivery{Via: "sink", Grace: rundir.Duration(10 * time.Second)},
 	}}
 }

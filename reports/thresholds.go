@@ -49,8 +49,8 @@ func rewriteLiterals(src string) (string, error) {
 				j++
 			}
 			num := src[i:j]
-			k := j
-			for k < len(src) && (isLetter(src[k]) || src[k] == 0xc2 || src[k] == 0xb5) {
+			k := j // a unit, possibly compound: 1m30s
+			for k < len(src) && (isIdent(src[k]) || src[k] == '.' || src[k] == 0xc2 || src[k] == 0xb5) {
 				k++
 			}
 			unit := src[j:k]

@@ -1,0 +1,81 @@
+package reports
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestRewriteLiterals(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"delivery.latency.p95 < 30s", "delivery.latency.p95 < 30"},          // seconds
+		{"x < 250ms", "x < 0.25"},                                            // milliseconds
+		{"x < 1m30s", "x < 90"},                                              // compound duration
+		{"a / b < 1%", "a / b < 0.01"},                                       // percentage
+		{"a < 0.5%", "a < 0.005"},                                            // fractional percentage
+		{"10 % 3 == 1", "10 % 3 == 1"},                                       // modulo stays an operator
+		{`run.scenario == "5s"`, `run.scenario == "5s"`},                     // strings untouched
+		{`requests.codes["429"] > 0`, `requests.codes["429"] > 0`},           // map keys untouched
+		{"delivery.latency.p95 < p99x", "delivery.latency.p95 < p99x"},       // digits inside names untouched
+		{`rate_limit.clients[0].sent > 1`, `rate_limit.clients[0].sent > 1`}, // plain numbers untouched
+	} {
+		got, err := rewriteLiterals(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("%q: got %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestThresholds(t *testing.T) {
+	s := &Summary{Schema: SchemaVersion}
+	s.Delivery.Latency.P95 = 12
+	s.Delivery.Lost, s.Delivery.Expected = 1, 200
+	s.Requests.Codes = map[string]int64{"200": 199, "429": 3}
+	s.RateLimit.ExcessAccepted = 4
+	s.RateLimit.Algorithm.Verdict = AlgoFixed
+	s.Delivery.ByChannel = map[string]Percentiles{"sms": {P99: 40}}
+	for _, tc := range []struct {
+		expr  string
+		ok    bool
+		value float64
+	}{
+		{"delivery.latency.p95 < 30s", true, 12},                    // duration literal against seconds
+		{"delivery.latency.p95 < 500ms", false, 12},                 // and failing
+		{"delivery.lost / delivery.expected < 1%", true, 0.005},     // percentage of a ratio
+		{`requests.codes["429"] > 0`, true, 3},                      // map lookup by code
+		{"rate_limit.excess_accepted == 0", false, 4},               // a failed equality reports the value
+		{`rate_limit.algorithm.verdict == "fixed window"`, true, 1}, // strings compare; value 1 for a verdict that holds
+		{`delivery.by_channel["sms"].p99 <= 1m`, true, 40},          // per channel
+		{"delivery.expected > 0 && delivery.lost == 0", false, 0},   // bare condition: value 0 when false
+	} {
+		c, err := CompileThreshold(tc.expr)
+		if err != nil {
+			t.Errorf("%q: %v", tc.expr, err)
+			continue
+		}
+		got := c.eval(s)
+		if got.OK != tc.ok || got.Value != tc.value || got.Error != "" {
+			t.Errorf("%q: got %+v, want ok %v value %v", tc.expr, got, tc.ok, tc.value)
+		}
+	}
+}
+
+func TestBadThresholds(t *testing.T) {
+	for _, src := range []string{
+		"delivery.nope < 1",         // unknown field: caught at compile time
+		"delivery.latency.p95",      // not a yes/no
+		"delivery.latency.p95 <",    // syntax
+		"delivery.latency.p95 < 3x", // unknown unit
+		`run.id == "open`,           // unterminated string
+	} {
+		_, err := CompileThreshold(src)
+		if !errors.Is(err, ErrBadThreshold) {
+			t.Errorf("%q: got %v, want ErrBadThreshold", src, err)
+		}
+	}
+	// Evaluate reports every bad expression at once and leaves the summary alone.
+	s := &Summary{}
+	err := s.Evaluate([]string{"a.b < 1", "delivery.lost == 0", "c <"})
+	if !errors.Is(err, ErrBadThreshold) || s.Thresholds != nil {
+		t.Fatalf("Evaluate: %v, thresholds %v", err, s.Thresholds)
+	}
+}
