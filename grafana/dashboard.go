@@ -243,3 +243,18 @@ func (d *Dashboard) VariableNames() []string {
 	sort.Strings(out)
 	return out
 }
+
+// SampleVariables gives every template variable a value that makes the
+// queries valid PromQL without a Prometheus: its current value when it has
+// one, else ".*" (what Grafana sends for "All").
+func (d *Dashboard) SampleVariables() map[string]string {
+	vars := map[string]string{}
+	for _, v := range d.Templating.List {
+		val := ".*"
+		if s, ok := v.Current.Value.(string); ok && s != "" && s != "$__all" {
+			val = s
+		}
+		vars[v.Name] = val
+	}
+	return vars
+}

@@ -11,21 +11,6 @@ import (
 	"time"
 )
 
-// sampleVars gives every template variable of d a value that makes the
-// queries valid PromQL: its current value when it has one, else ".*" (what
-// Grafana sends for "All").
-func sampleVars(d *Dashboard) map[string]string {
-	vars := map[string]string{}
-	for _, v := range d.Templating.List {
-		val := ".*"
-		if s, ok := v.Current.Value.(string); ok && s != "" && s != "$__all" {
-			val = s
-		}
-		vars[v.Name] = val
-	}
-	return vars
-}
-
 // walkDatasources calls fn with the JSON path and value of every "datasource"
 // key anywhere in the document.
 func walkDatasources(path string, v any, fn func(path string, ds any)) {
@@ -93,7 +78,7 @@ func checkDashboard(d *Dashboard, allowed map[string]string) []string {
 		bad("annotations must mark run start and end (start %v, end %v)", start, end)
 	}
 
-	sample := sampleVars(d)
+	sample := d.SampleVariables()
 	qs := d.Queries()
 	if len(qs) == 0 {
 		bad("no queries")
