@@ -218,7 +218,13 @@ func (s *Sink) receive(route, api string) http.HandlerFunc {
 		}
 		body := buf.Bytes()
 		ev := rundir.Event{Route: route, ReceivedAt: received, API: api}
-		setPayload(&ev, body)
+		payload := s.bufs.Get().(*bytes.Buffer)
+		defer func() {
+			if payload.Cap() <= 64<<10 {
+				s.bufs.Put(payload)
+			}
+		}()
+		setPayload(&ev, body, payload)
 
 		if aerr := s.auth.check(r, body); aerr != nil {
 			ev.Kind = rundir.KindUnauthorized
@@ -263,25 +269,32 @@ func (s *Sink) receive(route, api string) http.HandlerFunc {
 	}
 }
 
-// setPayload keeps the body as received: as JSON when it is, else as text.
-func setPayload(ev *rundir.Event, body []byte) {
+// setPayload keeps the body as received: as compact JSON (into scratch) when it
+// is JSON, else as text.
+func setPayload(ev *rundir.Event, body []byte, scratch *bytes.Buffer) {
 	if len(body) == 0 {
 		return
 	}
-	if json.Valid(body) {
-		ev.Payload = json.RawMessage(body)
+	scratch.Reset()
+	if json.Compact(scratch, body) == nil {
+		ev.Payload = json.RawMessage(scratch.Bytes())
 	} else {
 		ev.Raw = string(body)
 	}
 }
 
+// linePool holds encoded-line buffers (the writer is done with a line once append returns).
+var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
 // write appends ev to the log and reports whether it is there; when it is not,
 // the call is answered 500 (503 after Close) so the service retries.
 func (s *Sink) write(w http.ResponseWriter, ev *rundir.Event, out *outcome) bool {
-	line, err := json.Marshal(ev)
-	if err == nil {
-		line = append(line, '\n')
-		err = s.log.append(line)
+	lp := linePool.Get().(*[]byte)
+	line := appendEvent((*lp)[:0], ev)
+	err := s.log.append(line)
+	if cap(line) <= 64<<10 {
+		*lp = line[:0]
+		linePool.Put(lp)
 	}
 	if err != nil {
 		s.c.writeErrors.Add(1)

@@ -101,12 +101,12 @@ func object(body []byte) (map[string]json.RawMessage, error) {
 		return nil, malformed("body is not a JSON object")
 	}
 	var m map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&m); err != nil {
+	if err := json.Unmarshal(body, &m); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) && strings.Contains(se.Error(), "after top-level value") {
+			return nil, malformed("trailing data after the JSON object")
+		}
 		return nil, malformed("body is not valid JSON: %v", err)
-	}
-	if len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
-		return nil, malformed("trailing data after the JSON object")
 	}
 	return m, nil
 }

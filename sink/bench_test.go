@@ -1,0 +1,192 @@
+package sink
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// benchBody is a realistic status callback: tagged, with a chain and an error object.
+func benchBody(i int64) []byte {
+	tag := rundir.Tag{Run: "bench", Seq: i, First: time.Unix(1795400000, 0), Chain: []string{"viber", "sms"}}
+	return []byte(status(txID(int(i)), []string{"DELIVERED", "SEEN", "EXPIRED"}[i%3], "sms", &tag))
+}
+
+// BenchmarkIngest measures callbacks per second over loopback HTTP, with the same
+// client load against a bare handler (answers 200, stores nothing) and against
+// the sink with each fsync mode, in one run. The figure to read is callbacks/s.
+func BenchmarkIngest(b *testing.B) {
+	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusOK)
+	})
+	b.Run("bare", func(b *testing.B) { benchHTTP(b, bare) })
+	for _, mode := range []FsyncMode{FsyncBatch, FsyncNone, FsyncAlways} {
+		b.Run("sink-"+string(mode), func(b *testing.B) {
+			s, err := New(Options{LogPath: filepath.Join(b.TempDir(), rundir.EventsFile), Fsync: mode}, prometheus.NewRegistry())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			benchHTTP(b, s.Handler())
+			n, sum := histMean(b, s.met.batchSize)
+			_, wsum := histMean(b, s.met.writeDur)
+			if n > 0 {
+				b.ReportMetric(sum/n, "events/batch")
+				b.ReportMetric(wsum/n*1e6, "µs/batch-write")
+			}
+		})
+	}
+}
+
+// benchHTTP serves h on loopback and posts b.N callbacks from 128×GOMAXPROCS goroutines over
+// keep-alive connections.
+//
+// Group commit turns concurrency into batch size: throughput is at most the calls
+// in flight divided by the fsync time, so the load is 256 concurrent callers (a
+// service fanning out callbacks keeps many in flight).
+const benchParallelism = 128 // × GOMAXPROCS goroutines
+
+func benchHTTP(b *testing.B, h http.Handler) {
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ReadHeaderTimeout = ReadHeaderTimeout
+	srv.Config.IdleTimeout = IdleTimeout
+	srv.Start()
+	defer srv.Close()
+	tr := &http.Transport{
+		MaxIdleConnsPerHost: 256,
+		DialContext:         (&net.Dialer{}).DialContext,
+	}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	url := srv.URL + "/callback"
+	var seq atomic.Int64
+	b.SetParallelism(benchParallelism)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			body := benchBody(seq.Add(1))
+			req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "callbacks/s")
+}
+
+// BenchmarkMemory feeds a fixed number of callbacks (default 10,000,000; env
+// MSGLOAD_SINK_MEM_EVENTS) through the sink's handler in process, to a log on
+// /dev/null, and reports the live heap after a GC at each tenth: the correlation
+// table is capped (DefaultMaxTracked messages), so the heap levels off. Each
+// message gets three states (DELIVERED, SEEN, a duplicate DELIVERED), so 10M
+// events touch 3.3M messages, three times the cap.
+func BenchmarkMemory(b *testing.B) {
+	total := int64(10_000_000)
+	if v := os.Getenv("MSGLOAD_SINK_MEM_EVENTS"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 10 {
+			b.Fatalf("MSGLOAD_SINK_MEM_EVENTS=%q", v)
+		}
+		total = n
+	}
+	for range b.N {
+		s, err := New(Options{LogPath: os.DevNull, Fsync: FsyncNone}, prometheus.NewRegistry())
+		if err != nil {
+			b.Fatal(err)
+		}
+		h := s.Handler()
+		heap := func() uint64 {
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			return ms.HeapAlloc
+		}
+		base := heap()
+		var peak, at2 uint64
+		tenth := total / 10
+		states := []string{"DELIVERED", "SEEN", "DELIVERED"}
+		rec := &discardWriter{h: http.Header{}}
+		for i := int64(0); i < total; i++ {
+			msg := i / 3
+			tag := rundir.Tag{Run: "bench", Seq: msg, First: time.Unix(1795400000, 0)}
+			body := status(txID(int(msg)), states[i%3], "sms", &tag)
+			req := httptest.NewRequest(http.MethodPost, "/callback", bytes.NewReader([]byte(body)))
+			rec.code = 0
+			h.ServeHTTP(rec, req)
+			if rec.code != http.StatusOK {
+				b.Fatalf("event %d: status %d", i, rec.code)
+			}
+			if (i+1)%tenth == 0 {
+				hp := heap() - min(base, heap())
+				peak = max(peak, hp)
+				if (i+1)/tenth == 2 {
+					at2 = hp
+				}
+				b.Logf("%d events: live heap %.1f MiB (table %d messages)", i+1, float64(hp)/(1<<20), s.tab.len())
+			}
+		}
+		st := s.Stats()
+		if st.Events != total || st.Duplicates != total/3 {
+			b.Fatalf("stats %+v", st)
+		}
+		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+		b.ReportMetric(float64(at2)/(1<<20), "heap-at-2/10-MiB")
+		b.ReportMetric(float64(total), "events")
+		s.Close()
+	}
+}
+
+// discardWriter is an http.ResponseWriter that keeps only the status code.
+type discardWriter struct {
+	h    http.Header
+	code int
+}
+
+func (d *discardWriter) Header() http.Header { return d.h }
+func (d *discardWriter) Write(p []byte) (int, error) {
+	if d.code == 0 {
+		d.code = http.StatusOK
+	}
+	return len(p), nil
+}
+func (d *discardWriter) WriteHeader(c int) {
+	if d.code == 0 {
+		d.code = c
+	}
+}
+
+// histMean returns the count and sum of a histogram.
+func histMean(b *testing.B, h prometheus.Histogram) (count, sum float64) {
+	var m dto.Metric
+	if err := h.Write(&m); err != nil {
+		b.Fatal(err)
+	}
+	return float64(m.GetHistogram().GetSampleCount()), m.GetHistogram().GetSampleSum()
+}
