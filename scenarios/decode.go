@@ -21,7 +21,12 @@ type decoder struct {
 	bad     map[string]bool // paths with a problem already reported
 	anchors map[string]ast.Node
 	depth   int
+	nodes   int // values decoded, aliases included
 }
+
+// maxNodes bounds the values one file may decode to, so that aliases cannot
+// expand exponentially ("billion laughs").
+const maxNodes = 100_000
 
 // scalarSetter is implemented by value types that parse themselves from a scalar
 // (Rate, Duration, Percent).
@@ -156,6 +161,13 @@ func (d *decoder) decode(n ast.Node, v reflect.Value, path string) {
 	defer func() { d.depth-- }()
 	if d.depth > 64 {
 		d.errorf(n, path, "nested too deeply")
+		return
+	}
+	d.nodes++
+	if d.nodes > maxNodes {
+		if d.nodes == maxNodes+1 {
+			d.errorf(n, path, "more than %d values (aliases expanding too far?)", maxNodes)
+		}
 		return
 	}
 	n = d.unwrap(n, path)
