@@ -285,12 +285,12 @@ func parseSchedule(s *Schedule) (schedule, error) {
 	case "truefalsefalse", "falsetruetrue", "truetruetrue":
 	default:
 		switch {
-		case !has(s.SendAfter) && !has(s.StartTime):
-			return out, &FieldError{"schedule.sendAfter", "required when startTime is absent"}
 		case has(s.StartTime) && !has(s.StopTime):
 			return out, &FieldError{"schedule.stopTime", "required when startTime is present"}
-		default:
+		case has(s.StopTime) && !has(s.StartTime):
 			return out, &FieldError{"schedule.startTime", "required when stopTime is present"}
+		default:
+			return out, &FieldError{"schedule.sendAfter", "required when startTime is absent"}
 		}
 	}
 	if has(s.SendAfter) {
