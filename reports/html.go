@@ -40,6 +40,7 @@ func niceMax(v float64) float64 {
 func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
 
 // svgLines draws series as lines on shared axes; hline draws a dashed limit.
+// A shares chart (ylabel "share …") keeps its y axis at 0..100%.
 func svgLines(id, title, xlabel, ylabel string, lines []line, hline float64, yfmt func(float64) string) template.HTML {
 	var b strings.Builder
 	xmax, ymax := 0.0, hline
@@ -49,6 +50,9 @@ func svgLines(id, title, xlabel, ylabel string, lines []line, hline float64, yfm
 		}
 	}
 	xmax, ymax = niceMax(xmax), niceMax(ymax*1.05)
+	if strings.HasPrefix(ylabel, "share") {
+		ymax = 1
+	}
 	pw, ph := float64(chartW-padL-padR), float64(chartH-padT-padB)
 	x := func(v float64) float64 { return padL + v/xmax*pw }
 	y := func(v float64) float64 { return padT + ph - v/ymax*ph }
