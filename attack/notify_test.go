@@ -19,13 +19,13 @@ import (
 func TestRunNotify(t *testing.T) {
 	f := newFakeService(t)
 	var revoked string
-	f.fail = func(n int64, r *http.Request) int {
-		switch n {
-		case 3:
+	f.fail = func(seq int64, arrival int, r *http.Request) int {
+		switch {
+		case seq == 3 && arrival == 1:
 			return 503 // retried: same externalId, attempt 2
-		case 5, 6:
+		case seq == 6 && arrival <= 2:
 			return 500 // two retries needed
-		case 10:
+		case seq == 9 && arrival == 1:
 			// Revoke the token in use: 401 once, then a new token.
 			revoked = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 			f.mu.Lock()

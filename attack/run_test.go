@@ -25,17 +25,19 @@ import (
 type fakeService struct {
 	t *testing.T
 
-	mu        sync.Mutex
-	sends     []fakeSend
-	byExt     map[string]string // client+externalId → notificationId
-	polls     map[string]int    // txId → polls so far
-	webhooks  map[string]string // client → url
-	tokens    atomic.Int64
-	nextID    atomic.Int64
-	fail      func(n int64, r *http.Request) int // status to answer the n-th send with, 0 = normal
-	sendCount atomic.Int64
-	refuse    map[string]bool // bearer tokens to answer 401
-	ttl       int             // expires_in of tokens
+	mu       sync.Mutex
+	sends    []fakeSend
+	byExt    map[string]string // client+externalId → notificationId
+	polls    map[string]int    // txId → polls so far
+	webhooks map[string]string // client → url
+	tokens   atomic.Int64
+	nextID   atomic.Int64
+	fail     func(seq int64, arrival int, r *http.Request) int // status for the arrival-th send of message seq, 0 = normal
+	arrivals map[int64]int
+	refuse   map[string]bool      // bearer tokens to answer 401
+	expires  map[string]time.Time // bearer token → expiry; expired tokens get 401
+	expired  atomic.Int64         // requests refused for an expired token
+	ttl      int                  // expires_in of tokens
 }
 
 type fakeSend struct {
@@ -46,7 +48,7 @@ type fakeSend struct {
 }
 
 func newFakeService(t *testing.T) *fakeService {
-	return &fakeService{t: t, byExt: map[string]string{}, polls: map[string]int{}, webhooks: map[string]string{}, refuse: map[string]bool{}, ttl: 3600}
+	return &fakeService{t: t, byExt: map[string]string{}, polls: map[string]int{}, webhooks: map[string]string{}, refuse: map[string]bool{}, expires: map[string]time.Time{}, arrivals: map[int64]int{}, ttl: 3600}
 }
 
 func (f *fakeService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -63,7 +65,11 @@ func (f *fakeService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		n := f.tokens.Add(1)
-		fmt.Fprintf(w, `{"access_token":"tok-%s-%d","token_type":"Bearer","expires_in":%d}`, id, n, f.ttl)
+		tok := fmt.Sprintf("tok-%s-%d", id, n)
+		f.mu.Lock()
+		f.expires[tok] = time.Now().Add(time.Duration(f.ttl) * time.Second)
+		f.mu.Unlock()
+		fmt.Fprintf(w, `{"access_token":%q,"token_type":"Bearer","expires_in":%d}`, tok, f.ttl)
 	case r.URL.Path == "/api/v1/webhooks":
 		client, ok := f.bearerClient(w, r)
 		if !ok {
@@ -81,7 +87,7 @@ func (f *fakeService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		body := f.record(r, client)
-		if f.injected(w, r) {
+		if f.injected(w, r, body) {
 			return
 		}
 		ext, _ := body["externalId"].(string)
@@ -99,8 +105,8 @@ func (f *fakeService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(401)
 			return
 		}
-		f.record(r, user)
-		if f.injected(w, r) {
+		body := f.record(r, user)
+		if f.injected(w, r, body) {
 			return
 		}
 		fmt.Fprintf(w, `{"txId":"tx-%d","state":"ACCEPTED","updatedAt":"2026-01-01T00:00:00Z"}`, f.nextID.Add(1))
@@ -124,7 +130,12 @@ func (f *fakeService) bearerClient(w http.ResponseWriter, r *http.Request) (stri
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer tok-")
 	f.mu.Lock()
 	refused := f.refuse["tok-"+tok]
+	exp, known := f.expires["tok-"+tok]
 	f.mu.Unlock()
+	if known && time.Now().After(exp) {
+		f.expired.Add(1)
+		refused = true
+	}
 	if !ok || refused {
 		w.WriteHeader(401)
 		return "", false
@@ -143,12 +154,21 @@ func (f *fakeService) record(r *http.Request, client string) map[string]any {
 	return body
 }
 
-func (f *fakeService) injected(w http.ResponseWriter, r *http.Request) bool {
-	n := f.sendCount.Add(1)
+func (f *fakeService) injected(w http.ResponseWriter, r *http.Request, body map[string]any) bool {
+	var tag rundir.Tag
+	if ext, ok := body["externalId"].(string); ok {
+		tag, _ = rundir.ParseExternalID(ext)
+	} else if td, ok := body["trackData"].(map[string]any); ok {
+		tag, _ = rundir.ParseTrackData(td)
+	}
+	f.mu.Lock()
+	f.arrivals[tag.Seq]++
+	n := f.arrivals[tag.Seq]
+	f.mu.Unlock()
 	if f.fail == nil {
 		return false
 	}
-	code := f.fail(n, r)
+	code := f.fail(tag.Seq, n, r)
 	if code == 0 {
 		return false
 	}

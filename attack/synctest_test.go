@@ -1,0 +1,268 @@
+package attack
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// handlerTransport serves requests in process, so a whole run can go on fake time.
+type handlerTransport struct{ h http.Handler }
+
+func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	t.h.ServeHTTP(rec, r)
+	resp := rec.Result()
+	resp.Request = r
+	return resp, nil
+}
+
+// maxInWindow returns the largest number of times in any window [t, t+w).
+func maxInWindow(times []time.Time, w time.Duration) int {
+	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	best := 0
+	j := 0
+	for i := range times {
+		for times[i].Sub(times[j]) >= w {
+			j++
+		}
+		best = max(best, i-j+1)
+	}
+	return best
+}
+
+func TestLimitModes(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		mode       string
+		wantWithin bool // every client at or under the limit in any window
+		wantLate   bool // sends left later than planned
+		wantAtPlan bool // every send left exactly at its intended time
+	}{
+		// respect: 10/s per client planned against 5/s allowed; sends are delayed (late), never dropped.
+		{"respect keeps the limit", ModeRespect, true, true, false},
+		// exceed: the plan goes out as is, twice the limit, on time.
+		{"exceed sends the plan", ModeExceed, false, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFakeService(t)
+				rec := &memRecorder{}
+				res, err := Run(context.Background(), Options{
+					API: rundir.APIMessaging, BaseURL: "http://svc.test", Clients: clients("a", "b"),
+					Pacer: Constant(vegeta.Rate{Freq: 20, Per: time.Second}), Requests: 40,
+					Body: messagingBody, RunID: "lim", Out: rec, Transport: handlerTransport{f},
+					Limit: Limit{Requests: 5, Window: time.Second, Mode: tc.mode},
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Sent != 40 || len(f.sends) != 40 {
+					t.Fatalf("sent %d, service got %d; want 40", res.Sent, len(f.sends))
+				}
+				per := map[string][]time.Time{}
+				for _, s := range f.sends {
+					per[s.client] = append(per[s.client], s.at)
+				}
+				within := true
+				for c, ts := range per {
+					if n := maxInWindow(ts, time.Second); n > 5 {
+						within = false
+						t.Logf("client %s: %d sends in one window", c, n)
+					}
+				}
+				if within != tc.wantWithin {
+					t.Errorf("within limit = %v, want %v", within, tc.wantWithin)
+				}
+				if (res.Late > 0) != tc.wantLate {
+					t.Errorf("late %d, want late: %v", res.Late, tc.wantLate)
+				}
+				onPlan := true
+				for _, a := range rec.ops(OpSend) {
+					// The pacer plans hit n at start + n/20 s.
+					want := res.Start.Add(time.Duration(a.Seq) * 50 * time.Millisecond)
+					if !a.Intended.Equal(want) {
+						t.Errorf("seq %d intended %v after start, want %v", a.Seq, a.Intended.Sub(res.Start), want.Sub(res.Start))
+					}
+					if !a.Sent.Equal(a.Intended) {
+						onPlan = false
+					}
+				}
+				if onPlan != tc.wantAtPlan {
+					t.Errorf("all on plan = %v, want %v", onPlan, tc.wantAtPlan)
+				}
+			})
+		})
+	}
+}
+
+// TestRespectRetryAfter: in respect mode a 429 with Retry-After keeps the
+// client away for that long; the retried message waits for it too.
+func TestRespectRetryAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeService(t)
+		var first time.Time
+		srv := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/messaging/v1/send" && first.IsZero() {
+				first = time.Now()
+				w.Header().Set("Retry-After", "3")
+				w.WriteHeader(429)
+				return
+			}
+			f.ServeHTTP(w, r)
+		})
+		rec := &memRecorder{}
+		res, err := Run(context.Background(), Options{
+			API: rundir.APIMessaging, BaseURL: "http://svc.test", Clients: clients("a"),
+			Pacer: Constant(vegeta.Rate{Freq: 10, Per: time.Second}), Requests: 10,
+			Body: messagingBody, RunID: "ra", Out: rec, Transport: handlerTransport{srv},
+			Limit: Limit{Requests: 100, Window: time.Minute, Mode: ModeRespect},
+			Retry: Retry{On: []int{429}, Max: 1, Backoff: time.Millisecond},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Accepted != 10 || res.RateLimited != 1 {
+			t.Fatalf("%+v: want 10 accepted, one 429", res.Snapshot)
+		}
+		for _, s := range f.sends {
+			if s.at.Sub(first) < 3*time.Second {
+				t.Errorf("send at %v after the 429, want ≥ 3s", s.at.Sub(first))
+			}
+		}
+		as := rec.ops(OpSend)
+		if as[0].RetryAfter != "3" || as[0].Class != "http_429" {
+			t.Errorf("first attempt %+v", as[0])
+		}
+	})
+}
+
+// TestTokenRefreshMidRun: tokens live 20 s, the run lasts a minute; the token
+// is fetched again before it expires, so no send meets an expired token.
+func TestTokenRefreshMidRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeService(t)
+		f.ttl = 20
+		rec := &memRecorder{}
+		res, err := Run(context.Background(), Options{
+			API: rundir.APINotify, BaseURL: "http://svc.test", TokenURL: "http://idp.test/token", Clients: clients("c"),
+			Pacer: Constant(vegeta.Rate{Freq: 1, Per: time.Second}), Requests: 60,
+			Body: notifyBody, RunID: "tok", Out: rec, Transport: handlerTransport{f},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Accepted != 60 || f.expired.Load() != 0 {
+			t.Fatalf("accepted %d, refused as expired %d; want 60 and 0", res.Accepted, f.expired.Load())
+		}
+		// oauth2 renews 10 s before expiry: a token serves about 10 s.
+		if n := f.tokens.Load(); n < 5 || n > 7 {
+			t.Errorf("%d tokens for a 60 s run with 20 s tokens, want about 6", n)
+		}
+		for _, a := range rec.ops(OpToken) {
+			if a.Code != 200 || a.Client != "c" || a.Seq != 0 {
+				t.Errorf("token attempt %+v", a)
+			}
+		}
+	})
+}
+
+// TestWindowLimiter drives the limiter alone on fake time.
+func TestWindowLimiter(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		n       int
+		w       time.Duration
+		calls   int
+		blockAt int           // call index after which a Retry-After block is set (-1 none)
+		block   time.Duration // its length
+		want    []time.Duration
+	}{
+		// 3 per second: the 4th waits for the 1st to leave the window.
+		{"window", 3, time.Second, 7, -1, 0, []time.Duration{0, 0, 0, time.Second, time.Second, time.Second, 2 * time.Second}},
+		// A Retry-After of 5 s after the 2nd call holds the 3rd back even with room in the window.
+		{"retry-after", 10, time.Second, 3, 1, 5 * time.Second, []time.Duration{0, 0, 5 * time.Second}},
+		// 1 per 100 ms: evenly spaced.
+		{"one per window", 1, 100 * time.Millisecond, 4, -1, 0, []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := newWindowLimiter(tc.n, tc.w)
+				start := time.Now()
+				var got []time.Duration
+				for i := range tc.calls {
+					at, err := l.wait(context.Background())
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, at.Sub(start))
+					if i == tc.blockAt {
+						l.block(time.Now().Add(tc.block))
+					}
+				}
+				if !slices.Equal(got, tc.want) {
+					t.Fatalf("grants %v, want %v", got, tc.want)
+				}
+			})
+		})
+	}
+	// A waiter gives up when its context ends; the slot is not used.
+	synctest.Test(t, func(t *testing.T) {
+		l := newWindowLimiter(1, time.Minute)
+		l.wait(context.Background())
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if _, err := l.wait(ctx); err == nil {
+			t.Fatal("wait beyond the context succeeded")
+		}
+		if l.fill != 1 {
+			t.Fatalf("fill %d after a cancelled wait, want 1", l.fill)
+		}
+	})
+}
+
+// TestStopOnCancel: cancelling the context stops new sends; the run returns.
+func TestStopOnCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeService(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
+		defer cancel()
+		res, err := Run(ctx, Options{
+			API: rundir.APIMessaging, BaseURL: "http://svc.test", Clients: clients("a"),
+			Pacer: Constant(vegeta.Rate{Freq: 10, Per: time.Second}), Duration: time.Hour,
+			Body: messagingBody, RunID: "stop", Transport: handlerTransport{f},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Stopped || res.Sent < 24 || res.Sent > 26 {
+			t.Fatalf("stopped %v after %d sends; want about 25", res.Stopped, res.Sent)
+		}
+	})
+}
+
+// TestMaxMessagesCaps: the hard cap wins over the planned count.
+func TestMaxMessagesCaps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeService(t)
+		res, err := Run(context.Background(), Options{
+			API: rundir.APIMessaging, BaseURL: "http://svc.test", Clients: clients("a"),
+			Pacer: Constant(vegeta.Rate{Freq: 10, Per: time.Second}), Requests: 100, MaxMessages: 7,
+			Body: messagingBody, RunID: "cap", Transport: handlerTransport{f},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Sent != 7 || len(f.sends) != 7 || !res.Stopped {
+			t.Fatalf("sent %d, service got %d, stopped %v; want 7, 7, true", res.Sent, len(f.sends), res.Stopped)
+		}
+	})
+}
