@@ -2,17 +2,158 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/msgload/msgload/harness"
+	"github.com/msgload/msgload/scenarios"
 )
 
-// runCommand is built in its own issue; until then it says so.
+// runOpts are the flags of run (and replay, which shares them).
+type runOpts struct {
+	out           string
+	metricsAddr   string
+	metricsLinger time.Duration
+	maxMessages   int64
+	confirmTarget string
+}
+
+func (o *runOpts) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "out", Value: "runs", Usage: "parent directory of run directories; each run is a new `DIR`/<id>",
+			EnvVars: []string{"MSGLOAD_OUT"}, Destination: &o.out},
+		&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9464", Usage: "serve /metrics of the attacker, simulator and sink here while the run goes (\"\" for none; a busy port falls back to a free one)",
+			EnvVars: []string{"MSGLOAD_METRICS_ADDR"}, Destination: &o.metricsAddr},
+		&cli.DurationFlag{Name: "metrics-linger", Value: 15 * time.Second, Usage: "after the run, keep /metrics up until one more scrape, at most this long (only when something scraped it)",
+			EnvVars: []string{"MSGLOAD_METRICS_LINGER"}, Destination: &o.metricsLinger},
+		&cli.Int64Flag{Name: "max-messages", Usage: "hard cap on messages really sent (a safety for paid traffic); 0: the scenario's maxMessages",
+			EnvVars: []string{"MSGLOAD_MAX_MESSAGES"}, Destination: &o.maxMessages},
+		&cli.StringFlag{Name: "confirm-target", Usage: "`HOST` that may be attacked although it is neither embedded nor loopback",
+			EnvVars: []string{"MSGLOAD_CONFIRM_TARGET"}, Destination: &o.confirmTarget},
+	}
+}
+
 func (g *globalState) runCommand() *cli.Command {
+	var opts runOpts
 	return &cli.Command{
-		Name:  "run",
-		Usage: "(not built yet)",
-		Action: func(*cli.Context) error {
-			return errors.New("run: not built yet")
+		Name:      "run",
+		Usage:     "run a scenario: start what is embedded, attack, wait for callbacks, write runs/<id>/, exit by thresholds",
+		ArgsUsage: "SCENARIO (a built-in name: " + joinNames(scenarios.Builtins()) + "; or a file)",
+		Flags:     opts.flags(),
+		Action: func(c *cli.Context) error {
+			if err := oneArg(c, "run", "scenario"); err != nil {
+				return err
+			}
+			s, err := g.loadScenario(c.Args().First(), opts.maxMessages)
+			if err != nil {
+				return err
+			}
+			return g.runHarness(c, harness.Options{Scenario: s}, opts)
 		},
 	}
+}
+
+// loadScenario loads a scenario and applies --max-messages to it and its
+// parts, so the plan and the checks see the cap.
+func (g *globalState) loadScenario(name string, maxMessages int64) (*scenarios.Scenario, error) {
+	s, err := scenarios.Load(name, g.getenv)
+	if err == nil && maxMessages > 0 {
+		s.MaxMessages = maxMessages
+		for i := range s.Parts {
+			s.Parts[i].MaxMessages = maxMessages
+		}
+		err = s.Validate()
+	}
+	if err != nil {
+		return nil, badInput(err)
+	}
+	return s, nil
+}
+
+// runHarness runs ho with the flags of opts, prints the summary of every part
+// and turns the outcome into the exit code.
+func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpts) error {
+	sig, stopSignals := g.signals()
+	defer stopSignals()
+	ho.Out = opts.out
+	ho.MetricsAddr = opts.metricsAddr
+	ho.MetricsLinger = opts.metricsLinger
+	ho.MaxMessages = opts.maxMessages
+	ho.ConfirmTarget = opts.confirmTarget
+	ho.Version = version()
+	ho.Stdout, ho.Stderr = g.stdout, g.stderr
+	ho.TTY = isTerminal(g.stderr)
+	ho.Signals = sig
+
+	res, err := harness.Run(c.Context, ho)
+	if err != nil {
+		if errors.Is(err, harness.ErrUnconfirmedTarget) {
+			return badInput(err)
+		}
+		return &exitError{code: exitBadInput, err: fmt.Errorf("run: %w", err)}
+	}
+	for _, p := range res.Parts {
+		if len(res.Parts) > 1 {
+			fmt.Fprintf(g.stdout, "== %s (%s)\n", p.Name, p.API)
+		}
+		switch {
+		case p.Summary != nil:
+			p.Summary.Terminal(g.stdout)
+		case p.Err != nil:
+			fmt.Fprintf(g.stdout, "%s: no report: %v\n", p.Name, p.Err)
+		default:
+			fmt.Fprintf(g.stdout, "%s: no report yet; build it with: msgload report %s\n", p.Name, p.Dir)
+		}
+	}
+	fmt.Fprintf(g.stdout, "run directory: %s\n", res.Dir)
+	switch {
+	case res.Interrupted:
+		return &exitError{code: exitInterrupted, err: errors.New("run interrupted; partial results kept in " + res.Dir)}
+	case !res.OK():
+		return &exitError{code: exitThresholds, err: errors.New("run failed: a threshold did not hold or a part did not finish; see " + res.Dir)}
+	}
+	return nil
+}
+
+// oneArg checks that exactly one argument was given, and names the usual
+// mistake: flags after the argument, which urfave/cli v2 does not parse.
+func oneArg(c *cli.Context, cmd, what string) error {
+	if c.NArg() == 1 {
+		return nil
+	}
+	for _, a := range c.Args().Slice()[1:] {
+		if strings.HasPrefix(a, "-") {
+			return badInput(fmt.Errorf("%s: flags go before the %s: msgload %s %s %s", cmd, what, cmd, strings.Join(c.Args().Slice()[1:], " "), c.Args().First()))
+		}
+	}
+	return badInput(fmt.Errorf("%s: name exactly one %s", cmd, what))
+}
+
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// version is the module version and VCS revision the binary was built from.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " " + s.Value[:12]
+		}
+		if s.Key == "vcs.modified" && s.Value == "true" {
+			v += "+dirty"
+		}
+	}
+	return v
 }

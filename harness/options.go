@@ -1,0 +1,322 @@
+package harness
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/msgload/msgload/attack"
+	"github.com/msgload/msgload/attack/message"
+	"github.com/msgload/msgload/rundir"
+	"github.com/msgload/msgload/scenarios"
+	"github.com/msgload/msgload/sim"
+)
+
+// vegetaRate turns a scenario rate (a float count per window) into vegeta's
+// integer Freq per Per without losing a fractional count: 2.5/s is 2500/1000s.
+func vegetaRate(r scenarios.Rate) vegeta.Rate {
+	if r.Per <= 0 || r.Count <= 0 {
+		return vegeta.Rate{}
+	}
+	if r.Count == math.Trunc(r.Count) {
+		return vegeta.Rate{Freq: int(r.Count), Per: r.Per}
+	}
+	return vegeta.Rate{Freq: int(math.Round(r.Count * 1000)), Per: r.Per * 1000}
+}
+
+// pacer builds the scenario's load profile.
+func pacer(l scenarios.LoadSpec) (vegeta.Pacer, error) {
+	switch l.Profile {
+	case "", "constant":
+		return attack.Constant(vegetaRate(l.Rate)), nil
+	case "ramp":
+		return attack.NewRamp(vegetaRate(l.From), vegetaRate(l.To), l.Duration.D), nil
+	case "steps":
+		st := make(attack.Steps, 0, len(l.Steps))
+		for _, s := range l.Steps {
+			st = append(st, attack.Step{Rate: vegetaRate(s.Rate), For: s.Duration.D})
+		}
+		return st, nil
+	case "sine":
+		return attack.Sine(vegetaRate(l.Rate), vegetaRate(l.Amplitude), l.Period.D), nil
+	case "replay":
+		return nil, fmt.Errorf("load.profile replay: run it with `msgload replay %s`", l.File)
+	}
+	return nil, fmt.Errorf("load.profile %q: unknown", l.Profile)
+}
+
+// attackOptions maps the part's scenario onto the attacker, and says in a
+// rundir.Meta what was planned.
+func (r *partRun) attackOptions(gen *message.Generator, baseURL, tokenURL, sinkURL string) (attack.Options, rundir.Meta, error) {
+	s := r.s
+	plan := s.Plan()
+	p, profile, requests := r.o.Pacer, r.o.PacerProfile, r.o.PacerRequests
+	if p == nil {
+		var err error
+		if p, err = pacer(s.Load); err != nil {
+			return attack.Options{}, rundir.Meta{}, err
+		}
+		profile, requests = s.Load.Profile, s.Load.Requests
+		if profile == "" {
+			profile = "constant"
+		}
+	}
+	maxMsgs := s.MaxMessages
+	if m := r.o.MaxMessages; m > 0 && (maxMsgs == 0 || m < maxMsgs) {
+		maxMsgs = m
+	}
+	clients := make([]attack.Client, 0, len(s.Creds))
+	ids := make([]string, 0, len(s.Creds))
+	for _, c := range s.Creds {
+		clients = append(clients, attack.Client{ID: c.ID, Secret: c.Secret})
+		ids = append(ids, c.ID)
+	}
+	retry := attack.Retry{Max: s.Retry.Max, Backoff: s.Retry.Backoff.D, MaxWait: s.Retry.MaxBackoff.D, Jitter: s.Retry.Jitter.F}
+	for _, on := range s.Retry.On {
+		switch on {
+		case "timeout", "reset":
+			retry.OnTimeout = true
+		default:
+			code, err := strconv.Atoi(on)
+			if err != nil {
+				return attack.Options{}, rundir.Meta{}, fmt.Errorf("retry.on: %q is neither an HTTP code nor timeout", on)
+			}
+			retry.On = append(retry.On, code)
+		}
+	}
+	limit := attack.Limit{Mode: s.Limit.Mode}
+	if !s.Limit.Rate.IsZero() {
+		limit.Requests, limit.Window = int(s.Limit.Rate.Count), s.Limit.Rate.Per
+	} else {
+		limit.Mode = attack.ModeExceed // no limit known: nothing to respect
+	}
+	o := attack.Options{
+		API:              s.API,
+		BaseURL:          baseURL,
+		TokenURL:         tokenURL,
+		Clients:          clients,
+		Pacer:            p,
+		Duration:         s.Load.Duration.D,
+		Requests:         requests,
+		MaxMessages:      maxMsgs,
+		Body:             func(seq int64, client string, tag rundir.Tag) ([]byte, error) { b, _, err := gen.Body(seq, client, tag); return b, err },
+		Chain:            gen.Channels(),
+		RunID:            r.id,
+		Scenario:         s.Name,
+		Limit:            limit,
+		Retry:            retry,
+		Probes:           s.Idempotency.Probes.F,
+		ProbeConcurrency: s.Idempotency.Concurrent,
+		Timeout:          s.Retry.Timeout.D,
+	}
+	if r.o.Pacer != nil {
+		o.Duration = 0 // the replay pacer ends by itself
+	}
+	via := s.Delivery.Via
+	if via == "" {
+		via = "sink"
+	}
+	if via == "poll" && s.API == rundir.APIMessaging {
+		every := s.Delivery.PollInterval.D
+		if every <= 0 {
+			every = time.Second
+		}
+		o.Poll = &attack.Poll{Interval: every, Until: plan.Duration + s.Delivery.Grace.D}
+	}
+	if via == "sink" && s.API == rundir.APINotify {
+		o.WebhookURL = sinkURL + "/webhook"
+	}
+	target := "embedded"
+	if !s.Target.Embedded {
+		target = s.Target.BaseURL
+	}
+	meta := rundir.Meta{
+		ID:       r.id,
+		Scenario: s.Name,
+		API:      s.API,
+		Target:   target,
+		Version:  r.o.Version,
+		Clients:  ids,
+		Planned: rundir.Plan{
+			Profile:  profile,
+			Rate:     plan.RatePerSecond,
+			Requests: plan.Messages,
+			Duration: rundir.Duration(plan.Duration),
+		},
+		Limit:      rundir.Limit{Requests: limit.Requests, Window: rundir.Duration(limit.Window), Mode: limit.Mode},
+		Delivery:   rundir.Delivery{Via: via, Grace: rundir.Duration(s.Delivery.Grace.D)},
+		Thresholds: slices.Clone(s.Thresholds),
+		Retry:      rundir.Retry{On: slices.Clone(s.Retry.On), Max: s.Retry.Max, Backoff: rundir.Duration(s.Retry.Backoff.D)},
+		Probes:     s.Idempotency.Probes.F,
+	}
+	if via != "sink" {
+		meta.Delivery.Grace = 0
+	}
+	return o, meta, nil
+}
+
+// simConfig is the embedded simulator for a part: the built-in accounts and
+// clients, every client of the scenario known to it, callbacks and incoming
+// messages to the sink, and the scenario's sim: settings.
+func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
+	cfg := sim.DefaultConfig()
+	ss := s.Sim
+	if ss.Seed != 0 {
+		cfg.Seed = uint64(ss.Seed)
+	} else {
+		cfg.Seed = 1
+	}
+	// Rate limit: sim.rateLimit.rate, else the scenario's limit, else the default.
+	rl := ss.RateLimit.Rate
+	if rl.IsZero() {
+		rl = s.Limit.Rate
+	}
+	if !rl.IsZero() {
+		cfg.RateLimit.Requests, cfg.RateLimit.Window = int(rl.Count), rl.Per
+	}
+	if ss.RateLimit.Algorithm != "" {
+		cfg.RateLimit.Algorithm = ss.RateLimit.Algorithm
+	}
+	cfg.Faults = sim.Faults{
+		Error500:           ss.Faults.Error500.F,
+		Error503:           ss.Faults.Error503.F,
+		ProcessedThen500:   ss.Faults.ProcessedThen500.F,
+		ProcessedThenReset: ss.Faults.ResetAfterProcessing.F,
+		Latency:            ss.Faults.Latency.D,
+	}
+	cfg.Callbacks.Drop = ss.Callbacks.Drop.F
+	cfg.Callbacks.Duplicate = ss.Callbacks.Duplicate.F
+	cfg.Callbacks.Reorder = ss.Callbacks.Reorder.F
+	if d := ss.Callbacks.Delay.D; d > 0 {
+		cfg.Callbacks.Delay, cfg.Callbacks.DelayBy = 1, d
+	}
+	for ch, p := range ss.Profiles {
+		cp := cfg.Messaging.Profiles[ch]
+		if !p.Median.IsZero() {
+			cp.Delay = lognormal(p.Median.D, p.P95.D)
+		}
+		if len(p.Outcomes) > 0 {
+			outs, seen, err := outcomes(ch, p.Outcomes)
+			if err != nil {
+				return sim.Config{}, err
+			}
+			cp.Outcomes = outs
+			if seen >= 0 {
+				cp.SeenShare = seen
+			}
+		}
+		cfg.Messaging.Profiles[ch] = cp
+	}
+	if !ss.NotifyDelay.Median.IsZero() {
+		cfg.Notify.Delay = lognormal(ss.NotifyDelay.Median.D, ss.NotifyDelay.P95.D)
+	}
+	if !ss.IncomingShare.IsZero() {
+		cfg.Messaging.IncomingShare = ss.IncomingShare.F
+	}
+	if d := ss.TokenLifetime.D; d > 0 {
+		cfg.Notify.TokenLifetime = d
+	}
+
+	// Every client of the scenario exists in the simulator.
+	if s.API == rundir.APINotify {
+		known := map[string]bool{}
+		for _, c := range cfg.Notify.Clients {
+			known[c.ID] = true
+		}
+		for _, c := range s.Creds {
+			if !known[c.ID] {
+				cfg.Notify.Clients = append(cfg.Notify.Clients, sim.Client{ID: c.ID, Secret: c.Secret, Scopes: []string{sim.ScopeNotification, sim.ScopeWebhook}})
+			}
+		}
+	} else {
+		known := map[string]bool{}
+		for _, a := range cfg.Messaging.Accounts {
+			known[a.Login] = true
+		}
+		for _, c := range s.Creds {
+			if !known[c.ID] {
+				cfg.Messaging.Accounts = append(cfg.Messaging.Accounts, sim.Account{Login: c.ID, Password: c.Secret,
+					Channels: []string{sim.ChanSMS, sim.ChanViber, sim.ChanVKOK, sim.ChanPush}})
+			}
+		}
+	}
+	// Channels the scenario names are enabled for its accounts, so that a
+	// whatsapp or tgotp scenario runs against the embedded simulator.
+	for i := range cfg.Messaging.Accounts {
+		a := &cfg.Messaging.Accounts[i]
+		if a.NoAPIRight {
+			continue
+		}
+		for _, it := range s.Message.Scenario {
+			if !slices.Contains(a.Channels, it.Channel) {
+				a.Channels = append(a.Channels, it.Channel)
+			}
+		}
+		a.CallbackURL = sinkURL + "/callback"
+		a.PartnerURL = sinkURL
+	}
+	if errs := cfg.Validate(); len(errs) > 0 {
+		return sim.Config{}, fmt.Errorf("%s: sim settings: %w", s.Name, errsJoin(errs))
+	}
+	return cfg, nil
+}
+
+func lognormal(median, p95 time.Duration) sim.Delay {
+	if p95 <= median {
+		return sim.Delay{Dist: "fixed", Median: median}
+	}
+	return sim.Delay{Dist: "lognormal", Median: median, P95: p95}
+}
+
+// outcomes turns the scenario's state → share map into the simulator's draw.
+// Shares are of all messages: a SEEN message was DELIVERED first, so the
+// delivered draw weighs DELIVERED+SEEN and the seen share returned is
+// SEEN/(DELIVERED+SEEN) (-1 when SEEN is not named). NOT_DELIVERED and FAILED
+// carry the seed's error codes.
+func outcomes(ch string, m map[string]scenarios.Percent) ([]sim.Outcome, float64, error) {
+	seen := -1.0
+	var out []sim.Outcome
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, state := range keys {
+		share := m[state].F
+		switch state {
+		case sim.StateDelivered:
+			out = append(out, sim.Outcome{State: state, Weight: share + m[sim.StateSeen].F})
+		case sim.StateNotDelivered:
+			code := 6 // sms: subscriber unavailable
+			if ch != sim.ChanSMS {
+				code = 501 // messengers: not a user of the messenger
+			}
+			out = append(out, sim.Outcome{State: state, Code: code, Weight: share})
+		case sim.StateFailed:
+			out = append(out, sim.Outcome{State: state, Code: 252, Weight: share})
+		case sim.StateSeen:
+			if d := m[sim.StateDelivered].F + share; d > 0 {
+				seen = share / d
+			} else {
+				seen = 0
+			}
+			if _, ok := m[sim.StateDelivered]; !ok {
+				out = append(out, sim.Outcome{State: sim.StateDelivered, Weight: share})
+			}
+		default:
+			return nil, 0, fmt.Errorf("sim.profiles.%s.outcomes.%s: the simulator draws DELIVERED, NOT_DELIVERED, FAILED and SEEN; EXPIRED comes from failover ttl", ch, state)
+		}
+	}
+	return out, seen, nil
+}
+
+func errsJoin(errs []error) error {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return fmt.Errorf("%w (and %d more)", errs[0], len(errs)-1)
+}

@@ -1,0 +1,267 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/msgload/msgload/attack"
+	"github.com/msgload/msgload/attack/message"
+	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/rundir"
+	"github.com/msgload/msgload/scenarios"
+	"github.com/msgload/msgload/sim"
+	"github.com/msgload/msgload/sink"
+)
+
+// gracePoll is how often the grace wait looks whether everything arrived.
+const gracePoll = 250 * time.Millisecond
+
+// partRun is one part of a run: its own simulator and sink when embedded, its
+// own attack and run directory. Parts of one run go side by side.
+type partRun struct {
+	o       *Options
+	s       *scenarios.Scenario
+	id      string
+	dir     string
+	reg     prometheus.Registerer
+	multi   bool
+	abortCh <-chan struct{}
+
+	prog  attack.Progress
+	phase atomic.Value // "attack", "grace", "report"
+	plan  time.Duration
+	sink *sink.Sink // embedded sink, or nil
+	sim  *sim.Server
+
+	summary *reports.Summary
+	err     error
+}
+
+// addTo adds this part's live counts to c.
+func (r *partRun) addTo(c *Counters) {
+	s := r.prog.Snapshot()
+	c.Sent += s.Sent
+	c.Accepted += s.Accepted
+	c.RateLimited += s.RateLimited
+	c.Errors += s.Errors
+	if ph, _ := r.phase.Load().(string); ph != "" && (c.Phase == "" || ph == "attack") {
+		c.Phase = ph
+	}
+	if ph, _ := r.phase.Load().(string); ph == "attack" && r.plan > c.Elapsed {
+		c.Left = max(c.Left, r.plan-c.Elapsed)
+	}
+	if k := r.sink; k != nil {
+		st := k.Stats()
+		c.Callbacks += st.Callbacks + st.Webhooks + st.Incoming
+	}
+}
+
+// run runs the part; errors land in r.err, and whatever was collected stays
+// on disk.
+func (r *partRun) run(stopCtx, abortCtx context.Context) {
+	if err := r.runErr(stopCtx, abortCtx); err != nil {
+		r.err = err
+		fmt.Fprintf(r.o.Stderr, "msgload: %s: %v\n", r.s.Name, err)
+	}
+}
+
+func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
+	s := r.s
+	if r.multi {
+		if err := os.Mkdir(r.dir, 0o755); err != nil {
+			return fmt.Errorf("create part directory: %w", err)
+		}
+		red, err := s.Redacted()
+		if err != nil {
+			return fmt.Errorf("redact scenario: %w", err)
+		}
+		if err := writeFileAtomic(filepath.Join(r.dir, rundir.ScenarioFile), red); err != nil {
+			return err
+		}
+	}
+	var closers []func() error
+	defer func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			if cerr := closers[i](); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
+	}()
+
+	// The sink first: the simulator and the attack need its address.
+	sinkURL := ""
+	switch s.Sink {
+	case "", "embedded":
+		k, err := sink.New(sink.Options{LogPath: filepath.Join(r.dir, rundir.EventsFile), RunID: r.id}, r.reg)
+		if err != nil {
+			return fmt.Errorf("start the sink: %w", err)
+		}
+		srv, err := listen("127.0.0.1:0", k.Handler())
+		if err != nil {
+			_ = k.Close()
+			return fmt.Errorf("start the sink: %w", err)
+		}
+		r.sink = k
+		sinkURL = srv.URL()
+		closers = append(closers, func() error {
+			serr := srv.shutdown(5 * time.Second)
+			if cerr := k.Close(); cerr != nil {
+				return fmt.Errorf("close the sink: %w", cerr)
+			}
+			return serr
+		})
+	default:
+		sinkURL = s.Sink
+	}
+
+	baseURL, tokenURL := s.Target.BaseURL, s.Target.TokenURL
+	if s.Target.Embedded {
+		cfg, err := simConfig(s, sinkURL)
+		if err != nil {
+			return err
+		}
+		sv, err := sim.New(cfg, r.reg)
+		if err != nil {
+			return fmt.Errorf("start the simulator: %w", err)
+		}
+		srv, err := listen("127.0.0.1:0", sv.Handler())
+		if err != nil {
+			_ = sv.Close()
+			return fmt.Errorf("start the simulator: %w", err)
+		}
+		r.sim = sv
+		baseURL, tokenURL = srv.URL(), srv.URL()+"/oauth/token"
+		// Closed before the sink (closers run last first): callbacks in flight
+		// land before the sink's log is closed.
+		closers = append(closers, func() error {
+			_ = srv.shutdown(5 * time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if isClosed(r.abortCh) {
+				cancel() // a second interrupt: do not wait for callbacks in flight
+			}
+			_ = sv.Shutdown(ctx)
+			return writeJSON(filepath.Join(r.dir, rundir.TruthFile), sv.Truth())
+		})
+	}
+
+	if s.API == rundir.APIMessaging && s.Message.Callback == "" && s.Delivery.Via != "poll" {
+		s.Message.Callback = sinkURL + "/callback"
+	}
+	gen, err := message.ForScenario(s)
+	if err != nil {
+		return fmt.Errorf("message generator: %w", err)
+	}
+	rec, err := attack.NewRecorder(r.dir)
+	if err != nil {
+		return fmt.Errorf("attempt log: %w", err)
+	}
+	closers = append(closers, func() error {
+		if err := rec.Close(); err != nil {
+			return fmt.Errorf("close the attempt log: %w", err)
+		}
+		return nil
+	})
+	m, err := attack.NewMetrics(r.reg, 20)
+	if err != nil {
+		return fmt.Errorf("attack metrics: %w", err)
+	}
+
+	ao, meta, err := r.attackOptions(gen, baseURL, tokenURL, sinkURL)
+	if err != nil {
+		return err
+	}
+	ao.Out, ao.Metrics, ao.Progress = rec, m, &r.prog
+	meta.Start = r.o.Now().UTC()
+	metaPath := filepath.Join(r.dir, rundir.MetaFile)
+	if err := writeJSON(metaPath, meta); err != nil {
+		return err
+	}
+
+	r.phase.Store("attack")
+	res, aerr := attack.RunWithAbort(stopCtx, abortCtx, ao)
+	r.phase.Store("grace")
+	meta.AttackEnd = r.o.Now().UTC()
+	if !res.End.IsZero() {
+		meta.AttackEnd = res.End.UTC()
+	}
+	if !res.Start.IsZero() {
+		meta.Start = res.Start.UTC()
+	}
+	meta.Interrupted = stopCtx.Err() != nil
+	if aerr != nil && !errors.Is(aerr, attack.ErrMaxMessages) && res.Sent > 0 {
+		// Keep going: what was sent is still waited for and reported.
+		fmt.Fprintf(r.o.Stderr, "msgload: %s: attack: %v\n", s.Name, aerr)
+	}
+	_ = writeJSON(metaPath, meta)
+
+	// Grace: wait for the callbacks of what was accepted.
+	grace := s.Delivery.Grace.D
+	if s.Delivery.Via == "poll" || s.Delivery.Via == "none" {
+		grace = 0
+	}
+	if !isClosed(r.abortCh) {
+		why := waitGrace(grace, gracePoll, r.arrivedAll(res.Accepted), r.abortCh)
+		if why == graceElapsed && grace > 0 {
+			fmt.Fprintf(r.o.Stderr, "msgload: %s: grace period of %s over; messages still without a final status count as lost\n", s.Name, grace)
+		}
+	}
+
+	// Close what is embedded (simulator, then sink), then the attempt log.
+	r.phase.Store("report")
+	for i := len(closers) - 1; i >= 0; i-- {
+		if cerr := closers[i](); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	closers = nil
+	if err != nil {
+		return err
+	}
+	meta.End = r.o.Now().UTC()
+	if err := writeJSON(metaPath, meta); err != nil {
+		return err
+	}
+	if aerr != nil && !errors.Is(aerr, attack.ErrMaxMessages) && res.Sent == 0 {
+		return fmt.Errorf("attack: %w", aerr)
+	}
+	if isClosed(r.abortCh) {
+		return nil // a second interrupt: no reports; `msgload report DIR` builds them later
+	}
+	sum, err := reports.Build(r.dir)
+	if err != nil {
+		return fmt.Errorf("build reports: %w", err)
+	}
+	r.summary = sum
+	return nil
+}
+
+// arrivedAll tells the grace wait when nothing more is to come. Against the
+// embedded simulator that is known exactly: no delivery is pending (twice in a
+// row, so callbacks in flight land). Otherwise it is when the sink has a final
+// status for every accepted message; with a standalone sink, only the grace
+// period ends the wait.
+func (r *partRun) arrivedAll(accepted int64) func() bool {
+	idle := 0
+	return func() bool {
+		if r.sim != nil {
+			if r.sim.Pending() == 0 {
+				idle++
+			} else {
+				idle = 0
+			}
+			return idle >= 2
+		}
+		if r.sink != nil {
+			return r.sink.Stats().TerminalMessages >= accepted
+		}
+		return false
+	}
+}

@@ -1,0 +1,249 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/rundir"
+	"github.com/msgload/msgload/scenarios"
+)
+
+// Options is one run. cmd/ fills it from flags and environment; the harness
+// reads neither.
+type Options struct {
+	Scenario *scenarios.Scenario
+	Out      string // parent of run directories (default "runs")
+
+	// MetricsAddr serves /metrics of the attacker and of what is embedded;
+	// "" serves none. A busy address falls back to a free loopback port with a
+	// warning (a second run beside a first one still gets metrics).
+	MetricsAddr string
+	// MetricsLinger keeps /metrics up after the run until one more scrape, at
+	// most this long, so Prometheus sees the final counts.
+	MetricsLinger time.Duration
+
+	MaxMessages   int64  // hard cap on messages really sent, over the scenario's; 0 = scenario's
+	ConfirmTarget string // host allowed as a non-loopback target
+	Version       string
+
+	Stdout, Stderr io.Writer
+	TTY            bool // Stderr is a terminal: a live progress bar instead of lines
+
+	// Signals: the first stops new sends (the grace period is still waited and
+	// the reports written); the second stops waiting, flushes what was
+	// collected and ends the run without reports.
+	Signals <-chan os.Signal
+
+	// Pacer, when set, replaces the scenario's load profile (msgload replay).
+	Pacer         vegeta.Pacer
+	PacerProfile  string // what the Pacer is, for run.json ("replay")
+	PacerRequests int64  // messages the Pacer plans; 0 = until it ends
+
+	Now func() time.Time // default time.Now
+}
+
+// Part is the outcome of one part of a run (a scenario without parts is one part).
+type Part struct {
+	Name    string
+	API     string
+	Dir     string
+	Summary *reports.Summary // nil when the reports could not be built
+	Err     error            // what went wrong in this part, if anything
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	ID          string
+	Dir         string
+	Parts       []Part
+	Interrupted bool // a first interrupt stopped the sends
+	Aborted     bool // a second interrupt cut the grace wait; no reports
+}
+
+// OK reports whether every part built its reports and held every threshold.
+func (r *Result) OK() bool {
+	for _, p := range r.Parts {
+		if p.Err != nil || p.Summary == nil || !p.Summary.OK() {
+			return false
+		}
+	}
+	return len(r.Parts) > 0
+}
+
+// Run runs o.Scenario from start to end and returns what happened. An error
+// means the run could not start (bad target, no directory); a failure after
+// the start is reported in the Part, with everything collected kept on disk.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if o.Scenario == nil {
+		return nil, errors.New("harness: no scenario")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Out == "" {
+		o.Out = "runs"
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	parts := []*scenarios.Scenario{o.Scenario}
+	if len(o.Scenario.Parts) > 0 {
+		parts = parts[:0]
+		for i := range o.Scenario.Parts {
+			parts = append(parts, &o.Scenario.Parts[i])
+		}
+	}
+	for _, p := range parts {
+		if p.Target.Embedded {
+			continue
+		}
+		confirm := o.ConfirmTarget
+		if confirm == "" {
+			confirm = p.Confirm
+		}
+		for _, u := range []string{p.Target.BaseURL, p.Target.TokenURL} {
+			if u == "" {
+				continue
+			}
+			if err := checkTarget(u, confirm); err != nil {
+				return nil, fmt.Errorf("%s: %w", p.Name, err)
+			}
+		}
+	}
+
+	id := NewRunID(o.Scenario.Name, o.Now())
+	dir, err := createRunDir(o.Out, id)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{ID: id, Dir: dir}
+	red, err := o.Scenario.Redacted()
+	if err != nil {
+		return nil, fmt.Errorf("redact scenario: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, rundir.ScenarioFile), red); err != nil {
+		return nil, err
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var metrics *server
+	var watch *scrapeWatch
+	if o.MetricsAddr != "" {
+		watch = newScrapeWatch(metricsHandler(reg))
+		metrics, err = listen(o.MetricsAddr, watch)
+		if err != nil {
+			fmt.Fprintf(o.Stderr, "msgload: warning: %v; serving metrics on a free loopback port instead\n", err)
+			metrics, err = listen("127.0.0.1:0", watch)
+		}
+		if err != nil {
+			fmt.Fprintf(o.Stderr, "msgload: warning: no metrics server: %v\n", err)
+			metrics = nil
+		} else {
+			fmt.Fprintf(o.Stderr, "metrics: %s/metrics\n", metrics.URL())
+		}
+	}
+
+	quit := make(chan struct{})
+	defer close(quit)
+	stopSig, abortSig := interrupts(o.Signals, quit)
+	stopCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	abortCtx, abort := context.WithCancel(context.Background())
+	defer abort()
+	go func() {
+		select {
+		case <-stopSig:
+			fmt.Fprintln(o.Stderr, "\nmsgload: interrupted: no new sends; waiting the grace period (Ctrl-C again to stop waiting)")
+			stop()
+		case <-quit:
+			return
+		}
+		select {
+		case <-abortSig:
+			fmt.Fprintln(o.Stderr, "\nmsgload: interrupted again: flushing what was collected and stopping")
+			abort()
+		case <-quit:
+		}
+	}()
+	go func() { // a cancelled parent context stops the run the same way
+		select {
+		case <-ctx.Done():
+			stop()
+		case <-quit:
+		}
+	}()
+
+	runners := make([]*partRun, len(parts))
+	for i, p := range parts {
+		pdir := dir
+		if len(parts) > 1 {
+			pdir = filepath.Join(dir, p.Name)
+		}
+		preg := prometheus.Registerer(reg)
+		if len(parts) > 1 {
+			preg = prometheus.WrapRegistererWith(prometheus.Labels{"part": p.Name}, reg)
+		}
+		runners[i] = &partRun{o: &o, s: p, id: id, dir: pdir, reg: preg, multi: len(parts) > 1, abortCh: abortSig, plan: p.Plan().Duration}
+	}
+
+	planned := int64(0)
+	for _, r := range runners {
+		planned += r.s.Plan().Messages
+	}
+	started := o.Now()
+	prog := newProgress(o.Stderr, o.TTY, planned, func() Counters {
+		c := Counters{Elapsed: o.Now().Sub(started)}
+		for _, r := range runners {
+			r.addTo(&c)
+		}
+		return c
+	})
+
+	var wg sync.WaitGroup
+	for _, r := range runners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.run(stopCtx, abortCtx)
+		}()
+	}
+	wg.Wait()
+	prog.stop()
+
+	res.Interrupted = isClosed(stopSig) || ctx.Err() != nil
+	res.Aborted = abortCtx.Err() != nil
+	for _, r := range runners {
+		res.Parts = append(res.Parts, Part{Name: r.s.Name, API: r.s.API, Dir: r.dir, Summary: r.summary, Err: r.err})
+	}
+	if metrics != nil {
+		if !res.Aborted {
+			watch.linger(o.MetricsLinger)
+		}
+		_ = metrics.shutdown(2 * time.Second)
+	}
+	return res, nil
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
