@@ -95,15 +95,18 @@ func (r *partRun) attackOptions(gen *message.Generator, baseURL, tokenURL, sinkU
 		limit.Mode = attack.ModeExceed // no limit known: nothing to respect
 	}
 	o := attack.Options{
-		API:              s.API,
-		BaseURL:          baseURL,
-		TokenURL:         tokenURL,
-		Clients:          clients,
-		Pacer:            p,
-		Duration:         s.Load.Duration.D,
-		Requests:         requests,
-		MaxMessages:      maxMsgs,
-		Body:             func(seq int64, client string, tag rundir.Tag) ([]byte, error) { b, _, err := gen.Body(seq, client, tag); return b, err },
+		API:         s.API,
+		BaseURL:     baseURL,
+		TokenURL:    tokenURL,
+		Clients:     clients,
+		Pacer:       p,
+		Duration:    s.Load.Duration.D,
+		Requests:    requests,
+		MaxMessages: maxMsgs,
+		Body: func(seq int64, client string, tag rundir.Tag) ([]byte, error) {
+			b, _, err := gen.Body(seq, client, tag)
+			return b, err
+		},
 		Chain:            gen.Channels(),
 		RunID:            r.id,
 		Scenario:         s.Name,

@@ -37,8 +37,8 @@ type partRun struct {
 	prog  attack.Progress
 	phase atomic.Value // "attack", "grace", "report"
 	plan  time.Duration
-	sink *sink.Sink // embedded sink, or nil
-	sim  *sim.Server
+	sink  *sink.Sink // embedded sink, or nil
+	sim   *sim.Server
 
 	summary *reports.Summary
 	err     error
