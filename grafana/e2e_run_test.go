@@ -1,17 +1,20 @@
 package grafana
 
 import (
-	"encoding/json"
-	"fmt"
-	"net/http"
+	"context"
 	"path/filepath"
-	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/msgload/msgload/attack"
+	"github.com/msgload/msgload/attack/message"
 	"github.com/msgload/msgload/rundir"
+	"github.com/msgload/msgload/scenarios"
+	"github.com/msgload/msgload/sim"
 	"github.com/msgload/msgload/sink"
 )
 
@@ -26,63 +29,144 @@ type testRun struct {
 	complete  bool
 }
 
-// startRun builds the run from the real packages that exist so far. TODO(lead):
-// once attack, sim and harness land, replace it by a short harness smoke run
-// against the embedded sim and sink and set complete.
+// The two scenarios of the run, each a few seconds long. Messaging cascades
+// viber → sms with a 1 s ttl so failover steps happen; notify sends from two
+// clients over a limit of 15 per 5 s so 429 answers and Retry-After come back.
+const (
+	e2eMessaging = `
+name: e2e-messaging
+api: messaging
+load: { profile: constant, rate: 6/s, duration: 8s }
+message:
+  recipient: "+7999{0000000-9999999}"
+  scenario:
+    - channel: viber
+      sender: msgload
+      failover: { ttl: 1, condition_status: DELIVERED }
+    - channel: sms
+      sender: msgload
+`
+	e2eNotify = `
+name: e2e-notify
+api: notify
+clients: 2
+load: { profile: constant, rate: 8/s, duration: 8s }
+message:
+  recipient: "+7999{0000000-9999999}"
+`
+	e2eRunID = "e2e-grafana"
+)
+
+// startRun wires a short run from the real packages, each on its own loopback
+// server and registry as three processes would be: the simulator (messaging
+// and notify), the sink receiving its callbacks, webhooks and incoming
+// messages, and the attacker driving both APIs at once.
+// TODO(lead): once harness exposes a smoke run, drive that instead.
 func startRun(t *testing.T) *testRun {
 	t.Helper()
-	reg := prometheus.NewRegistry()
-	sk, err := sink.New(sink.Options{LogPath: filepath.Join(t.TempDir(), "events.jsonl")}, reg)
+	sinkReg := prometheus.NewRegistry()
+	sk, err := sink.New(sink.Options{LogPath: filepath.Join(t.TempDir(), "events.jsonl")}, sinkReg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sk.Close() })
-	src := serve(t, "msgload-sink", reg, sk.Handler())
-	return &testRun{
-		sources:   []source{src},
-		gatherers: []prometheus.Gatherer{reg},
-		drive:     func(t *testing.T) { driveSink(t, src.srv.URL) },
-	}
-}
+	sinkSrc := serve(t, "msgload-sink", sinkReg, sk.Handler())
 
-// driveSink plays, for about six seconds, what a simulator sends a sink during a
-// messaging and a notify run: status records across states and channels with
-// a failover step, a duplicate, an unmatched record, incoming replies,
-// webhooks and one malformed call.
-func driveSink(t *testing.T, base string) {
-	t.Helper()
-	post := func(route string, body any) int {
-		b, _ := json.Marshal(body)
-		resp, err := http.Post(base+route, "application/json", strings.NewReader(string(b)))
-		if err != nil {
-			t.Fatalf("post %s: %v", route, err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
+	cfg := sim.DefaultConfig()
+	cfg.Seed = 42
+	for i := range cfg.Messaging.Accounts {
+		cfg.Messaging.Accounts[i].CallbackURL = sinkSrc.srv.URL + "/callback"
+		cfg.Messaging.Accounts[i].PartnerURL = sinkSrc.srv.URL
 	}
-	tx := func(n int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
-	chain := []string{"push", "sms"}
-	seq := 0
-	for tick := range 6 {
-		for range 5 {
-			seq++
-			tag := rundir.Tag{Run: "e2e", Seq: int64(seq), First: time.Now().Add(-time.Duration(seq%7) * 150 * time.Millisecond), Chain: chain}
-			rec := func(state, channel string) map[string]any {
-				return map[string]any{"txId": tx(seq), "updatedAt": time.Now().UTC().Format(time.RFC3339), "state": state, "channel": channel, "trackData": tag.TrackData()}
-			}
-			post("/callback", rec("EXPIRED", "push"))
-			post("/callback", rec("DELIVERED", "sms")) // the failover step push → sms
-			if seq%3 == 0 {
-				post("/callback", rec("DELIVERED", "sms")) // a duplicate
-			}
-			ntag := rundir.Tag{Run: "e2e", Seq: int64(1000 + seq), First: time.Now().Add(-300 * time.Millisecond)}
-			post("/webhook", map[string]any{"externalId": ntag.ExternalID(), "notificationId": fmt.Sprintf("n%d", seq), "status": "DELIVERED"})
+	cfg.Messaging.IncomingShare = 0.5
+	viber := cfg.Messaging.Profiles[sim.ChanViber]
+	viber.Delay = sim.Delay{Dist: "lognormal", Median: 800 * time.Millisecond, P95: 3 * time.Second}
+	cfg.Messaging.Profiles[sim.ChanViber] = viber
+	cfg.RateLimit = sim.RateLimit{Requests: 15, Window: 5 * time.Second, Algorithm: sim.AlgSliding, RetryAfter: true}
+	cfg.Faults = sim.Faults{Error500: 0.03, Error503: 0.03}
+	// Webhooks registered in advance: with faults on, a registration call of
+	// the attacker could draw a 503 and end the notify attack before it began.
+	for i := range cfg.Notify.Clients {
+		cfg.Notify.Clients[i].WebhookURL = sinkSrc.srv.URL + "/webhook"
+	}
+	cfg.Callbacks.Duplicate = 0.2
+	cfg.Callbacks.Drop = 0.02
+	simReg := prometheus.NewRegistry()
+	sm, err := sim.New(cfg, simReg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sm.Close() })
+	simSrc := serve(t, "msgload-sim", simReg, sm.Handler())
+
+	attackReg := prometheus.NewRegistry()
+	met, err := attack.NewMetrics(attackReg, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attackSrc := serve(t, "msgload-attack", attackReg, nil)
+
+	var opts []attack.Options
+	for _, src := range []string{e2eMessaging, e2eNotify} {
+		sc, err := scenarios.Parse("e2e.yaml", t.TempDir(), []byte(src), func(string) string { return "" })
+		if err != nil {
+			t.Fatal(err)
 		}
-		post("/callback", map[string]any{"txId": tx(90000 + tick), "updatedAt": time.Now().UTC().Format(time.RFC3339), "state": "DELIVERED", "channel": "sms"}) // unmatched
-		post("/incoming", map[string]any{"txId": tx(80000 + tick), "channel": "sms", "recipient": map[string]string{"type": "MSISDN", "value": "79001234567"}, "sender": "shop", "outgoingTxId": tx(seq)})
-		if code := post("/callback", map[string]any{"txId": "nope"}); code != http.StatusBadRequest {
-			t.Errorf("malformed callback answered %d, want 400", code)
+		gen, err := message.ForScenario(sc)
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(time.Second)
+		o := attack.Options{
+			API:      sc.API,
+			BaseURL:  simSrc.srv.URL,
+			TokenURL: simSrc.srv.URL + "/oauth/token",
+			Pacer:    vegeta.ConstantPacer{Freq: 6, Per: time.Second},
+			Duration: 8 * time.Second,
+			Body: func(seq int64, client string, tag rundir.Tag) ([]byte, error) {
+				b, _, err := gen.Body(seq, client, tag)
+				return b, err
+			},
+			Chain:    gen.Channels(),
+			RunID:    e2eRunID,
+			Scenario: sc.Name,
+			Retry:    attack.Retry{On: []int{500, 503}, Max: 2, Backoff: 100 * time.Millisecond},
+			Timeout:  5 * time.Second,
+			Metrics:  met,
+		}
+		if sc.API == rundir.APIMessaging {
+			o.Clients = []attack.Client{{ID: "demo", Secret: "demo"}}
+		} else {
+			o.Clients = []attack.Client{{ID: "demo-1", Secret: "demo"}, {ID: "demo-2", Secret: "demo"}}
+			o.Pacer = vegeta.ConstantPacer{Freq: 8, Per: time.Second}
+			o.Probes = 0.2
+		}
+		opts = append(opts, o)
+	}
+
+	return &testRun{
+		sources:   []source{attackSrc, sinkSrc, simSrc},
+		gatherers: []prometheus.Gatherer{attackReg, sinkReg, simReg},
+		complete:  true,
+		drive: func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var wg sync.WaitGroup
+			for _, o := range opts {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := attack.Run(ctx, o); err != nil {
+						t.Errorf("attack %s: %v", o.API, err)
+					}
+				}()
+			}
+			wg.Wait()
+			// The grace period: wait (bounded) for the simulator's deliveries
+			// to end so their callbacks reach the sink while it is scraped.
+			deadline := time.Now().Add(20 * time.Second)
+			for sm.Pending() > 0 && time.Now().Before(deadline) {
+				time.Sleep(200 * time.Millisecond)
+			}
+		},
 	}
 }
