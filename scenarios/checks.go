@@ -420,7 +420,7 @@ func (c *checker) schedule(p string, sc *Schedule) {
 // RetryOn is one entry of retry.on: an HTTP code, or a class of failure.
 func retryOnValid(v string) bool {
 	switch v {
-	case "timeout", "reset", "network":
+	case "timeout", "reset":
 		return true
 	}
 	n, err := strconv.Atoi(v)
@@ -436,7 +436,7 @@ func (c *checker) retry(s *Scenario, p string) {
 	}
 	for i, v := range r.On {
 		if !retryOnValid(v) {
-			c.errorf(fmt.Sprintf("%s[%d]", at("on"), i), "%q is not an HTTP code from 400 to 599, timeout, reset or network", v)
+			c.errorf(fmt.Sprintf("%s[%d]", at("on"), i), "%q is not an HTTP code from 400 to 599, timeout or reset", v)
 		}
 	}
 	if r.Max < 0 || r.Max > 100 {
@@ -474,7 +474,7 @@ func (c *checker) sim(s *Scenario, p string) {
 		sm.RateLimit.Rate = s.Limit.Rate
 	}
 	if sm.RateLimit.Algorithm == "" {
-		sm.RateLimit.Algorithm = "fixed"
+		sm.RateLimit.Algorithm = "sliding" // the simulator's default
 	}
 	c.oneOf(at("rateLimit.algorithm"), sm.RateLimit.Algorithm, algorithms)
 	f := sm.Faults

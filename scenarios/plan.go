@@ -146,8 +146,9 @@ func (s *Scenario) Plan() Plan {
 		p.Requests = l.Requests
 	}
 	if d > 0 {
-		p.RatePerSecond = total / d.Seconds()
+		p.RatePerSecond = round9(total / d.Seconds())
 	}
+	p.PeakPerSecond = round9(p.PeakPerSecond)
 	p.Messages = p.Requests
 	if s.MaxMessages > 0 && p.Messages > s.MaxMessages {
 		p.Messages = s.MaxMessages
@@ -233,3 +234,6 @@ func (s *Scenario) Plan() Plan {
 	}
 	return p
 }
+
+// round9 drops the integration's floating-point noise (2.0000000000000306 → 2).
+func round9(x float64) float64 { return math.Round(x*1e9) / 1e9 }

@@ -202,7 +202,7 @@ type Sim struct {
 // SimRateLimit is the simulator's limit per client.
 type SimRateLimit struct {
 	Rate      Rate   `json:"rate,omitempty" jsonschema_description:"default: limit.rate"`
-	Algorithm string `json:"algorithm,omitempty" jsonschema:"enum=fixed,enum=sliding,enum=token-bucket" jsonschema_description:"default fixed"`
+	Algorithm string `json:"algorithm,omitempty" jsonschema:"enum=fixed,enum=sliding,enum=token-bucket" jsonschema_description:"default sliding (the simulator's default)"`
 }
 
 // SimFaults are injected failures (shares of requests).
