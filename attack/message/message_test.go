@@ -3,6 +3,7 @@ package message
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -279,6 +280,31 @@ func FuzzReadRecipientsCSV(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkBodyEncodingJSON is the reference for BenchmarkBody/notify: the same
+// notify body built with fmt and encoding/json, as a straightforward
+// implementation would.
+func BenchmarkBodyEncodingJSON(b *testing.B) {
+	type recipient struct {
+		Value string `json:"value"`
+	}
+	type body struct {
+		Recipient        recipient `json:"recipient"`
+		NotificationText string    `json:"notificationText"`
+		ExternalID       string    `json:"externalId"`
+	}
+	tag := testTag
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		tag.Seq = int64(i)
+		bd := body{Recipient: recipient{Value: fmt.Sprintf("+7999%07d", i%10000000)},
+			NotificationText: fmt.Sprintf("load %d %s %s %s", i, englishWords[i%32], englishWords[(i+1)%32], englishWords[(i+2)%32]),
+			ExternalID:       tag.ExternalID()}
+		if _, err := json.Marshal(bd); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 func BenchmarkBody(b *testing.B) {

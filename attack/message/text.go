@@ -3,6 +3,7 @@ package message
 import (
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/msgload/msgload/scenarios"
@@ -78,6 +79,23 @@ func fillUnit(fill string) string {
 	return "x"
 }
 
+// fill blocks: 64 fill characters, appended at once when padding far.
+var (
+	blockASCII    = strings.Repeat("x", 64)
+	blockCyrillic = strings.Repeat("ж", 64)
+	blockEmoji    = strings.Repeat("😀", 64)
+)
+
+func fillBlock(fill string) string {
+	switch fill {
+	case "cyrillic":
+		return blockCyrillic
+	case "emoji":
+		return blockEmoji
+	}
+	return blockASCII
+}
+
 // sizeBytes pads text (appended at dst[start:]) with fill up to n bytes, or cuts
 // it at a rune boundary; what padding cannot fill with whole fill characters is
 // filled with ASCII '.' so the size is exact.
@@ -91,6 +109,10 @@ func sizeBytes(dst []byte, start, n int, fill string) []byte {
 		dst = dst[:start+cut]
 	}
 	u := fillUnit(fill)
+	block := fillBlock(fill)
+	for len(dst)-start+len(block) <= n {
+		dst = append(dst, block...)
+	}
 	for len(dst)-start+len(u) <= n {
 		dst = append(dst, u...)
 	}
@@ -158,6 +180,11 @@ func sizeParts(dst []byte, start, n int, fill string) []byte {
 	uUnits := 1
 	if fill == "emoji" {
 		uUnits = 2
+	}
+	block := fillBlock(fill)
+	for units+64*uUnits <= want {
+		dst = append(dst, block...)
+		units += 64 * uUnits
 	}
 	for units+uUnits <= want {
 		dst = append(dst, u...)
