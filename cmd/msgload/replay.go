@@ -1,18 +1,161 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/msgload/msgload/replay"
 )
 
-// replayCommand is built in its own issue; until then it says so.
+// Environment variables read by `msgload replay`. Secrets come only from here.
+const (
+	envReplayMessagingLogin    = "MSGLOAD_REPLAY_MESSAGING_LOGIN"    // comma-separated logins
+	envReplayMessagingPassword = "MSGLOAD_REPLAY_MESSAGING_PASSWORD" // shared by the logins
+	envReplayClientID          = "MSGLOAD_REPLAY_CLIENT_ID"          // comma-separated notify client_ids
+	envReplayClientSecret      = "MSGLOAD_REPLAY_CLIENT_SECRET"      // shared by the client_ids
+)
+
+// replayCommand replays a recording, a HAR file or vegeta targets.
 func (g *globalState) replayCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "replay",
-		Usage: "(not built yet)",
-		Action: func(*cli.Context) error {
-			return errors.New("replay: not built yet")
+		Name:      "replay",
+		Usage:     "replay recorded traffic (msgload recording, HAR 1.2, vegeta JSON targets) at its own pace, scaled by --speed",
+		ArgsUsage: "FILE",
+		Description: "With no --target the embedded simulator and sink are used. Recorded credentials are never sent:\n" +
+			"messaging requests use the logins of " + envReplayMessagingLogin + " with " + envReplayMessagingPassword + ",\n" +
+			"notify requests fresh tokens for the client_ids of " + envReplayClientID + " with " + envReplayClientSecret + ".\n" +
+			"Recorded clients are mapped onto these in order of first appearance. Writes runs/<id>/ with replay.json\n" +
+			"(recorded against replayed response codes, pacing) beside the usual run files and reports.",
+		Flags: []cli.Flag{
+			&cli.Float64Flag{Name: "speed", Value: 1, Usage: "time scale: 2 replays twice as fast, 0.5 at half speed", EnvVars: []string{"MSGLOAD_REPLAY_SPEED"}},
+			&cli.StringFlag{Name: "format", Value: replay.FormatAuto, Usage: "auto, msgload, har or vegeta", EnvVars: []string{"MSGLOAD_REPLAY_FORMAT"}},
+			&cli.StringFlag{Name: "out", Value: "runs", Usage: "parent `DIR` of run directories", EnvVars: []string{"MSGLOAD_OUT"}},
+			&cli.StringFlag{Name: "external-ids", Value: replay.ExternalIDsKeep, Usage: "keep (same externalIds: a second replay must get the same notificationIds) or new (fresh, run-tagged)", EnvVars: []string{"MSGLOAD_REPLAY_EXTERNAL_IDS"}},
+			&cli.StringFlag{Name: "target", Usage: "base `URL` of both APIs (default: the embedded simulator)", EnvVars: []string{"MSGLOAD_REPLAY_TARGET"}},
+			&cli.StringFlag{Name: "messaging-url", Usage: "base URL of the messaging API, over --target", EnvVars: []string{"MSGLOAD_REPLAY_MESSAGING_URL"}},
+			&cli.StringFlag{Name: "notify-url", Usage: "base URL of the notification API, over --target", EnvVars: []string{"MSGLOAD_REPLAY_NOTIFY_URL"}},
+			&cli.StringFlag{Name: "token-url", Usage: "token endpoint (default: <notify-url>/oauth/token)", EnvVars: []string{"MSGLOAD_REPLAY_TOKEN_URL"}},
+			&cli.StringFlag{Name: "sink", Usage: "base URL of a standalone sink; callbacks and webhook registrations are rewritten to it", EnvVars: []string{"MSGLOAD_REPLAY_SINK"}},
+			&cli.StringFlag{Name: "client-header", Usage: "request header carrying the recorded client id (tried before Authorization and the body)"},
+			&cli.DurationFlag{Name: "grace", Value: 30 * time.Second, Usage: "wait for callbacks after the last send (embedded: until the simulator has nothing pending, at most this)"},
+			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "per request"},
+			&cli.StringFlag{Name: "confirm-target", Usage: "`HOST` that may be replayed against although it is not loopback", EnvVars: []string{"MSGLOAD_CONFIRM_TARGET"}},
+		},
+		Action: func(c *cli.Context) error {
+			if err := oneArg(c, "replay", "file"); err != nil {
+				return err
+			}
+			o, err := g.replayConfig(c)
+			if err != nil {
+				return badInput(err)
+			}
+			return g.runReplay(c.Context, o)
 		},
 	}
+}
+
+func (g *globalState) replayConfig(c *cli.Context) (replay.SessionOptions, error) {
+	var problems []error
+	o := replay.SessionOptions{
+		File: c.Args().First(), Format: c.String("format"), Speed: c.Float64("speed"), Out: c.String("out"),
+		ExternalIDs: c.String("external-ids"), Read: replay.ReadOptions{ClientHeader: c.String("client-header")},
+		TokenURL: c.String("token-url"), SinkURL: c.String("sink"), Grace: c.Duration("grace"), Timeout: c.Duration("timeout"),
+		Version: version(), Log: g.stderr,
+	}
+	switch o.Format {
+	case replay.FormatAuto, replay.FormatMsgload, replay.FormatHAR, replay.FormatVegeta:
+	default:
+		problems = append(problems, fmt.Errorf("--format %q: want auto, msgload, har or vegeta", o.Format))
+	}
+	if !(o.Speed > 0) {
+		problems = append(problems, fmt.Errorf("--speed %v: %w", o.Speed, replay.ErrBadSpeed))
+	}
+	if o.ExternalIDs != replay.ExternalIDsKeep && o.ExternalIDs != replay.ExternalIDsNew {
+		problems = append(problems, fmt.Errorf("--external-ids %q: want keep or new", o.ExternalIDs))
+	}
+	o.MessagingURL, o.NotifyURL = c.String("target"), c.String("target")
+	if v := c.String("messaging-url"); v != "" {
+		o.MessagingURL = v
+	}
+	if v := c.String("notify-url"); v != "" {
+		o.NotifyURL = v
+	}
+	confirm := c.String("confirm-target")
+	for _, u := range []struct{ flag, v string }{{"--messaging-url", o.MessagingURL}, {"--notify-url", o.NotifyURL}, {"--token-url", o.TokenURL}, {"--sink", o.SinkURL}} {
+		if u.v == "" {
+			continue
+		}
+		p, err := url.Parse(u.v)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			problems = append(problems, fmt.Errorf("%s %q: want an http(s) base URL", u.flag, redactURL(u.v)))
+			continue
+		}
+		if u.flag != "--sink" && !isLoopbackHost(p.Hostname()) && p.Hostname() != confirm {
+			problems = append(problems, fmt.Errorf("%s: %s is not loopback; pass --confirm-target %s to replay against it", u.flag, p.Hostname(), p.Hostname()))
+		}
+	}
+	split := func(s string) []string {
+		var out []string
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	for _, id := range split(g.getenv(envReplayMessagingLogin)) {
+		o.Messaging = append(o.Messaging, replay.Cred{ID: id, Secret: g.getenv(envReplayMessagingPassword)})
+	}
+	for _, id := range split(g.getenv(envReplayClientID)) {
+		o.Notify = append(o.Notify, replay.Cred{ID: id, Secret: g.getenv(envReplayClientSecret)})
+	}
+	if (o.MessagingURL != "" || o.NotifyURL != "") && len(o.Messaging) == 0 && len(o.Notify) == 0 {
+		problems = append(problems, fmt.Errorf("a target needs credentials: set %s/%s or %s/%s", envReplayMessagingLogin, envReplayMessagingPassword, envReplayClientID, envReplayClientSecret))
+	}
+	return o, errors.Join(problems...)
+}
+
+// runReplay replays until done; the first interrupt stops sending (what was
+// sent is still reported).
+func (g *globalState) runReplay(parent context.Context, o replay.SessionOptions) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	sig, stop := g.signals()
+	defer stop()
+	go func() {
+		select {
+		case <-sig:
+			fmt.Fprintln(g.stderr, "msgload replay: interrupted; stopping sends")
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	res, err := replay.Session(ctx, o)
+	if err != nil {
+		if errors.Is(err, replay.ErrFormat) || errors.Is(err, replay.ErrNoRequests) || errors.Is(err, replay.ErrNotRecording) ||
+			errors.Is(err, replay.ErrBadLine) || errors.Is(err, replay.ErrVersion) {
+			return badInput(err)
+		}
+		return err
+	}
+	res.Report.WriteTable(g.stdout)
+	if res.Summary != nil {
+		res.Summary.Terminal(g.stdout)
+	} else if res.SummaryErr != nil {
+		fmt.Fprintf(g.stdout, "no report: %v (rebuild it with: msgload report %s)\n", res.SummaryErr, res.Dir)
+	}
+	fmt.Fprintf(g.stdout, "run directory: %s\n", res.Dir)
+	switch {
+	case res.Report.Interrupted:
+		return &exitError{code: exitInterrupted, err: errors.New("replay interrupted; partial results kept in " + res.Dir)}
+	case res.Summary != nil && !res.Summary.OK():
+		return &exitError{code: exitThresholds, err: errors.New("replay failed a threshold; see " + res.Dir)}
+	}
+	return nil
 }
