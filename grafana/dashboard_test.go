@@ -3,6 +3,7 @@ package grafana
 import (
 	"encoding/json"
 	"fmt"
+	dto "github.com/prometheus/client_model/go"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -232,6 +233,36 @@ func TestMetricNames(t *testing.T) {
 		}
 		if strings.Join(got, " ") != r.want {
 			t.Errorf("MetricNames(%q) = %q, want %q", r.expr, got, r.want)
+		}
+	}
+}
+
+// TestReviewFamilies proves each review rule fires, one row per rule.
+func TestReviewFamilies(t *testing.T) {
+	str := func(s string) *string { return &s }
+	typ := func(t dto.MetricType) *dto.MetricType { return &t }
+	schema := int32(3)
+	rows := []struct {
+		name string
+		mf   *dto.MetricFamily
+		want string // "" when the family is fine
+	}{
+		// a well-formed latency histogram: classic buckets and a native schema
+		{"ok", &dto.MetricFamily{Name: str("msgload_x_seconds"), Type: typ(dto.MetricType_HISTOGRAM), Metric: []*dto.Metric{{
+			Label: []*dto.LabelPair{{Name: str("api"), Value: str("notify")}}, Histogram: &dto.Histogram{Schema: &schema, Bucket: []*dto.Bucket{{}}}}}}, ""},
+		// another prefix breaks the one-prefix rule
+		{"prefix", &dto.MetricFamily{Name: str("load_total"), Type: typ(dto.MetricType_COUNTER), Metric: []*dto.Metric{{}}}, "msgload_ prefix"},
+		// an unbounded label such as a URL
+		{"label", &dto.MetricFamily{Name: str("msgload_y_total"), Type: typ(dto.MetricType_COUNTER), Metric: []*dto.Metric{{
+			Label: []*dto.LabelPair{{Name: str("url"), Value: str("http://x")}}}}}, `label "url"`},
+		// a latency histogram with no native buckets
+		{"native", &dto.MetricFamily{Name: str("msgload_z_seconds"), Type: typ(dto.MetricType_HISTOGRAM), Metric: []*dto.Metric{{
+			Histogram: &dto.Histogram{Bucket: []*dto.Bucket{{}}}}}}, "without native buckets"},
+	}
+	for _, r := range rows {
+		got := strings.Join(ReviewFamilies([]*dto.MetricFamily{r.mf}), "\n")
+		if (r.want == "") != (got == "") || !strings.Contains(got, r.want) {
+			t.Errorf("%s: problems %q, want one mentioning %q", r.name, got, r.want)
 		}
 	}
 }

@@ -378,6 +378,9 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		for _, p := range ReviewFamilies(mfs) {
+			t.Errorf("metric review: %s", p)
+		}
 		for s := range SeriesNames(FamilyTypes(mfs)) {
 			exposed[s] = true
 		}
