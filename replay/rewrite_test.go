@@ -2,7 +2,11 @@ package replay
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
+	"time"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 func TestClientMap(t *testing.T) {
@@ -98,5 +102,45 @@ func TestUnmask(t *testing.T) {
 	}
 	if Unmask("a*b") != "a*b" { // not a masked number
 		t.Error("Unmask touched text")
+	}
+}
+
+func TestForAttack(t *testing.T) {
+	reqs := []Request{
+		{API: APIToken, Op: OpToken, ClientID: "a"},
+		{API: APINotify, Op: OpSend, ClientID: "a", ExternalID: "x", Body: []byte(`{"externalId":"x"}`)},
+		{API: APIMessaging, Op: OpSend, ClientID: "m", Body: []byte(`{"scenario":[{"channel":"viber"},{"channel":"sms"}]}`)},
+		{API: APINotify, Op: OpSend, ClientID: "b", ExternalID: "y", Body: []byte(`{"externalId":"y"}`)},
+	}
+	tag := rundir.Tag{Run: "r", Seq: 2, First: time.Unix(0, 5)}
+	// Only the notify sends become messages; keep mode sends the recorded ids.
+	p, err := ForAttack(reqs, APINotify, []string{"s1", "s2"}, AttackRewrite{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Requests != 2 || p.ClientFor(1) != "s1" || p.ClientFor(2) != "s2" {
+		t.Errorf("plan: %d requests, clients %q %q", p.Requests, p.ClientFor(1), p.ClientFor(2))
+	}
+	if b, _ := p.Body(2, "s2", tag); string(b) != `{"externalId":"y"}` {
+		t.Errorf("keep: %s", b)
+	}
+	// New mode sends the tag's externalId.
+	p, _ = ForAttack(reqs, APINotify, []string{"s1"}, AttackRewrite{ExternalIDs: ExternalIDsNew}, 1)
+	if b, _ := p.Body(2, "s1", tag); string(b) != `{"externalId":"`+tag.ExternalID()+`"}` {
+		t.Errorf("new: %s", b)
+	}
+	// Messaging: the tag carries the message's own channel chain.
+	p, _ = ForAttack(reqs, APIMessaging, []string{"login"}, AttackRewrite{SinkURL: "http://s"}, 1)
+	b, _ := p.Body(1, "login", tag)
+	var m struct {
+		Callback  string            `json:"callback"`
+		TrackData map[string]string `json:"trackData"`
+	}
+	json.Unmarshal(b, &m)
+	if m.Callback != "http://s/callback" || m.TrackData[rundir.TrackChain] != "viber,sms" || m.TrackData[rundir.TrackRun] != "r" {
+		t.Errorf("messaging body %s", b)
+	}
+	if _, err := ForAttack(reqs[:1], APINotify, nil, AttackRewrite{}, 1); !errors.Is(err, ErrNoRequests) {
+		t.Errorf("no sends: %v", err)
 	}
 }
