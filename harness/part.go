@@ -222,11 +222,11 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 		}
 	}
 	closers = nil
-	if err != nil {
-		return err
-	}
 	meta.End = r.o.Now().UTC()
-	if err := writeJSON(metaPath, meta); err != nil {
+	if werr := writeJSON(metaPath, meta); werr != nil && err == nil {
+		err = werr
+	}
+	if err != nil {
 		return err
 	}
 	if aerr != nil && !errors.Is(aerr, attack.ErrMaxMessages) && res.Sent == 0 {
