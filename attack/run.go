@@ -669,7 +669,8 @@ func (e *engine) registerWebhooks() error {
 	u := strings.TrimRight(e.o.BaseURL, "/") + "/api/v1/webhooks"
 	for _, c := range e.clients {
 		m := &message{client: c}
-		for n := 1; n <= 2; n++ { // a refused token is fetched again once
+		authRetried := false
+		for n := 1; ; n++ {
 			a := e.attempt(m, OpWebhook, n)
 			a.Intended = time.Now()
 			e.exchange(c, a, http.MethodPost, u, body, false)
@@ -677,7 +678,13 @@ func (e *engine) registerWebhooks() error {
 			if a.Outcome == rundir.OutcomeOK {
 				break
 			}
-			if a.Code != http.StatusUnauthorized || n == 2 {
+			// Retried like a send: a refused token once, the policy's codes and timeouts.
+			retry := e.retryOn[a.Code] || (a.Code == 0 && a.Outcome == rundir.OutcomeUnknown && e.o.Retry.OnTimeout)
+			wait := e.backoff(n)
+			if a.Code == http.StatusUnauthorized && !authRetried {
+				authRetried, retry, wait = true, true, 0
+			}
+			if !retry || n > e.o.Retry.Max+1 || !e.sleep(wait) || e.stop.Err() != nil {
 				return fmt.Errorf("%w: client %q: %s", ErrWebhook, c.ID, a.Error)
 			}
 		}
