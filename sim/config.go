@@ -305,7 +305,7 @@ func ParseConfig(name string, b []byte) (Config, error) {
 	if strings.TrimSpace(string(b)) == "" {
 		return cfg, nil
 	}
-	if err := yaml.UnmarshalWithOptions(b, &cfg, yaml.Strict()); err != nil {
+	if err := safeUnmarshal(b, &cfg); err != nil {
 		return Config{}, fmt.Errorf("%w: %s:%s", ErrConfig, name, yamlPos(err))
 	}
 	if errs := cfg.Validate(); len(errs) > 0 {
@@ -314,13 +314,32 @@ func ParseConfig(name string, b []byte) (Config, error) {
 	return cfg, nil
 }
 
-// yamlPos renders a goccy error as "line:col: message" (one line).
-func yamlPos(err error) string {
+// safeUnmarshal decodes strictly; the YAML library can panic on some
+// malformed documents (found by FuzzParseConfig), which becomes an error.
+func safeUnmarshal(b []byte, cfg *Config) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed YAML (%v)", r)
+		}
+	}()
+	return yaml.UnmarshalWithOptions(b, cfg, yaml.Strict())
+}
+
+// yamlPos renders a goccy error as "line:col: message" (one line). Some of
+// the library's errors panic when printed without a token: they say only
+// "malformed YAML".
+func yamlPos(err error) (out string) {
+	defer func() {
+		if r := recover(); r != nil {
+			out = " malformed YAML"
+		}
+	}()
 	var ye yaml.Error
 	if errors.As(err, &ye) {
 		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
 			return fmt.Sprintf("%d:%d: %s", tk.Position.Line, tk.Position.Column, ye.GetMessage())
 		}
+		return " " + ye.GetMessage()
 	}
 	return " " + strings.ReplaceAll(err.Error(), "\n", " ")
 }

@@ -52,7 +52,7 @@ func (f *fakeRT) got() []fakeCall {
 }
 
 // newFakeSim builds a simulator whose calls go to a fakeRT; call inside a bubble.
-func newFakeSim(t *testing.T, cfg Config) (*Server, *fakeRT) {
+func newFakeSim(t testing.TB, cfg Config) (*Server, *fakeRT) {
 	t.Helper()
 	rt := &fakeRT{}
 	cfg.HTTPClient = &http.Client{Transport: rt}

@@ -207,7 +207,10 @@ func parseBasic(v string) (login, pass string, ok bool) {
 		return "", "", false
 	}
 	login, pass, ok = strings.Cut(string(b), ":")
-	return
+	if !ok {
+		return "", "", false
+	}
+	return login, pass, true
 }
 
 func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,122 @@
+package sim
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultConfig(t *testing.T) {
+	cfg := DefaultConfig()
+	if errs := cfg.Validate(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	// The built-in accounts and clients of the issue.
+	demo := cfg.Messaging.Accounts[0]
+	if demo.Login != "demo" || demo.Password != "demo" || strings.Join(demo.Channels, ",") != "sms,viber,vkok,push" {
+		t.Errorf("demo account %+v", demo)
+	}
+	if b := cfg.Messaging.Accounts[1]; b.Login != "blocked" || !b.NoAPIRight {
+		t.Errorf("blocked account %+v", b)
+	}
+	if len(cfg.Notify.Clients) != 11 || cfg.Notify.Clients[9].ID != "demo-10" || cfg.Notify.Clients[10].ID != "notify-only" ||
+		len(cfg.Notify.Clients[10].Scopes) != 1 || len(cfg.Notify.Clients[0].Scopes) != 2 {
+		t.Errorf("clients %+v", cfg.Notify.Clients)
+	}
+	if cfg.RateLimit.Requests != 100 || cfg.RateLimit.Window != time.Minute || cfg.RateLimit.Algorithm != AlgSliding || !cfg.RateLimit.RetryAfter || cfg.RateLimit.Headers {
+		t.Errorf("rate limit %+v", cfg.RateLimit)
+	}
+	if cfg.Messaging.StatusRetention != 48*time.Hour {
+		t.Errorf("retention %v", cfg.Messaging.StatusRetention)
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		yaml    string
+		wantErr string // substring; "" means valid
+		check   func(Config) bool
+	}{
+		// An empty file keeps the defaults.
+		{"empty", "", "", func(c Config) bool { return len(c.Notify.Clients) == 11 }},
+		// A list replaces the whole default list; durations read as Go durations.
+		{"replace accounts", "messaging:\n  accounts:\n    - login: a\n      password: b\n      channels: [sms]\n  statusRetention: 90m\n", "",
+			func(c Config) bool {
+				return len(c.Messaging.Accounts) == 1 && c.Messaging.Accounts[0].Login == "a" && c.Messaging.StatusRetention == 90*time.Minute &&
+					len(c.Notify.Clients) == 11
+			}},
+		// Rate limit and algorithm.
+		{"rate limit", "rateLimit:\n  requests: 10\n  window: 1s\n  algorithm: fixed\n", "",
+			func(c Config) bool { return c.RateLimit.Requests == 10 && c.RateLimit.Window == time.Second && c.RateLimit.RetryAfter }},
+		// An unknown field is refused with its line and column.
+		{"unknown field", "rateLimit:\n  request: 10\n", "sim.yaml:2:3: ", nil},
+		// A wrong type is refused with its position.
+		{"bad type", "truthCap: many\n", "sim.yaml:1:", nil},
+		// Semantic problems are all named.
+		{"bad values", "rateLimit:\n  algorithm: leaky\nfaults:\n  error500: 2\n", "rateLimit.algorithm", nil},
+		{"bad share", "faults:\n  error503: -0.1\n", "faults.error503", nil},
+		{"unknown channel", "messaging:\n  accounts:\n    - login: a\n      channels: [fax]\n", "messaging.accounts[0].channels[0]", nil},
+		{"bad cidr", "messaging:\n  accounts:\n    - login: a\n      allowIps: [10.0.0.0/99]\n", "allowIps[0]", nil},
+		{"bad secret", "callbacks:\n  signingSecret: 'whsec_%%%'\n", "callbacks.signingSecret", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := ParseConfig("sim.yaml", []byte(tt.yaml))
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !tt.check(cfg) {
+					t.Fatalf("config %+v", cfg)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrConfig) {
+				t.Fatalf("want error containing %q, got %v", tt.wantErr, err)
+			}
+		})
+	}
+}
+
+func TestLoadConfigFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "sim.yaml")
+	if err := os.WriteFile(p, []byte("seed: 42\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(p)
+	if err != nil || cfg.Seed != 42 {
+		t.Fatalf("%v %d", err, cfg.Seed)
+	}
+	if _, err := LoadConfig(filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
+		t.Fatal("missing file accepted")
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		w    time.Duration
+		fail bool
+	}{
+		{"100/1m", 100, time.Minute, false}, // the seed's limit
+		{"100/m", 100, time.Minute, false},  // bare unit means one
+		{"5/10s", 5, 10 * time.Second, false},
+		{"0/1m", 0, time.Minute, false}, // 0 disables
+		{"100", 0, 0, true},             // no window
+		{"x/1m", 0, 0, true},            // not a number
+		{"-1/1m", 0, 0, true},           // negative
+		{"10/0s", 0, 0, true},           // empty window
+		{"10/fortnight", 0, 0, true},    // not a duration
+	}
+	for _, tt := range tests {
+		n, w, err := ParseRate(tt.in)
+		if (err != nil) != tt.fail || n != tt.n || w != tt.w {
+			t.Errorf("ParseRate(%q) = %d, %v, %v", tt.in, n, w, err)
+		}
+	}
+}
