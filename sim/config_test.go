@@ -51,7 +51,9 @@ func TestParseConfig(t *testing.T) {
 			}},
 		// Rate limit and algorithm.
 		{"rate limit", "rateLimit:\n  requests: 10\n  window: 1s\n  algorithm: fixed\n", "",
-			func(c Config) bool { return c.RateLimit.Requests == 10 && c.RateLimit.Window == time.Second && c.RateLimit.RetryAfter }},
+			func(c Config) bool {
+				return c.RateLimit.Requests == 10 && c.RateLimit.Window == time.Second && c.RateLimit.RetryAfter
+			}},
 		// An unknown field is refused with its line and column.
 		{"unknown field", "rateLimit:\n  request: 10\n", "sim.yaml:2:3: ", nil},
 		// A wrong type is refused with its position.
