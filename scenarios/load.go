@@ -282,6 +282,9 @@ func (c *checker) scenario(s *Scenario, p string) {
 		if s.Idempotency.Concurrent < 0 || s.Idempotency.Concurrent > 100 {
 			c.errorf(at("idempotency.concurrent"), "must be from 0 to 100")
 		}
+		if s.Idempotency.Concurrent == 0 && !c.set(at("idempotency.concurrent")) {
+			s.Idempotency.Concurrent = 2 // the attacker's default
+		}
 	}
 
 	// delivery

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"slices"
 	"math"
 	"time"
 )
@@ -15,6 +16,8 @@ type Plan struct {
 	Requests           int64         // messages planned by the load profile (first attempts)
 	Messages           int64         // messages really sent: Requests capped by maxMessages
 	Probes             int64         // extra idempotency probe requests expected
+	Retries            int64         // retries expected from the simulator's faults (embedded target)
+	Attempts           int64         // send requests expected: Messages + Probes + Retries
 	Limit              Rate          // the limit per client (zero: none)
 	LimitEnforced      Rate          // the limit the embedded simulator enforces (sim.rateLimit.rate), or Limit
 	Mode               string        // respect | exceed
@@ -101,6 +104,8 @@ func (s *Scenario) Plan() Plan {
 			p.Requests += pp.Requests
 			p.Messages += pp.Messages
 			p.Probes += pp.Probes
+			p.Retries += pp.Retries
+			p.Attempts += pp.Attempts
 			p.RatePerSecond += pp.RatePerSecond
 			p.PeakPerSecond += pp.PeakPerSecond
 			p.Duration = max(p.Duration, pp.Duration)
@@ -153,9 +158,12 @@ func (s *Scenario) Plan() Plan {
 	if s.MaxMessages > 0 && p.Messages > s.MaxMessages {
 		p.Messages = s.MaxMessages
 	}
-	if f := s.Idempotency.Probes.F; f > 0 {
-		p.Probes = int64(math.Round(f * float64(p.Messages) * float64(max(1, s.Idempotency.Concurrent))))
-	}
+	probeShare, retryShare := s.overheads()
+	p.Probes = int64(math.Round(probeShare * float64(p.Messages)))
+	p.Retries = int64(math.Round(retryShare * float64(p.Messages)))
+	p.Attempts = p.Messages + p.Probes + p.Retries
+	// probes and retries are requests too: they count against the limit
+	overhead := 1 + probeShare + retryShare
 	// count at time t (linear between grid points), capped by the run's end
 	countAt := func(t time.Duration) float64 {
 		if dt <= 0 || t <= 0 {
@@ -197,7 +205,7 @@ func (s *Scenario) Plan() Plan {
 	var clientPeak float64
 	if !s.Limit.Rate.IsZero() {
 		// a message capped by maxMessages is never sent, so the peak is at most the cap
-		clientPeak = min(peak(s.Limit.Rate.Per), float64(p.Messages)) / float64(n)
+		clientPeak = min(peak(s.Limit.Rate.Per), float64(p.Messages)) * overhead / float64(n)
 	}
 	var rejectedPerClient float64
 	if lim := p.LimitEnforced; !lim.IsZero() && d > 0 && p.Messages > 0 {
@@ -205,16 +213,16 @@ func (s *Scenario) Plan() Plan {
 			// many windows: within a grid slice the rate is about constant, so each
 			// of the slice's windows carries rate × window
 			for i := 1; i <= planGrid; i++ {
-				c := (cum[i] - cum[i-1]) / dt.Seconds() * lim.Per.Seconds() * scale / float64(n)
+				c := (cum[i] - cum[i-1]) / dt.Seconds() * lim.Per.Seconds() * scale * overhead / float64(n)
 				rejectedPerClient += max(0, c-lim.Count) * (float64(dt) / float64(lim.Per))
 			}
 		} else {
 			for start := time.Duration(0); start < d; start += lim.Per {
-				c := (countAt(start+lim.Per) - countAt(start)) * scale / float64(n)
+				c := (countAt(start+lim.Per) - countAt(start)) * scale * overhead / float64(n)
 				rejectedPerClient += max(0, c-lim.Count)
 			}
 		}
-		p.Expected429 = min(1, rejectedPerClient*float64(n)/float64(p.Messages))
+		p.Expected429 = min(1, rejectedPerClient*float64(n)/(float64(p.Messages)*overhead))
 	}
 	per := p.Messages / int64(n)
 	extra := p.Messages % int64(n)
@@ -237,3 +245,35 @@ func (s *Scenario) Plan() Plan {
 
 // round9 drops the integration's floating-point noise (2.0000000000000306 → 2).
 func round9(x float64) float64 { return math.Round(x*1e9) / 1e9 }
+
+// overheads returns the extra requests per message: idempotency probes (one
+// sequential resend and Concurrent copies at once per probed message) and, on
+// the embedded target, the retries the simulator's faults are expected to cause
+// (a fault share f retried up to max times: f + f² + … + f^max).
+func (s *Scenario) overheads() (probes, retries float64) {
+	if f := s.Idempotency.Probes.F; f > 0 {
+		probes = f * float64(1+s.Idempotency.Concurrent)
+	}
+	if !s.Target.Embedded || s.Retry.Max <= 0 {
+		return probes, 0
+	}
+	on := func(v string) bool { return slices.Contains(s.Retry.On, v) }
+	fl := s.Sim.Faults
+	f := 0.0
+	if on("500") {
+		f += fl.Error500.F + fl.ProcessedThen500.F
+	}
+	if on("503") {
+		f += fl.Error503.F
+	}
+	if on("reset") || on("timeout") {
+		f += fl.ResetAfterProcessing.F
+	}
+	f = min(f, 1)
+	term := 1.0
+	for range min(s.Retry.Max, 100) {
+		term *= f
+		retries += term
+	}
+	return probes, retries
+}

@@ -148,3 +148,44 @@ func TestDecodeShapes(t *testing.T) {
 		})
 	}
 }
+
+func TestPlanOverheads(t *testing.T) {
+	base := "api: notify\nload: { rate: 90/1m, duration: 1m }\nlimit: { rate: 100/1m, mode: respect }\n"
+	tests := []struct {
+		name            string
+		extra           string
+		probes, retries int64
+		refused         bool
+	}{
+		// no probes, no faults: only the messages
+		{"plain", "", 0, 0, false},
+		// 10% probes with the default 2 concurrent copies: 3 extra requests per probed message
+		{"probes", "idempotency: { probes: 10% }\n", 27, 0, true},
+		// faults retried: 20% fail, retried up to 2 times: 0.2 + 0.04 per message
+		{"retries", "retry: { on: [500, 503], max: 2 }\nsim: { faults: { error500: 10%, error503: 10% } }\n", 0, 22, true},
+		// faults not in retry.on cause no retry
+		{"not retried", "retry: { on: [503], max: 2 }\nsim: { faults: { error500: 20% } }\n", 0, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Parse("o.yaml", "", []byte(base+tt.extra), env(nil))
+			if tt.refused {
+				// 90/min plus the overhead is above 100/min: respect cannot be kept
+				if err == nil || !strings.Contains(err.Error(), "cannot be kept") {
+					t.Fatalf("got %v, want a refusal", err)
+				}
+				s, err = Parse("o.yaml", "", []byte(strings.Replace(base, "respect", "exceed", 1)+tt.extra), env(nil))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := s.Plan()
+			if p.Probes != tt.probes || p.Retries != tt.retries || p.Attempts != p.Messages+tt.probes+tt.retries {
+				t.Fatalf("probes %d retries %d attempts %d; want %d %d", p.Probes, p.Retries, p.Attempts, tt.probes, tt.retries)
+			}
+			if tt.refused && p.Expected429 <= 0 {
+				t.Fatalf("exceeding with overhead but no 429 expected")
+			}
+		})
+	}
+}

@@ -16,8 +16,8 @@ func (p Plan) WriteText(w io.Writer) error {
 			fmt.Fprintf(ew, "part %s:\n", pp.Name)
 			pp.writeOne(ew, "  ")
 		}
-		fmt.Fprintf(ew, "total: %d messages planned, %d really sent, %d idempotency probes, longest part %s, expected 429: %.1f%%\n",
-			p.Requests, p.Messages, p.Probes, shortDuration(roundDuration(p.Duration)), p.Expected429*100)
+		fmt.Fprintf(ew, "total: %d messages planned, %d really sent, %d requests with probes and retries, longest part %s, expected 429: %.1f%%\n",
+			p.Requests, p.Messages, p.Attempts, shortDuration(roundDuration(p.Duration)), p.Expected429*100)
 		return ew.err
 	}
 	p.writeOne(ew, "")
@@ -57,8 +57,8 @@ func (p Plan) writeOne(w io.Writer, indent string) {
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "%stotal: %d messages planned, %d really sent", indent, p.Requests, p.Messages)
-	if p.Probes > 0 {
-		fmt.Fprintf(w, " (+%d idempotency probes)", p.Probes)
+	if p.Probes > 0 || p.Retries > 0 {
+		fmt.Fprintf(w, " (+%d idempotency probes, +%d retries expected: %d requests)", p.Probes, p.Retries, p.Attempts)
 	}
 	fmt.Fprintf(w, ", expected 429: %.1f%%\n", p.Expected429*100)
 }

@@ -177,7 +177,7 @@ type Retry struct {
 // Idempotency probes resend a share of notifications with the same externalId.
 type Idempotency struct {
 	Probes     Percent `json:"probes,omitempty" jsonschema_description:"share of messages resent with the same externalId"`
-	Concurrent int     `json:"concurrent,omitempty" jsonschema:"minimum=0" jsonschema_description:"copies sent at once for a concurrent probe (0: probes are sequential only)"`
+	Concurrent int     `json:"concurrent,omitempty" jsonschema:"minimum=0" jsonschema_description:"copies sent at once for a probed message; besides its sequential resend (default 2)"`
 }
 
 // Delivery says how delivery is measured.
