@@ -1,0 +1,95 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// FuzzAnalyzeRun feeds arbitrary attempts.jsonl and events.jsonl bodies (as a
+// crashed writer, a foreign tool or a hostile callback could leave them) to the
+// analysis: it never panics, never loses a line (every line is either counted or
+// reported bad) and the summary it writes reads back.
+func FuzzAnalyzeRun(f *testing.F) {
+	r := fullRun()
+	var att, ev bytes.Buffer
+	for _, a := range r.attempts[:20] {
+		b, _ := json.Marshal(a)
+		att.Write(append(b, '\n'))
+	}
+	for _, e := range r.events[:10] {
+		b, _ := json.Marshal(e)
+		ev.Write(append(b, '\n'))
+	}
+	f.Add(att.Bytes(), ev.Bytes())
+	f.Add([]byte(`{"seq":1,"op":"send","client":"c","attempt":1,"sent":"2026-11-23T02:00:01Z","code":429,"retry_after":"Wed, 21 Oct 2015 07:28:00 GMT"}`), []byte(`{"kind":"callback","corr":{"seq":1,"matched":true,"terminal":true}}`))
+	f.Add([]byte("{\"seq\":1}\nnot json\n{\"seq\":"), []byte("{\"kind\":\"webhook\"}\n\x00\n"))
+	meta, _ := json.Marshal(r.meta)
+	f.Fuzz(func(t *testing.T, attempts, events []byte) {
+		dir := t.TempDir()
+		for name, b := range map[string][]byte{rundir.MetaFile: meta, rundir.AttemptsFile: attempts, rundir.EventsFile: events} {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var lines, good int64
+		_ = rundir.DecodeJSONL(bytes.NewReader(attempts), func(rundir.Attempt) error { good++; return nil }, func(int, error) { lines++ })
+		s, err := Build(dir)
+		if err != nil {
+			t.Fatalf("Build: %v", err)
+		}
+		if s.Requests.Total != good || s.Requests.BadLines != lines {
+			t.Fatalf("attempts: total %d bad %d, want %d and %d", s.Requests.Total, s.Requests.BadLines, good, lines)
+		}
+		if _, err := ReadSummary(filepath.Join(dir, rundir.SummaryFile)); err != nil {
+			t.Fatalf("summary.json does not read back: %v", err)
+		}
+	})
+}
+
+// FuzzParseSummary: compare reads summary.json files from anywhere; parsing never
+// panics, and whatever parses compares with itself without a regression.
+func FuzzParseSummary(f *testing.F) {
+	if b, err := os.ReadFile(filepath.Join("testdata", "golden", rundir.SummaryFile)); err == nil {
+		f.Add(b)
+	}
+	f.Add([]byte(`{"schema":1,"ok":true}`))
+	f.Add([]byte(`{"schema":1,"delivery":{"latency":{"p95":"x"}}}`))
+	f.Add([]byte(`{"schema":99}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := ParseSummary(b)
+		if err != nil {
+			return
+		}
+		if c := Compare(s, s, Tolerance{}); c.Regression {
+			t.Fatalf("a run regresses against itself: %+v", c.Rows)
+		}
+		var out bytes.Buffer
+		if err := Compare(s, s, Tolerance{}).WriteMarkdown(&out); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzThreshold: thresholds come from scenario files; compiling never panics and
+// whatever compiles evaluates against a summary without panicking.
+func FuzzThreshold(f *testing.F) {
+	for _, s := range []string{"delivery.latency.p95 < 30s", "delivery.lost / delivery.expected < 1%", `requests.codes["429"] > 0`, "1m30s > 2", "10 % 3 == 1", `"a" + "5s"`} {
+		f.Add(s)
+	}
+	s, err := ParseSummary([]byte(`{"schema":1}`))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		c, err := CompileThreshold(src)
+		if err != nil {
+			return
+		}
+		_ = c.eval(s)
+	})
+}
