@@ -71,3 +71,36 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+func TestExternalID(t *testing.T) {
+	for _, tc := range []struct {
+		body, want string
+	}{
+		{`{"externalId":"ml.r.1.2"}`, "ml.r.1.2"}, // plain
+		{`{"a":1, "externalId" : "x y"}`, "x y"},  // spaces around the colon
+		{`{"externalId":"a\"b\u00e9"}`, `a"bé`},   // escapes decoded
+		{`{"externalId":null}`, ""},               // not a string
+		{`{"text":"hello"}`, ""},                  // absent
+		{`{"externalId":"unterminated`, ""},       // broken
+	} {
+		if got := externalID([]byte(tc.body)); got != tc.want {
+			t.Errorf("externalID(%s) = %q, want %q", tc.body, got, tc.want)
+		}
+	}
+}
+
+// FuzzExternalID: agrees with encoding/json whenever the body is an object
+// whose only string-keyed "externalId" is at the top level.
+func FuzzExternalID(f *testing.F) {
+	f.Add(`ml.run.1.1700000000000000000`)
+	f.Add(`quote"inside`)
+	f.Add("é\u2028")
+	f.Fuzz(func(t *testing.T, id string) {
+		body, _ := json.Marshal(map[string]any{"recipient": map[string]string{"value": "+7999"}, "externalId": id})
+		var want struct{ ExternalID string }
+		json.Unmarshal(body, &want)
+		if got := externalID(body); got != want.ExternalID {
+			t.Fatalf("externalID(%s) = %q, want %q", body, got, want.ExternalID)
+		}
+	})
+}

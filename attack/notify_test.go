@@ -2,8 +2,10 @@ package attack
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +199,42 @@ func TestRunMessagingPoll(t *testing.T) {
 		if ps[len(ps)-1].State != "DELIVERED" || ps[0].State != "ACCEPTED" {
 			t.Errorf("seq %d polls %+v", seq, ps)
 		}
+	}
+}
+
+// TestClientForAndKeptExternalID: ClientFor picks each message's client, and a
+// body with its own externalId (a replay keeping the recorded one) is
+// recorded with that id.
+func TestClientForAndKeptExternalID(t *testing.T) {
+	f := newFakeService(t)
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	rec := &memRecorder{}
+	_, err := Run(context.Background(), Options{
+		API: rundir.APINotify, BaseURL: srv.URL, TokenURL: srv.URL + "/token", Clients: clients("c1", "c2"),
+		Pacer: Constant(vegeta.Rate{Freq: 500, Per: time.Second}), Requests: 6,
+		ClientFor: func(seq int64) string { return map[bool]string{true: "c2", false: "c1"}[seq <= 4] },
+		Body: func(seq int64, _ string, _ rundir.Tag) ([]byte, error) {
+			return []byte(`{"externalId":"recorded-` + strconv.FormatInt(seq, 10) + `"}`), nil
+		},
+		RunID: "cf", Out: rec,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range rec.ops(OpSend) {
+		wantClient := map[bool]string{true: "c2", false: "c1"}[a.Seq <= 4]
+		if a.Client != wantClient || a.ExternalID != "recorded-"+strconv.FormatInt(a.Seq, 10) {
+			t.Errorf("seq %d: client %s externalId %s", a.Seq, a.Client, a.ExternalID)
+		}
+	}
+	// An unknown client stops the run with an error.
+	_, err = Run(context.Background(), Options{
+		API: rundir.APINotify, BaseURL: srv.URL, TokenURL: srv.URL + "/token", Clients: clients("c1"),
+		Pacer: Constant(vegeta.Rate{Freq: 500, Per: time.Second}), Requests: 3,
+		ClientFor: func(int64) string { return "nobody" }, Body: notifyBody, RunID: "cf2",
+	})
+	if !errors.Is(err, ErrOptions) {
+		t.Fatalf("unknown client: err %v, want ErrOptions", err)
 	}
 }

@@ -90,6 +90,9 @@ type Options struct {
 	// message; retries and probes resend the same bytes.
 	Body  func(seq int64, client string, tag rundir.Tag) ([]byte, error)
 	Chain []string // messaging: the scenario's channels in order (carried in the tag)
+	// ClientFor, when set, names the client of message seq (one of Clients'
+	// ids; a replay keeps the recorded mapping); nil = round robin by seq.
+	ClientFor func(seq int64) string
 
 	RunID    string
 	Scenario string // for msgload_run_info

@@ -56,3 +56,37 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	}
 	return d, true
 }
+
+var externalKey = []byte(`"externalId"`)
+
+// externalID returns the top-level-looking "externalId" string of a JSON
+// body without decoding all of it (it runs once per message); "" when there is
+// none or it is not a plain string.
+func externalID(body []byte) string {
+	i := bytes.Index(body, externalKey)
+	if i < 0 {
+		return ""
+	}
+	rest := bytes.TrimLeft(body[i+len(externalKey):], " \t\r\n")
+	if len(rest) == 0 || rest[0] != ':' {
+		return ""
+	}
+	rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+	if len(rest) == 0 || rest[0] != '"' {
+		return ""
+	}
+	end := bytes.IndexByte(rest[1:], '"')
+	if end < 0 {
+		return ""
+	}
+	raw := rest[1 : 1+end]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw)
+	}
+	// Escapes: let encoding/json find the end of the string and decode it.
+	var v string
+	if err := json.NewDecoder(bytes.NewReader(rest)).Decode(&v); err != nil {
+		return ""
+	}
+	return v
+}

@@ -60,6 +60,7 @@ type engine struct {
 	o         *Options
 	hc        *http.Client // the real client every request goes through
 	clients   []*clientState
+	byID      map[string]*clientState
 	prog      *Progress
 	stop      context.Context // cancelled: no new sends
 	abort     context.Context // cancelled: abandon in-flight work
@@ -170,6 +171,7 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 		timeout:   o.Timeout,
 		ring:      make([]atomic.Int64, scheduleSlots),
 		retryOn:   map[int]bool{},
+		byID:      map[string]*clientState{},
 		retryCap:  o.Retry.MaxWait,
 	}
 	if e.prog == nil {
@@ -207,6 +209,7 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 			cs.tok = newTokenCache(c, o.TokenURL, &http.Client{Transport: &tokenRecorder{e: e, c: cs, next: rt}})
 		}
 		e.clients = append(e.clients, cs)
+		e.byID[c.ID] = cs
 	}
 	return e
 }
@@ -260,6 +263,14 @@ func (e *engine) target(t *vegeta.Target) error {
 	}
 	intended := time.Unix(0, e.began.Load()+e.ring[(seq-1)%scheduleSlots].Load())
 	c := e.clients[(seq-1)%int64(len(e.clients))]
+	if e.o.ClientFor != nil {
+		id := e.o.ClientFor(seq)
+		if c = e.byID[id]; c == nil {
+			err := fmt.Errorf("%w: message %d: client %q is not among the clients", ErrOptions, seq, id)
+			e.fail(err)
+			return err
+		}
+	}
 	if c.lim != nil {
 		if _, err := c.lim.wait(e.stop); err != nil {
 			return errStopped
@@ -275,7 +286,10 @@ func (e *engine) target(t *vegeta.Target) error {
 	}
 	m := &message{seq: seq, client: c, body: body, intended: intended, first: first}
 	if e.o.API == rundir.APINotify {
-		m.extID = tag.ExternalID()
+		// The body's own externalId (a replay may keep the recorded one), else the tag's.
+		if m.extID = externalID(body); m.extID == "" {
+			m.extID = tag.ExternalID()
+		}
 	}
 	e.msgs.Store(seq, m)
 	t.Method = http.MethodPost
