@@ -1,0 +1,57 @@
+package replay
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// BenchmarkReplayPacing replays one second of evenly spaced messaging sends at
+// 1,000 and 10,000 requests/s against a loopback target that answers at once,
+// through Run (vegeta attacker, replay pacer, rewriting, attempt recording), and
+// reports the offset error (actual send − intended) p50/p99/max over all hits.
+// Each iteration takes about one second.
+//
+//	go test ./replay -run '^$' -bench BenchmarkReplayPacing -benchtime 3x
+func BenchmarkReplayPacing(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"txId":"00000000-0000-0000-0000-000000000001","state":"ACCEPTED"}`))
+	}))
+	defer srv.Close()
+	for _, rate := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("rate=%d", rate), func(b *testing.B) {
+			reqs := make([]Request, rate)
+			for i := range reqs {
+				reqs[i] = Request{Offset: time.Duration(i) * time.Second / time.Duration(rate), Method: "POST",
+					Path: "/messaging/v1/send", API: APIMessaging, Op: OpSend, ClientID: "app", RecordedCode: 200,
+					Body: []byte(`{"scenario":[{"channel":"sms","sender":"s","recipient":{"type":"MSISDN","value":"+79990000000"}}]}`),
+					Header: http.Header{"Content-Type": {"application/json"}}}
+			}
+			var errs []time.Duration
+			for i := 0; b.Loop(); i++ {
+				dir := b.TempDir()
+				_, err := Run(b.Context(), RunOptions{Requests: reqs, Speed: 1, MessagingURL: srv.URL,
+					Messaging: []Cred{{"app", "pw"}}, RunID: fmt.Sprintf("bench-%d", i), Dir: dir, Workers: 50})
+				if err != nil {
+					b.Fatal(err)
+				}
+				rundir.ReadJSONL(filepath.Join(dir, rundir.AttemptsFile), func(a rundir.Attempt) error {
+					errs = append(errs, a.Late())
+					return nil
+				}, nil)
+			}
+			slices.Sort(errs)
+			b.ReportMetric(float64(quantile(errs, 0.50).Microseconds()), "p50_µs")
+			b.ReportMetric(float64(quantile(errs, 0.99).Microseconds()), "p99_µs")
+			b.ReportMetric(float64(errs[len(errs)-1].Microseconds()), "max_µs")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
