@@ -31,7 +31,7 @@ func BenchmarkReplayPacing(b *testing.B) {
 			for i := range reqs {
 				reqs[i] = Request{Offset: time.Duration(i) * time.Second / time.Duration(rate), Method: "POST",
 					Path: "/messaging/v1/send", API: APIMessaging, Op: OpSend, ClientID: "app", RecordedCode: 200,
-					Body: []byte(`{"scenario":[{"channel":"sms","sender":"s","recipient":{"type":"MSISDN","value":"+79990000000"}}]}`),
+					Body:   []byte(`{"scenario":[{"channel":"sms","sender":"s","recipient":{"type":"MSISDN","value":"+79990000000"}}]}`),
 					Header: http.Header{"Content-Type": {"application/json"}}}
 			}
 			var errs []time.Duration
