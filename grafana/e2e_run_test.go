@@ -23,10 +23,11 @@ import (
 // returns when it is over. complete says the run exposes every metric the
 // dashboards use, so a query it cannot answer is a failure, not a TODO.
 type testRun struct {
-	sources   []source
-	gatherers []prometheus.Gatherer
-	drive     func(t *testing.T)
-	complete  bool
+	sources  []source
+	drive    func(t *testing.T)
+	complete bool
+	// upDuringDrive: the sources start serving only once drive runs.
+	upDuringDrive bool
 }
 
 // The two scenarios of the run, each a few seconds long. Messaging cascades
@@ -75,8 +76,8 @@ func startRun(t *testing.T) *testRun {
 	cfg := sim.DefaultConfig()
 	cfg.Seed = 42
 	for i := range cfg.Messaging.Accounts {
-		cfg.Messaging.Accounts[i].CallbackURL = sinkSrc.srv.URL + "/callback"
-		cfg.Messaging.Accounts[i].PartnerURL = sinkSrc.srv.URL
+		cfg.Messaging.Accounts[i].CallbackURL = sinkSrc.url + "/callback"
+		cfg.Messaging.Accounts[i].PartnerURL = sinkSrc.url
 	}
 	cfg.Messaging.IncomingShare = 0.5
 	viber := cfg.Messaging.Profiles[sim.ChanViber]
@@ -87,7 +88,7 @@ func startRun(t *testing.T) *testRun {
 	// Webhooks registered in advance: with faults on, a registration call of
 	// the attacker could draw a 503 and end the notify attack before it began.
 	for i := range cfg.Notify.Clients {
-		cfg.Notify.Clients[i].WebhookURL = sinkSrc.srv.URL + "/webhook"
+		cfg.Notify.Clients[i].WebhookURL = sinkSrc.url + "/webhook"
 	}
 	cfg.Callbacks.Duplicate = 0.2
 	cfg.Callbacks.Drop = 0.02
@@ -118,8 +119,8 @@ func startRun(t *testing.T) *testRun {
 		}
 		o := attack.Options{
 			API:      sc.API,
-			BaseURL:  simSrc.srv.URL,
-			TokenURL: simSrc.srv.URL + "/oauth/token",
+			BaseURL:  simSrc.url,
+			TokenURL: simSrc.url + "/oauth/token",
 			Pacer:    vegeta.ConstantPacer{Freq: 6, Per: time.Second},
 			Duration: 8 * time.Second,
 			Body: func(seq int64, client string, tag rundir.Tag) ([]byte, error) {
@@ -144,9 +145,8 @@ func startRun(t *testing.T) *testRun {
 	}
 
 	return &testRun{
-		sources:   []source{attackSrc, sinkSrc, simSrc},
-		gatherers: []prometheus.Gatherer{attackReg, sinkReg, simReg},
-		complete:  true,
+		sources:  []source{attackSrc, sinkSrc, simSrc},
+		complete: true,
 		drive: func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -17,11 +18,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 )
 
 // needProgram returns the path of an outside program, or skips the test when
@@ -49,11 +53,11 @@ func freeAddr(t *testing.T) string {
 	return addr
 }
 
-// source is one process's /metrics as the test serves it: a job name for the
-// scrape configuration, the server, and its registry for promtool.
+// source is one process's /metrics: a job name for the scrape configuration
+// and the base URL serving /metrics.
 type source struct {
 	job string
-	srv *httptest.Server
+	url string
 }
 
 // serve puts h and the registry's /metrics on a loopback httptest server.
@@ -66,7 +70,7 @@ func serve(t *testing.T, job string, g prometheus.Gatherer, h http.Handler) sour
 	}
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return source{job: job, srv: srv}
+	return source{job: job, url: srv.URL}
 }
 
 // promServer is a real Prometheus started for one test.
@@ -84,7 +88,7 @@ func startPrometheus(t *testing.T, sources []source) *promServer {
 	var cfg strings.Builder
 	cfg.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\nscrape_configs:\n")
 	for _, s := range sources {
-		u, _ := url.Parse(s.srv.URL)
+		u, _ := url.Parse(s.url)
 		fmt.Fprintf(&cfg, "  - job_name: %s\n    static_configs:\n      - targets: [%q]\n", s.job, u.Host)
 	}
 	cfgPath := filepath.Join(dir, "prometheus.yml")
@@ -322,23 +326,103 @@ func resolveVariables(t *testing.T, p *promServer, d *Dashboard, start, end time
 	return vars
 }
 
-// checkMetricsText runs promtool check metrics on the text exposition of src.
-func checkMetricsText(t *testing.T, promtool string, src source) {
-	t.Helper()
-	resp, err := http.Get(src.srv.URL + "/metrics")
-	if err != nil {
-		t.Fatalf("%s: get /metrics: %v", src.job, err)
+// snapshot is what one source's /metrics held at its last successful read:
+// the text exposition (for promtool) and the families decoded from the
+// protobuf one (native histogram schemas are visible only there).
+type snapshot struct {
+	text     []byte
+	families []*dto.MetricFamily
+}
+
+// scrape reads src's /metrics in both formats.
+func scrape(src source) (*snapshot, error) {
+	get := func(accept string) (*http.Response, error) {
+		req, err := http.NewRequest(http.MethodGet, src.url+"/metrics", nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Accept", accept)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return nil, fmt.Errorf("%s/metrics: HTTP %d", src.url, resp.StatusCode)
+		}
+		return resp, err
 	}
-	body, err := io.ReadAll(resp.Body)
+	resp, err := get("text/plain;version=0.0.4")
+	if err != nil {
+		return nil, err
+	}
+	text, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		t.Fatalf("%s: read /metrics: %v", src.job, err)
+		return nil, err
 	}
+	resp, err = get(string(expfmt.NewFormat(expfmt.TypeProtoDelim)))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	dec := expfmt.NewDecoder(resp.Body, expfmt.ResponseFormat(resp.Header))
+	var mfs []*dto.MetricFamily
+	for {
+		mf := &dto.MetricFamily{}
+		if err := dec.Decode(mf); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("decode %s/metrics: %w", src.url, err)
+		}
+		mfs = append(mfs, mf)
+	}
+	return &snapshot{text: text, families: mfs}, nil
+}
+
+// watchSources reads every source's /metrics each 500ms until stop is
+// closed, keeping the last good read: a process such as msgload run stops
+// serving once its last scrape is done.
+func watchSources(sources []source, stop <-chan struct{}) func() map[string]*snapshot {
+	var mu sync.Mutex
+	last := map[string]*snapshot{}
+	done := make(chan struct{})
+	read := func() {
+		for _, src := range sources {
+			if sn, err := scrape(src); err == nil {
+				mu.Lock()
+				last[src.job] = sn
+				mu.Unlock()
+			}
+		}
+	}
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			read()
+			select {
+			case <-stop:
+				read()
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() map[string]*snapshot {
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return last
+	}
+}
+
+// checkMetricsText runs promtool check metrics on a text exposition.
+func checkMetricsText(t *testing.T, promtool, job string, text []byte) {
+	t.Helper()
 	cmd := exec.Command(promtool, "check", "metrics")
-	cmd.Stdin = bytes.NewReader(body)
+	cmd.Stdin = bytes.NewReader(text)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Errorf("%s: promtool check metrics: %v\n%s", src.job, err, out)
+		t.Errorf("%s: promtool check metrics: %v\n%s", job, err, out)
 	}
 }
 
@@ -352,36 +436,68 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 	}
 	promtool := needProgram(t, "/usr/bin/promtool")
 	needProgram(t, "/usr/bin/prometheus")
+	rows := []struct {
+		name  string
+		start func(*testing.T) *testRun
+	}{
+		// sim, sink and attacker as three processes (standalone sim and sink,
+		// as deploy/compose.yaml runs them): sink and sim series carry no run
+		// info, so their panels must not need it.
+		{"three-processes", startRun},
+		// msgload run: one process serving everything of a two-part scenario
+		// on --metrics-addr, series labelled by part.
+		{"harness", startHarnessRun},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) { dashboardsAgainstRun(t, promtool, r.start(t)) })
+	}
+}
 
-	run := startRun(t)
+// dashboardsAgainstRun scrapes run with a real Prometheus and runs every
+// dashboard query against it.
+func dashboardsAgainstRun(t *testing.T, promtool string, run *testRun) {
 	p := startPrometheus(t, run.sources)
-	// Drive only once every source has been scraped, so the run is seen from its
-	// first request; then wait for two scrapes after its end.
-	p.waitFor(t, "a first scrape of every source", 60*time.Second, func() bool {
-		return p.instant(t, "count(up == 1)") >= float64(len(run.sources))
-	})
+	stopWatch := make(chan struct{})
+	snapshots := watchSources(run.sources, stopWatch)
+	// Sources already serving are scraped once before the traffic starts, so
+	// the run is seen from its first request; msgload run opens
+	// --metrics-addr only when it starts, so its source comes up during drive.
+	if !run.upDuringDrive {
+		p.waitFor(t, "a first scrape of every source", 60*time.Second, func() bool {
+			return p.instant(t, "count(up == 1)") >= float64(len(run.sources))
+		})
+	}
 	start := time.Now()
 	run.drive(t)
-	driven := float64(time.Now().Add(time.Second).Unix())
-	p.waitFor(t, "two scrapes of every source after the run", 60*time.Second, func() bool {
-		return p.instant(t, "min(timestamp(up))") > driven
+	close(stopWatch)
+	driven := time.Now()
+	// Two scrapes after the run's end, unless the run's process stopped
+	// serving (the harness lets exactly one more scrape happen).
+	p.waitFor(t, "scrapes after the run", 60*time.Second, func() bool {
+		return p.instant(t, "min(timestamp(up))") > float64(driven.Add(time.Second).Unix()) ||
+			p.instant(t, "max(up)") == 0
 	})
 	end := time.Now()
 	step := time.Second
-
-	for _, src := range run.sources {
-		checkMetricsText(t, promtool, src)
+	if p.instant(t, "count(up)") < float64(len(run.sources)) {
+		t.Fatalf("Prometheus never scraped every source of the run")
 	}
+
 	exposed := map[string]bool{}
-	for _, g := range run.gatherers {
-		mfs, err := g.Gather()
-		if err != nil {
-			t.Fatal(err)
+	snaps := snapshots()
+	for _, src := range run.sources {
+		sn := snaps[src.job]
+		if sn == nil {
+			t.Fatalf("%s: /metrics was never read", src.job)
 		}
-		for _, p := range ReviewFamilies(mfs) {
+		if len(sn.families) == 0 || len(sn.text) == 0 {
+			t.Fatalf("%s: /metrics read empty", src.job)
+		}
+		checkMetricsText(t, promtool, src.job, sn.text)
+		for _, p := range ReviewFamilies(sn.families) {
 			t.Errorf("metric review: %s", p)
 		}
-		for s := range SeriesNames(FamilyTypes(mfs)) {
+		for s := range SeriesNames(FamilyTypes(sn.families)) {
 			exposed[s] = true
 		}
 	}

@@ -13,6 +13,7 @@ var BoundedLabels = map[string]bool{
 	"api": true, "operation": true, "code": true, "client": true, "channel": true,
 	"state": true, "kind": true, "result": true, "fault": true, "route": true,
 	"reason": true, "from": true, "to": true, "run_id": true, "scenario": true,
+	"part": true, // the harness labels each part of a multi-part scenario
 }
 
 // ReviewFamilies checks gathered metric families against the conventions
