@@ -73,39 +73,32 @@ func (s *Server) dispatch(j *callbackJob, t time.Time) {
 		j.attempt = 1
 	}
 	if t.After(time.Now()) {
-		s.eng.at(t, event{cb: j})
+		s.eng.at(t, j)
 		return
 	}
 	s.cbs.enqueue(j)
 }
 
 // runEvent runs one due engine event.
-func (s *Server) runEvent(ev event) {
-	now := time.Now()
-	switch {
-	case ev.msg != nil:
-		s.runMessage(ev.msg, now)
-	case ev.nt != nil:
-		s.runNotification(ev.nt, now)
-	case ev.cb != nil:
-		if !ev.cb.faulted {
-			s.callback(ev.cb, now) // incoming messages draw their faults when due
-			return
-		}
-		s.cbs.enqueue(ev.cb)
-	case ev.fg != nil:
-		if ev.fg.notify {
-			s.ntMu.Lock()
-			if e := s.idem[ev.fg.key]; e != nil && now.Sub(e.created) >= s.cfg.Notify.IdempotencyRetention {
-				delete(s.idem, ev.fg.key)
-			}
-			s.ntMu.Unlock()
-			return
-		}
-		s.msgMu.Lock()
-		delete(s.msgs, ev.fg.txID)
-		s.msgMu.Unlock()
+func (s *Server) runEvent(ev event) { ev.job.run(s, time.Now()) }
+
+func (m *message) run(s *Server, now time.Time)      { s.runMessage(m, now) }
+func (n *notification) run(s *Server, now time.Time) { s.runNotification(n, now) }
+
+func (j *callbackJob) run(s *Server, now time.Time) {
+	if !j.faulted {
+		s.callback(j, now) // incoming messages draw their faults when due
+		return
 	}
+	s.cbs.enqueue(j)
+}
+
+func (f *forget) run(s *Server, now time.Time) {
+	s.ntMu.Lock()
+	if e := s.idem[f.key]; e != nil && now.Sub(e.created) >= s.cfg.Notify.IdempotencyRetention {
+		delete(s.idem, f.key)
+	}
+	s.ntMu.Unlock()
 }
 
 // senders is a bounded pool of goroutines making the calls.
@@ -203,7 +196,7 @@ func (p *senders) send(j *callbackJob) {
 	next := *j
 	next.attempt++
 	backoff := cb.Backoff << (j.attempt - 1)
-	s.eng.at(now.Add(backoff), event{cb: &next})
+	s.eng.at(now.Add(backoff), &next)
 }
 
 // stop refuses new calls and waits for the calls in flight, at most timeout

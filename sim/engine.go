@@ -14,17 +14,18 @@ import (
 
 type event struct {
 	at  int64 // Unix nanoseconds
-	msg *message
-	nt  *notification
-	cb  *callbackJob
-	fg  *forget
+	job job
 }
 
-// forget removes a record at the end of its retention.
+// job is what an event runs: a *message step, a *notification's terminal
+// status, a *callbackJob to send, or a record to forget.
+type job interface {
+	run(s *Server, now time.Time)
+}
+
+// forget removes an idempotency key at the end of its retention.
 type forget struct {
-	txID   [16]byte
-	notify bool
-	key    idemKey
+	key idemKey
 }
 
 type eventHeap []event
@@ -58,8 +59,8 @@ func newEngine(run func(event)) *engine {
 }
 
 // at schedules ev at t.
-func (e *engine) at(t time.Time, ev event) {
-	ev.at = t.UnixNano()
+func (e *engine) at(t time.Time, j job) {
+	ev := event{at: t.UnixNano(), job: j}
 	e.mu.Lock()
 	heap.Push(&e.events, ev)
 	first := e.events[0].at == ev.at

@@ -32,11 +32,10 @@ type message struct {
 	acct      *account
 	items     []item
 	callback  string
-	trackData json.RawMessage // echoed unchanged
+	trackData string // echoed unchanged (raw JSON)
 	recipient string
 	sender    string
 	accepted  int64
-	itemStart int64
 	outAt     int64 // when the drawn outcome of the current item is due
 	deadline  int64 // failover deadline of the current item, 0 when none
 	seenAt    int64 // when SEEN is due, 0 when not drawn
@@ -50,7 +49,6 @@ type message struct {
 	lastChan  uint8
 	lastCode  uint16
 	lastAt    int64
-	final     bool
 }
 
 type item struct {
@@ -88,6 +86,7 @@ const (
 	phOutcome
 	phSeen
 	phExpire
+	phForget // retention over: check-status forgets it
 )
 
 // errorBody is the seed's 401/403 body (also used for injected 500/503).
@@ -274,6 +273,27 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// raw is s as JSON, nil when empty.
+func raw(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
+}
+
+// intern shares the storage of callback URLs: most sends name the same few.
+func (s *Server) intern(u string) string {
+	s.internMu.Lock()
+	defer s.internMu.Unlock()
+	if v, ok := s.interned[u]; ok {
+		return v
+	}
+	if len(s.interned) < 1024 {
+		s.interned[u] = u
+	}
+	return u
+}
+
 var linkRE = regexp.MustCompile(`https?://[^\s]+`)
 
 // shorten replaces links longer than the threshold by short links.
@@ -300,10 +320,10 @@ func (s *Server) accept(acc *account, req *SendRequest) *message {
 		lastAt:    now.UnixNano(),
 	}
 	if td := req.TrackData; len(td) > 0 && string(td) != "null" {
-		m.trackData = append(json.RawMessage(nil), td...)
+		m.trackData = string(td)
 	}
 	if req.Callback != nil && *req.Callback != "" {
-		m.callback = *req.Callback
+		m.callback = s.intern(*req.Callback)
 	} else {
 		m.callback = acc.CallbackURL
 	}
@@ -330,9 +350,9 @@ func (s *Server) accept(acc *account, req *SendRequest) *message {
 		start = sc.sendTime(now, m.recipient)
 	}
 	ext := ""
-	if m.trackData != nil {
+	if m.trackData != "" {
 		var td map[string]any
-		if json.Unmarshal(m.trackData, &td) == nil {
+		if json.Unmarshal(req.TrackData, &td) == nil {
 			if tag, err := rundir.ParseTrackData(td); err == nil {
 				ext = tag.Run + "." + itoa(tag.Seq)
 			}
@@ -349,8 +369,7 @@ func (s *Server) accept(acc *account, req *SendRequest) *message {
 	s.msgs[m.id] = m
 	s.msgMu.Unlock()
 	m.phase = phStart
-	m.itemStart = start.UnixNano()
-	s.eng.at(start, event{msg: m})
+	s.eng.at(start, m)
 	return m
 }
 
@@ -364,7 +383,6 @@ func (s *Server) runMessage(m *message, now time.Time) {
 	prof := s.cfg.Messaging.Profiles[AllChannels[it.channel]]
 	switch m.phase {
 	case phStart:
-		m.itemStart = ns
 		out := s.pick(prof.Outcomes)
 		m.outState, m.outCode = stateCode(out.State), uint16(out.Code)
 		m.outAt = ns + int64(s.draw(prof.Delay))
@@ -378,7 +396,7 @@ func (s *Server) runMessage(m *message, now time.Time) {
 			}
 		}
 		m.phase = phOutcome
-		s.eng.at(time.Unix(0, due), event{msg: m})
+		s.eng.at(time.Unix(0, due), m)
 	case phOutcome:
 		if it.hasFO && m.outAt > m.deadline {
 			s.expire(m, now)
@@ -404,11 +422,11 @@ func (s *Server) runMessage(m *message, now time.Time) {
 		case it.hasFO && it.cond == stSeen && (m.seenAt == 0 || m.seenAt > m.deadline):
 			s.status(m, now, stDelivered, it.channel, 0, false)
 			m.phase = phExpire
-			s.eng.at(time.Unix(0, m.deadline), event{msg: m})
+			s.eng.at(time.Unix(0, m.deadline), m)
 		case m.seenAt != 0:
 			s.status(m, now, stDelivered, it.channel, 0, false)
 			m.phase = phSeen
-			s.eng.at(time.Unix(0, m.seenAt), event{msg: m})
+			s.eng.at(time.Unix(0, m.seenAt), m)
 		default:
 			s.status(m, now, stDelivered, it.channel, 0, true)
 		}
@@ -416,6 +434,10 @@ func (s *Server) runMessage(m *message, now time.Time) {
 		s.status(m, now, stSeen, it.channel, 0, true)
 	case phExpire:
 		s.expire(m, now)
+	case phForget:
+		s.msgMu.Lock()
+		delete(s.msgs, m.id)
+		s.msgMu.Unlock()
 	}
 }
 
@@ -438,7 +460,6 @@ func (s *Server) nextItem(m *message, now time.Time) {
 func (s *Server) status(m *message, now time.Time, st, ch uint8, code uint16, final bool) {
 	s.msgMu.Lock()
 	m.lastState, m.lastChan, m.lastCode, m.lastAt = st, ch, code, now.UnixNano()
-	m.final = final
 	s.msgMu.Unlock()
 	chName := AllChannels[ch]
 	s.met.statusChanges.WithLabelValues(apiMessaging, chName, stateNames[st]).Inc()
@@ -453,7 +474,8 @@ func (s *Server) status(m *message, now time.Time, st, ch uint8, code uint16, fi
 	if final {
 		s.pendingMsg.Add(-1)
 		s.met.pending.WithLabelValues(apiMessaging).Dec()
-		s.eng.at(now.Add(s.cfg.Messaging.StatusRetention), event{fg: &forget{txID: m.id}})
+		m.phase = phForget
+		s.eng.at(now.Add(s.cfg.Messaging.StatusRetention), m)
 	}
 }
 
@@ -463,9 +485,9 @@ func (s *Server) record(m *message) any {
 	id := uuid.UUID(m.id).String()
 	at := utc(time.Unix(0, m.lastAt))
 	if m.lastState == stAccepted {
-		return sendResponse{TxID: id, UpdatedAt: at, State: StateAccepted, TrackData: m.trackData, Error: &codeMessage{Code: 0, Message: "accepted"}}
+		return sendResponse{TxID: id, UpdatedAt: at, State: StateAccepted, TrackData: raw(m.trackData), Error: &codeMessage{Code: 0, Message: "accepted"}}
 	}
-	r := statusRecord{TxID: id, UpdatedAt: at, State: stateNames[m.lastState], TrackData: m.trackData,
+	r := statusRecord{TxID: id, UpdatedAt: at, State: stateNames[m.lastState], TrackData: raw(m.trackData),
 		Error: &codeMessage{Code: int(m.lastCode), Message: deliveryText(int(m.lastCode))}}
 	// vkok is not in the status record's channel enum: the field is left out.
 	if ch := AllChannels[m.lastChan]; ch != ChanVKOK {
@@ -500,7 +522,7 @@ func (s *Server) maybeIncoming(m *message, now time.Time, ch uint8) {
 	body, _ := json.Marshal(in)
 	url := strings.TrimRight(m.acct.PartnerURL, "/") + "/incoming"
 	job := &callbackJob{kind: kindIncoming, url: url, body: body, id: out}
-	s.eng.at(at, event{cb: job})
+	s.eng.at(at, job)
 }
 
 func (s *Server) handleCheckStatus(w http.ResponseWriter, r *http.Request) {

@@ -318,7 +318,7 @@ func (s *Server) createNotification(client string, req *NotificationRequest, bod
 	if ext != "" {
 		key := idemKey{client, ext}
 		s.idem[key] = &idemEntry{id: n.id, hash: h, created: now}
-		s.eng.at(now.Add(s.cfg.Notify.IdempotencyRetention), event{fg: &forget{notify: true, key: key}})
+		s.eng.at(now.Add(s.cfg.Notify.IdempotencyRetention), &forget{key: key})
 	}
 	s.notes[n.id] = n
 	s.ntMu.Unlock()
@@ -329,7 +329,7 @@ func (s *Server) createNotification(client string, req *NotificationRequest, bod
 	s.met.accepted.WithLabelValues(apiNotify, "none").Inc()
 	s.met.pending.WithLabelValues(apiNotify).Inc()
 	s.pendingNt.Add(1)
-	s.eng.at(now.Add(s.draw(s.cfg.Notify.Delay)), event{nt: n})
+	s.eng.at(now.Add(s.draw(s.cfg.Notify.Delay)), n)
 	return notificationResponse{NotificationID: uuid.UUID(n.id).String(), ExternalID: ext, Status: NotifyAccepted, CreatedAt: utc(now)}, false, http.StatusOK
 }
 

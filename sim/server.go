@@ -67,6 +67,9 @@ type Server struct {
 
 	cbs *senders
 
+	internMu sync.Mutex
+	interned map[string]string
+
 	closeOnce sync.Once
 }
 
@@ -106,6 +109,7 @@ func New(cfg Config, reg prometheus.Registerer) (*Server, error) {
 		notes:    map[[16]byte]*notification{},
 		idem:     map[idemKey]*idemEntry{},
 		webhooks: map[string]string{},
+		interned: map[string]string{},
 		jwtKey:   make([]byte, 32),
 	}
 	if _, err := rand.Read(s.jwtKey); err != nil {
