@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -59,10 +60,8 @@ func expand(file string, src []byte, getenv func(string) string) ([]byte, Errors
 			name, def, hasDef := strings.Cut(expr, ":-")
 			if !validVarName(name) {
 				errs = append(errs, &Error{File: file, Line: ln + 1, Col: i + 1, Msg: "bad variable name " + quoteStr(name) + ": want letters, digits and _"})
-			} else if v := getenv(name); v != "" {
-				out.WriteString(v)
-			} else if hasDef {
-				out.WriteString(def)
+			} else if v, ok := lookup(getenv, name, def, hasDef); ok {
+				out.WriteString(placeValue(v, quote, line[:i], line[i+end+1:]))
 			} else {
 				errs = append(errs, &Error{File: file, Line: ln + 1, Col: i + 1, Msg: "environment variable " + name + " is not set (write ${" + name + ":-default} to give a default)"})
 			}
@@ -70,6 +69,38 @@ func expand(file string, src []byte, getenv func(string) string) ([]byte, Errors
 		}
 	}
 	return []byte(out.String()), errs
+}
+
+func lookup(getenv func(string) string, name, def string, hasDef bool) (string, bool) {
+	if v := getenv(name); v != "" {
+		return v, true
+	}
+	return def, hasDef
+}
+
+// placeValue writes a value so that YAML reads it back exactly, whatever it
+// holds (a secret may contain '#', ': ', a leading '*' or quotes): inside
+// double quotes it is escaped, inside single quotes its quotes are doubled, and
+// when it is a whole plain value it becomes a double-quoted string. In the
+// middle of a plain value (https://${HOST}/x) it goes in as it is.
+func placeValue(v string, quote byte, before, after string) string {
+	switch quote {
+	case '"':
+		q := strconv.Quote(v)
+		return q[1 : len(q)-1]
+	case '\'':
+		return strings.ReplaceAll(v, "'", "''")
+	}
+	prev := strings.TrimRight(before, " \t")
+	next := strings.TrimLeft(after, " \t")
+	wholeStart := prev == "" || strings.HasSuffix(prev, ":") || strings.HasSuffix(prev, "[") || strings.HasSuffix(prev, "{") ||
+		strings.HasSuffix(prev, ",") || (strings.HasSuffix(prev, "-") && (len(prev) == 1 || prev[len(prev)-2] == ' ' || prev[len(prev)-2] == '\t'))
+	wholeEnd := next == "" || next == "\n" || next == "\r\n" || next[0] == ',' || next[0] == ']' || next[0] == '}' ||
+		(next[0] == '#' && len(next) < len(after))
+	if wholeStart && wholeEnd && !strings.HasPrefix(next, ":") {
+		return strconv.Quote(v)
+	}
+	return v
 }
 
 func validVarName(s string) bool {

@@ -83,17 +83,23 @@ func TestExpand(t *testing.T) {
 		err       bool
 	}{
 		// a set variable is substituted, also inside a flow mapping
-		{"set", "a: { s: ${S} }", map[string]string{"S": "x1"}, "a: { s: x1 }", false},
+		{"set", "a: { s: ${S} }", map[string]string{"S": "x1"}, `a: { s: "x1" }`, false},
 		// the default is used when the variable is unset
-		{"default", "a: ${S:-dflt}", nil, "a: dflt", false},
+		{"default", "a: ${S:-dflt}", nil, `a: "dflt"`, false},
 		// an unset variable without default is an error at its column
 		{"unset", "a: 1\nb: ${MISSING}", nil, "f:2:4: environment variable MISSING is not set", true},
 		// comments are left alone, so documentation may show ${VAR}
 		{"comment", "# use ${SECRET}\na: 1 # ${X}", nil, "# use ${SECRET}", false},
 		// $${ escapes a literal ${
 		{"escape", "a: $${X}", nil, "a: ${X}", false},
-		// quoted '#' is not a comment start
-		{"quoted hash", `a: "x #${S}"`, map[string]string{"S": "v"}, `a: "x #v"`, false},
+		// quoted '#' is not a comment start; inside double quotes the value is escaped
+		{"quoted hash", `a: "x #${S}"`, map[string]string{"S": `v"\`}, `a: "x #v\"\\"`, false},
+		// inside single quotes, quotes are doubled
+		{"single quoted", `a: 'x${S}'`, map[string]string{"S": "it's"}, `a: 'xit''s'`, false},
+		// a whole plain value becomes a double-quoted string, so YAML cannot misread it
+		{"whole value", "a: ${S} # c", map[string]string{"S": "*x #y: z"}, `a: "*x #y: z" # c`, false},
+		// in the middle of a plain value it goes in as it is
+		{"inside value", "a: https://${H}/x", map[string]string{"H": "h:1"}, "a: https://h:1/x", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,6 +117,22 @@ func TestExpand(t *testing.T) {
 				t.Fatalf("got %q, want %q in it", out, tt.want)
 			}
 		})
+	}
+}
+
+// TestSecretsSurviveYAML loads secrets full of YAML syntax from the environment
+// and gets them back byte for byte.
+func TestSecretsSurviveYAML(t *testing.T) {
+	for _, secret := range []string{"*alias", "a #b", "x: y", `q"uo'te\`, "{[,]}", "- dash", "&anchor", "!tag", "%p", "@at", "  spaced  ", "ж😀"} {
+		src := "api: notify\ntarget: { baseUrl: \"http://127.0.0.1:1\", tokenUrl: \"http://127.0.0.1:1/t\" }\nauth: { clientId: c, clientSecret: ${S} }\nload: { rate: 1/s, requests: 1 }\n"
+		s, err := Parse("s.yaml", "", []byte(src), env(map[string]string{"S": secret}))
+		if err != nil {
+			t.Errorf("secret %q: %v", secret, err)
+			continue
+		}
+		if s.Creds[0].Secret != secret {
+			t.Errorf("secret %q came back as %q", secret, s.Creds[0].Secret)
+		}
 	}
 }
 

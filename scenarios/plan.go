@@ -1,8 +1,8 @@
 package scenarios
 
 import (
-	"slices"
 	"math"
+	"slices"
 	"time"
 )
 
