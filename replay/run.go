@@ -55,20 +55,22 @@ type RunOptions struct {
 
 // Report is what a replay did: replay.json.
 type Report struct {
-	RunID       string                 `json:"run_id"`
-	Speed       float64                `json:"speed"`
-	ExternalIDs string                 `json:"external_ids"`
-	Planned     int                    `json:"planned"`           // requests the pacer was given
-	Sent        int                    `json:"sent"`              // results received
-	Skipped     map[string]int         `json:"skipped,omitempty"` // reason → requests not replayed
-	TokenErrors int64                  `json:"token_errors"`      // fresh tokens that could not be had (the request went without)
-	Start       time.Time              `json:"start"`             //
-	End         time.Time              `json:"end"`               //
-	Interrupted bool                   `json:"interrupted,omitempty"`
-	Lateness    Lateness               `json:"lateness"`          // how late the hits left against plan
-	Codes       []CodeRow              `json:"codes"`             // recorded against replayed response codes
-	Matching    int                    `json:"matching"`          // requests answered with the recorded code
-	Clients     map[string][][2]string `json:"clients,omitempty"` // api → [recorded, scenario] pairs
+	RunID         string                 `json:"run_id"`
+	Speed         float64                `json:"speed"`
+	ExternalIDs   string                 `json:"external_ids"`
+	Planned       int                    `json:"planned"`                       // requests the pacer was given
+	Sent          int                    `json:"sent"`                          // results received
+	Skipped       map[string]int         `json:"skipped,omitempty"`             // reason → requests not replayed
+	TokenErrors   int64                  `json:"token_errors"`                  // fresh tokens that could not be had (the request went without)
+	Webhooks      int                    `json:"webhooks_registered,omitempty"` // notify clients whose webhook was pointed at the sink
+	WebhookErrors []string               `json:"webhook_errors,omitempty"`
+	Start         time.Time              `json:"start"` //
+	End           time.Time              `json:"end"`   //
+	Interrupted   bool                   `json:"interrupted,omitempty"`
+	Lateness      Lateness               `json:"lateness"`          // how late the hits left against plan
+	Codes         []CodeRow              `json:"codes"`             // recorded against replayed response codes
+	Matching      int                    `json:"matching"`          // requests answered with the recorded code
+	Clients       map[string][][2]string `json:"clients,omitempty"` // api → [recorded, scenario] pairs
 }
 
 // CodeRow counts requests of one API by recorded and replayed response code.
@@ -189,6 +191,9 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	for _, c := range o.Notify {
 		cc := clientcredentials.Config{ClientID: c.ID, ClientSecret: c.Secret, TokenURL: tokenURL, AuthStyle: oauth2.AuthStyleInParams}
 		tokens[c.ID] = cc.TokenSource(tokCtx)
+	}
+	if o.SinkURL != "" {
+		rep.Webhooks, rep.WebhookErrors = registerWebhooks(ctx, o, plans, tokens, &http.Client{Transport: base, Timeout: o.Timeout})
 	}
 	secrets := map[string]string{}
 	for _, c := range o.Messaging {
@@ -476,4 +481,59 @@ func (t *indexTransport) sentAt(i int) time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.sent[i]
+}
+
+// registerWebhooks points the webhook of every notify client the replay uses at
+// the sink, as the attacker does before a notify run.
+func registerWebhooks(ctx context.Context, o RunOptions, plans []plan, tokens map[string]oauth2.TokenSource, hc *http.Client) (int, []string) {
+	used := map[string]bool{}
+	var order []string
+	for _, p := range plans {
+		if p.req.API == APINotify && !used[p.client] {
+			used[p.client] = true
+			order = append(order, p.client)
+		}
+	}
+	n := 0
+	var errs []string
+	body := `{"url":"` + strings.TrimRight(o.SinkURL, "/") + `/webhook"}`
+	for _, c := range order {
+		ts, ok := tokens[c]
+		if !ok {
+			continue
+		}
+		tok, err := ts.Token()
+		if err != nil {
+			errs = append(errs, c+": token: "+errSummary(err))
+			continue
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(o.NotifyURL, "/")+"/api/v1/webhooks", strings.NewReader(body))
+		if err != nil {
+			errs = append(errs, c+": "+err.Error())
+			continue
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		resp, err := hc.Do(req)
+		if err != nil {
+			errs = append(errs, c+": "+errSummary(err))
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			errs = append(errs, fmt.Sprintf("%s: HTTP %d", c, resp.StatusCode))
+			continue
+		}
+		n++
+	}
+	return n, errs
+}
+
+// errSummary is an error's text without anything a token endpoint may echo.
+func errSummary(err error) string {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) && re.Response != nil {
+		return fmt.Sprintf("token endpoint answered HTTP %d", re.Response.StatusCode)
+	}
+	return err.Error()
 }

@@ -220,6 +220,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	l := r.Lateness
 	fmt.Fprintf(w, "  pacing: %d of %d hits more than %v late; lateness p50 %v, p99 %v, max %v\n",
 		l.Late, l.Hits, LateThreshold, l.P50, l.P99, l.Max)
+	for _, e := range r.WebhookErrors {
+		fmt.Fprintf(w, "  webhook not pointed at the sink: %s\n", e)
+	}
 	if r.TokenErrors > 0 {
 		fmt.Fprintf(w, "  %d requests went without a token (the token endpoint failed)\n", r.TokenErrors)
 	}
