@@ -296,7 +296,7 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 	if at.Probe != "" {
 		s.Idempotency.Probes++
 	}
-	if at.Attempt > 1 {
+	if at.Attempt > 1 && at.Probe == "" { // probes number their attempts on from the message's last
 		s.Idempotency.Retries++
 	}
 	if at.RateLimit != "" {
@@ -330,6 +330,10 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 	}
 	if at.Attempt <= 1 && at.Probe == "" {
 		r.Messages++
+	}
+	if at.Mismatch && !m.mismatch { // the attacker compared the ids itself
+		m.mismatch = true
+		s.Idempotency.Mismatches++
 	}
 	if is2xx(at.Code) {
 		if !m.accepted {

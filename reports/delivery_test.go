@@ -12,10 +12,11 @@ func TestNotifyIdempotency(t *testing.T) {
 	r := newRun(rundir.APINotify)
 	r.send(1, "c1", 1, 200, 0.01)
 	p := r.send(1, "c1", 1.5, 200, 0.01) // sequential probe, same id: fine
-	p.Attempt, p.Probe, p.FirstSent = 1, "sequential", at(1)
+	p.Attempt, p.Probe, p.FirstSent = 2, "sequential", at(1) // probes number on from the message's attempts
 	r.send(2, "c1", 2, 200, 0.01)
 	p = r.send(2, "c1", 2.5, 200, 0.01) // probe answered with another id
-	p.Attempt, p.Probe, p.FirstSent, p.NotificationID = 1, "concurrent", at(2), "n-other"
+	p.Attempt, p.Probe, p.FirstSent, p.NotificationID = 2, "concurrent", at(2), "n-other"
+	p.Mismatch = true // as the attacker marks it; counted once per message with the id check
 	r.callback(1, 4, "DELIVERED", "", true, false)
 	r.callback(2, 5, "DELIVERED", "", true, false)
 	r.callback(2, 6, "FAILED", "", true, false) // a second terminal webhook for one externalId
@@ -24,8 +25,8 @@ func TestNotifyIdempotency(t *testing.T) {
 		t.Fatal(err)
 	}
 	i := s.Idempotency
-	if i.Probes != 2 || i.Mismatches != 1 || i.DuplicateDeliveries != 1 {
-		t.Errorf("idempotency %+v: want 2 probes, 1 mismatch, 1 duplicate delivery", i)
+	if i.Probes != 2 || i.Mismatches != 1 || i.DuplicateDeliveries != 1 || i.Retries != 0 {
+		t.Errorf("idempotency %+v: want 2 probes, 1 mismatch, 1 duplicate delivery, no retries", i)
 	}
 	if s.Requests.Messages != 2 || s.Delivery.Expected != 2 || s.Delivery.Received != 2 {
 		t.Errorf("messages %d expected %d received %d", s.Requests.Messages, s.Delivery.Expected, s.Delivery.Received)
