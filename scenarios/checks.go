@@ -44,7 +44,7 @@ func (c *checker) url(p, raw string, required bool) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		c.errorf(p, "%q is not an http or https URL", raw)
+		c.errorf(p, "%q is not an http or https URL", redactURL(raw))
 	}
 }
 

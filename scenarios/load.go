@@ -252,6 +252,9 @@ func (c *checker) scenario(s *Scenario, p string) {
 	if s.Sink == "" {
 		s.Sink = "embedded"
 	}
+	if s.Confirm != "" && (strings.Contains(s.Confirm, "/") || strings.ContainsAny(s.Confirm, " \t@")) {
+		c.errorf(at("confirm"), "want a host name such as api.example.com (no scheme, path or user)")
+	}
 	if s.Sink != "embedded" {
 		c.url(at("sink"), s.Sink, true)
 	}

@@ -136,6 +136,10 @@ func TestDecodeShapes(t *testing.T) {
 		{"unique channels", "api: messaging\nload: { rate: 1/s, requests: 1 }\nmessage: { scenario: [{ channel: sms }, { channel: sms }] }\n", "used twice"},
 		// a real target needs credentials from the environment
 		{"real target", "api: notify\ntarget: { baseUrl: \"https://api.example.com\", tokenUrl: \"https://auth.example.com/t\" }\nload: { rate: 1/s, requests: 1 }\n", "auth.clientSecret: required for a real target"},
+		// a bad URL is quoted without its password
+		{"url password", "api: messaging\ntarget: { baseUrl: \"ftp://u:hunter2@h\" }\nauth: { login: u, password: p }\nload: { rate: 1/s, requests: 1 }\n", `"ftp://u:%5BREDACTED%5D@h" is not an http or https URL`},
+		// confirm is a host, not a URL
+		{"confirm", "api: notify\nconfirm: https://api.example.com\nload: { rate: 1/s, requests: 1 }\n", "confirm: want a host name"},
 		// polling is messaging only
 		{"poll notify", "api: notify\nload: { rate: 1/s, requests: 1 }\ndelivery: { via: poll }\n", "poll needs the messaging API"},
 	}
