@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,7 +34,7 @@ type message struct {
 	items     []item
 	callback  string
 	trackData string // echoed unchanged (raw JSON)
-	recipient string
+	msisdn    uint64 // recipient's E.164 digits (validated: at most 15)
 	sender    string
 	accepted  int64
 	outAt     int64 // when the drawn outcome of the current item is due
@@ -273,6 +274,12 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// msisdnDigits packs a validated E.164 number into an integer.
+func msisdnDigits(v string) uint64 {
+	n, _ := strconv.ParseUint(strings.TrimPrefix(v, "+"), 10, 64)
+	return n
+}
+
 // raw is s as JSON, nil when empty.
 func raw(s string) json.RawMessage {
 	if s == "" {
@@ -313,8 +320,8 @@ func (s *Server) accept(acc *account, req *SendRequest) *message {
 		id:        uuid.New(),
 		acct:      acc,
 		accepted:  now.UnixNano(),
-		recipient: *req.Scenario[0].Recipient.Value,
-		sender:    *req.Scenario[0].Sender,
+		msisdn:    msisdnDigits(*req.Scenario[0].Recipient.Value),
+		sender:    s.intern(*req.Scenario[0].Sender),
 		truth:     -1,
 		lastState: stAccepted,
 		lastAt:    now.UnixNano(),
@@ -347,7 +354,7 @@ func (s *Server) accept(acc *account, req *SendRequest) *message {
 	start := now
 	if req.Schedule != nil {
 		sc, _ := parseSchedule(req.Schedule)
-		start = sc.sendTime(now, m.recipient)
+		start = sc.sendTime(now, *req.Scenario[0].Recipient.Value)
 	}
 	ext := ""
 	if m.trackData != "" {
@@ -511,7 +518,7 @@ func (s *Server) maybeIncoming(m *message, now time.Time, ch uint8) {
 	}
 	out := uuid.UUID(m.id).String()
 	in := incomingMessage{
-		TxID: uuid.NewString(), Channel: chName, Recipient: recipient{Type: "MSISDN", Value: m.recipient},
+		TxID: uuid.NewString(), Channel: chName, Recipient: recipient{Type: "MSISDN", Value: "+" + strconv.FormatUint(m.msisdn, 10)},
 		Sender: sender, Text: "reply to " + out, OutgoingTxID: out,
 	}
 	if s.chance(s.cfg.Messaging.ReplyOnShare) {
