@@ -1,0 +1,301 @@
+package attack
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// The side-by-side benchmark: msgload's attack path and the vegeta CLI (built
+// from the pinned module) at the same rates against the same loopback target,
+// one after the other in one run. Each loader runs in a child process so its
+// CPU (user+sys) and peak RSS come from its own rusage.
+//
+//	go test ./attack -run '^$' -bench VersusVegeta -benchtime 1x
+//
+// Environment: MSGLOAD_BENCH_RATES (comma-separated, "max" = vegeta's own
+// maximum measured first; default "1000,4000,max"), MSGLOAD_BENCH_SECONDS
+// (per run, default 3), MSGLOAD_BENCH_MEMORY (message counts for the memory
+// run, e.g. "100000,1000000"; default none: long).
+
+const childEnv = "MSGLOAD_BENCH_CHILD"
+
+type childConfig struct {
+	URL      string
+	Rate     int
+	Duration time.Duration
+	Requests int64
+	Dir      string
+}
+
+type childReport struct {
+	Sent, Errors int64
+	First, Last  time.Time
+}
+
+// TestBenchChild is the msgload side of the benchmark, run in a child process.
+func TestBenchChild(t *testing.T) {
+	raw := os.Getenv(childEnv)
+	if raw == "" {
+		t.Skip("benchmark child: runs only under BenchmarkVersusVegeta")
+	}
+	var cfg childConfig
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := NewRecorder(cfg.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	span := &spanRecorder{next: rec}
+	m, err := NewMetrics(prometheus.NewRegistry(), 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Options{
+		API: rundir.APIMessaging, BaseURL: cfg.URL, Clients: []Client{{ID: "bench", Secret: "bench-pass"}},
+		Pacer: Constant(vegeta.Rate{Freq: cfg.Rate, Per: time.Second}), Duration: cfg.Duration, Requests: cfg.Requests,
+		Body: benchBody, Chain: []string{"sms"}, RunID: "bench", Out: span, Metrics: m,
+		Retry: Retry{On: []int{503}, Max: 2, Backoff: 10 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(childReport{Sent: res.Sent, Errors: res.Errors, First: span.first, Last: span.last})
+	fmt.Printf("BENCH-REPORT %s\n", out)
+}
+
+// spanRecorder notes the first and last send times.
+type spanRecorder struct {
+	next        Recorder
+	mu          sync.Mutex
+	first, last time.Time
+}
+
+func (s *spanRecorder) Record(a *rundir.Attempt, r *vegeta.Result) error {
+	s.mu.Lock()
+	if a.Attempt == 1 && a.Op == OpSend {
+		if s.first.IsZero() || a.Sent.Before(s.first) {
+			s.first = a.Sent
+		}
+		if a.Sent.After(s.last) {
+			s.last = a.Sent
+		}
+	}
+	s.mu.Unlock()
+	return s.next.Record(a, r)
+}
+
+// benchBody is a realistic messaging send, unique per message (recipient,
+// text, tag).
+func benchBody(seq int64, client string, tag rundir.Tag) ([]byte, error) {
+	b := make([]byte, 0, 320)
+	b = append(b, `{"trackData":{"`+rundir.TrackRun+`":"`...)
+	b = append(b, tag.Run...)
+	b = append(b, `","`+rundir.TrackSeq+`":"`...)
+	b = strconv.AppendInt(b, seq, 10)
+	b = append(b, `","`+rundir.TrackSent+`":"`...)
+	b = strconv.AppendInt(b, tag.First.UnixNano(), 10)
+	b = append(b, `","`+rundir.TrackChain+`":"sms"},"clientRequestId":"`...)
+	b = strconv.AppendInt(b, seq, 36)
+	b = append(b, `","scenario":[{"channel":"sms","sender":"Acme","recipient":{"type":"MSISDN","value":"+7999`...)
+	b = fmt.Appendf(b, "%07d", seq%10_000_000)
+	b = append(b, `"},"text":"Your code is `...)
+	b = strconv.AppendInt(b, (seq*7919)%1_000_000, 10)
+	b = append(b, `. Message `...)
+	b = strconv.AppendInt(b, seq, 10)
+	b = append(b, `."}]}`...)
+	return b, nil
+}
+
+type loaderRun struct {
+	cpu     time.Duration // user + sys
+	rss     int64         // peak, KiB
+	sent    int64
+	rate    float64 // achieved, requests per second between the first and last send
+	success float64
+}
+
+func (r loaderRun) cpuPerReq() float64 { return float64(r.cpu.Microseconds()) / float64(r.sent) }
+
+func rusage(ps *os.ProcessState) (time.Duration, int64) {
+	ru, _ := ps.SysUsage().(*syscall.Rusage)
+	var rss int64
+	if ru != nil {
+		rss = ru.Maxrss
+	}
+	return ps.UserTime() + ps.SystemTime(), rss
+}
+
+func runMsgload(b *testing.B, url string, rate int, du time.Duration, requests int64) loaderRun {
+	dir := b.TempDir()
+	cfg, _ := json.Marshal(childConfig{URL: url, Rate: rate, Duration: du, Requests: requests, Dir: dir})
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchChild$", "-test.count=1", "-test.v=false")
+	cmd.Env = append(os.Environ(), childEnv+"="+string(cfg))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("msgload child: %v\n%s", err, out.String())
+	}
+	_, js, ok := strings.Cut(out.String(), "BENCH-REPORT ")
+	if !ok {
+		b.Fatalf("msgload child said:\n%s", out.String())
+	}
+	var rep childReport
+	if err := json.NewDecoder(strings.NewReader(js)).Decode(&rep); err != nil {
+		b.Fatal(err)
+	}
+	cpu, rss := rusage(cmd.ProcessState)
+	r := loaderRun{cpu: cpu, rss: rss, sent: rep.Sent}
+	if d := rep.Last.Sub(rep.First); d > 0 && rep.Sent > 1 {
+		r.rate = float64(rep.Sent-1) / d.Seconds()
+	}
+	r.success = 1 - float64(rep.Errors)/float64(max(rep.Sent, 1))
+	return r
+}
+
+func runVegeta(b *testing.B, bin, url string, rate int, du time.Duration) loaderRun {
+	dir := b.TempDir()
+	body := filepath.Join(dir, "body.json")
+	static, _ := benchBody(1, "bench", rundir.Tag{Run: "bench", Seq: 1, First: time.Now()})
+	os.WriteFile(body, static, 0o644)
+	targets := filepath.Join(dir, "targets.txt")
+	os.WriteFile(targets, []byte("POST "+url+"/messaging/v1/send\nAuthorization: Basic YmVuY2g6YmVuY2gtcGFzcw==\nContent-Type: application/json\n@"+body+"\n"), 0o644)
+	results := filepath.Join(dir, "results.bin")
+	args := []string{"attack", "-targets=" + targets, "-output=" + results, "-duration=" + du.String(), "-rate=" + strconv.Itoa(rate) + "/s"}
+	if rate == 0 {
+		args = append(args, "-max-workers=64")
+	}
+	cmd := exec.Command(bin, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("vegeta: %v\n%s", err, out.String())
+	}
+	cpu, rss := rusage(cmd.ProcessState)
+	f, err := os.Open(results)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var m vegeta.Metrics
+	dec := vegeta.NewDecoder(f)
+	for {
+		var res vegeta.Result
+		if err := dec.Decode(&res); err == io.EOF {
+			break
+		} else if err != nil {
+			b.Fatal(err)
+		}
+		m.Add(&res)
+	}
+	m.Close()
+	return loaderRun{cpu: cpu, rss: rss, sent: int64(m.Requests), rate: m.Rate, success: m.Success}
+}
+
+// benchTarget is the loopback service both loaders hit.
+func benchTarget(b *testing.B) string {
+	var n atomic.Int64
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"txId":"00000000-0000-0000-0000-%012d","state":"ACCEPTED","updatedAt":"2026-01-01T00:00:00Z"}`, n.Add(1))
+	})}
+	go srv.Serve(ln)
+	b.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+func buildVegeta(b *testing.B) string {
+	bin := filepath.Join(b.TempDir(), "vegeta")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/tsenart/vegeta/v12").CombinedOutput()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			b.Fatalf("build vegeta CLI: %v\n%s", err, out)
+		}
+		b.Skipf("build vegeta CLI (needs the go tool and the module cache): %v\n%s", err, out)
+	}
+	return bin
+}
+
+func envDefault(k, d string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return d
+}
+
+func BenchmarkVersusVegeta(b *testing.B) {
+	bin := buildVegeta(b)
+	url := benchTarget(b)
+	secs, _ := strconv.Atoi(envDefault("MSGLOAD_BENCH_SECONDS", "3"))
+	du := time.Duration(max(secs, 1)) * time.Second
+	var vegetaMax int
+	for _, rs := range strings.Split(envDefault("MSGLOAD_BENCH_RATES", "1000,4000,max"), ",") {
+		rate, err := strconv.Atoi(rs)
+		if rs == "max" {
+			if vegetaMax == 0 {
+				mx := runVegeta(b, bin, url, 0, du)
+				vegetaMax = int(mx.rate)
+				b.Logf("vegeta max rate here: %.0f/s (cpu %.1f µs/req)", mx.rate, mx.cpuPerReq())
+			}
+			rate = vegetaMax
+		} else if err != nil || rate <= 0 {
+			b.Fatalf("MSGLOAD_BENCH_RATES: bad rate %q", rs)
+		}
+		b.Run(fmt.Sprintf("rate=%d", rate), func(b *testing.B) {
+			v := runVegeta(b, bin, url, rate, du)
+			m := runMsgload(b, url, rate, du, 0)
+			b.ReportMetric(v.cpuPerReq(), "vegeta-cpu-µs/req")
+			b.ReportMetric(m.cpuPerReq(), "msgload-cpu-µs/req")
+			b.ReportMetric(m.cpuPerReq()/v.cpuPerReq(), "cpu-ratio")
+			b.ReportMetric(100*(v.rate-float64(rate))/float64(rate), "vegeta-rate-err-%")
+			b.ReportMetric(100*(m.rate-float64(rate))/float64(rate), "msgload-rate-err-%")
+			b.ReportMetric(float64(v.rss), "vegeta-peak-KiB")
+			b.ReportMetric(float64(m.rss), "msgload-peak-KiB")
+			b.Logf("rate %d/s for %v: vegeta %d req %.1f µs/req %.1f/s ok %.3f rss %d KiB | msgload %d req %.1f µs/req %.1f/s ok %.3f rss %d KiB",
+				rate, du, v.sent, v.cpuPerReq(), v.rate, v.success, v.rss, m.sent, m.cpuPerReq(), m.rate, m.success, m.rss)
+		})
+	}
+	if counts := os.Getenv("MSGLOAD_BENCH_MEMORY"); counts != "" {
+		rate := max(vegetaMax, 5000)
+		for _, cs := range strings.Split(counts, ",") {
+			n, err := strconv.ParseInt(cs, 10, 64)
+			if err != nil || n <= 0 {
+				b.Fatalf("MSGLOAD_BENCH_MEMORY: bad count %q", cs)
+			}
+			b.Run(fmt.Sprintf("memory/requests=%d", n), func(b *testing.B) {
+				m := runMsgload(b, url, rate, 0, n)
+				b.ReportMetric(float64(m.rss), "msgload-peak-KiB")
+				b.ReportMetric(m.cpuPerReq(), "msgload-cpu-µs/req")
+				b.Logf("%d requests at %d/s: peak RSS %d KiB, %.1f µs/req, %.1f/s", n, rate, m.rss, m.cpuPerReq(), m.rate)
+			})
+		}
+	}
+}
