@@ -25,22 +25,29 @@ func (g *globalState) compareCommand() *cli.Command {
 			&cli.StringFlag{Name: "latency-tolerance", Value: "10%", Usage: "how much a latency may grow before it is a regression"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 2 {
-				return badInput(errors.New("compare: want two arguments, BASE and NEW"))
-			}
-			tol, err := parseTolerance(c.String("latency-tolerance"))
+			// urfave/cli stops at the first argument; the usage puts flags after
+			// BASE NEW, so read those here.
+			opts := map[string]string{"format": c.String("format"), "latency-tolerance": c.String("latency-tolerance")}
+			args, err := trailingFlags(c.Args().Slice(), opts)
 			if err != nil {
 				return badInput(err)
 			}
-			format := c.String("format")
+			if len(args) != 2 {
+				return badInput(errors.New("compare: want two arguments, BASE and NEW"))
+			}
+			tol, err := parseTolerance(opts["latency-tolerance"])
+			if err != nil {
+				return badInput(err)
+			}
+			format := opts["format"]
 			if format != "text" && format != "markdown" {
 				return badInput(fmt.Errorf("compare: --format %q: want text or markdown", format))
 			}
-			base, err := readSummaryArg(c.Args().Get(0))
+			base, err := readSummaryArg(args[0])
 			if err != nil {
 				return badInput(err)
 			}
-			nw, err := readSummaryArg(c.Args().Get(1))
+			nw, err := readSummaryArg(args[1])
 			if err != nil {
 				return badInput(err)
 			}
@@ -80,4 +87,27 @@ func parseTolerance(s string) (float64, error) {
 		f /= 100
 	}
 	return f, nil
+}
+
+// trailingFlags takes --name value and --name=value for the names in opts out of
+// args (setting opts) and returns the rest.
+func trailingFlags(args []string, opts map[string]string) ([]string, error) {
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if _, ok := opts[name]; !ok || !strings.HasPrefix(a, "-") {
+			rest = append(rest, a)
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				return nil, fmt.Errorf("flag --%s needs a value", name)
+			}
+			i++
+			val = args[i]
+		}
+		opts[name] = val
+	}
+	return rest, nil
 }

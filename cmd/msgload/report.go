@@ -20,10 +20,19 @@ func (g *globalState) reportCommand() *cli.Command {
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
+			quiet := c.Bool("quiet")
+			var args []string
+			for _, a := range c.Args().Slice() { // flags after RUN_DIR too
+				if a == "-q" || a == "--quiet" || a == "-quiet" {
+					quiet = true
+					continue
+				}
+				args = append(args, a)
+			}
+			if len(args) != 1 {
 				return badInput(errors.New("report: want exactly one argument, the run directory"))
 			}
-			return g.runReport(c.Args().First(), c.Bool("quiet"))
+			return g.runReport(args[0], quiet)
 		},
 	}
 }
