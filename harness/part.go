@@ -222,6 +222,16 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 		}
 	}
 	closers = nil
+	if r.sink == nil && sinkURL != "" && s.Delivery.Via != "poll" && s.Delivery.Via != "none" {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		n, ferr := fetchEvents(ctx, sinkURL, r.id, filepath.Join(r.dir, rundir.EventsFile))
+		cancel()
+		if ferr != nil {
+			fmt.Fprintf(r.o.Stderr, "msgload: %s: %v; the report counts what arrived as lost (copy events.jsonl from the sink and run msgload report %s)\n", s.Name, ferr, r.dir)
+		} else {
+			fmt.Fprintf(r.o.Stderr, "msgload: %s: %d events copied from the sink %s\n", s.Name, n, sinkURL)
+		}
+	}
 	meta.End = r.o.Now().UTC()
 	if werr := writeJSON(metaPath, meta); werr != nil && err == nil {
 		err = werr

@@ -1,0 +1,118 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/msgload/msgload/rundir"
+	"github.com/msgload/msgload/scenarios"
+	"github.com/msgload/msgload/sink"
+)
+
+// TestFetchEventsFromStandaloneSink posts callbacks of two runs to a real sink
+// and copies one run's events through the read API, across several pages.
+func TestFetchEventsFromStandaloneSink(t *testing.T) {
+	k, err := sink.New(sink.Options{LogPath: filepath.Join(t.TempDir(), "events.jsonl")}, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	srv := httptest.NewServer(k.Handler())
+	defer srv.Close()
+	post := func(run string, seq int64) {
+		tag := rundir.Tag{Run: run, Seq: seq, First: time.Now()}
+		body := fmt.Sprintf(`{"notificationId":"n-%s-%d","externalId":%q,"status":"DELIVERED","updatedAt":%q}`,
+			run, seq, tag.ExternalID(), time.Now().UTC().Format(time.RFC3339Nano))
+		resp, err := http.Post(srv.URL+"/webhook", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			t.Fatalf("sink answered %s", resp.Status)
+		}
+	}
+	fetchPage = 4 // several pages, the last one short
+	defer func() { fetchPage = 10000 }()
+	const want = 10
+	for i := int64(1); i <= want; i++ {
+		post("runA", i)
+		if i <= 7 {
+			post("runB", i)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	n, err := fetchEvents(context.Background(), srv.URL, "runA", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != want {
+		t.Fatalf("copied %d events, want %d", n, want)
+	}
+	seen := map[int64]bool{}
+	err = rundir.ReadJSONL(path, func(e rundir.Event) error {
+		if e.Corr == nil || e.Corr.Run != "runA" {
+			return fmt.Errorf("event of another run copied: %+v", e.Corr)
+		}
+		seen[e.Corr.Seq] = true
+		return nil
+	}, func(line int, err error) { t.Errorf("line %d: %v", line, err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != want {
+		t.Fatalf("%d distinct messages in the copy, want %d", len(seen), want)
+	}
+}
+
+// TestRunWithStandaloneSink sends the callbacks of an embedded-simulator run
+// to a sink of its own (as a team would on another host): the run directory
+// gets the run's events through the read API and the report finds none lost.
+func TestRunWithStandaloneSink(t *testing.T) {
+	k, err := sink.New(sink.Options{LogPath: filepath.Join(t.TempDir(), "events.jsonl")}, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	srv := httptest.NewServer(k.Handler())
+	defer srv.Close()
+	src := fmt.Sprintf(`name: remote-sink
+api: notify
+target: embedded
+sink: %s
+clients: 2
+load: { rate: 20/s, requests: 12 }
+limit: { rate: 100/1m, mode: respect }
+message: { recipient: "+79990000001", text: "x {{.Seq}}" }
+delivery: { grace: 15s }
+thresholds: [ "delivery.lost == 0", "delivery.received == 12" ]
+`, srv.URL)
+	s, err := scenarios.Parse("remote.yaml", t.TempDir(), []byte(src), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	res, err := Run(context.Background(), Options{Scenario: s, Out: t.TempDir(), Stderr: &stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Parts[0]
+	if p.Err != nil || !p.Summary.OK() {
+		var b strings.Builder
+		if p.Summary != nil {
+			p.Summary.Terminal(&b)
+		}
+		t.Fatalf("run failed: %v\n%s\nstderr:\n%s", p.Err, b.String(), stderr.String())
+	}
+	if got := k.Stats().Webhooks; got != 12 {
+		t.Errorf("standalone sink got %d webhooks, want 12", got)
+	}
+}
