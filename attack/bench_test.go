@@ -34,7 +34,8 @@ import (
 //
 // Environment: MSGLOAD_BENCH_RATES (comma-separated, "max" = vegeta's own
 // maximum measured first; default "1000,4000,max"), MSGLOAD_BENCH_SECONDS
-// (per run, default 3), MSGLOAD_BENCH_MEMORY (message counts for the memory
+// (per run, default 3), MSGLOAD_BENCH_CPUPROFILE (a file for the msgload
+// child's CPU profile), MSGLOAD_BENCH_MEMORY (message counts for the memory
 // run, e.g. "100000,1000000"; default none: long).
 
 const childEnv = "MSGLOAD_BENCH_CHILD"
@@ -152,7 +153,11 @@ func rusage(ps *os.ProcessState) (time.Duration, int64) {
 func runMsgload(b *testing.B, url string, rate int, du time.Duration, requests int64) loaderRun {
 	dir := b.TempDir()
 	cfg, _ := json.Marshal(childConfig{URL: url, Rate: rate, Duration: du, Requests: requests, Dir: dir})
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchChild$", "-test.count=1", "-test.v=false")
+	args := []string{"-test.run=^TestBenchChild$", "-test.count=1", "-test.v=false"}
+	if prof := os.Getenv("MSGLOAD_BENCH_CPUPROFILE"); prof != "" {
+		args = append(args, "-test.cpuprofile="+prof) // profile of the msgload child
+	}
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), childEnv+"="+string(cfg))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

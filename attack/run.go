@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/msgload/msgload/rundir"
@@ -84,6 +85,10 @@ type engine struct {
 
 	inFlight interface{ Add(float64) }
 	planned  interface{ Set(float64) }
+	// Series of the hot path, looked up once (nil without metrics).
+	lag, retryAfter prometheus.Observer
+	late            prometheus.Counter
+	durations       map[string]prometheus.Observer // by operation
 }
 
 // Run attacks with o until the pacer, Duration, Requests or MaxMessages end
@@ -196,9 +201,16 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 		e.sendURL = base + "/messaging/v1/send"
 		e.statusURL = base + "/messaging/v1/check-status/"
 	}
-	if o.Metrics != nil {
-		e.inFlight = o.Metrics.inFlight.WithLabelValues(o.API)
-		e.planned = o.Metrics.planned.WithLabelValues(o.API)
+	if m := o.Metrics; m != nil {
+		e.inFlight = m.inFlight.WithLabelValues(o.API)
+		e.planned = m.planned.WithLabelValues(o.API)
+		e.lag = m.lag.WithLabelValues(o.API)
+		e.retryAfter = m.retryAfter.WithLabelValues(o.API)
+		e.late = m.late.WithLabelValues(o.API)
+		e.durations = map[string]prometheus.Observer{}
+		for _, op := range []string{OpSend, OpCheckStatus, OpWebhook, OpToken} {
+			e.durations[op] = m.duration.WithLabelValues(o.API, op)
+		}
 	}
 	for _, c := range o.Clients {
 		cs := &clientState{Client: c, met: o.Metrics.forClient(o.API, c.ID)}
@@ -354,9 +366,9 @@ func (e *engine) send(m *message) (*rundir.Attempt, answer) {
 			}
 			if c.met != nil {
 				c.met.sent.Inc()
-				c.met.m.lag.WithLabelValues(e.o.API).Observe(max(late, 0).Seconds())
+				e.lag.Observe(max(late, 0).Seconds())
 				if late > e.lateAfter {
-					c.met.m.late.WithLabelValues(e.o.API).Inc()
+					e.late.Inc()
 				}
 			}
 		} else {
@@ -529,16 +541,14 @@ func (e *engine) write(c *clientState, a *rundir.Attempt) {
 	}
 	if c.met != nil {
 		c.met.request(a.Op, a.Code).Inc()
-		if a.Op != OpToken {
-			c.met.m.duration.WithLabelValues(e.o.API, a.Op).Observe(a.Latency)
-		} else {
-			c.met.m.duration.WithLabelValues(e.o.API, OpToken).Observe(a.Latency)
-		}
+		e.durations[a.Op].Observe(a.Latency)
 		if a.Code == http.StatusTooManyRequests {
 			c.met.rateLimited.Inc()
 		}
-		if d, ok := parseRetryAfter(a.RetryAfter, a.Sent); ok {
-			c.met.m.retryAfter.WithLabelValues(e.o.API).Observe(d.Seconds())
+		if a.RetryAfter != "" {
+			if d, ok := parseRetryAfter(a.RetryAfter, a.Sent); ok {
+				e.retryAfter.Observe(d.Seconds())
+			}
 		}
 	}
 	if e.o.Out == nil {
