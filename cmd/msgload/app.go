@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -70,7 +71,8 @@ func (g *globalState) app() *cli.App {
 
 // run runs the program with args and returns its exit code.
 func (g *globalState) run(ctx context.Context, args []string) int {
-	err := g.app().RunContext(ctx, args)
+	app := g.app()
+	err := app.RunContext(ctx, intersperse(app, args))
 	if err == nil {
 		return exitOK
 	}
@@ -83,4 +85,50 @@ func (g *globalState) run(ctx context.Context, args []string) int {
 	}
 	fmt.Fprintln(g.stderr, "msgload:", err)
 	return exitBadInput
+}
+
+// intersperse lets flags follow a subcommand's arguments (`msgload run smoke
+// --out x`), which urfave/cli v2 does not parse by itself: the flags of the
+// subcommand found after its first argument are moved before it. A flag that
+// is not a bool takes the next word as its value; "--" ends the flags.
+func intersperse(app *cli.App, args []string) []string {
+	if len(args) < 3 {
+		return args
+	}
+	var cmd *cli.Command
+	for _, c := range app.Commands {
+		if c.HasName(args[1]) {
+			cmd = c
+		}
+	}
+	if cmd == nil {
+		return args
+	}
+	takesValue := map[string]bool{}
+	for _, f := range cmd.Flags {
+		_, isBool := f.(*cli.BoolFlag)
+		for _, n := range f.Names() {
+			takesValue[n] = !isBool
+		}
+	}
+	var flags, rest []string
+	for i := 2; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		name, _, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		value, known := takesValue[name]
+		if !strings.HasPrefix(a, "-") || a == "-" || !known {
+			rest = append(rest, a)
+			continue
+		}
+		flags = append(flags, a)
+		if value && !hasVal && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return append(append(append([]string{}, args[:2]...), flags...), rest...)
 }

@@ -121,18 +121,18 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 	return nil
 }
 
-// oneArg checks that exactly one argument was given, and names the usual
-// mistake: flags after the argument, which urfave/cli v2 does not parse.
+// oneArg checks that exactly one argument was given; a word that looks like a
+// flag is named, since it is not one of the command's.
 func oneArg(c *cli.Context, cmd, what string) error {
 	if c.NArg() == 1 {
 		return nil
 	}
-	for _, a := range c.Args().Slice()[1:] {
+	for _, a := range c.Args().Slice() {
 		if strings.HasPrefix(a, "-") {
-			return badInput(fmt.Errorf("%s: flags go before the %s: msgload %s %s %s", cmd, what, cmd, strings.Join(c.Args().Slice()[1:], " "), c.Args().First()))
+			return badInput(fmt.Errorf("%s: %s is not a flag of %s (msgload %s --help lists them)", cmd, a, cmd, cmd))
 		}
 	}
-	return badInput(fmt.Errorf("%s: name exactly one %s", cmd, what))
+	return badInput(fmt.Errorf("%s: name exactly one %s, got %d", cmd, what, c.NArg()))
 }
 
 func isTerminal(w any) bool {

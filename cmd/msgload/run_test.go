@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // runProgram runs msgload in-process with args and returns its exit code and
@@ -108,10 +111,57 @@ func TestRunExitCodes(t *testing.T) {
 	}
 }
 
-func TestRunFlagsAfterScenarioNamed(t *testing.T) {
-	code, _, stderr := runProgram(t, nil, nil, "run", "smoke", "--out", "x")
-	if code != exitBadInput || !strings.Contains(stderr, "flags go before the scenario: msgload run --out x smoke") {
-		t.Fatalf("exit %d, stderr %q; want 2 and the corrected command", code, stderr)
+func TestIntersperse(t *testing.T) {
+	g := &globalState{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
+	app := g.app()
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		// Flags after the scenario move before it, with their values.
+		{"trailing value flags", "msgload run smoke --out x --max-messages 5", "msgload run --out x --max-messages 5 smoke"},
+		// --name=value stays one word.
+		{"equals form", "msgload run smoke --out=x", "msgload run --out=x smoke"},
+		// Already in order: unchanged.
+		{"ordered", "msgload run --out x smoke", "msgload run --out x smoke"},
+		// A bool flag takes no value: the word after it stays an argument.
+		{"bool flag", "msgload validate a --json b", "msgload validate --json a b"},
+		// Unknown flags and words after -- are left for the command to judge.
+		{"unknown and terminator", "msgload run smoke --nope -- --out x", "msgload run smoke --nope -- --out x"},
+		// No subcommand: unchanged.
+		{"no command", "msgload --help", "msgload --help"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := strings.Join(intersperse(app, strings.Fields(tt.in)), " ")
+			if got != tt.want {
+				t.Errorf("intersperse(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunFlagsAfterScenario(t *testing.T) {
+	out := t.TempDir()
+	scen := writeScenario(t, strings.Replace(quickNotify, "%s", "requests.total > 0", 1))
+	code, stdout, stderr := runProgram(t, nil, nil, "run", scen, "--out", out, "--metrics-addr", "127.0.0.1:0", "--max-messages", "4")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	runs, _ := os.ReadDir(out)
+	if len(runs) != 1 {
+		t.Fatalf("--out after the scenario was not applied: %d runs in it", len(runs))
+	}
+	n := 0
+	_ = rundir.ReadJSONL(filepath.Join(out, runs[0].Name(), rundir.AttemptsFile), func(a rundir.Attempt) error {
+		if a.Op == "send" && a.Attempt <= 1 && a.Probe == "" {
+			n++
+		}
+		return nil
+	}, nil)
+	if n != 4 {
+		t.Errorf("--max-messages 4 after the scenario: %d messages sent", n)
 	}
 }
 
