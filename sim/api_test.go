@@ -459,3 +459,5 @@ func TestMetricsLint(t *testing.T) {
 		t.Fatalf("client label %q, want other", got)
 	}
 }
+
+func base64Std(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
