@@ -111,14 +111,17 @@ func (b *statusBits) bit(s string) uint8 {
 	return 1 << 7
 }
 
-// terminalState reports whether a messaging state ends the message: DELIVERED,
-// SEEN, NOT_DELIVERED, FAILED always; EXPIRED only on the last channel of the
-// chain (or with no chain, or when the channel is unknown).
+// terminalState reports whether a messaging state ends the message. On the
+// last channel of the chain (or with no chain, or an unknown channel) every
+// final state does: DELIVERED, SEEN, NOT_DELIVERED, FAILED, EXPIRED. On an
+// earlier channel only a delivery does (DELIVERED, SEEN): NOT_DELIVERED, FAILED
+// and EXPIRED there mean the awaited condition_status did not come, and the
+// service goes on with the next scenario item (messaging-api.md, cascading).
 func terminalState(state string, chainIdx, chainLen int) bool {
-	if state != StateExpired {
+	if chainIdx < 0 || chainIdx >= chainLen-1 {
 		return true
 	}
-	return chainIdx < 0 || chainIdx >= chainLen-1
+	return state == StateDelivered || state == StateSeen
 }
 
 // parseChain keeps the chain only when every channel is known and there are at
