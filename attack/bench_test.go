@@ -157,6 +157,9 @@ func runMsgload(b *testing.B, url string, rate int, du time.Duration, requests i
 	if prof := os.Getenv("MSGLOAD_BENCH_CPUPROFILE"); prof != "" {
 		args = append(args, "-test.cpuprofile="+prof) // profile of the msgload child
 	}
+	if more := os.Getenv("MSGLOAD_BENCH_CHILD_ARGS"); more != "" {
+		args = append(args, strings.Fields(more)...) // e.g. -test.blockprofile=FILE
+	}
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), childEnv+"="+string(cfg))
 	var out bytes.Buffer

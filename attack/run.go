@@ -76,7 +76,8 @@ type engine struct {
 	ring  []atomic.Int64
 	seq   atomic.Int64
 	vseq  atomic.Uint64
-	msgs  sync.Map // seq → *message
+	slots []atomic.Pointer[message] // seq % len → message between targeter and RoundTrip
+	spill sync.Map                  // seq → *message when its slot was taken (rare)
 	wg    sync.WaitGroup
 	maxed atomic.Bool
 
@@ -175,6 +176,7 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 		lateAfter: o.LateAfter,
 		timeout:   o.Timeout,
 		ring:      make([]atomic.Int64, scheduleSlots),
+		slots:     make([]atomic.Pointer[message], scheduleSlots),
 		retryOn:   map[int]bool{},
 		byID:      map[string]*clientState{},
 		retryCap:  o.Retry.MaxWait,
@@ -303,11 +305,31 @@ func (e *engine) target(t *vegeta.Target) error {
 			m.extID = tag.ExternalID()
 		}
 	}
-	e.msgs.Store(seq, m)
+	e.park(m)
 	t.Method = http.MethodPost
 	t.URL = e.sendURL
 	t.Body = body
 	t.Header = http.Header{seqHeader: {strconv.FormatInt(seq, 10)}}
+	return nil
+}
+
+// park hands m from the targeter to the RoundTripper: a slot per sequence in
+// a ring (no lock; a map showed heavy contention at high rates), or the spill
+// map when the slot is still taken by a message sent scheduleSlots earlier.
+func (e *engine) park(m *message) {
+	if !e.slots[m.seq%scheduleSlots].CompareAndSwap(nil, m) {
+		e.spill.Store(m.seq, m)
+	}
+}
+
+func (e *engine) unpark(seq int64) *message {
+	slot := &e.slots[seq%scheduleSlots]
+	if m := slot.Load(); m != nil && m.seq == seq && slot.CompareAndSwap(m, nil) {
+		return m
+	}
+	if v, ok := e.spill.LoadAndDelete(seq); ok {
+		return v.(*message)
+	}
 	return nil
 }
 
@@ -319,11 +341,10 @@ func (e *engine) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Body.Close()
 	}
 	seq, _ := strconv.ParseInt(req.Header.Get(seqHeader), 10, 64)
-	v, ok := e.msgs.LoadAndDelete(seq)
-	if !ok {
+	m := e.unpark(seq)
+	if m == nil {
 		return nil, fmt.Errorf("attack: no message %d", seq)
 	}
-	m := v.(*message)
 	last, ans := e.send(m)
 	if last.Outcome == rundir.OutcomeOK {
 		e.prog.Accepted.Add(1)

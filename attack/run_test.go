@@ -330,3 +330,15 @@ func assertNoSecret(t *testing.T, dir string) {
 		return nil
 	})
 }
+
+// TestParkSpill: a message whose slot is still taken goes through the spill
+// map and both come back by sequence.
+func TestParkSpill(t *testing.T) {
+	e := &engine{slots: make([]atomic.Pointer[message], scheduleSlots)}
+	a, b := &message{seq: 5}, &message{seq: 5 + scheduleSlots}
+	e.park(a)
+	e.park(b) // same slot
+	if e.unpark(b.seq) != b || e.unpark(a.seq) != a || e.unpark(a.seq) != nil {
+		t.Fatal("park/unpark lost or duplicated a message")
+	}
+}
