@@ -250,10 +250,14 @@ func (d *decoder) decode(n ast.Node, v reflect.Value, path string) {
 		}
 		v.SetString(s)
 	case reflect.Bool:
+		if b, ok := n.(*ast.BoolNode); ok {
+			v.SetBool(b.Value)
+			return
+		}
 		s, _ := scalar(n)
 		b, err := strconv.ParseBool(s)
-		if _, isBool := n.(*ast.BoolNode); !isBool && err != nil {
-			d.errorf(n, path, "want true or false, got %q", s)
+		if err != nil {
+			d.errorf(n, path, "want true or false, got %s", describe(n, s))
 			return
 		}
 		v.SetBool(b)

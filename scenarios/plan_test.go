@@ -140,6 +140,8 @@ func TestDecodeShapes(t *testing.T) {
 		{"url password", "api: messaging\ntarget: { baseUrl: \"ftp://u:hunter2@h\" }\nauth: { login: u, password: p }\nload: { rate: 1/s, requests: 1 }\n", `"ftp://u:%5BREDACTED%5D@h" is not an http or https URL`},
 		// confirm is a host, not a URL
 		{"confirm", "api: notify\nconfirm: https://api.example.com\nload: { rate: 1/s, requests: 1 }\n", "confirm: want a host name"},
+		// a bool field takes true or false only
+		{"bool", "api: messaging\nload: { rate: 1/s, requests: 1 }\nmessage: { urlOptions: { shortenUrl: maybe } }\n", `message.urlOptions.shortenUrl: want true or false, got "maybe"`},
 		// polling is messaging only
 		{"poll notify", "api: notify\nload: { rate: 1/s, requests: 1 }\ndelivery: { via: poll }\n", "poll needs the messaging API"},
 	}
