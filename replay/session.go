@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/msgload/msgload/reports"
@@ -39,10 +40,31 @@ type SessionOptions struct {
 
 // SessionResult is what a replay produced.
 type SessionResult struct {
+	Dir   string       // the run directory
+	Parts []PartResult // one per API of the recording, in the order messaging, notify
+}
+
+// PartResult is the replay of one API. A recording of one API is replayed in
+// the run directory itself; one of both APIs in DIR/messaging and DIR/notify,
+// at once and on the same clock, each with its own simulator and sink when
+// embedded (as the harness runs the parts of a scenario).
+type PartResult struct {
+	API        string
 	Dir        string
 	Report     *Report
 	Summary    *reports.Summary // nil when the reports could not be built
 	SummaryErr error
+	Err        error // the part could not run
+}
+
+// Interrupted reports whether any part was cut short.
+func (r *SessionResult) Interrupted() bool {
+	for _, p := range r.Parts {
+		if p.Report != nil && p.Report.Interrupted {
+			return true
+		}
+	}
+	return false
 }
 
 // NewRunID returns a run id for a replay: <UTC time>-replay-<6 hex digits>.
@@ -52,9 +74,33 @@ func NewRunID(now time.Time) string {
 	return now.UTC().Format("20060102T150405Z") + "-replay-" + hex.EncodeToString(b[:])
 }
 
+// splitParts splits reqs by API: messaging (with requests of no known API) and
+// notify (with token calls). Offsets are kept: the parts share one clock.
+func splitParts(reqs []Request) map[string][]Request {
+	out := map[string][]Request{}
+	for _, r := range reqs {
+		api := rundir.APIMessaging
+		if r.API == APINotify || r.API == APIToken {
+			api = rundir.APINotify
+		}
+		out[api] = append(out[api], r)
+	}
+	// A notify part of token calls alone has nothing to replay.
+	onlyTokens := true
+	for _, r := range out[rundir.APINotify] {
+		if r.API != APIToken {
+			onlyTokens = false
+		}
+	}
+	if onlyTokens {
+		delete(out, rundir.APINotify)
+	}
+	return out
+}
+
 // Session loads the file, replays it and writes the run directory: run.json,
 // attempts.jsonl, results.bin, events.jsonl and truth.json (embedded), replay.json
-// and the reports.
+// and the reports, per part.
 func Session(ctx context.Context, o SessionOptions) (*SessionResult, error) {
 	reqs, err := LoadWith(o.File, o.Format, o.Read)
 	if err != nil {
@@ -79,19 +125,55 @@ func Session(ctx context.Context, o SessionOptions) (*SessionResult, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
-	logf := func(format string, args ...any) {
-		if o.Log != nil {
-			fmt.Fprintf(o.Log, "msgload replay: "+format+"\n", args...)
+	parts := splitParts(reqs)
+	apis := []string{}
+	for _, api := range []string{rundir.APIMessaging, rundir.APINotify} {
+		if len(parts[api]) > 0 {
+			apis = append(apis, api)
 		}
 	}
+	res := &SessionResult{Dir: dir, Parts: make([]PartResult, len(apis))}
+	var wg sync.WaitGroup
+	for i, api := range apis {
+		pdir := dir
+		if len(apis) > 1 {
+			pdir = filepath.Join(dir, api)
+			if err := os.Mkdir(pdir, 0o755); err != nil {
+				return nil, fmt.Errorf("create part directory: %w", err)
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res.Parts[i] = runPart(ctx, o, api, parts[api], pdir)
+		}()
+	}
+	wg.Wait()
+	for _, p := range res.Parts {
+		if p.Err != nil && len(res.Parts) == 1 {
+			return nil, p.Err
+		}
+	}
+	return res, nil
+}
 
+// runPart replays the requests of one API into dir.
+func runPart(ctx context.Context, o SessionOptions, api string, reqs []Request, dir string) PartResult {
+	pr := PartResult{API: api, Dir: dir}
+	logf := func(format string, args ...any) {
+		if o.Log != nil {
+			fmt.Fprintf(o.Log, "msgload replay: %s: "+format+"\n", append([]any{api}, args...)...)
+		}
+	}
 	embedded := o.MessagingURL == "" && o.NotifyURL == ""
 	var emb *Embedded
 	target := "embedded"
 	if embedded {
+		var err error
 		emb, err = StartEmbedded(dir, o.RunID, nil)
 		if err != nil {
-			return nil, err
+			pr.Err = err
+			return pr
 		}
 		defer emb.Close()
 		o.MessagingURL, o.NotifyURL, o.SinkURL = emb.SimURL, emb.SimURL, emb.SinkURL
@@ -102,17 +184,27 @@ func Session(ctx context.Context, o SessionOptions) (*SessionResult, error) {
 		if len(o.Notify) == 0 {
 			o.Notify = emb.Notify
 		}
+	} else if api == rundir.APINotify {
+		target = o.NotifyURL
 	} else {
-		target = strings.TrimSpace(o.MessagingURL + " " + o.NotifyURL)
+		target = o.MessagingURL
 	}
-
-	api, sends := mainAPI(reqs)
+	sends := 0
+	for _, r := range reqs {
+		if r.Op == OpSend {
+			sends++
+		}
+	}
+	clients := credIDs(o.Messaging)
+	if api == rundir.APINotify {
+		clients = credIDs(o.Notify)
+	}
+	first, last := reqs[0].Offset, reqs[len(reqs)-1].Offset
 	meta := rundir.Meta{
 		ID: o.RunID, Scenario: "replay-" + sanitizeName(filepath.Base(o.File)), API: api, Target: target,
-		Version: o.Version, Start: time.Now(),
-		Clients: append(credIDs(o.Messaging), credIDs(o.Notify)...),
+		Version: o.Version, Start: time.Now(), Clients: clients,
 		Planned: rundir.Plan{Profile: "replay", Requests: int64(sends),
-			Duration: rundir.Duration(time.Duration(float64(reqs[len(reqs)-1].Offset) / o.Speed))},
+			Duration: rundir.Duration(time.Duration(float64(last-first) / o.Speed))},
 		Limit:    rundir.Limit{Mode: "exceed"},
 		Delivery: rundir.Delivery{Via: "sink", Grace: rundir.Duration(o.Grace)},
 	}
@@ -120,18 +212,20 @@ func Session(ctx context.Context, o SessionOptions) (*SessionResult, error) {
 		meta.Planned.Rate = float64(len(reqs)) / d.Seconds()
 	}
 	if err := writeJSON(filepath.Join(dir, rundir.MetaFile), meta); err != nil {
-		return nil, err
+		pr.Err = err
+		return pr
 	}
 	logf("%d requests from %s at %v× → %s (run %s)", len(reqs), o.File, o.Speed, target, o.RunID)
-
 	rep, err := Run(ctx, RunOptions{
 		Requests: reqs, Speed: o.Speed, MessagingURL: o.MessagingURL, NotifyURL: o.NotifyURL, TokenURL: o.TokenURL,
 		Messaging: o.Messaging, Notify: o.Notify, SinkURL: o.SinkURL, ExternalIDs: o.ExternalIDs,
 		RunID: o.RunID, Dir: dir, Timeout: o.Timeout,
 	})
 	if err != nil {
-		return nil, err
+		pr.Err = err
+		return pr
 	}
+	pr.Report = rep
 	meta.Start, meta.AttackEnd = rep.Start, rep.End
 	if embedded && ctx.Err() == nil {
 		logf("waiting up to %v for callbacks", o.Grace)
@@ -149,31 +243,18 @@ func Session(ctx context.Context, o SessionOptions) (*SessionResult, error) {
 			logf("stopping the embedded simulator and sink: %v", err)
 		}
 		if err := writeJSON(filepath.Join(dir, rundir.TruthFile), truth); err != nil {
-			return nil, err
+			pr.Err = err
+			return pr
 		}
 	}
 	meta.End = time.Now()
 	meta.Interrupted = ctx.Err() != nil
 	if err := writeJSON(filepath.Join(dir, rundir.MetaFile), meta); err != nil {
-		return nil, err
+		pr.Err = err
+		return pr
 	}
-	res := &SessionResult{Dir: dir, Report: rep}
-	res.Summary, res.SummaryErr = reports.Build(dir)
-	return res, nil
-}
-
-// mainAPI is the API with most sends in reqs, and its count of sends.
-func mainAPI(reqs []Request) (string, int) {
-	n := map[string]int{}
-	for _, r := range reqs {
-		if r.Op == OpSend {
-			n[r.API]++
-		}
-	}
-	if n[APINotify] > n[APIMessaging] {
-		return rundir.APINotify, n[APINotify]
-	}
-	return rundir.APIMessaging, n[APIMessaging]
+	pr.Summary, pr.SummaryErr = reports.Build(dir)
+	return pr
 }
 
 func sanitizeName(s string) string {

@@ -27,35 +27,59 @@ func TestSessionEmbedded(t *testing.T) {
 
 	var log bytes.Buffer
 	out := t.TempDir()
-	res, err := Session(t.Context(), SessionOptions{File: path, Speed: 5, Out: out, RunID: "sess-1", Grace: 10 * time.Second, Log: &log})
+	res, err := Session(t.Context(), SessionOptions{File: path, Speed: 5, Out: out, RunID: "sess-1", Grace: 10 * time.Second, Log: &log,
+		ExternalIDs: ExternalIDsNew}) // run-tagged ids: the sink can match every webhook by its tag
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Dir != filepath.Join(out, "sess-1") {
-		t.Errorf("dir %s", res.Dir)
+	if res.Dir != filepath.Join(out, "sess-1") || len(res.Parts) != 2 {
+		t.Fatalf("dir %s, %d parts", res.Dir, len(res.Parts))
 	}
-	// Against the embedded simulator every replayed request gets its recorded answer.
-	if res.Report.Sent != 2*n || res.Report.Matching != 2*n {
-		t.Errorf("report %+v", res.Report)
-	}
-	for _, f := range []string{rundir.MetaFile, rundir.AttemptsFile, rundir.ResultsFile, rundir.EventsFile, rundir.TruthFile, ReplayFile, rundir.SummaryFile} {
-		if st, err := os.Stat(filepath.Join(res.Dir, f)); err != nil || st.Size() == 0 {
-			t.Errorf("%s missing or empty: %v", f, err)
+	// A recording of both APIs is replayed as two parts, each a complete run directory.
+	for i, api := range []string{rundir.APIMessaging, rundir.APINotify} {
+		p := res.Parts[i]
+		if p.API != api || p.Dir != filepath.Join(res.Dir, api) || p.Err != nil {
+			t.Fatalf("part %d: %+v", i, p)
 		}
-	}
-	if res.Summary == nil {
-		t.Fatalf("no summary: %v", res.SummaryErr)
-	}
-	// The callbacks of the replayed messaging sends reached the embedded sink and matched the run.
-	matched := 0
-	rundir.ReadJSONL(filepath.Join(res.Dir, rundir.EventsFile), func(e rundir.Event) error {
-		if e.Corr != nil && e.Corr.Matched && e.Corr.Run == "sess-1" {
-			matched++
+		// Against the embedded simulator every replayed request gets its recorded answer.
+		if p.Report.Sent != n || p.Report.Matching != n {
+			t.Errorf("%s: report %+v", api, p.Report)
 		}
-		return nil
-	}, nil)
-	if matched == 0 {
-		t.Errorf("no event matched the run; log:\n%s", log.String())
+		for _, f := range []string{rundir.MetaFile, rundir.AttemptsFile, rundir.ResultsFile, rundir.EventsFile, rundir.TruthFile, ReplayFile, rundir.SummaryFile} {
+			if st, err := os.Stat(filepath.Join(p.Dir, f)); err != nil || st.Size() == 0 {
+				t.Errorf("%s: %s missing or empty: %v", api, f, err)
+			}
+		}
+		if p.Summary == nil {
+			t.Fatalf("%s: no summary: %v", api, p.SummaryErr)
+		}
+		// Delivery: every message of the part reached the embedded sink (callbacks,
+		// webhooks), matched to the run — none counted as unmatched.
+		kinds := map[string]int{}
+		unmatched := 0 // by the sink
+		rundir.ReadJSONL(filepath.Join(p.Dir, rundir.EventsFile), func(e rundir.Event) error {
+			kinds[e.Kind]++
+			if e.Corr != nil && !e.Corr.Matched {
+				unmatched++
+			}
+			return nil
+		}, nil)
+		t.Logf("%s: events %v, unmatched by the sink %d", api, kinds, unmatched)
+		want := rundir.KindCallback
+		if api == rundir.APINotify {
+			want = rundir.KindWebhook
+			if p.Report.Webhooks != 1 { // the webhook was pointed at the part's sink first
+				t.Errorf("webhooks registered: %d %v", p.Report.Webhooks, p.Report.WebhookErrors)
+			}
+		}
+		if kinds[want] == 0 {
+			t.Errorf("%s: no %s reached the sink", api, want)
+		}
+		// Every message is delivered and matched to the run, none lost.
+		d := p.Summary.Delivery
+		if d.Expected != n || d.Received != n || d.Lost != 0 || d.Unmatched != 0 {
+			t.Errorf("%s: delivery %+v", api, d)
+		}
 	}
 	// A second replay into the same directory is refused, never mixed.
 	if _, err := Session(t.Context(), SessionOptions{File: path, Out: out, RunID: "sess-1"}); err == nil {

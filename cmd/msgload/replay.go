@@ -144,18 +144,33 @@ func (g *globalState) runReplay(parent context.Context, o replay.SessionOptions)
 		}
 		return err
 	}
-	res.Report.WriteTable(g.stdout)
-	if res.Summary != nil {
-		res.Summary.Terminal(g.stdout)
-	} else if res.SummaryErr != nil {
-		fmt.Fprintf(g.stdout, "no report: %v (rebuild it with: msgload report %s)\n", res.SummaryErr, res.Dir)
+	failed := false
+	for _, p := range res.Parts {
+		if len(res.Parts) > 1 {
+			fmt.Fprintf(g.stdout, "== %s (%s)\n", p.API, p.Dir)
+		}
+		switch {
+		case p.Err != nil:
+			failed = true
+			fmt.Fprintf(g.stdout, "%s: not replayed: %v\n", p.API, p.Err)
+			continue
+		case p.Report != nil:
+			p.Report.WriteTable(g.stdout)
+		}
+		switch {
+		case p.Summary != nil:
+			p.Summary.Terminal(g.stdout)
+			failed = failed || !p.Summary.OK()
+		case p.SummaryErr != nil:
+			fmt.Fprintf(g.stdout, "no report: %v (rebuild it with: msgload report %s)\n", p.SummaryErr, p.Dir)
+		}
 	}
 	fmt.Fprintf(g.stdout, "run directory: %s\n", res.Dir)
 	switch {
-	case res.Report.Interrupted:
+	case res.Interrupted():
 		return &exitError{code: exitInterrupted, err: errors.New("replay interrupted; partial results kept in " + res.Dir)}
-	case res.Summary != nil && !res.Summary.OK():
-		return &exitError{code: exitThresholds, err: errors.New("replay failed a threshold; see " + res.Dir)}
+	case failed:
+		return &exitError{code: exitThresholds, err: errors.New("replay failed: a part did not run or a threshold did not hold; see " + res.Dir)}
 	}
 	return nil
 }
