@@ -241,12 +241,13 @@ func (c *checker) checkFile(p, name string) {
 	}
 }
 
-// ResolvePath returns a path named in the scenario relative to its file.
+// ResolvePath returns a path named in the scenario (CSV recipients, a replay
+// file) relative to the scenario file's directory.
 func (s *Scenario) ResolvePath(name string) string {
-	if filepath.IsAbs(name) || strings.HasPrefix(s.File, "scenarios/") {
+	if filepath.IsAbs(name) || s.dir == "" {
 		return name
 	}
-	return filepath.Join(filepath.Dir(s.File), name)
+	return filepath.Join(s.dir, name)
 }
 
 func (c *checker) template(p, text string) {

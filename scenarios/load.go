@@ -106,7 +106,7 @@ func Parse(file, dir string, src []byte, getenv func(string) string) (*Scenario,
 		d.decode(body, reflectValue(s), "")
 	}
 	errs = append(errs, d.errs...)
-	s.pos = d.pos
+	s.pos, s.dir = d.pos, dir
 	c := &checker{file: file, dir: dir, pos: d.pos, bad: d.bad}
 	if len(d.errs) == 0 || body != nil {
 		if s.Name == "" {
@@ -125,7 +125,7 @@ func Parse(file, dir string, src []byte, getenv func(string) string) (*Scenario,
 // Validate checks s again after a caller changed it (for example a flag that
 // overrides maxMessages or the target); it returns Errors or nil.
 func (s *Scenario) Validate() error {
-	c := &checker{file: s.File, pos: s.pos}
+	c := &checker{file: s.File, dir: s.dir, pos: s.pos}
 	c.scenario(s, "")
 	if len(c.errs) > 0 {
 		c.errs.sort()
@@ -223,7 +223,7 @@ func (c *checker) scenario(s *Scenario, p string) {
 			}
 			names[part.Name] = true
 			part.File = s.File
-			part.pos = c.pos
+			part.pos, part.dir = c.pos, c.dir
 			c.scenario(part, pp)
 		}
 		return

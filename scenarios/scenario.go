@@ -33,6 +33,7 @@ type Scenario struct {
 	Creds []Cred `json:"-"`
 
 	pos map[string]Pos // field path → position, for errors found after decoding
+	dir string         // where relative paths in the file are resolved
 }
 
 // Pos is a position in a scenario file.

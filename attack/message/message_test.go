@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -367,5 +369,34 @@ func TestConcurrentBodies(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Fatalf("a concurrent body differs from the sequential one: %s", e)
+	}
+}
+
+// TestCSVRecipientsRelative reads recipients from a CSV file named relative to
+// the scenario file, in the file's order, wrapping around.
+func TestCSVRecipientsRelative(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "numbers.csv"), []byte("name,phone\nAnn,+100\nBob,+200\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := "api: notify\nload: { rate: 1/s, requests: 1 }\nmessage: { recipients: { csv: numbers.csv, column: phone } }\n"
+	if err := os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenarios.Load(filepath.Join(dir, "s.yaml"), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := ForScenario(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i := range 3 {
+		_, info, _ := g.Body(int64(i), "c", testTag)
+		got = append(got, info.Recipient)
+	}
+	if strings.Join(got, ",") != "+100,+200,+100" {
+		t.Fatalf("recipients %v", got)
 	}
 }
