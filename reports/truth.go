@@ -27,20 +27,41 @@ func (a *analyzer) truth() error {
 		MeasuredLatency: a.s.Delivery.Latency, MeasuredLost: a.s.Delivery.Lost, Windows: []TruthWindow{}}
 	h := newHist()
 	// A message is expected lost when none of its terminal callbacks got through.
+	// Terminal: for messaging, a ranked state on the last channel the message
+	// reached (NOT_DELIVERED on viber before sms is a step, not an end); for
+	// notifications, the final status.
 	type fate struct{ terminal, through bool }
 	fates := map[string]*fate{}
-	final := map[string]string{}
+	terminal := map[string][]string{}
 	for _, m := range t.Messages {
 		r.Messages++
 		if m.Sends > 1 {
 			r.DuplicateSends++
 		}
-		final[m.ID] = m.Final
+		last := ""
+		if n := len(m.Steps); n > 0 {
+			last = m.Steps[n-1].Channel
+		}
+		var states []string
+		first := -1.0
 		for _, s := range m.Steps {
-			if s.State == m.Final {
-				h.observe(s.Delay.D().Seconds())
-				break
+			term := s.State == m.Final
+			if m.API == rundir.APIMessaging || stateRank[s.State] > 0 {
+				term = stateRank[s.State] > 0 && s.Channel == last
 			}
+			if term {
+				states = append(states, s.State)
+				if first < 0 {
+					first = s.Delay.D().Seconds()
+				}
+			}
+		}
+		if len(states) == 0 && m.Final != "" {
+			states = []string{m.Final}
+		}
+		terminal[m.ID] = states
+		if first >= 0 {
+			h.observe(first)
 		}
 	}
 	for _, c := range t.Callbacks {
@@ -55,8 +76,8 @@ func (a *analyzer) truth() error {
 		if c.Kind == rundir.KindIncoming {
 			continue
 		}
-		fin, ok := final[c.ID]
-		if !ok || (c.Kind == rundir.KindCallback && c.State != fin) {
+		states, ok := terminal[c.ID]
+		if !ok || (c.State != "" && indexOf(states, c.State) < 0) {
 			continue
 		}
 		f := fates[c.ID]
@@ -69,7 +90,7 @@ func (a *analyzer) truth() error {
 			f.through = true
 		}
 	}
-	for id := range final {
+	for id := range terminal {
 		if f := fates[id]; f == nil || !f.through {
 			r.ExpectedLost++
 		}
