@@ -32,7 +32,6 @@ type FileRecorder struct {
 	mu       sync.Mutex
 	jf, rf   *os.File
 	jw, rw   *bufio.Writer
-	jenc     *json.Encoder
 	enc      vegeta.Encoder
 	err      error
 	attempts int64
@@ -51,8 +50,6 @@ func NewRecorder(dir string) (*FileRecorder, error) {
 		return nil, fmt.Errorf("create vegeta results: %w", err)
 	}
 	r := &FileRecorder{jf: jf, rf: rf, jw: bufio.NewWriterSize(jf, 256<<10), rw: bufio.NewWriterSize(rf, 256<<10)}
-	r.jenc = json.NewEncoder(r.jw)
-	r.jenc.SetEscapeHTML(false)
 	r.enc = vegeta.NewEncoder(r.rw)
 	return r, nil
 }
@@ -60,12 +57,17 @@ func NewRecorder(dir string) (*FileRecorder, error) {
 // Record implements Recorder. The first write error is kept and returned by
 // every later call and by Close.
 func (r *FileRecorder) Record(a *rundir.Attempt, res *vegeta.Result) error {
+	line, err := json.Marshal(a) // outside the lock: many goroutines record at once
+	if err != nil {
+		return fmt.Errorf("encode attempt: %w", err)
+	}
+	line = append(line, '\n')
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.err != nil {
 		return r.err
 	}
-	if err := r.jenc.Encode(a); err != nil {
+	if _, err := r.jw.Write(line); err != nil {
 		r.err = fmt.Errorf("write attempt log: %w", err)
 		return r.err
 	}
