@@ -92,17 +92,14 @@ func flagValue(args []string, name string) string {
 	return ""
 }
 
-// TestComposeAgreesWithPrometheus checks that the compose file and
-// prometheus.yml describe the same stack: Prometheus scrapes the addresses the
-// sim and sink services listen on, the attacker's default metrics address,
-// Grafana's datasource points at Prometheus's listen address, and every
-// mounted path exists in the repository.
-func TestComposeAgreesWithPrometheus(t *testing.T) {
-	var pc promConfig
-	readYAML(t, "prometheus.yml", &pc)
-	var cf composeFile
-	readYAML(t, "compose.yaml", &cf)
-
+// checkAgreement says where compose.yaml and prometheus.yml disagree: Prometheus
+// must scrape the addresses the sim and sink services listen on and the
+// attacker's default metrics address, Grafana's datasource must point at
+// Prometheus's listen address, every service must use host networking, and
+// every mounted path must exist (paths relative to this directory).
+func checkAgreement(pc promConfig, cf composeFile) []string {
+	var errs []string
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
 	targets := map[string][]string{}
 	for _, sc := range pc.ScrapeConfigs {
 		for _, st := range sc.StaticConfigs {
@@ -111,7 +108,7 @@ func TestComposeAgreesWithPrometheus(t *testing.T) {
 	}
 	for _, name := range []string{"prometheus", "grafana", "sim", "sink"} {
 		if _, ok := cf.Services[name]; !ok {
-			t.Errorf("compose.yaml has no service %s", name)
+			bad("compose.yaml has no service %s", name)
 		}
 	}
 	rows := []struct {
@@ -120,20 +117,20 @@ func TestComposeAgreesWithPrometheus(t *testing.T) {
 	}{
 		{"msgload-sim", flagValue(cf.Services["sim"].Command, "addr"), "the sim service's --addr"},
 		{"msgload-sink", flagValue(cf.Services["sink"].Command, "addr"), "the sink service's --addr"},
-		{"msgload-attack", "127.0.0.1:9464", "msgload run --metrics-addr as documented"},
+		{"msgload-attack", "127.0.0.1:9464", "msgload run --metrics-addr's default"},
 	}
 	for _, r := range rows {
 		if r.addr == "" {
-			t.Errorf("%s: no address found (%s)", r.job, r.why)
+			bad("%s: no address found (%s)", r.job, r.why)
 			continue
 		}
 		if !slices.Contains(targets[r.job], r.addr) {
-			t.Errorf("job %s scrapes %v, want %s (%s)", r.job, targets[r.job], r.addr, r.why)
+			bad("job %s scrapes %v, want %s (%s)", r.job, targets[r.job], r.addr, r.why)
 		}
 	}
 	for name, s := range cf.Services {
 		if s.NetworkMode != "host" {
-			t.Errorf("service %s: network_mode %q: the loopback targets of prometheus.yml need host networking", name, s.NetworkMode)
+			bad("service %s: network_mode %q: the loopback targets of prometheus.yml need host networking", name, s.NetworkMode)
 		}
 		for _, v := range s.Volumes {
 			host, _, _ := strings.Cut(v, ":")
@@ -141,21 +138,81 @@ func TestComposeAgreesWithPrometheus(t *testing.T) {
 				continue // a named volume
 			}
 			if _, err := os.Stat(host); err != nil {
-				t.Errorf("service %s mounts %s: %v", name, host, err)
+				bad("service %s mounts %s: %v", name, host, err)
 			}
 		}
 	}
 	promAddr := flagValue(cf.Services["prometheus"].Command, "web.listen-address")
-	if got := cf.Services["grafana"].Environment["PROMETHEUS_URL"]; got != "http://"+promAddr {
-		t.Errorf("grafana PROMETHEUS_URL %q, want http://%s (prometheus --web.listen-address)", got, promAddr)
+	if got := cf.Services["grafana"].Environment["PROMETHEUS_URL"]; promAddr == "" || got != "http://"+promAddr {
+		bad("grafana PROMETHEUS_URL %q, want http://%s (prometheus --web.listen-address)", got, promAddr)
 	}
 	if b := cf.Services["sim"].Build; b == nil || b.Dockerfile != "deploy/Dockerfile" {
-		t.Errorf("sim service must build deploy/Dockerfile")
+		bad("sim service must build deploy/Dockerfile")
 	} else if _, err := os.Stat(filepath.Join(b.Context, b.Dockerfile)); err != nil {
-		t.Errorf("sim build: %v", err)
+		bad("sim build: %v", err)
 	}
 	if cf.Services["sink"].Image != cf.Services["sim"].Image {
-		t.Errorf("sink image %q differs from the sim's %q built here", cf.Services["sink"].Image, cf.Services["sim"].Image)
+		bad("sink image %q differs from the sim's %q built here", cf.Services["sink"].Image, cf.Services["sim"].Image)
+	}
+	return errs
+}
+
+// TestComposeAgreesWithPrometheus checks the shipped pair, then that the
+// check catches each kind of drift: every row edits one file's text and names
+// the words the complaint must hold.
+func TestComposeAgreesWithPrometheus(t *testing.T) {
+	promSrc, err := os.ReadFile("prometheus.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	composeSrc, err := os.ReadFile("compose.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parse := func(p, c string) (promConfig, composeFile) {
+		var pc promConfig
+		var cf composeFile
+		if err := yaml.Unmarshal([]byte(p), &pc); err != nil {
+			t.Fatalf("prometheus.yml: %v", err)
+		}
+		if err := yaml.Unmarshal([]byte(c), &cf); err != nil {
+			t.Fatalf("compose.yaml: %v", err)
+		}
+		return pc, cf
+	}
+	if errs := checkAgreement(parse(string(promSrc), string(composeSrc))); len(errs) > 0 {
+		t.Errorf("shipped files disagree:\n%s", strings.Join(errs, "\n"))
+	}
+	rows := []struct {
+		name           string
+		file, old, new string
+		want           string
+	}{
+		// the sim moved to another port but Prometheus still scrapes 8081
+		{"sim port", "compose", `"127.0.0.1:8081"]`, `"127.0.0.1:9081"]`, "job msgload-sim scrapes"},
+		// the attacker job lost its target
+		{"attack target", "prometheus", `"127.0.0.1:9464"`, `"127.0.0.1:9465"`, "job msgload-attack"},
+		// Prometheus listens elsewhere than Grafana looks
+		{"datasource", "compose", "PROMETHEUS_URL: http://127.0.0.1:9090", "PROMETHEUS_URL: http://127.0.0.1:9091", "PROMETHEUS_URL"},
+		// a bridge network breaks every loopback target
+		{"network", "compose", "network_mode: host\n    command:\n      - --config.file", "network_mode: bridge\n    command:\n      - --config.file", "host networking"},
+		// a mount of a folder that does not exist
+		{"mount", "compose", "../grafana/dashboards:", "../grafana/dashbords:", "mounts ../grafana/dashbords"},
+	}
+	for _, r := range rows {
+		p, c := string(promSrc), string(composeSrc)
+		target := &c
+		if r.file == "prometheus" {
+			target = &p
+		}
+		if !strings.Contains(*target, r.old) {
+			t.Fatalf("%s: text %q not in %s", r.name, r.old, r.file)
+		}
+		*target = strings.Replace(*target, r.old, r.new, 1)
+		errs := strings.Join(checkAgreement(parse(p, c)), "\n")
+		if !strings.Contains(errs, r.want) {
+			t.Errorf("%s: complaints %q do not mention %q", r.name, errs, r.want)
+		}
 	}
 }
 
