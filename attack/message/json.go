@@ -16,6 +16,9 @@ func appendJSONString[S ~string | ~[]byte](dst []byte, s S) []byte {
 
 // appendJSONInner appends the escaped content of a JSON string without quotes.
 func appendJSONInner[S ~string | ~[]byte](dst []byte, s S) []byte {
+	if isValidUTF8(s) {
+		return appendJSONValid(dst, s)
+	}
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -58,6 +61,51 @@ func appendJSONInner[S ~string | ~[]byte](dst []byte, s S) []byte {
 			continue
 		}
 		i += size
+	}
+	return append(dst, s[start:]...)
+}
+
+func isValidUTF8[S ~string | ~[]byte](s S) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return utf8.Valid([]byte(s[i:]))
+		}
+	}
+	return true
+}
+
+// appendJSONValid is appendJSONInner for valid UTF-8: multi-byte sequences are
+// copied as they are, except U+2028 and U+2029 (E2 80 A8/A9), which are escaped.
+func appendJSONValid[S ~string | ~[]byte](dst []byte, s S) []byte {
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 0x20 && c != '"' && c != '\\' && c != 0xE2:
+			continue
+		case c == 0xE2:
+			if i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[s[i+2]&0xf])
+				i += 2
+				start = i + 1
+			}
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		start = i + 1
 	}
 	return append(dst, s[start:]...)
 }

@@ -400,3 +400,28 @@ func TestCSVRecipientsRelative(t *testing.T) {
 		t.Fatalf("recipients %v", got)
 	}
 }
+
+// FuzzAppendJSONString checks the hand-written escaper against encoding/json on
+// any input: the output must be valid JSON that decodes to what encoding/json's
+// own output decodes to, for strings and byte slices alike.
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"plain", "q\"b\\s", "ctl\x00\x1f\n", "bad\xffutf8", "ж😀", "\u2028x\u2029", "\xe2\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		var wantBack string
+		if err := json.Unmarshal(want, &wantBack); err != nil {
+			t.Fatal(err)
+		}
+		for _, got := range [][]byte{appendJSONString(nil, s), appendJSONString(nil, []byte(s))} {
+			var back string
+			if err := json.Unmarshal(got, &back); err != nil {
+				t.Fatalf("%q: %s is not JSON: %v", s, got, err)
+			}
+			if back != wantBack {
+				t.Fatalf("%q: decodes to %q, encoding/json gives %q", s, back, wantBack)
+			}
+		}
+	})
+}
