@@ -2,6 +2,8 @@ package replay
 
 import (
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/msgload/msgload/rundir"
 )
@@ -90,4 +92,62 @@ func (p *AttackPlan) Body(seq int64, _ string, tag rundir.Tag) ([]byte, error) {
 		}
 	}
 	return RewriteBody(r, o)
+}
+
+// Report builds the replay report (replay.json) of a replay run through the
+// attack package, from the attempts it recorded in attemptsPath: the first
+// attempt of message seq is compared with recorded send seq. Lateness is taken
+// from the attempts (sent − intended of first attempts).
+func (p *AttackPlan) Report(runID string, speed float64, attemptsPath string) (*Report, error) {
+	rep := &Report{RunID: runID, Speed: speed, ExternalIDs: p.rewrite.ExternalIDs, Planned: len(p.Sends),
+		Clients: p.Clients.Pairs()}
+	codes := map[CodeRow]int{}
+	var late []time.Duration
+	first := true
+	err := rundir.ReadJSONL(attemptsPath, func(a rundir.Attempt) error {
+		if a.Op != OpSend || a.Attempt > 1 || a.Probe != "" || a.Seq < 1 || a.Seq > int64(len(p.Sends)) {
+			return nil
+		}
+		r := &p.Sends[a.Seq-1]
+		rep.Sent++
+		codes[CodeRow{API: r.API, Recorded: r.RecordedCode, Replayed: a.Code}]++
+		if a.Code == r.RecordedCode {
+			rep.Matching++
+		}
+		late = append(late, max(a.Late(), 0))
+		if first || a.Sent.Before(rep.Start) {
+			rep.Start = a.Sent
+		}
+		if end := a.Sent.Add(time.Duration(a.Latency * float64(time.Second))); end.After(rep.End) {
+			rep.End = end
+		}
+		first = false
+		return nil
+	}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read attempts: %w", err)
+	}
+	rep.Codes = sortedRows(codes)
+	rep.Lateness = latenessOf(late)
+	return rep, nil
+}
+
+// latenessOf summarises how late sends left.
+func latenessOf(xs []time.Duration) Lateness {
+	var l Lateness
+	l.Hits = len(xs)
+	for i, d := range xs {
+		if d > LateThreshold {
+			l.Late++
+		}
+		if d > l.Max {
+			l.Max, l.MaxHit = d, i
+		}
+	}
+	if len(xs) > 0 {
+		s := slices.Clone(xs)
+		slices.Sort(s)
+		l.P50, l.P99 = quantile(s, 0.5), quantile(s, 0.99)
+	}
+	return l
 }

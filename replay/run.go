@@ -319,19 +319,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	rep.Interrupted = ctx.Err() != nil
 	rep.TokenErrors = tr.tokenErrors.Load()
 	rep.Lateness = pacer.Lateness()
-	for row, n := range codes {
-		row.Count = n
-		rep.Codes = append(rep.Codes, row)
-	}
-	slices.SortFunc(rep.Codes, func(a, b CodeRow) int {
-		if c := strings.Compare(a.API, b.API); c != 0 {
-			return c
-		}
-		if a.Recorded != b.Recorded {
-			return a.Recorded - b.Recorded
-		}
-		return a.Replayed - b.Replayed
-	})
+	rep.Codes = sortedRows(codes)
 	if err := attF.Sync(); err != nil {
 		return nil, fmt.Errorf("sync attempts: %w", err)
 	}
@@ -536,4 +524,23 @@ func errSummary(err error) string {
 		return fmt.Sprintf("token endpoint answered HTTP %d", re.Response.StatusCode)
 	}
 	return err.Error()
+}
+
+// sortedRows turns counts into rows ordered by api, recorded, replayed code.
+func sortedRows(codes map[CodeRow]int) []CodeRow {
+	rows := make([]CodeRow, 0, len(codes))
+	for row, n := range codes {
+		row.Count = n
+		rows = append(rows, row)
+	}
+	slices.SortFunc(rows, func(a, b CodeRow) int {
+		if c := strings.Compare(a.API, b.API); c != 0 {
+			return c
+		}
+		if a.Recorded != b.Recorded {
+			return a.Recorded - b.Recorded
+		}
+		return a.Replayed - b.Replayed
+	})
+	return rows
 }
