@@ -461,3 +461,25 @@ func TestMetricsLint(t *testing.T) {
 }
 
 func base64Std(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+func TestShorten(t *testing.T) {
+	s, _ := newFakeSim(t, engineConfig())
+	tests := []struct {
+		in   string
+		keep bool
+	}{
+		{"see http://a.b/cdefghijk now", true},       // 20 characters: kept
+		{"see http://a.b/cdefghijkl now", false},     // 21 characters: replaced
+		{"see https://example.com/long/path", false}, // https too
+		{"no link here", true},
+	}
+	for _, tt := range tests {
+		out := s.shorten(tt.in)
+		if (out == tt.in) != tt.keep {
+			t.Errorf("shorten(%q) = %q", tt.in, out)
+		}
+		if !tt.keep && !strings.Contains(out, s.cfg.Messaging.ShortLinkDomain+"/") {
+			t.Errorf("shorten(%q) = %q: no short link", tt.in, out)
+		}
+	}
+}

@@ -23,6 +23,7 @@ type fakeRT struct {
 }
 
 type fakeCall struct {
+	raw    []byte
 	at     time.Time
 	path   string
 	body   map[string]any
@@ -40,9 +41,19 @@ func (f *fakeRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	if f.answer != nil {
 		st = f.answer(n, r.URL.Path)
 	}
-	f.calls = append(f.calls, fakeCall{at: time.Now(), path: r.URL.Path, body: m, header: r.Header.Clone(), status: st})
+	f.calls = append(f.calls, fakeCall{raw: b, at: time.Now(), path: r.URL.Path, body: m, header: r.Header.Clone(), status: st})
 	f.mu.Unlock()
 	return &http.Response{StatusCode: st, Body: io.NopCloser(strings.NewReader("")), Header: http.Header{}, Request: r}, nil
+}
+
+func (f *fakeRT) rawBodies() [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out [][]byte
+	for _, c := range f.calls {
+		out = append(out, c.raw)
+	}
+	return out
 }
 
 func (f *fakeRT) got() []fakeCall {

@@ -347,9 +347,6 @@ func (s *Server) accept(acc *account, req *SendRequest) *message {
 				m.items[i].cond = stateCode(*fo.ConditionStatus)
 			}
 		}
-		if it.Text != nil && req.URLOptions != nil && req.URLOptions.ShortenURL != nil && *req.URLOptions.ShortenURL {
-			_ = s.shorten(*it.Text) // the text is not kept: only its effect on parts would matter downstream
-		}
 	}
 	start := now
 	if req.Schedule != nil {
