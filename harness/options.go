@@ -11,6 +11,7 @@ import (
 
 	"github.com/msgload/msgload/attack"
 	"github.com/msgload/msgload/attack/message"
+	"github.com/msgload/msgload/replay"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 	"github.com/msgload/msgload/sim"
@@ -43,27 +44,91 @@ func pacer(l scenarios.LoadSpec) (vegeta.Pacer, error) {
 		return st, nil
 	case "sine":
 		return attack.Sine(vegetaRate(l.Rate), vegetaRate(l.Amplitude), l.Period.D), nil
-	case "replay":
-		return nil, fmt.Errorf("load.profile replay: run it with `msgload replay %s`", l.File)
 	}
 	return nil, fmt.Errorf("load.profile %q: unknown", l.Profile)
 }
 
-// attackOptions maps the part's scenario onto the attacker, and says in a
-// rundir.Meta what was planned.
-func (r *partRun) attackOptions(gen *message.Generator, baseURL, tokenURL, sinkURL string) (attack.Options, rundir.Meta, error) {
+// load is what drives a part: when messages leave, how many, and their bodies.
+type load struct {
+	pacer     vegeta.Pacer
+	profile   string
+	requests  int64
+	body      func(seq int64, client string, tag rundir.Tag) ([]byte, error)
+	clientFor func(seq int64) string
+	chain     []string
+}
+
+// scenarioLoad is the scenario's own load profile with generated messages.
+func scenarioLoad(s *scenarios.Scenario, sinkURL string) (load, error) {
+	if s.Load.Profile == "replay" {
+		return replayLoad(s, sinkURL)
+	}
+	p, err := pacer(s.Load)
+	if err != nil {
+		return load{}, err
+	}
+	if s.API == rundir.APIMessaging && s.Message.Callback == "" && s.Delivery.Via != "poll" && s.Delivery.Via != "none" {
+		s.Message.Callback = sinkURL + "/callback"
+	}
+	gen, err := message.ForScenario(s)
+	if err != nil {
+		return load{}, fmt.Errorf("message generator: %w", err)
+	}
+	profile := s.Load.Profile
+	if profile == "" {
+		profile = "constant"
+	}
+	return load{
+		pacer: p, profile: profile, requests: s.Load.Requests, chain: gen.Channels(),
+		body: func(seq int64, client string, tag rundir.Tag) ([]byte, error) {
+			b, _, err := gen.Body(seq, client, tag)
+			return b, err
+		},
+	}, nil
+}
+
+// replayLoad replays the sends of the scenario's API from load.file at
+// load.speed: recorded bodies, fresh correlation tags (externalIds are new so
+// the sink can time every webhook), callbacks pointed at the sink, recorded
+// clients mapped onto the scenario's.
+func replayLoad(s *scenarios.Scenario, sinkURL string) (load, error) {
+	path := s.ResolvePath(s.Load.File)
+	reqs, err := replay.Load(path, replay.FormatAuto)
+	if err != nil {
+		return load{}, fmt.Errorf("load.file: %w", err)
+	}
+	ids := make([]string, 0, len(s.Creds))
+	for _, c := range s.Creds {
+		ids = append(ids, c.ID)
+	}
+	speed := s.Load.Speed
+	if speed <= 0 {
+		speed = 1
+	}
+	rw := replay.AttackRewrite{ExternalIDs: replay.ExternalIDsNew}
+	if s.Delivery.Via != "poll" && s.Delivery.Via != "none" {
+		rw.SinkURL = sinkURL
+	}
+	plan, err := replay.ForAttack(reqs, s.API, ids, rw, speed)
+	if err != nil {
+		return load{}, fmt.Errorf("load.file %s: %w", path, err)
+	}
+	if plan.Requests == 0 {
+		return load{}, fmt.Errorf("load.file %s: no %s sends recorded", path, s.API)
+	}
+	return load{pacer: plan.Pacer, profile: "replay", requests: plan.Requests, body: plan.Body, clientFor: plan.ClientFor}, nil
+}
+
+// attackOptions maps the part's scenario and its load onto the attacker, and
+// says in a rundir.Meta what was planned.
+func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (attack.Options, rundir.Meta, error) {
 	s := r.s
 	plan := s.Plan()
-	p, profile, requests := r.o.Pacer, r.o.PacerProfile, r.o.PacerRequests
-	if p == nil {
-		var err error
-		if p, err = pacer(s.Load); err != nil {
-			return attack.Options{}, rundir.Meta{}, err
-		}
-		profile, requests = s.Load.Profile, s.Load.Requests
-		if profile == "" {
-			profile = "constant"
-		}
+	if r.o.Pacer != nil {
+		ld.pacer, ld.profile, ld.requests = r.o.Pacer, r.o.PacerProfile, r.o.PacerRequests
+	}
+	if ld.profile == "replay" {
+		plan.Messages = ld.requests
 	}
 	maxMsgs := s.MaxMessages
 	if m := r.o.MaxMessages; m > 0 && (maxMsgs == 0 || m < maxMsgs) {
@@ -95,19 +160,17 @@ func (r *partRun) attackOptions(gen *message.Generator, baseURL, tokenURL, sinkU
 		limit.Mode = attack.ModeExceed // no limit known: nothing to respect
 	}
 	o := attack.Options{
-		API:         s.API,
-		BaseURL:     baseURL,
-		TokenURL:    tokenURL,
-		Clients:     clients,
-		Pacer:       p,
-		Duration:    s.Load.Duration.D,
-		Requests:    requests,
-		MaxMessages: maxMsgs,
-		Body: func(seq int64, client string, tag rundir.Tag) ([]byte, error) {
-			b, _, err := gen.Body(seq, client, tag)
-			return b, err
-		},
-		Chain:            gen.Channels(),
+		API:              s.API,
+		BaseURL:          baseURL,
+		TokenURL:         tokenURL,
+		Clients:          clients,
+		Pacer:            ld.pacer,
+		Duration:         s.Load.Duration.D,
+		Requests:         ld.requests,
+		ClientFor:        ld.clientFor,
+		MaxMessages:      maxMsgs,
+		Body:             ld.body,
+		Chain:            ld.chain,
 		RunID:            r.id,
 		Scenario:         s.Name,
 		Limit:            limit,
@@ -116,7 +179,7 @@ func (r *partRun) attackOptions(gen *message.Generator, baseURL, tokenURL, sinkU
 		ProbeConcurrency: s.Idempotency.Concurrent,
 		Timeout:          s.Retry.Timeout.D,
 	}
-	if r.o.Pacer != nil {
+	if ld.profile == "replay" {
 		o.Duration = 0 // the replay pacer ends by itself
 	}
 	via := s.Delivery.Via
@@ -145,7 +208,7 @@ func (r *partRun) attackOptions(gen *message.Generator, baseURL, tokenURL, sinkU
 		Version:  r.o.Version,
 		Clients:  ids,
 		Planned: rundir.Plan{
-			Profile:  profile,
+			Profile:  ld.profile,
 			Rate:     plan.RatePerSecond,
 			Requests: plan.Messages,
 			Duration: rundir.Duration(plan.Duration),

@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/msgload/msgload/attack"
-	"github.com/msgload/msgload/attack/message"
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
@@ -152,12 +151,9 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 		})
 	}
 
-	if s.API == rundir.APIMessaging && s.Message.Callback == "" && s.Delivery.Via != "poll" {
-		s.Message.Callback = sinkURL + "/callback"
-	}
-	gen, err := message.ForScenario(s)
+	ld, err := scenarioLoad(s, sinkURL)
 	if err != nil {
-		return fmt.Errorf("message generator: %w", err)
+		return err
 	}
 	rec, err := attack.NewRecorder(r.dir)
 	if err != nil {
@@ -174,7 +170,7 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 		return fmt.Errorf("attack metrics: %w", err)
 	}
 
-	ao, meta, err := r.attackOptions(gen, baseURL, tokenURL, sinkURL)
+	ao, meta, err := r.attackOptions(ld, baseURL, tokenURL, sinkURL)
 	if err != nil {
 		return err
 	}

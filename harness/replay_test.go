@@ -1,0 +1,89 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msgload/msgload/rundir"
+	"github.com/msgload/msgload/scenarios"
+)
+
+// TestReplayProfile runs a scenario whose load is a recording (a HAR of
+// notification sends from two recorded clients): every recorded send goes
+// out once, at the recorded offsets scaled by speed, and every one is
+// delivered and timed through a fresh correlation tag.
+func TestReplayProfile(t *testing.T) {
+	dir := t.TempDir()
+	const sends = 8
+	start := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	var entries []string
+	for i := range sends {
+		body, _ := json.Marshal(map[string]any{"externalId": fmt.Sprintf("rec-%d", i), "recipient": map[string]string{"value": "+7999000000" + fmt.Sprint(i)}, "notificationText": "recorded"})
+		client := fmt.Sprintf("recorded-%d", i%2)
+		entries = append(entries, fmt.Sprintf(`{"startedDateTime":%q,"time":5,"request":{"method":"POST","url":"http://api.example/api/v1/notifications","httpVersion":"HTTP/1.1","headers":[{"name":"X-Client","value":%q},{"name":"Content-Type","value":"application/json"}],"queryString":[],"postData":{"mimeType":"application/json","text":%q},"headersSize":-1,"bodySize":-1},"response":{"status":200,"statusText":"","httpVersion":"HTTP/1.1","headers":[],"content":{"size":0,"mimeType":"application/json"},"redirectURL":"","headersSize":-1,"bodySize":-1},"cache":{},"timings":{"send":0,"wait":5,"receive":0}}`,
+			start.Add(time.Duration(i)*400*time.Millisecond).Format(time.RFC3339Nano), client, body))
+	}
+	har := `{"log":{"version":"1.2","creator":{"name":"test","version":"1"},"entries":[` + strings.Join(entries, ",\n") + `]}}`
+	if err := os.WriteFile(filepath.Join(dir, "rec.har"), []byte(har), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := `name: replayed
+api: notify
+target: embedded
+clients: 2
+load: { profile: replay, file: rec.har, speed: 2 }
+limit: { rate: 100/1m, mode: respect }
+delivery: { grace: 15s }
+thresholds: [ "delivery.lost == 0" ]
+`
+	s, err := scenarios.Parse(filepath.Join(dir, "replayed.yaml"), dir, []byte(src), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	res, err := Run(context.Background(), Options{Scenario: s, Out: t.TempDir(), Stderr: &stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Parts[0]
+	if p.Err != nil {
+		t.Fatalf("part: %v\n%s", p.Err, stderr.String())
+	}
+	if !p.Summary.OK() {
+		var b strings.Builder
+		p.Summary.Terminal(&b)
+		t.Fatalf("run failed:\n%s\n%s", b.String(), stderr.String())
+	}
+	var first []time.Time
+	err = rundir.ReadJSONL(filepath.Join(p.Dir, rundir.AttemptsFile), func(a rundir.Attempt) error {
+		if a.Op == "send" && a.Attempt <= 1 && a.Probe == "" {
+			first = append(first, a.Intended)
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != sends {
+		t.Fatalf("%d messages sent, want the %d recorded", len(first), sends)
+	}
+	// Recorded 400 ms apart, replayed at speed 2: planned 200 ms apart.
+	span := first[len(first)-1].Sub(first[0])
+	if want := time.Duration(sends-1) * 200 * time.Millisecond; span < want-50*time.Millisecond || span > want+50*time.Millisecond {
+		t.Errorf("planned span of the replay %v, want about %v", span, want)
+	}
+	if got := p.Summary.Delivery.Received; got != sends {
+		t.Errorf("%d deliveries received, want %d", got, sends)
+	}
+	var meta rundir.Meta
+	b, _ := os.ReadFile(filepath.Join(p.Dir, rundir.MetaFile))
+	if err := json.Unmarshal(b, &meta); err != nil || meta.Planned.Profile != "replay" || meta.Planned.Requests != sends {
+		t.Errorf("run.json planned = %+v (err %v), want replay of %d", meta.Planned, err, sends)
+	}
+}
