@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -141,13 +140,42 @@ type loaderRun struct {
 
 func (r loaderRun) cpuPerReq() float64 { return float64(r.cpu.Microseconds()) / float64(r.sent) }
 
-func rusage(ps *os.ProcessState) (time.Duration, int64) {
-	ru, _ := ps.SysUsage().(*syscall.Rusage)
-	var rss int64
-	if ru != nil {
-		rss = ru.Maxrss
+// runMeasured runs cmd and returns its CPU time (user+sys, from its rusage)
+// and its peak RSS in KiB. The peak is VmHWM read from /proc every 50 ms while
+// it runs: rusage's ru_maxrss is useless here, as Linux counts in it the
+// parent's RSS at the fork (the child shares the parent's memory until exec).
+func runMeasured(cmd *exec.Cmd) (time.Duration, int64, error) {
+	if err := cmd.Start(); err != nil {
+		return 0, 0, err
 	}
-	return ps.UserTime() + ps.SystemTime(), rss
+	var peak atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		path := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status"
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if b, err := os.ReadFile(path); err == nil {
+				if _, v, ok := strings.Cut(string(b), "VmHWM:"); ok {
+					f := strings.Fields(v)
+					if len(f) > 0 {
+						if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil && kb > peak.Load() {
+							peak.Store(kb)
+						}
+					}
+				}
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	ps := cmd.ProcessState
+	return ps.UserTime() + ps.SystemTime(), peak.Load(), err
 }
 
 func runMsgload(b *testing.B, url string, rate int, du time.Duration, requests int64) loaderRun {
@@ -164,7 +192,8 @@ func runMsgload(b *testing.B, url string, rate int, du time.Duration, requests i
 	cmd.Env = append(os.Environ(), childEnv+"="+string(cfg))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
+	cpu, rss, err := runMeasured(cmd)
+	if err != nil {
 		b.Fatalf("msgload child: %v\n%s", err, out.String())
 	}
 	_, js, ok := strings.Cut(out.String(), "BENCH-REPORT ")
@@ -175,7 +204,6 @@ func runMsgload(b *testing.B, url string, rate int, du time.Duration, requests i
 	if err := json.NewDecoder(strings.NewReader(js)).Decode(&rep); err != nil {
 		b.Fatal(err)
 	}
-	cpu, rss := rusage(cmd.ProcessState)
 	r := loaderRun{cpu: cpu, rss: rss, sent: rep.Sent}
 	if d := rep.Last.Sub(rep.First); d > 0 && rep.Sent > 1 {
 		r.rate = float64(rep.Sent-1) / d.Seconds()
@@ -199,16 +227,17 @@ func runVegeta(b *testing.B, bin, url string, rate int, du time.Duration) loader
 	cmd := exec.Command(bin, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
+	cpu, rss, err := runMeasured(cmd)
+	if err != nil {
 		b.Fatalf("vegeta: %v\n%s", err, out.String())
 	}
-	cpu, rss := rusage(cmd.ProcessState)
 	f, err := os.Open(results)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer f.Close()
 	var m vegeta.Metrics
+	var first, last time.Time
 	dec := vegeta.NewDecoder(f)
 	for {
 		var res vegeta.Result
@@ -218,9 +247,19 @@ func runVegeta(b *testing.B, bin, url string, rate int, du time.Duration) loader
 			b.Fatal(err)
 		}
 		m.Add(&res)
+		if first.IsZero() || res.Timestamp.Before(first) {
+			first = res.Timestamp
+		}
+		if res.Timestamp.After(last) {
+			last = res.Timestamp
+		}
 	}
 	m.Close()
-	return loaderRun{cpu: cpu, rss: rss, sent: int64(m.Requests), rate: m.Rate, success: m.Success}
+	r := loaderRun{cpu: cpu, rss: rss, sent: int64(m.Requests), success: m.Success}
+	if d := last.Sub(first); d > 0 && m.Requests > 1 {
+		r.rate = float64(m.Requests-1) / d.Seconds() // as for msgload: between the first and last send
+	}
+	return r
 }
 
 // benchTarget is the loopback service both loaders hit.
@@ -259,6 +298,31 @@ func envDefault(k, d string) string {
 	return d
 }
 
+// held reports whether a run at rate for du sent the plan within 1 %: the
+// count and the achieved rate.
+func (r loaderRun) held(rate int, du time.Duration) bool {
+	planned := float64(rate) * du.Seconds()
+	return float64(r.sent) >= 0.99*planned && r.rate >= 0.99*float64(rate) && r.rate <= 1.01*float64(rate)
+}
+
+// vegetaMaxRate is the highest paced rate the vegeta CLI holds within 1 %
+// here: its unpaced throughput (64 workers) first, then paced tries from there
+// down by 15 % steps.
+func vegetaMaxRate(b *testing.B, bin, url string, du time.Duration) int {
+	mx := runVegeta(b, bin, url, 0, du)
+	b.Logf("vegeta unpaced throughput here: %.0f/s (cpu %.1f µs/req)", mx.rate, mx.cpuPerReq())
+	for f := 1.0; f > 0.1; f -= 0.15 {
+		rate := int(mx.rate * f)
+		v := runVegeta(b, bin, url, rate, du)
+		b.Logf("vegeta paced at %d/s: %d requests, %.1f/s", rate, v.sent, v.rate)
+		if v.held(rate, du) {
+			return rate
+		}
+	}
+	b.Fatal("vegeta holds no rate here")
+	return 0
+}
+
 func BenchmarkVersusVegeta(b *testing.B) {
 	bin := buildVegeta(b)
 	url := benchTarget(b)
@@ -269,9 +333,7 @@ func BenchmarkVersusVegeta(b *testing.B) {
 		rate, err := strconv.Atoi(rs)
 		if rs == "max" {
 			if vegetaMax == 0 {
-				mx := runVegeta(b, bin, url, 0, du)
-				vegetaMax = int(mx.rate)
-				b.Logf("vegeta max rate here: %.0f/s (cpu %.1f µs/req)", mx.rate, mx.cpuPerReq())
+				vegetaMax = vegetaMaxRate(b, bin, url, du)
 			}
 			rate = vegetaMax
 		} else if err != nil || rate <= 0 {
@@ -287,6 +349,7 @@ func BenchmarkVersusVegeta(b *testing.B) {
 			b.ReportMetric(100*(m.rate-float64(rate))/float64(rate), "msgload-rate-err-%")
 			b.ReportMetric(float64(v.rss), "vegeta-peak-KiB")
 			b.ReportMetric(float64(m.rss), "msgload-peak-KiB")
+			b.Logf("held within 1 %%: vegeta %v, msgload %v", v.held(rate, du), m.held(rate, du))
 			b.Logf("rate %d/s for %v: vegeta %d req %.1f µs/req %.1f/s ok %.3f rss %d KiB | msgload %d req %.1f µs/req %.1f/s ok %.3f rss %d KiB",
 				rate, du, v.sent, v.cpuPerReq(), v.rate, v.success, v.rss, m.sent, m.cpuPerReq(), m.rate, m.success, m.rss)
 		})

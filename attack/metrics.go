@@ -158,7 +158,7 @@ type clientMetrics struct {
 	m                          *Metrics
 	api, label                 string
 	sent, retries, rateLimited prometheus.Counter
-	codes                      sync.Map // op + "/" + code → prometheus.Counter
+	codes                      sync.Map // opCode → prometheus.Counter
 }
 
 func (m *Metrics) forClient(api, id string) *clientMetrics {
@@ -173,8 +173,13 @@ func (m *Metrics) forClient(api, id string) *clientMetrics {
 	}
 }
 
+type opCode struct {
+	op   string
+	code int
+}
+
 func (c *clientMetrics) request(op string, code int) prometheus.Counter {
-	key := op + "/" + strconv.Itoa(code)
+	key := opCode{op, code}
 	if v, ok := c.codes.Load(key); ok {
 		return v.(prometheus.Counter)
 	}
