@@ -30,6 +30,19 @@ func TestBuiltinsLoad(t *testing.T) {
 		if p := s.Plan(); p.Messages == 0 && s.Load.Profile != "replay" {
 			t.Errorf("built-in %s: plans no message", n)
 		}
+		// the resolved copy a run keeps is itself a scenario with the same plan
+		b, err := s.Redacted()
+		if err != nil {
+			t.Fatalf("built-in %s: %v", n, err)
+		}
+		again, err := Parse("again.yaml", "", b, env(nil))
+		if err != nil {
+			t.Errorf("built-in %s: redacted copy does not load: %v\n%s", n, err, b)
+			continue
+		}
+		if p1, p2 := s.Plan(), again.Plan(); p1.Attempts != p2.Attempts || p1.Duration != p2.Duration || len(p1.Parts) != len(p2.Parts) {
+			t.Errorf("built-in %s: redacted copy plans differently: %+v vs %+v", n, p1, p2)
+		}
 	}
 }
 
