@@ -38,6 +38,10 @@ lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet $(PKGS)
 
+.PHONY: stack
+stack: ## start Prometheus, Grafana (dashboards provisioned), a sim and a sink with Docker Compose (deploy/compose.yaml)
+	docker compose -f deploy/compose.yaml up -d --build
+
 .PHONY: clean
 clean: ## remove bin/ and runs/
 	rm -rf bin runs
