@@ -199,10 +199,12 @@ func (p *senders) send(j *callbackJob) {
 	s.eng.at(now.Add(backoff), &next)
 }
 
-// stop refuses new calls and waits for the calls in flight, at most timeout
-// (and ctx); then it cancels them.
-func (p *senders) stop(ctx context.Context, timeout time.Duration) {
-	close(p.quit)
+// halt refuses new calls (a scheduler blocked on a full queue goes on).
+func (p *senders) halt() { close(p.quit) }
+
+// wait waits for the calls in flight, at most timeout (and ctx); then it
+// cancels them.
+func (p *senders) wait(ctx context.Context, timeout time.Duration) {
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
 	t := time.NewTimer(timeout)

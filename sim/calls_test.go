@@ -134,3 +134,42 @@ func TestSigning(t *testing.T) {
 		}
 	})
 }
+
+// TestCloseWithFullQueue: Close returns even when the scheduler is blocked on
+// a full senders' queue behind a receiver that never answers.
+func TestCloseWithFullQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := engineConfig()
+		cfg.Callbacks.Senders = 1
+		cfg.Callbacks.Timeout = 10 * time.Second
+		block := make(chan struct{})
+		cfg.HTTPClient = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			select {
+			case <-block:
+			case <-r.Context().Done():
+			}
+			return nil, r.Context().Err()
+		})}
+		s, err := New(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 20 { // 1 in flight, 4 queued, the scheduler blocked on the 6th
+			sendAs(s, "demo", "demo", `{"callback":"http://cb.test/c","scenario":[`+itemJSON()+`]}`)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		start := time.Now()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 10*time.Second {
+			t.Fatalf("Close took %v, want the callback timeout (10s) for the call in flight", d)
+		}
+		close(block)
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

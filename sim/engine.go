@@ -118,11 +118,11 @@ func (e *engine) loop() {
 	}
 }
 
-func (e *engine) stop() {
+// halt tells the scheduler to stop; exited is closed when it has.
+func (e *engine) halt() {
 	select {
 	case <-e.done:
 	default:
 		close(e.done)
 	}
-	<-e.exited
 }

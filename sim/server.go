@@ -198,8 +198,10 @@ func (s *Server) Close() error {
 // Shutdown is Close bounded by ctx as well.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closeOnce.Do(func() {
-		s.eng.stop()
-		s.cbs.stop(ctx, s.cfg.Callbacks.Timeout)
+		s.eng.halt()
+		s.cbs.halt() // the scheduler may be waiting for room in the senders' queue
+		<-s.eng.exited
+		s.cbs.wait(ctx, s.cfg.Callbacks.Timeout)
 	})
 	return nil
 }
