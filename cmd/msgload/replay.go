@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/msgload/msgload/harness"
 	"github.com/msgload/msgload/replay"
+	"github.com/msgload/msgload/rundir"
+	"github.com/msgload/msgload/scenarios"
 )
 
 // Environment variables read by `msgload replay`. Secrets come only from here.
@@ -45,6 +49,8 @@ func (g *globalState) replayCommand() *cli.Command {
 			&cli.StringFlag{Name: "client-header", Usage: "request header carrying the recorded client id (tried before Authorization and the body)"},
 			&cli.DurationFlag{Name: "grace", Value: 30 * time.Second, Usage: "wait for callbacks after the last send (embedded: until the simulator has nothing pending, at most this)"},
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "per request"},
+			&cli.StringFlag{Name: "scenario", Usage: "replay through a scenario (built-in `NAME` or file): its target, clients, limit mode, retries, probes, delivery and thresholds apply, its load is replaced by FILE's sends; run-tagged externalIds", EnvVars: []string{"MSGLOAD_REPLAY_SCENARIO"}},
+			&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9464", Usage: "with --scenario: serve /metrics here while the replay goes (\"\" for none)", EnvVars: []string{"MSGLOAD_METRICS_ADDR"}},
 			&cli.StringFlag{Name: "confirm-target", Usage: "`HOST` that may be replayed against although it is not loopback", EnvVars: []string{"MSGLOAD_CONFIRM_TARGET"}},
 		},
 		Action: func(c *cli.Context) error {
@@ -54,6 +60,12 @@ func (g *globalState) replayCommand() *cli.Command {
 			o, err := g.replayConfig(c)
 			if err != nil {
 				return badInput(err)
+			}
+			if name := c.String("scenario"); name != "" {
+				if c.IsSet("external-ids") && o.ExternalIDs != replay.ExternalIDsNew {
+					return badInput(errors.New("--scenario replays with run-tagged externalIds; --external-ids keep works without --scenario"))
+				}
+				return g.runScenarioReplay(c, name, o)
 			}
 			return g.runReplay(c.Context, o)
 		},
@@ -115,7 +127,11 @@ func (g *globalState) replayConfig(c *cli.Context) (replay.SessionOptions, error
 	for _, id := range split(g.getenv(envReplayClientID)) {
 		o.Notify = append(o.Notify, replay.Cred{ID: id, Secret: g.getenv(envReplayClientSecret)})
 	}
-	if (o.MessagingURL != "" || o.NotifyURL != "") && len(o.Messaging) == 0 && len(o.Notify) == 0 {
+	if c.String("scenario") != "" {
+		if o.MessagingURL != "" || o.NotifyURL != "" || o.SinkURL != "" || o.TokenURL != "" {
+			problems = append(problems, errors.New("--scenario names the target and the sink: leave out --target, --messaging-url, --notify-url, --token-url and --sink"))
+		}
+	} else if (o.MessagingURL != "" || o.NotifyURL != "") && len(o.Messaging) == 0 && len(o.Notify) == 0 {
 		problems = append(problems, fmt.Errorf("a target needs credentials: set %s/%s or %s/%s", envReplayMessagingLogin, envReplayMessagingPassword, envReplayClientID, envReplayClientSecret))
 	}
 	return o, errors.Join(problems...)
@@ -171,6 +187,89 @@ func (g *globalState) runReplay(parent context.Context, o replay.SessionOptions)
 		return &exitError{code: exitInterrupted, err: errors.New("replay interrupted; partial results kept in " + res.Dir)}
 	case failed:
 		return &exitError{code: exitThresholds, err: errors.New("replay failed: a part did not run or a threshold did not hold; see " + res.Dir)}
+	}
+	return nil
+}
+
+// runScenarioReplay replays the file through the harness with the scenario's
+// settings, its load replaced by the recording, then writes replay.json (recorded
+// against replayed codes) in every part's directory.
+func (g *globalState) runScenarioReplay(c *cli.Context, name string, o replay.SessionOptions) error {
+	reqs, err := replay.LoadWith(o.File, o.Format, o.Read)
+	if err != nil {
+		return badInput(err)
+	}
+	s, err := scenarios.Load(name, g.getenv)
+	if err != nil {
+		return badInput(err)
+	}
+	file, err := filepath.Abs(o.File)
+	if err != nil {
+		return badInput(err)
+	}
+	parts := []*scenarios.Scenario{s}
+	if len(s.Parts) > 0 {
+		parts = parts[:0]
+		for i := range s.Parts {
+			parts = append(parts, &s.Parts[i])
+		}
+	}
+	for _, p := range parts {
+		p.Load = scenarios.LoadSpec{Profile: "replay", File: file, Speed: o.Speed}
+	}
+	if err := s.Validate(); err != nil {
+		return badInput(err)
+	}
+	sig, stopSignals := g.signals()
+	defer stopSignals()
+	res, err := harness.Run(c.Context, harness.Options{
+		Scenario: s, Out: o.Out, MetricsAddr: c.String("metrics-addr"), MetricsLinger: 15 * time.Second,
+		ConfirmTarget: c.String("confirm-target"), Version: version(),
+		Stdout: g.stdout, Stderr: g.stderr, TTY: isTerminal(g.stderr), Signals: sig,
+	})
+	if err != nil {
+		if errors.Is(err, harness.ErrUnconfirmedTarget) {
+			return badInput(err)
+		}
+		return &exitError{code: exitBadInput, err: fmt.Errorf("replay: %w", err)}
+	}
+	byName := map[string]*scenarios.Scenario{}
+	for _, p := range parts {
+		byName[p.Name] = p
+	}
+	for _, p := range res.Parts {
+		if len(res.Parts) > 1 {
+			fmt.Fprintf(g.stdout, "== %s (%s)\n", p.Name, p.API)
+		}
+		if sc := byName[p.Name]; sc != nil {
+			ids := make([]string, 0, len(sc.Creds))
+			for _, cr := range sc.Creds {
+				ids = append(ids, cr.ID)
+			}
+			if plan, err := replay.ForAttack(reqs, p.API, ids, replay.AttackRewrite{ExternalIDs: replay.ExternalIDsNew}, o.Speed); err == nil {
+				if rep, err := plan.Report(res.ID, o.Speed, filepath.Join(p.Dir, rundir.AttemptsFile)); err == nil {
+					if err := replay.WriteReport(filepath.Join(p.Dir, replay.ReplayFile), rep); err != nil {
+						fmt.Fprintf(g.stderr, "msgload replay: %v\n", err)
+					}
+					rep.WriteTable(g.stdout)
+				}
+			}
+		}
+		switch {
+		case p.Summary != nil:
+			p.Summary.Terminal(g.stdout)
+		case p.Err != nil:
+			fmt.Fprintf(g.stdout, "%s: no report: %v\n", p.Name, p.Err)
+		default:
+			fmt.Fprintf(g.stdout, "%s: no report yet; build it with: msgload report %s\n", p.Name, p.Dir)
+		}
+	}
+	fmt.Fprintf(g.stdout, "run directory: %s\n", res.Dir)
+	switch {
+	case res.Interrupted:
+		return &exitError{code: exitInterrupted, err: errors.New("replay interrupted; partial results kept in " + res.Dir)}
+	case !res.OK():
+		return &exitError{code: exitThresholds, err: errors.New("replay failed: a threshold did not hold or a part did not finish; see " + res.Dir)}
 	}
 	return nil
 }
