@@ -214,3 +214,46 @@ func histMean(b *testing.B, h prometheus.Histogram) (count, sum float64) {
 	}
 	return float64(m.GetHistogram().GetSampleCount()), m.GetHistogram().GetSampleSum()
 }
+
+// BenchmarkHandler calls the sink's handler in process (no network, no HTTP
+// parsing) from 128×GOMAXPROCS goroutines, with a real log file: what the sink
+// itself costs per callback and how group commit batches under that load.
+func BenchmarkHandler(b *testing.B) {
+	for _, mode := range []FsyncMode{FsyncBatch, FsyncNone} {
+		b.Run(string(mode), func(b *testing.B) {
+			s, err := New(Options{LogPath: filepath.Join(b.TempDir(), rundir.EventsFile), Fsync: mode}, prometheus.NewRegistry())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			h := s.Handler()
+			var seq atomic.Int64
+			b.SetParallelism(benchParallelism)
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				u, _ := url.Parse("/callback")
+				rec := &discardWriter{h: http.Header{}}
+				var body []byte
+				rd := bytes.NewReader(nil)
+				for pb.Next() {
+					body = memBody(body[:0], seq.Add(1), "DELIVERED")
+					rd.Reset(body)
+					req := &http.Request{Method: http.MethodPost, URL: u, Header: http.Header{}, Body: io.NopCloser(rd), ContentLength: int64(len(body))}
+					rec.code = 0
+					h.ServeHTTP(rec, req)
+					if rec.code != http.StatusOK {
+						b.Errorf("status %d", rec.code)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "callbacks/s")
+			n, sum := histMean(b, s.met.batchSize)
+			if n > 0 {
+				b.ReportMetric(sum/n, "events/batch")
+			}
+		})
+	}
+}
