@@ -140,6 +140,7 @@ func RunWithAbort(ctx, abort context.Context, o Options) (Result, error) {
 	end := time.Now()
 	if o.Metrics != nil {
 		o.Metrics.end(end)
+		e.planned.Set(0)
 	}
 	if b := e.began.Load(); b != 0 {
 		start = time.Unix(0, b)
@@ -256,7 +257,7 @@ func (s *schedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bo
 		return wait, stop
 	}
 	s.e.ring[hits%scheduleSlots].Store(int64(elapsed + max(wait, 0)))
-	if s.e.planned != nil && hits%16 == 0 {
+	if s.e.planned != nil {
 		s.e.planned.Set(s.p.Rate(elapsed))
 	}
 	return wait, false

@@ -3,6 +3,7 @@ package attack
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -340,5 +341,22 @@ func TestParkSpill(t *testing.T) {
 	e.park(b) // same slot
 	if e.unpark(b.seq) != b || e.unpark(a.seq) != a || e.unpark(a.seq) != nil {
 		t.Fatal("park/unpark lost or duplicated a message")
+	}
+}
+
+// TestOptionsCheck: every problem of the options is reported at once.
+func TestOptionsCheck(t *testing.T) {
+	_, err := Run(context.Background(), Options{
+		API: "sms", BaseURL: "not a url", Clients: []Client{{ID: "a"}, {ID: "a"}},
+		RunID: "bad id!", Limit: Limit{Mode: ModeRespect}, Probes: 2, Retry: Retry{Jitter: 3},
+	})
+	if !errors.Is(err, ErrOptions) {
+		t.Fatalf("err %v, want ErrOptions", err)
+	}
+	for _, want := range []string{`api "sms"`, "base URL", "listed twice", "no pacer", "neither a duration",
+		"no body function", "run id", "respect needs", "jitter", "probes 2"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
 	}
 }
