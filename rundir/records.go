@@ -74,6 +74,10 @@ type Event struct {
 	Raw        string          `json:"raw,omitempty"`     // the body as received, when it is not JSON
 	Reason     string          `json:"reason,omitempty"`  // why it is malformed or unauthorized
 	Corr       *Correlation    `json:"corr,omitempty"`    // what correlation found
+	// Answered is the HTTP status the sink gave instead of its normal answer when
+	// told to refuse a share of calls on purpose (to make the service retry); 0
+	// means the normal answer (200 for a valid event).
+	Answered int `json:"answered,omitempty"`
 }
 
 // Correlation is what the sink could tell about an event from its tag alone.
