@@ -49,7 +49,8 @@ func BenchmarkSendWithCallbacks(b *testing.B) {
 	cpu0 := cpuTime()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			r := httptest.NewRequest(http.MethodPost, "/messaging/v1/send", strings.NewReader(body))
+			r, _ := http.NewRequest(http.MethodPost, "/messaging/v1/send", strings.NewReader(body))
+			r.RemoteAddr = "127.0.0.1:40000"
 			r.SetBasicAuth("demo", "demo")
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)

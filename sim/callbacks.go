@@ -42,7 +42,7 @@ func newSigner(secret string) (*signer, error) {
 // delayed.
 func (s *Server) callback(j *callbackJob, now time.Time) {
 	cb := s.cfg.Callbacks
-	if j.msgID == "" {
+	if j.msgID == "" && s.signer != nil {
 		j.msgID = "msg_" + uuid.NewString()
 	}
 	j.faulted = true
