@@ -1,0 +1,99 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestSimCommandBadInput(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "sim.yaml")
+	if err := os.WriteFile(bad, []byte("rateLimit:\n  request: 5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		env    map[string]string
+		args   []string
+		stderr string
+	}{
+		// A rate that does not parse.
+		{"rate", nil, []string{"--rate-limit", "fast"}, "--rate-limit"},
+		// An unknown algorithm, from the environment.
+		{"algorithm env", map[string]string{envSimRateAlgorithm: "leaky"}, nil, "rateLimit.algorithm"},
+		// A config file error names file:line:col.
+		{"config", nil, []string{"--config", bad}, "sim.yaml:2:3: unknown field"},
+		// A bad address.
+		{"addr", nil, []string{"--addr", "nowhere"}, "--addr"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runProgram(t, tt.env, nil, append([]string{"sim"}, tt.args...)...)
+			if code != exitBadInput || !strings.Contains(stderr, tt.stderr) {
+				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+// TestSimCommandServes runs `msgload sim` on a free loopback port: /healthz,
+// a messaging send and /metrics answer; an interrupt stops it with exit 0.
+func TestSimCommandServes(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	sig := make(chan os.Signal, 1)
+	done := make(chan int, 1)
+	go func() {
+		code, _, _ := runProgram(t, map[string]string{envSimRateLimit: "10/1s"}, sig, "sim", "--addr", addr, "--seed", "3")
+		done <- code
+	}()
+	base := "http://" + addr
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sim did not come up: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/messaging/v1/send", strings.NewReader(
+		`{"scenario":[{"channel":"sms","recipient":{"type":"MSISDN","value":"+79991234567"},"sender":"Acme"}]}`))
+	req.SetBasicAuth("demo", "demo")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("send: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	resp, err = http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `msgload_sim_messages_accepted_total{api="messaging",channel="sms"} 1`) {
+		t.Fatalf("metrics lack the accepted send:\n%.2000s", b)
+	}
+	sig <- syscall.SIGINT
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("exit %d", code)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("sim did not stop on interrupt")
+	}
+}
