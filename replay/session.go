@@ -125,6 +125,9 @@ func Session(ctx context.Context, o SessionOptions) (*SessionResult, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
+	if o.Log != nil {
+		o.Log = &lockedWriter{w: o.Log} // the parts log at once
+	}
 	parts := splitParts(reqs)
 	apis := []string{}
 	for _, api := range []string{rundir.APIMessaging, rundir.APINotify} {
@@ -314,4 +317,16 @@ func codeText(c int) string {
 		return "-"
 	}
 	return fmt.Sprint(c)
+}
+
+// lockedWriter serialises writes from the parts.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
