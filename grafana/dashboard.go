@@ -114,6 +114,7 @@ func (d *Dashboard) AllPanels() []Panel {
 // Query is one PromQL expression of a dashboard and where it lives.
 type Query struct {
 	Where string // "panel 3 \"Answers by code\" A", "variable api", "annotation Run start"
+	Panel string // the panel's title; "" for variables and annotations
 	Expr  string
 	// Variable is true for a label_values(...) variable query: Expr then holds
 	// the series selector (or metric) inside label_values.
@@ -131,7 +132,7 @@ func (d *Dashboard) Queries() []Query {
 			if strings.TrimSpace(t.Expr) == "" {
 				continue
 			}
-			out = append(out, Query{Where: fmt.Sprintf("panel %d %q %s", p.ID, p.Title, t.RefID), Expr: t.Expr})
+			out = append(out, Query{Where: fmt.Sprintf("panel %d %q %s", p.ID, p.Title, t.RefID), Panel: p.Title, Expr: t.Expr})
 		}
 	}
 	for _, a := range d.Annotations.List {

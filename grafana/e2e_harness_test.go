@@ -69,7 +69,6 @@ func startHarnessRun(t *testing.T) *testRun {
 	u := &url.URL{Scheme: "http", Host: addr}
 	run := &testRun{
 		sources:       []source{{job: "msgload-attack", url: u.String()}},
-		complete:      true,
 		upDuringDrive: true,
 	}
 	run.drive = func(t *testing.T) {
