@@ -96,6 +96,10 @@ func appendEvent(b []byte, ev *rundir.Event) []byte {
 		}
 		b = append(b, '}')
 	}
+	if ev.Answered != 0 {
+		b = append(b, `,"answered":`...)
+		b = strconv.AppendInt(b, int64(ev.Answered), 10)
+	}
 	return append(b, "}\n"...)
 }
 

@@ -66,6 +66,8 @@ func TestAppendEvent(t *testing.T) {
 		{"tiny latency", rundir.Event{Kind: "callback", Route: "/callback", ReceivedAt: at, Corr: &rundir.Correlation{Latency: 1e-9}}},
 		{"huge latency", rundir.Event{Kind: "callback", Route: "/callback", ReceivedAt: at, Corr: &rundir.Correlation{Latency: 3e21}}},
 		{"negative latency", rundir.Event{Kind: "callback", Route: "/callback", ReceivedAt: at, Corr: &rundir.Correlation{Latency: -0.5}}},
+		// A call refused on purpose records the status given.
+		{"answered", rundir.Event{Kind: "callback", Route: "/callback", ReceivedAt: at, Answered: 503}},
 		// A time zone other than UTC keeps its offset.
 		{"offset time", rundir.Event{Kind: "callback", Route: "/callback", ReceivedAt: at.In(time.FixedZone("x", 3*3600))}},
 	}

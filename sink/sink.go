@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -36,9 +37,25 @@ type Options struct {
 	// DefaultMaxTracked); past it the oldest are forgotten and a later event of a
 	// forgotten message is taken as a first arrival.
 	MaxTracked int
+	// Fault makes the sink answer a share of valid calls with another status or
+	// after a delay, so the service retries on purpose; such events are logged
+	// with Answered set, and the retries show up as duplicates.
+	Fault Fault
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
 }
+
+// Fault is a deliberate misbehaviour of the sink (DESIGN: make the service retry
+// on purpose and observe its retry schedule).
+type Fault struct {
+	Share float64       // 0..1: the share of valid calls it applies to
+	Code  int           // status to answer instead of 200 (0: 200, only delayed)
+	Delay time.Duration // wait before answering (after the event is logged)
+	// Pick decides per call (tests); default a uniform draw against Share.
+	Pick func() bool
+}
+
+func (f Fault) active() bool { return f.Share > 0 && (f.Code != 0 || f.Delay > 0) }
 
 // Stats are the sink's counts so far. Every field counts events written to the log.
 type Stats struct {
@@ -57,11 +74,12 @@ type Stats struct {
 	FailoverSteps    int64 `json:"failover_steps"`
 	WriteErrors      int64 `json:"write_errors"` // events that could not be written (answered 500)
 	Evicted          int64 `json:"evicted"`      // messages forgotten by the bounded correlation table
+	Faulted          int64 `json:"faulted"`      // calls answered by Options.Fault
 }
 
 type counters struct {
 	events, callbacks, incoming, webhooks, malformed, unauthorized, tooLarge,
-	duplicates, unmatched, terminal, failover, writeErrors atomic.Int64
+	duplicates, unmatched, terminal, failover, writeErrors, faulted atomic.Int64
 }
 
 // Sink receives callbacks, incoming messages and webhooks. It is safe for
@@ -90,6 +108,13 @@ func New(opts Options, reg prometheus.Registerer) (*Sink, error) {
 	opts.Fsync = mode
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = DefaultMaxBody
+	}
+	if f := opts.Fault; f.Share < 0 || f.Share > 1 || f.Delay < 0 || f.Code != 0 && (f.Code < 100 || f.Code > 599) {
+		return nil, fmt.Errorf("%w: fault share must be 0..1, code 100..599, delay ≥ 0", ErrOptions)
+	}
+	if opts.Fault.Pick == nil {
+		share := opts.Fault.Share
+		opts.Fault.Pick = func() bool { return rand.Float64() < share }
 	}
 	if opts.RunID != "" && !rundir.ValidRunID(opts.RunID) {
 		return nil, fmt.Errorf("%w: run id %q", ErrOptions, opts.RunID)
@@ -142,6 +167,7 @@ func (s *Sink) Stats() Stats {
 		FailoverSteps:    s.c.failover.Load(),
 		WriteErrors:      s.c.writeErrors.Load(),
 		Evicted:          int64(s.evicted()),
+		Faulted:          s.c.faulted.Load(),
 	}
 }
 
@@ -261,11 +287,32 @@ func (s *Sink) receive(route, api string) http.HandlerFunc {
 			}
 			return
 		}
+		faulted := s.opts.Fault.active() && s.opts.Fault.Pick()
+		if faulted && s.opts.Fault.Code != 0 {
+			ev.Answered = s.opts.Fault.Code
+		}
 		if !s.write(w, &ev, &out) {
 			return
 		}
 		s.count(&ev, &out)
-		w.WriteHeader(http.StatusOK)
+		if !faulted {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		s.c.faulted.Add(1)
+		if d := s.opts.Fault.Delay; d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+			}
+		}
+		if ev.Answered != 0 {
+			http.Error(w, "refused on purpose (sink fault injection)", ev.Answered)
+		} else {
+			w.WriteHeader(http.StatusOK)
+		}
 	}
 }
 

@@ -47,6 +47,9 @@ func (g *globalState) sinkCommand() *cli.Command {
 			&cli.Int64Flag{Name: "max-body", Value: sink.DefaultMaxBody, Usage: "largest body accepted, bytes; larger ones are answered 413 (env " + envSinkMaxBody + ")"},
 			&cli.StringFlag{Name: "run-id", Usage: "count tags of other runs as unmatched (default: any msgload tag matches; env " + envSinkRunID + ")"},
 			&cli.IntFlag{Name: "max-tracked", Value: sink.DefaultMaxTracked, Usage: "messages the correlation table remembers before forgetting the oldest"},
+			&cli.Float64Flag{Name: "fault-share", Usage: "share (0..1) of valid calls answered with --fault-code and/or after --fault-delay, to make the service retry on purpose"},
+			&cli.IntFlag{Name: "fault-code", Usage: "status given to those calls instead of 200 (e.g. 503); the event is still logged, with \"answered\""},
+			&cli.DurationFlag{Name: "fault-delay", Usage: "wait before answering those calls (e.g. 5s)"},
 			&cli.StringFlag{Name: "signature-header", Value: sink.DefaultSignatureHeader, Usage: "header carrying the HMAC-SHA256 body signature"},
 			&cli.StringFlag{Name: "basic-password-file", Usage: "file holding the Basic password (user from " + envSinkBasicUser + ")"},
 			&cli.StringFlag{Name: "bearer-token-file", Usage: "file holding the bearer token callers must present"},
@@ -104,6 +107,16 @@ func (g *globalState) sinkConfig(c *cli.Context) (sink.ServerConfig, error) {
 	cfg.MaxTracked = c.Int("max-tracked")
 	if cfg.MaxTracked <= 0 {
 		problems = append(problems, errors.New("--max-tracked: must be positive"))
+	}
+	cfg.Fault = sink.Fault{Share: c.Float64("fault-share"), Code: c.Int("fault-code"), Delay: c.Duration("fault-delay")}
+	if f := cfg.Fault; f.Share < 0 || f.Share > 1 {
+		problems = append(problems, errors.New("--fault-share: must be 0..1"))
+	} else if f.Code != 0 && (f.Code < 100 || f.Code > 599) {
+		problems = append(problems, errors.New("--fault-code: must be an HTTP status 100..599"))
+	} else if f.Delay < 0 {
+		problems = append(problems, errors.New("--fault-delay: must not be negative"))
+	} else if f.Share > 0 && f.Code == 0 && f.Delay == 0 {
+		problems = append(problems, errors.New("--fault-share: needs --fault-code or --fault-delay"))
 	}
 	secret := func(file, env string) string {
 		if p := c.String(file); p != "" {
