@@ -319,7 +319,11 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		s.RateLimit.Headers.RateLimit++
 	}
 	if at.RateLimitPolicy != "" {
-		s.RateLimit.Headers.RateLimitPolicy++
+		h := &s.RateLimit.Headers
+		if h.RateLimitPolicy == 0 {
+			h.PolicyLimit, h.PolicyWindow = parsePolicy(at.RateLimitPolicy)
+		}
+		h.RateLimitPolicy++
 	}
 	a.ch.attempt(at)
 	if op != "token" && at.Client != "" && !at.Sent.IsZero() {

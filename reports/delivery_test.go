@@ -11,7 +11,7 @@ import (
 func TestNotifyIdempotency(t *testing.T) {
 	r := newRun(rundir.APINotify)
 	r.send(1, "c1", 1, 200, 0.01)
-	p := r.send(1, "c1", 1.5, 200, 0.01) // sequential probe, same id: fine
+	p := r.send(1, "c1", 1.5, 200, 0.01)                     // sequential probe, same id: fine
 	p.Attempt, p.Probe, p.FirstSent = 2, "sequential", at(1) // probes number on from the message's attempts
 	r.send(2, "c1", 2, 200, 0.01)
 	p = r.send(2, "c1", 2.5, 200, 0.01) // probe answered with another id

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -65,6 +67,53 @@ func (a *analyzer) rateLimit() {
 		rl.Findings429 = rl.Rejected429
 	}
 	rl.Algorithm = classify(a.clients, ids, W, L)
+	checkPolicy(rl)
+}
+
+// parsePolicy reads the quota and window of an IETF draft RateLimit-Policy
+// field: `"default";q=100;w=60` (draft 8 and later) or `100;w=60` (earlier).
+func parsePolicy(v string) (q int, w float64) {
+	item, _, _ := strings.Cut(v, ",") // the first policy
+	for i, part := range strings.Split(item, ";") {
+		part = strings.TrimSpace(part)
+		k, val, ok := strings.Cut(part, "=")
+		switch {
+		case !ok && i == 0:
+			if n, err := strconv.Atoi(part); err == nil {
+				q = n
+			}
+		case k == "q":
+			q, _ = strconv.Atoi(val)
+		case k == "w":
+			w, _ = strconv.ParseFloat(val, 64)
+		}
+	}
+	return max(q, 0), max(w, 0)
+}
+
+// checkPolicy says whether the announced policy is the limit the service
+// enforced: the same window, and the fitted limit when a window limiter was
+// named (otherwise no window held more than the quota).
+func checkPolicy(rl *RateLimit) {
+	h := &rl.Headers
+	if h.RateLimitPolicy == 0 {
+		return
+	}
+	if h.PolicyLimit == 0 || h.PolicyWindow == 0 {
+		h.PolicyVerdict = "the RateLimit-Policy field could not be read"
+		return
+	}
+	switch v := rl.Algorithm.Verdict; {
+	case rl.Window > 0 && h.PolicyWindow != rl.Window:
+		h.PolicyVerdict = fmt.Sprintf("announced window %gs, the scenario's is %gs", h.PolicyWindow, rl.Window)
+	case (v == AlgoSliding || v == AlgoFixed) && int(rl.Algorithm.Limit) != h.PolicyLimit:
+		h.PolicyVerdict = fmt.Sprintf("announced %d per window, the service enforced %g", h.PolicyLimit, rl.Algorithm.Limit)
+	case v != AlgoSliding && v != AlgoFixed && rl.MaxAccepted > h.PolicyLimit && v != AlgoTokenBucket:
+		h.PolicyVerdict = fmt.Sprintf("announced %d per window, a window held %d accepted", h.PolicyLimit, rl.MaxAccepted)
+	default:
+		h.PolicyAgrees = true
+		h.PolicyVerdict = "the announced policy matches what was observed"
+	}
 }
 
 // slidingMax returns the largest number of accepted requests in any window of
@@ -274,20 +323,26 @@ type series struct {
 	ok []bool
 }
 
-// fixedOffsets returns window alignments to try: the epoch, and the first
-// acceptance after each client's first run of refusals (where a fixed window
-// would have opened), up to 32 distinct ones.
+// fixedOffsets returns window alignments to try: the epoch, and for each place
+// where acceptance resumed after refusals (where a fixed window would have
+// opened, somewhere after the last refused request and no later than the first
+// accepted one) both ends and the middle; at most 48 in all.
 func fixedOffsets(all []series, w int64) []int64 {
 	offs := []int64{0}
 	seen := map[int64]bool{0: true}
+	add := func(t int64) {
+		o := ((t % w) + w) % w
+		if !seen[o] {
+			seen[o] = true
+			offs = append(offs, o)
+		}
+	}
 	for _, x := range all {
-		for i := 1; i < len(x.t) && len(offs) < 32; i++ {
+		for i := 1; i < len(x.t) && len(offs) < 46; i++ {
 			if x.ok[i] && !x.ok[i-1] {
-				o := x.t[i] % w
-				if !seen[o] {
-					seen[o] = true
-					offs = append(offs, o)
-				}
+				add(x.t[i-1] + 1)
+				add(x.t[i-1] + (x.t[i]-x.t[i-1])/2)
+				add(x.t[i])
 			}
 		}
 	}

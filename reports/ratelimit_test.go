@@ -239,3 +239,81 @@ func TestRespectModeCounts429AsFindings(t *testing.T) {
 		t.Errorf("respect mode: 429s %d, findings %d", s.RateLimit.Rejected429, s.RateLimit.Findings429)
 	}
 }
+
+func TestParsePolicy(t *testing.T) {
+	for _, tc := range []struct {
+		in string
+		q  int
+		w  float64
+	}{
+		{`"default";q=100;w=60`, 100, 60}, // draft 8 and later, as the simulator sends it
+		{`100;w=60`, 100, 60},             // earlier drafts
+		{`10;w=1, 100;w=60`, 10, 1},       // several policies: the first
+		{`garbage`, 0, 0},                 // unreadable
+	} {
+		if q, w := parsePolicy(tc.in); q != tc.q || w != tc.w {
+			t.Errorf("%q: got %d, %v; want %d, %v", tc.in, q, w, tc.q, tc.w)
+		}
+	}
+}
+
+func TestPolicyAgreement(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy string
+		agrees bool
+	}{
+		{"the policy the fixed window enforces", `"default";q=10;w=10`, true},
+		{"a policy announcing more than enforced", `"default";q=20;w=10`, false},
+		{"another window", `"default";q=10;w=60`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := limitedRun(&fixedLimiter{limit: 10, w: 10, cur: -1}, 10, 10*time.Second, steady(5, 5, 45), true)
+			for i := range r.attempts {
+				r.attempts[i].RateLimitPolicy = tc.policy
+			}
+			s, err := Analyze(r.write(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h := s.RateLimit.Headers; h.PolicyAgrees != tc.agrees {
+				t.Errorf("%+v: want agrees %v", h, tc.agrees)
+			}
+		})
+	}
+}
+
+// TestRealSimulatorRuns reads run directories recorded by `msgload run` against
+// the embedded simulator with each of its limiters (one client at 5/s against 20
+// per 10 s, 40 s): the verdict names the limiter truth.json says was used, and
+// the measured windows agree with the simulator's.
+func TestRealSimulatorRuns(t *testing.T) {
+	for _, tc := range []struct {
+		dir, verdict string
+		excess       bool // a fixed window accepts more than the limit in some sliding window
+	}{
+		{"testdata/runs/sim-ex-sliding", AlgoSliding, false},
+		{"testdata/runs/sim-ex-fixed", AlgoFixed, true},
+		{"testdata/runs/sim-ex-token-bucket", AlgoTokenBucket, true},
+	} {
+		t.Run(tc.verdict, func(t *testing.T) {
+			s, err := Analyze(tc.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rl := s.RateLimit
+			if rl.Algorithm.Verdict != tc.verdict {
+				t.Errorf("verdict %q, want %q: %q", rl.Algorithm.Verdict, tc.verdict, rl.Algorithm.Evidence)
+			}
+			if (rl.ExcessAccepted > 0) != tc.excess {
+				t.Errorf("excess accepted %d", rl.ExcessAccepted)
+			}
+			if s.Truth == nil || s.Truth.WindowMismatches != 0 || s.Truth.ExpectedLost != s.Delivery.Lost {
+				t.Errorf("truth %+v, lost %d", s.Truth, s.Delivery.Lost)
+			}
+			if ra := rl.RetryAfter; ra.Correct != ra.Present || ra.Present != rl.Rejected429 {
+				t.Errorf("Retry-After %+v for %d 429s", ra, rl.Rejected429)
+			}
+		})
+	}
+}

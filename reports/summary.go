@@ -120,10 +120,15 @@ type RetryAfter struct {
 	Correct  int64 `json:"correct" expr:"correct"`     // present, valid, neither too short nor too long
 }
 
-// Headers counts the IETF draft RateLimit fields seen.
+// Headers counts the IETF draft RateLimit fields seen and checks the policy
+// the service announced against the limit it was seen to enforce.
 type Headers struct {
-	RateLimit       int64 `json:"ratelimit" expr:"ratelimit"`
-	RateLimitPolicy int64 `json:"ratelimit_policy" expr:"ratelimit_policy"`
+	RateLimit       int64   `json:"ratelimit" expr:"ratelimit"`
+	RateLimitPolicy int64   `json:"ratelimit_policy" expr:"ratelimit_policy"`
+	PolicyLimit     int     `json:"policy_limit,omitempty" expr:"policy_limit"`     // q of the first RateLimit-Policy
+	PolicyWindow    float64 `json:"policy_window_s,omitempty" expr:"policy_window"` // w of the first RateLimit-Policy
+	PolicyAgrees    bool    `json:"policy_agrees" expr:"policy_agrees"`             // see README
+	PolicyVerdict   string  `json:"policy_verdict,omitempty" expr:"policy_verdict"` // why it agrees or not
 }
 
 // Algorithm is the verdict on which limiter the service behaves like.

@@ -33,6 +33,7 @@ func TestThresholds(t *testing.T) {
 	s.RateLimit.ExcessAccepted = 4
 	s.RateLimit.Algorithm.Verdict = AlgoFixed
 	s.Delivery.ByChannel = map[string]Percentiles{"sms": {P99: 40}}
+	s.RateLimit.Clients = []ClientLimit{{ClientID: "a", Rejected429: 3}, {ClientID: "b", Rejected429: 4}}
 	for _, tc := range []struct {
 		expr  string
 		ok    bool
