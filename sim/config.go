@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
 )
 
 // Sentinel errors of configuration.
@@ -309,9 +311,53 @@ func ParseConfig(name string, b []byte) (Config, error) {
 		return Config{}, fmt.Errorf("%w: %s:%s", ErrConfig, name, yamlPos(err))
 	}
 	if errs := cfg.Validate(); len(errs) > 0 {
-		return Config{}, fmt.Errorf("%w: %s: %w", ErrConfig, name, errors.Join(errs...))
+		pos := positions(b)
+		for i, e := range errs {
+			errs[i] = fmt.Errorf("%s:%s%w", name, pos(e.Error()), e)
+		}
+		return Config{}, fmt.Errorf("%w: %w", ErrConfig, errors.Join(errs...))
 	}
 	return cfg, nil
+}
+
+// positions returns a function that finds "line:col: " of the field a
+// Validate message names ("rateLimit.algorithm: …"), or of its nearest
+// parent present in the file; " " when none is.
+func positions(b []byte) func(msg string) string {
+	file, err := safeParse(b)
+	return func(msg string) string {
+		if err != nil || file == nil {
+			return " "
+		}
+		path, _, ok := strings.Cut(msg, ": ")
+		if !ok {
+			return " "
+		}
+		for path != "" {
+			if p, perr := yaml.PathString("$." + path); perr == nil {
+				if n, ferr := p.FilterFile(file); ferr == nil && n != nil {
+					if tk := n.GetToken(); tk != nil && tk.Position != nil {
+						return fmt.Sprintf("%d:%d: ", tk.Position.Line, tk.Position.Column)
+					}
+				}
+			}
+			i := strings.LastIndexAny(path, ".[")
+			if i < 0 {
+				break
+			}
+			path = path[:i]
+		}
+		return " "
+	}
+}
+
+func safeParse(b []byte) (f *ast.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("malformed YAML (%v)", r)
+		}
+	}()
+	return parser.ParseBytes(b, 0)
 }
 
 // safeUnmarshal decodes strictly; the YAML library can panic on some

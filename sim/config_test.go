@@ -59,11 +59,16 @@ func TestParseConfig(t *testing.T) {
 		// A wrong type is refused with its position.
 		{"bad type", "truthCap: many\n", "sim.yaml:1:", nil},
 		// Semantic problems are all named.
-		{"bad values", "rateLimit:\n  algorithm: leaky\nfaults:\n  error500: 2\n", "rateLimit.algorithm", nil},
-		{"bad share", "faults:\n  error503: -0.1\n", "faults.error503", nil},
-		{"unknown channel", "messaging:\n  accounts:\n    - login: a\n      channels: [fax]\n", "messaging.accounts[0].channels[0]", nil},
-		{"bad cidr", "messaging:\n  accounts:\n    - login: a\n      allowIps: [10.0.0.0/99]\n", "allowIps[0]", nil},
-		{"bad secret", "callbacks:\n  signingSecret: 'whsec_%%%'\n", "callbacks.signingSecret", nil},
+		// Semantic problems name file:line:col of the field and the field, all at once.
+		{"bad values", "rateLimit:\n  algorithm: leaky\nfaults:\n  error500: 2\n", "sim.yaml:2:14: rateLimit.algorithm", nil},
+		{"second of two", "rateLimit:\n  algorithm: leaky\nfaults:\n  error500: 2\n", "sim.yaml:4:13: faults.error500: 2 is not a share", nil},
+		{"bad share", "faults:\n  error503: -0.1\n", "sim.yaml:2:13: faults.error503", nil},
+		{"unknown channel", "messaging:\n  accounts:\n    - login: a\n      channels: [fax]\n", "sim.yaml:4:18: messaging.accounts[0].channels[0]", nil},
+		{"bad cidr", "messaging:\n  accounts:\n    - login: a\n      allowIps: [10.0.0.0/99]\n", "sim.yaml:4:18: messaging.accounts[0].allowIps[0]", nil},
+		{"bad secret", "callbacks:\n  signingSecret: 'whsec_%%%'\n", "sim.yaml:2:18: callbacks.signingSecret", nil},
+		{"zero window", "rateLimit:\n  requests: 5\n  window: 0s\n", "sim.yaml:3:11: rateLimit.window", nil},
+		// A problem of a whole section points at the section.
+		{"shares sum", "faults:\n  error500: 0.6\n  error503: 0.6\n", "sim.yaml:2:11: faults: the shares add up", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
