@@ -286,3 +286,62 @@ func TestServeFlushesOnCancel(t *testing.T) {
 		t.Errorf("%d exchanges after shutdown, want 11", len(rs))
 	}
 }
+
+func TestRecorderOmitsBodiesItCannotRedact(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if r.URL.Path == "/gz" {
+			w.Header().Set("Content-Encoding", "gzip") // pretend: the bytes are opaque to the recorder
+		}
+		w.Write(b) // echo: the answer carries the same secret
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	path := filepath.Join(t.TempDir(), "rec.jsonl")
+	f, _ := os.Create(path)
+	rec, err := NewRecorder(RecorderOptions{Upstream: u, Out: f, MaxBody: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(rec)
+	secret := `"password":"` + testPassword + `"`
+	tests := []struct {
+		path, body, encoding string
+	}{
+		{"/big", `{` + secret + `,"pad":"` + strings.Repeat("x", 100) + `"}`, ""}, // over MaxBody: a cut JSON body could not be redacted
+		{"/gz", `{` + secret + `}`, "gzip"},                                       // encoded: cannot be read
+	}
+	for _, tt := range tests {
+		req, _ := http.NewRequest("POST", srv.URL+tt.path, strings.NewReader(tt.body))
+		if tt.encoding != "" {
+			req.Header.Set("Content-Encoding", tt.encoding)
+			req.Header.Set("Accept-Encoding", tt.encoding) // so the client does not try to decompress the echo
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(got) != tt.body { // forwarded in full, both ways
+			t.Errorf("%s: client got %d bytes, sent %d", tt.path, len(got), len(tt.body))
+		}
+	}
+	srv.Close()
+	rec.Close()
+	f.Close()
+	assertNoSecrets(t, path, []string{testPassword})
+	rs, err := Load(path, FormatMsgload)
+	if err != nil || len(rs) != 2 {
+		t.Fatalf("%d exchanges, %v", len(rs), err)
+	}
+	for _, r := range rs { // the exchange is kept, its body is not
+		if len(r.Body) != 0 || r.RecordedCode != 200 {
+			t.Errorf("%s: body %q recorded, code %d", r.Path, r.Body, r.RecordedCode)
+		}
+	}
+	b, _ := os.ReadFile(path)
+	if n := bytes.Count(b, []byte(`"error":"request body not recorded (too large or encoded)"`)); n != 2 {
+		t.Errorf("%d exchanges say why their body is missing, want 2", n)
+	}
+}
