@@ -54,6 +54,8 @@ type msg struct {
 	lastChan   uint8 // interned, 0 none
 	terminals  uint16
 	seen       uint32 // interned states seen
+	refused    uint32 // interned states whose last arrival the sink refused on purpose
+	refusedAt  int64  // when the sink last refused a call of this message
 	reached    uint32 // interned channels reached
 	steps      uint32 // chain indexes stepped into
 	terminalAt int64  // first arrival of a terminal state, unix ns
@@ -102,7 +104,7 @@ type analyzer struct {
 	states, chans               *intern
 	chain                       []string
 	byState, byChannel          map[string]*hist
-	delivery, replies           *hist
+	delivery, replies, retries  *hist
 	steps                       map[[2]string]*hist
 	ch                          *charts
 }
@@ -116,7 +118,7 @@ func Analyze(dir string) (*Summary, error) {
 		msgs: map[int64]*msg{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
 		states: newIntern(), chans: newIntern(),
 		byState: map[string]*hist{}, byChannel: map[string]*hist{},
-		delivery: newHist(), replies: newHist(), steps: map[[2]string]*hist{},
+		delivery: newHist(), replies: newHist(), retries: newHist(), steps: map[[2]string]*hist{},
 	}
 	if err := a.readMeta(); err != nil {
 		return nil, err
@@ -545,6 +547,21 @@ func (a *analyzer) delivered(e *rundir.Event, polled bool) {
 	sid := a.states.id(state)
 	bit := uint32(1) << sid
 	dup := m.seen&bit != 0
+	refused := e.Answered != 0 && !is2xx(e.Answered)
+	if refused {
+		d.Refused++
+	}
+	if dup && m.refused&bit != 0 {
+		// The service retrying a call the sink refused on purpose: expected.
+		d.Redelivered++
+		a.retries.observe(float64(at-m.refusedAt) / 1e9)
+		if refused {
+			m.refusedAt = at
+		} else {
+			m.refused &^= bit
+		}
+		return
+	}
 	if dup {
 		if !polled {
 			d.Duplicates++
@@ -555,6 +572,10 @@ func (a *analyzer) delivered(e *rundir.Event, polled bool) {
 		return
 	}
 	m.seen |= bit
+	if refused {
+		m.refused |= bit
+		m.refusedAt = at
+	}
 	lat := float64(at-first) / 1e9
 	if first > 0 {
 		h := a.byState[state]
@@ -729,4 +750,5 @@ func (a *analyzer) finishDelivery() {
 		return x.To < y.To
 	})
 	a.s.Incoming.ReplyLatency = a.replies.percentiles()
+	d.RetryDelay = a.retries.percentiles()
 }

@@ -126,3 +126,32 @@ func TestTruthComparison(t *testing.T) {
 		t.Errorf("p95 true %v measured %v: the hand-built sink saw exactly the drawn delays", tr.TrueLatency.P95, tr.MeasuredLatency.P95)
 	}
 }
+
+// Calls the sink refused on purpose make the service retry: the retries are
+// counted as redeliveries with their delay, not as duplicates; latency runs to
+// the first arrival, refused or not (as the sink measures it).
+func TestRefusedOnPurpose(t *testing.T) {
+	r := newRun(rundir.APINotify)
+	r.send(1, "c1", 1, 200, 0.01)
+	r.send(2, "c1", 2, 200, 0.01)
+	r.callback(1, 3, "DELIVERED", "", true, false)
+	r.events[len(r.events)-1].Answered = 503
+	r.callback(1, 8, "DELIVERED", "", true, true) // the service's retry, 5 s later
+	r.callback(2, 4, "DELIVERED", "", true, false)
+	r.callback(2, 5, "DELIVERED", "", true, true) // a real duplicate
+	s, err := Analyze(r.write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := s.Delivery
+	if d.Refused != 1 || d.Redelivered != 1 || d.Duplicates != 1 || s.Idempotency.DuplicateDeliveries != 1 {
+		t.Errorf("refused %d redelivered %d duplicates %d duplicate deliveries %d: want 1 each",
+			d.Refused, d.Redelivered, d.Duplicates, s.Idempotency.DuplicateDeliveries)
+	}
+	if p := d.RetryDelay.P50; p < 4.99 || p > 5.01 {
+		t.Errorf("retry delay %v, want 5 s", p)
+	}
+	if p := d.Latency.Max; p < 1.99 || p > 2.01 {
+		t.Errorf("latency max %v, want 2 s (to the first, refused, arrival)", p)
+	}
+}

@@ -161,6 +161,9 @@ type Delivery struct {
 	Unmatched    int64                  `json:"unmatched" expr:"unmatched"`
 	Malformed    int64                  `json:"malformed" expr:"malformed"`
 	Unauthorized int64                  `json:"unauthorized" expr:"unauthorized"`
+	Refused      int64                  `json:"refused_on_purpose" expr:"refused_on_purpose"` // calls the sink refused on purpose (fault injection)
+	Redelivered  int64                  `json:"redelivered" expr:"redelivered"`               // the service's retries of those: not duplicates
+	RetryDelay   Percentiles            `json:"retry_delay" expr:"retry_delay"`               // refused call to its retry
 	Events       int64                  `json:"events" expr:"events"`
 	BadLines     int64                  `json:"bad_lines" expr:"bad_lines"`
 	Deadline     string                 `json:"deadline,omitempty" expr:"deadline"`
