@@ -310,6 +310,16 @@ func ParseConfig(name string, b []byte) (Config, error) {
 	if err := safeUnmarshal(b, &cfg); err != nil {
 		return Config{}, fmt.Errorf("%w: %s:%s", ErrConfig, name, yamlPos(err))
 	}
+	// A profiles map in the file replaces the whole map: channels it does not
+	// name keep their built-in profile.
+	for ch, p := range DefaultConfig().Messaging.Profiles {
+		if _, ok := cfg.Messaging.Profiles[ch]; !ok {
+			if cfg.Messaging.Profiles == nil {
+				cfg.Messaging.Profiles = map[string]ChannelProfile{}
+			}
+			cfg.Messaging.Profiles[ch] = p
+		}
+	}
 	if errs := cfg.Validate(); len(errs) > 0 {
 		pos := positions(b)
 		for i, e := range errs {

@@ -49,6 +49,12 @@ func TestParseConfig(t *testing.T) {
 				return len(c.Messaging.Accounts) == 1 && c.Messaging.Accounts[0].Login == "a" && c.Messaging.StatusRetention == 90*time.Minute &&
 					len(c.Notify.Clients) == 11
 			}},
+		// A profile named replaces that channel's; the others keep theirs.
+		{"one profile", "messaging:\n  profiles:\n    sms:\n      outcomes: [{state: FAILED, code: 252, weight: 1}]\n", "",
+			func(c Config) bool {
+				return len(c.Messaging.Profiles) == 6 && c.Messaging.Profiles["sms"].Outcomes[0].State == StateFailed &&
+					c.Messaging.Profiles["viber"].SeenShare == DefaultConfig().Messaging.Profiles["viber"].SeenShare
+			}},
 		// Rate limit and algorithm.
 		{"rate limit", "rateLimit:\n  requests: 10\n  window: 1s\n  algorithm: fixed\n", "",
 			func(c Config) bool {

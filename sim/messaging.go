@@ -384,7 +384,7 @@ func itoa(n int64) string { return strconvItoa(n) }
 func (s *Server) runMessage(m *message, now time.Time) {
 	it := m.items[m.idx]
 	ns := now.UnixNano()
-	prof := s.cfg.Messaging.Profiles[AllChannels[it.channel]]
+	prof := &s.profiles[it.channel]
 	switch m.phase {
 	case phStart:
 		out := s.pick(prof.Outcomes)

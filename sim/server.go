@@ -52,6 +52,7 @@ type Server struct {
 	rng   *mrand.Rand
 
 	accounts map[string]*account
+	profiles [6]ChannelProfile // by channel index; the built-in one when cfg has none
 	clients  map[string]*Client
 
 	msgMu sync.RWMutex
@@ -119,6 +120,14 @@ func New(cfg Config, reg prometheus.Registerer) (*Server, error) {
 		if s.signer, err = newSigner(cfg.Callbacks.SigningSecret); err != nil {
 			return nil, fmt.Errorf("%w: callbacks.signingSecret: %w", ErrConfig, err)
 		}
+	}
+	defaults := DefaultConfig().Messaging.Profiles
+	for i, ch := range AllChannels {
+		p, ok := cfg.Messaging.Profiles[ch]
+		if !ok {
+			p = defaults[ch]
+		}
+		s.profiles[i] = p
 	}
 	for _, a := range cfg.Messaging.Accounts {
 		acc := &account{Account: a}
