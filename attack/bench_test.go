@@ -1,8 +1,7 @@
-package attack
+package attack_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,122 +12,30 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/msgload/msgload/attack/internal/benchload"
 	"github.com/msgload/msgload/rundir"
 )
 
 // The side-by-side benchmark: msgload's attack path and the vegeta CLI (built
 // from the pinned module) at the same rates against the same loopback target,
-// one after the other in one run. Each loader runs in a child process so its
-// CPU (user+sys) and peak RSS come from its own rusage.
+// one after the other in one run. Each loader is a program of its own (the
+// vegeta CLI, and internal/benchload for msgload: attack.Run with unique
+// bodies, Basic auth, metrics and the attempt log), built with go build, so
+// its CPU (user+sys, rusage) and peak RSS are its own.
 //
 //	go test ./attack -run '^$' -bench VersusVegeta -benchtime 1x
 //
 // Environment: MSGLOAD_BENCH_RATES (comma-separated, "max" = vegeta's own
 // maximum measured first; default "1000,4000,max"), MSGLOAD_BENCH_SECONDS
-// (per run, default 3), MSGLOAD_BENCH_CPUPROFILE (a file for the msgload
-// child's CPU profile), MSGLOAD_BENCH_MEMORY (message counts for the memory
+// (per run, default 3), MSGLOAD_BENCH_CPUPROFILE (a file for benchload's CPU
+// profile), MSGLOAD_BENCH_MEMORY (message counts for the memory
 // run, e.g. "100000,1000000"; default none: long).
-
-const childEnv = "MSGLOAD_BENCH_CHILD"
-
-type childConfig struct {
-	URL      string
-	Rate     int
-	Duration time.Duration
-	Requests int64
-	Dir      string
-}
-
-type childReport struct {
-	Sent, Errors int64
-	First, Last  time.Time
-}
-
-// TestBenchChild is the msgload side of the benchmark, run in a child process.
-func TestBenchChild(t *testing.T) {
-	raw := os.Getenv(childEnv)
-	if raw == "" {
-		t.Skip("benchmark child: runs only under BenchmarkVersusVegeta")
-	}
-	var cfg childConfig
-	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := NewRecorder(cfg.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	span := &spanRecorder{next: rec}
-	m, err := NewMetrics(prometheus.NewRegistry(), 20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(context.Background(), Options{
-		API: rundir.APIMessaging, BaseURL: cfg.URL, Clients: []Client{{ID: "bench", Secret: "bench-pass"}},
-		Pacer: Constant(vegeta.Rate{Freq: cfg.Rate, Per: time.Second}), Duration: cfg.Duration, Requests: cfg.Requests,
-		Body: benchBody, Chain: []string{"sms"}, RunID: "bench", Out: span, Metrics: m,
-		Retry: Retry{On: []int{503}, Max: 2, Backoff: 10 * time.Millisecond},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
-	}
-	out, _ := json.Marshal(childReport{Sent: res.Sent, Errors: res.Errors, First: span.first, Last: span.last})
-	fmt.Printf("BENCH-REPORT %s\n", out)
-}
-
-// spanRecorder notes the first and last send times.
-type spanRecorder struct {
-	next        Recorder
-	mu          sync.Mutex
-	first, last time.Time
-}
-
-func (s *spanRecorder) Record(a *rundir.Attempt, r *vegeta.Result) error {
-	s.mu.Lock()
-	if a.Attempt == 1 && a.Op == OpSend {
-		if s.first.IsZero() || a.Sent.Before(s.first) {
-			s.first = a.Sent
-		}
-		if a.Sent.After(s.last) {
-			s.last = a.Sent
-		}
-	}
-	s.mu.Unlock()
-	return s.next.Record(a, r)
-}
-
-// benchBody is a realistic messaging send, unique per message (recipient,
-// text, tag).
-func benchBody(seq int64, client string, tag rundir.Tag) ([]byte, error) {
-	b := make([]byte, 0, 320)
-	b = append(b, `{"trackData":{"`+rundir.TrackRun+`":"`...)
-	b = append(b, tag.Run...)
-	b = append(b, `","`+rundir.TrackSeq+`":"`...)
-	b = strconv.AppendInt(b, seq, 10)
-	b = append(b, `","`+rundir.TrackSent+`":"`...)
-	b = strconv.AppendInt(b, tag.First.UnixNano(), 10)
-	b = append(b, `","`+rundir.TrackChain+`":"sms"},"clientRequestId":"`...)
-	b = strconv.AppendInt(b, seq, 36)
-	b = append(b, `","scenario":[{"channel":"sms","sender":"Acme","recipient":{"type":"MSISDN","value":"+7999`...)
-	b = fmt.Appendf(b, "%07d", seq%10_000_000)
-	b = append(b, `"},"text":"Your code is `...)
-	b = strconv.AppendInt(b, (seq*7919)%1_000_000, 10)
-	b = append(b, `. Message `...)
-	b = strconv.AppendInt(b, seq, 10)
-	b = append(b, `."}]}`...)
-	return b, nil
-}
 
 type loaderRun struct {
 	cpu     time.Duration // user + sys
@@ -178,31 +85,22 @@ func runMeasured(cmd *exec.Cmd) (time.Duration, int64, error) {
 	return ps.UserTime() + ps.SystemTime(), peak.Load(), err
 }
 
-func runMsgload(b *testing.B, url string, rate int, du time.Duration, requests int64) loaderRun {
+func runMsgload(b *testing.B, bin, url string, rate int, du time.Duration, requests int64) loaderRun {
 	dir := b.TempDir()
-	cfg, _ := json.Marshal(childConfig{URL: url, Rate: rate, Duration: du, Requests: requests, Dir: dir})
-	args := []string{"-test.run=^TestBenchChild$", "-test.count=1", "-test.v=false"}
+	cmd := exec.Command(bin, "-url="+url, "-rate="+strconv.Itoa(rate), "-duration="+du.String(),
+		"-requests="+strconv.FormatInt(requests, 10), "-dir="+dir)
 	if prof := os.Getenv("MSGLOAD_BENCH_CPUPROFILE"); prof != "" {
-		args = append(args, "-test.cpuprofile="+prof) // profile of the msgload child
+		cmd.Args = append(cmd.Args, "-cpuprofile="+prof)
 	}
-	if more := os.Getenv("MSGLOAD_BENCH_CHILD_ARGS"); more != "" {
-		args = append(args, strings.Fields(more)...) // e.g. -test.blockprofile=FILE
-	}
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), childEnv+"="+string(cfg))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
 	cpu, rss, err := runMeasured(cmd)
 	if err != nil {
-		b.Fatalf("msgload child: %v\n%s", err, out.String())
+		b.Fatalf("benchload: %v\n%s", err, errb.String())
 	}
-	_, js, ok := strings.Cut(out.String(), "BENCH-REPORT ")
-	if !ok {
-		b.Fatalf("msgload child said:\n%s", out.String())
-	}
-	var rep childReport
-	if err := json.NewDecoder(strings.NewReader(js)).Decode(&rep); err != nil {
-		b.Fatal(err)
+	var rep benchload.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		b.Fatalf("benchload said %q: %v", out.String(), err)
 	}
 	r := loaderRun{cpu: cpu, rss: rss, sent: rep.Sent}
 	if d := rep.Last.Sub(rep.First); d > 0 && rep.Sent > 1 {
@@ -215,7 +113,7 @@ func runMsgload(b *testing.B, url string, rate int, du time.Duration, requests i
 func runVegeta(b *testing.B, bin, url string, rate int, du time.Duration) loaderRun {
 	dir := b.TempDir()
 	body := filepath.Join(dir, "body.json")
-	static, _ := benchBody(1, "bench", rundir.Tag{Run: "bench", Seq: 1, First: time.Now()})
+	static, _ := benchload.Body(1, "bench", rundir.Tag{Run: "bench", Seq: 1, First: time.Now()})
 	os.WriteFile(body, static, 0o644)
 	targets := filepath.Join(dir, "targets.txt")
 	os.WriteFile(targets, []byte("POST "+url+"/messaging/v1/send\nAuthorization: Basic YmVuY2g6YmVuY2gtcGFzcw==\nContent-Type: application/json\n@"+body+"\n"), 0o644)
@@ -279,14 +177,16 @@ func benchTarget(b *testing.B) string {
 	return "http://" + ln.Addr().String()
 }
 
-func buildVegeta(b *testing.B) string {
-	bin := filepath.Join(b.TempDir(), "vegeta")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/tsenart/vegeta/v12").CombinedOutput()
+// build compiles pkg (the vegeta CLI from the pinned module, or benchload)
+// into a temporary directory.
+func build(b *testing.B, name, pkg string) string {
+	bin := filepath.Join(b.TempDir(), name)
+	out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
-			b.Fatalf("build vegeta CLI: %v\n%s", err, out)
+			b.Fatalf("build %s: %v\n%s", pkg, err, out)
 		}
-		b.Skipf("build vegeta CLI (needs the go tool and the module cache): %v\n%s", err, out)
+		b.Skipf("build %s (needs the go tool and the module cache): %v\n%s", pkg, err, out)
 	}
 	return bin
 }
@@ -324,7 +224,8 @@ func vegetaMaxRate(b *testing.B, bin, url string, du time.Duration) int {
 }
 
 func BenchmarkVersusVegeta(b *testing.B) {
-	bin := buildVegeta(b)
+	bin := build(b, "vegeta", "github.com/tsenart/vegeta/v12")
+	loader := build(b, "benchload", "github.com/msgload/msgload/attack/internal/benchload/benchload")
 	url := benchTarget(b)
 	secs, _ := strconv.Atoi(envDefault("MSGLOAD_BENCH_SECONDS", "3"))
 	du := time.Duration(max(secs, 1)) * time.Second
@@ -341,7 +242,7 @@ func BenchmarkVersusVegeta(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("rate=%d", rate), func(b *testing.B) {
 			v := runVegeta(b, bin, url, rate, du)
-			m := runMsgload(b, url, rate, du, 0)
+			m := runMsgload(b, loader, url, rate, du, 0)
 			b.ReportMetric(v.cpuPerReq(), "vegeta-cpu-µs/req")
 			b.ReportMetric(m.cpuPerReq(), "msgload-cpu-µs/req")
 			b.ReportMetric(m.cpuPerReq()/v.cpuPerReq(), "cpu-ratio")
@@ -362,7 +263,7 @@ func BenchmarkVersusVegeta(b *testing.B) {
 				b.Fatalf("MSGLOAD_BENCH_MEMORY: bad count %q", cs)
 			}
 			b.Run(fmt.Sprintf("memory/requests=%d", n), func(b *testing.B) {
-				m := runMsgload(b, url, rate, 0, n)
+				m := runMsgload(b, loader, url, rate, 0, n)
 				b.ReportMetric(float64(m.rss), "msgload-peak-KiB")
 				b.ReportMetric(m.cpuPerReq(), "msgload-cpu-µs/req")
 				b.Logf("%d requests at %d/s: peak RSS %d KiB, %.1f µs/req, %.1f/s", n, rate, m.rss, m.cpuPerReq(), m.rate)
