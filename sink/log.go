@@ -47,13 +47,16 @@ type logReq struct {
 	done chan error
 }
 
-var reqPool = sync.Pool{New: func() any { return &logReq{done: make(chan error, 1)} }}
-
 // eventLog appends lines to a file through one writer goroutine (group commit).
 type eventLog struct {
 	f     *os.File
 	mode  FsyncMode
 	queue chan *logReq
+
+	// reqs recycles requests and their done channels. It belongs to this log
+	// (not the package): a channel made in one synctest bubble must not be
+	// used by another goroutine group.
+	reqs sync.Pool
 
 	mu     sync.RWMutex // guards closed against sends on queue
 	closed bool
@@ -79,6 +82,7 @@ func openLog(path string, mode FsyncMode, writeDur, batchSize prometheus.Observe
 		f: f, mode: mode, queue: make(chan *logReq, maxBatch),
 		writeDur: writeDur, batchSize: batchSize,
 	}
+	l.reqs.New = func() any { return &logReq{done: make(chan error, 1)} }
 	l.wg.Add(1)
 	go l.run()
 	return l, nil
@@ -108,19 +112,19 @@ func endLastLine(f *os.File) error {
 // append queues line (which ends in '\n') and waits until it is written (and
 // fsynced, by mode). The caller keeps ownership of line after it returns.
 func (l *eventLog) append(line []byte) error {
-	r := reqPool.Get().(*logReq)
+	r := l.reqs.Get().(*logReq)
 	r.line = line
 	l.mu.RLock()
 	if l.closed {
 		l.mu.RUnlock()
-		reqPool.Put(r)
+		l.reqs.Put(r)
 		return ErrClosed
 	}
 	l.queue <- r
 	l.mu.RUnlock()
 	err := <-r.done
 	r.line = nil
-	reqPool.Put(r)
+	l.reqs.Put(r)
 	return err
 }
 
