@@ -1,23 +1,27 @@
 package scenarios
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // expand replaces ${VAR} and ${VAR:-default} in src with values from getenv,
 // outside comments; "$${" stays a literal "${". An unset (or empty) variable
 // without a default is an error at its position. Expansion works on the text
 // before parsing, so a value may also fill a flow mapping ({ secret: ${S} }).
-func expand(file string, src []byte, getenv func(string) string) ([]byte, Errors) {
+func expand(file string, src []byte, getenv func(string) string) ([]byte, Errors, colMap) {
 	if !strings.Contains(string(src), "$") {
-		return src, nil
+		return src, nil, nil
 	}
 	var errs Errors
-	var out strings.Builder
+	var out bytes.Buffer
 	out.Grow(len(src))
+	cols := colMap{}
 	lines := strings.SplitAfter(string(src), "\n")
 	for ln, line := range lines {
+		lineStart := out.Len()
 		var quote byte
 		for i := 0; i < len(line); i++ {
 			c := line[i]
@@ -52,23 +56,66 @@ func expand(file string, src []byte, getenv func(string) string) ([]byte, Errors
 			}
 			end := strings.IndexByte(line[i:], '}')
 			if end < 0 {
-				errs = append(errs, &Error{File: file, Line: ln + 1, Col: i + 1, Msg: "unterminated ${: write ${VAR} or ${VAR:-default}"})
+				errs = append(errs, &Error{File: file, Line: ln + 1, Col: runeCol(line, i), Msg: "unterminated ${: write ${VAR} or ${VAR:-default}"})
 				out.WriteString(line[i:])
 				break
 			}
 			expr := line[i+2 : i+end]
 			name, def, hasDef := strings.Cut(expr, ":-")
 			if !validVarName(name) {
-				errs = append(errs, &Error{File: file, Line: ln + 1, Col: i + 1, Msg: "bad variable name " + quoteStr(name) + ": want letters, digits and _"})
+				errs = append(errs, &Error{File: file, Line: ln + 1, Col: runeCol(line, i), Msg: "bad variable name " + quoteStr(name) + ": want letters, digits and _"})
 			} else if v, ok := lookup(getenv, name, def, hasDef); ok {
+				sh := shift{expStart: utf8.RuneCount(out.Bytes()[lineStart:]) + 1, origStart: runeCol(line, i), origEnd: runeCol(line, i+end+1)}
 				out.WriteString(placeValue(v, quote, line[:i], line[i+end+1:]))
+				sh.expEnd = utf8.RuneCount(out.Bytes()[lineStart:]) + 1
+				cols[ln+1] = append(cols[ln+1], sh)
 			} else {
-				errs = append(errs, &Error{File: file, Line: ln + 1, Col: i + 1, Msg: "environment variable " + name + " is not set (write ${" + name + ":-default} to give a default)"})
+				errs = append(errs, &Error{File: file, Line: ln + 1, Col: runeCol(line, i), Msg: "environment variable " + name + " is not set (write ${" + name + ":-default} to give a default)"})
 			}
 			i += end
 		}
 	}
-	return []byte(out.String()), errs
+	return out.Bytes(), errs, cols
+}
+
+// runeCol is the 1-based column, in characters as the YAML parser counts, of
+// byte offset i of line.
+func runeCol(line string, i int) int { return utf8.RuneCountInString(line[:i]) + 1 }
+
+// shift records one substitution on a line, in columns: [expStart, expEnd) in
+// the expanded text replaced [origStart, origEnd) of the file.
+type shift struct{ expStart, expEnd, origStart, origEnd int }
+
+// colMap maps the columns of the expanded text back to the file's, per line,
+// so positions point at what the user wrote.
+type colMap map[int][]shift
+
+func (m colMap) col(line, col int) int {
+	out := col
+	for _, sh := range m[line] {
+		switch {
+		case col < sh.expStart:
+			return out
+		case col < sh.expEnd:
+			return sh.origStart // inside a substituted value: the ${ that produced it
+		default:
+			out = col - sh.expEnd + sh.origEnd
+		}
+	}
+	return out
+}
+
+// remap moves every position in errs and pos back to the file's columns.
+func (m colMap) remap(errs Errors, pos map[string]Pos) {
+	if len(m) == 0 {
+		return
+	}
+	for _, e := range errs {
+		e.Col = m.col(e.Line, e.Col)
+	}
+	for k, p := range pos {
+		pos[k] = Pos{Line: p.Line, Col: m.col(p.Line, p.Col)}
+	}
 }
 
 func lookup(getenv func(string) string, name, def string, hasDef bool) (string, bool) {

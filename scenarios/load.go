@@ -75,10 +75,12 @@ func Parse(file, dir string, src []byte, getenv func(string) string) (*Scenario,
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	expanded, errs := expand(file, src, getenv)
+	expanded, errs, cols := expand(file, src, getenv)
 	f, err := parser.ParseBytes(expanded, 0)
 	if err != nil {
-		errs = append(errs, syntaxError(file, err))
+		se := syntaxError(file, err)
+		cols.remap(Errors{se}, nil)
+		errs = append(errs, se)
 		errs.sort()
 		return nil, errs
 	}
@@ -105,6 +107,7 @@ func Parse(file, dir string, src []byte, getenv func(string) string) (*Scenario,
 	} else {
 		d.decode(body, reflectValue(s), "")
 	}
+	cols.remap(d.errs, d.pos) // positions as written, before ${VAR} expansion
 	errs = append(errs, d.errs...)
 	s.pos, s.dir = d.pos, dir
 	c := &checker{file: file, dir: dir, pos: d.pos, bad: d.bad}

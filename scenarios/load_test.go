@@ -116,7 +116,7 @@ func TestExpand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, errs := expand("f", []byte(tt.src), env(tt.env))
+			out, errs, _ := expand("f", []byte(tt.src), env(tt.env))
 			if tt.err {
 				if len(errs) == 0 || !strings.Contains(errs.Error(), tt.want) {
 					t.Fatalf("errors %v, want %q", errs, tt.want)
@@ -145,6 +145,25 @@ func TestSecretsSurviveYAML(t *testing.T) {
 		}
 		if s.Creds[0].Secret != secret {
 			t.Errorf("secret %q came back as %q", secret, s.Creds[0].Secret)
+		}
+	}
+}
+
+// TestPositionsAfterExpansion: columns point at what the file says, not at the
+// expanded text, and a bad value that came from a variable points at its ${.
+func TestPositionsAfterExpansion(t *testing.T) {
+	src := "api: notify\nload: { rate: ${RATE}, duration: ${D:-1m}, bogus: 1 }\nclients: ${N}\n"
+	_, err := Parse("x.yaml", "", []byte(src), env(map[string]string{"RATE": "150 per minute", "N": "три"}))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, w := range []string{
+		`x.yaml:2:15: load.rate: bad rate "150 per minute"`, // the ${RATE} at column 15
+		`x.yaml:2:44: load.bogus: unknown field`,            // after two substitutions, as written
+		`x.yaml:3:10: clients: want a count`,                // a non-ASCII value, counted in characters
+	} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("missing %q in:\n%s", w, err)
 		}
 	}
 }
