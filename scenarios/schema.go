@@ -17,6 +17,19 @@ const SchemaID = "https://github.com/msgload/msgload/scenarios/schema.json"
 func Schema() ([]byte, error) {
 	r := &jsonschema.Reflector{RequiredFromJSONSchemaTags: true}
 	s := r.Reflect(&Scenario{})
+	scalarOrString := &jsonschema.Schema{OneOf: []*jsonschema.Schema{{Type: "string"}, {Type: "integer"}, {Type: "number"}, {Type: "boolean"}}}
+	// YAML writes retry codes as numbers (on: [500, 503, timeout]) and trackData
+	// values may be numbers; the decoder takes any scalar there, so does the schema.
+	if d, ok := s.Definitions["Retry"]; ok {
+		if on, ok := d.Properties.Get("on"); ok {
+			on.Items = &jsonschema.Schema{OneOf: []*jsonschema.Schema{{Type: "string", Enum: []any{"timeout", "reset"}}, {Type: "integer", Minimum: "400", Maximum: "599"}, {Type: "string", Pattern: "^[45][0-9][0-9]$"}}}
+		}
+	}
+	if d, ok := s.Definitions["Message"]; ok {
+		if td, ok := d.Properties.Get("trackData"); ok {
+			td.AdditionalProperties = scalarOrString
+		}
+	}
 	s.ID = SchemaID
 	s.Title = "msgload scenario"
 	s.Description = "A msgload scenario file; see scenarios/README.md for every field."
