@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -53,5 +55,51 @@ func BenchmarkReplayPacing(b *testing.B) {
 			b.ReportMetric(float64(errs[len(errs)-1].Microseconds()), "max_µs")
 			b.ReportMetric(0, "ns/op")
 		})
+	}
+}
+
+// BenchmarkPacerVsConstant runs vegeta's attacker with plain targets (no
+// rewriting, no recording) for one second at 1,000 and 10,000 requests/s, once
+// with the replay Pacer over evenly spaced offsets and once with vegeta's own
+// ConstantPacer, and reports the error of vegeta's hit timestamps against the
+// plan (i/rate): the two side by side separate the pacer from the rest of Run.
+//
+//	go test ./replay -run '^$' -bench 'BenchmarkReplayPacing|BenchmarkPacerVsConstant' -benchtime 2x
+func BenchmarkPacerVsConstant(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	for _, rate := range []int{1000, 10000} {
+		for _, kind := range []string{"replay", "constant"} {
+			b.Run(fmt.Sprintf("rate=%d/pacer=%s", rate, kind), func(b *testing.B) {
+				var errs []time.Duration
+				for b.Loop() {
+					var p vegeta.Pacer = vegeta.ConstantPacer{Freq: rate, Per: time.Second}
+					if kind == "replay" {
+						offs := make([]time.Duration, rate)
+						for i := range offs {
+							offs[i] = time.Duration(i) * time.Second / time.Duration(rate)
+						}
+						p, _ = NewPacerOffsets(offs, 1)
+					}
+					tr := vegeta.NewStaticTargeter(vegeta.Target{Method: "GET", URL: srv.URL})
+					atk := vegeta.NewAttacker(vegeta.Workers(50), vegeta.MaxBody(0))
+					var began time.Time
+					for res := range atk.Attack(tr, p, time.Second, "bench") {
+						if began.IsZero() || res.Timestamp.Before(began) {
+							began = res.Timestamp
+						}
+						errs = append(errs, res.Timestamp.Sub(began.Add(time.Duration(res.Seq)*time.Second/time.Duration(rate))))
+					}
+				}
+				for i := range errs {
+					errs[i] = max(errs[i], 0)
+				}
+				slices.Sort(errs)
+				b.ReportMetric(float64(quantile(errs, 0.50).Microseconds()), "p50_µs")
+				b.ReportMetric(float64(quantile(errs, 0.99).Microseconds()), "p99_µs")
+				b.ReportMetric(float64(errs[len(errs)-1].Microseconds()), "max_µs")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
 	}
 }
