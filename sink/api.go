@@ -31,8 +31,9 @@ type EventsPage struct {
 var ErrBadQuery = errors.New("bad query")
 
 // serveEvents pages through the log: ?run=<id> keeps the events whose tag names
-// that run (with run= empty, all events), ?after=<cursor> starts after a previous
-// page, ?limit=<n> (1..10000, default 1000).
+// that run (with run= empty, all events), &untagged=true adds those that carry
+// no run, ?after=<cursor> starts after a previous page, ?limit=<n> (1..10000,
+// default 1000).
 func (s *Sink) serveEvents(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	after, limit := int64(0), defaultPage
@@ -49,7 +50,14 @@ func (s *Sink) serveEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	page, err := ReadEvents(s.opts.LogPath, q.Get("run"), after, limit)
+	untagged := false
+	if v := q.Get("untagged"); v != "" {
+		if untagged, err = strconv.ParseBool(v); err != nil {
+			http.Error(w, fmt.Sprintf("%v: untagged must be true or false", ErrBadQuery), http.StatusBadRequest)
+			return
+		}
+	}
+	page, err := ReadEvents(s.opts.LogPath, Filter{Run: q.Get("run"), Untagged: untagged}, after, limit)
 	if err != nil {
 		http.Error(w, "cannot read the event log", http.StatusInternalServerError)
 		return
@@ -58,23 +66,41 @@ func (s *Sink) serveEvents(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(page)
 }
 
-// ReadEvents reads up to limit events of run (all when run is "") from the log
-// at path, starting at byte offset after. Only complete lines are read; a line
-// that does not decode is skipped.
-func ReadEvents(path, run string, after int64, limit int) (EventsPage, error) {
+// Filter selects events of the read API.
+type Filter struct {
+	Run string // keep events whose tag names this run; "" keeps every event
+	// Untagged also keeps, with Run set, the events that carry no run: malformed,
+	// unauthorized and untagged (unmatched) calls, which no run can claim.
+	Untagged bool
+}
+
+func (f Filter) keep(ev *rundir.Event) bool {
+	if f.Run == "" {
+		return true
+	}
+	if ev.Corr == nil || ev.Corr.Run == "" {
+		return f.Untagged
+	}
+	return ev.Corr.Run == f.Run
+}
+
+// ReadEvents reads up to limit events kept by f from the log at path, starting
+// at byte offset after. Only complete lines are read; a line that does not
+// decode is skipped.
+func ReadEvents(path string, f Filter, after int64, limit int) (EventsPage, error) {
 	page := EventsPage{Events: []rundir.Event{}, Next: after}
-	f, err := os.Open(path)
+	file, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return page, nil
 	}
 	if err != nil {
 		return page, err
 	}
-	defer f.Close()
-	if _, err := f.Seek(after, io.SeekStart); err != nil {
+	defer file.Close()
+	if _, err := file.Seek(after, io.SeekStart); err != nil {
 		return page, err
 	}
-	br := bufio.NewReaderSize(f, 1<<16)
+	br := bufio.NewReaderSize(file, 1<<16)
 	for len(page.Events) < limit {
 		b, err := br.ReadBytes('\n')
 		if err == io.EOF {
@@ -88,7 +114,7 @@ func ReadEvents(path, run string, after int64, limit int) (EventsPage, error) {
 		if json.Unmarshal(b, &ev) != nil {
 			continue
 		}
-		if run != "" && (ev.Corr == nil || ev.Corr.Run != run) {
+		if !f.keep(&ev) {
 			continue
 		}
 		page.Events = append(page.Events, ev)

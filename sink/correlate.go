@@ -244,17 +244,21 @@ func (s *Sink) correlateWebhook(ev *rundir.Event, body []byte, out *outcome) err
 	return nil
 }
 
-func (s *Sink) correlateIncoming(ev *rundir.Event, body []byte, out *outcome) error {
+func (s *Sink) correlateIncoming(ev *rundir.Event, body []byte, res *outcome) error {
 	in, err := ParseIncoming(body)
 	if err != nil {
 		return err
 	}
 	ev.Kind = rundir.KindIncoming
-	c := &rundir.Correlation{Key: in.TxID, Channel: in.Channel, OutgoingTxID: in.OutgoingTxID}
+	out := in.OutgoingTxID
+	if out == "" && in.ReplyOnType == "OUTGOING" {
+		out = in.ReplyOnTxID // a quotation of an outgoing message ties it too
+	}
+	c := &rundir.Correlation{Key: in.TxID, Channel: in.Channel, OutgoingTxID: out}
 	// Tied to its outgoing message when that message is known to this sink.
-	c.Matched = in.OutgoingTxID != "" && s.tab.lookup(rundir.APIMessaging, in.OutgoingTxID)
-	out.stateLabel = "none"
-	out.channelLabel = in.Channel
+	c.Matched = out != "" && s.tab.lookup(rundir.APIMessaging, out)
+	res.stateLabel = "none"
+	res.channelLabel = in.Channel
 	ev.Corr = c
 	return nil
 }

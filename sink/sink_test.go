@@ -254,6 +254,20 @@ func TestWebhookAndIncoming(t *testing.T) {
 			}
 			return ""
 		}},
+		// No outgoingTxId, but a quotation of the outgoing message: tied through replyOn.
+		{"incoming quote", "/incoming", `{"txId":"` + txID(12) + `","channel":"sms","recipient":{"type":"MSISDN","value":"7"},"sender":"shop","replyOn":{"txId":"` + txID(9) + `","type":"OUTGOING"}}`, 200, func(e rundir.Event) string {
+			if c := e.Corr; !c.Matched || c.OutgoingTxID != txID(9) {
+				return fmt.Sprintf("%+v", c)
+			}
+			return ""
+		}},
+		// A quotation of another incoming message does not tie it to an outgoing one.
+		{"incoming quotes incoming", "/incoming", `{"txId":"` + txID(13) + `","channel":"sms","recipient":{"type":"MSISDN","value":"7"},"sender":"shop","replyOn":{"txId":"` + txID(9) + `","type":"INCOMING"}}`, 200, func(e rundir.Event) string {
+			if c := e.Corr; c.Matched || c.OutgoingTxID != "" {
+				return fmt.Sprintf("%+v", c)
+			}
+			return ""
+		}},
 		// An incoming message replying to an unknown message: kept, not matched.
 		{"incoming unknown", "/incoming", `{"txId":"` + txID(11) + `","channel":"viber","recipient":{"type":"MSISDN","value":"7"},"sender":"shop","outgoingTxId":"` + txID(99) + `"}`, 200, func(e rundir.Event) string {
 			if e.Corr.Matched {
@@ -278,10 +292,10 @@ func TestWebhookAndIncoming(t *testing.T) {
 		}
 	}
 	s := h.s.Stats()
-	if s.Webhooks != 3 || s.Incoming != 2 || s.Duplicates != 1 || s.TerminalMessages != 3 || s.Malformed != 1 {
+	if s.Webhooks != 3 || s.Incoming != 4 || s.Duplicates != 1 || s.TerminalMessages != 3 || s.Malformed != 1 {
 		t.Errorf("stats %+v", s)
 	}
-	if got := testutil.ToFloat64(h.s.met.incoming.WithLabelValues("sms")); got != 1 {
+	if got := testutil.ToFloat64(h.s.met.incoming.WithLabelValues("sms")); got != 3 {
 		t.Errorf("incoming{sms} = %v", got)
 	}
 }
@@ -425,7 +439,15 @@ func TestReadEventsPaging(t *testing.T) {
 	if fmt.Sprint(seqs) != "[1 3 5]" || !p1.More || p2.More {
 		t.Errorf("run a pages: seqs %v more %v %v", seqs, p1.More, p2.More)
 	}
-	if all := get(""); len(all.Events) != 5 {
+	// A malformed call carries no run: only untagged=true adds it to run a.
+	h.post("/callback", `{}`, nil)
+	if p := get("run=a"); len(p.Events) != 3 {
+		t.Errorf("run a: %d events", len(p.Events))
+	}
+	if p := get("run=a&untagged=true"); len(p.Events) != 4 || p.Events[3].Kind != rundir.KindMalformed {
+		t.Errorf("run a with untagged: %d events", len(p.Events))
+	}
+	if all := get(""); len(all.Events) != 6 {
 		t.Errorf("all: %d events", len(all.Events))
 	}
 	resp, _ := h.srv.Client().Get(h.srv.URL + "/v1/events?limit=0")

@@ -76,6 +76,7 @@ type Incoming struct {
 	Sender       string
 	OutgoingTxID string
 	ReplyOnTxID  string
+	ReplyOnType  string // OUTGOING or INCOMING when replyOn is present
 }
 
 // Webhook is a notification callback event, as validated. The seed does not show
@@ -358,7 +359,7 @@ func ParseIncoming(body []byte) (Incoming, error) {
 		if in.ReplyOnTxID, err = uuidField(ro, "txId", true); err != nil {
 			return in, within("replyOn", err)
 		}
-		if _, err := enum(ro, "type", true, replyTypes); err != nil {
+		if in.ReplyOnType, err = enum(ro, "type", true, replyTypes); err != nil {
 			return in, within("replyOn", err)
 		}
 	}
