@@ -90,8 +90,9 @@ func NewRecorder(o RecorderOptions) (*Recorder, error) {
 	target := o.Upstream
 	r.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
+			// Everything as sent, but for the Host header, which names the upstream
+			// (a virtual host or TLS server name would refuse the proxy's own).
 			pr.SetURL(target)
-			pr.Out.Host = pr.In.Host // forward unchanged, Host included
 		},
 		Transport:     o.Transport,
 		FlushInterval: -1,
