@@ -483,3 +483,35 @@ func TestShorten(t *testing.T) {
 		}
 	}
 }
+
+// TestMessagingRateLimit: off by default; with rateLimit.messaging the same
+// limit applies per login, answered with the messaging error body.
+func TestMessagingRateLimit(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := engineConfig()
+			cfg.RateLimit = RateLimit{Requests: 3, Window: time.Second, Algorithm: AlgFixed, RetryAfter: true, Messaging: on}
+			s, _ := newFakeSim(t, cfg)
+			var codes []int
+			for range 4 {
+				codes = append(codes, sendAs(s, "demo", "demo", `{"scenario":[`+itemJSON()+`]}`).Code)
+			}
+			w := sendAs(s, "demo", "demo", `{"scenario":[`+itemJSON()+`]}`)
+			if !on {
+				if codes[3] != 200 || w.Code != 200 {
+					t.Fatalf("limit off: codes %v %d", codes, w.Code)
+				}
+				return
+			}
+			var eb errorBody
+			_ = json.Unmarshal(w.Body.Bytes(), &eb)
+			if codes[2] != 200 || codes[3] != 429 || eb.Error.Code != "too_many_requests" || w.Header().Get("Retry-After") != "1" {
+				t.Fatalf("limit on: codes %v, body %s", codes, w.Body)
+			}
+			time.Sleep(time.Second)
+			if c := sendAs(s, "demo", "demo", `{"scenario":[`+itemJSON()+`]}`).Code; c != 200 {
+				t.Fatalf("next window: %d", c)
+			}
+		})
+	}
+}

@@ -114,8 +114,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	return m, nil
 }
 
-// client bounds the client label.
+// client bounds the client label; "none" before a client is known.
 func (m *metrics) client(id string) string {
+	if id == "" {
+		return "none"
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.clients[id] {

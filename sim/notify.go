@@ -46,8 +46,6 @@ type notification struct {
 	externalID string
 	accepted   int64
 	truth      int32
-	status     string
-	code       int
 }
 
 // NotificationRequest is the body of POST /api/v1/notifications.
@@ -320,7 +318,6 @@ func (s *Server) createNotification(client string, req *NotificationRequest, bod
 		s.idem[key] = &idemEntry{id: n.id, hash: h, created: now}
 		s.eng.at(now.Add(s.cfg.Notify.IdempotencyRetention), &forget{key: key})
 	}
-	s.notes[n.id] = n
 	s.ntMu.Unlock()
 	n.truth = s.truth.message(rundir.TruthMessage{
 		API: apiNotify, ID: uuid.UUID(n.id).String(), ExternalID: ext, Client: client,
@@ -336,14 +333,12 @@ func (s *Server) createNotification(client string, req *NotificationRequest, bod
 // runNotification draws the terminal status of n and posts the webhook.
 func (s *Server) runNotification(n *notification, now time.Time) {
 	out := s.pick(s.cfg.Notify.Outcomes)
-	n.status, n.code = out.State, out.Code
 	s.met.statusChanges.WithLabelValues(apiNotify, "none", out.State).Inc()
 	s.truth.step(n.truth, rundir.TruthStep{State: out.State, Code: out.Code, Delay: rundir.Duration(now.Sub(time.Unix(0, n.accepted)))}, true)
 	s.pendingNt.Add(-1)
 	s.met.pending.WithLabelValues(apiNotify).Dec()
 	s.ntMu.Lock()
 	url := s.webhooks[n.client]
-	delete(s.notes, n.id)
 	s.ntMu.Unlock()
 	if url == "" {
 		return
@@ -417,6 +412,9 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 	s.ntMu.Unlock()
 	if s.afterFault(w, f, notifyFaultBody) {
 		code = http.StatusInternalServerError
+		if f == faultAfterReset {
+			code = 0
+		}
 		return
 	}
 	writeJSON(w, http.StatusOK, webhookResponse{URL: *req.URL, UpdatedAt: utc(time.Now())})

@@ -59,7 +59,6 @@ type Server struct {
 	msgs  map[[16]byte]*message
 
 	ntMu     sync.Mutex
-	notes    map[[16]byte]*notification
 	idem     map[idemKey]*idemEntry
 	webhooks map[string]string
 
@@ -107,7 +106,6 @@ func New(cfg Config, reg prometheus.Registerer) (*Server, error) {
 		accounts: map[string]*account{},
 		clients:  map[string]*Client{},
 		msgs:     map[[16]byte]*message{},
-		notes:    map[[16]byte]*notification{},
 		idem:     map[idemKey]*idemEntry{},
 		webhooks: map[string]string{},
 		interned: map[string]string{},
