@@ -2,7 +2,6 @@ package attack
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +18,8 @@ const (
 	AttemptsFile = "attempts.jsonl"
 	ResultsFile  = "results.bin"
 )
+
+var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // Recorder receives every attempt with its vegeta result. Record is called
 // from many goroutines at once.
@@ -57,11 +58,13 @@ func NewRecorder(dir string) (*FileRecorder, error) {
 // Record implements Recorder. The first write error is kept and returned by
 // every later call and by Close.
 func (r *FileRecorder) Record(a *rundir.Attempt, res *vegeta.Result) error {
-	line, err := json.Marshal(a) // outside the lock: many goroutines record at once
+	bp := linePool.Get().(*[]byte)
+	defer linePool.Put(bp)
+	line, err := encodeAttempt((*bp)[:0], a) // outside the lock: many goroutines record at once
 	if err != nil {
 		return fmt.Errorf("encode attempt: %w", err)
 	}
-	line = append(line, '\n')
+	*bp = line
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.err != nil {

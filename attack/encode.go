@@ -1,0 +1,169 @@
+package attack
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// attemptFields is the number of fields appendAttempt knows. When
+// rundir.Attempt gains a field, encodeAttempt falls back to encoding/json (and
+// TestAppendAttemptMatchesJSON fails until appendAttempt learns it).
+const attemptFields = 25
+
+var fastAttempt = reflect.TypeFor[rundir.Attempt]().NumField() == attemptFields
+
+// encodeAttempt returns a's JSON line (with the newline), byte for byte what
+// json.Marshal gives, without reflection: the attempt log is written once per
+// HTTP request and json.Marshal was the largest cost of the attack path.
+func encodeAttempt(buf []byte, a *rundir.Attempt) ([]byte, error) {
+	if !fastAttempt {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, err
+		}
+		return append(append(buf, b...), '\n'), nil
+	}
+	return append(appendAttempt(buf, a), '\n'), nil
+}
+
+func appendAttempt(b []byte, a *rundir.Attempt) []byte {
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendInt(b, a.Seq, 10)
+	b = append(b, `,"api":`...)
+	b = appendString(b, a.API)
+	b = append(b, `,"op":`...)
+	b = appendString(b, a.Op)
+	b = append(b, `,"client":`...)
+	b = appendString(b, a.Client)
+	b = append(b, `,"attempt":`...)
+	b = strconv.AppendInt(b, int64(a.Attempt), 10)
+	b = appendOpt(b, `,"probe":`, a.Probe)
+	b = append(b, `,"intended":`...)
+	b = appendTime(b, a.Intended)
+	b = append(b, `,"sent":`...)
+	b = appendTime(b, a.Sent)
+	b = append(b, `,"first_sent":`...)
+	b = appendTime(b, a.FirstSent)
+	b = append(b, `,"code":`...)
+	b = strconv.AppendInt(b, int64(a.Code), 10)
+	b = append(b, `,"latency_s":`...)
+	b = appendFloat(b, a.Latency)
+	b = append(b, `,"bytes_out":`...)
+	b = strconv.AppendInt(b, a.BytesOut, 10)
+	b = append(b, `,"bytes_in":`...)
+	b = strconv.AppendInt(b, a.BytesIn, 10)
+	b = append(b, `,"outcome":`...)
+	b = appendString(b, a.Outcome)
+	b = append(b, `,"class":`...)
+	b = appendString(b, a.Class)
+	b = appendOpt(b, `,"error":`, a.Error)
+	b = appendOpt(b, `,"tx_id":`, a.TxID)
+	b = appendOpt(b, `,"state":`, a.State)
+	b = appendOpt(b, `,"channel":`, a.Channel)
+	b = appendOpt(b, `,"notification_id":`, a.NotificationID)
+	b = appendOpt(b, `,"external_id":`, a.ExternalID)
+	b = appendOpt(b, `,"retry_after":`, a.RetryAfter)
+	b = appendOpt(b, `,"ratelimit":`, a.RateLimit)
+	b = appendOpt(b, `,"ratelimit_policy":`, a.RateLimitPolicy)
+	if a.Mismatch {
+		b = append(b, `,"mismatch":true`...)
+	}
+	return append(b, '}')
+}
+
+func appendOpt(b []byte, key, v string) []byte {
+	if v == "" {
+		return b
+	}
+	return appendString(append(b, key...), v)
+}
+
+// appendTime is time.Time's MarshalJSON (RFC 3339 with nanoseconds).
+func appendTime(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"')
+}
+
+// appendFloat is encoding/json's float64 format.
+func appendFloat(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, '0') // json.Marshal would fail; a latency is never one
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9, as encoding/json does
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString is encoding/json's string encoding with HTML escaping (what
+// json.Marshal does).
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
