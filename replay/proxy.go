@@ -183,6 +183,9 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	e := Exchange{Time: arrived, Offset: int64(arrived.Sub(r.started)), Method: req.Method,
 		Path: req.URL.EscapedPath(), Query: req.URL.RawQuery, Header: req.Header.Clone()}
 	e.Client = clientFromAuthorization(req.Header.Get("Authorization"))
+	if e.Client == "" {
+		e.Client = clientFromQuery(req.URL.RawQuery)
+	}
 
 	var reqBody []byte
 	keepReq := true

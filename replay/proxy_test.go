@@ -345,3 +345,24 @@ func TestRecorderOmitsBodiesItCannotRedact(t *testing.T) {
 		t.Errorf("%d exchanges say why their body is missing, want 2", n)
 	}
 }
+
+func TestRecorderQueryCredentials(t *testing.T) {
+	up := fakeUpstream(t)
+	base, stop := startRecorder(t, up.URL, RedactOptions{})
+	// The messaging API also takes Basic credentials in the "authorization" query parameter.
+	q := url.Values{"authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte("login-q:"+testPassword))}, "x": {"1"}}
+	resp, err := http.Post(base+"/messaging/v1/send?"+q.Encode(), "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	path := stop()
+	assertNoSecrets(t, path, []string{testPassword, base64.StdEncoding.EncodeToString([]byte("login-q:" + testPassword))})
+	rs, err := Load(path, FormatMsgload)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("%v %v", rs, err)
+	}
+	if rs[0].ClientID != "login-q" || rs[0].Query != "x=1" {
+		t.Errorf("client %q query %q", rs[0].ClientID, rs[0].Query)
+	}
+}

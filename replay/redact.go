@@ -30,6 +30,7 @@ type RedactOptions struct {
 var DefaultSecretFields = []string{
 	"password", "client_secret", "clientSecret", "access_token", "refresh_token",
 	"id_token", "client_assertion", "secret", "token", "api_key", "apiKey",
+	"authorization", // the messaging API also takes "Basic <base64>" in this query parameter
 }
 
 // Redactor removes secrets from exchanges before they are written. Besides the
@@ -131,7 +132,7 @@ func (r *Redactor) Query(raw string) string {
 	for k, vals := range v {
 		if r.fields[strings.ToLower(k)] {
 			for _, s := range vals {
-				r.remember(s)
+				r.learnHeader(s) // "Basic <base64>": remember the value, the credential and the password
 			}
 			v.Del(k)
 			changed = true

@@ -100,8 +100,12 @@ func (r *Request) finish(clientHeader string) {
 		r.ClientID = clientFromAuthorization(r.Header.Get("Authorization"))
 	}
 	if r.ClientID == "" {
+		r.ClientID = clientFromQuery(r.Query)
+	}
+	if r.ClientID == "" {
 		r.ClientID = clientFromBody(r.Header.Get("Content-Type"), r.Body)
 	}
+	r.Query = dropQueryCredentials(r.Query)
 	if r.ExternalID == "" {
 		r.ExternalID = externalIDFromBody(r.Body)
 	}
@@ -230,4 +234,39 @@ func decodeStdOrURL(s string) ([]byte, error) {
 		return b, nil
 	}
 	return base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
+}
+
+// clientFromQuery returns the Basic login of an "authorization" query parameter.
+func clientFromQuery(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	v, err := url.ParseQuery(raw)
+	if err != nil {
+		return ""
+	}
+	for k, vs := range v {
+		if strings.EqualFold(k, "authorization") && len(vs) > 0 {
+			return clientFromAuthorization(vs[0])
+		}
+	}
+	return ""
+}
+
+// dropQueryCredentials removes credential parameters (authorization,
+// access_token) from a raw query: a replay sends its own.
+func dropQueryCredentials(raw string) string {
+	if raw == "" || !strings.Contains(strings.ToLower(raw), "authorization=") && !strings.Contains(strings.ToLower(raw), "access_token=") {
+		return raw
+	}
+	v, err := url.ParseQuery(raw)
+	if err != nil {
+		return raw
+	}
+	for k := range v {
+		if strings.EqualFold(k, "authorization") || strings.EqualFold(k, "access_token") {
+			v.Del(k)
+		}
+	}
+	return v.Encode()
 }
