@@ -77,6 +77,15 @@ func (c *checker) clients(s *Scenario, p string, notify bool) {
 		s.Creds = make([]Cred, len(s.Clients.List))
 		for i, cr := range s.Clients.List {
 			cp := fmt.Sprintf("%s[%d]", at("clients"), i)
+			if cr.Login != "" || cr.Password != "" {
+				if notify {
+					c.errorf(cp, "login and password belong to the messaging API; notify uses clientId and clientSecret")
+				}
+				if cr.ID != "" && cr.Login != "" || cr.Secret != "" && cr.Password != "" {
+					c.errorf(cp, "set login or clientId, password or clientSecret, not both")
+				}
+				cr = Cred{ID: cr.ID + cr.Login, Secret: cr.Secret + cr.Password}
+			}
 			if cr.ID == "" {
 				c.errorf(cp+".clientId", "required")
 			}

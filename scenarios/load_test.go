@@ -168,6 +168,28 @@ func TestPositionsAfterExpansion(t *testing.T) {
 	}
 }
 
+// TestMessagingClientList: messaging clients may be listed with login and
+// password; the credentials resolve the same way and the password is redacted.
+func TestMessagingClientList(t *testing.T) {
+	src := "api: messaging\ntarget: { baseUrl: \"http://127.0.0.1:1\" }\nclients:\n  - { login: a, password: ${PA} }\n  - { clientId: b, clientSecret: ${PB} }\nload: { rate: 1/s, requests: 2 }\n"
+	s, err := Parse("m.yaml", "", []byte(src), env(map[string]string{"PA": "pass-a-1", "PB": "pass-b-2"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Creds[0] != (Cred{ID: "a", Secret: "pass-a-1"}) || s.Creds[1] != (Cred{ID: "b", Secret: "pass-b-2"}) {
+		t.Fatalf("creds %+v", s.Creds)
+	}
+	b, _ := s.Redacted()
+	if strings.Contains(string(b), "pass-") {
+		t.Fatalf("password in redacted output:\n%s", b)
+	}
+	// both names for one thing is a mistake
+	_, err = Parse("m.yaml", "", []byte(strings.Replace(src, "{ login: a,", "{ login: a, clientId: x,", 1)), env(map[string]string{"PA": "p", "PB": "q"}))
+	if err == nil || !strings.Contains(err.Error(), "clients[0]: set login or clientId") {
+		t.Fatalf("got %v", err)
+	}
+}
+
 func TestRespectRefused(t *testing.T) {
 	src := "api: notify\nclients: 1\nload: { rate: 150/1m, duration: 2m }\nlimit: { rate: 100/1m, mode: respect }\n"
 	_, err := Parse("r.yaml", "", []byte(src), env(nil))

@@ -39,6 +39,9 @@ func (s *Scenario) redactedCopy() *Scenario {
 			if c.Clients.List[i].Secret != "" {
 				c.Clients.List[i].Secret = Redaction
 			}
+			if c.Clients.List[i].Password != "" {
+				c.Clients.List[i].Password = Redaction
+			}
 		}
 	}
 	c.Target.BaseURL = redactURL(c.Target.BaseURL)

@@ -57,8 +57,10 @@ type Auth struct {
 // Cred is one client's credentials: for notify ID/Secret are client_id and
 // client_secret; for messaging they are the Basic auth login and password.
 type Cred struct {
-	ID     string `json:"clientId,omitempty" jsonschema_description:"notify client_id or messaging login"`
-	Secret string `json:"clientSecret,omitempty" jsonschema_description:"notify client_secret or messaging password; use ${ENV}"`
+	ID       string `json:"clientId,omitempty" jsonschema_description:"notify client_id (or messaging login)"`
+	Secret   string `json:"clientSecret,omitempty" jsonschema_description:"notify client_secret (or messaging password); use ${ENV}"`
+	Login    string `json:"login,omitempty" jsonschema_description:"messaging login (same as clientId)"`
+	Password string `json:"password,omitempty" jsonschema_description:"messaging password (same as clientSecret); use ${ENV}"`
 }
 
 // Clients is a count (`clients: 3`) or a list of credentials.
