@@ -366,3 +366,13 @@ func TestRecorderQueryCredentials(t *testing.T) {
 		t.Errorf("client %q query %q", rs[0].ClientID, rs[0].Query)
 	}
 }
+
+func TestScrubEscapedSecret(t *testing.T) {
+	r := NewRedactor(RedactOptions{})
+	r.Headers(http.Header{"Authorization": {"Bearer tok<&>en-123"}})
+	// A service echoing the token inside JSON: json.Marshal escapes < & >.
+	line, _ := marshalLine(map[string]string{"echo": "tok<&>en-123"})
+	if got := r.Scrub(line); bytes.Contains(got, []byte(`tok\u003c\u0026\u003een-123`)) || !bytes.Contains(got, []byte("[redacted]")) {
+		t.Errorf("escaped secret kept: %s", got)
+	}
+}

@@ -85,6 +85,12 @@ func (r *Redactor) remember(s string) {
 		}
 	}
 	r.seen[s] = struct{}{}
+	// Also the form it takes inside a JSON string (json.Marshal escapes & < > " \).
+	if b, err := json.Marshal(s); err == nil {
+		if esc := string(b[1 : len(b)-1]); esc != s {
+			r.seen[esc] = struct{}{}
+		}
+	}
 }
 
 // learnHeader remembers the secret parts of a credential header value.
@@ -231,8 +237,7 @@ func (r *Redactor) learnValue(v any) {
 }
 
 // Scrub replaces every remembered secret in line by "[redacted]". It runs on
-// the whole encoded line, so it also catches secrets in JSON-escaped form only
-// when they need no escaping (tokens and secrets of printable ASCII do not).
+// the whole encoded line, and knows each secret as is and JSON-escaped.
 func (r *Redactor) Scrub(line []byte) []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
