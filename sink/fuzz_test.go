@@ -66,6 +66,16 @@ func FuzzParseWebhook(f *testing.F) {
 		if w.ExternalID == "" && w.NotificationID == "" {
 			t.Fatalf("accepted a webhook without an id: %+v", w)
 		}
+		// The string fast path decodes exactly as encoding/json does.
+		var ref map[string]any
+		if err := json.Unmarshal(body, &ref); err != nil {
+			t.Fatalf("accepted what encoding/json refuses: %v", err)
+		}
+		for k, got := range map[string]string{"notificationId": w.NotificationID, "externalId": w.ExternalID} {
+			if want, _ := ref[k].(string); want != got {
+				t.Fatalf("%s = %q, encoding/json says %q", k, got, want)
+			}
+		}
 	})
 }
 

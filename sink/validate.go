@@ -125,8 +125,14 @@ func str(m map[string]json.RawMessage, k string, required bool) (string, bool, e
 		}
 		return "", false, nil
 	}
+	raw := bytes.TrimSpace(m[k])
+	// Fast path: a plain string (no escapes, valid UTF-8) is its own value; the
+	// whole body was already validated by the decoder that split it into fields.
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw[1:n-1], '\\') < 0 && utf8.Valid(raw) {
+		return string(raw[1 : n-1]), true, nil
+	}
 	var s string
-	if err := json.Unmarshal(m[k], &s); err != nil {
+	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", false, malformed("%s must be a string", k)
 	}
 	return s, true, nil
@@ -264,8 +270,8 @@ func ParseStatusRecord(body []byte) (StatusRecord, error) {
 		return r, err
 	}
 	if present(m, "trackData") {
-		if _, err := sub(m, "trackData", false); err != nil {
-			return r, err
+		if raw := bytes.TrimSpace(m["trackData"]); raw[0] != '{' {
+			return r, malformed("trackData must be an object")
 		}
 		if err := json.Unmarshal(m["trackData"], &r.TrackData); err != nil {
 			return r, malformed("trackData must be an object")
