@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io/fs"
 	"math"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -92,6 +92,7 @@ type rec struct {
 
 type analyzer struct {
 	dir      string
+	fsys     fs.FS
 	meta     rundir.Meta
 	s        *Summary
 	start    time.Time
@@ -112,8 +113,14 @@ type analyzer struct {
 // Analyze reads the run directory and computes every figure of its summary;
 // thresholds are not evaluated (Build does that).
 func Analyze(dir string) (*Summary, error) {
+	return AnalyzeFS(os.DirFS(dir), dir)
+}
+
+// AnalyzeFS is Analyze over the run directory's files in fsys; name is how
+// errors call the directory.
+func AnalyzeFS(fsys fs.FS, name string) (*Summary, error) {
 	a := &analyzer{
-		dir: dir, s: &Summary{Schema: SchemaVersion},
+		dir: name, fsys: fsys, s: &Summary{Schema: SchemaVersion},
 		reqLat: newHist(), reqLatIntended: newHist(), lag: newHist(),
 		msgs: map[int64]*msg{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
 		states: newIntern(), chans: newIntern(),
@@ -149,7 +156,18 @@ func Analyze(dir string) (*Summary, error) {
 	return a.s, nil
 }
 
-func (a *analyzer) path(name string) string { return filepath.Join(a.dir, name) }
+// readJSONL is rundir.ReadJSONL over a file system: a missing file reads as empty.
+func readJSONL[T any](fsys fs.FS, name string, fn func(T) error, bad func(line int, err error)) error {
+	f, err := fsys.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return rundir.DecodeJSONL(f, fn, bad)
+}
 
 func ts(t time.Time) string {
 	if t.IsZero() {
@@ -159,8 +177,8 @@ func ts(t time.Time) string {
 }
 
 func (a *analyzer) readMeta() error {
-	b, err := os.ReadFile(a.path(rundir.MetaFile))
-	if errors.Is(err, os.ErrNotExist) {
+	b, err := fs.ReadFile(a.fsys, rundir.MetaFile)
+	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: %s", ErrNoMeta, a.dir)
 	}
 	if err != nil {
@@ -205,7 +223,7 @@ func (a *analyzer) readMeta() error {
 // scanEventKeys finds the keys of events whose correlation lacks a sequence, so
 // that reading attempts can remember just those keys (the join fallback).
 func (a *analyzer) scanEventKeys() error {
-	err := rundir.ReadJSONL(a.path(rundir.EventsFile), func(line json.RawMessage) error {
+	err := readJSONL(a.fsys, rundir.EventsFile, func(line json.RawMessage) error {
 		// Most lines carry their sequence and quote no message: skip them undecoded.
 		if bytes.Contains(line, []byte(`"seq":`)) && !bytes.Contains(line, []byte(`"outgoing_tx_id"`)) {
 			return nil
@@ -271,7 +289,7 @@ func (a *analyzer) readAttempts() error {
 	r := &a.s.Requests
 	r.ByOp, r.Codes, r.Errors = map[string]int64{}, map[string]int64{}, map[string]int64{}
 	var bad int64
-	err := rundir.ReadJSONL(a.path(rundir.AttemptsFile), func(at rundir.Attempt) error {
+	err := readJSONL(a.fsys, rundir.AttemptsFile, func(at rundir.Attempt) error {
 		a.attempt(&at)
 		return nil
 	}, func(int, error) { bad++ })
@@ -426,7 +444,7 @@ func (a *analyzer) finishRequests() {
 
 func (a *analyzer) readEvents() error {
 	var bad int64
-	err := rundir.ReadJSONL(a.path(rundir.EventsFile), func(e rundir.Event) error {
+	err := readJSONL(a.fsys, rundir.EventsFile, func(e rundir.Event) error {
 		a.event(&e)
 		return nil
 	}, func(int, error) { bad++ })
@@ -442,7 +460,7 @@ func (a *analyzer) readEvents() error {
 
 // readPolls turns successful check_status attempts into status events.
 func (a *analyzer) readPolls() error {
-	err := rundir.ReadJSONL(a.path(rundir.AttemptsFile), func(at rundir.Attempt) error {
+	err := readJSONL(a.fsys, rundir.AttemptsFile, func(at rundir.Attempt) error {
 		if at.Op != "check_status" || at.Seq <= 0 || !is2xx(at.Code) || at.State == "" {
 			return nil
 		}

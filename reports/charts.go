@@ -1,10 +1,9 @@
 package reports
 
 import (
+	"math"
 	"sort"
 	"time"
-
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/msgload/msgload/rundir"
 )
@@ -18,7 +17,7 @@ type charts struct {
 	width  time.Duration
 	n      int                      // buckets used
 	codes  map[string]map[int]int64 // code class → bucket → requests
-	lat    map[int]*hdrhistogram.Histogram
+	lat    map[int]*logHist
 	events map[string]map[int]int64 // event kind → bucket → events
 
 	// Filled by finish.
@@ -36,7 +35,7 @@ type charts struct {
 
 func newCharts(start time.Time, m rundir.Meta) *charts {
 	c := &charts{base: start, width: time.Second,
-		codes: map[string]map[int]int64{}, lat: map[int]*hdrhistogram.Histogram{},
+		codes: map[string]map[int]int64{}, lat: map[int]*logHist{},
 		events: map[string]map[int]int64{}, Window: map[string][][2]float64{}}
 	end := m.End
 	if end.IsZero() {
@@ -94,10 +93,10 @@ func (c *charts) attempt(at *rundir.Attempt) {
 	c.codes[k][i]++
 	h := c.lat[i]
 	if h == nil {
-		h = hdrhistogram.New(1, histMax, 2)
+		h = &logHist{}
 		c.lat[i] = h
 	}
-	_ = h.RecordValue(max(1, min(histMax, int64(at.Latency*1e6))))
+	h.observe(at.Latency)
 }
 
 func (c *charts) event(e *rundir.Event) {
@@ -166,9 +165,9 @@ func (c *charts) finish(a *analyzer) {
 	c.LatP50, c.LatP95, c.LatP99 = make([]float64, c.n), make([]float64, c.n), make([]float64, c.n)
 	for i, h := range c.lat {
 		if i < c.n {
-			c.LatP50[i] = float64(h.ValueAtQuantile(50)) / 1e6
-			c.LatP95[i] = float64(h.ValueAtQuantile(95)) / 1e6
-			c.LatP99[i] = float64(h.ValueAtQuantile(99)) / 1e6
+			c.LatP50[i] = h.quantile(0.50)
+			c.LatP95[i] = h.quantile(0.95)
+			c.LatP99[i] = h.quantile(0.99)
 		}
 	}
 	c.Limit = float64(a.meta.Limit.Requests)
@@ -206,4 +205,40 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// logHist is a small histogram for the latency chart's time buckets (an HDR
+// histogram each would cost 100 KB per bucket): 128 buckets growing by 1/8 from
+// 1 µs, so a percentile is within 6% of the truth, plenty for a chart.
+type logHist struct {
+	n      uint32
+	counts [128]uint32
+}
+
+const logBase = 1.125
+
+func (h *logHist) observe(sec float64) {
+	us := sec * 1e6
+	i := 0
+	if us > 1 {
+		i = min(int(math.Log(us)/math.Log(logBase)), len(h.counts)-1)
+	}
+	h.counts[i]++
+	h.n++
+}
+
+// quantile returns the middle of the bucket holding quantile q (0..1), in seconds.
+func (h *logHist) quantile(q float64) float64 {
+	if h.n == 0 {
+		return 0
+	}
+	want := uint32(math.Ceil(q * float64(h.n)))
+	var cum uint32
+	for i, c := range h.counts {
+		cum += c
+		if cum >= want && c > 0 {
+			return round6(math.Pow(logBase, float64(i)+0.5) / 1e6)
+		}
+	}
+	return 0
 }

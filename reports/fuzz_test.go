@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/fstest"
 
 	"github.com/msgload/msgload/rundir"
 )
@@ -13,7 +14,7 @@ import (
 // FuzzAnalyzeRun feeds arbitrary attempts.jsonl and events.jsonl bodies (as a
 // crashed writer, a foreign tool or a hostile callback could leave them) to the
 // analysis: it never panics, never loses a line (every line is either counted or
-// reported bad) and the summary it writes reads back.
+// reported bad), the summary reads back and the page renders.
 func FuzzAnalyzeRun(f *testing.F) {
 	r := fullRun()
 	var att, ev bytes.Buffer
@@ -30,23 +31,26 @@ func FuzzAnalyzeRun(f *testing.F) {
 	f.Add([]byte("{\"seq\":1}\nnot json\n{\"seq\":"), []byte("{\"kind\":\"webhook\"}\n\x00\n"))
 	meta, _ := json.Marshal(r.meta)
 	f.Fuzz(func(t *testing.T, attempts, events []byte) {
-		dir := t.TempDir()
-		for name, b := range map[string][]byte{rundir.MetaFile: meta, rundir.AttemptsFile: attempts, rundir.EventsFile: events} {
-			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		fsys := fstest.MapFS{rundir.MetaFile: {Data: meta}, rundir.AttemptsFile: {Data: attempts}, rundir.EventsFile: {Data: events}}
 		var lines, good int64
 		_ = rundir.DecodeJSONL(bytes.NewReader(attempts), func(rundir.Attempt) error { good++; return nil }, func(int, error) { lines++ })
-		s, err := Build(dir)
+		s, err := AnalyzeFS(fsys, "fuzz")
 		if err != nil {
-			t.Fatalf("Build: %v", err)
+			t.Fatalf("Analyze: %v", err)
 		}
 		if s.Requests.Total != good || s.Requests.BadLines != lines {
 			t.Fatalf("attempts: total %d bad %d, want %d and %d", s.Requests.Total, s.Requests.BadLines, good, lines)
 		}
-		if _, err := ReadSummary(filepath.Join(dir, rundir.SummaryFile)); err != nil {
+		b, err := s.marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ParseSummary(b); err != nil {
 			t.Fatalf("summary.json does not read back: %v", err)
+		}
+		var out bytes.Buffer
+		if err := s.WriteHTML(&out); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"sort"
 
 	"github.com/msgload/msgload/rundir"
@@ -12,8 +12,8 @@ import (
 
 // truth compares the measured figures with truth.json, when the run has one.
 func (a *analyzer) truth() error {
-	b, err := os.ReadFile(a.path(rundir.TruthFile))
-	if errors.Is(err, os.ErrNotExist) {
+	b, err := fs.ReadFile(a.fsys, rundir.TruthFile)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
