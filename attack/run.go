@@ -375,6 +375,7 @@ func (e *engine) send(m *message) (*rundir.Attempt, answer) {
 	c := m.client
 	intended := m.intended
 	authRetried := false
+	retries := 0 // the policy's, not counting the one after a refused token
 	for n := 1; ; n++ {
 		m.attempts = n
 		a := e.attempt(m, OpSend, n)
@@ -403,20 +404,20 @@ func (e *engine) send(m *message) (*rundir.Attempt, answer) {
 		if a.Outcome == rundir.OutcomeOK || e.abort.Err() != nil {
 			return a, ans
 		}
-		retry := e.retryOn[a.Code] || (a.Code == 0 && a.Outcome == rundir.OutcomeUnknown && e.o.Retry.OnTimeout)
-		wait := e.backoff(n)
+		var wait time.Duration
 		if a.Code == http.StatusUnauthorized && c.tok != nil && !authRetried {
-			// The token was refused: the exchange dropped it; one retry with a new one.
-			authRetried, retry, wait = true, true, 0
-			if n > e.o.Retry.Max {
+			// The token was refused (the exchange dropped it): one retry at
+			// once with a new one, besides the policy's retries.
+			authRetried = true
+		} else {
+			if !e.retryable(a) || retries >= e.o.Retry.Max {
 				return a, ans
 			}
-		}
-		if !retry || n > e.o.Retry.Max {
-			return a, ans
-		}
-		if d, ok := parseRetryAfter(hdr.Get("Retry-After"), time.Now()); ok && d > wait {
-			wait = min(d, e.retryCap)
+			retries++
+			wait = e.backoff(retries)
+			if d, ok := parseRetryAfter(hdr.Get("Retry-After"), time.Now()); ok && d > wait {
+				wait = min(d, e.retryCap)
+			}
 		}
 		intended = time.Now().Add(wait)
 		if !e.sleep(wait) {
@@ -425,7 +426,13 @@ func (e *engine) send(m *message) (*rundir.Attempt, answer) {
 	}
 }
 
-// backoff is the wait before retry n (after attempt n): Backoff·2^(n-1) with jitter.
+// retryable says whether the policy retries after a: its code, or no answer
+// (timeout, reset) when OnTimeout.
+func (e *engine) retryable(a *rundir.Attempt) bool {
+	return e.retryOn[a.Code] || (a.Code == 0 && a.Outcome == rundir.OutcomeUnknown && e.o.Retry.OnTimeout)
+}
+
+// backoff is the wait before retry n: Backoff·2^(n-1) with jitter.
 func (e *engine) backoff(n int) time.Duration {
 	b := float64(e.o.Retry.Backoff) * math.Pow(2, float64(n-1))
 	if j := e.o.Retry.Jitter; j > 0 {
@@ -715,7 +722,7 @@ func (e *engine) registerWebhooks() error {
 	u := strings.TrimRight(e.o.BaseURL, "/") + "/api/v1/webhooks"
 	for _, c := range e.clients {
 		m := &message{client: c}
-		authRetried := false
+		authRetried, retries := false, 0
 		for n := 1; ; n++ {
 			a := e.attempt(m, OpWebhook, n)
 			a.Intended = time.Now()
@@ -725,12 +732,16 @@ func (e *engine) registerWebhooks() error {
 				break
 			}
 			// Retried like a send: a refused token once, the policy's codes and timeouts.
-			retry := e.retryOn[a.Code] || (a.Code == 0 && a.Outcome == rundir.OutcomeUnknown && e.o.Retry.OnTimeout)
-			wait := e.backoff(n)
+			var wait time.Duration
 			if a.Code == http.StatusUnauthorized && !authRetried {
-				authRetried, retry, wait = true, true, 0
+				authRetried = true
+			} else if e.retryable(a) && retries < e.o.Retry.Max {
+				retries++
+				wait = e.backoff(retries)
+			} else {
+				return fmt.Errorf("%w: client %q: %s", ErrWebhook, c.ID, a.Error)
 			}
-			if !retry || n > e.o.Retry.Max+1 || !e.sleep(wait) || e.stop.Err() != nil {
+			if !e.sleep(wait) || e.stop.Err() != nil {
 				return fmt.Errorf("%w: client %q: %s", ErrWebhook, c.ID, a.Error)
 			}
 		}

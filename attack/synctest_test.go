@@ -19,7 +19,13 @@ type handlerTransport struct{ h http.Handler }
 
 func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	rec := httptest.NewRecorder()
-	t.h.ServeHTTP(rec, r)
+	done := make(chan struct{})
+	go func() { defer close(done); t.h.ServeHTTP(rec, r) }()
+	select {
+	case <-done:
+	case <-r.Context().Done():
+		return nil, r.Context().Err() // as a real transport: the request's deadline wins
+	}
 	resp := rec.Result()
 	resp.Request = r
 	return resp, nil
@@ -265,4 +271,101 @@ func TestMaxMessagesCaps(t *testing.T) {
 			t.Fatalf("sent %d, service got %d, stopped %v; want 7, 7, true", res.Sent, len(f.sends), res.Stopped)
 		}
 	})
+}
+
+func TestRetries(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name   string
+		api    string
+		answer []int // status per arrival of the message; 0 = hang past the timeout; past the end: 200
+		retry  Retry
+		after  string          // Retry-After sent with failures
+		codes  []int           // codes of the attempts recorded
+		gaps   []time.Duration // waits between attempts (fake time, no jitter)
+		ok     bool
+	}{
+		// 503 twice then accepted: backoff doubles (10 ms, 20 ms).
+		{"backoff doubles", rundir.APIMessaging, []int{503, 503}, Retry{On: []int{503}, Max: 3, Backoff: 10 * ms}, "", []int{503, 503, 200}, []time.Duration{10 * ms, 20 * ms}, true},
+		// Max reached: three attempts, the message fails.
+		{"max reached", rundir.APIMessaging, []int{503, 503, 503, 503}, Retry{On: []int{503}, Max: 2, Backoff: ms}, "", []int{503, 503, 503}, []time.Duration{ms, 2 * ms}, false},
+		// A code not in On is not retried.
+		{"400 not retried", rundir.APIMessaging, []int{400}, Retry{On: []int{503}, Max: 3, Backoff: ms}, "", []int{400}, nil, false},
+		// No answer within the timeout: retried when OnTimeout (code 0, outcome unknown).
+		{"timeout retried", rundir.APIMessaging, []int{0}, Retry{OnTimeout: true, Max: 1, Backoff: 5 * ms}, "", []int{0, 200}, []time.Duration{time.Second + 5*ms}, true},
+		// ... and not retried without OnTimeout.
+		{"timeout not retried", rundir.APIMessaging, []int{0}, Retry{Max: 1, Backoff: 5 * ms}, "", []int{0}, nil, false},
+		// Retry-After longer than the backoff wins.
+		{"retry-after wins", rundir.APIMessaging, []int{429}, Retry{On: []int{429}, Max: 1, Backoff: ms}, "2", []int{429, 200}, []time.Duration{2 * time.Second}, true},
+		// A refused token: one retry at once with a new token, even with no retries configured.
+		{"401 refresh without policy", rundir.APINotify, []int{401}, Retry{}, "", []int{401, 200}, []time.Duration{0}, true},
+		// ... only once: a second 401 ends the message.
+		{"401 only once", rundir.APINotify, []int{401, 401}, Retry{}, "", []int{401, 401}, []time.Duration{0}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var arrivals int
+				var times []time.Time
+				f := newFakeService(t)
+				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/token" {
+						f.ServeHTTP(w, r)
+						return
+					}
+					times = append(times, time.Now())
+					arrivals++
+					if arrivals <= len(tc.answer) {
+						switch code := tc.answer[arrivals-1]; code {
+						case 0:
+							<-r.Context().Done() // hang until the attacker gives up
+							return
+						default:
+							if tc.after != "" {
+								w.Header().Set("Retry-After", tc.after)
+							}
+							w.WriteHeader(code)
+							return
+						}
+					}
+					w.Write([]byte(`{"txId":"t","notificationId":"n"}`))
+				})
+				rec := &memRecorder{}
+				body := messagingBody
+				if tc.api == rundir.APINotify {
+					body = notifyBody
+				}
+				res, err := Run(context.Background(), Options{
+					API: tc.api, BaseURL: "http://svc.test", TokenURL: "http://idp.test/token", Clients: clients("c"),
+					Pacer: Constant(vegeta.Rate{Freq: 1, Per: time.Second}), Requests: 1, Timeout: time.Second,
+					Body: body, RunID: "rt", Out: rec, Transport: handlerTransport{h}, Retry: tc.retry,
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var codes []int
+				for i, a := range rec.ops(OpSend) {
+					codes = append(codes, a.Code)
+					if a.Attempt != i+1 {
+						t.Errorf("attempt %d numbered %d", i+1, a.Attempt)
+					}
+					if a.Code == 0 && (a.Outcome != rundir.OutcomeUnknown || a.Class != "timeout") {
+						t.Errorf("timeout recorded as %s/%s", a.Outcome, a.Class)
+					}
+				}
+				if !slices.Equal(codes, tc.codes) {
+					t.Errorf("codes %v, want %v", codes, tc.codes)
+				}
+				var gaps []time.Duration
+				for i := 1; i < len(times); i++ {
+					gaps = append(gaps, times[i].Sub(times[i-1]))
+				}
+				if !slices.Equal(gaps, tc.gaps) {
+					t.Errorf("gaps %v, want %v", gaps, tc.gaps)
+				}
+				if (res.Accepted == 1) != tc.ok {
+					t.Errorf("accepted %d, want ok %v", res.Accepted, tc.ok)
+				}
+			})
+		})
+	}
 }
