@@ -4,17 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/rundir"
 )
 
 // reportCommand rebuilds the reports of a run directory from its raw files.
 func (g *globalState) reportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "report",
-		Usage:     "rebuild summary.json, report.html, report.md and junit.xml of a run directory",
+		Usage:     "rebuild summary.json, report.html, report.md and junit.xml of a run directory (of each part, for a run of several)",
 		ArgsUsage: "RUN_DIR",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
@@ -41,15 +43,33 @@ func (g *globalState) runReport(dir string, quiet bool) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return badInput(fmt.Errorf("report: %q is not a run directory", dir))
 	}
-	s, err := reports.Build(dir)
-	if err != nil {
-		// Everything Build refuses is about its input: the run's files or thresholds.
-		return badInput(fmt.Errorf("report %s: %w", dir, err))
+	dirs := []string{dir}
+	if _, err := os.Stat(filepath.Join(dir, rundir.MetaFile)); errors.Is(err, os.ErrNotExist) {
+		// A run of several parts keeps one run directory per part inside.
+		parts, _ := filepath.Glob(filepath.Join(dir, "*", rundir.MetaFile))
+		if len(parts) > 0 {
+			dirs = dirs[:0]
+			for _, p := range parts {
+				dirs = append(dirs, filepath.Dir(p))
+			}
+		}
 	}
-	if !quiet {
-		s.Terminal(g.stdout)
+	failed := false
+	for _, d := range dirs {
+		if len(dirs) > 1 && !quiet {
+			fmt.Fprintf(g.stdout, "== %s\n", filepath.Base(d))
+		}
+		s, err := reports.Build(d)
+		if err != nil {
+			// Everything Build refuses is about its input: the run's files or thresholds.
+			return badInput(fmt.Errorf("report %s: %w", d, err))
+		}
+		if !quiet {
+			s.Terminal(g.stdout)
+		}
+		failed = failed || !s.OK()
 	}
-	if !s.OK() {
+	if failed {
 		return &exitError{code: exitThresholds, err: errors.New("a threshold failed")}
 	}
 	return nil
