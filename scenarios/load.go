@@ -118,11 +118,35 @@ func Parse(file, dir string, src []byte, getenv func(string) string) (*Scenario,
 		c.scenario(s, "")
 		errs = append(errs, c.errs...)
 	}
+	errs = dropShadowed(errs)
 	if len(errs) > 0 {
 		errs.sort()
 		return nil, errs
 	}
 	return s, nil
+}
+
+// dropShadowed removes the problems on a line where a ${VAR} could not be
+// expanded: the missing variable is the one problem there (a "required" or a
+// bad empty value would only repeat it).
+func dropShadowed(errs Errors) Errors {
+	envLines := map[int]bool{}
+	for _, e := range errs {
+		if e.Field == "" && strings.HasPrefix(e.Msg, "environment variable ") {
+			envLines[e.Line] = true
+		}
+	}
+	if len(envLines) == 0 {
+		return errs
+	}
+	out := errs[:0]
+	for _, e := range errs {
+		if e.Field != "" && envLines[e.Line] {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // Validate checks s again after a caller changed it (for example a flag that

@@ -190,6 +190,22 @@ func TestMessagingClientList(t *testing.T) {
 	}
 }
 
+// TestMissingVariableIsOneProblem: a missing ${VAR} is reported once, not
+// again as the empty or missing value it leaves behind.
+func TestMissingVariableIsOneProblem(t *testing.T) {
+	src := "api: notify\ntarget: { baseUrl: \"http://127.0.0.1:1\", tokenUrl: \"http://127.0.0.1:1/t\" }\nauth: { clientId: c, clientSecret: \"${NOPE}\" }\nload: { rate: ${RATE}, requests: 1 }\n"
+	_, err := Parse("v.yaml", "", []byte(src), env(nil))
+	var es Errors
+	if !errors.As(err, &es) || len(es) != 2 {
+		t.Fatalf("want 2 problems, got %v", err)
+	}
+	for i, w := range []string{"v.yaml:3:37: environment variable NOPE is not set", "v.yaml:4:15: environment variable RATE is not set"} {
+		if !strings.HasPrefix(es[i].Error(), w) {
+			t.Errorf("problem %d: %q, want %q", i, es[i], w)
+		}
+	}
+}
+
 func TestRespectRefused(t *testing.T) {
 	src := "api: notify\nclients: 1\nload: { rate: 150/1m, duration: 2m }\nlimit: { rate: 100/1m, mode: respect }\n"
 	_, err := Parse("r.yaml", "", []byte(src), env(nil))
