@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -272,5 +274,29 @@ load: { rate: 1/s, requests: 5 }
 	// the redacted output is itself a valid scenario (secrets aside)
 	if _, err := Parse("again.yaml", "", b, env(nil)); err != nil {
 		t.Errorf("redacted output does not load: %v\n%s", err, b)
+	}
+}
+
+// TestREADMEExample loads the real-target example of README.md (kept as
+// testdata/real-notify.yaml): with its secrets set it is valid, and its CSV is
+// found relative to the file.
+func TestREADMEExample(t *testing.T) {
+	s, err := Load("testdata/real-notify.yaml", env(map[string]string{"LOAD_A_SECRET": "a", "LOAD_B_SECRET": "b"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Target.Embedded || s.Confirm != "notify.staging.example.com" || len(s.Creds) != 2 {
+		t.Fatalf("target %+v confirm %q creds %d", s.Target, s.Confirm, len(s.Creds))
+	}
+	if got := s.ResolvePath(s.Message.Recipients.CSV); got != filepath.Join("testdata", "staging-numbers.csv") {
+		t.Fatalf("csv resolves to %q", got)
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, _ := os.ReadFile("testdata/real-notify.yaml")
+	if !strings.Contains(string(readme), string(example)) {
+		t.Fatal("README.md's example differs from testdata/real-notify.yaml")
 	}
 }
