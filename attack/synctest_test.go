@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -304,7 +305,7 @@ func TestRetries(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var arrivals int
+				var mu sync.Mutex
 				var times []time.Time
 				f := newFakeService(t)
 				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -312,8 +313,10 @@ func TestRetries(t *testing.T) {
 						f.ServeHTTP(w, r)
 						return
 					}
+					mu.Lock()
 					times = append(times, time.Now())
-					arrivals++
+					arrivals := len(times)
+					mu.Unlock()
 					if arrivals <= len(tc.answer) {
 						switch code := tc.answer[arrivals-1]; code {
 						case 0:
@@ -355,6 +358,8 @@ func TestRetries(t *testing.T) {
 				if !slices.Equal(codes, tc.codes) {
 					t.Errorf("codes %v, want %v", codes, tc.codes)
 				}
+				mu.Lock()
+				defer mu.Unlock()
 				var gaps []time.Duration
 				for i := 1; i < len(times); i++ {
 					gaps = append(gaps, times[i].Sub(times[i-1]))
