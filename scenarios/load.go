@@ -111,7 +111,7 @@ func Parse(file, dir string, src []byte, getenv func(string) string) (*Scenario,
 	errs = append(errs, d.errs...)
 	s.pos, s.dir = d.pos, dir
 	c := &checker{file: file, dir: dir, pos: d.pos, bad: d.bad}
-	if len(d.errs) == 0 || body != nil {
+	if body != nil {
 		if s.Name == "" {
 			s.Name = strings.TrimSuffix(path.Base(filepath.ToSlash(file)), path.Ext(file))
 		}
