@@ -71,15 +71,18 @@ type Stats struct {
 	// TerminalMessages counts distinct messages (txId, or externalId/notificationId)
 	// that reached a final state.
 	TerminalMessages int64 `json:"terminal_messages"`
-	FailoverSteps    int64 `json:"failover_steps"`
-	WriteErrors      int64 `json:"write_errors"` // events that could not be written (answered 500)
-	Evicted          int64 `json:"evicted"`      // messages forgotten by the bounded correlation table
-	Faulted          int64 `json:"faulted"`      // calls answered by Options.Fault
+	// TerminalMatched is the part of TerminalMessages whose terminal event carried
+	// a tag of this run (of any run when Options.RunID is empty).
+	TerminalMatched int64 `json:"terminal_matched"`
+	FailoverSteps   int64 `json:"failover_steps"`
+	WriteErrors     int64 `json:"write_errors"` // events that could not be written (answered 500)
+	Evicted         int64 `json:"evicted"`      // messages forgotten by the bounded correlation table
+	Faulted         int64 `json:"faulted"`      // calls answered by Options.Fault
 }
 
 type counters struct {
 	events, callbacks, incoming, webhooks, malformed, unauthorized, tooLarge,
-	duplicates, unmatched, terminal, failover, writeErrors, faulted atomic.Int64
+	duplicates, unmatched, terminal, terminalMatched, failover, writeErrors, faulted atomic.Int64
 }
 
 // Sink receives callbacks, incoming messages and webhooks. It is safe for
@@ -164,6 +167,7 @@ func (s *Sink) Stats() Stats {
 		Duplicates:       s.c.duplicates.Load(),
 		Unmatched:        s.c.unmatched.Load(),
 		TerminalMessages: s.c.terminal.Load(),
+		TerminalMatched:  s.c.terminalMatched.Load(),
 		FailoverSteps:    s.c.failover.Load(),
 		WriteErrors:      s.c.writeErrors.Load(),
 		Evicted:          int64(s.evicted()),
@@ -378,6 +382,9 @@ func (s *Sink) count(ev *rundir.Event, out *outcome) {
 	}
 	if out.newTerminal {
 		s.c.terminal.Add(1)
+		if !out.unmatched {
+			s.c.terminalMatched.Add(1)
+		}
 	}
 	for _, st := range out.steps {
 		s.c.failover.Add(1)

@@ -202,6 +202,10 @@ func TestCallbackCorrelation(t *testing.T) {
 	if n := testutil.CollectAndCount(h.s.met.latency); n == 0 {
 		t.Error("no latency series")
 	}
+	// Messages 3 (no tag) and 4 (another run) ended unmatched.
+	if s := h.s.Stats(); s.TerminalMatched != 4 {
+		t.Errorf("terminal matched %d, want 4 of %d", s.TerminalMatched, s.TerminalMessages)
+	}
 	if s := h.s.Stats(); s.FailoverSteps != 2 || s.Callbacks != 10 || s.Malformed != 1 || s.Events != 11 {
 		t.Errorf("final stats %+v", s)
 	}
