@@ -170,6 +170,10 @@ type harEntry struct {
 			MimeType string `json:"mimeType"`
 			Text     string `json:"text"`
 			Encoding string `json:"encoding"` // non-standard, some exporters use it
+			Params   []struct {
+				Name  string `json:"name"`
+				Value string `json:"value"`
+			} `json:"params"` // HAR 1.2: a form may be given as params instead of text
 		} `json:"postData"`
 	} `json:"request"`
 	Response struct {
@@ -212,6 +216,13 @@ func ReadHAR(r io.Reader, o ReadOptions) ([]Request, error) {
 		var body []byte
 		if pd := e.Request.PostData; pd != nil {
 			body = []byte(pd.Text)
+			if pd.Text == "" && len(pd.Params) > 0 {
+				form := url.Values{}
+				for _, p := range pd.Params {
+					form.Add(p.Name, p.Value)
+				}
+				body = []byte(form.Encode())
+			}
 			if pd.Encoding == "base64" {
 				if b, err := decodeStdOrURL(pd.Text); err == nil {
 					body = b

@@ -40,6 +40,20 @@ func TestReadHAR(t *testing.T) {
 	}
 }
 
+func TestReadHARFormParams(t *testing.T) {
+	// HAR 1.2 lets a form post carry params instead of text: the body is rebuilt
+	// from them, and the client_id found in it.
+	in := `{"log":{"entries":[{"startedDateTime":"2026-01-01T00:00:00Z","request":{"method":"POST","url":"http://h/oauth/token",
+	"postData":{"mimeType":"application/x-www-form-urlencoded","params":[{"name":"grant_type","value":"client_credentials"},{"name":"client_id","value":"c7"}]}},"response":{"status":200}}]}}`
+	rs, err := ReadHAR(strings.NewReader(in), ReadOptions{})
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("%v %v", rs, err)
+	}
+	if string(rs[0].Body) != "client_id=c7&grant_type=client_credentials" || rs[0].ClientID != "c7" || rs[0].API != APIToken {
+		t.Errorf("%+v", rs[0])
+	}
+}
+
 func TestReadVegetaTargets(t *testing.T) {
 	body := base64.StdEncoding.EncodeToString([]byte(`{"externalId":"e1"}`))
 	in := `{"method":"POST","url":"http://h/api/v1/notifications","body":"` + body + `","header":{"Content-Type":["application/json"],"X-Client":["c9"]}}
