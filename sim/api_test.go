@@ -515,3 +515,36 @@ func TestMessagingRateLimit(t *testing.T) {
 		})
 	}
 }
+
+func TestTagKey(t *testing.T) {
+	tests := []struct{ td, want string }{
+		{`{"msgload_run":"r1","msgload_seq":"7","msgload_sent":"1700000000000000000"}`, "r1.7"}, // strings, as the attacker sends
+		{`{"msgload_run":"r1","msgload_seq":7,"msgload_sent":1700000000000000000}`, "r1.7"},     // numbers too
+		{`{"other":1}`, ""},                // no tag
+		{`{"msgload_run":"bad run!"}`, ""}, // invalid tag
+		{``, ""},                           // no trackData
+	}
+	for _, tt := range tests {
+		if got := tagKey(json.RawMessage(tt.td)); got != tt.want {
+			t.Errorf("tagKey(%s) = %q, want %q", tt.td, got, tt.want)
+		}
+	}
+}
+
+// TestTruthCap: beyond truthCap messages the truth is marked truncated and
+// stops growing.
+func TestTruthCap(t *testing.T) {
+	cfg := engineConfig()
+	cfg.TruthCap = 2
+	s, _ := newFakeSim(t, cfg)
+	for range 3 {
+		sendAs(s, "demo", "demo", `{"trackData":{"msgload_run":"r","msgload_seq":"1","msgload_sent":"5"},"scenario":[`+itemJSON()+`]}`)
+	}
+	tr := s.Truth()
+	if len(tr.Messages) != 2 || !tr.Truncated || tr.Messages[0].ExternalID != "r.1" {
+		t.Fatalf("messages %d truncated %v: %+v", len(tr.Messages), tr.Truncated, tr.Messages)
+	}
+	if s.Pending() != 3 {
+		t.Fatalf("pending %d: untracked messages must still be delivered", s.Pending())
+	}
+}

@@ -174,3 +174,28 @@ func cpuTime() time.Duration {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkSendHandler: the send handler alone (decode, validate, accept),
+// delivery an hour away, no callbacks.
+func BenchmarkSendHandler(b *testing.B) {
+	cfg := DefaultConfig()
+	for ch, p := range cfg.Messaging.Profiles {
+		p.Delay = fixed(time.Hour)
+		cfg.Messaging.Profiles[ch] = p
+	}
+	s, err := New(cfg, prometheus.NewRegistry())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	body := `{"callback":"http://127.0.0.1:9/cb","trackData":` + benchTrack + `,"scenario":[` + itemJSON() + `]}`
+	h := s.Handler()
+	b.ReportAllocs()
+	for b.Loop() {
+		r, _ := http.NewRequest(http.MethodPost, "/messaging/v1/send", strings.NewReader(body))
+		r.RemoteAddr = "127.0.0.1:40000"
+		r.SetBasicAuth("demo", "demo")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+	}
+}

@@ -274,6 +274,26 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// tagKey is "<run>.<seq>" of the msgload tag in trackData, "" when none.
+func tagKey(td json.RawMessage) string {
+	if len(td) == 0 {
+		return ""
+	}
+	var t struct {
+		Run  any `json:"msgload_run"`
+		Seq  any `json:"msgload_seq"`
+		Sent any `json:"msgload_sent"`
+	}
+	if json.Unmarshal(td, &t) != nil || t.Run == nil {
+		return ""
+	}
+	tag, err := rundir.ParseTrackData(map[string]any{rundir.TrackRun: t.Run, rundir.TrackSeq: t.Seq, rundir.TrackSent: t.Sent})
+	if err != nil {
+		return ""
+	}
+	return tag.Run + "." + itoa(tag.Seq)
+}
+
 // msisdnDigits packs a validated E.164 number into an integer.
 func msisdnDigits(v string) uint64 {
 	n, _ := strconv.ParseUint(strings.TrimPrefix(v, "+"), 10, 64)
@@ -353,19 +373,14 @@ func (s *Server) accept(acc *account, req *SendRequest) *message {
 		sc, _ := parseSchedule(req.Schedule)
 		start = sc.sendTime(now, *req.Scenario[0].Recipient.Value)
 	}
-	ext := ""
-	if m.trackData != "" {
-		var td map[string]any
-		if json.Unmarshal(req.TrackData, &td) == nil {
-			if tag, err := rundir.ParseTrackData(td); err == nil {
-				ext = tag.Run + "." + itoa(tag.Seq)
-			}
-		}
+	if !s.truth.full() {
+		m.truth = s.truth.message(rundir.TruthMessage{
+			API: apiMessaging, ID: uuid.UUID(m.id).String(), ExternalID: tagKey(req.TrackData), Client: acc.Login,
+			AcceptedAt: now.UTC(), Sends: 1, Steps: []rundir.TruthStep{},
+		})
+	} else {
+		s.truth.message(rundir.TruthMessage{}) // marks the truth truncated
 	}
-	m.truth = s.truth.message(rundir.TruthMessage{
-		API: apiMessaging, ID: uuid.UUID(m.id).String(), ExternalID: ext, Client: acc.Login,
-		AcceptedAt: now.UTC(), Sends: 1, Steps: []rundir.TruthStep{},
-	})
 	s.met.accepted.WithLabelValues(apiMessaging, *req.Scenario[0].Channel).Inc()
 	s.met.pending.WithLabelValues(apiMessaging).Inc()
 	s.pendingMsg.Add(1)

@@ -59,6 +59,13 @@ func (t *truthRec) decision(client string, now time.Time, accepted bool) {
 	}
 }
 
+// full reports whether the message records are at their cap.
+func (t *truthRec) full() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.msgs) >= t.cap
+}
+
 // message records an accepted message; it returns its index or -1 when full.
 func (t *truthRec) message(m rundir.TruthMessage) int32 {
 	t.mu.Lock()
