@@ -73,9 +73,19 @@ func TestBadThresholds(t *testing.T) {
 			t.Errorf("%q: got %v, want ErrBadThreshold", src, err)
 		}
 	}
+	// A field that is absent from this run (no truth.json) fails with an error
+	// instead of passing.
+	var none Summary
+	c, err := CompileThreshold("truth.true_latency.p95 < 1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th := c.eval(&none); th.OK || th.Error == "" {
+		t.Errorf("threshold on a missing truth: %+v", th)
+	}
 	// Evaluate reports every bad expression at once and leaves the summary alone.
 	s := &Summary{}
-	err := s.Evaluate([]string{"a.b < 1", "delivery.lost == 0", "c <"})
+	err = s.Evaluate([]string{"a.b < 1", "delivery.lost == 0", "c <"})
 	if !errors.Is(err, ErrBadThreshold) || s.Thresholds != nil {
 		t.Fatalf("Evaluate: %v, thresholds %v", err, s.Thresholds)
 	}
