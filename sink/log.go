@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -70,9 +71,18 @@ type eventLog struct {
 // openLog opens (or creates) path for appending. A last line cut by a crash is
 // ended with a newline first, so the next event starts a line of its own.
 func openLog(path string, mode FsyncMode, writeDur, batchSize prometheus.Observer) (*eventLog, error) {
+	_, statErr := os.Stat(path)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open event log: %w", err)
+	}
+	if errors.Is(statErr, os.ErrNotExist) && mode != FsyncNone {
+		// A new file: make its directory entry durable too, or a power cut could
+		// lose the whole log although every batch in it was fsynced.
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("fsync event log directory: %w", err)
+		}
 	}
 	if err := endLastLine(f); err != nil {
 		f.Close()
@@ -86,6 +96,15 @@ func openLog(path string, mode FsyncMode, writeDur, batchSize prometheus.Observe
 	l.wg.Add(1)
 	go l.run()
 	return l, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 func endLastLine(f *os.File) error {
