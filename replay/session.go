@@ -189,8 +189,14 @@ func runPart(ctx context.Context, o SessionOptions, api string, reqs []Request, 
 		}
 	} else if api == rundir.APINotify {
 		target = o.NotifyURL
+		if o.SinkURL == "" {
+			logf("no --sink: webhooks stay where the service has them; delivery is not measured")
+		}
 	} else {
 		target = o.MessagingURL
+		if o.SinkURL == "" {
+			logf("no --sink: callbacks go to the recorded callback URLs; delivery is not measured")
+		}
 	}
 	sends := 0
 	for _, r := range reqs {
