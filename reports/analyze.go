@@ -693,6 +693,9 @@ func (a *analyzer) finishDelivery() {
 			terminalOn[m.finalChan]++
 		}
 		if !m.accepted {
+			if m.terminalAt != 0 {
+				d.Unconfirmed++
+			}
 			continue
 		}
 		d.Expected++

@@ -29,6 +29,8 @@ func deliveryRun() *run {
 	r.callback(6, 7, "DELIVERED", "sms", true, false)
 	r.callback(6, 8, "DELIVERED", "sms", true, true)
 	r.callback(7, 17, "DELIVERED", "sms", true, false) // 10 s from the FIRST attempt
+	r.send(8, "c1", 8, 0, 5.0)                         // timed out, never retried, yet the service sent it
+	r.callback(8, 12, "DELIVERED", "sms", true, false)
 	r.events = append(r.events,
 		rundir.Event{Kind: rundir.KindMalformed, Route: "/callback", ReceivedAt: at(10), Reason: "state: not in enum"},
 		rundir.Event{Kind: rundir.KindCallback, Route: "/callback", ReceivedAt: at(11), Corr: &rundir.Correlation{Key: "other", Matched: false}})
@@ -54,13 +56,14 @@ func TestDeliveryFigures(t *testing.T) {
 		{"malformed: kept and counted", d.Malformed, 1},
 		{"duplicate deliveries: one message delivered twice", s.Idempotency.DuplicateDeliveries, 1},
 		{"retries: attempts after the first", s.Idempotency.Retries, 1},
-		{"requests: every attempt", s.Requests.Total, 8},
-		{"messages: first attempts", s.Requests.Messages, 7},
+		{"requests: every attempt", s.Requests.Total, 9},
+		{"messages: first attempts", s.Requests.Messages, 8},
+		{"unconfirmed: delivered without a 2xx", d.Unconfirmed, 1},
 		{"codes: one 500", s.Requests.Codes["500"], 1},
-		{"codes: one no-answer", s.Requests.Codes["0"], 1},
-		{"errors by class", s.Requests.Errors["timeout"], 1},
+		{"codes: two no-answers", s.Requests.Codes["0"], 2},
+		{"errors by class", s.Requests.Errors["timeout"], 2},
 		{"by_state SEEN: first arrival per message and state", s.Delivery.ByState["SEEN"].Count, 1},
-		{"by_state DELIVERED", s.Delivery.ByState["DELIVERED"].Count, 5},
+		{"by_state DELIVERED: any message, confirmed or not", s.Delivery.ByState["DELIVERED"].Count, 6},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: got %d, want %d", c.name, c.got, c.want)
@@ -76,8 +79,8 @@ func TestDeliveryFigures(t *testing.T) {
 	if p := d.ByState["SEEN"].P50; p < 2.99 || p > 3.01 {
 		t.Errorf("SEEN latency %v, want 3 s", p)
 	}
-	if s.Requests.AchievedRate != round6(7.0/60) {
-		t.Errorf("achieved rate %v, want %v", s.Requests.AchievedRate, 7.0/60)
+	if s.Requests.AchievedRate != round6(8.0/60) {
+		t.Errorf("achieved rate %v, want %v", s.Requests.AchievedRate, 8.0/60)
 	}
 }
 

@@ -161,6 +161,7 @@ type Delivery struct {
 	Unmatched    int64                  `json:"unmatched" expr:"unmatched"`
 	Malformed    int64                  `json:"malformed" expr:"malformed"`
 	Unauthorized int64                  `json:"unauthorized" expr:"unauthorized"`
+	Unconfirmed  int64                  `json:"unconfirmed" expr:"unconfirmed"`               // delivered although no attempt got a 2xx (the answer was lost)
 	Refused      int64                  `json:"refused_on_purpose" expr:"refused_on_purpose"` // calls the sink refused on purpose (fault injection)
 	Redelivered  int64                  `json:"redelivered" expr:"redelivered"`               // the service's retries of those: not duplicates
 	RetryDelay   Percentiles            `json:"retry_delay" expr:"retry_delay"`               // refused call to its retry
