@@ -322,7 +322,13 @@ func (c *checker) message(s *Scenario, p string, notify bool) {
 		if m.ExternalID == "" {
 			m.ExternalID = "tagged"
 		}
-		c.oneOf(at("externalId"), m.ExternalID, []string{"tagged", "none"})
+		if m.ExternalID != "tagged" && m.ExternalID != "none" {
+			if t, err := ParseTemplate(m.ExternalID); err != nil {
+				c.errorf(at("externalId"), "%v", err)
+			} else if t.Static() {
+				c.errorf(at("externalId"), "%q is the same for every message: write tagged, none, or a template such as order-{{.Seq}}", m.ExternalID)
+			}
+		}
 		for _, f := range []struct {
 			name string
 			set  bool

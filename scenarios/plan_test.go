@@ -142,6 +142,8 @@ func TestDecodeShapes(t *testing.T) {
 		{"confirm", "api: notify\nconfirm: https://api.example.com\nload: { rate: 1/s, requests: 1 }\n", "confirm: want a host name"},
 		// a bool field takes true or false only
 		{"bool", "api: messaging\nload: { rate: 1/s, requests: 1 }\nmessage: { urlOptions: { shortenUrl: maybe } }\n", `message.urlOptions.shortenUrl: want true or false, got "maybe"`},
+		// an externalId template that never changes would make every message one
+		{"static externalId", "api: notify\nload: { rate: 1/s, requests: 1 }\nmessage: { externalId: same }\n", `"same" is the same for every message`},
 		// polling is messaging only
 		{"poll notify", "api: notify\nload: { rate: 1/s, requests: 1 }\ndelivery: { via: poll }\n", "poll needs the messaging API"},
 	}

@@ -104,7 +104,7 @@ type Message struct {
 	TextBytes  int         `json:"textBytes,omitempty" jsonschema:"minimum=0" jsonschema_description:"pad or cut the rendered text to this many bytes"`
 	TextParts  int         `json:"textParts,omitempty" jsonschema:"minimum=0" jsonschema_description:"pad the text to fill this many SMS parts (153 GSM or 67 UCS-2 characters each)"`
 	Fill       string      `json:"fill,omitempty" jsonschema:"enum=ascii,enum=cyrillic,enum=emoji" jsonschema_description:"characters used for padding (default ascii)"`
-	ExternalID string      `json:"externalId,omitempty" jsonschema:"enum=tagged,enum=none" jsonschema_description:"notify: tagged (default) sends the correlation tag as externalId; none sends no externalId (a service without idempotency keys; the sink then matches by joining attempts)"`
+	ExternalID string      `json:"externalId,omitempty" jsonschema_description:"notify: tagged (default) sends the correlation tag as externalId; none sends no externalId; anything else is a template of your own ids such as order-{{.Seq}} (the report then matches callbacks by joining attempts)"`
 
 	// messaging
 	Scenario        []Item            `json:"scenario,omitempty" jsonschema_description:"messaging: the ordered channels with failover"`

@@ -11,7 +11,7 @@ import (
 var update = flag.Bool("update", false, "rewrite scenarios/schema.json from the Go types")
 
 // TestSchemaUpToDate regenerates the JSON Schema and compares it with the
-// committed file; run `go test ./scenarios -run Schema -update` after changing a type.
+// committed file; run `go test ./scenarios -run Schema -args -update` after changing a type.
 func TestSchemaUpToDate(t *testing.T) {
 	got, err := Schema()
 	if err != nil {
@@ -27,7 +27,7 @@ func TestSchemaUpToDate(t *testing.T) {
 		t.Fatalf("%v (run with -update to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatal("scenarios/schema.json is out of date with the Go types: run go test ./scenarios -run Schema -update")
+		t.Fatal("scenarios/schema.json is out of date with the Go types: run go test ./scenarios -run Schema -args -update")
 	}
 }
 

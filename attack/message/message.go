@@ -41,6 +41,7 @@ type Generator struct {
 	textParts int
 	fill      string
 	noExtID   bool
+	extID     *scenarios.Template // notify: a template of the user's own ids; nil = the tag
 
 	// messaging
 	items      []item
@@ -87,6 +88,11 @@ func New(api string, spec scenarios.Message, seed int64) (*Generator, error) {
 	var err error
 	if g.text, err = scenarios.ParseTemplate(text); err != nil {
 		return nil, fmt.Errorf("message text: %w", err)
+	}
+	if g.notify && spec.ExternalID != "" && spec.ExternalID != "tagged" && spec.ExternalID != "none" {
+		if g.extID, err = scenarios.ParseTemplate(spec.ExternalID); err != nil {
+			return nil, fmt.Errorf("externalId: %w", err)
+		}
 	}
 	if !g.notify {
 		if err := g.setMessaging(spec); err != nil {
@@ -287,9 +293,17 @@ func (g *Generator) Body(seq int64, client string, tag rundir.Tag) ([]byte, Info
 		out = appendJSONInner(out, info.Recipient)
 		out = append(out, `"},"notificationText":"`...)
 		out = appendJSONInner(out, text)
-		if g.noExtID {
+		switch {
+		case g.noExtID:
 			out = append(out, `"}`...)
-		} else {
+		case g.extID != nil:
+			start := len(scratch)
+			scratch = render(scratch, g.extID, &v, &r)
+			info.ExternalID = string(scratch[start:])
+			out = append(out, `","externalId":"`...)
+			out = appendJSONInner(out, info.ExternalID)
+			out = append(out, `"}`...)
+		default:
 			info.ExternalID = tag.ExternalID()
 			out = append(out, `","externalId":"`...)
 			out = appendJSONInner(out, info.ExternalID)

@@ -425,3 +425,41 @@ func FuzzAppendJSONString(f *testing.F) {
 		}
 	})
 }
+
+func TestExternalIDModes(t *testing.T) {
+	tests := []struct {
+		name, mode string
+		want       string // the externalId sent; "" = none at all
+	}{
+		{"tagged", "", testTag.ExternalID()},                    // the default carries the correlation tag
+		{"none", "none", ""},                                    // no externalId field
+		{"template", "order-{{.Client}}-{{.Seq}}", "order-c-7"}, // the user's own ids
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			extra := ""
+			if tt.mode != "" {
+				extra = ", externalId: \"" + tt.mode + "\""
+			}
+			g, err := ForScenario(load(t, "api: notify\nload: { rate: 1/s, requests: 1 }\nmessage: { text: x"+extra+" }\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, info, _ := g.Body(7, "c", testTag)
+			var got map[string]any
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatal(err)
+			}
+			id, present := got["externalId"]
+			if tt.want == "" {
+				if present || info.ExternalID != "" {
+					t.Fatalf("externalId sent: %s", b)
+				}
+				return
+			}
+			if id != tt.want || info.ExternalID != tt.want {
+				t.Fatalf("externalId %v (info %q), want %q", id, info.ExternalID, tt.want)
+			}
+		})
+	}
+}
