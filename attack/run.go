@@ -3,6 +3,7 @@ package attack
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -52,9 +53,10 @@ type message struct {
 
 type clientState struct {
 	Client
-	lim *windowLimiter // nil unless the limit is respected
-	tok *tokenCache    // notify only
-	met *clientMetrics // nil without metrics
+	basic string         // messaging: the Basic Authorization value
+	lim   *windowLimiter // nil unless the limit is respected
+	tok   *tokenCache    // notify only
+	met   *clientMetrics // nil without metrics
 }
 
 type engine struct {
@@ -216,7 +218,8 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 		}
 	}
 	for _, c := range o.Clients {
-		cs := &clientState{Client: c, met: o.Metrics.forClient(o.API, c.ID)}
+		cs := &clientState{Client: c, met: o.Metrics.forClient(o.API, c.ID),
+			basic: "Basic " + base64.StdEncoding.EncodeToString([]byte(c.ID+":"+c.Secret))}
 		if o.Limit.Mode == ModeRespect {
 			cs.lim = newWindowLimiter(o.Limit.Requests, o.Limit.Window)
 		}
@@ -338,15 +341,15 @@ func (e *engine) unpark(seq int64) *message {
 // message the targeter prepared and sends it with retries, then starts its
 // probes or polls. The answer given back to vegeta is the last attempt's.
 func (e *engine) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil {
-		req.Body.Close()
-	}
 	seq, _ := strconv.ParseInt(req.Header.Get(seqHeader), 10, 64)
 	m := e.unpark(seq)
 	if m == nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
 		return nil, fmt.Errorf("attack: no message %d", seq)
 	}
-	last, ans := e.send(m)
+	last, ans := e.send(m, req)
 	if last.Outcome == rundir.OutcomeOK {
 		e.prog.Accepted.Add(1)
 		if e.o.Poll != nil && ans.TxID != "" {
@@ -371,7 +374,7 @@ func probed(seq int64, p float64) bool {
 }
 
 // send makes the attempts of one message: the first, then retries.
-func (e *engine) send(m *message) (*rundir.Attempt, answer) {
+func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer) {
 	c := m.client
 	intended := m.intended
 	authRetried := false
@@ -380,7 +383,11 @@ func (e *engine) send(m *message) (*rundir.Attempt, answer) {
 		m.attempts = n
 		a := e.attempt(m, OpSend, n)
 		a.Intended = intended
-		ans, hdr := e.exchange(c, a, http.MethodPost, e.sendURL, m.body, n == 1)
+		var reuse *http.Request
+		if n == 1 {
+			reuse = first // vegeta's request carries the body already
+		}
+		ans, hdr := e.exchangeReq(c, a, http.MethodPost, e.sendURL, m.body, n == 1, reuse)
 		if n == 1 {
 			e.prog.Sent.Add(1)
 			late := a.Sent.Sub(a.Intended)
@@ -469,6 +476,12 @@ func (e *engine) attempt(m *message, op string, n int) *rundir.Attempt {
 // returns the answer read from the body and the response headers. limited
 // says the limiter was already passed (the first attempt, in the targeter).
 func (e *engine) exchange(c *clientState, a *rundir.Attempt, method, u string, body []byte, limited bool) (answer, http.Header) {
+	return e.exchangeReq(c, a, method, u, body, limited, nil)
+}
+
+// exchangeReq is exchange that may send reuse, the request vegeta built for
+// the first attempt (with body), instead of building another.
+func (e *engine) exchangeReq(c *clientState, a *rundir.Attempt, method, u string, body []byte, limited bool, reuse *http.Request) (answer, http.Header) {
 	if c.lim != nil && !limited {
 		if _, err := c.lim.wait(e.abort); err != nil {
 			a.Sent = time.Now()
@@ -478,15 +491,24 @@ func (e *engine) exchange(c *clientState, a *rundir.Attempt, method, u string, b
 	}
 	ctx, cancel := context.WithTimeout(e.abort, e.timeout)
 	defer cancel()
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
-	if err != nil {
-		a.Sent = time.Now()
-		a.Outcome, a.Class, a.Error = rundir.OutcomeFail, "other", "build request: "+err.Error()
-		return answer{}, nil
+	var req *http.Request
+	var err error
+	if reuse != nil {
+		req = reuse.WithContext(ctx)
+		req.Header.Del(seqHeader)
+		req.Header.Del("X-Vegeta-Seq")
+		req.Header.Del("X-Vegeta-Attack")
+	} else {
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		req, err = http.NewRequestWithContext(ctx, method, u, rd)
+		if err != nil {
+			a.Sent = time.Now()
+			a.Outcome, a.Class, a.Error = rundir.OutcomeFail, "other", "build request: "+err.Error()
+			return answer{}, nil
+		}
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -502,7 +524,7 @@ func (e *engine) exchange(c *clientState, a *rundir.Attempt, method, u string, b
 		}
 		req.Header.Set("Authorization", "Bearer "+bearer)
 	} else {
-		req.SetBasicAuth(c.ID, c.Secret)
+		req.Header.Set("Authorization", c.basic)
 	}
 	a.BytesOut = int64(len(body))
 	e.prog.InFlight.Add(1)

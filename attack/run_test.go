@@ -145,6 +145,14 @@ func (f *fakeService) bearerClient(w http.ResponseWriter, r *http.Request) (stri
 }
 
 func (f *fakeService) record(r *http.Request, client string) map[string]any {
+	for _, h := range []string{seqHeader, "X-Vegeta-Seq", "X-Vegeta-Attack"} {
+		if r.Header.Get(h) != "" {
+			f.t.Errorf("internal header %s reached the service", h)
+		}
+	}
+	if r.Header.Get("Content-Type") != "application/json" {
+		f.t.Errorf("Content-Type %q", r.Header.Get("Content-Type"))
+	}
 	var body map[string]any
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		f.t.Errorf("send body: %v", err)
