@@ -25,19 +25,20 @@ const DefaultMaxBody = 8 << 20
 
 // RecorderOptions configure a recording proxy.
 type RecorderOptions struct {
-	Upstream  *url.URL          // where requests go; required
-	Out       io.Writer         // where the recording goes; required
-	Redact    RedactOptions     //
-	Transport http.RoundTripper // nil: http.DefaultTransport
-	MaxBody   int64             // 0: DefaultMaxBody
-	Queue     int               // exchanges waiting for the writer; 0: 65536
-	Now       func() time.Time  // nil: time.Now
+	Upstream   *url.URL          // where requests go; required
+	Out        io.Writer         // where the recording goes; required
+	Redact     RedactOptions     //
+	Transport  http.RoundTripper // nil: http.DefaultTransport
+	MaxBody    int64             // 0: DefaultMaxBody
+	Queue      int               // exchanges waiting for the writer; 0: 65536
+	QueueBytes int64             // body bytes waiting for the writer; 0: 256 MiB
+	Now        func() time.Time  // nil: time.Now
 }
 
 // Recorder is a reverse proxy that forwards every request unchanged to its
 // upstream and writes one Exchange per request to its output, secrets removed.
 // Handlers never block on the file: they hand exchanges to one writer goroutine
-// and count what the queue could not take.
+// and count what the queue (bounded in exchanges and in body bytes) could not take.
 type Recorder struct {
 	o        RecorderOptions
 	red      *Redactor
@@ -49,6 +50,7 @@ type Recorder struct {
 	closeMu  sync.RWMutex // held for reading while a handler may still send
 	written  atomic.Int64
 	dropped  atomic.Int64
+	queued   atomic.Int64 // body bytes in ch
 	writeErr error
 }
 
@@ -71,6 +73,9 @@ func NewRecorder(o RecorderOptions) (*Recorder, error) {
 	}
 	if o.Queue <= 0 {
 		o.Queue = 65536
+	}
+	if o.QueueBytes <= 0 {
+		o.QueueBytes = 256 << 20
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -136,6 +141,7 @@ func (r *Recorder) writer() {
 	defer close(r.done)
 	bw := bufio.NewWriterSize(r.o.Out, 256<<10)
 	for p := range r.ch {
+		r.queued.Add(-int64(len(p.reqBody) + len(p.respBody)))
 		if r.writeErr != nil {
 			r.dropped.Add(1)
 			continue
@@ -170,9 +176,16 @@ func (r *Recorder) enqueue(p pending) {
 		r.dropped.Add(1)
 		return
 	}
+	n := int64(len(p.reqBody) + len(p.respBody))
+	if r.queued.Add(n) > r.o.QueueBytes {
+		r.queued.Add(-n)
+		r.dropped.Add(1)
+		return
+	}
 	select {
 	case r.ch <- p:
 	default:
+		r.queued.Add(-n)
 		r.dropped.Add(1)
 	}
 }

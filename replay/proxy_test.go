@@ -376,3 +376,30 @@ func TestScrubEscapedSecret(t *testing.T) {
 		t.Errorf("escaped secret kept: %s", got)
 	}
 }
+
+func TestRecorderCountsWhatItCannotQueue(t *testing.T) {
+	up := fakeUpstream(t)
+	u, _ := url.Parse(up.URL)
+	var out bytes.Buffer
+	// A queue of at most 10 body bytes: bodies of 20 bytes are never queued.
+	rec, err := NewRecorder(RecorderOptions{Upstream: u, Out: &out, QueueBytes: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(rec)
+	for range 5 {
+		resp, err := http.Post(srv.URL+"/api/v1/notifications", "application/json", strings.NewReader(`{"externalId":"e1"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 { // the client is served whatever happens to the recording
+			t.Errorf("code %d", resp.StatusCode)
+		}
+	}
+	srv.Close()
+	rec.Close()
+	if rec.Dropped() != 5 || rec.Written() != 0 {
+		t.Errorf("dropped %d, written %d; want 5, 0", rec.Dropped(), rec.Written())
+	}
+}
