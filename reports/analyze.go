@@ -91,12 +91,14 @@ type rec struct {
 }
 
 type analyzer struct {
-	dir      string
-	fsys     fs.FS
-	meta     rundir.Meta
-	s        *Summary
-	start    time.Time
-	deadline time.Time
+	dir  string
+	fsys fs.FS
+
+	firstSend, lastSend int64 // unix ns of the first and last first attempt
+	meta                rundir.Meta
+	s                   *Summary
+	start               time.Time
+	deadline            time.Time
 
 	reqLat, reqLatIntended, lag *hist
 	msgs                        map[int64]*msg
@@ -370,6 +372,12 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 	}
 	if at.Attempt <= 1 && at.Probe == "" {
 		r.Messages++
+		if t := at.Sent.UnixNano(); !at.Sent.IsZero() {
+			if a.firstSend == 0 || t < a.firstSend {
+				a.firstSend = t
+			}
+			a.lastSend = max(a.lastSend, t)
+		}
 	}
 	if at.Mismatch && !m.mismatch { // the attacker compared the ids itself
 		m.mismatch = true
@@ -434,7 +442,11 @@ func (a *analyzer) finishRequests() {
 	if r.Total > 0 {
 		r.ErrorRate = round6(float64(errs) / float64(r.Total))
 	}
-	if d := a.s.Run.Duration; d > 0 {
+	// Messages per second between the first and the last first attempt (the
+	// attack's end may include polling or a slow last answer).
+	if span := float64(a.lastSend-a.firstSend) / 1e9; r.Messages > 1 && span > 0 {
+		r.AchievedRate = round6(float64(r.Messages-1) / span)
+	} else if d := a.s.Run.Duration; d > 0 {
 		r.AchievedRate = round6(float64(r.Messages) / d)
 	}
 	if r.Late > 0 {
