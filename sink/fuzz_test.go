@@ -106,3 +106,42 @@ func FuzzHandler(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSplitObject: for any input, splitObject agrees with encoding/json's
+// map[string]json.RawMessage on whether it is one object, on its keys and on
+// each value (compared compacted).
+func FuzzSplitObject(f *testing.F) {
+	f.Add([]byte(`{"a":1,"b":"x\"}","c":{"d":[1,{"e":"]"}]},"a":true}`))
+	f.Add([]byte(` { "k\u00e9y" : null , "" : [ ] } `))
+	f.Add([]byte(`{"a":1}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		o, err := splitObject(b)
+		var m map[string]json.RawMessage
+		merr := json.Unmarshal(b, &m)
+		trimmed := bytes.TrimSpace(b)
+		isObj := merr == nil && len(trimmed) > 0 && trimmed[0] == '{'
+		if (err == nil) != isObj {
+			t.Fatalf("splitObject err=%v, encoding/json err=%v", err, merr)
+		}
+		if err != nil {
+			return
+		}
+		for k, want := range m {
+			got, ok := o.get(k)
+			if !ok {
+				t.Fatalf("key %q missing", k)
+			}
+			var gc, wc bytes.Buffer
+			if json.Compact(&gc, got) != nil || json.Compact(&wc, want) != nil || gc.String() != wc.String() {
+				t.Fatalf("key %q: %s, want %s", k, got, want)
+			}
+		}
+		keys := map[string]bool{}
+		for _, fl := range o {
+			keys[fl.key] = true
+		}
+		if len(keys) != len(m) {
+			t.Fatalf("%d distinct keys, encoding/json has %d", len(keys), len(m))
+		}
+	})
+}

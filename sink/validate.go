@@ -93,7 +93,7 @@ func malformed(format string, args ...any) error {
 
 // object decodes body as one JSON object into its raw members, refusing anything else
 // (arrays, scalars, trailing data).
-func object(body []byte) (map[string]json.RawMessage, error) {
+func object(body []byte) (obj, error) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		return nil, malformed("empty body")
@@ -101,31 +101,34 @@ func object(body []byte) (map[string]json.RawMessage, error) {
 	if body[0] != '{' {
 		return nil, malformed("body is not a JSON object")
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil {
+	o, err := splitObject(body)
+	if err != nil {
+		var m map[string]json.RawMessage
+		err := json.Unmarshal(body, &m) // for the reason only
 		var se *json.SyntaxError
 		if errors.As(err, &se) && strings.Contains(se.Error(), "after top-level value") {
 			return nil, malformed("trailing data after the JSON object")
 		}
 		return nil, malformed("body is not valid JSON: %v", err)
 	}
-	return m, nil
+	return o, nil
 }
 
 // present reports whether the field exists and is not null.
-func present(m map[string]json.RawMessage, k string) bool {
-	v, ok := m[k]
+func present(m obj, k string) bool {
+	v, ok := m.get(k)
 	return ok && !bytes.Equal(bytes.TrimSpace(v), []byte("null"))
 }
 
-func str(m map[string]json.RawMessage, k string, required bool) (string, bool, error) {
+func str(m obj, k string, required bool) (string, bool, error) {
 	if !present(m, k) {
 		if required {
 			return "", false, malformed("%s is required", k)
 		}
 		return "", false, nil
 	}
-	raw := bytes.TrimSpace(m[k])
+	v, _ := m.get(k)
+	raw := bytes.TrimSpace(v)
 	// Fast path: a plain string (no escapes, valid UTF-8) is its own value; the
 	// whole body was already validated by the decoder that split it into fields.
 	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw[1:n-1], '\\') < 0 && utf8.Valid(raw) {
@@ -159,7 +162,7 @@ func isUUID(s string) bool {
 	return true
 }
 
-func uuidField(m map[string]json.RawMessage, k string, required bool) (string, error) {
+func uuidField(m obj, k string, required bool) (string, error) {
 	s, ok, err := str(m, k, required)
 	if err != nil || !ok {
 		return "", err
@@ -170,7 +173,7 @@ func uuidField(m map[string]json.RawMessage, k string, required bool) (string, e
 	return s, nil
 }
 
-func datetime(m map[string]json.RawMessage, k string, required bool) (time.Time, error) {
+func datetime(m obj, k string, required bool) (time.Time, error) {
 	s, ok, err := str(m, k, required)
 	if err != nil || !ok {
 		return time.Time{}, err
@@ -182,7 +185,7 @@ func datetime(m map[string]json.RawMessage, k string, required bool) (time.Time,
 	return t, nil
 }
 
-func enum(m map[string]json.RawMessage, k string, required bool, allowed map[string]bool) (string, error) {
+func enum(m obj, k string, required bool, allowed map[string]bool) (string, error) {
 	s, ok, err := str(m, k, required)
 	if err != nil || !ok {
 		return "", err
@@ -193,7 +196,7 @@ func enum(m map[string]json.RawMessage, k string, required bool, allowed map[str
 	return s, nil
 }
 
-func maxChars(m map[string]json.RawMessage, k string, required bool, n int) (string, error) {
+func maxChars(m obj, k string, required bool, n int) (string, error) {
 	s, ok, err := str(m, k, required)
 	if err != nil || !ok {
 		return "", err
@@ -204,19 +207,20 @@ func maxChars(m map[string]json.RawMessage, k string, required bool, n int) (str
 	return s, nil
 }
 
-func sub(m map[string]json.RawMessage, k string, required bool) (map[string]json.RawMessage, error) {
+func sub(m obj, k string, required bool) (obj, error) {
 	if !present(m, k) {
 		if required {
 			return nil, malformed("%s is required", k)
 		}
 		return nil, nil
 	}
-	v := bytes.TrimSpace(m[k])
+	v, _ := m.get(k)
+	v = bytes.TrimSpace(v)
 	if len(v) == 0 || v[0] != '{' {
 		return nil, malformed("%s must be an object", k)
 	}
-	var o map[string]json.RawMessage
-	if err := json.Unmarshal(v, &o); err != nil {
+	o, err := splitObject(v)
+	if err != nil {
 		return nil, malformed("%s must be an object", k)
 	}
 	return o, nil
@@ -270,10 +274,11 @@ func ParseStatusRecord(body []byte) (StatusRecord, error) {
 		return r, err
 	}
 	if present(m, "trackData") {
-		if raw := bytes.TrimSpace(m["trackData"]); raw[0] != '{' {
+		td, _ := m.get("trackData")
+		if raw := bytes.TrimSpace(td); raw[0] != '{' {
 			return r, malformed("trackData must be an object")
 		}
-		if err := json.Unmarshal(m["trackData"], &r.TrackData); err != nil {
+		if err := json.Unmarshal(td, &r.TrackData); err != nil {
 			return r, malformed("trackData must be an object")
 		}
 	}
@@ -287,7 +292,8 @@ func ParseStatusRecord(body []byte) (StatusRecord, error) {
 			return r, malformed("error.code is required")
 		}
 		var n json.Number
-		if raw := bytes.TrimSpace(e["code"]); raw[0] == '"' {
+		code, _ := e.get("code")
+		if raw := bytes.TrimSpace(code); raw[0] == '"' {
 			return r, malformed("error.code must be an integer")
 		} else if err := json.Unmarshal(raw, &n); err != nil {
 			return r, malformed("error.code must be an integer")
@@ -335,12 +341,14 @@ func ParseIncoming(body []byte) (Incoming, error) {
 		return in, err
 	}
 	if present(m, "attachments") {
-		var atts []map[string]json.RawMessage
-		if err := json.Unmarshal(m["attachments"], &atts); err != nil {
+		raw, _ := m.get("attachments")
+		var atts []json.RawMessage
+		if err := json.Unmarshal(raw, &atts); err != nil {
 			return in, malformed("attachments must be an array of objects")
 		}
-		for i, a := range atts {
-			if a == nil {
+		for i, ar := range atts {
+			a, err := splitObject(ar)
+			if err != nil {
 				return in, malformed("attachments[%d] must be an object", i)
 			}
 			if _, err := enum(a, "type", true, attachmentTypes); err != nil {
