@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,29 +45,95 @@ func (g *globalState) compareCommand() *cli.Command {
 			if format != "text" && format != "markdown" {
 				return badInput(fmt.Errorf("compare: --format %q: want text or markdown", format))
 			}
-			base, err := readSummaryArg(args[0])
+			pairs, err := summaryPairs(args[0], args[1])
 			if err != nil {
 				return badInput(err)
 			}
-			nw, err := readSummaryArg(args[1])
-			if err != nil {
-				return badInput(err)
+			regression := false
+			for i, p := range pairs {
+				if len(pairs) > 1 {
+					if i > 0 {
+						fmt.Fprintln(g.stdout)
+					}
+					if format == "markdown" {
+						fmt.Fprintf(g.stdout, "### Part %s\n\n", p.name)
+					} else {
+						fmt.Fprintf(g.stdout, "== %s\n", p.name)
+					}
+				}
+				cmp := reports.Compare(p.base, p.new, reports.Tolerance{Latency: tol})
+				if format == "markdown" {
+					err = cmp.WriteMarkdown(g.stdout)
+				} else {
+					err = cmp.WriteText(g.stdout)
+				}
+				if err != nil {
+					return err
+				}
+				regression = regression || cmp.Regression
 			}
-			cmp := reports.Compare(base, nw, reports.Tolerance{Latency: tol})
-			if format == "markdown" {
-				err = cmp.WriteMarkdown(g.stdout)
-			} else {
-				err = cmp.WriteText(g.stdout)
-			}
-			if err != nil {
-				return err
-			}
-			if cmp.Regression {
+			if regression {
 				return &exitError{code: exitThresholds, err: errors.New("regression")}
 			}
 			return nil
 		},
 	}
+}
+
+type summaryPair struct {
+	name      string
+	base, new *reports.Summary
+}
+
+// summaryPairs reads the two summaries to compare; two run directories of
+// several parts are compared part by part (parts matched by name, every part of
+// BASE must be in NEW).
+func summaryPairs(base, nw string) ([]summaryPair, error) {
+	bp, np := parts(base), parts(nw)
+	if len(bp) == 0 || len(np) == 0 {
+		b, err := readSummaryArg(base)
+		if err != nil {
+			return nil, err
+		}
+		n, err := readSummaryArg(nw)
+		if err != nil {
+			return nil, err
+		}
+		return []summaryPair{{filepath.Base(nw), b, n}}, nil
+	}
+	var out []summaryPair
+	for _, name := range slices.Sorted(maps.Keys(bp)) {
+		if _, ok := np[name]; !ok {
+			return nil, fmt.Errorf("compare: part %q of %s is not in %s", name, base, nw)
+		}
+		b, err := reports.ReadSummary(bp[name])
+		if err != nil {
+			return nil, err
+		}
+		n, err := reports.ReadSummary(np[name])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, summaryPair{name, b, n})
+	}
+	return out, nil
+}
+
+// parts returns the summaries of the parts of a run directory of several parts
+// (none when dir has a summary of its own or is not a directory), by part name.
+func parts(dir string) map[string]string {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, rundir.SummaryFile)); err == nil {
+		return nil
+	}
+	found, _ := filepath.Glob(filepath.Join(dir, "*", rundir.SummaryFile))
+	m := map[string]string{}
+	for _, f := range found {
+		m[filepath.Base(filepath.Dir(f))] = f
+	}
+	return m
 }
 
 // readSummaryArg reads a summary.json, or the one inside a run directory.
