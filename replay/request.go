@@ -30,13 +30,12 @@ const (
 
 // Sentinel errors.
 var (
-	ErrFormat        = errors.New("unknown recording format")
-	ErrNotRecording  = errors.New("not a msgload recording")
-	ErrVersion       = errors.New("unsupported recording version")
-	ErrNoRequests    = errors.New("no requests in the file")
-	ErrBadSpeed      = errors.New("speed must be a positive number")
-	ErrBadLine       = errors.New("malformed line")
-	ErrUnknownFormat = ErrFormat
+	ErrFormat       = errors.New("unknown recording format")
+	ErrNotRecording = errors.New("not a msgload recording")
+	ErrVersion      = errors.New("unsupported recording version")
+	ErrNoRequests   = errors.New("no requests in the file")
+	ErrBadSpeed     = errors.New("speed must be a positive number")
+	ErrBadLine      = errors.New("malformed line")
 )
 
 // Request is one request to replay, whatever file it was read from. Header never
