@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -34,6 +35,18 @@ func FuzzParseStatusRecord(f *testing.F) {
 		}
 		if !json.Valid(body) {
 			t.Fatal("accepted a body that is not JSON")
+		}
+		// trackData decodes as encoding/json decodes it.
+		var ref struct {
+			TrackData map[string]any `json:"trackData"`
+		}
+		var raw map[string]json.RawMessage
+		json.Unmarshal(body, &raw)
+		if td, ok := raw["trackData"]; ok {
+			json.Unmarshal(td, &ref.TrackData)
+		}
+		if len(ref.TrackData) != len(r.TrackData) || (len(r.TrackData) > 0 && !reflect.DeepEqual(ref.TrackData, r.TrackData)) {
+			t.Fatalf("trackData %v, encoding/json says %v", r.TrackData, ref.TrackData)
 		}
 	})
 }

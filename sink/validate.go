@@ -274,12 +274,23 @@ func ParseStatusRecord(body []byte) (StatusRecord, error) {
 		return r, err
 	}
 	if present(m, "trackData") {
-		td, _ := m.get("trackData")
-		if raw := bytes.TrimSpace(td); raw[0] != '{' {
-			return r, malformed("trackData must be an object")
+		td, err := sub(m, "trackData", false)
+		if err != nil {
+			return r, err
 		}
-		if err := json.Unmarshal(td, &r.TrackData); err != nil {
-			return r, malformed("trackData must be an object")
+		// As encoding/json would decode it into map[string]any, but plain strings
+		// are taken without reflection.
+		r.TrackData = make(map[string]any, len(td))
+		for _, fl := range td {
+			if s, ok, err := str(td, fl.key, false); err == nil && ok {
+				r.TrackData[fl.key] = s
+				continue
+			}
+			var v any
+			if err := json.Unmarshal(fl.raw, &v); err != nil {
+				return r, malformed("trackData.%s does not decode", truncate(fl.key, 40))
+			}
+			r.TrackData[fl.key] = v
 		}
 	}
 	e, err := sub(m, "error", false)
