@@ -197,6 +197,8 @@ th{background:#f7fafc}code{font:12px ui-monospace,monospace;background:#f7fafc;p
 <table><tr><th>Client</th><th>Sent</th><th>Accepted</th><th>429</th><th>Max accepted per window</th><th>Excess</th><th>First 429</th></tr>
 {{range .S.RateLimit.Clients}}<tr><td>{{.ClientID}}</td><td>{{.Sent}}</td><td>{{.Accepted}}</td><td>{{.Rejected429}}</td><td>{{.MaxAccepted}}</td><td>{{.ExcessAccepted}}</td><td>{{.First429At}}</td></tr>{{end}}</table>
 {{with .S.RateLimit.RetryAfter}}<p>Retry-After: {{.Present}} present, {{.Missing}} missing, {{.Correct}} correct, {{.TooShort}} too short, {{.TooLong}} too long, {{.Invalid}} unreadable.</p>{{end}}
+{{if .Lat}}<h2>Delivery latency</h2>
+<table><tr><th>By</th><th>Count</th><th>p50</th><th>p95</th><th>p99</th><th>max</th></tr>{{range .Lat}}<tr><td>{{.Name}}</td><td>{{.Count}}</td><td>{{.P50}}</td><td>{{.P95}}</td><td>{{.P99}}</td><td>{{.Max}}</td></tr>{{end}}</table>{{end}}
 {{if .S.Delivery.Failover.Steps}}<h2>Failover steps</h2>
 <table><tr><th>Step</th><th>Messages</th><th>p50</th><th>p95</th></tr>{{range .Steps}}<tr><td>{{.Name}}</td><td>{{.Count}}</td><td>{{.P50}}</td><td>{{.P95}}</td></tr>{{end}}</table>{{end}}
 {{with .S.Truth}}<h2>Against the simulator's ground truth</h2>
@@ -206,6 +208,10 @@ th{background:#f7fafc}code{font:12px ui-monospace,monospace;background:#f7fafc;p
 `))
 
 type htmlKey struct{ Name, Value string }
+type htmlLat struct {
+	Name, P50, P95, P99, Max string
+	Count                    int64
+}
 type htmlStep struct {
 	Name, P50, P95 string
 	Count          int64
@@ -222,5 +228,15 @@ func (s *Summary) WriteHTML(w io.Writer) error {
 	for _, st := range s.Delivery.Failover.Steps {
 		steps = append(steps, htmlStep{st.From + " → " + st.To, dur(st.Time.P50), dur(st.Time.P95), st.Count})
 	}
-	return htmlTmpl.Execute(w, map[string]any{"S": s, "OK": s.OK(), "Key": key, "Charts": s.chartsHTML(), "Steps": steps})
+	var lat []htmlLat
+	row := func(name string, p Percentiles) htmlLat {
+		return htmlLat{name, dur(p.P50), dur(p.P95), dur(p.P99), dur(p.Max), p.Count}
+	}
+	for _, k := range sortedKeys(s.Delivery.ByChannel) {
+		lat = append(lat, row("channel "+k, s.Delivery.ByChannel[k]))
+	}
+	for _, k := range sortedKeys(s.Delivery.ByState) {
+		lat = append(lat, row("state "+k, s.Delivery.ByState[k]))
+	}
+	return htmlTmpl.Execute(w, map[string]any{"S": s, "OK": s.OK(), "Key": key, "Charts": s.chartsHTML(), "Steps": steps, "Lat": lat})
 }

@@ -56,6 +56,9 @@ func (s *Summary) keyFigures() []keyFigure {
 		{"duplicates / unmatched / malformed", fmt.Sprintf("%d / %d / %d", d.Duplicates, d.Unmatched, d.Malformed)},
 		{"idempotency probes / mismatches / duplicate deliveries", fmt.Sprintf("%d / %d / %d", s.Idempotency.Probes, s.Idempotency.Mismatches, s.Idempotency.DuplicateDeliveries)},
 	}
+	if d.Unconfirmed > 0 || d.Refused > 0 {
+		kf = append(kf, keyFigure{"unconfirmed / refused on purpose / redelivered (retry p50)", fmt.Sprintf("%d / %d / %d (%s)", d.Unconfirmed, d.Refused, d.Redelivered, dur(d.RetryDelay.P50))})
+	}
 	if s.Incoming.Received > 0 {
 		kf = append(kf, keyFigure{"incoming (replies, reply p95)", fmt.Sprintf("%d (%d, %s)", s.Incoming.Received, s.Incoming.Replies, dur(s.Incoming.ReplyLatency.P95))})
 	}
