@@ -236,6 +236,9 @@ func runPart(ctx context.Context, o SessionOptions, api string, reqs []Request, 
 	}
 	pr.Report = rep
 	meta.Start, meta.AttackEnd = rep.Start, rep.End
+	if used := usedClients(rep, api); len(used) > 0 {
+		meta.Clients = used // the clients the replay really used, not every one it was given
+	}
 	if embedded && ctx.Err() == nil {
 		logf("waiting up to %v for callbacks", o.Grace)
 		emb.Wait(ctx, o.Grace)
@@ -335,4 +338,17 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(b)
+}
+
+// usedClients lists the replay clients the recorded ones were mapped onto.
+func usedClients(rep *Report, api string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range rep.Clients[api] {
+		if !seen[p[1]] {
+			seen[p[1]] = true
+			out = append(out, p[1])
+		}
+	}
+	return out
 }

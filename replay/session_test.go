@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -52,6 +53,15 @@ func TestSessionEmbedded(t *testing.T) {
 		}
 		if p.Summary == nil {
 			t.Fatalf("%s: no summary: %v", api, p.SummaryErr)
+		}
+		var meta rundir.Meta
+		if b, err := os.ReadFile(filepath.Join(p.Dir, rundir.MetaFile)); err != nil || json.Unmarshal(b, &meta) != nil {
+			t.Fatalf("%s: run.json: %v", api, err)
+		}
+		// run.json names the clients used: the first of the simulator's, for the one recorded client.
+		wantClient := map[string]string{rundir.APIMessaging: "demo", rundir.APINotify: "demo-1"}[api]
+		if meta.API != api || meta.Planned.Profile != "replay" || meta.Planned.Requests != n || len(meta.Clients) != 1 || meta.Clients[0] != wantClient {
+			t.Errorf("%s: run.json %+v", api, meta)
 		}
 		// Delivery: every message of the part reached the embedded sink (callbacks,
 		// webhooks), matched to the run — none counted as unmatched.
