@@ -183,6 +183,7 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	base := o.Transport
 	if base == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConns = 1000 // the default 100 would close connections a burst opened, and dial again
 		t.MaxIdleConnsPerHost = 1000
 		base = t
 	}
