@@ -210,19 +210,17 @@ func (r loaderRun) held(rate int, du time.Duration) bool {
 
 // vegetaMaxRate is the highest paced rate the vegeta CLI holds within 1 %
 // here: its unpaced throughput (64 workers) first, then paced tries from there
-// down by 15 % steps.
+// down by 15 % steps; 0 when it holds none.
 func vegetaMaxRate(b *testing.B, bin, url string, du time.Duration) int {
 	mx := runVegeta(b, bin, url, 0, du)
 	b.Logf("vegeta unpaced throughput here: %.0f/s (cpu %.1f µs/req)", mx.rate, mx.cpuPerReq())
-	for f := 1.0; f > 0.1; f -= 0.15 {
-		rate := int(mx.rate * f)
+	for rate := int(mx.rate); rate >= 100; rate = rate * 85 / 100 {
 		v := runVegeta(b, bin, url, rate, du)
 		b.Logf("vegeta paced at %d/s: %d requests, %.1f/s", rate, v.sent, v.rate)
 		if v.held(rate, du) {
 			return rate
 		}
 	}
-	b.Fatal("vegeta holds no rate here")
 	return 0
 }
 
@@ -240,6 +238,10 @@ func BenchmarkVersusVegeta(b *testing.B) {
 		if rs == "max" {
 			if vegetaMax == 0 {
 				vegetaMax = vegetaMaxRate(b, bin, url, du)
+			}
+			if vegetaMax == 0 {
+				b.Log("vegeta held no rate of 100/s or more within 1 % here (a busy machine): no max-rate run")
+				continue
 			}
 			rate = vegetaMax
 		} else if err != nil || rate <= 0 {
