@@ -38,7 +38,8 @@ import (
 // (per run, default 3), MSGLOAD_BENCH_REPEAT (pairs per rate, run
 // alternately; the median is reported; default 1), MSGLOAD_BENCH_CPUPROFILE (a file for benchload's CPU
 // profile), MSGLOAD_BENCH_MEMORY (message counts for the memory
-// run, e.g. "100000,1000000"; default none: long).
+// run, e.g. "100000,1000000"; default none: long) at MSGLOAD_BENCH_MEMORY_RATE
+// (default 4000/s). MSGLOAD_BENCH_RATES=none runs the memory part alone.
 
 type loaderRun struct {
 	cpu     time.Duration // user + sys
@@ -234,6 +235,9 @@ func BenchmarkVersusVegeta(b *testing.B) {
 	repeat, _ := strconv.Atoi(envDefault("MSGLOAD_BENCH_REPEAT", "1"))
 	repeat = max(repeat, 1)
 	for _, rs := range strings.Split(envDefault("MSGLOAD_BENCH_RATES", "1000,4000,max"), ",") {
+		if rs == "none" {
+			continue
+		}
 		rate, err := strconv.Atoi(rs)
 		if rs == "max" {
 			if vegetaMax == 0 {
@@ -275,7 +279,8 @@ func BenchmarkVersusVegeta(b *testing.B) {
 		})
 	}
 	if counts := os.Getenv("MSGLOAD_BENCH_MEMORY"); counts != "" {
-		rate := max(vegetaMax, 5000)
+		rate, _ := strconv.Atoi(envDefault("MSGLOAD_BENCH_MEMORY_RATE", "4000"))
+		rate = max(rate, 1)
 		for _, cs := range strings.Split(counts, ",") {
 			n, err := strconv.ParseInt(cs, 10, 64)
 			if err != nil || n <= 0 {
