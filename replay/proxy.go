@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,9 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 )
-
-// ErrClosed means the recorder was closed.
-var ErrClosed = errors.New("recorder closed")
 
 // DefaultMaxBody is the largest body kept in a recording; a larger one is
 // forwarded in full but not written (it could not be redacted safely).

@@ -28,9 +28,6 @@ const ReplayFile = "replay.json"
 // DefaultTokenPath is appended to the notify base URL when no token URL is given.
 const DefaultTokenPath = "/oauth/token"
 
-// ErrNoTarget means a request's API has no base URL to go to.
-var ErrNoTarget = errors.New("no target URL for the recorded API")
-
 // Cred is one client's credentials: a messaging login and password, or a notify
 // client_id and client_secret.
 type Cred struct{ ID, Secret string }
