@@ -31,15 +31,6 @@ func (r Ramp) String() string {
 	return fmt.Sprintf("Ramp{%g/s → %g/s over %s}", r.From, r.To, r.Over)
 }
 
-// hits is the number of hits planned in [0, t] (t in seconds).
-func (r Ramp) hits(t float64) float64 {
-	d := r.Over.Seconds()
-	if t <= d {
-		return r.From*t + (r.To-r.From)*t*t/(2*d)
-	}
-	return (r.From+r.To)*d/2 + r.To*(t-d)
-}
-
 // at returns the time (seconds) at which the n-th hit is due: the inverse of hits.
 func (r Ramp) at(n float64) float64 {
 	d := r.Over.Seconds()
