@@ -53,8 +53,24 @@ func TestReportOpensOfflineInChromium(t *testing.T) {
 	}
 	page := "file://" + filepath.Join(dir, rundir.HTMLFile)
 
+	// Chromium's helper processes may still write into the profile for a moment
+	// after the browser is gone: remove it ourselves, retrying, rather than let
+	// t.TempDir's cleanup fail the test.
+	profile, err := os.MkdirTemp("", "msgload-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := 0; i < 20; i++ {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("could not remove the browser profile %s", profile)
+	})
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1100, 900),
+		chromedp.ExecPath(bin), chromedp.UserDataDir(profile), chromedp.WindowSize(1100, 900),
 		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
@@ -90,7 +106,7 @@ func TestReportOpensOfflineInChromium(t *testing.T) {
 	})
 	var boxes []chartBox
 	var png []byte
-	err := chromedp.Run(bctx,
+	err = chromedp.Run(bctx,
 		network.Enable(),
 		chromedp.Navigate(page),
 		chromedp.WaitReady("#chart-funnel", chromedp.ByID),
