@@ -44,6 +44,7 @@ import (
 type loaderRun struct {
 	cpu     time.Duration // user + sys
 	rss     int64         // peak, KiB
+	halves  [2]int64      // largest RSS in the first and second half of the run, KiB
 	sent    int64
 	rate    float64 // achieved, requests per second between the first and last send
 	success float64
@@ -51,30 +52,31 @@ type loaderRun struct {
 
 func (r loaderRun) cpuPerReq() float64 { return float64(r.cpu.Microseconds()) / float64(r.sent) }
 
-// runMeasured runs cmd and returns its CPU time (user+sys, from its rusage)
-// and its peak RSS in KiB. The peak is VmHWM read from /proc every 50 ms while
-// it runs: rusage's ru_maxrss is useless here, as Linux counts in it the
-// parent's RSS at the fork (the child shares the parent's memory until exec).
-func runMeasured(cmd *exec.Cmd) (time.Duration, int64, error) {
+// runMeasured runs cmd and returns its CPU time (user+sys, from its rusage),
+// its peak RSS in KiB, and the largest RSS seen in each half of its run (a
+// memory that grows with run length shows a larger second half). Memory is
+// read from /proc every 50 ms while it runs (VmHWM, VmRSS): rusage's ru_maxrss
+// is useless here, as Linux counts in it the parent's RSS at the fork (the
+// child shares the parent's memory until exec).
+func runMeasured(cmd *exec.Cmd) (cpu time.Duration, peak int64, halves [2]int64, err error) {
 	if err := cmd.Start(); err != nil {
-		return 0, 0, err
+		return 0, 0, halves, err
 	}
-	var peak atomic.Int64
+	type sample struct {
+		at       time.Time
+		hwm, rss int64
+	}
+	var samples []sample
 	done := make(chan struct{})
+	sampled := make(chan struct{})
 	go func() {
+		defer close(sampled)
 		path := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status"
 		t := time.NewTicker(50 * time.Millisecond)
 		defer t.Stop()
 		for {
 			if b, err := os.ReadFile(path); err == nil {
-				if _, v, ok := strings.Cut(string(b), "VmHWM:"); ok {
-					f := strings.Fields(v)
-					if len(f) > 0 {
-						if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil && kb > peak.Load() {
-							peak.Store(kb)
-						}
-					}
-				}
+				samples = append(samples, sample{time.Now(), statusKiB(b, "VmHWM:"), statusKiB(b, "VmRSS:")})
 			}
 			select {
 			case <-done:
@@ -83,10 +85,36 @@ func runMeasured(cmd *exec.Cmd) (time.Duration, int64, error) {
 			}
 		}
 	}()
-	err := cmd.Wait()
+	err = cmd.Wait()
 	close(done)
+	<-sampled
+	if len(samples) > 0 {
+		mid := samples[0].at.Add(samples[len(samples)-1].at.Sub(samples[0].at) / 2)
+		for _, sm := range samples {
+			peak = max(peak, sm.hwm)
+			h := 0
+			if sm.at.After(mid) {
+				h = 1
+			}
+			halves[h] = max(halves[h], sm.rss)
+		}
+	}
 	ps := cmd.ProcessState
-	return ps.UserTime() + ps.SystemTime(), peak.Load(), err
+	return ps.UserTime() + ps.SystemTime(), peak, halves, err
+}
+
+// statusKiB reads a "Key:   123 kB" line of /proc/PID/status.
+func statusKiB(b []byte, key string) int64 {
+	_, v, ok := strings.Cut(string(b), key)
+	if !ok {
+		return 0
+	}
+	f := strings.Fields(v)
+	if len(f) == 0 {
+		return 0
+	}
+	kb, _ := strconv.ParseInt(f[0], 10, 64)
+	return kb
 }
 
 func runMsgload(b *testing.B, bin, url string, rate int, du time.Duration, requests int64) loaderRun {
@@ -98,7 +126,7 @@ func runMsgload(b *testing.B, bin, url string, rate int, du time.Duration, reque
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	cpu, rss, err := runMeasured(cmd)
+	cpu, rss, halves, err := runMeasured(cmd)
 	if err != nil {
 		b.Fatalf("benchload: %v\n%s", err, errb.String())
 	}
@@ -106,7 +134,7 @@ func runMsgload(b *testing.B, bin, url string, rate int, du time.Duration, reque
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		b.Fatalf("benchload said %q: %v", out.String(), err)
 	}
-	r := loaderRun{cpu: cpu, rss: rss, sent: rep.Sent}
+	r := loaderRun{cpu: cpu, rss: rss, halves: halves, sent: rep.Sent}
 	if d := rep.Last.Sub(rep.First); d > 0 && rep.Sent > 1 {
 		r.rate = float64(rep.Sent-1) / d.Seconds()
 	}
@@ -129,7 +157,7 @@ func runVegeta(b *testing.B, bin, url string, rate int, du time.Duration) loader
 	cmd := exec.Command(bin, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	cpu, rss, err := runMeasured(cmd)
+	cpu, rss, halves, err := runMeasured(cmd)
 	if err != nil {
 		b.Fatalf("vegeta: %v\n%s", err, out.String())
 	}
@@ -157,7 +185,7 @@ func runVegeta(b *testing.B, bin, url string, rate int, du time.Duration) loader
 		}
 	}
 	m.Close()
-	r := loaderRun{cpu: cpu, rss: rss, sent: int64(m.Requests), success: m.Success}
+	r := loaderRun{cpu: cpu, rss: rss, halves: halves, sent: int64(m.Requests), success: m.Success}
 	if d := last.Sub(first); d > 0 && m.Requests > 1 {
 		r.rate = float64(m.Requests-1) / d.Seconds() // as for msgload: between the first and last send
 	}
@@ -289,8 +317,11 @@ func BenchmarkVersusVegeta(b *testing.B) {
 			b.Run(fmt.Sprintf("memory/requests=%d", n), func(b *testing.B) {
 				m := runMsgload(b, loader, url, rate, 0, n)
 				b.ReportMetric(float64(m.rss), "msgload-peak-KiB")
+				b.ReportMetric(float64(m.halves[0]), "msgload-1st-half-KiB")
+				b.ReportMetric(float64(m.halves[1]), "msgload-2nd-half-KiB")
 				b.ReportMetric(m.cpuPerReq(), "msgload-cpu-µs/req")
-				b.Logf("%d requests at %d/s: peak RSS %d KiB, %.1f µs/req, %.1f/s", n, rate, m.rss, m.cpuPerReq(), m.rate)
+				b.Logf("%d requests at %d/s: peak RSS %d KiB (largest RSS in the 1st half %d KiB, 2nd half %d KiB), %.1f µs/req, %.1f/s",
+					n, rate, m.rss, m.halves[0], m.halves[1], m.cpuPerReq(), m.rate)
 			})
 		}
 	}
