@@ -261,6 +261,12 @@ func (a *analyzer) scanEventKeys() error {
 
 func is2xx(code int) bool { return code >= 200 && code < 300 }
 
+// Times outside these years do not fit in int64 nanoseconds; a record that
+// carries one (a broken or hostile file) is counted but not placed in time.
+var saneFrom, saneTo = time.Date(1700, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func sane(t time.Time) bool { return t.After(saneFrom) && t.Before(saneTo) }
+
 func hashID(s string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(s))
@@ -348,7 +354,7 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		h.RateLimitPolicy++
 	}
 	a.ch.attempt(at)
-	if op != "token" && at.Client != "" && !at.Sent.IsZero() {
+	if op != "token" && at.Client != "" && sane(at.Sent) {
 		ra := float32(-1)
 		if at.Code == http.StatusTooManyRequests {
 			ra = parseRetryAfter(at.RetryAfter, at.Sent.Add(time.Duration(at.Latency*float64(time.Second))))
@@ -367,12 +373,12 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 	if first.IsZero() && at.Attempt <= 1 && at.Probe == "" {
 		first = at.Sent
 	}
-	if !first.IsZero() && (m.first == 0 || first.UnixNano() < m.first) {
+	if sane(first) && (m.first == 0 || first.UnixNano() < m.first) {
 		m.first = first.UnixNano()
 	}
 	if at.Attempt <= 1 && at.Probe == "" {
 		r.Messages++
-		if t := at.Sent.UnixNano(); !at.Sent.IsZero() {
+		if t := at.Sent.UnixNano(); sane(at.Sent) {
 			if a.firstSend == 0 || t < a.firstSend {
 				a.firstSend = t
 			}
@@ -517,7 +523,7 @@ func (a *analyzer) incoming(e *rundir.Event) {
 	}
 	seq := a.needKeys[c.OutgoingTxID]
 	m := a.msgs[seq]
-	if seq == 0 || m == nil || m.first == 0 {
+	if seq == 0 || m == nil || m.first == 0 || !sane(e.ReceivedAt) {
 		return
 	}
 	a.s.Incoming.Replies++
@@ -568,8 +574,12 @@ func (a *analyzer) delivered(e *rundir.Event, polled bool) {
 	if e.Kind == rundir.KindCallback {
 		a.learnChain(e)
 	}
+	if !sane(e.ReceivedAt) {
+		d.Unmatched++ // an arrival that cannot be placed in time
+		return
+	}
 	first := m.first
-	if !c.FirstSent.IsZero() {
+	if sane(c.FirstSent) {
 		first = c.FirstSent.UnixNano()
 	}
 	at := e.ReceivedAt.UnixNano()

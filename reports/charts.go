@@ -79,7 +79,7 @@ func codeClass(code int) string {
 }
 
 func (c *charts) attempt(at *rundir.Attempt) {
-	if at.Sent.IsZero() {
+	if !sane(at.Sent) {
 		return
 	}
 	i := c.bucket(at.Sent)
@@ -100,7 +100,7 @@ func (c *charts) attempt(at *rundir.Attempt) {
 }
 
 func (c *charts) event(e *rundir.Event) {
-	if e.ReceivedAt.IsZero() {
+	if !sane(e.ReceivedAt) {
 		return
 	}
 	i := c.bucket(e.ReceivedAt)
@@ -124,7 +124,7 @@ func (c *charts) limit(client string, acc []int64, w int64) {
 	j := 0
 	var best [2]float64
 	for i, t := range acc {
-		for acc[j] <= t-w {
+		for j < i && acc[j] <= t-w {
 			j++
 		}
 		n := float64(i - j + 1)

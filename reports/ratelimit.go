@@ -122,7 +122,7 @@ func checkPolicy(rl *RateLimit) {
 func slidingMax(acc []int64, w int64, limit int) (maxN int, excess int64) {
 	j := 0
 	for i, t := range acc {
-		for acc[j] <= t-w {
+		for j < i && acc[j] <= t-w {
 			j++
 		}
 		n := i - j + 1
