@@ -113,8 +113,8 @@ func (g *globalState) sinkConfig(c *cli.Context) (sink.ServerConfig, error) {
 		problems = append(problems, errors.New("--fault-share: must be 0..1"))
 	} else if f.Code != 0 && (f.Code < 100 || f.Code > 599) {
 		problems = append(problems, errors.New("--fault-code: must be an HTTP status 100..599"))
-	} else if f.Delay < 0 {
-		problems = append(problems, errors.New("--fault-delay: must not be negative"))
+	} else if f.Delay < 0 || f.Delay >= sink.WriteTimeout {
+		problems = append(problems, fmt.Errorf("--fault-delay: must be 0 to under the %v write timeout", sink.WriteTimeout))
 	} else if f.Share > 0 && f.Code == 0 && f.Delay == 0 {
 		problems = append(problems, errors.New("--fault-share: needs --fault-code or --fault-delay"))
 	}
