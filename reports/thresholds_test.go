@@ -43,6 +43,7 @@ func TestThresholds(t *testing.T) {
 		{"delivery.latency.p95 < 500ms", false, 12},                 // and failing
 		{"delivery.lost / delivery.expected < 1%", true, 0.005},     // percentage of a ratio
 		{`requests.codes["429"] > 0`, true, 3},                      // map lookup by code
+		{`requests.codes["503"] == 0`, true, 0},                     // a code never seen reads as zero
 		{"rate_limit.excess_accepted == 0", false, 4},               // a failed equality reports the value
 		{`rate_limit.algorithm.verdict == "fixed window"`, true, 1}, // strings compare; value 1 for a verdict that holds
 		{`delivery.by_channel["sms"].p99 <= 1m`, true, 40},          // per channel
