@@ -84,6 +84,14 @@ func TestBadThresholds(t *testing.T) {
 	if th := c.eval(&none); th.OK || th.Error == "" {
 		t.Errorf("threshold on a missing truth: %+v", th)
 	}
+	// Nothing expected: 0/0 is NaN and the share threshold fails rather than passes.
+	c, err = CompileThreshold("delivery.lost / delivery.expected < 1%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th := c.eval(&none); th.OK {
+		t.Errorf("a share of nothing must not pass: %+v", th)
+	}
 	// Evaluate reports every bad expression at once and leaves the summary alone.
 	s := &Summary{}
 	err = s.Evaluate([]string{"a.b < 1", "delivery.lost == 0", "c <"})
