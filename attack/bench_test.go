@@ -39,7 +39,11 @@ import (
 // alternately; the median is reported; default 1), MSGLOAD_BENCH_CPUPROFILE (a file for benchload's CPU
 // profile), MSGLOAD_BENCH_MEMORY (message counts for the memory
 // run, e.g. "100000,1000000"; default none: long) at MSGLOAD_BENCH_MEMORY_RATE
-// (default 4000/s). MSGLOAD_BENCH_RATES=none runs the memory part alone.
+// (default 10000/s) with at most MSGLOAD_BENCH_MEMORY_WORKERS vegeta workers
+// (default 64): with workers bounded a loader that falls behind sends late
+// instead of piling up requests, so what is measured is the attack path's own
+// memory against run length, not a backlog of a busy machine.
+// MSGLOAD_BENCH_RATES=none runs the memory part alone.
 
 type loaderRun struct {
 	cpu     time.Duration // user + sys
@@ -117,10 +121,10 @@ func statusKiB(b []byte, key string) int64 {
 	return kb
 }
 
-func runMsgload(b *testing.B, bin, url string, rate int, du time.Duration, requests int64) loaderRun {
+func runMsgload(b *testing.B, bin, url string, rate int, du time.Duration, requests int64, workers uint64) loaderRun {
 	dir := b.TempDir()
 	cmd := exec.Command(bin, "-url="+url, "-rate="+strconv.Itoa(rate), "-duration="+du.String(),
-		"-requests="+strconv.FormatInt(requests, 10), "-dir="+dir)
+		"-requests="+strconv.FormatInt(requests, 10), "-dir="+dir, "-max-workers="+strconv.FormatUint(workers, 10))
 	if prof := os.Getenv("MSGLOAD_BENCH_CPUPROFILE"); prof != "" {
 		cmd.Args = append(cmd.Args, "-cpuprofile="+prof)
 	}
@@ -285,7 +289,7 @@ func BenchmarkVersusVegeta(b *testing.B) {
 			type pair struct{ v, m loaderRun }
 			var pairs []pair
 			for range repeat {
-				p := pair{v: runVegeta(b, bin, url, rate, du), m: runMsgload(b, loader, url, rate, du, 0)}
+				p := pair{v: runVegeta(b, bin, url, rate, du), m: runMsgload(b, loader, url, rate, du, 0, 0)}
 				b.Logf("  pair: vegeta %.1f µs/req %.1f/s | msgload %.1f µs/req %.1f/s | ratio %.3f",
 					p.v.cpuPerReq(), p.v.rate, p.m.cpuPerReq(), p.m.rate, p.m.cpuPerReq()/p.v.cpuPerReq())
 				pairs = append(pairs, p)
@@ -307,15 +311,16 @@ func BenchmarkVersusVegeta(b *testing.B) {
 		})
 	}
 	if counts := os.Getenv("MSGLOAD_BENCH_MEMORY"); counts != "" {
-		rate, _ := strconv.Atoi(envDefault("MSGLOAD_BENCH_MEMORY_RATE", "4000"))
+		rate, _ := strconv.Atoi(envDefault("MSGLOAD_BENCH_MEMORY_RATE", "10000"))
 		rate = max(rate, 1)
+		workers, _ := strconv.ParseUint(envDefault("MSGLOAD_BENCH_MEMORY_WORKERS", "64"), 10, 64)
 		for _, cs := range strings.Split(counts, ",") {
 			n, err := strconv.ParseInt(cs, 10, 64)
 			if err != nil || n <= 0 {
 				b.Fatalf("MSGLOAD_BENCH_MEMORY: bad count %q", cs)
 			}
 			b.Run(fmt.Sprintf("memory/requests=%d", n), func(b *testing.B) {
-				m := runMsgload(b, loader, url, rate, 0, n)
+				m := runMsgload(b, loader, url, rate, 0, n, workers)
 				b.ReportMetric(float64(m.rss), "msgload-peak-KiB")
 				b.ReportMetric(float64(m.halves[0]), "msgload-1st-half-KiB")
 				b.ReportMetric(float64(m.halves[1]), "msgload-2nd-half-KiB")

@@ -42,6 +42,7 @@ func Main(args []string, stdout io.Writer) error {
 	n := fs.Int64("requests", 0, "messages (0 = until -duration)")
 	dir := fs.String("dir", "", "directory for attempts.jsonl and results.bin")
 	prof := fs.String("cpuprofile", "", "write a CPU profile here")
+	workers := fs.Uint64("max-workers", 0, "vegeta's max workers (0 = unbounded)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -56,10 +57,10 @@ func Main(args []string, stdout io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	return run(*url, *rate, *du, *n, *dir, stdout)
+	return run(*url, *rate, *du, *n, *dir, *workers, stdout)
 }
 
-func run(url string, rate int, du time.Duration, n int64, dir string, stdout io.Writer) error {
+func run(url string, rate int, du time.Duration, n int64, dir string, workers uint64, stdout io.Writer) error {
 	rec, err := attack.NewRecorder(dir)
 	if err != nil {
 		return err
@@ -73,7 +74,8 @@ func run(url string, rate int, du time.Duration, n int64, dir string, stdout io.
 		API: rundir.APIMessaging, BaseURL: url, Clients: []attack.Client{{ID: "bench", Secret: "bench-pass"}},
 		Pacer: attack.Constant(vegeta.Rate{Freq: rate, Per: time.Second}), Duration: du, Requests: n,
 		Body: Body, Chain: []string{"sms"}, RunID: "bench", Out: span, Metrics: m,
-		Retry: attack.Retry{On: []int{503}, Max: 2, Backoff: 10 * time.Millisecond},
+		Retry:      attack.Retry{On: []int{503}, Max: 2, Backoff: 10 * time.Millisecond},
+		MaxWorkers: workers,
 	})
 	if err != nil {
 		return err
