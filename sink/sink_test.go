@@ -376,7 +376,11 @@ func TestAuthAndLimits(t *testing.T) {
 
 	t.Run("size limit", func(t *testing.T) {
 		h := newHarness(t, Options{MaxBody: 64})
-		big := `{"notificationId":"` + strings.Repeat("x", 100) + `"}`
+		// One byte over the limit is refused.
+		big := `{"notificationId":"` + strings.Repeat("x", 65-len(`{"notificationId":""}`)) + `"}`
+		if len(big) != 65 {
+			t.Fatalf("test body is %d bytes", len(big))
+		}
 		if code := h.post("/webhook", big, nil); code != http.StatusRequestEntityTooLarge {
 			t.Fatalf("code %d, want 413", code)
 		}
