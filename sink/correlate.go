@@ -174,12 +174,14 @@ func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) er
 		}
 		if chain != nil && idx >= 0 {
 			// A step into chain[i] is counted once, from whichever event shows it
-			// first: an event on chain[i], or EXPIRED on chain[i-1].
+			// first: an event on chain[i], or a failure on chain[i-1].
 			if idx >= 1 && st.steps&(1<<idx) == 0 {
 				st.steps |= 1 << idx
 				out.steps = append(out.steps, [2]string{chain[idx-1], chain[idx]})
 			}
-			if rec.State == StateExpired && idx < len(chain)-1 && st.steps&(1<<(idx+1)) == 0 {
+			// A failure on a channel before the last (NOT_DELIVERED, FAILED,
+			// EXPIRED) sends the message on to the next one.
+			if !terminalState(rec.State, idx, len(chain)) && st.steps&(1<<(idx+1)) == 0 {
 				st.steps |= 1 << (idx + 1)
 				out.steps = append(out.steps, [2]string{chain[idx], chain[idx+1]})
 			}

@@ -150,6 +150,8 @@ func TestCallbackCorrelation(t *testing.T) {
 		// EXPIRED on the last channel of the chain is terminal; being on sms shows the
 		// step from viber (its earlier events never came).
 		{"expired last channel", status(txID(6), "EXPIRED", "sms", chain), 200, rundir.KindCallback, true, false, true, true, 1.5, 1, 2, 6},
+		// NOT_DELIVERED on viber is a cascade step too (the service goes on with sms).
+		{"not delivered mid-chain", status(txID(7), "NOT_DELIVERED", "viber", chain), 200, rundir.KindCallback, true, false, false, true, 1.5, 1, 2, 6},
 		// A malformed body is kept with its reason, answered 400 and counts nothing else.
 		{"malformed", `{"txId":"nope","state":"DELIVERED"}`, 400, rundir.KindMalformed, false, false, false, false, 0, 1, 2, 6},
 	}
@@ -190,7 +192,7 @@ func TestCallbackCorrelation(t *testing.T) {
 		{h.s.met.duplicates.WithLabelValues(rundir.APIMessaging), 1},
 		{h.s.met.unmatched.WithLabelValues(rundir.APIMessaging), 2},
 		{h.s.met.malformed.WithLabelValues("/callback"), 1},
-		{h.s.met.failover.WithLabelValues("viber", "sms"), 2}, // messages 5 and 6 both moved from viber to sms
+		{h.s.met.failover.WithLabelValues("viber", "sms"), 3}, // messages 5, 6 and 7 moved from viber to sms
 		{h.s.met.events.WithLabelValues(rundir.APIMessaging, rundir.KindCallback, "DELIVERED", "sms"), 5},
 	}
 	for i, c := range checks {
@@ -206,7 +208,7 @@ func TestCallbackCorrelation(t *testing.T) {
 	if s := h.s.Stats(); s.TerminalMatched != 4 {
 		t.Errorf("terminal matched %d, want 4 of %d", s.TerminalMatched, s.TerminalMessages)
 	}
-	if s := h.s.Stats(); s.FailoverSteps != 2 || s.Callbacks != 10 || s.Malformed != 1 || s.Events != 11 {
+	if s := h.s.Stats(); s.FailoverSteps != 3 || s.Callbacks != 11 || s.Malformed != 1 || s.Events != 12 {
 		t.Errorf("final stats %+v", s)
 	}
 }
