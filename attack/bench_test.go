@@ -146,7 +146,7 @@ func runMsgload(b *testing.B, bin, url string, rate int, du time.Duration, reque
 	return r
 }
 
-func runVegeta(b *testing.B, bin, url string, rate int, du time.Duration) loaderRun {
+func runVegeta(b *testing.B, bin, url string, rate int, du time.Duration, workers uint64) loaderRun {
 	dir := b.TempDir()
 	body := filepath.Join(dir, "body.json")
 	static, _ := benchload.Body(1, "bench", rundir.Tag{Run: "bench", Seq: 1, First: time.Now()})
@@ -155,8 +155,8 @@ func runVegeta(b *testing.B, bin, url string, rate int, du time.Duration) loader
 	os.WriteFile(targets, []byte("POST "+url+"/messaging/v1/send\nAuthorization: Basic YmVuY2g6YmVuY2gtcGFzcw==\nContent-Type: application/json\n@"+body+"\n"), 0o644)
 	results := filepath.Join(dir, "results.bin")
 	args := []string{"attack", "-targets=" + targets, "-output=" + results, "-duration=" + du.String(), "-rate=" + strconv.Itoa(rate) + "/s"}
-	if rate == 0 {
-		args = append(args, "-max-workers=64")
+	if workers > 0 {
+		args = append(args, "-max-workers="+strconv.FormatUint(workers, 10))
 	}
 	cmd := exec.Command(bin, args...)
 	var out bytes.Buffer
@@ -241,14 +241,19 @@ func (r loaderRun) held(rate int, du time.Duration) bool {
 	return float64(r.sent) >= 0.99*planned && r.rate >= 0.99*float64(rate) && r.rate <= 1.01*float64(rate)
 }
 
+// maxRateWorkers bounds the workers of both loaders in the max-rate search and
+// run: unbounded, a loader that falls behind opens thousands of connections,
+// and their TIME_WAIT ports spoil the runs that follow.
+const maxRateWorkers = 256
+
 // vegetaMaxRate is the highest paced rate the vegeta CLI holds within 1 %
 // here: its unpaced throughput (64 workers) first, then paced tries from there
-// down by 15 % steps; 0 when it holds none.
+// down by 15 % steps (maxRateWorkers workers); 0 when it holds none.
 func vegetaMaxRate(b *testing.B, bin, url string, du time.Duration) int {
-	mx := runVegeta(b, bin, url, 0, du)
+	mx := runVegeta(b, bin, url, 0, du, 64)
 	b.Logf("vegeta unpaced throughput here: %.0f/s (cpu %.1f µs/req)", mx.rate, mx.cpuPerReq())
 	for rate := int(mx.rate); rate >= 100; rate = rate * 85 / 100 {
-		v := runVegeta(b, bin, url, rate, du)
+		v := runVegeta(b, bin, url, rate, du, maxRateWorkers)
 		b.Logf("vegeta paced at %d/s: %d requests, %.1f/s", rate, v.sent, v.rate)
 		if v.held(rate, du) {
 			return rate
@@ -289,8 +294,12 @@ func BenchmarkVersusVegeta(b *testing.B) {
 			// reported, so a burst of other work on the machine hits both.
 			type pair struct{ v, m loaderRun }
 			var pairs []pair
+			var workers uint64 // vegeta's default: unbounded
+			if rs == "max" {
+				workers = maxRateWorkers
+			}
 			for range repeat {
-				p := pair{v: runVegeta(b, bin, url, rate, du), m: runMsgload(b, loader, url, rate, du, 0, 0)}
+				p := pair{v: runVegeta(b, bin, url, rate, du, workers), m: runMsgload(b, loader, url, rate, du, 0, workers)}
 				b.Logf("  pair: vegeta %.1f µs/req %.1f/s | msgload %.1f µs/req %.1f/s | ratio %.3f",
 					p.v.cpuPerReq(), p.v.rate, p.m.cpuPerReq(), p.m.rate, p.m.cpuPerReq()/p.v.cpuPerReq())
 				pairs = append(pairs, p)
