@@ -26,10 +26,6 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// seqHeader carries the message sequence from the targeter to the engine's
-// RoundTripper; it is never sent.
-const seqHeader = "X-Msgload-Seq"
-
 // maxAnswer caps how much of a response body is read.
 const maxAnswer = 1 << 20
 
@@ -61,7 +57,7 @@ type clientState struct {
 
 type engine struct {
 	o         *Options
-	hc        *http.Client // the real client every request goes through
+	rt        http.RoundTripper // every real request goes through it (no redirects, no cookies: no http.Client)
 	clients   []*clientState
 	byID      map[string]*clientState
 	prog      *Progress
@@ -172,7 +168,7 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 	}
 	e := &engine{
 		o:         o,
-		hc:        &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		rt:        rt,
 		prog:      o.Progress,
 		stop:      stop,
 		abort:     abort,
@@ -311,9 +307,10 @@ func (e *engine) target(t *vegeta.Target) error {
 	}
 	e.park(m)
 	t.Method = http.MethodPost
-	t.URL = e.sendURL
+	// The sequence rides in the URL fragment, which is never sent: the
+	// RoundTripper finds the message by it (a header would cost two maps).
+	t.URL = e.sendURL + "#" + strconv.FormatInt(seq, 10)
 	t.Body = body
-	t.Header = http.Header{seqHeader: {strconv.FormatInt(seq, 10)}}
 	return nil
 }
 
@@ -341,7 +338,7 @@ func (e *engine) unpark(seq int64) *message {
 // message the targeter prepared and sends it with retries, then starts its
 // probes or polls. The answer given back to vegeta is the last attempt's.
 func (e *engine) RoundTrip(req *http.Request) (*http.Response, error) {
-	seq, _ := strconv.ParseInt(req.Header.Get(seqHeader), 10, 64)
+	seq, _ := strconv.ParseInt(req.URL.Fragment, 10, 64)
 	m := e.unpark(seq)
 	if m == nil {
 		if req.Body != nil {
@@ -495,9 +492,9 @@ func (e *engine) exchangeReq(c *clientState, a *rundir.Attempt, method, u string
 	var err error
 	if reuse != nil {
 		req = reuse.WithContext(ctx)
-		req.Header.Del(seqHeader)
-		req.Header.Del("X-Vegeta-Seq")
-		req.Header.Del("X-Vegeta-Attack")
+		req.URL.Fragment = ""
+		delete(req.Header, "X-Vegeta-Seq")
+		delete(req.Header, "X-Vegeta-Attack")
 	} else {
 		var rd io.Reader
 		if body != nil {
@@ -532,7 +529,7 @@ func (e *engine) exchangeReq(c *clientState, a *rundir.Attempt, method, u string
 		e.inFlight.Add(1)
 	}
 	a.Sent = time.Now()
-	resp, err := e.hc.Do(req)
+	resp, err := e.rt.RoundTrip(req)
 	var data []byte
 	if err == nil {
 		data, err = io.ReadAll(io.LimitReader(resp.Body, maxAnswer))

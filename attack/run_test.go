@@ -145,7 +145,10 @@ func (f *fakeService) bearerClient(w http.ResponseWriter, r *http.Request) (stri
 }
 
 func (f *fakeService) record(r *http.Request, client string) map[string]any {
-	for _, h := range []string{seqHeader, "X-Vegeta-Seq", "X-Vegeta-Attack"} {
+	if strings.Contains(r.RequestURI, "#") {
+		f.t.Errorf("request URI %q carries a fragment", r.RequestURI)
+	}
+	for _, h := range []string{"X-Vegeta-Seq", "X-Vegeta-Attack"} {
 		if r.Header.Get(h) != "" {
 			f.t.Errorf("internal header %s reached the service", h)
 		}
