@@ -29,6 +29,15 @@ import (
 // maxAnswer caps how much of a response body is read.
 const maxAnswer = 1 << 20
 
+// answerPool holds buffers for response bodies, read once per request.
+var answerPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func putAnswer(b *bytes.Buffer) {
+	if b.Cap() <= 64<<10 { // a rare huge answer is not kept
+		answerPool.Put(b)
+	}
+}
+
 // scheduleSlots is the size of the ring of intended send times shared by the
 // pacer and the targeter; it must exceed the hits the pacer can run ahead of
 // the targeter (at most one per vegeta worker blocked between the two).
@@ -532,8 +541,12 @@ func (e *engine) exchangeReq(c *clientState, a *rundir.Attempt, method, u string
 	resp, err := e.rt.RoundTrip(req)
 	var data []byte
 	if err == nil {
-		data, err = io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+		buf := answerPool.Get().(*bytes.Buffer)
+		defer putAnswer(buf) // data is used below only: parseAnswer copies what it keeps
+		buf.Reset()
+		_, err = buf.ReadFrom(io.LimitReader(resp.Body, maxAnswer))
 		resp.Body.Close()
+		data = buf.Bytes()
 	}
 	a.Latency = time.Since(a.Sent).Seconds()
 	e.prog.InFlight.Add(-1)
