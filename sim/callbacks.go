@@ -5,7 +5,9 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -110,6 +112,8 @@ type senders struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	quit   chan struct{}
+	urls   sync.Map // string → *url.URL
+	nurls  atomic.Int64
 }
 
 func newSenders(s *Server, client *http.Client, n int) *senders {
@@ -150,12 +154,10 @@ func (p *senders) work() {
 
 func (p *senders) send(j *callbackJob) {
 	s := p.s
-	req, err := http.NewRequestWithContext(p.ctx, http.MethodPost, j.url, bytes.NewReader(j.body))
+	req, err := p.request(j)
 	status := 0
 	began := time.Now()
 	if err == nil {
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("User-Agent", "msgload-sim")
 		if s.signer != nil {
 			ts := time.Now()
 			sig, serr := s.signer.wh.Sign(j.msgID, ts, j.body)
@@ -197,6 +199,37 @@ func (p *senders) send(j *callbackJob) {
 	next.attempt++
 	backoff := cb.Backoff << (j.attempt - 1)
 	s.eng.at(now.Add(backoff), &next)
+}
+
+// request builds the POST of j; target URLs are parsed once (most calls go
+// to the same few).
+func (p *senders) request(j *callbackJob) (*http.Request, error) {
+	var u *url.URL
+	if v, ok := p.urls.Load(j.url); ok {
+		u = v.(*url.URL)
+	} else {
+		var err error
+		if u, err = url.Parse(j.url); err != nil {
+			return nil, err
+		}
+		if p.nurls.Add(1) <= 1024 {
+			p.urls.Store(j.url, u)
+		}
+	}
+	req := (&http.Request{
+		Method:        http.MethodPost,
+		URL:           u,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        http.Header{"Content-Type": {"application/json"}, "User-Agent": {"msgload-sim"}},
+		Body:          io.NopCloser(bytes.NewReader(j.body)),
+		ContentLength: int64(len(j.body)),
+		Host:          u.Host,
+	}).WithContext(p.ctx)
+	body := j.body
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return req, nil
 }
 
 // halt refuses new calls (a scheduler blocked on a full queue goes on).

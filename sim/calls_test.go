@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -173,3 +175,37 @@ func TestCloseWithFullQueue(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestCallbackTimeoutRetried: a receiver that never answers is given up on
+// after callbacks.timeout and the call is retried (real loopback HTTP).
+func TestCallbackTimeoutRetried(t *testing.T) {
+	var n atomic.Int32
+	release := make(chan struct{})
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			select { // never answer the first call (until the test ends)
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+	}))
+	defer rcv.Close()
+	defer close(release)
+	cfg := engineConfig()
+	cfg.Messaging.Profiles[ChanSMS] = ChannelProfile{Delay: fixed(0), Outcomes: []Outcome{{State: StateDelivered, Weight: 1}}}
+	cfg.Callbacks.Timeout = 200 * time.Millisecond
+	cfg.Callbacks.Backoff = 10 * time.Millisecond
+	cfg.Callbacks.Attempts = 2
+	s, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sendAs(s, "demo", "demo", `{"callback":"`+rcv.URL+`/c","scenario":[`+itemJSON()+`]}`)
+	waitFor(t, "the retry", func() bool { return len(s.Truth().Callbacks) >= 2 })
+	cbs := s.Truth().Callbacks
+	if cbs[0].Action != "sent" || cbs[0].Status != 0 || cbs[1].Action != "retried" || cbs[1].Status != 200 {
+		t.Fatalf("callbacks %+v", cbs)
+	}
+}

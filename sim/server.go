@@ -147,14 +147,16 @@ func New(cfg Config, reg prometheus.Registerer) (*Server, error) {
 	}
 	client := cfg.HTTPClient
 	if client == nil {
+		// The timeout bounds the dial and the wait for the answer's header,
+		// without a timer per call (http.Client.Timeout would make one).
 		client = &http.Client{
-			Timeout: cfg.Callbacks.Timeout,
 			Transport: &http.Transport{
-				Proxy:               nil,
-				DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-				MaxIdleConns:        cfg.Callbacks.Senders * 2,
-				MaxIdleConnsPerHost: cfg.Callbacks.Senders,
-				IdleConnTimeout:     90 * time.Second,
+				Proxy:                 nil,
+				DialContext:           (&net.Dialer{Timeout: cfg.Callbacks.Timeout, KeepAlive: 30 * time.Second}).DialContext,
+				ResponseHeaderTimeout: cfg.Callbacks.Timeout,
+				MaxIdleConns:          cfg.Callbacks.Senders * 2,
+				MaxIdleConnsPerHost:   cfg.Callbacks.Senders,
+				IdleConnTimeout:       90 * time.Second,
 			},
 		}
 	}
