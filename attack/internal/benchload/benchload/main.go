@@ -1,5 +1,3 @@
-// Command benchload runs package benchload: msgload's side of the attack
-// benchmark.
 package main
 
 import (
