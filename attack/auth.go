@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -18,8 +19,20 @@ type tokenCache struct {
 	cfg  clientcredentials.Config
 	hctx context.Context // carries the recording HTTP client (oauth2.HTTPClient)
 
-	mu  sync.Mutex
-	tok *oauth2.Token
+	mu    sync.Mutex
+	tok   *oauth2.Token
+	renew time.Time // when to fetch a new token before tok expires (zero: never)
+}
+
+// renewAt is when a token fetched at got and expiring at exp is renewed: 10 s
+// before it expires (oauth2's own margin), or a quarter of its life before
+// when it lives less than 40 s, so a short-lived token (a scaled-down
+// scenario's) is not fetched again for every request.
+func renewAt(got, exp time.Time) time.Time {
+	if exp.IsZero() {
+		return time.Time{}
+	}
+	return exp.Add(-min(10*time.Second, exp.Sub(got)/4))
 }
 
 func newTokenCache(c Client, tokenURL string, hc *http.Client) *tokenCache {
@@ -38,7 +51,7 @@ func newTokenCache(c Client, tokenURL string, hc *http.Client) *tokenCache {
 func (t *tokenCache) token(ctx context.Context) (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.tok.Valid() { // Valid is false for nil and for tokens expiring within 10 s
+	if t.tok != nil && (t.renew.IsZero() || time.Now().Before(t.renew)) {
 		return t.tok.AccessToken, nil
 	}
 	// The request runs under ctx's cancellation but with the recording client.
@@ -46,11 +59,12 @@ func (t *tokenCache) token(ctx context.Context) (string, error) {
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
+	got := time.Now()
 	tok, err := t.cfg.Token(hctx)
 	if err != nil {
 		return "", fmt.Errorf("get token for client %q: %w", t.cfg.ClientID, redactTokenError(err))
 	}
-	t.tok = tok
+	t.tok, t.renew = tok, renewAt(got, tok.Expiry)
 	return tok.AccessToken, nil
 }
 

@@ -7,59 +7,104 @@ import (
 )
 
 // windowLimiter keeps one client at or under n requests in any sliding window
-// of length w, and away from the service while a Retry-After holds. Waiters are
-// served one at a time, in arrival order, so a send is delayed but never dropped.
+// of length w as the service counts them, and away from the service while a
+// Retry-After holds. Waiters are served one at a time, in arrival order, so a
+// send is delayed but never dropped.
+//
+// A window is counted from when a request's answer came back, not from when it
+// was let go: the service saw the request at some moment between the two, so a
+// request let go a window after the n-th last answer reaches the service more
+// than a window after that one did, however long either spent on the way. A
+// limiter that counted from the grant would put two requests in one of the
+// service's windows whenever the first was slowed (a busy machine, a queue in
+// the service) and the second was not, and answer 429 to a client that meant
+// to respect the limit. The price is a rate at most n per (w + answer time).
 type windowLimiter struct {
 	n    int
 	w    time.Duration
 	turn chan struct{} // a one-slot lock that a waiting caller can give up on
-	ring []time.Time   // the last n grants (under turn), oldest at next
-	next int
-	fill int
+	done chan struct{} // one slot: a request was answered (wakes the waiter)
 
 	mu    sync.Mutex
+	ring  []time.Time // the last n grants: when each was answered (the grant time while in flight)
+	busy  []bool      // a grant not yet answered
+	next  int         // the oldest of the last n grants
+	fill  int
 	until time.Time // Retry-After: no request before this
 }
 
 func newWindowLimiter(n int, w time.Duration) *windowLimiter {
-	return &windowLimiter{n: n, w: w, turn: make(chan struct{}, 1), ring: make([]time.Time, n)}
+	return &windowLimiter{n: n, w: w, turn: make(chan struct{}, 1), done: make(chan struct{}, 1),
+		ring: make([]time.Time, n), busy: make([]bool, n)}
 }
 
-// wait blocks until a request may leave, records it as leaving now and returns
-// the time granted. It fails only when ctx ends first.
-func (l *windowLimiter) wait(ctx context.Context) (time.Time, error) {
+// wait blocks until a request may leave, records it as in flight and returns
+// its slot, to hand to answered when the request is over (answered, failed or
+// never sent). It fails only when ctx ends first.
+func (l *windowLimiter) wait(ctx context.Context) (int, error) {
 	select {
 	case l.turn <- struct{}{}:
 	case <-ctx.Done():
-		return time.Time{}, ctx.Err()
+		return -1, ctx.Err()
 	}
 	defer func() { <-l.turn }()
 	for {
 		now := time.Now()
 		l.mu.Lock()
-		at := l.until
-		l.mu.Unlock()
+		at, inFlight := l.until, false
 		if l.fill == l.n {
-			// The oldest of the last n grants must be a full window ago.
-			if t := l.ring[l.next].Add(l.w); t.After(at) {
+			// The oldest of the last n must be answered, and a full window ago.
+			if l.busy[l.next] {
+				inFlight = true
+			} else if t := l.ring[l.next].Add(l.w); t.After(at) {
 				at = t
 			}
 		}
-		if !at.After(now) {
-			l.ring[l.next] = now
+		if !inFlight && !at.After(now) {
+			slot := l.next
+			l.ring[slot], l.busy[slot] = now, true
 			l.next = (l.next + 1) % l.n
 			if l.fill < l.n {
 				l.fill++
 			}
-			return now, nil
+			l.mu.Unlock()
+			return slot, nil
 		}
-		t := time.NewTimer(at.Sub(now))
+		l.mu.Unlock()
+		var t *time.Timer
+		var timer <-chan time.Time
+		if !inFlight {
+			t = time.NewTimer(at.Sub(now))
+			timer = t.C
+		}
+		var err error
 		select {
-		case <-t.C:
+		case <-timer:
+		case <-l.done:
 		case <-ctx.Done():
-			t.Stop()
-			return time.Time{}, ctx.Err()
+			err = ctx.Err()
 		}
+		if t != nil {
+			t.Stop()
+		}
+		if err != nil {
+			return -1, err
+		}
+	}
+}
+
+// answered marks the request of slot (from wait) as over now: its window
+// starts here. A negative slot is ignored.
+func (l *windowLimiter) answered(slot int) {
+	if slot < 0 {
+		return
+	}
+	l.mu.Lock()
+	l.ring[slot], l.busy[slot] = time.Now(), false
+	l.mu.Unlock()
+	select {
+	case l.done <- struct{}{}:
+	default:
 	}
 }
 

@@ -54,7 +54,11 @@ type message struct {
 	first    time.Time
 	extID    string
 	attempts int // attempts made so far (retries, then probes, number on)
+	slot     int // the first attempt's limiter slot (respect mode), else noSlot
 }
+
+// noSlot asks exchangeReq to wait for the client's limiter itself.
+const noSlot = -1
 
 type clientState struct {
 	Client
@@ -294,8 +298,10 @@ func (e *engine) target(t *vegeta.Target) error {
 			return err
 		}
 	}
+	slot := noSlot
 	if c.lim != nil {
-		if _, err := c.lim.wait(e.stop); err != nil {
+		var err error
+		if slot, err = c.lim.wait(e.stop); err != nil {
 			return errStopped
 		}
 	}
@@ -303,11 +309,14 @@ func (e *engine) target(t *vegeta.Target) error {
 	tag := rundir.Tag{Run: e.o.RunID, Seq: seq, First: first, Chain: e.o.Chain}
 	body, err := e.o.Body(seq, c.ID, tag)
 	if err != nil {
+		if c.lim != nil {
+			c.lim.answered(slot)
+		}
 		err = fmt.Errorf("build body of message %d: %w", seq, err)
 		e.fail(err)
 		return err
 	}
-	m := &message{seq: seq, client: c, body: body, intended: intended, first: first}
+	m := &message{seq: seq, client: c, body: body, intended: intended, first: first, slot: slot}
 	if e.o.API == rundir.APINotify {
 		// The body's own externalId (a replay may keep the recorded one), else the tag's.
 		if m.extID = externalID(body); m.extID == "" {
@@ -390,10 +399,12 @@ func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer)
 		a := e.attempt(m, OpSend, n)
 		a.Intended = intended
 		var reuse *http.Request
+		slot := noSlot
 		if n == 1 {
 			reuse = first // vegeta's request carries the body already
+			slot = m.slot // the targeter passed the limiter
 		}
-		ans, hdr := e.exchangeReq(c, a, http.MethodPost, e.sendURL, m.body, n == 1, reuse)
+		ans, hdr := e.exchangeReq(c, a, http.MethodPost, e.sendURL, m.body, slot, reuse)
 		if n == 1 {
 			e.prog.Sent.Add(1)
 			late := a.Sent.Sub(a.Intended)
@@ -478,22 +489,28 @@ func (e *engine) attempt(m *message, op string, n int) *rundir.Attempt {
 	return a
 }
 
-// exchange makes one HTTP request for a, fills a with what happened and
-// returns the answer read from the body and the response headers. limited
-// says the limiter was already passed (the first attempt, in the targeter).
-func (e *engine) exchange(c *clientState, a *rundir.Attempt, method, u string, body []byte, limited bool) (answer, http.Header) {
-	return e.exchangeReq(c, a, method, u, body, limited, nil)
+// exchange makes one HTTP request for a, after the client's limiter (respect
+// mode), fills a with what happened and returns the answer read from the body
+// and the response headers.
+func (e *engine) exchange(c *clientState, a *rundir.Attempt, method, u string, body []byte) (answer, http.Header) {
+	return e.exchangeReq(c, a, method, u, body, noSlot, nil)
 }
 
 // exchangeReq is exchange that may send reuse, the request vegeta built for
-// the first attempt (with body), instead of building another.
-func (e *engine) exchangeReq(c *clientState, a *rundir.Attempt, method, u string, body []byte, limited bool, reuse *http.Request) (answer, http.Header) {
-	if c.lim != nil && !limited {
-		if _, err := c.lim.wait(e.abort); err != nil {
-			a.Sent = time.Now()
-			a.Outcome, a.Class, a.Error = rundir.OutcomeFail, "other", "aborted before sending"
-			return answer{}, nil
+// the first attempt (with body), instead of building another, and that may
+// hold slot, a limiter slot already granted (the first attempt, in the
+// targeter). The slot is released when the exchange is over.
+func (e *engine) exchangeReq(c *clientState, a *rundir.Attempt, method, u string, body []byte, slot int, reuse *http.Request) (answer, http.Header) {
+	if c.lim != nil {
+		if slot == noSlot {
+			var err error
+			if slot, err = c.lim.wait(e.abort); err != nil {
+				a.Sent = time.Now()
+				a.Outcome, a.Class, a.Error = rundir.OutcomeFail, "other", "aborted before sending"
+				return answer{}, nil
+			}
 		}
+		defer c.lim.answered(slot)
 	}
 	ctx, cancel := context.WithTimeout(e.abort, e.timeout)
 	defer cancel()
@@ -677,7 +694,7 @@ func (e *engine) probe(m *message, want string) {
 		a := e.attempt(m, OpSend, k)
 		a.Probe = kind
 		a.Intended = time.Now()
-		ans, _ := e.exchange(m.client, a, http.MethodPost, e.sendURL, m.body, false)
+		ans, _ := e.exchange(m.client, a, http.MethodPost, e.sendURL, m.body)
 		e.prog.Probes.Add(1)
 		if m.client.met != nil {
 			m.client.met.m.probes.WithLabelValues(e.o.API).Inc()
@@ -733,7 +750,7 @@ func (e *engine) poll(m *message, txID string) {
 		a.ExternalID = ""
 		a.Intended = next
 		a.TxID = txID
-		ans, _ := e.exchange(m.client, a, http.MethodGet, u, nil, false)
+		ans, _ := e.exchange(m.client, a, http.MethodGet, u, nil)
 		if a.TxID == "" {
 			a.TxID = txID
 		}
@@ -758,7 +775,7 @@ func (e *engine) registerWebhooks() error {
 		for n := 1; ; n++ {
 			a := e.attempt(m, OpWebhook, n)
 			a.Intended = time.Now()
-			e.exchange(c, a, http.MethodPost, u, body, false)
+			e.exchange(c, a, http.MethodPost, u, body)
 			e.write(c, a)
 			if a.Outcome == rundir.OutcomeOK {
 				break

@@ -152,34 +152,49 @@ func TestRespectRetryAfter(t *testing.T) {
 	})
 }
 
-// TestTokenRefreshMidRun: tokens live 20 s, the run lasts a minute; the token
-// is fetched again before it expires, so no send meets an expired token.
+// TestTokenRefreshMidRun: tokens live 20 s (or 2 s), the run lasts a minute
+// (or 6 s); the token is fetched again before it expires, so no send meets an
+// expired token, and no more often than its life asks.
 func TestTokenRefreshMidRun(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := newFakeService(t)
-		f.ttl = 20
-		rec := &memRecorder{}
-		res, err := Run(context.Background(), Options{
-			API: rundir.APINotify, BaseURL: "http://svc.test", TokenURL: "http://idp.test/token", Clients: clients("c"),
-			Pacer: Constant(vegeta.Rate{Freq: 1, Per: time.Second}), Requests: 60,
-			Body: notifyBody, RunID: "tok", Out: rec, Transport: handlerTransport{f},
+	for _, tc := range []struct {
+		name          string
+		ttl           int
+		every         time.Duration
+		sends         int
+		minTok, maxTk int64
+	}{
+		// Renewed 5 s (a quarter of its life) before expiry: a token serves 15 s.
+		{"20s tokens", 20, time.Second, 60, 4, 5},
+		// Renewed 0.5 s before expiry: a token serves 1.5 s, not one send.
+		{"2s tokens", 2, 100 * time.Millisecond, 60, 4, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFakeService(t)
+				f.ttl = tc.ttl
+				rec := &memRecorder{}
+				res, err := Run(context.Background(), Options{
+					API: rundir.APINotify, BaseURL: "http://svc.test", TokenURL: "http://idp.test/token", Clients: clients("c"),
+					Pacer: Constant(vegeta.Rate{Freq: 1, Per: tc.every}), Requests: int64(tc.sends),
+					Body: notifyBody, RunID: "tok", Out: rec, Transport: handlerTransport{f},
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Accepted != int64(tc.sends) || f.expired.Load() != 0 {
+					t.Fatalf("accepted %d, refused as expired %d; want %d and 0", res.Accepted, f.expired.Load(), tc.sends)
+				}
+				if n := f.tokens.Load(); n < tc.minTok || n > tc.maxTk {
+					t.Errorf("%d tokens, want %d to %d", n, tc.minTok, tc.maxTk)
+				}
+				for _, a := range rec.ops(OpToken) {
+					if a.Code != 200 || a.Client != "c" || a.Seq != 0 {
+						t.Errorf("token attempt %+v", a)
+					}
+				}
+			})
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Accepted != 60 || f.expired.Load() != 0 {
-			t.Fatalf("accepted %d, refused as expired %d; want 60 and 0", res.Accepted, f.expired.Load())
-		}
-		// oauth2 renews 10 s before expiry: a token serves about 10 s.
-		if n := f.tokens.Load(); n < 5 || n > 7 {
-			t.Errorf("%d tokens for a 60 s run with 20 s tokens, want about 6", n)
-		}
-		for _, a := range rec.ops(OpToken) {
-			if a.Code != 200 || a.Client != "c" || a.Seq != 0 {
-				t.Errorf("token attempt %+v", a)
-			}
-		}
-	})
+	}
 }
 
 // TestWindowLimiter drives the limiter alone on fake time.
@@ -206,11 +221,13 @@ func TestWindowLimiter(t *testing.T) {
 				start := time.Now()
 				var got []time.Duration
 				for i := range tc.calls {
-					at, err := l.wait(context.Background())
+					slot, err := l.wait(context.Background())
 					if err != nil {
 						t.Fatal(err)
 					}
-					got = append(got, at.Sub(start))
+					got = append(got, time.Since(start))
+					l.answered(slot) // answered at once
+
 					if i == tc.blockAt {
 						l.block(time.Now().Add(tc.block))
 					}
@@ -221,6 +238,30 @@ func TestWindowLimiter(t *testing.T) {
 			})
 		})
 	}
+	// The window counts from the answer: a request answered 400 ms after it
+	// left holds the next one (over a limit of 1 per second) until 1.4 s, and a
+	// request still unanswered holds it until the answer comes.
+	synctest.Test(t, func(t *testing.T) {
+		l := newWindowLimiter(1, time.Second)
+		start := time.Now()
+		slot, _ := l.wait(context.Background())
+		go func() {
+			time.Sleep(400 * time.Millisecond)
+			l.answered(slot)
+		}()
+		slot, _ = l.wait(context.Background())
+		if got := time.Since(start); got != 1400*time.Millisecond {
+			t.Fatalf("second grant at %v, want 1.4s (a window after the first answer)", got)
+		}
+		go func() {
+			time.Sleep(5 * time.Second) // a slow answer: longer than the window
+			l.answered(slot)
+		}()
+		l.wait(context.Background())
+		if got := time.Since(start); got != 7400*time.Millisecond {
+			t.Fatalf("third grant at %v, want 7.4s (a window after the second answer at 6.4s)", got)
+		}
+	})
 	// A waiter gives up when its context ends; the slot is not used.
 	synctest.Test(t, func(t *testing.T) {
 		l := newWindowLimiter(1, time.Minute)

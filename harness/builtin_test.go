@@ -24,7 +24,7 @@ var scaleFor = map[string]float64{
 	"notify-exceed-limit":     0.25,
 	"notify-idempotent-retry": 0.1,
 	"notify-respect-limit":    0.25,
-	"soak":                    0.005,
+	"soak":                    0.02,
 }
 
 // TestBuiltinsRunGreen runs every built-in scenario against the embedded
