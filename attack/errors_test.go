@@ -114,14 +114,17 @@ func TestTerminal(t *testing.T) {
 		state, channel string
 		want           bool
 	}{
-		{"DELIVERED", "viber", true},   // final on any channel
-		{"SEEN", "viber", true},        // final
-		{"NOT_DELIVERED", "sms", true}, // final
-		{"FAILED", "", true},           // final, channel may be absent
-		{"EXPIRED", "viber", false},    // viber expired: the failover goes on to sms
-		{"EXPIRED", "sms", true},       // the last channel expired: the end
-		{"EXPIRED", "", true},          // no channel to go on from
-		{"ACCEPTED", "", false},        // still under way
+		{"DELIVERED", "viber", true},        // a delivery ends it on any channel
+		{"SEEN", "viber", true},             // so does being seen
+		{"NOT_DELIVERED", "viber", false},   // not delivered on viber: the service goes on to sms
+		{"FAILED", "viber", false},          // failed on viber: likewise
+		{"NOT_DELIVERED", "sms", true},      // on the last channel: the end
+		{"FAILED", "", true},                // no channel to go on from
+		{"NOT_DELIVERED", "telegram", true}, // a channel outside the chain: nothing follows
+		{"EXPIRED", "viber", false},         // viber expired: the failover goes on to sms
+		{"EXPIRED", "sms", true},            // the last channel expired: the end
+		{"EXPIRED", "", true},               // no channel to go on from
+		{"ACCEPTED", "", false},             // still under way
 	} {
 		if got := e.terminal(tc.state, tc.channel); got != tc.want {
 			t.Errorf("terminal(%s, %s) = %v, want %v", tc.state, tc.channel, got, tc.want)

@@ -723,13 +723,16 @@ func (e *engine) probe(m *message, want string) {
 	wg.Wait()
 }
 
-// terminal reports whether a polled state ends the message: every final state,
-// and EXPIRED only on the last channel of the chain (a failover goes on).
+// terminal reports whether a polled state ends the message: a delivery always,
+// a final state short of it only on the last channel of the chain (a failover
+// goes on) — the sink's rule for callbacks.
 func (e *engine) terminal(state, channel string) bool {
 	switch state {
-	case "DELIVERED", "NOT_DELIVERED", "SEEN", "FAILED":
+	case "DELIVERED", "SEEN":
 		return true
-	case "EXPIRED":
+	case "NOT_DELIVERED", "FAILED", "EXPIRED":
+		// Short of delivery on a channel before the chain's last, the service
+		// goes on with the next scenario item: keep polling.
 		chain := e.o.Chain
 		return len(chain) == 0 || channel == "" || channel == chain[len(chain)-1] || !slices.Contains(chain, channel)
 	}

@@ -207,6 +207,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		Target:   target,
 		Version:  r.o.Version,
 		Clients:  ids,
+		Chain:    ld.chain,
 		Planned: rundir.Plan{
 			Profile:  ld.profile,
 			Rate:     plan.RatePerSecond,

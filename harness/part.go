@@ -252,7 +252,7 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 // arrivedAll tells the grace wait when nothing more is to come. Against the
 // embedded simulator that is known exactly: no delivery is pending (twice in a
 // row, so callbacks in flight land). Otherwise it is when the sink has a final
-// status for every accepted message; with a standalone sink, only the grace
+// status for every accepted message of this run (tagged with its id); with a standalone sink, only the grace
 // period ends the wait.
 func (r *partRun) arrivedAll(accepted int64) func() bool {
 	idle := 0
@@ -266,7 +266,7 @@ func (r *partRun) arrivedAll(accepted int64) func() bool {
 			return idle >= 2
 		}
 		if r.sink != nil {
-			return r.sink.Stats().TerminalMessages >= accepted
+			return r.sink.Stats().TerminalMatched >= accepted // this run's messages only
 		}
 		return false
 	}

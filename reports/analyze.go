@@ -38,8 +38,23 @@ var stateRank = map[string]int{
 	"SEEN":          5,
 }
 
-// pollTerminal are the states a polled status read treats as terminal.
-var pollTerminal = map[string]bool{"DELIVERED": true, "SEEN": true, "NOT_DELIVERED": true, "FAILED": true, "EXPIRED": true}
+// finalStates are the messaging states after which a channel changes no more.
+var finalStates = map[string]bool{"DELIVERED": true, "SEEN": true, "NOT_DELIVERED": true, "FAILED": true, "EXPIRED": true}
+
+// pollTerminal says whether a polled state ends the message: a delivery
+// always; NOT_DELIVERED, FAILED and EXPIRED only on the chain's last channel
+// (or with no chain, or a channel not in it): on an earlier one the service
+// goes on with the next scenario item (the sink's rule for callbacks).
+func (a *analyzer) pollTerminal(state, channel string) bool {
+	if !finalStates[state] {
+		return false
+	}
+	if state == "DELIVERED" || state == "SEEN" {
+		return true
+	}
+	idx := indexOf(a.chain, channel)
+	return idx < 0 || idx == len(a.chain)-1
+}
 
 // msg is the compact per-message state kept while reading a run.
 type msg struct {
@@ -133,6 +148,9 @@ func AnalyzeFS(fsys fs.FS, name string) (*Summary, error) {
 		return nil, err
 	}
 	a.ch = newCharts(a.start, a.meta)
+	if len(a.meta.Chain) > 0 && len(a.meta.Chain) <= 30 {
+		a.chain = a.meta.Chain
+	}
 	if err := a.scanEventKeys(); err != nil {
 		return nil, err
 	}
@@ -486,7 +504,7 @@ func (a *analyzer) readPolls() error {
 			Kind: rundir.KindCallback, API: at.API,
 			ReceivedAt: at.Sent.Add(time.Duration(at.Latency * float64(time.Second))),
 			Corr: &rundir.Correlation{Key: at.TxID, Seq: at.Seq, State: at.State, Channel: at.Channel,
-				Matched: true, Terminal: pollTerminal[at.State]},
+				Matched: true, Terminal: a.pollTerminal(at.State, at.Channel)},
 		}
 		a.delivered(&e, true)
 		return nil
@@ -677,12 +695,13 @@ func (a *analyzer) failover(m *msg, c *rundir.Correlation, cid uint8, at, first 
 	}
 	hadSteps := m.steps != 0
 	if idx := indexOf(a.chain, c.Channel); idx >= 0 {
-		// Reaching chain[idx] means every earlier step happened; EXPIRED on a
-		// channel that is not the last is itself the step to the next one.
+		// Reaching chain[idx] means every earlier step happened; a final state
+		// short of delivery (EXPIRED, NOT_DELIVERED, FAILED) on a channel that
+		// is not the last is itself the step to the next one.
 		for i := 1; i <= idx && i < 31; i++ {
 			step(a.chain[i-1], a.chain[i], i)
 		}
-		if c.State == "EXPIRED" && idx < len(a.chain)-1 && idx+1 < 31 {
+		if finalStates[c.State] && c.State != "DELIVERED" && c.State != "SEEN" && idx < len(a.chain)-1 && idx+1 < 31 {
 			step(a.chain[idx], a.chain[idx+1], idx+1)
 		}
 	} else if cid != 0 && m.lastChan != 0 && m.lastChan != cid {

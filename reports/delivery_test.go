@@ -69,6 +69,40 @@ func TestPolledRun(t *testing.T) {
 	}
 }
 
+// A polled failover run (chain viber, sms from run.json): NOT_DELIVERED on
+// viber is a step to sms, not the end; the message ends DELIVERED on sms. One
+// that stays NOT_DELIVERED on viber never ends: lost.
+func TestPolledFailover(t *testing.T) {
+	r := newRun(rundir.APIMessaging)
+	r.meta.Delivery.Via = "poll"
+	r.meta.Chain = []string{"viber", "sms"}
+	r.send(1, "c1", 1, 200, 0.01)
+	r.send(2, "c1", 1, 200, 0.01)
+	poll := func(seq int64, sec float64, state, channel string) {
+		r.attempts = append(r.attempts, rundir.Attempt{Seq: seq, API: rundir.APIMessaging, Op: "check_status", Client: "c1",
+			Attempt: 1, Intended: at(sec), Sent: at(sec), Code: 200, Latency: 0.5, Outcome: "ok", Class: "ok",
+			TxID: "tx-" + itoa(seq), State: state, Channel: channel})
+	}
+	poll(1, 3, "NOT_DELIVERED", "viber")
+	poll(1, 5, "DELIVERED", "sms")
+	poll(2, 3, "NOT_DELIVERED", "viber")
+	s, err := Analyze(r.write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := s.Delivery
+	if d.Received != 1 || d.Lost != 1 {
+		t.Errorf("received %d lost %d, want 1 and 1 (NOT_DELIVERED on viber is not the end)", d.Received, d.Lost)
+	}
+	if p := d.Latency.P50; p < 4.49 || p > 4.51 {
+		t.Errorf("latency %v, want 4.5 s (to DELIVERED on sms)", p)
+	}
+	f := d.Failover
+	if f.Messages != 2 || len(f.Steps) != 1 || f.Steps[0].From != "viber" || f.Steps[0].To != "sms" {
+		t.Errorf("failover %+v: want both messages stepping viber→sms", f)
+	}
+}
+
 // Events whose correlation lacks the sequence are joined to attempts by key.
 func TestJoinByKey(t *testing.T) {
 	r := newRun(rundir.APIMessaging)

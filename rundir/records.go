@@ -116,6 +116,7 @@ type Meta struct {
 	Thresholds  []string  `json:"thresholds,omitempty"`
 	Retry       Retry     `json:"retry"`
 	Probes      float64   `json:"idempotency_probes,omitempty"` // share of messages probed, 0..1
+	Chain       []string  `json:"chain,omitempty"`              // messaging: the scenario's channels in order (the failover chain)
 }
 
 // Plan is what the pacer was asked to do.
