@@ -56,6 +56,8 @@ type load struct {
 	body      func(seq int64, client string, tag rundir.Tag) ([]byte, error)
 	clientFor func(seq int64) string
 	chain     []string
+	// replayed builds replay.json from the attempt log (load.profile replay only).
+	replayed func(runID, attemptsPath string) (*replay.Report, error)
 }
 
 // scenarioLoad is the scenario's own load profile with generated messages.
@@ -116,7 +118,10 @@ func replayLoad(s *scenarios.Scenario, sinkURL string) (load, error) {
 	if plan.Requests == 0 {
 		return load{}, fmt.Errorf("load.file %s: no %s sends recorded", path, s.API)
 	}
-	return load{pacer: plan.Pacer, profile: "replay", requests: plan.Requests, body: plan.Body, clientFor: plan.ClientFor}, nil
+	return load{pacer: plan.Pacer, profile: "replay", requests: plan.Requests, body: plan.Body, clientFor: plan.ClientFor,
+		replayed: func(runID, attemptsPath string) (*replay.Report, error) {
+			return plan.Report(runID, speed, attemptsPath)
+		}}, nil
 }
 
 // attackOptions maps the part's scenario and its load onto the attacker, and

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/msgload/msgload/attack"
+	"github.com/msgload/msgload/replay"
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
@@ -237,6 +238,16 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	}
 	if aerr != nil && !errors.Is(aerr, attack.ErrMaxMessages) && res.Sent == 0 {
 		return fmt.Errorf("attack: %w", aerr)
+	}
+	if ld.replayed != nil && r.o.Pacer == nil {
+		// Recorded against replayed: codes, lateness, client mapping.
+		rep, rerr := ld.replayed(r.id, filepath.Join(r.dir, rundir.AttemptsFile))
+		if rerr == nil {
+			rerr = replay.WriteReport(filepath.Join(r.dir, replay.ReplayFile), rep)
+		}
+		if rerr != nil {
+			fmt.Fprintf(r.o.Stderr, "msgload: %s: %s: %v\n", s.Name, replay.ReplayFile, rerr)
+		}
 	}
 	if isClosed(r.abortCh) {
 		return nil // a second interrupt: no reports; `msgload report DIR` builds them later

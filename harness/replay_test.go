@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgload/msgload/replay"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 )
@@ -85,5 +86,14 @@ thresholds: [ "delivery.lost == 0" ]
 	b, _ := os.ReadFile(filepath.Join(p.Dir, rundir.MetaFile))
 	if err := json.Unmarshal(b, &meta); err != nil || meta.Planned.Profile != "replay" || meta.Planned.Requests != sends {
 		t.Errorf("run.json planned = %+v (err %v), want replay of %d", meta.Planned, err, sends)
+	}
+	// replay.json: every recorded send replayed, recorded 200 against replayed 200.
+	var rep replay.Report
+	b, err = os.ReadFile(filepath.Join(p.Dir, replay.ReplayFile))
+	if err != nil || json.Unmarshal(b, &rep) != nil {
+		t.Fatalf("replay.json unreadable: %v", err)
+	}
+	if rep.Planned != sends || rep.Sent != sends || rep.Matching != sends || rep.Speed != 2 {
+		t.Errorf("replay.json %+v: want %d planned, sent and matching at speed 2", rep, sends)
 	}
 }
