@@ -104,7 +104,8 @@ func (s Steps) valid() bool {
 		return false
 	}
 	for _, st := range s {
-		if st.For < 0 || st.Rate.Freq < 0 || st.Rate.Per <= 0 {
+		// A pause (rate 0) may leave Per unset; a rate above 0 needs it.
+		if st.For < 0 || st.Rate.Freq < 0 || (st.Rate.Per <= 0 && st.Rate.Freq != 0) {
 			return false
 		}
 	}

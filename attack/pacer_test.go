@@ -78,6 +78,8 @@ func TestStepsPace(t *testing.T) {
 		{"end of first step", s, 1500 * time.Millisecond, 3, 500 * time.Millisecond, false},
 		// Hit 5 skips the zero-rate pause: due 0.1 s into step 3, at 3.1 s.
 		{"pause skipped", s, 2 * sec, 4, 1100 * time.Millisecond, false},
+		// A pause written as the zero Rate (no Per): the same.
+		{"zero Rate pause", Steps{s[0], {vegeta.Rate{}, sec}, s[2]}, 2 * sec, 4, 1100 * time.Millisecond, false},
 		// The last step holds: hit 20 is due at 3 s + 16/10 s.
 		{"last step holds", s, 3 * sec, 19, 1600 * time.Millisecond, false},
 		// Behind schedule: at once.

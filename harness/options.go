@@ -170,7 +170,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		TokenURL:         tokenURL,
 		Clients:          clients,
 		Pacer:            ld.pacer,
-		Duration:         s.Load.Duration.D,
+		Duration:         s.Load.ProfileDuration(), // steps have no load.duration of their own
 		Requests:         ld.requests,
 		ClientFor:        ld.clientFor,
 		MaxMessages:      maxMsgs,

@@ -103,6 +103,7 @@ type rec struct {
 	t    int64   // unix ns sent
 	code int16   // HTTP status
 	ra   float32 // Retry-After seconds; -1 absent, -2 unreadable
+	lat  int64   // ns from send to answer: the service saw the request in [t, t+lat]
 }
 
 type analyzer struct {
@@ -377,7 +378,8 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		if at.Code == http.StatusTooManyRequests {
 			ra = parseRetryAfter(at.RetryAfter, at.Sent.Add(time.Duration(at.Latency*float64(time.Second))))
 		}
-		a.clients[at.Client] = append(a.clients[at.Client], rec{t: at.Sent.UnixNano(), code: int16(at.Code), ra: ra})
+		a.clients[at.Client] = append(a.clients[at.Client], rec{t: at.Sent.UnixNano(), code: int16(at.Code), ra: ra,
+			lat: int64(max(at.Latency, 0) * 1e9)})
 	}
 	if op != "send" || at.Seq <= 0 {
 		return

@@ -36,11 +36,13 @@ func (a *analyzer) rateLimit() {
 		sort.SliceStable(rs, func(i, j int) bool { return rs[i].t < rs[j].t })
 		c := ClientLimit{ClientID: id}
 		acc := make([]int64, 0, len(rs))
+		var accLat []int64
 		for _, r := range rs {
 			c.Sent++
 			if is2xx(int(r.code)) {
 				c.Accepted++
 				acc = append(acc, r.t)
+				accLat = append(accLat, r.lat)
 			}
 			if r.code == 429 {
 				c.Rejected429++
@@ -54,7 +56,7 @@ func (a *analyzer) rateLimit() {
 			}
 		}
 		if W > 0 {
-			c.MaxAccepted, c.ExcessAccepted = slidingMax(acc, W, L)
+			c.MaxAccepted, c.ExcessAccepted = surelyInWindow(acc, accLat, W, L)
 		}
 		a.retryAfter(rs)
 		rl.Rejected429 += c.Rejected429
@@ -124,6 +126,39 @@ func slidingMax(acc []int64, w int64, limit int) (maxN int, excess int64) {
 	for i, t := range acc {
 		for j < i && acc[j] <= t-w {
 			j++
+		}
+		n := i - j + 1
+		maxN = max(maxN, n)
+		if limit > 0 && n > limit {
+			excess++
+		}
+	}
+	return maxN, excess
+}
+
+// surelyInWindow is slidingMax for the service's clock: the service saw
+// request k at some moment in [t[k], t[k]+lat[k]], not at its send time, so a
+// group of accepted requests surely shared one of its windows only when the
+// last of them to arrive could not have come a full window after the first:
+// t[i] + max(lat[j..i]) − t[j] < w. Counting by send times alone would call a
+// service that keeps its limit exactly a violator whenever one request of a
+// pair was slowed on the way and the other not (a loaded machine, a queue);
+// the price is that an excess smaller than the answer times goes unseen.
+// maxN is the largest such group; excess counts the accepted requests that
+// end a group of more than limit (0 when limit is 0).
+func surelyInWindow(t, lat []int64, w int64, limit int) (maxN int, excess int64) {
+	j := 0
+	var dq []int // indexes of j..i, latencies decreasing: dq[0] holds the window's largest
+	for i := range t {
+		for len(dq) > 0 && lat[dq[len(dq)-1]] <= lat[i] {
+			dq = dq[:len(dq)-1]
+		}
+		dq = append(dq, i)
+		for j < i && t[i]+lat[dq[0]]-t[j] >= w {
+			j++
+			for dq[0] < j {
+				dq = dq[1:]
+			}
 		}
 		n := i - j + 1
 		maxN = max(maxN, n)

@@ -99,6 +99,17 @@ type compiled struct {
 	prog, left *vm.Program
 }
 
+// CheckThreshold says what is wrong with a threshold expression (an unknown
+// field, a syntax error, a result that is not true or false), or nil: scenario
+// validation calls it so a mistyped threshold stops the run before it starts.
+func CheckThreshold(src string) error {
+	code, err := rewriteLiterals(src)
+	if err == nil {
+		_, err = expr.Compile(code, expr.Env(Summary{}), expr.AsBool())
+	}
+	return err
+}
+
 // CompileThreshold checks one threshold expression against the summary's fields.
 func CompileThreshold(src string) (*compiled, error) {
 	code, err := rewriteLiterals(src)

@@ -14,6 +14,8 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/msgload/msgload/reports"
 )
 
 //go:embed *.yaml
@@ -338,10 +340,21 @@ func (c *checker) scenario(s *Scenario, p string) {
 	for i, t := range s.Thresholds {
 		if strings.TrimSpace(t) == "" {
 			c.errorf(fmt.Sprintf("%s[%d]", at("thresholds"), i), "empty threshold expression")
+		} else if err := reports.CheckThreshold(t); err != nil {
+			c.errorf(fmt.Sprintf("%s[%d]", at("thresholds"), i), "threshold %q: %s", t, oneLine(err.Error()))
 		}
 	}
 	if s.MaxMessages < 0 {
 		c.errorf(at("maxMessages"), "must not be negative")
 	}
 	c.respect(s, p)
+}
+
+// oneLine keeps the first line of a multi-line message (expr points at the
+// column with a second and third line).
+func oneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

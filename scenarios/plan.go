@@ -66,7 +66,13 @@ func (l *LoadSpec) rateAt(t time.Duration) float64 {
 	return 0
 }
 
-// profileDuration is how long the profile runs before any requests cap.
+// ProfileDuration is how long the profile runs before any requests cap: the
+// duration, the sum of the steps, or for a constant rate with only a request
+// count the time those take (0 for replay: the recording decides).
+func (l *LoadSpec) ProfileDuration() time.Duration {
+	return l.profileDuration()
+}
+
 func (l *LoadSpec) profileDuration() time.Duration {
 	switch l.Profile {
 	case "constant":
