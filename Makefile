@@ -26,8 +26,8 @@ test: ## run every test (Prometheus and Chromium tests skip when absent unless C
 	$(GO) test $(TESTFLAGS) $(PKGS)
 
 .PHONY: bench
-bench: ## run the benchmarks (figures quoted in README.md)
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s $(PKGS)
+bench: ## run the benchmarks quoted in README.md, one package after another (BENCH="sim sink" for some)
+	GO=$(GO) ./scripts/bench.sh $(BENCH)
 
 .PHONY: fuzz
 fuzz: ## fuzz every parser of outside input for FUZZTIME each (default 20s)

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The benchmarks quoted in README.md and the package READMEs, one after the
+# other (never side by side with each other: they share the machine's cores).
+# Each line is the command the figures came from. About 20 minutes on 2 cores.
+#   scripts/bench.sh            all of them
+#   scripts/bench.sh sim sink   only these packages
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+
+PKGS=" $* "
+[ $# -eq 0 ] && PKGS=" sim sink attack replay reports "
+run() { echo; echo "\$ $*"; "$@"; }
+for p in $PKGS; do
+  case $p in
+  sim)
+    run $GO test ./sim/ -run '^$' -bench . -benchmem -benchtime 20000x ;;
+  sink)
+    run $GO test ./sink/ -run '^$' -bench 'Ingest/(bare|sink-batch)$' -benchtime 40000x
+    run $GO test ./sink/ -run '^$' -bench 'Handler' -benchtime 100000x
+    run env MSGLOAD_SINK_MEM_EVENTS=${MSGLOAD_SINK_MEM_EVENTS:-10000000} $GO test ./sink/ -run '^$' -bench Memory -benchtime 1x -timeout 30m ;;
+  attack)
+    run env MSGLOAD_BENCH_RATES=1000,4000,max MSGLOAD_BENCH_SECONDS=4 MSGLOAD_BENCH_REPEAT=3 \
+      $GO test ./attack -run '^$' -bench VersusVegeta -benchtime 1x -timeout 30m
+    run env MSGLOAD_BENCH_RATES=none MSGLOAD_BENCH_MEMORY=100000,1000000 \
+      $GO test ./attack -run '^$' -bench VersusVegeta -benchtime 1x -timeout 30m ;;
+  replay)
+    run $GO test ./replay -run '^$' -bench 'BenchmarkReplayPacing|BenchmarkPacerVsConstant' -benchtime 2x ;;
+  reports)
+    run $GO test ./reports -run '^$' -bench Analyze -benchtime 3x -benchmem ;;
+  *)
+    echo "bench.sh: unknown package $p (sim, sink, attack, replay, reports)" >&2; exit 2 ;;
+  esac
+done
