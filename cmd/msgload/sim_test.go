@@ -2,14 +2,11 @@ package main
 
 import (
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 func TestSimCommandBadInput(t *testing.T) {
@@ -45,31 +42,9 @@ func TestSimCommandBadInput(t *testing.T) {
 // TestSimCommandServes runs `msgload sim` on a free loopback port: /healthz,
 // a messaging send and /metrics answer; an interrupt stops it with exit 0.
 func TestSimCommandServes(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	sig := make(chan os.Signal, 1)
-	done := make(chan int, 1)
-	go func() {
-		code, _, _ := runProgram(t, map[string]string{envSimRateLimit: "10/1s"}, sig, "sim", "--addr", addr, "--seed", "3")
-		done <- code
-	}()
+	addr := freeAddr(t)
+	stop := serveCommand(t, map[string]string{envSimRateLimit: "10/1s"}, addr, "sim", "--addr", addr, "--seed", "3")
 	base := "http://" + addr
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sim did not come up: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 	req, _ := http.NewRequest(http.MethodPost, base+"/messaging/v1/send", strings.NewReader(
 		`{"scenario":[{"channel":"sms","recipient":{"type":"MSISDN","value":"+79991234567"},"sender":"Acme"}]}`))
 	req.SetBasicAuth("demo", "demo")
@@ -87,13 +62,7 @@ func TestSimCommandServes(t *testing.T) {
 	if !strings.Contains(string(b), `msgload_sim_messages_accepted_total{api="messaging",channel="sms"} 1`) {
 		t.Fatalf("metrics lack the accepted send:\n%.2000s", b)
 	}
-	sig <- syscall.SIGINT
-	select {
-	case code := <-done:
-		if code != exitOK {
-			t.Fatalf("exit %d", code)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("sim did not stop on interrupt")
+	if code, stderr := stop(); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
 	}
 }
