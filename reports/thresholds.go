@@ -105,7 +105,9 @@ type compiled struct {
 func CheckThreshold(src string) error {
 	code, err := rewriteLiterals(src)
 	if err == nil {
-		_, err = expr.Compile(code, expr.Env(Summary{}), expr.AsBool())
+		if _, err = expr.Compile(code, expr.Env(Summary{}), expr.AsBool()); err != nil {
+			return errors.New(explain(err.Error()))
+		}
 	}
 	return err
 }
@@ -118,7 +120,7 @@ func CompileThreshold(src string) (*compiled, error) {
 	}
 	prog, err := expr.Compile(code, expr.Env(Summary{}), expr.AsBool())
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrBadThreshold, src, err)
+		return nil, fmt.Errorf("%w: %s: %s", ErrBadThreshold, src, explain(err.Error()))
 	}
 	c := &compiled{src: src, prog: prog}
 	if bin, ok := prog.Node().(*ast.BinaryNode); ok {

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -97,5 +98,23 @@ func TestBadThresholds(t *testing.T) {
 	err = s.Evaluate([]string{"a.b < 1", "delivery.lost == 0", "c <"})
 	if !errors.Is(err, ErrBadThreshold) || s.Thresholds != nil {
 		t.Fatalf("Evaluate: %v, thresholds %v", err, s.Thresholds)
+	}
+}
+
+// A mistyped field is explained in summary.json's names, with the nearest.
+func TestCheckThresholdExplains(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"delivery.lostt == 0", "no field lostt, did you mean lost? (it has: "},
+		{"deliveryy.lost == 0", "unknown name deliveryy, did you mean delivery? (it has: delivery, idempotency,"},
+		{"requests.latency.p9 < 1", "no field p9, did you mean p90? (it has: count, max, mean, p50, p90, p95, p99)"},
+		{"rate_limit.clients[0].zzzzzzzz > 1", "no field zzzzzzzz (it has: accepted, client_id,"},
+	} {
+		err := CheckThreshold(tc.src)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "reports.") {
+			t.Errorf("%s: %v; want it to say %q in summary.json's names", tc.src, err, tc.want)
+		}
+	}
+	if err := CheckThreshold("delivery.latency.p95 < 30s && rate_limit.excess_accepted == 0"); err != nil {
+		t.Errorf("a good threshold: %v", err)
 	}
 }

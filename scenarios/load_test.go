@@ -78,7 +78,7 @@ thresholds: ["  ", "delivery.lostt == 0", "requests.error_rate <", "delivery.los
 		`bad.yaml:9:38: retry.backoff: bad duration "soon"`,
 		`bad.yaml:10:24: idempotency.probes: bad percentage "120%": must be between`,
 		`bad.yaml:11:14: thresholds[0]: empty threshold expression`,
-		`bad.yaml:11:20: thresholds[1]: threshold "delivery.lostt == 0": type reports.Delivery has no field lostt`,
+		`bad.yaml:11:20: thresholds[1]: threshold "delivery.lostt == 0": no field lostt, did you mean lost?`,
 		`bad.yaml:11:43: thresholds[2]: threshold "requests.error_rate <": unexpected token EOF`,
 		`bad.yaml:11:68: thresholds[3]: threshold "delivery.lost": expected bool`,
 	}
