@@ -23,6 +23,9 @@ import (
 // gracePoll is how often the grace wait looks whether everything arrived.
 const gracePoll = 250 * time.Millisecond
 
+// remotePull is how often the grace wait reads a standalone sink's new events.
+const remotePull = time.Second
+
 // partRun is one part of a run: its own simulator and sink when embedded, its
 // own attack and run directory. Parts of one run go side by side.
 type partRun struct {
@@ -39,6 +42,12 @@ type partRun struct {
 	plan  time.Duration
 	sink  *sink.Sink // embedded sink, or nil
 	sim   *sim.Server
+
+	// A standalone sink: the run's events copied from it (grace goroutine only,
+	// but for the atomic count the progress line reads).
+	remote     *remoteLog
+	remoteErr  error
+	remotePull time.Time
 
 	summary *reports.Summary
 	err     error
@@ -60,6 +69,9 @@ func (r *partRun) addTo(c *Counters) {
 	if k := r.sink; k != nil {
 		st := k.Stats()
 		c.Callbacks += st.Callbacks + st.Webhooks + st.Incoming
+	}
+	if l := r.remote; l != nil {
+		c.Callbacks += l.events.Load()
 	}
 }
 
@@ -119,6 +131,14 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 		})
 	default:
 		sinkURL = s.Sink
+		if s.Delivery.Via != "poll" && s.Delivery.Via != "none" {
+			l, err := newRemoteLog(sinkURL, r.id, filepath.Join(r.dir, rundir.EventsFile))
+			if err != nil {
+				return err
+			}
+			r.remote = l
+			defer l.close() // on an early return; the normal path closes it after the last copy
+		}
 	}
 
 	baseURL, tokenURL := s.Target.BaseURL, s.Target.TokenURL
@@ -219,14 +239,17 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 		}
 	}
 	closers = nil
-	if r.sink == nil && sinkURL != "" && s.Delivery.Via != "poll" && s.Delivery.Via != "none" {
+	if r.remote != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		n, ferr := fetchEvents(ctx, sinkURL, r.id, filepath.Join(r.dir, rundir.EventsFile))
+		ferr := r.remote.pull(ctx)
 		cancel()
+		if cerr := r.remote.close(); ferr == nil {
+			ferr = cerr
+		}
 		if ferr != nil {
-			fmt.Fprintf(r.o.Stderr, "msgload: %s: %v; the report counts what arrived as lost (copy events.jsonl from the sink and run msgload report %s)\n", s.Name, ferr, r.dir)
+			fmt.Fprintf(r.o.Stderr, "msgload: %s: %v; the report counts what did not arrive as lost (copy events.jsonl from the sink and run msgload report %s)\n", s.Name, ferr, r.dir)
 		} else {
-			fmt.Fprintf(r.o.Stderr, "msgload: %s: %d events copied from the sink %s\n", s.Name, n, sinkURL)
+			fmt.Fprintf(r.o.Stderr, "msgload: %s: %d events copied from the sink %s\n", s.Name, r.remote.events.Load(), sinkURL)
 		}
 	}
 	meta.End = r.o.Now().UTC()
@@ -262,12 +285,21 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 
 // arrivedAll tells the grace wait when nothing more is to come. Against the
 // embedded simulator that is known exactly: no delivery is pending (twice in a
-// row, so callbacks in flight land). Otherwise it is when the sink has a final
-// status for every accepted message of this run (tagged with its id); with a standalone sink, only the grace
-// period ends the wait.
+// row, so callbacks in flight land). Otherwise it is when the sink — embedded,
+// or standalone through its read API, pulled once a second — has a final
+// status for every accepted message of this run (tagged with its id).
 func (r *partRun) arrivedAll(accepted int64) func() bool {
 	idle := 0
 	return func() bool {
+		if r.remote != nil && r.remoteErr == nil && time.Since(r.remotePull) >= remotePull {
+			r.remotePull = time.Now()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := r.remote.pull(ctx); err != nil {
+				r.remoteErr = err // the grace period ends the wait; the last copy tries again
+				fmt.Fprintf(r.o.Stderr, "msgload: %s: %v; waiting the whole grace period\n", r.s.Name, err)
+			}
+			cancel()
+		}
 		if r.sim != nil {
 			if r.sim.Pending() == 0 {
 				idle++
@@ -278,6 +310,9 @@ func (r *partRun) arrivedAll(accepted int64) func() bool {
 		}
 		if r.sink != nil {
 			return r.sink.Stats().TerminalMatched >= accepted // this run's messages only
+		}
+		if r.remote != nil && r.remoteErr == nil {
+			return r.remote.finished() >= accepted
 		}
 		return false
 	}

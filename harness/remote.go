@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/msgload/msgload/sink"
@@ -18,57 +19,107 @@ import (
 // fetchPage is the page size asked of the sink's read API (its maximum).
 var fetchPage = 10000
 
-// fetchEvents copies the events of run from a standalone sink (its read API,
-// GET /v1/events?run=&after=&limit=, page after page) into path, so the run
-// directory is complete and the reports read it like an embedded sink's log.
-// It returns how many events it copied.
-func fetchEvents(ctx context.Context, sinkURL, run, path string) (int, error) {
+// remoteLog copies the events of one run from a standalone sink (its read
+// API, GET /v1/events?run=&after=&limit=, page after page from a cursor) into
+// the run directory's events.jsonl, so the reports read it like an embedded
+// sink's log. Pulled during the grace period, it also counts the run's
+// messages with a final status, so the wait ends when every accepted message
+// has one, and the progress line shows callbacks arriving.
+type remoteLog struct {
+	sinkURL, run string
+	client       *http.Client
+	f            *os.File
+	w            *bufio.Writer
+	enc          *json.Encoder
+	after        int64
+	events       atomic.Int64
+	final        map[int64]bool // sequences of this run with a final status
+	closed       bool
+}
+
+func newRemoteLog(sinkURL, run, path string) (*remoteLog, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
-		return 0, fmt.Errorf("events from the sink: %w", err)
+		return nil, fmt.Errorf("events from the sink: %w", err)
 	}
-	defer f.Close()
 	w := bufio.NewWriter(f)
-	enc := json.NewEncoder(w)
-	client := &http.Client{Timeout: 30 * time.Second}
-	n, after := 0, int64(0)
+	return &remoteLog{sinkURL: strings.TrimRight(sinkURL, "/"), run: run, client: &http.Client{Timeout: 30 * time.Second},
+		f: f, w: w, enc: json.NewEncoder(w), final: map[int64]bool{}}, nil
+}
+
+// pull copies every event the sink has for the run after the cursor.
+func (l *remoteLog) pull(ctx context.Context) error {
 	for {
-		q := url.Values{"run": {run}, "after": {strconv.FormatInt(after, 10)}, "limit": {strconv.Itoa(fetchPage)}}
-		u := strings.TrimRight(sinkURL, "/") + "/v1/events?" + q.Encode()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		q := url.Values{"run": {l.run}, "after": {strconv.FormatInt(l.after, 10)}, "limit": {strconv.Itoa(fetchPage)}}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.sinkURL+"/v1/events?"+q.Encode(), nil)
 		if err != nil {
-			return n, fmt.Errorf("events from the sink: %w", err)
+			return fmt.Errorf("events from the sink: %w", err)
 		}
-		resp, err := client.Do(req)
+		resp, err := l.client.Do(req)
 		if err != nil {
-			return n, fmt.Errorf("events from the sink: %w", err)
+			return fmt.Errorf("events from the sink: %w", err)
 		}
 		var page sink.EventsPage
 		if resp.StatusCode != http.StatusOK {
 			resp.Body.Close()
-			return n, fmt.Errorf("events from the sink: %s answered %s", sinkURL, resp.Status)
+			return fmt.Errorf("events from the sink: %s answered %s", l.sinkURL, resp.Status)
 		}
 		err = json.NewDecoder(resp.Body).Decode(&page)
 		resp.Body.Close()
 		if err != nil {
-			return n, fmt.Errorf("events from the sink: bad page after %d: %w", after, err)
+			return fmt.Errorf("events from the sink: bad page after %d: %w", l.after, err)
 		}
 		for i := range page.Events {
-			if err := enc.Encode(&page.Events[i]); err != nil {
-				return n, fmt.Errorf("events from the sink: %w", err)
+			e := &page.Events[i]
+			if err := l.enc.Encode(e); err != nil {
+				return fmt.Errorf("events from the sink: %w", err)
 			}
-			n++
+			l.events.Add(1)
+			if c := e.Corr; c != nil && c.Matched && c.Terminal && c.Run == l.run && c.Seq > 0 {
+				l.final[c.Seq] = true
+			}
 		}
-		if !page.More || page.Next <= after {
-			break
+		if page.Next > l.after {
+			l.after = page.Next
 		}
-		after = page.Next
+		if !page.More || len(page.Events) == 0 {
+			return nil
+		}
 	}
-	if err := w.Flush(); err != nil {
-		return n, fmt.Errorf("events from the sink: %w", err)
+}
+
+// finished is how many of the run's messages have a final status so far.
+func (l *remoteLog) finished() int64 { return int64(len(l.final)) }
+
+// close flushes the copy to disk; a second close does nothing.
+func (l *remoteLog) close() error {
+	if l.closed {
+		return nil
 	}
-	if err := f.Sync(); err != nil {
-		return n, fmt.Errorf("events from the sink: %w", err)
+	l.closed = true
+	err := l.w.Flush()
+	if err == nil {
+		err = l.f.Sync()
 	}
-	return n, nil
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("events from the sink: %w", err)
+	}
+	return nil
+}
+
+// fetchEvents copies every event of run from a standalone sink into path and
+// returns how many it copied.
+func fetchEvents(ctx context.Context, sinkURL, run, path string) (int, error) {
+	l, err := newRemoteLog(sinkURL, run, path)
+	if err != nil {
+		return 0, err
+	}
+	err = l.pull(ctx)
+	if cerr := l.close(); err == nil {
+		err = cerr
+	}
+	return int(l.events.Load()), err
 }

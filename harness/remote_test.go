@@ -2,9 +2,11 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
+	"github.com/msgload/msgload/sim"
 	"github.com/msgload/msgload/sink"
 )
 
@@ -114,5 +117,72 @@ thresholds: [ "delivery.lost == 0", "delivery.received == 12" ]
 	}
 	if got := k.Stats().Webhooks; got != 12 {
 		t.Errorf("standalone sink got %d webhooks, want 12", got)
+	}
+}
+
+// TestRealTargetWithStandaloneSink is a run as against a real service: the
+// simulator on a loopback URL of its own (not embedded, so the harness cannot
+// ask it what is pending) and a standalone sink. The grace wait reads the
+// sink's new events once a second and ends when every accepted message has a
+// final status, long before the grace period; the run directory gets them all.
+func TestRealTargetWithStandaloneSink(t *testing.T) {
+	k, err := sink.New(sink.Options{LogPath: filepath.Join(t.TempDir(), "events.jsonl")}, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	sinkSrv := httptest.NewServer(k.Handler())
+	defer sinkSrv.Close()
+	sv, err := sim.New(sim.DefaultConfig(), prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sv.Close()
+	simSrv := httptest.NewServer(sv.Handler())
+	defer simSrv.Close()
+	const grace = 60 * time.Second
+	src := fmt.Sprintf(`name: real-target
+api: notify
+target: { baseUrl: %s, tokenUrl: %s/oauth/token }
+sink: %s
+clients:
+  - { clientId: demo-1, clientSecret: demo }
+  - { clientId: demo-2, clientSecret: demo }
+load: { rate: 20/s, requests: 12 }
+limit: { rate: 100/1m, mode: respect }
+message: { recipient: "+79990000001", text: "x {{.Seq}}" }
+delivery: { grace: %s }
+thresholds: [ "delivery.lost == 0", "delivery.received == 12" ]
+`, simSrv.URL, simSrv.URL, sinkSrv.URL, grace)
+	s, err := scenarios.Parse("real.yaml", t.TempDir(), []byte(src), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	res, err := Run(context.Background(), Options{Scenario: s, Out: t.TempDir(), Stderr: &stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Parts[0]
+	if p.Err != nil || !p.Summary.OK() {
+		var b strings.Builder
+		if p.Summary != nil {
+			p.Summary.Terminal(&b)
+		}
+		t.Fatalf("run failed: %v\n%s\nstderr:\n%s", p.Err, b.String(), stderr.String())
+	}
+	if strings.Contains(stderr.String(), "grace period of") {
+		t.Errorf("the grace wait ran out although every message had its webhook:\n%s", stderr.String())
+	}
+	var meta rundir.Meta
+	b, _ := os.ReadFile(filepath.Join(p.Dir, rundir.MetaFile))
+	if err := json.Unmarshal(b, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if waited := meta.End.Sub(meta.AttackEnd); waited >= grace {
+		t.Errorf("waited %v after the attack, the whole grace period", waited)
+	}
+	if !strings.Contains(stderr.String(), "12 events copied from the sink") {
+		t.Errorf("stderr does not report the copy:\n%s", stderr.String())
 	}
 }
