@@ -578,13 +578,19 @@ func indexOf(chain []string, ch string) int {
 func (a *analyzer) delivered(e *rundir.Event, polled bool) {
 	d := &a.s.Delivery
 	c := e.Corr
-	if c == nil || !c.Matched || (c.Run != "" && a.meta.ID != "" && c.Run != a.meta.ID) {
+	if c == nil || (c.Run != "" && a.meta.ID != "" && c.Run != a.meta.ID) {
 		d.Unmatched++
 		return
 	}
 	seq := c.Seq
 	if seq == 0 {
+		// No tag of ours (the service dropped trackData, or the scenario sends
+		// its own externalIds): join by txId or externalId with the attempts.
 		seq = a.needKeys[c.Key]
+	}
+	if !c.Matched && seq == 0 {
+		d.Unmatched++
+		return
 	}
 	m := a.msgs[seq]
 	if seq == 0 || m == nil {

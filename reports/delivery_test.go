@@ -103,18 +103,22 @@ func TestPolledFailover(t *testing.T) {
 	}
 }
 
-// Events whose correlation lacks the sequence are joined to attempts by key.
+// Events without a tag of ours (the sink could not match them: the service
+// dropped trackData) are joined to attempts by key; one that joins nothing
+// stays unmatched.
 func TestJoinByKey(t *testing.T) {
 	r := newRun(rundir.APIMessaging)
 	r.send(1, "c1", 1, 200, 0.01)
 	r.events = append(r.events, rundir.Event{Kind: rundir.KindCallback, ReceivedAt: at(4),
-		Corr: &rundir.Correlation{Key: "tx-1", State: "DELIVERED", Channel: "sms", Terminal: true, Matched: true}})
+		Corr: &rundir.Correlation{Key: "tx-1", State: "DELIVERED", Channel: "sms", Terminal: true}},
+		rundir.Event{Kind: rundir.KindCallback, ReceivedAt: at(4),
+			Corr: &rundir.Correlation{Key: "tx-of-nobody", State: "DELIVERED", Channel: "sms", Terminal: true}})
 	s, err := Analyze(r.write(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Delivery.Received != 1 || s.Delivery.Latency.P50 < 2.99 || s.Delivery.Latency.P50 > 3.01 {
-		t.Errorf("joined by txId: %+v", s.Delivery)
+	if s.Delivery.Received != 1 || s.Delivery.Unmatched != 1 || s.Delivery.Latency.P50 < 2.99 || s.Delivery.Latency.P50 > 3.01 {
+		t.Errorf("joined by txId: %+v; want one received in 3 s, one unmatched", s.Delivery)
 	}
 }
 
