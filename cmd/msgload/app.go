@@ -49,6 +49,7 @@ func (g *globalState) app() *cli.App {
 	return &cli.App{
 		Name:      "msgload",
 		Usage:     "load-test and replay traffic against the messaging and notification APIs",
+		Version:   version(), // --version: module version and VCS revision
 		Writer:    g.stdout,
 		ErrWriter: g.stderr,
 		// Errors are printed once, by run, with the exit code they carry.

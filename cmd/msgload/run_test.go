@@ -223,3 +223,11 @@ thresholds: [ "delivery.lost == 0" ]
 		t.Errorf("stderr does not say what the interrupt did:\n%s", stderr.String())
 	}
 }
+
+// TestVersion: --version names the build (module version, revision when known).
+func TestVersion(t *testing.T) {
+	code, stdout, _ := runProgram(t, nil, nil, "--version")
+	if code != exitOK || !strings.HasPrefix(stdout, "msgload version ") || strings.TrimSpace(strings.TrimPrefix(stdout, "msgload version ")) == "" {
+		t.Errorf("--version: exit %d, %q", code, stdout)
+	}
+}
