@@ -111,7 +111,8 @@ func TestReportOpensOfflineInChromium(t *testing.T) {
 		chromedp.Navigate(page),
 		chromedp.WaitReady("#chart-funnel", chromedp.ByID),
 		chromedp.Evaluate(`Array.from(document.querySelectorAll('svg.chart')).map(s => {
-			const marks = Array.from(s.querySelectorAll('polyline, rect[fill]'));
+			// The data marks: paths stroked or filled in a series colour (gonum/plot draws axes and ticks in black).
+			const marks = Array.from(s.querySelectorAll('path')).filter(p => /(stroke|fill):#(`+seriesColors()+`)\b/i.test(p.getAttribute('style') || ''));
 			let w = 0, h = 0;
 			for (const m of marks) { const b = m.getBBox(); w = Math.max(w, b.width); h = Math.max(h, b.height); }
 			return {id: s.id, w: w, h: h, marks: marks.length};
@@ -154,4 +155,13 @@ func TestReportOpensOfflineInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", out)
+}
+
+// seriesColors is the report palette as a regexp alternation (hex digits only).
+func seriesColors() string {
+	var cs []string
+	for _, c := range palette {
+		cs = append(cs, strings.TrimPrefix(c, "#"))
+	}
+	return strings.Join(cs, "|")
 }
