@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Secrets used by the test traffic: none of them may appear in any byte of a
@@ -284,6 +285,35 @@ func TestServeFlushesOnCancel(t *testing.T) {
 	}
 	if len(rs) != 11 { // 1 token + 5 notify + 5 messaging, all flushed
 		t.Errorf("%d exchanges after shutdown, want 11", len(rs))
+	}
+}
+
+// A connection opened but never used (a client's spare keep-alive dial) does
+// not hold the stop: Serve returns without error instead of timing out.
+func TestServeStopsWithAnIdleNewConnection(t *testing.T) {
+	up := fakeUpstream(t)
+	u, _ := url.Parse(up.URL)
+	rec, err := NewRecorder(RecorderOptions{Upstream: u, Out: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, rec) }()
+	sendTestTraffic(t, "http://"+ln.Addr().String(), 1)
+	spare, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer spare.Close()
+	time.Sleep(50 * time.Millisecond) // let the server accept it
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("stop with a spare connection open: %v", err)
 	}
 }
 
