@@ -10,12 +10,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/msgload/msgload/internal/shutdown"
 )
 
 // server is an HTTP server on a listener that is bound before it serves, so an
 // address error comes back at once.
 type server struct {
 	srv  *http.Server
+	tr   *shutdown.Tracker
 	ln   net.Listener
 	done chan error
 }
@@ -35,6 +38,7 @@ func listen(addr string, h http.Handler) (*server, error) {
 		ln:   ln,
 		done: make(chan error, 1),
 	}
+	s.tr = shutdown.Track(s.srv)
 	go func() {
 		err := s.srv.Serve(ln)
 		if errors.Is(err, http.ErrServerClosed) {
@@ -52,11 +56,11 @@ func (s *server) URL() string { return "http://" + s.ln.Addr().String() }
 func (s *server) Addr() string { return s.ln.Addr().String() }
 
 // shutdown stops accepting, lets requests in flight finish (bounded by timeout),
-// then closes what is left.
+// then closes what is left. Connections without a request do not hold it.
 func (s *server) shutdown(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	err := s.srv.Shutdown(ctx)
+	err := shutdown.Server(ctx, s.srv, s.tr)
 	if err != nil {
 		_ = s.srv.Close()
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/msgload/msgload/internal/shutdown"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/sim"
 	"github.com/msgload/msgload/sink"
@@ -30,6 +31,8 @@ type Embedded struct {
 	sink     *sink.Sink
 	simSrv   *http.Server
 	sinkSrv  *http.Server
+	simTr    *shutdown.Tracker
+	sinkTr   *shutdown.Tracker
 	runDir   string
 	stopOnce bool
 }
@@ -53,6 +56,7 @@ func StartEmbedded(dir, runID string, reg prometheus.Registerer) (*Embedded, err
 	}
 	e.SinkURL = "http://" + sinkLn.Addr().String()
 	e.sinkSrv = &http.Server{Handler: sk.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	e.sinkTr = shutdown.Track(e.sinkSrv)
 	go e.sinkSrv.Serve(sinkLn)
 
 	cfg := sim.DefaultConfig()
@@ -73,6 +77,7 @@ func StartEmbedded(dir, runID string, reg prometheus.Registerer) (*Embedded, err
 	}
 	e.SimURL = "http://" + simLn.Addr().String()
 	e.simSrv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	e.simTr = shutdown.Track(e.simSrv)
 	go e.simSrv.Serve(simLn)
 	for _, a := range cfg.Messaging.Accounts {
 		if !a.NoAPIRight {
@@ -112,13 +117,13 @@ func (e *Embedded) Close() error {
 	defer cancel()
 	var errs []error
 	if e.simSrv != nil {
-		errs = append(errs, e.simSrv.Shutdown(ctx))
+		errs = append(errs, shutdown.Server(ctx, e.simSrv, e.simTr))
 	}
 	if e.sim != nil {
 		errs = append(errs, e.sim.Shutdown(ctx))
 	}
 	if e.sinkSrv != nil {
-		errs = append(errs, e.sinkSrv.Shutdown(ctx))
+		errs = append(errs, shutdown.Server(ctx, e.sinkSrv, e.sinkTr))
 	}
 	if e.sink != nil {
 		errs = append(errs, e.sink.Close())

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/msgload/msgload/internal/shutdown"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -76,6 +77,7 @@ func Serve(ctx context.Context, cfg ServerConfig) (err error) {
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 	}
+	tr := shutdown.Track(srv)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	if cfg.Ready != nil {
@@ -88,7 +90,7 @@ func Serve(ctx context.Context, cfg ServerConfig) (err error) {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err := shutdown.Server(sctx, srv, tr); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("shut down: %w", err)
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/urfave/cli/v2"
 
+	"github.com/msgload/msgload/internal/shutdown"
 	"github.com/msgload/msgload/sim"
 )
 
@@ -145,6 +146,7 @@ func (g *globalState) runSim(parent context.Context, cfg sim.Config, addr string
 		return badInput(fmt.Errorf("listen on %s: %w", addr, err))
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	tr := shutdown.Track(srv)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	fmt.Fprintf(g.stderr, "msgload sim: listening on http://%s (rate limit %d/%s %s per client_id)\n",
@@ -158,7 +160,7 @@ func (g *globalState) runSim(parent context.Context, cfg sim.Config, addr string
 	}
 	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer scancel()
-	_ = srv.Shutdown(sctx)
+	_ = shutdown.Server(sctx, srv, tr) // a client's spare connection does not hold it
 	if err := s.Shutdown(sctx); err != nil {
 		return fmt.Errorf("stop simulator: %w", err)
 	}
