@@ -11,6 +11,7 @@ import (
 )
 
 func main() {
+	spareProc(os.Getenv) // one P more than the CPUs: see procs.go
 	g := &globalState{
 		stdout: os.Stdout,
 		stderr: os.Stderr,
