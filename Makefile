@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/msgload
 SCENARIO ?= smoke
 PKGS    ?= ./...
-# Tests run with the race detector where it is cheap enough; CI sets CI=true.
+# CI sets CI=true, which makes the Prometheus and Chromium tests required instead of skipped.
 TESTFLAGS ?= -count=1 -timeout 30m
 
 .DEFAULT_GOAL := help
