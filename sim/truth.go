@@ -16,8 +16,8 @@ type truthRec struct {
 	epoch     time.Time
 	windows   map[windowKey]*rundir.TruthWindow
 	order     []windowKey
-	msgs      []rundir.TruthMessage
-	cbs       []rundir.TruthCallback
+	msgs      chunked[rundir.TruthMessage]
+	cbs       chunked[rundir.TruthCallback]
 	cap       int
 	truncated bool
 }
@@ -63,19 +63,18 @@ func (t *truthRec) decision(client string, now time.Time, accepted bool) {
 func (t *truthRec) full() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.msgs) >= t.cap
+	return t.msgs.len() >= t.cap
 }
 
 // message records an accepted message; it returns its index or -1 when full.
 func (t *truthRec) message(m rundir.TruthMessage) int32 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.msgs) >= t.cap {
+	if t.msgs.len() >= t.cap {
 		t.truncated = true
 		return -1
 	}
-	t.msgs = append(t.msgs, m)
-	return int32(len(t.msgs) - 1)
+	return int32(t.msgs.add(m))
 }
 
 func (t *truthRec) step(idx int32, s rundir.TruthStep, final bool) {
@@ -84,7 +83,7 @@ func (t *truthRec) step(idx int32, s rundir.TruthStep, final bool) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	m := &t.msgs[idx]
+	m := t.msgs.at(int(idx))
 	m.Steps = append(m.Steps, s)
 	if final {
 		m.Final = s.State
@@ -96,7 +95,7 @@ func (t *truthRec) setFinal(idx int32, state string) {
 		return
 	}
 	t.mu.Lock()
-	t.msgs[idx].Final = state
+	t.msgs.at(int(idx)).Final = state
 	t.mu.Unlock()
 }
 
@@ -105,18 +104,18 @@ func (t *truthRec) sent(idx int32) {
 		return
 	}
 	t.mu.Lock()
-	t.msgs[idx].Sends++
+	t.msgs.at(int(idx)).Sends++
 	t.mu.Unlock()
 }
 
 func (t *truthRec) callback(c rundir.TruthCallback) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.cbs) >= 4*t.cap {
+	if t.cbs.len() >= 4*t.cap {
 		t.truncated = true
 		return
 	}
-	t.cbs = append(t.cbs, c)
+	t.cbs.add(c)
 }
 
 // snapshot copies the truth so far.
@@ -126,19 +125,49 @@ func (t *truthRec) snapshot() rundir.Truth {
 	out := rundir.Truth{
 		RateLimit: t.rl,
 		Windows:   make([]rundir.TruthWindow, 0, len(t.order)),
-		Messages:  make([]rundir.TruthMessage, len(t.msgs)),
-		Callbacks: slices.Clone(t.cbs),
+		Messages:  t.msgs.slice(),
+		Callbacks: t.cbs.slice(),
 		Truncated: t.truncated,
-	}
-	if out.Callbacks == nil {
-		out.Callbacks = []rundir.TruthCallback{}
 	}
 	for _, k := range t.order {
 		out.Windows = append(out.Windows, *t.windows[k])
 	}
-	for i, m := range t.msgs {
-		m.Steps = slices.Clone(m.Steps)
-		out.Messages[i] = m
+	for i := range out.Messages {
+		out.Messages[i].Steps = slices.Clone(out.Messages[i].Steps)
+	}
+	return out
+}
+
+// chunked is an append-only list in fixed-size chunks: appending never
+// copies what is already there (a million truth records grown as one slice
+// cost a copy of the whole each time it grew, and a heap twice its size).
+type chunked[T any] struct {
+	chunks [][]T
+	n      int
+}
+
+const chunkLen = 4096
+
+func (c *chunked[T]) len() int { return c.n }
+
+// add appends v and returns its index.
+func (c *chunked[T]) add(v T) int {
+	if c.n%chunkLen == 0 {
+		c.chunks = append(c.chunks, make([]T, 0, chunkLen))
+	}
+	last := &c.chunks[len(c.chunks)-1]
+	*last = append(*last, v)
+	c.n++
+	return c.n - 1
+}
+
+func (c *chunked[T]) at(i int) *T { return &c.chunks[i/chunkLen][i%chunkLen] }
+
+// slice copies the list into one slice (never nil).
+func (c *chunked[T]) slice() []T {
+	out := make([]T, 0, c.n)
+	for _, ch := range c.chunks {
+		out = append(out, ch...)
 	}
 	return out
 }
