@@ -179,8 +179,13 @@ func (c *checker) load(s *Scenario, p string) {
 		if !l.Rate.IsZero() && l.Rate.Count <= 0 {
 			c.errorf(at("rate"), "must be above 0")
 		}
-		if l.Duration.IsZero() && l.Requests == 0 {
+		switch {
+		case l.Requests > 0 || c.bad[at("duration")] || c.bad[at("requests")]:
+			// a count, or a value that is written but bad and has its own error
+		case l.Duration.IsZero():
 			c.errorf(joinPath(p, "load"), "set duration or requests (a total count)")
+		case l.Duration.D <= 0:
+			c.errorf(at("duration"), "must be above 0 (or set requests, a total count)")
 		}
 		forbid("from", !l.From.IsZero())
 		forbid("to", !l.To.IsZero())

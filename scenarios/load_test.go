@@ -303,3 +303,40 @@ func TestREADMEExample(t *testing.T) {
 		t.Fatal("README.md's example differs from testdata/real-notify.yaml")
 	}
 }
+
+// A constant profile needs a duration above zero or a total count; a
+// duration that is written but bad gets its own error and no second one.
+func TestConstantNeedsDurationOrCount(t *testing.T) {
+	tests := []struct {
+		load string
+		want []string // the whole list of problems, in order
+	}{
+		{"{ rate: 10/s }", []string{"x.yaml:4:1: load: set duration or requests (a total count)"}},
+		{"{ rate: 10/s, duration: 0s }", []string{"x.yaml:4:31: load.duration: must be above 0 (or set requests, a total count)"}},
+		{"{ rate: 10/s, duration: 5x }", []string{`x.yaml:4:31: load.duration: bad duration "5x"`}},
+		{"{ rate: 10/s, requests: ten }", []string{`x.yaml:4:31: load.requests: `}},
+		{"{ rate: 10/s, requests: 10 }", nil},
+		{"{ rate: 10/s, duration: 0s, requests: 10 }", nil},
+		{"{ rate: 10/s, duration: 1s }", nil},
+	}
+	for _, tt := range tests {
+		src := "name: x\napi: notify\ntarget: embedded\nload: " + tt.load + "\n"
+		_, err := Parse("x.yaml", "", []byte(src), env(nil))
+		var es Errors
+		if tt.want == nil {
+			if err != nil {
+				t.Errorf("load %s: %v", tt.load, err)
+			}
+			continue
+		}
+		if !errors.As(err, &es) || len(es) != len(tt.want) {
+			t.Errorf("load %s: want %d problems, got %v", tt.load, len(tt.want), err)
+			continue
+		}
+		for i, w := range tt.want {
+			if !strings.HasPrefix(es[i].Error(), w) {
+				t.Errorf("load %s: problem %d is %q, want %q…", tt.load, i, es[i].Error(), w)
+			}
+		}
+	}
+}
