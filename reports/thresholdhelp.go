@@ -55,9 +55,88 @@ func explain(msg string) string {
 		}
 	}
 	if m := unknownName.FindStringSubmatch(msg); m != nil {
-		return unknownName.ReplaceAllString(msg, "unknown name "+m[1]+hint(m[1], fieldsOf["Summary"]))
+		top := fieldsOf["Summary"]
+		h := hint(m[1], top)
+		// A field written without its object ("lost" for delivery.lost) is
+		// named in full when it is nearer than any top-level name.
+		if deeper, d := nearPaths(m[1]); len(deeper) > 0 && d < nearest(m[1], top) {
+			h = ", did you mean " + strings.Join(deeper, " or ") + "? (it has: " + strings.Join(top, ", ") + ")"
+		}
+		return unknownName.ReplaceAllString(msg, "unknown name "+m[1]+h)
 	}
 	return msg
+}
+
+// leafPaths lists the dotted paths from Summary through nested objects
+// (not lists or maps, which need an index) to every field, in order.
+var leafPaths = func() []string {
+	var out []string
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" || !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct && ft.PkgPath() == t.PkgPath() {
+				walk(ft, prefix+name+".")
+				continue
+			}
+			out = append(out, prefix+name)
+		}
+	}
+	walk(reflect.TypeFor[Summary](), "")
+	return out
+}()
+
+// nearPaths names the full paths whose last name is got or near it (at most
+// three, the nearest first, and their distance), for a name written without
+// its object ("lost" → delivery.lost).
+func nearPaths(got string) ([]string, int) {
+	type cand struct {
+		path string
+		d    int
+	}
+	var cs []cand
+	limit := len(got)/3 + 1
+	for _, p := range leafPaths {
+		last := p[strings.LastIndexByte(p, '.')+1:]
+		if d := editDistance(strings.ToLower(got), strings.ToLower(last)); d <= limit && strings.Contains(p, ".") {
+			cs = append(cs, cand{p, d})
+		}
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int { return a.d - b.d })
+	var out []string
+	for i, c := range cs {
+		if i == 3 || c.d > cs[0].d {
+			break
+		}
+		out = append(out, c.path)
+	}
+	if len(out) == 0 {
+		return nil, 0
+	}
+	return out, cs[0].d
+}
+
+// nearest is the smallest edit distance from got to one of names.
+func nearest(got string, names []string) int {
+	best := len(got) + 1
+	for _, n := range names {
+		best = min(best, editDistance(strings.ToLower(got), strings.ToLower(n)))
+	}
+	return best
 }
 
 // hint names the nearest of names to got (when it is near) and lists them all.

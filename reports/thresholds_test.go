@@ -108,6 +108,10 @@ func TestCheckThresholdExplains(t *testing.T) {
 		{"deliveryy.lost == 0", "unknown name deliveryy, did you mean delivery? (it has: delivery, idempotency,"},
 		{"requests.latency.p9 < 1", "no field p9, did you mean p90? (it has: count, max, mean, p50, p90, p95, p99)"},
 		{"rate_limit.clients[0].zzzzzzzz > 1", "no field zzzzzzzz (it has: accepted, client_id,"},
+		// a name written without its object is found below the top
+		{"lost == 0", "unknown name lost, did you mean delivery.lost? (it has: delivery,"},
+		{"excess_acepted == 0", "unknown name excess_acepted, did you mean rate_limit.excess_accepted? (it has: "},
+		{"zzzzzzzz == 0", "unknown name zzzzzzzz (it has: delivery,"},
 	} {
 		err := CheckThreshold(tc.src)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "reports.") {
