@@ -138,10 +138,22 @@ func parts(dir string) map[string]string {
 
 // readSummaryArg reads a summary.json, or the one inside a run directory.
 func readSummaryArg(p string) (*reports.Summary, error) {
-	if st, err := os.Stat(p); err == nil && st.IsDir() {
-		p = filepath.Join(p, rundir.SummaryFile)
+	st, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return nil, badInput(fmt.Errorf("compare: %s: neither a run directory nor a summary.json", p))
+	case st.IsDir():
+		f := filepath.Join(p, rundir.SummaryFile)
+		if _, err := os.Stat(f); err != nil {
+			return nil, badInput(fmt.Errorf("compare: %q is not a run directory (no %s in it or in a part below it)", p, rundir.SummaryFile))
+		}
+		p = f
 	}
-	return reports.ReadSummary(p)
+	s, err := reports.ReadSummary(p)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	return s, nil
 }
 
 // parseTolerance reads "10%" or "0.1".

@@ -197,6 +197,11 @@ thresholds: [ "delivery.lost == 0", "requests.error_rate == 0" ]
 	if code, _, errOut := runProgram(t, nil, nil, "report", dir); code != exitBadInput || errOut == "" {
 		t.Errorf("report of a non-run directory: exit %d, stderr %q; want %d with a reason", code, errOut, exitBadInput)
 	}
+	for _, other := range []string{dir, filepath.Join(dir, "missing")} {
+		if code, _, errOut := runProgram(t, nil, nil, "compare", run, other); code != exitBadInput || !strings.Contains(errOut, other) {
+			t.Errorf("compare with %s: exit %d, stderr %q; want %d naming it", other, code, errOut, exitBadInput)
+		}
+	}
 }
 
 // TestSinkCommand runs the standalone sink: a status callback of a msgload tag
