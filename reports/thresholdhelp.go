@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/msgload/msgload/internal/suggest"
 )
 
 // Compile errors of expr name Go types ("type reports.Delivery has no field
@@ -59,7 +61,8 @@ func explain(msg string) string {
 		h := hint(m[1], top)
 		// A field written without its object ("lost" for delivery.lost) is
 		// named in full when it is nearer than any top-level name.
-		if deeper, d := nearPaths(m[1]); len(deeper) > 0 && d < nearest(m[1], top) {
+		_, topD := suggest.Nearest(m[1], top, 1<<20)
+		if deeper, d := nearPaths(m[1]); len(deeper) > 0 && d < topD {
 			h = ", did you mean " + strings.Join(deeper, " or ") + "? (it has: " + strings.Join(top, ", ") + ")"
 		}
 		return unknownName.ReplaceAllString(msg, "unknown name "+m[1]+h)
@@ -112,7 +115,7 @@ func nearPaths(got string) ([]string, int) {
 	limit := len(got)/3 + 1
 	for _, p := range leafPaths {
 		last := p[strings.LastIndexByte(p, '.')+1:]
-		if d := editDistance(strings.ToLower(got), strings.ToLower(last)); d <= limit && strings.Contains(p, ".") {
+		if d := suggest.Distance(got, last); d <= limit && strings.Contains(p, ".") {
 			cs = append(cs, cand{p, d})
 		}
 	}
@@ -130,47 +133,11 @@ func nearPaths(got string) ([]string, int) {
 	return out, cs[0].d
 }
 
-// nearest is the smallest edit distance from got to one of names.
-func nearest(got string, names []string) int {
-	best := len(got) + 1
-	for _, n := range names {
-		best = min(best, editDistance(strings.ToLower(got), strings.ToLower(n)))
-	}
-	return best
-}
-
 // hint names the nearest of names to got (when it is near) and lists them all.
 func hint(got string, names []string) string {
-	best, bestD := "", len(got)/2+2
-	for _, n := range names {
-		if d := editDistance(strings.ToLower(got), strings.ToLower(n)); d < bestD {
-			best, bestD = n, d
-		}
-	}
 	s := ""
-	if best != "" {
+	if best, _ := suggest.Nearest(got, names, len(got)/2+1); best != "" {
 		s = ", did you mean " + best + "?"
 	}
 	return s + " (it has: " + strings.Join(names, ", ") + ")"
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -2,11 +2,15 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/msgload/msgload/internal/suggest"
 )
 
 // decoder maps a YAML AST onto Go values by reflection and keeps going after a
@@ -323,7 +327,7 @@ func (d *decoder) decodeStruct(n ast.Node, v reflect.Value, path string) {
 		}
 		i, ok := idx[k]
 		if !ok {
-			d.errorf(mv.Key, fp, "unknown field%s", suggest(k, idx))
+			d.errorf(mv.Key, fp, "unknown field%s", suggestField(k, idx))
 			continue
 		}
 		if seen[k] {
@@ -336,41 +340,13 @@ func (d *decoder) decodeStruct(n ast.Node, v reflect.Value, path string) {
 	}
 }
 
-// suggest names the known field closest to k, if any is close.
-func suggest(k string, idx map[string]int) string {
-	best, bestD := "", 3
-	for name := range idx {
-		if dd := editDistance(strings.ToLower(k), strings.ToLower(name)); dd < bestD || dd == bestD && name < best && best != "" {
-			best, bestD = name, dd
-		}
-	}
+// suggestField names the known field closest to k, if any is close.
+func suggestField(k string, idx map[string]int) string {
+	best, _ := suggest.Nearest(k, slices.Collect(maps.Keys(idx)), 2)
 	if best == "" {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // decodeNode reads "embedded" or { baseUrl, tokenUrl }.

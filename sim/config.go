@@ -6,12 +6,16 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"reflect"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/msgload/msgload/internal/suggest"
 )
 
 // Sentinel errors of configuration.
@@ -308,7 +312,8 @@ func ParseConfig(name string, b []byte) (Config, error) {
 		return cfg, nil
 	}
 	if err := safeUnmarshal(b, &cfg); err != nil {
-		return Config{}, fmt.Errorf("%w: %s:%s", ErrConfig, name, yamlPos(err))
+		msg := yamlPos(err)
+		return Config{}, fmt.Errorf("%w: %s:%s%s", ErrConfig, name, msg, keyHint(msg))
 	}
 	// A profiles map in the file replaces the whole map: channels it does not
 	// name keep their built-in profile.
@@ -615,3 +620,61 @@ func ParseRate(s string) (requests int, window time.Duration, err error) {
 	}
 	return req, d, nil
 }
+
+var unknownKey = regexp.MustCompile(`unknown field "([^"]*)"`)
+
+// keyHint names, for an unknown key, the configuration fields it is nearest
+// to, written in full ("accounts" → messaging.accounts): a key is as often
+// put at the wrong level as misspelt.
+// msg is yamlPos's rendering (some of the library's errors panic when
+// printed directly).
+func keyHint(msg string) string {
+	m := unknownKey.FindStringSubmatch(msg)
+	if m == nil {
+		return ""
+	}
+	var near []string
+	best := len(m[1])/3 + 2
+	for _, p := range configPaths {
+		d := suggest.Distance(m[1], p[strings.LastIndexByte(p, '.')+1:])
+		switch {
+		case d < best:
+			best, near = d, []string{p}
+		case d == best && len(near) < 3:
+			near = append(near, p)
+		}
+	}
+	if len(near) == 0 {
+		return " (the fields are listed in sim/README.md)"
+	}
+	return " (did you mean " + strings.Join(near, " or ") + "?)"
+}
+
+// configPaths lists every field of Config by its YAML path ("[]" for a list
+// element, "<channel>" for a profile), in order.
+var configPaths = func() []string {
+	var out []string
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if name == "-" || name == "" || !f.IsExported() {
+				continue
+			}
+			p := prefix + name
+			out = append(out, p)
+			ft := f.Type
+			switch {
+			case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
+				walk(ft.Elem(), p+"[].")
+			case ft.Kind() == reflect.Map && ft.Elem().Kind() == reflect.Struct:
+				walk(ft.Elem(), p+".<channel>.")
+			case ft.Kind() == reflect.Struct && ft.PkgPath() == t.PkgPath():
+				walk(ft, p+".")
+			}
+		}
+	}
+	walk(reflect.TypeFor[Config](), "")
+	return out
+}()

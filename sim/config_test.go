@@ -61,7 +61,11 @@ func TestParseConfig(t *testing.T) {
 				return c.RateLimit.Requests == 10 && c.RateLimit.Window == time.Second && c.RateLimit.RetryAfter
 			}},
 		// An unknown field is refused with its line and column.
-		{"unknown field", "rateLimit:\n  request: 10\n", "sim.yaml:2:3: ", nil},
+		{"unknown field", "rateLimit:\n  request: 10\n", "sim.yaml:2:3: unknown field \"request\" (did you mean rateLimit.requests?)", nil},
+		// A key at the wrong level is named at its right place.
+		{"wrong level", "accounts:\n  - login: x\n", "sim.yaml:1:1: unknown field \"accounts\" (did you mean messaging.accounts?)", nil},
+		{"misspelt in a list", "messaging:\n  accounts:\n    - login: x\n      pasword: y\n", "(did you mean messaging.accounts[].password?)", nil},
+		{"far from all", "zzzzzzzzzzzz: 1\n", "sim.yaml:1:1: unknown field \"zzzzzzzzzzzz\" (the fields are listed in sim/README.md)", nil},
 		// A wrong type is refused with its position.
 		{"bad type", "truthCap: many\n", "sim.yaml:1:", nil},
 		// Semantic problems are all named.

@@ -1,0 +1,33 @@
+package suggest
+
+import (
+	"strings"
+
+	"github.com/agnivade/levenshtein"
+)
+
+// maxLen bounds the names compared: the distance is quadratic in their
+// length, and a key in a file under test can be of any length.
+const maxLen = 64
+
+// Distance is the edit distance of a and b, ignoring case; names longer than
+// 64 bytes are far from everything.
+func Distance(a, b string) int {
+	if len(a) > maxLen || len(b) > maxLen {
+		return maxLen + 1
+	}
+	return levenshtein.ComputeDistance(strings.ToLower(a), strings.ToLower(b))
+}
+
+// Nearest returns the name of names nearest to got and its distance, or ""
+// when none is within limit; ties go to the name first in sort order.
+func Nearest(got string, names []string, limit int) (string, int) {
+	best, bestD := "", limit+1
+	for _, n := range names {
+		d := Distance(got, n)
+		if d < bestD || d == bestD && n < best {
+			best, bestD = n, d
+		}
+	}
+	return best, bestD
+}

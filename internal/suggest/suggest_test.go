@@ -1,0 +1,32 @@
+package suggest
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestNearest(t *testing.T) {
+	names := []string{"duration", "requests", "rate", "profile"}
+	for _, tt := range []struct {
+		got, want string
+		d         int
+	}{
+		{"duraton", "duration", 1},
+		{"DURATION", "duration", 0},
+		{"rat", "rate", 1},
+		{"zzzzzzzz", "", 3},
+		{strings.Repeat("r", 65), "", 3},
+	} {
+		got, d := Nearest(tt.got, names, 2)
+		if got != tt.want || (tt.want != "" && d != tt.d) {
+			t.Errorf("Nearest(%q) = %q, %d; want %q, %d", tt.got, got, d, tt.want, tt.d)
+		}
+	}
+	// Ties go to the first name in sort order, whatever the list's order.
+	if got, _ := Nearest("ab", []string{"ac", "aa"}, 2); got != "aa" {
+		t.Errorf("tie: %q, want aa", got)
+	}
+	if d := Distance("привет", "привте"); d != 2 {
+		t.Errorf("Distance of non-ASCII names counts characters: %d, want 2", d)
+	}
+}
