@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"iter"
 	"reflect"
 	"regexp"
 	"slices"
@@ -30,15 +31,7 @@ var fieldsOf = func() map[string][]string {
 		}
 		names := []string{}
 		m[t.Name()] = names
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" || !f.IsExported() {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
+		for f, name := range jsonFields(t) {
 			names = append(names, name)
 			walk(f.Type)
 		}
@@ -48,6 +41,26 @@ var fieldsOf = func() map[string][]string {
 	walk(reflect.TypeFor[Summary]())
 	return m
 }()
+
+// jsonFields yields the exported fields of struct type t that summary.json
+// holds, with their JSON names.
+func jsonFields(t reflect.Type) iter.Seq2[reflect.StructField, string] {
+	return func(yield func(reflect.StructField, string) bool) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" || !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if !yield(f, name) {
+				return
+			}
+		}
+	}
+}
 
 // explain rewrites an expr compile error in summary.json's terms.
 func explain(msg string) string {
@@ -79,15 +92,7 @@ var leafPaths = func() []string {
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" || !f.IsExported() {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
+		for f, name := range jsonFields(t) {
 			ft := f.Type
 			for ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
