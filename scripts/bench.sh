@@ -17,7 +17,8 @@ for p in $PKGS; do
     run $GO test ./sim/ -run '^$' -bench . -benchmem -benchtime 20000x ;;
   sink)
     # At the default Ps and with one spare P, as the msgload binary runs (cmd/msgload/procs.go).
-    run $GO test ./sink/ -run '^$' -bench 'Ingest/(bare|sink-batch)$' -benchtime 40000x -cpu "$(nproc),$(( $(nproc) + 1 ))"
+    # Ingest: callers on net/http's client; IngestLean: callers that write raw HTTP/1.1 (less of the cores to the caller).
+    run $GO test ./sink/ -run '^$' -bench 'Ingest(Lean)?/(bare|sink-batch)$' -benchtime 60000x -cpu "$(nproc),$(( $(nproc) + 1 ))"
     run $GO test ./sink/ -run '^$' -bench 'Handler' -benchtime 100000x
     run env MSGLOAD_SINK_MEM_EVENTS=${MSGLOAD_SINK_MEM_EVENTS:-10000000} $GO test ./sink/ -run '^$' -bench Memory -benchtime 1x -timeout 30m ;;
   attack)
