@@ -476,7 +476,7 @@ func (a *analyzer) finishRequests() {
 		r.AchievedRate = round6(float64(r.Messages) / d)
 	}
 	if r.Late > 0 {
-		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("the attacker fell behind: %d attempts left more than %s late (max %s)", r.Late, LateAfter, dur(r.SendLag.Max)))
+		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("the attacker fell behind: %s left more than %s late (max %s)", plural(r.Late, "attempt"), LateAfter, dur(r.SendLag.Max)))
 	}
 }
 

@@ -227,3 +227,11 @@ func (s *Summary) WriteJUnit(w io.Writer) error {
 	_, err := io.WriteString(w, "\n")
 	return err
 }
+
+// plural is "1 attempt", "2 attempts".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(n, 10) + " " + noun + "s"
+}
