@@ -727,16 +727,7 @@ func (e *engine) probe(m *message, want string) {
 // a final state short of it only on the last channel of the chain (a failover
 // goes on) — the sink's rule for callbacks.
 func (e *engine) terminal(state, channel string) bool {
-	switch state {
-	case "DELIVERED", "SEEN":
-		return true
-	case "NOT_DELIVERED", "FAILED", "EXPIRED":
-		// Short of delivery on a channel before the chain's last, the service
-		// goes on with the next scenario item: keep polling.
-		chain := e.o.Chain
-		return len(chain) == 0 || channel == "" || channel == chain[len(chain)-1] || !slices.Contains(chain, channel)
-	}
-	return false
+	return rundir.EndsMessage(state, slices.Index(e.o.Chain, channel), len(e.o.Chain))
 }
 
 // poll asks check-status for m every Interval until a terminal state or Until.

@@ -38,22 +38,10 @@ var stateRank = map[string]int{
 	"SEEN":          5,
 }
 
-// finalStates are the messaging states after which a channel changes no more.
-var finalStates = map[string]bool{"DELIVERED": true, "SEEN": true, "NOT_DELIVERED": true, "FAILED": true, "EXPIRED": true}
-
-// pollTerminal says whether a polled state ends the message: a delivery
-// always; NOT_DELIVERED, FAILED and EXPIRED only on the chain's last channel
-// (or with no chain, or a channel not in it): on an earlier one the service
-// goes on with the next scenario item (the sink's rule for callbacks).
+// pollTerminal says whether a polled state ends the message, by the sink's
+// rule for callbacks (rundir.EndsMessage).
 func (a *analyzer) pollTerminal(state, channel string) bool {
-	if !finalStates[state] {
-		return false
-	}
-	if state == "DELIVERED" || state == "SEEN" {
-		return true
-	}
-	idx := indexOf(a.chain, channel)
-	return idx < 0 || idx == len(a.chain)-1
+	return rundir.EndsMessage(state, indexOf(a.chain, channel), len(a.chain))
 }
 
 // msg is the compact per-message state kept while reading a run.
@@ -709,7 +697,7 @@ func (a *analyzer) failover(m *msg, c *rundir.Correlation, cid uint8, at, first 
 		for i := 1; i <= idx && i < 31; i++ {
 			step(a.chain[i-1], a.chain[i], i)
 		}
-		if finalStates[c.State] && c.State != "DELIVERED" && c.State != "SEEN" && idx < len(a.chain)-1 && idx+1 < 31 {
+		if rundir.FailsOver(c.State, idx, len(a.chain)) && idx+1 < 31 {
 			step(a.chain[idx], a.chain[idx+1], idx+1)
 		}
 	} else if cid != 0 && m.lastChan != 0 && m.lastChan != cid {

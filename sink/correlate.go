@@ -111,19 +111,6 @@ func (b *statusBits) bit(s string) uint8 {
 	return 1 << 7
 }
 
-// terminalState reports whether a messaging state ends the message. On the
-// last channel of the chain (or with no chain, or an unknown channel) every
-// final state does: DELIVERED, SEEN, NOT_DELIVERED, FAILED, EXPIRED. On an
-// earlier channel only a delivery does (DELIVERED, SEEN): NOT_DELIVERED, FAILED
-// and EXPIRED there mean the awaited condition_status did not come, and the
-// service goes on with the next scenario item (messaging-api.md, cascading).
-func terminalState(state string, chainIdx, chainLen int) bool {
-	if chainIdx < 0 || chainIdx >= chainLen-1 {
-		return true
-	}
-	return state == StateDelivered || state == StateSeen
-}
-
 // parseChain keeps the chain only when every channel is known and there are at
 // most 8 (one bit each in msgState.steps).
 func parseChain(c []string) []string {
@@ -181,7 +168,7 @@ func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) er
 			}
 			// A failure on a channel before the last (NOT_DELIVERED, FAILED,
 			// EXPIRED) sends the message on to the next one.
-			if !terminalState(rec.State, idx, len(chain)) && st.steps&(1<<(idx+1)) == 0 {
+			if rundir.FailsOver(rec.State, idx, len(chain)) && st.steps&(1<<(idx+1)) == 0 {
 				st.steps |= 1 << (idx + 1)
 				out.steps = append(out.steps, [2]string{chain[idx], chain[idx+1]})
 			}
@@ -191,7 +178,7 @@ func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) er
 		if id := channelID(rec.Channel); id != 0 {
 			st.channel = id
 		}
-		c.Terminal = terminalState(rec.State, idx, len(chain))
+		c.Terminal = rundir.EndsMessage(rec.State, idx, len(chain))
 		if c.Terminal && !st.terminal {
 			st.terminal = true
 			out.newTerminal = true

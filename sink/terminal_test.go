@@ -1,6 +1,10 @@
 package sink
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/msgload/msgload/rundir"
+)
 
 // TestTerminalStateCascade: with a chain viber → sms, a failure on viber is a
 // step of the cascade, not the end of the message; on the last channel every
@@ -23,8 +27,8 @@ func TestTerminalStateCascade(t *testing.T) {
 		{StateFailed, 0, 0, true},        // no chain carried in the tag
 	}
 	for _, tt := range tests {
-		if got := terminalState(tt.state, tt.idx, tt.len); got != tt.want {
-			t.Errorf("terminalState(%s, %d, %d) = %v, want %v", tt.state, tt.idx, tt.len, got, tt.want)
+		if got := rundir.EndsMessage(tt.state, tt.idx, tt.len); got != tt.want {
+			t.Errorf("EndsMessage(%s, %d, %d) = %v, want %v", tt.state, tt.idx, tt.len, got, tt.want)
 		}
 	}
 }
