@@ -60,7 +60,7 @@ func (s *server) Addr() string { return s.ln.Addr().String() }
 func (s *server) shutdown(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	err := shutdown.Server(ctx, s.srv, s.tr)
+	err := s.tr.Shutdown(ctx)
 	if err != nil {
 		_ = s.srv.Close()
 	}

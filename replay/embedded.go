@@ -29,10 +29,8 @@ type Embedded struct {
 
 	sim      *sim.Server
 	sink     *sink.Sink
-	simSrv   *http.Server
-	sinkSrv  *http.Server
-	simTr    *shutdown.Tracker
-	sinkTr   *shutdown.Tracker
+	simTr    *shutdown.Tracker // the simulator's server
+	sinkTr   *shutdown.Tracker // the sink's server
 	runDir   string
 	stopOnce bool
 }
@@ -55,9 +53,9 @@ func StartEmbedded(dir, runID string, reg prometheus.Registerer) (*Embedded, err
 		return nil, fmt.Errorf("listen for sink: %w", err)
 	}
 	e.SinkURL = "http://" + sinkLn.Addr().String()
-	e.sinkSrv = &http.Server{Handler: sk.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	e.sinkTr = shutdown.Track(e.sinkSrv)
-	go e.sinkSrv.Serve(sinkLn)
+	sinkSrv := &http.Server{Handler: sk.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	e.sinkTr = shutdown.Track(sinkSrv)
+	go sinkSrv.Serve(sinkLn)
 
 	cfg := sim.DefaultConfig()
 	cfg.Seed = 1
@@ -76,9 +74,9 @@ func StartEmbedded(dir, runID string, reg prometheus.Registerer) (*Embedded, err
 		return nil, fmt.Errorf("listen for simulator: %w", err)
 	}
 	e.SimURL = "http://" + simLn.Addr().String()
-	e.simSrv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	e.simTr = shutdown.Track(e.simSrv)
-	go e.simSrv.Serve(simLn)
+	simSrv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	e.simTr = shutdown.Track(simSrv)
+	go simSrv.Serve(simLn)
 	for _, a := range cfg.Messaging.Accounts {
 		if !a.NoAPIRight {
 			e.Messaging = append(e.Messaging, Cred{a.Login, a.Password})
@@ -116,14 +114,14 @@ func (e *Embedded) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var errs []error
-	if e.simSrv != nil {
-		errs = append(errs, shutdown.Server(ctx, e.simSrv, e.simTr))
+	if e.simTr != nil {
+		errs = append(errs, e.simTr.Shutdown(ctx))
 	}
 	if e.sim != nil {
 		errs = append(errs, e.sim.Shutdown(ctx))
 	}
-	if e.sinkSrv != nil {
-		errs = append(errs, shutdown.Server(ctx, e.sinkSrv, e.sinkTr))
+	if e.sinkTr != nil {
+		errs = append(errs, e.sinkTr.Shutdown(ctx))
 	}
 	if e.sink != nil {
 		errs = append(errs, e.sink.Close())

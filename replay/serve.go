@@ -31,7 +31,7 @@ func Serve(ctx context.Context, ln net.Listener, rec *Recorder) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 	defer cancel()
-	shutErr := shutdown.Server(sctx, srv, tr)
+	shutErr := tr.Shutdown(sctx)
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
 	}

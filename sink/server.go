@@ -90,7 +90,7 @@ func Serve(ctx context.Context, cfg ServerConfig) (err error) {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	if err := shutdown.Server(sctx, srv, tr); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err := tr.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("shut down: %w", err)
 	}
 	return nil

@@ -160,7 +160,7 @@ func (g *globalState) runSim(parent context.Context, cfg sim.Config, addr string
 	}
 	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer scancel()
-	_ = shutdown.Server(sctx, srv, tr) // a client's spare connection does not hold it
+	_ = tr.Shutdown(sctx) // a client's spare connection does not hold it
 	if err := s.Shutdown(sctx); err != nil {
 		return fmt.Errorf("stop simulator: %w", err)
 	}

@@ -9,14 +9,14 @@ import (
 )
 
 // Tracker remembers a server's connections that have not started a request.
-// Set its ConnState as the server's ConnState (Track does).
 type Tracker struct {
+	srv   *http.Server
 	mu    sync.Mutex
 	fresh map[net.Conn]bool
 }
 
-// ConnState is an http.Server.ConnState hook.
-func (t *Tracker) ConnState(c net.Conn, st http.ConnState) {
+// connState is the server's ConnState hook (Track sets it).
+func (t *Tracker) connState(c net.Conn, st http.ConnState) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if st == http.StateNew {
@@ -42,10 +42,10 @@ func (t *Tracker) closeFresh() {
 // Track makes srv report its connections to a new Tracker, keeping any
 // ConnState hook it had.
 func Track(srv *http.Server) *Tracker {
-	t := &Tracker{}
+	t := &Tracker{srv: srv}
 	prev := srv.ConnState
 	srv.ConnState = func(c net.Conn, st http.ConnState) {
-		t.ConnState(c, st)
+		t.connState(c, st)
 		if prev != nil {
 			prev(c, st)
 		}
@@ -53,12 +53,12 @@ func Track(srv *http.Server) *Tracker {
 	return t
 }
 
-// Server shuts srv down like srv.Shutdown(ctx), closing the connections that
-// have not started a request (while the listener closes, one may still
-// arrive, so until Shutdown returns).
-func Server(ctx context.Context, srv *http.Server, t *Tracker) error {
+// Shutdown shuts the server down like its Shutdown(ctx), closing the
+// connections that have not started a request (while the listener closes,
+// one may still arrive, so until Shutdown returns).
+func (t *Tracker) Shutdown(ctx context.Context) error {
 	done := make(chan error, 1)
-	go func() { done <- srv.Shutdown(ctx) }()
+	go func() { done <- t.srv.Shutdown(ctx) }()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {

@@ -44,7 +44,7 @@ func TestServerClosesFreshConnections(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	shut := make(chan error, 1)
-	go func() { shut <- Server(ctx, srv, tr) }()
+	go func() { shut <- tr.Shutdown(ctx) }()
 	time.Sleep(50 * time.Millisecond)
 	close(release)
 	if err := <-shut; err != nil {
