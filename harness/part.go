@@ -241,11 +241,8 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	closers = nil
 	if r.remote != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		ferr := r.remote.pull(ctx)
+		ferr := r.remote.finish(ctx)
 		cancel()
-		if cerr := r.remote.close(); ferr == nil {
-			ferr = cerr
-		}
 		if ferr != nil {
 			fmt.Fprintf(r.o.Stderr, "msgload: %s: %v; the report counts what did not arrive as lost (copy events.jsonl from the sink and run msgload report %s)\n", s.Name, ferr, r.dir)
 		} else {

@@ -91,6 +91,15 @@ func (l *remoteLog) pull(ctx context.Context) error {
 // finished is how many of the run's messages have a final status so far.
 func (l *remoteLog) finished() int64 { return int64(len(l.final)) }
 
+// finish pulls what is left and closes the copy.
+func (l *remoteLog) finish(ctx context.Context) error {
+	err := l.pull(ctx)
+	if cerr := l.close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // close flushes the copy to disk; a second close does nothing.
 func (l *remoteLog) close() error {
 	if l.closed {
@@ -108,18 +117,4 @@ func (l *remoteLog) close() error {
 		return fmt.Errorf("events from the sink: %w", err)
 	}
 	return nil
-}
-
-// fetchEvents copies every event of run from a standalone sink into path and
-// returns how many it copied.
-func fetchEvents(ctx context.Context, sinkURL, run, path string) (int, error) {
-	l, err := newRemoteLog(sinkURL, run, path)
-	if err != nil {
-		return 0, err
-	}
-	err = l.pull(ctx)
-	if cerr := l.close(); err == nil {
-		err = cerr
-	}
-	return int(l.events.Load()), err
 }

@@ -186,3 +186,14 @@ thresholds: [ "delivery.lost == 0", "delivery.received == 12" ]
 		t.Errorf("stderr does not report the copy:\n%s", stderr.String())
 	}
 }
+
+// fetchEvents copies every event of run from a standalone sink into path, as
+// the run's last copy does, and returns how many it copied.
+func fetchEvents(ctx context.Context, sinkURL, run, path string) (int, error) {
+	l, err := newRemoteLog(sinkURL, run, path)
+	if err != nil {
+		return 0, err
+	}
+	err = l.finish(ctx)
+	return int(l.events.Load()), err
+}

@@ -103,24 +103,29 @@ type compiled struct {
 // field, a syntax error, a result that is not true or false), or nil: scenario
 // validation calls it so a mistyped threshold stops the run before it starts.
 func CheckThreshold(src string) error {
-	code, err := rewriteLiterals(src)
-	if err == nil {
-		if _, err = expr.Compile(code, expr.Env(Summary{}), expr.AsBool()); err != nil {
-			return errors.New(explain(err.Error()))
-		}
-	}
+	_, err := compileBool(src)
 	return err
+}
+
+// compileBool compiles src against the summary's fields to a program that
+// yields true or false; a compile error is explained in summary.json's names.
+func compileBool(src string) (*vm.Program, error) {
+	code, err := rewriteLiterals(src)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := expr.Compile(code, expr.Env(Summary{}), expr.AsBool())
+	if err != nil {
+		return nil, errors.New(explain(err.Error()))
+	}
+	return prog, nil
 }
 
 // CompileThreshold checks one threshold expression against the summary's fields.
 func CompileThreshold(src string) (*compiled, error) {
-	code, err := rewriteLiterals(src)
+	prog, err := compileBool(src)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrBadThreshold, src, err)
-	}
-	prog, err := expr.Compile(code, expr.Env(Summary{}), expr.AsBool())
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %s", ErrBadThreshold, src, explain(err.Error()))
 	}
 	c := &compiled{src: src, prog: prog}
 	if bin, ok := prog.Node().(*ast.BinaryNode); ok {

@@ -70,10 +70,6 @@ func (l *LoadSpec) rateAt(t time.Duration) float64 {
 // duration, the sum of the steps, or for a constant rate with only a request
 // count the time those take (0 for replay: the recording decides).
 func (l *LoadSpec) ProfileDuration() time.Duration {
-	return l.profileDuration()
-}
-
-func (l *LoadSpec) profileDuration() time.Duration {
 	switch l.Profile {
 	case "constant":
 		if !l.Duration.IsZero() {
@@ -130,7 +126,7 @@ func (s *Scenario) Plan() Plan {
 		p.LimitEnforced = s.Sim.RateLimit.Rate
 	}
 	n := max(len(s.Creds), 1)
-	d := l.profileDuration()
+	d := l.ProfileDuration()
 	// cumulative planned count at grid points
 	cum := make([]float64, planGrid+1)
 	dt := d / planGrid
