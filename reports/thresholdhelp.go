@@ -75,7 +75,7 @@ func explain(msg string) string {
 		// A field written without its object ("lost" for delivery.lost) is
 		// named in full when it is nearer than any top-level name.
 		_, topD := suggest.Nearest(m[1], top, 1<<20)
-		if deeper, d := nearPaths(m[1]); len(deeper) > 0 && d < topD {
+		if deeper, d := suggest.NearestPaths(m[1], deepPaths, 3); len(deeper) > 0 && d < topD {
 			h = ", did you mean " + strings.Join(deeper, " or ") + "? (it has: " + strings.Join(top, ", ") + ")"
 		}
 		return unknownName.ReplaceAllString(msg, "unknown name "+m[1]+h)
@@ -83,9 +83,9 @@ func explain(msg string) string {
 	return msg
 }
 
-// leafPaths lists the dotted paths from Summary through nested objects
-// (not lists or maps, which need an index) to every field, in order.
-var leafPaths = func() []string {
+// deepPaths lists the dotted paths from Summary through nested objects (not
+// lists or maps, which need an index) to every field below the top, in order.
+var deepPaths = func() []string {
 	var out []string
 	var walk func(t reflect.Type, prefix string)
 	walk = func(t reflect.Type, prefix string) {
@@ -101,42 +101,14 @@ var leafPaths = func() []string {
 				walk(ft, prefix+name+".")
 				continue
 			}
-			out = append(out, prefix+name)
+			if prefix != "" {
+				out = append(out, prefix+name)
+			}
 		}
 	}
 	walk(reflect.TypeFor[Summary](), "")
 	return out
 }()
-
-// nearPaths names the full paths whose last name is got or near it (at most
-// three, the nearest first, and their distance), for a name written without
-// its object ("lost" → delivery.lost).
-func nearPaths(got string) ([]string, int) {
-	type cand struct {
-		path string
-		d    int
-	}
-	var cs []cand
-	limit := len(got)/3 + 1
-	for _, p := range leafPaths {
-		last := p[strings.LastIndexByte(p, '.')+1:]
-		if d := suggest.Distance(got, last); d <= limit && strings.Contains(p, ".") {
-			cs = append(cs, cand{p, d})
-		}
-	}
-	slices.SortStableFunc(cs, func(a, b cand) int { return a.d - b.d })
-	var out []string
-	for i, c := range cs {
-		if i == 3 || c.d > cs[0].d {
-			break
-		}
-		out = append(out, c.path)
-	}
-	if len(out) == 0 {
-		return nil, 0
-	}
-	return out, cs[0].d
-}
 
 // hint names the nearest of names to got (when it is near) and lists them all.
 func hint(got string, names []string) string {

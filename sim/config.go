@@ -633,17 +633,7 @@ func keyHint(msg string) string {
 	if m == nil {
 		return ""
 	}
-	var near []string
-	best := len(m[1])/3 + 2
-	for _, p := range configPaths {
-		d := suggest.Distance(m[1], p[strings.LastIndexByte(p, '.')+1:])
-		switch {
-		case d < best:
-			best, near = d, []string{p}
-		case d == best && len(near) < 3:
-			near = append(near, p)
-		}
-	}
+	near, _ := suggest.NearestPaths(m[1], configPaths, 3)
 	if len(near) == 0 {
 		return " (the fields are listed in sim/README.md)"
 	}

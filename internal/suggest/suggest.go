@@ -19,6 +19,26 @@ func Distance(a, b string) int {
 	return levenshtein.ComputeDistance(strings.ToLower(a), strings.ToLower(b))
 }
 
+// NearestPaths returns the dotted paths whose last name is nearest to got
+// (within a third of its length, plus one), at most most of them, in the
+// order of paths, and their distance; nil when none is near. It finds a name
+// written without its object, or at the wrong level ("lost" →
+// delivery.lost).
+func NearestPaths(got string, paths []string, most int) ([]string, int) {
+	var near []string
+	best := len(got)/3 + 2
+	for _, p := range paths {
+		d := Distance(got, p[strings.LastIndexByte(p, '.')+1:])
+		switch {
+		case d < best:
+			best, near = d, []string{p}
+		case d == best && len(near) < most:
+			near = append(near, p)
+		}
+	}
+	return near, best
+}
+
 // Nearest returns the name of names nearest to got and its distance, or ""
 // when none is within limit; ties go to the name first in sort order.
 func Nearest(got string, names []string, limit int) (string, int) {

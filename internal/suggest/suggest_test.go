@@ -30,3 +30,24 @@ func TestNearest(t *testing.T) {
 		t.Errorf("Distance of non-ASCII names counts characters: %d, want 2", d)
 	}
 }
+
+func TestNearestPaths(t *testing.T) {
+	paths := []string{"requests.latency.p95", "delivery.lost", "delivery.latency.p95", "rate_limit.excess_accepted", "a.p95", "b.p95"}
+	for _, tt := range []struct {
+		got  string
+		most int
+		want string
+		d    int
+	}{
+		{"lost", 3, "delivery.lost", 0},
+		{"excess_acepted", 3, "rate_limit.excess_accepted", 1},
+		{"p95", 3, "requests.latency.p95 delivery.latency.p95 a.p95", 0}, // the first three, in order
+		{"p95", 1, "requests.latency.p95", 0},
+		{"zzzzzz", 3, "", 0},
+	} {
+		got, d := NearestPaths(tt.got, paths, tt.most)
+		if strings.Join(got, " ") != tt.want || (tt.want != "" && d != tt.d) {
+			t.Errorf("NearestPaths(%q, %d) = %q, %d; want %q, %d", tt.got, tt.most, got, d, tt.want, tt.d)
+		}
+	}
+}
