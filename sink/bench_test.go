@@ -33,19 +33,28 @@ func benchBody(i int64) []byte {
 // client load against a bare handler (answers 200, stores nothing) and against
 // the sink with each fsync mode, in one run. The figure to read is callbacks/s.
 func BenchmarkIngest(b *testing.B) {
+	benchIngest(b, []FsyncMode{FsyncBatch, FsyncNone, FsyncAlways}, benchHTTP)
+}
+
+// benchIngest runs load against a bare handler (answers 200, stores nothing),
+// then against the sink in each of modes.
+func benchIngest(b *testing.B, modes []FsyncMode, load func(*testing.B, http.Handler)) {
 	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.WriteHeader(http.StatusOK)
 	})
-	b.Run("bare", func(b *testing.B) { benchHTTP(b, bare) })
-	for _, mode := range []FsyncMode{FsyncBatch, FsyncNone, FsyncAlways} {
+	b.Run("bare", func(b *testing.B) { load(b, bare) })
+	for _, mode := range modes {
 		b.Run("sink-"+string(mode), func(b *testing.B) {
 			s, err := New(Options{LogPath: filepath.Join(b.TempDir(), rundir.EventsFile), Fsync: mode}, prometheus.NewRegistry())
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer s.Close()
-			benchHTTP(b, s.Handler())
+			load(b, s.Handler())
+			if got := s.Stats().Callbacks; got != int64(b.N) {
+				b.Fatalf("the sink counted %d callbacks of %d", got, b.N)
+			}
 			n, sum := histMean(b, s.met.batchSize)
 			_, wsum := histMean(b, s.met.writeDur)
 			if n > 0 {
@@ -56,51 +65,77 @@ func BenchmarkIngest(b *testing.B) {
 	}
 }
 
-// benchHTTP serves h on loopback and posts b.N callbacks from 128×GOMAXPROCS goroutines over
-// keep-alive connections.
-//
 // Group commit turns concurrency into batch size: throughput is at most the calls
 // in flight divided by the fsync time, so the load is 256 concurrent callers (a
 // service fanning out callbacks keeps many in flight).
 const benchParallelism = 128 // × GOMAXPROCS goroutines
 
-func benchHTTP(b *testing.B, h http.Handler) {
+// caller posts one callback body to the sink under test and returns the
+// answer's status code.
+type caller func(body []byte) (int, error)
+
+// benchPosts serves h on loopback and posts b.N callbacks from
+// 128×GOMAXPROCS goroutines; newCaller gives each goroutine its caller, and
+// what to close when it is done.
+func benchPosts(b *testing.B, h http.Handler, newCaller func(srv *httptest.Server) (caller, func(), error)) {
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config.ReadHeaderTimeout = ReadHeaderTimeout
 	srv.Config.IdleTimeout = IdleTimeout
 	srv.Start()
 	defer srv.Close()
-	tr := &http.Transport{
-		MaxIdleConnsPerHost: 256,
-		DialContext:         (&net.Dialer{}).DialContext,
-	}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
-	url := srv.URL + "/callback"
 	var seq atomic.Int64
 	b.SetParallelism(benchParallelism)
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
+		var call caller
 		for pb.Next() {
-			body := benchBody(seq.Add(1))
-			req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, bytes.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := client.Do(req)
+			if call == nil {
+				c, done, err := newCaller(srv)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				defer done()
+				call = c
+			}
+			code, err := call(benchBody(seq.Add(1)))
 			if err != nil {
 				b.Error(err)
 				return
 			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				b.Errorf("status %d", resp.StatusCode)
+			if code != http.StatusOK {
+				b.Errorf("status %d", code)
 				return
 			}
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "callbacks/s")
+}
+
+// benchHTTP posts through net/http's client over keep-alive connections.
+func benchHTTP(b *testing.B, h http.Handler) {
+	tr := &http.Transport{
+		MaxIdleConnsPerHost: 256,
+		DialContext:         (&net.Dialer{}).DialContext,
+	}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	benchPosts(b, h, func(srv *httptest.Server) (caller, func(), error) {
+		url := srv.URL + "/callback"
+		return func(body []byte) (int, error) {
+			req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				return 0, err
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode, nil
+		}, func() {}, nil
+	})
 }
 
 // BenchmarkMemory feeds a fixed number of callbacks (default 2,000,000 to keep

@@ -4,19 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
-	"sync/atomic"
 	"testing"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/msgload/msgload/rundir"
 )
 
 // BenchmarkIngestLean is BenchmarkIngest with a lean load generator: each of
@@ -28,65 +20,17 @@ import (
 // this measures more of the sink and less of the caller. The bare handler and
 // the sink run under the same load, in one run.
 func BenchmarkIngestLean(b *testing.B) {
-	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.WriteHeader(http.StatusOK)
-	})
-	b.Run("bare", func(b *testing.B) { benchLean(b, bare) })
-	for _, mode := range []FsyncMode{FsyncBatch, FsyncNone} {
-		b.Run("sink-"+string(mode), func(b *testing.B) {
-			s, err := New(Options{LogPath: filepath.Join(b.TempDir(), rundir.EventsFile), Fsync: mode}, prometheus.NewRegistry())
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			benchLean(b, s.Handler())
-			if got := s.Stats().Callbacks; got != int64(b.N) {
-				b.Fatalf("the sink counted %d callbacks of %d", got, b.N)
-			}
-			n, sum := histMean(b, s.met.batchSize)
-			if n > 0 {
-				b.ReportMetric(sum/n, "events/batch")
-			}
-		})
-	}
+	benchIngest(b, []FsyncMode{FsyncBatch, FsyncNone}, benchLean)
 }
 
 func benchLean(b *testing.B, h http.Handler) {
-	srv := httptest.NewUnstartedServer(h)
-	srv.Config.ReadHeaderTimeout = ReadHeaderTimeout
-	srv.Config.IdleTimeout = IdleTimeout
-	srv.Start()
-	defer srv.Close()
-	addr := srv.Listener.Addr().String()
-	var seq atomic.Int64
-	b.SetParallelism(benchParallelism)
-	b.ReportAllocs()
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
-		var c *leanConn
-		defer func() {
-			if c != nil {
-				c.Close()
-			}
-		}()
-		for pb.Next() {
-			if c == nil {
-				var err error
-				if c, err = dialLean(addr); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-			code, err := c.post("/callback", benchBody(seq.Add(1)))
-			if err != nil || code != http.StatusOK {
-				b.Errorf("post: %d %v", code, err)
-				return
-			}
+	benchPosts(b, h, func(srv *httptest.Server) (caller, func(), error) {
+		c, err := dialLean(srv.Listener.Addr().String())
+		if err != nil {
+			return nil, nil, err
 		}
+		return func(body []byte) (int, error) { return c.post("/callback", body) }, func() { c.Close() }, nil
 	})
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "callbacks/s")
 }
 
 // leanConn is one HTTP/1.1 keep-alive connection that posts JSON and reads
