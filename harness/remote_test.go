@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/msgload/msgload/rundir"
-	"github.com/msgload/msgload/scenarios"
 	"github.com/msgload/msgload/sim"
 	"github.com/msgload/msgload/sink"
 )
@@ -98,23 +97,8 @@ message: { recipient: "+79990000001", text: "x {{.Seq}}" }
 delivery: { grace: 15s }
 thresholds: [ "delivery.lost == 0", "delivery.received == 12" ]
 `, srv.URL)
-	s, err := scenarios.Parse("remote.yaml", t.TempDir(), []byte(src), func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	res, err := Run(context.Background(), Options{Scenario: s, Out: t.TempDir(), Stderr: &stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := res.Parts[0]
-	if p.Err != nil || !p.Summary.OK() {
-		var b strings.Builder
-		if p.Summary != nil {
-			p.Summary.Terminal(&b)
-		}
-		t.Fatalf("run failed: %v\n%s\nstderr:\n%s", p.Err, b.String(), stderr.String())
-	}
+	p, stderr := runSource(t, "remote.yaml", t.TempDir(), src)
+	requireGreen(t, p, stderr)
 	if got := k.Stats().Webhooks; got != 12 {
 		t.Errorf("standalone sink got %d webhooks, want 12", got)
 	}
@@ -154,25 +138,10 @@ message: { recipient: "+79990000001", text: "x {{.Seq}}" }
 delivery: { grace: %s }
 thresholds: [ "delivery.lost == 0", "delivery.received == 12" ]
 `, simSrv.URL, simSrv.URL, sinkSrv.URL, grace)
-	s, err := scenarios.Parse("real.yaml", t.TempDir(), []byte(src), func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	res, err := Run(context.Background(), Options{Scenario: s, Out: t.TempDir(), Stderr: &stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := res.Parts[0]
-	if p.Err != nil || !p.Summary.OK() {
-		var b strings.Builder
-		if p.Summary != nil {
-			p.Summary.Terminal(&b)
-		}
-		t.Fatalf("run failed: %v\n%s\nstderr:\n%s", p.Err, b.String(), stderr.String())
-	}
-	if strings.Contains(stderr.String(), "grace period of") {
-		t.Errorf("the grace wait ran out although every message had its webhook:\n%s", stderr.String())
+	p, stderr := runSource(t, "real.yaml", t.TempDir(), src)
+	requireGreen(t, p, stderr)
+	if strings.Contains(stderr, "grace period of") {
+		t.Errorf("the grace wait ran out although every message had its webhook:\n%s", stderr)
 	}
 	var meta rundir.Meta
 	b, _ := os.ReadFile(filepath.Join(p.Dir, rundir.MetaFile))
@@ -182,8 +151,8 @@ thresholds: [ "delivery.lost == 0", "delivery.received == 12" ]
 	if waited := meta.End.Sub(meta.AttackEnd); waited >= grace {
 		t.Errorf("waited %v after the attack, the whole grace period", waited)
 	}
-	if !strings.Contains(stderr.String(), "12 events copied from the sink") {
-		t.Errorf("stderr does not report the copy:\n%s", stderr.String())
+	if !strings.Contains(stderr, "12 events copied from the sink") {
+		t.Errorf("stderr does not report the copy:\n%s", stderr)
 	}
 }
 

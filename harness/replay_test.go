@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/msgload/msgload/replay"
 	"github.com/msgload/msgload/rundir"
-	"github.com/msgload/msgload/scenarios"
 )
 
 // TestReplayProfile runs a scenario whose load is a recording (a HAR of
@@ -43,26 +41,10 @@ limit: { rate: 100/1m, mode: respect }
 delivery: { grace: 15s }
 thresholds: [ "delivery.lost == 0" ]
 `
-	s, err := scenarios.Parse(filepath.Join(dir, "replayed.yaml"), dir, []byte(src), func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	res, err := Run(context.Background(), Options{Scenario: s, Out: t.TempDir(), Stderr: &stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := res.Parts[0]
-	if p.Err != nil {
-		t.Fatalf("part: %v\n%s", p.Err, stderr.String())
-	}
-	if !p.Summary.OK() {
-		var b strings.Builder
-		p.Summary.Terminal(&b)
-		t.Fatalf("run failed:\n%s\n%s", b.String(), stderr.String())
-	}
+	p, stderr := runSource(t, filepath.Join(dir, "replayed.yaml"), dir, src)
+	requireGreen(t, p, stderr)
 	var first []time.Time
-	err = rundir.ReadJSONL(filepath.Join(p.Dir, rundir.AttemptsFile), func(a rundir.Attempt) error {
+	err := rundir.ReadJSONL(filepath.Join(p.Dir, rundir.AttemptsFile), func(a rundir.Attempt) error {
 		if a.Op == "send" && a.Attempt <= 1 && a.Probe == "" {
 			first = append(first, a.Intended)
 		}
