@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/msgload/msgload/internal/testnet"
 )
 
 // needProgram returns path, or skips when it is absent; under CI=true its
@@ -216,17 +217,6 @@ func TestComposeAgreesWithPrometheus(t *testing.T) {
 	}
 }
 
-// freeAddr returns a loopback address whose port was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // start runs a program until the test ends, and returns its output buffer.
 func start(t *testing.T, name string, args ...string) *bytes.Buffer {
 	t.Helper()
@@ -295,7 +285,7 @@ func TestComposeServicesRun(t *testing.T) {
 		args := slices.Clone(cf.Services[name].Command)
 		for i, a := range args {
 			if i > 0 && args[i-1] == "--addr" {
-				moved[a] = freeAddr(t)
+				moved[a] = testnet.FreeAddr(t)
 				args[i] = moved[a]
 			}
 			if i > 0 && args[i-1] == "--data" {
@@ -333,7 +323,7 @@ func TestComposeServicesRun(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	promAddr := freeAddr(t)
+	promAddr := testnet.FreeAddr(t)
 	start(t, prometheus, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+promAddr, "--log.level=warn")
 	waitOK(t, "http://"+promAddr+"/-/ready")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/msgload/msgload/harness"
+	"github.com/msgload/msgload/internal/testnet"
 	"github.com/msgload/msgload/scenarios"
 )
 
@@ -65,7 +66,7 @@ func startHarnessRun(t *testing.T) *testRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := testnet.FreeAddr(t)
 	u := &url.URL{Scheme: "http", Host: addr}
 	run := &testRun{
 		sources:       []source{{job: "msgload-attack", url: u.String()}},

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -27,6 +26,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/msgload/msgload/internal/testnet"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -41,18 +41,6 @@ func needProgram(t *testing.T, path string) string {
 		t.Skipf("%s not installed (Debian package %s); skipping", path, filepath.Base(path))
 	}
 	return path
-}
-
-// freeAddr returns a loopback address with a port that was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 // source is one process's /metrics: a job name for the scrape configuration
@@ -97,7 +85,7 @@ func startPrometheus(t *testing.T, sources []source) *promServer {
 	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := testnet.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var logs bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin,

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/msgload/msgload/internal/testnet"
 )
 
 func TestSimCommandBadInput(t *testing.T) {
@@ -42,7 +44,7 @@ func TestSimCommandBadInput(t *testing.T) {
 // TestSimCommandServes runs `msgload sim` on a free loopback port: /healthz,
 // a messaging send and /metrics answer; an interrupt stops it with exit 0.
 func TestSimCommandServes(t *testing.T) {
-	addr := freeAddr(t)
+	addr := testnet.FreeAddr(t)
 	stop := serveCommand(t, map[string]string{envSimRateLimit: "10/1s"}, addr, "sim", "--addr", addr, "--seed", "3")
 	base := "http://" + addr
 	req, _ := http.NewRequest(http.MethodPost, base+"/messaging/v1/send", strings.NewReader(

@@ -15,23 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgload/msgload/internal/testnet"
 	"github.com/msgload/msgload/replay"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/sim"
 )
-
-// freeAddr is a loopback address nobody listens on (for a command that
-// takes --addr or --listen).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
 
 // serveCommand starts a long-running command (record, sink) in-process and
 // waits until addr accepts connections; stop interrupts it and returns its exit
@@ -95,7 +83,7 @@ func TestRecordReplayReportCompare(t *testing.T) {
 
 	dir := t.TempDir()
 	recording := filepath.Join(dir, "traffic.jsonl")
-	listen := freeAddr(t)
+	listen := testnet.FreeAddr(t)
 	proxy := "http://" + listen
 	stop := serveCommand(t, nil, listen, "record", "--listen", listen, "--upstream", upstream.URL, "--out", recording)
 
@@ -209,7 +197,7 @@ thresholds: [ "delivery.lost == 0", "requests.error_rate == 0" ]
 // log is flushed when the sink is interrupted.
 func TestSinkCommand(t *testing.T) {
 	data := t.TempDir()
-	addr := freeAddr(t)
+	addr := testnet.FreeAddr(t)
 	base := "http://" + addr
 	stop := serveCommand(t, nil, addr, "sink", "--addr", addr, "--data", data)
 	tag := rundir.Tag{Run: "r1", Seq: 7, First: time.Now().Add(-time.Second)}
@@ -254,7 +242,7 @@ func TestSinkCommand(t *testing.T) {
 		t.Fatalf("%d events logged (%v), want 1", n, err)
 	}
 	// Without --data the sink refuses to start, and says which flag.
-	if code, _, stderr := runProgram(t, nil, nil, "sink", "--addr", freeAddr(t)); code != exitBadInput || !strings.Contains(stderr, "data") {
+	if code, _, stderr := runProgram(t, nil, nil, "sink", "--addr", testnet.FreeAddr(t)); code != exitBadInput || !strings.Contains(stderr, "data") {
 		t.Errorf("sink without --data: exit %d, %q", code, stderr)
 	}
 }
