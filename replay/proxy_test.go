@@ -257,13 +257,14 @@ func TestRedactorBody(t *testing.T) {
 	}
 }
 
-func TestServeFlushesOnCancel(t *testing.T) {
+// serveRecorder serves a recorder in front of a fake upstream, writing to
+// out, as `msgload record` does; stop cancels it (what Ctrl-C does) and
+// returns what Serve returned.
+func serveRecorder(t *testing.T, out io.Writer) (addr string, stop func() error) {
+	t.Helper()
 	up := fakeUpstream(t)
 	u, _ := url.Parse(up.URL)
-	path := filepath.Join(t.TempDir(), "rec.jsonl")
-	f, _ := os.Create(path)
-	defer f.Close()
-	rec, err := NewRecorder(RecorderOptions{Upstream: u, Out: f})
+	rec, err := NewRecorder(RecorderOptions{Upstream: u, Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,9 +275,16 @@ func TestServeFlushesOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, ln, rec) }()
-	sendTestTraffic(t, "http://"+ln.Addr().String(), 5)
-	cancel() // what Ctrl-C does in `msgload record`
-	if err := <-done; err != nil {
+	return ln.Addr().String(), func() error { cancel(); return <-done }
+}
+
+func TestServeFlushesOnCancel(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rec.jsonl")
+	f, _ := os.Create(path)
+	defer f.Close()
+	addr, stop := serveRecorder(t, f)
+	sendTestTraffic(t, "http://"+addr, 5)
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	rs, err := Load(path, FormatMsgload)
@@ -291,28 +299,15 @@ func TestServeFlushesOnCancel(t *testing.T) {
 // A connection opened but never used (a client's spare keep-alive dial) does
 // not hold the stop: Serve returns without error instead of timing out.
 func TestServeStopsWithAnIdleNewConnection(t *testing.T) {
-	up := fakeUpstream(t)
-	u, _ := url.Parse(up.URL)
-	rec, err := NewRecorder(RecorderOptions{Upstream: u, Out: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, rec) }()
-	sendTestTraffic(t, "http://"+ln.Addr().String(), 1)
-	spare, err := net.Dial("tcp", ln.Addr().String())
+	addr, stop := serveRecorder(t, io.Discard)
+	sendTestTraffic(t, "http://"+addr, 1)
+	spare, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer spare.Close()
 	time.Sleep(50 * time.Millisecond) // let the server accept it
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("stop with a spare connection open: %v", err)
 	}
 }
