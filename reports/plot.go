@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"image/color"
 	"math"
-	"regexp"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -85,7 +84,7 @@ func ticker(format func(float64) string) plot.Ticker {
 func svgLines(id, title, xlabel, ylabel string, lines []line, hline float64, yfmt func(float64) string) template.HTML {
 	p, lg := newPlot(title, xlabel, ylabel), newLegend()
 	p.Y.Tick.Marker = ticker(yfmt)
-	p.X.Tick.Marker = ticker(func(v float64) string { return num(math.Round(v*100) / 100) })
+	p.X.Tick.Marker = ticker(twoDecimals)
 	xmax, drawn := 0.0, 0
 	for i, l := range lines {
 		xy := make(plotter.XYs, 0, len(l.pts))
@@ -167,12 +166,6 @@ func svgBars(id, title string, stages []FunnelStage) template.HTML {
 	return render(id, title, p, &lg, h)
 }
 
-var (
-	svgHeader = regexp.MustCompile(`(?s)^.*?<svg `)
-	// gonum writes a font family only; add generic fallbacks for readers without Liberation.
-	fontFamily = regexp.MustCompile(`font-family:Liberation Sans;`)
-)
-
 // legendW is the strip right of the plot that holds the legend.
 const legendW = 1.5 * vg.Inch
 
@@ -187,8 +180,12 @@ func render(id, title string, p *plot.Plot, lg *plot.Legend, h vg.Length) templa
 	if _, err := c.WriteTo(&b); err != nil {
 		return template.HTML(fmt.Sprintf(`<p>chart %s could not be drawn: %s</p>`, template.HTMLEscapeString(id), template.HTMLEscapeString(err.Error())))
 	}
-	s := svgHeader.ReplaceAllLiteralString(b.String(), "")
-	s = fontFamily.ReplaceAllLiteralString(s, `font-family:'Liberation Sans',Arial,sans-serif;`)
+	s := b.String()
+	if _, body, ok := strings.Cut(s, "<svg "); ok {
+		s = body // without the XML header and the svg element's own start
+	}
+	// gonum writes a font family only; add generic fallbacks for readers without Liberation.
+	s = strings.ReplaceAll(s, "font-family:Liberation Sans;", `font-family:'Liberation Sans',Arial,sans-serif;`)
 	return template.HTML(fmt.Sprintf(`<svg id="%s" class="chart" role="img" %s`, id, strings.Replace(s, ">",
 		">"+"<title>"+template.HTMLEscapeString(title)+"</title>", 1)))
 }

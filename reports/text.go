@@ -34,9 +34,9 @@ func pct(n, of int64) string {
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-// perSec shows a rate to two decimals at most (5.71, 1500): summary.json keeps
-// the full figure.
-func perSec(f float64) string { return num(math.Round(f*100) / 100) }
+// twoDecimals shows a figure to two decimals at most (5.71, 1500), for rates
+// and chart ticks: summary.json keeps the full figure.
+func twoDecimals(f float64) string { return num(math.Round(f*100) / 100) }
 
 func verdict(ok bool) string {
 	if ok {
@@ -52,7 +52,7 @@ func (s *Summary) keyFigures() []keyFigure {
 	r, d, rl := s.Requests, s.Delivery, s.RateLimit
 	kf := []keyFigure{
 		{"requests", fmt.Sprintf("%d (%d messages, %s errors)", r.Total, r.Messages, strconv.FormatFloat(100*r.ErrorRate, 'f', 2, 64)+"%")},
-		{"rate achieved / planned", fmt.Sprintf("%s / %s per second", perSec(r.AchievedRate), perSec(r.PlannedRate))},
+		{"rate achieved / planned", fmt.Sprintf("%s / %s per second", twoDecimals(r.AchievedRate), twoDecimals(r.PlannedRate))},
 		{"request latency p50 / p95 / p99 / max", fmt.Sprintf("%s / %s / %s / %s", dur(r.Latency.P50), dur(r.Latency.P95), dur(r.Latency.P99), dur(r.Latency.Max))},
 		{"from intended send p99", fmt.Sprintf("%s (%d late starts)", dur(r.LatencyIntended.P99), r.Late)},
 		{"429 answers", fmt.Sprintf("%d (excess accepted %d, limiter: %s)", rl.Rejected429, rl.ExcessAccepted, rl.Algorithm.Verdict)},
