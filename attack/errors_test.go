@@ -109,25 +109,33 @@ func TestTokenEndpointRefuses(t *testing.T) {
 }
 
 func TestTerminal(t *testing.T) {
-	e := &engine{o: &Options{Chain: []string{"viber", "sms"}}}
+	e := &engine{o: &Options{Chain: []string{"viber:DELIVERED", "sms"}}}
 	for _, tc := range []struct {
 		state, channel string
+		cur            int // the item the message is on before the record
 		want           bool
+		next           int // the item after it
 	}{
-		{"DELIVERED", "viber", true},        // a delivery ends it on any channel
-		{"SEEN", "viber", true},             // so does being seen
-		{"NOT_DELIVERED", "viber", false},   // not delivered on viber: the service goes on to sms
-		{"FAILED", "viber", false},          // failed on viber: likewise
-		{"NOT_DELIVERED", "sms", true},      // on the last channel: the end
-		{"FAILED", "", true},                // no channel to go on from
-		{"NOT_DELIVERED", "telegram", true}, // a channel outside the chain: nothing follows
-		{"EXPIRED", "viber", false},         // viber expired: the failover goes on to sms
-		{"EXPIRED", "sms", true},            // the last channel expired: the end
-		{"EXPIRED", "", true},               // no channel to go on from
-		{"ACCEPTED", "", false},             // still under way
+		{"DELIVERED", "viber", 0, true, 0},        // delivered on viber: the condition is met
+		{"SEEN", "viber", 0, true, 0},             // seen implies delivered
+		{"NOT_DELIVERED", "viber", 0, false, 1},   // not delivered on viber: the service goes on to sms
+		{"FAILED", "viber", 0, false, 1},          // failed on viber: likewise
+		{"NOT_DELIVERED", "sms", 1, true, 1},      // on the last channel: the end
+		{"FAILED", "", 0, false, 1},               // no channel: on the item the message is on (viber)
+		{"FAILED", "", 1, true, 1},                // no channel, on sms: the end
+		{"NOT_DELIVERED", "telegram", 0, true, 0}, // a channel outside the chain: judged by state alone
+		{"EXPIRED", "viber", 0, false, 1},         // viber expired: the failover goes on to sms
+		{"EXPIRED", "sms", 1, true, 1},            // the last channel expired: the end
+		{"ACCEPTED", "", 0, false, 0},             // still under way
 	} {
-		if got := e.terminal(tc.state, tc.channel); got != tc.want {
-			t.Errorf("terminal(%s, %s) = %v, want %v", tc.state, tc.channel, got, tc.want)
+		cur := tc.cur
+		if got := e.terminal(tc.state, tc.channel, &cur); got != tc.want || cur != tc.next {
+			t.Errorf("terminal(%s, %s) on item %d = %v, item %d; want %v, item %d", tc.state, tc.channel, tc.cur, got, cur, tc.want, tc.next)
 		}
+	}
+	seen := &engine{o: &Options{Chain: []string{"viber:SEEN", "sms"}}}
+	cur := 0
+	if seen.terminal("DELIVERED", "viber", &cur) {
+		t.Error("DELIVERED on viber ends a message whose failover awaits SEEN")
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -484,7 +483,7 @@ func (e *engine) attempt(m *message, op string, n int) *rundir.Attempt {
 	a := &rundir.Attempt{Seq: m.seq, API: e.o.API, Op: op, Client: m.client.ID, Attempt: n,
 		FirstSent: m.first, ExternalID: m.extID}
 	if e.o.API == rundir.APIMessaging && op == OpSend && len(e.o.Chain) > 0 {
-		a.Channel = e.o.Chain[0]
+		a.Channel, _, _ = strings.Cut(e.o.Chain[0], ":") // the first item's channel
 	}
 	return a
 }
@@ -723,11 +722,16 @@ func (e *engine) probe(m *message, want string) {
 	wg.Wait()
 }
 
-// terminal reports whether a polled state ends the message: a delivery always,
-// a final state short of it only on the last channel of the chain (a failover
-// goes on) — the sink's rule for callbacks.
-func (e *engine) terminal(state, channel string) bool {
-	return rundir.EndsMessage(state, slices.Index(e.o.Chain, channel), len(e.o.Chain))
+// terminal reports whether a polled state ends the message, by the one
+// end-of-message rule (rundir.Chain); *cur is the item the message is on, for
+// a record without a channel.
+func (e *engine) terminal(state, channel string, cur *int) bool {
+	chain := rundir.ParseChain(e.o.Chain)
+	i := chain.Item(channel, *cur)
+	if chain.FailsOver(state, i) {
+		*cur = max(*cur, i+1)
+	}
+	return chain.Ends(state, i)
 }
 
 // poll asks check-status for m every Interval until a terminal state or Until.
@@ -736,6 +740,7 @@ func (e *engine) poll(m *message, txID string) {
 	deadline := m.first.Add(p.Until)
 	u := e.statusURL + url.PathEscape(txID)
 	next := time.Now().Add(p.Interval)
+	cur := 0
 	for k := 1; ; k++ {
 		if next.After(deadline) || !e.sleep(time.Until(next)) {
 			return
@@ -749,7 +754,7 @@ func (e *engine) poll(m *message, txID string) {
 			a.TxID = txID
 		}
 		e.write(m.client, a)
-		if a.Outcome == rundir.OutcomeOK && e.terminal(ans.State, ans.Channel) {
+		if a.Outcome == rundir.OutcomeOK && e.terminal(ans.State, ans.Channel, &cur) {
 			return
 		}
 		next = next.Add(p.Interval)

@@ -81,7 +81,7 @@ func scenarioLoad(s *scenarios.Scenario, sinkURL string) (load, error) {
 		profile = "constant"
 	}
 	return load{
-		pacer: p, profile: profile, requests: s.Load.Requests, chain: gen.Channels(),
+		pacer: p, profile: profile, requests: s.Load.Requests, chain: gen.Chain(),
 		body: func(seq int64, client string, tag rundir.Tag) ([]byte, error) {
 			b, _, err := gen.Body(seq, client, tag)
 			return b, err

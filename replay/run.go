@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -352,17 +353,24 @@ func credIDs(cs []Cred) []string {
 func channelsOf(body []byte) []string {
 	var m struct {
 		Scenario []struct {
-			Channel string `json:"channel"`
+			Channel  string `json:"channel"`
+			Failover *struct {
+				ConditionStatus string `json:"condition_status"`
+			} `json:"failover"`
 		} `json:"scenario"`
 	}
 	if json.Unmarshal(body, &m) != nil {
 		return nil
 	}
-	var out []string
+	var c rundir.Chain
 	for _, it := range m.Scenario {
-		out = append(out, it.Channel)
+		l := rundir.Link{Channel: it.Channel}
+		if it.Failover != nil {
+			l.Until = cmp.Or(it.Failover.ConditionStatus, rundir.StateDelivered)
+		}
+		c = append(c, l)
 	}
-	return out
+	return c.Strings()
 }
 
 // attemptOf builds the attempts.jsonl record of one result.

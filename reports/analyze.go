@@ -38,26 +38,22 @@ var stateRank = map[string]int{
 	"SEEN":          5,
 }
 
-// pollTerminal says whether a polled state ends the message, by the sink's
-// rule for callbacks (rundir.EndsMessage).
-func (a *analyzer) pollTerminal(state, channel string) bool {
-	return rundir.EndsMessage(state, indexOf(a.chain, channel), len(a.chain))
-}
-
 // msg is the compact per-message state kept while reading a run.
 type msg struct {
 	first      int64  // unix ns of the first attempt's send
 	idHash     uint64 // hash of the id the service gave (txId / notificationId)
 	accepted   bool
 	mismatch   bool
-	dupTerm    bool
+	dupTerm    bool   // the end came from a second id (txId, notificationId): the service delivered it twice
+	item       uint8  // chain item the message is on: 0, then i+1 after a failover step from i
+	endID      uint64 // hash of the txId (messaging) whose record ended the message first
 	finalRank  int8
 	finalState uint8 // interned
 	finalChan  uint8 // interned
 	lastChan   uint8 // interned, 0 none
 	terminals  uint16
-	seen       uint32 // interned states seen
-	refused    uint32 // interned states whose last arrival the sink refused on purpose
+	seen       uint64 // (channel, state) pairs that arrived for the message's first txId: see seenBit
+	refused    uint64 // pairs whose last arrival the sink refused on purpose
 	refusedAt  int64  // when the sink last refused a call of this message
 	reached    uint32 // interned channels reached
 	steps      uint32 // chain indexes stepped into
@@ -109,7 +105,8 @@ type analyzer struct {
 	needKeys                    map[string]int64 // keys events lack a sequence for → sequence, once found
 	clients                     map[string][]rec
 	states, chans               *intern
-	chain                       []string
+	chain                       rundir.Chain
+	otherTx                     map[otherTx]*txSeen // (channel, state) pairs of a message's second and later txIds
 	byState, byChannel          map[string]*hist
 	delivery, replies, retries  *hist
 	steps                       map[[2]string]*hist
@@ -128,7 +125,7 @@ func AnalyzeFS(fsys fs.FS, name string) (*Summary, error) {
 	a := &analyzer{
 		dir: name, fsys: fsys, s: &Summary{Schema: SchemaVersion},
 		reqLat: newHist(), reqLatIntended: newHist(), lag: newHist(),
-		msgs: map[int64]*msg{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
+		msgs: map[int64]*msg{}, otherTx: map[otherTx]*txSeen{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
 		states: newIntern(), chans: newIntern(),
 		byState: map[string]*hist{}, byChannel: map[string]*hist{},
 		delivery: newHist(), replies: newHist(), retries: newHist(), steps: map[[2]string]*hist{},
@@ -137,8 +134,8 @@ func AnalyzeFS(fsys fs.FS, name string) (*Summary, error) {
 		return nil, err
 	}
 	a.ch = newCharts(a.start, a.meta)
-	if len(a.meta.Chain) > 0 && len(a.meta.Chain) <= 30 {
-		a.chain = a.meta.Chain
+	if len(a.meta.Chain) <= 30 {
+		a.chain = rundir.ParseChain(a.meta.Chain)
 	}
 	if err := a.scanEventKeys(); err != nil {
 		return nil, err
@@ -493,8 +490,7 @@ func (a *analyzer) readPolls() error {
 		e := rundir.Event{
 			Kind: rundir.KindCallback, API: at.API,
 			ReceivedAt: at.Sent.Add(time.Duration(at.Latency * float64(time.Second))),
-			Corr: &rundir.Correlation{Key: at.TxID, Seq: at.Seq, State: at.State, Channel: at.Channel,
-				Matched: true, Terminal: a.pollTerminal(at.State, at.Channel)},
+			Corr:       &rundir.Correlation{Key: at.TxID, Seq: at.Seq, State: at.State, Channel: at.Channel, Matched: true},
 		}
 		a.delivered(&e, true)
 		return nil
@@ -550,7 +546,7 @@ func (a *analyzer) learnChain(e *rundir.Event) {
 		return
 	}
 	if t, err := rundir.ParseTrackData(p.TrackData); err == nil && len(t.Chain) > 0 && len(t.Chain) <= 30 {
-		a.chain = t.Chain
+		a.chain = rundir.ParseChain(t.Chain)
 	}
 }
 
@@ -599,35 +595,68 @@ func (a *analyzer) delivered(e *rundir.Event, polled bool) {
 	at := e.ReceivedAt.UnixNano()
 	state := c.State
 	sid := a.states.id(state)
-	bit := uint32(1) << sid
-	dup := m.seen&bit != 0
+	// The record's item of the chain (a record without a channel is on the
+	// item the message is on) and whether it ends the message: the one rule
+	// of rundir.Chain, judged here from run.json's chain, not taken from the
+	// sink, so that untagged and polled records are judged alike.
+	channel := c.Channel
+	terminal := true
+	item := -1
+	if e.API != rundir.APINotify && e.Kind == rundir.KindCallback {
+		item = a.chain.Item(channel, int(m.item))
+		if channel == "" && item >= 0 {
+			channel = a.chain[item].Channel
+		}
+		terminal = a.chain.Ends(state, item)
+	}
+	cid := uint8(0)
+	if channel != "" {
+		cid = a.chans.id(channel)
+	}
+	seen, refusedBits := &m.seen, &m.refused
+	txh := uint64(0)
+	if c.Key != "" && e.API != rundir.APINotify {
+		txh = hashID(c.Key)
+		if m.endID == 0 && m.seen == 0 {
+			m.endID = txh // the first txId the message is known by
+		}
+		if txh != m.endID {
+			k := otherTx{seq, txh}
+			ts := a.otherTx[k]
+			if ts == nil {
+				ts = &txSeen{}
+				a.otherTx[k] = ts
+			}
+			seen, refusedBits = &ts.seen, &ts.refused
+		}
+	}
+	bit := seenBit(cid, sid)
+	dup := *seen&bit != 0
 	refused := e.Answered != 0 && !is2xx(e.Answered)
 	if refused {
 		d.Refused++
 	}
-	if dup && m.refused&bit != 0 {
+	if dup && *refusedBits&bit != 0 {
 		// The service retrying a call the sink refused on purpose: expected.
 		d.Redelivered++
 		a.retries.observe(float64(at-m.refusedAt) / 1e9)
 		if refused {
 			m.refusedAt = at
 		} else {
-			m.refused &^= bit
+			*refusedBits &^= bit
 		}
 		return
 	}
 	if dup {
+		// A second arrival of the same state for the same txId and channel.
 		if !polled {
 			d.Duplicates++
-			if c.Terminal {
-				m.dupTerm = true
-			}
 		}
 		return
 	}
-	m.seen |= bit
+	*seen |= bit
 	if refused {
-		m.refused |= bit
+		*refusedBits |= bit
 		m.refusedAt = at
 	}
 	lat := float64(at-first) / 1e9
@@ -639,22 +668,23 @@ func (a *analyzer) delivered(e *rundir.Event, polled bool) {
 		}
 		h.observe(lat)
 	}
-	channel := c.Channel
-	cid := uint8(0)
-	if channel != "" {
-		cid = a.chans.id(channel)
+	if cid != 0 {
 		m.reached |= 1 << cid
 	}
-	a.failover(m, c, cid, at, first)
+	a.failover(m, c.State, channel, item, cid, at, first)
 	if cid != 0 {
 		m.lastChan = cid
 	}
-	if !c.Terminal {
+	if !terminal {
 		return
 	}
 	m.terminals++
-	if m.terminals > 1 && a.meta.API == rundir.APINotify {
-		m.dupTerm = true
+	if e.API == rundir.APINotify {
+		if m.terminals > 1 {
+			m.dupTerm = true // a second terminal status of one notification
+		}
+	} else if txh != 0 && m.terminals > 1 && txh != m.endID {
+		m.dupTerm = true // the message ended under a second txId: sent twice
 	}
 	if m.terminalAt == 0 || at < m.terminalAt {
 		m.terminalAt = at
@@ -668,8 +698,27 @@ func (a *analyzer) delivered(e *rundir.Event, polled bool) {
 	}
 }
 
-// failover records the steps of a cascade shown by one event.
-func (a *analyzer) failover(m *msg, c *rundir.Correlation, cid uint8, at, first int64) {
+// otherTx names a second or later txId of a message (a retry after an
+// unknown outcome gave it another): its duplicates are counted apart.
+type otherTx struct {
+	seq int64
+	tx  uint64
+}
+
+type txSeen struct{ seen, refused uint64 }
+
+// seenBit is the bit of a (channel, state) pair in msg.seen: 8 channels by 8
+// states; notification statuses (no channel) use all 64 bits.
+func seenBit(cid, sid uint8) uint64 {
+	if cid == 0 {
+		return 1 << (sid % 64)
+	}
+	return 1 << ((cid%8)*8 + sid%8)
+}
+
+// failover records the steps of a cascade shown by one record of state on
+// channel, the chain's item (-1: not in the chain).
+func (a *analyzer) failover(m *msg, state, channel string, idx int, cid uint8, at, first int64) {
 	step := func(from, to string, bit int) {
 		if m.steps&(1<<bit) != 0 {
 			return
@@ -690,19 +739,21 @@ func (a *analyzer) failover(m *msg, c *rundir.Correlation, cid uint8, at, first 
 		m.reached |= 1 << a.chans.id(to)
 	}
 	hadSteps := m.steps != 0
-	if idx := indexOf(a.chain, c.Channel); idx >= 0 {
-		// Reaching chain[idx] means every earlier step happened; a final state
-		// short of delivery (EXPIRED, NOT_DELIVERED, FAILED) on a channel that
-		// is not the last is itself the step to the next one.
+	if idx >= 0 {
+		// Reaching chain[idx] means every earlier step happened; a failover
+		// from chain[idx] (its condition not met) is itself the step to the next.
 		for i := 1; i <= idx && i < 31; i++ {
-			step(a.chain[i-1], a.chain[i], i)
+			step(a.chain[i-1].Channel, a.chain[i].Channel, i)
 		}
-		if rundir.FailsOver(c.State, idx, len(a.chain)) && idx+1 < 31 {
-			step(a.chain[idx], a.chain[idx+1], idx+1)
+		next := idx
+		if a.chain.FailsOver(state, idx) && idx+1 < 31 {
+			step(a.chain[idx].Channel, a.chain[idx+1].Channel, idx+1)
+			next = idx + 1
 		}
+		m.item = max(m.item, uint8(min(next, 255)))
 	} else if cid != 0 && m.lastChan != 0 && m.lastChan != cid {
 		m.steps &^= 1 << 31 // without a chain, every change of channel is a step
-		step(a.chans.names[m.lastChan], c.Channel, 31)
+		step(a.chans.names[m.lastChan], channel, 31)
 	}
 	if !hadSteps && m.steps != 0 {
 		a.s.Delivery.Failover.Messages++
@@ -773,7 +824,7 @@ func (a *analyzer) finishDelivery() {
 		d.ByState[k] = h.percentiles()
 	}
 	// Funnel in chain order, then any other channel by name.
-	order := append([]string(nil), a.chain...)
+	order := a.chain.Channels()
 	var rest []string
 	for _, n := range a.chans.names[1:] {
 		if indexOf(order, n) < 0 {

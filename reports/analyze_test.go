@@ -18,7 +18,7 @@ func deliveryRun() *run {
 	r.send(3, "c1", 3, 200, 0.030)      // no callback at all: lost
 	r.send(4, "c1", 4, 200, 0.040)      // terminal only after the grace period: lost and late
 	r.send(5, "c1", 5, 500, 0.050)      // refused: not expected
-	r.send(6, "c1", 6, 200, 0.060)      // delivered twice: one duplicate, one duplicate delivery
+	r.send(6, "c1", 6, 200, 0.060)      // the same callback twice: one duplicate, not a second delivery
 	r.send(7, "c1", 7, 0, 5.0)          // timed out; a retry is accepted
 	a := r.send(7, "c1", 9, 200, 0.010) // the retry
 	a.Attempt, a.FirstSent = 2, at(7)
@@ -31,6 +31,16 @@ func deliveryRun() *run {
 	r.callback(7, 17, "DELIVERED", "sms", true, false) // 10 s from the FIRST attempt
 	r.send(8, "c1", 8, 0, 5.0)                         // timed out, never retried, yet the service sent it
 	r.callback(8, 12, "DELIVERED", "sms", true, false)
+	// Message 10: the service processed the first attempt but the answer was
+	// lost (tx-10a); the retry made a second message (tx-10b); both were
+	// delivered: one duplicate delivery, no duplicate callback.
+	r.send(10, "c1", 9, 0, 5.0)
+	a = r.send(10, "c1", 15, 200, 0.010)
+	a.Attempt, a.FirstSent, a.TxID = 2, at(9), "tx-10b"
+	r.callback(10, 12, "DELIVERED", "sms", true, false)
+	r.events[len(r.events)-1].Corr.Key = "tx-10a"
+	r.callback(10, 17, "DELIVERED", "sms", true, false)
+	r.events[len(r.events)-1].Corr.Key = "tx-10b"
 	r.events = append(r.events,
 		rundir.Event{Kind: rundir.KindMalformed, Route: "/callback", ReceivedAt: at(10), Reason: "state: not in enum"},
 		rundir.Event{Kind: rundir.KindCallback, Route: "/callback", ReceivedAt: at(11), Corr: &rundir.Correlation{Key: "other", Matched: false}})
@@ -47,23 +57,23 @@ func TestDeliveryFigures(t *testing.T) {
 		name      string
 		got, want int64
 	}{
-		{"expected: every message with a 2xx on some attempt", d.Expected, 6},
-		{"received: expected messages with a terminal state, even late", d.Received, 5},
+		{"expected: every message with a 2xx on some attempt", d.Expected, 7},
+		{"received: expected messages with a terminal state, even late", d.Received, 6},
 		{"lost: no terminal before attack end + grace (includes late)", d.Lost, 2},
 		{"late: terminal only after the deadline", d.Late, 1},
-		{"duplicates: a second arrival of the same state", d.Duplicates, 1},
+		{"duplicates: a second arrival of the same state for the same txId and channel", d.Duplicates, 1},
 		{"unmatched: a callback that matches no send", d.Unmatched, 1},
 		{"malformed: kept and counted", d.Malformed, 1},
-		{"duplicate deliveries: one message delivered twice", s.Idempotency.DuplicateDeliveries, 1},
-		{"retries: attempts after the first", s.Idempotency.Retries, 1},
-		{"requests: every attempt", s.Requests.Total, 9},
-		{"messages: first attempts", s.Requests.Messages, 8},
+		{"duplicate deliveries: one message ended under two txIds", s.Idempotency.DuplicateDeliveries, 1},
+		{"retries: attempts after the first", s.Idempotency.Retries, 2},
+		{"requests: every attempt", s.Requests.Total, 11},
+		{"messages: first attempts", s.Requests.Messages, 9},
 		{"unconfirmed: delivered without a 2xx", d.Unconfirmed, 1},
 		{"codes: one 500", s.Requests.Codes["500"], 1},
-		{"codes: two no-answers", s.Requests.Codes["0"], 2},
-		{"errors by class", s.Requests.Errors["timeout"], 2},
+		{"codes: three no-answers", s.Requests.Codes["0"], 3},
+		{"errors by class", s.Requests.Errors["timeout"], 3},
 		{"by_state SEEN: first arrival per message and state", s.Delivery.ByState["SEEN"].Count, 1},
-		{"by_state DELIVERED: any message, confirmed or not", s.Delivery.ByState["DELIVERED"].Count, 6},
+		{"by_state DELIVERED: first arrival per txId and state, confirmed or not", s.Delivery.ByState["DELIVERED"].Count, 8},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: got %d, want %d", c.name, c.got, c.want)
@@ -73,8 +83,8 @@ func TestDeliveryFigures(t *testing.T) {
 	if d.Latency.Max < 70.9 || d.Latency.Max > 71.1 {
 		t.Errorf("max delivery latency %v, want 71 s (message 4, late)", d.Latency.Max)
 	}
-	if got := d.ByChannel["sms"].Count; got != 5 {
-		t.Errorf("by_channel sms count %d, want 5", got)
+	if got := d.ByChannel["sms"].Count; got != 6 {
+		t.Errorf("by_channel sms count %d, want 6", got)
 	}
 	if p := d.ByState["SEEN"].P50; p < 2.99 || p > 3.01 {
 		t.Errorf("SEEN latency %v, want 3 s", p)

@@ -1,7 +1,9 @@
 package reports
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/msgload/msgload/rundir"
 )
@@ -75,7 +77,7 @@ func TestPolledRun(t *testing.T) {
 func TestPolledFailover(t *testing.T) {
 	r := newRun(rundir.APIMessaging)
 	r.meta.Delivery.Via = "poll"
-	r.meta.Chain = []string{"viber", "sms"}
+	r.meta.Chain = []string{"viber:DELIVERED", "sms"}
 	r.send(1, "c1", 1, 200, 0.01)
 	r.send(2, "c1", 1, 200, 0.01)
 	poll := func(seq int64, sec float64, state, channel string) {
@@ -176,14 +178,14 @@ func TestRefusedOnPurpose(t *testing.T) {
 	r.events[len(r.events)-1].Answered = 503
 	r.callback(1, 8, "DELIVERED", "", true, true) // the service's retry, 5 s later
 	r.callback(2, 4, "DELIVERED", "", true, false)
-	r.callback(2, 5, "DELIVERED", "", true, true) // a real duplicate
+	r.callback(2, 5, "DELIVERED", "", true, true) // a real duplicate of the call (not of the delivery)
 	s, err := Analyze(r.write(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := s.Delivery
-	if d.Refused != 1 || d.Redelivered != 1 || d.Duplicates != 1 || s.Idempotency.DuplicateDeliveries != 1 {
-		t.Errorf("refused %d redelivered %d duplicates %d duplicate deliveries %d: want 1 each",
+	if d.Refused != 1 || d.Redelivered != 1 || d.Duplicates != 1 || s.Idempotency.DuplicateDeliveries != 0 {
+		t.Errorf("refused %d redelivered %d duplicates %d duplicate deliveries %d: want 1, 1, 1, 0",
 			d.Refused, d.Redelivered, d.Duplicates, s.Idempotency.DuplicateDeliveries)
 	}
 	if p := d.RetryDelay.P50; p < 4.99 || p > 5.01 {
@@ -191,5 +193,123 @@ func TestRefusedOnPurpose(t *testing.T) {
 	}
 	if p := d.Latency.Max; p < 1.99 || p > 2.01 {
 		t.Errorf("latency max %v, want 2 s (to the first, refused, arrival)", p)
+	}
+}
+
+// cascadeRun builds a viber → sms run with the failover condition until on
+// viber, each message's records given as (seconds after its send, state,
+// channel); a record with drop set was drawn by the simulator but never
+// reached the sink. The truth lists every record as a step, called back
+// (answered 200) unless dropped.
+type srec struct {
+	sec     float64
+	state   string
+	channel string
+	drop    bool
+}
+
+func cascadeRun(until string, msgs [][]srec) *run {
+	r := newRun(rundir.APIMessaging)
+	r.meta.Chain = rundir.Chain{{Channel: "viber", Until: until}, {Channel: "sms"}}.Strings()
+	r.truth = &rundir.Truth{RateLimit: rundir.TruthRateLimit{Requests: 100, Window: rundir.Duration(time.Minute), Algorithm: "sliding"}}
+	for i, recs := range msgs {
+		seq := int64(i + 1)
+		sent := float64(i)
+		r.send(seq, "c1", sent, 200, 0.01)
+		tm := rundir.TruthMessage{API: rundir.APIMessaging, ID: "tx-" + itoa(seq), Client: "c1", AcceptedAt: at(sent), Sends: 1}
+		for _, x := range recs {
+			tm.Steps = append(tm.Steps, rundir.TruthStep{Channel: x.channel, State: x.state, Delay: rundir.Duration(time.Duration(x.sec * float64(time.Second)))})
+			cb := rundir.TruthCallback{ID: tm.ID, Kind: rundir.KindCallback, State: x.state, Channel: x.channel, Attempt: 1, At: at(sent + x.sec), Done: at(sent + x.sec)}
+			if x.drop {
+				cb.Action = rundir.CallbackDropped
+			} else {
+				cb.Action, cb.Status = rundir.CallbackSent, 200
+				r.callback(seq, sent+x.sec, x.state, x.channel, false, false) // the sink's judgement is not trusted
+			}
+			r.truth.Callbacks = append(r.truth.Callbacks, cb)
+		}
+		tm.Final = recs[len(recs)-1].state
+		r.truth.Messages = append(r.truth.Messages, tm)
+	}
+	r.sortEvents()
+	return r
+}
+
+// The end of a message follows the failover rule (issue 12, cascades):
+// NOT_DELIVERED on viber and then on sms is one message that was not
+// delivered — not a duplicate, not lost, not delivered twice; under a SEEN
+// condition, DELIVERED on viber is not the end. The truth comparison judges
+// the truth by the same rule and agrees.
+func TestCascadeEnd(t *testing.T) {
+	notDelivered := []srec{{1, "NOT_DELIVERED", "viber", false}, {1.5, "NOT_DELIVERED", "sms", false}}
+	var msgs [][]srec
+	for range 20 {
+		msgs = append(msgs, notDelivered)
+	}
+	// The step on viber arrived but the end on sms was dropped: lost, by the
+	// truth too (matching callbacks by state alone found it delivered).
+	msgs = append(msgs, []srec{{1, "NOT_DELIVERED", "viber", false}, {1.5, "NOT_DELIVERED", "sms", true}})
+	s, err := Analyze(cascadeRun(rundir.StateDelivered, msgs).write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := s.Delivery
+	if d.Duplicates != 0 || s.Idempotency.DuplicateDeliveries != 0 || d.Lost != 1 || d.Received != 20 {
+		t.Errorf("NOT_DELIVERED on viber then sms: duplicates %d, duplicate deliveries %d, lost %d, received %d; want 0, 0, 1, 20",
+			d.Duplicates, s.Idempotency.DuplicateDeliveries, d.Lost, d.Received)
+	}
+	if d.Latency.P50 < 1.49 || d.Latency.P50 > 1.51 {
+		t.Errorf("latency p50 %v, want 1.5 s (to NOT_DELIVERED on sms)", d.Latency.P50)
+	}
+	if len(d.Failover.Steps) != 1 || d.Failover.Steps[0].Count != 21 {
+		t.Errorf("failover steps %+v, want viber → sms for 21 messages", d.Failover.Steps)
+	}
+	if tr := s.Truth; tr.ExpectedLost != 1 || tr.Agrees == nil || !*tr.Agrees {
+		t.Errorf("truth: expected lost %d, agrees %v %q; want 1, true", tr.ExpectedLost, tr.Agrees, tr.Disagreements)
+	}
+
+	// condition_status SEEN: DELIVERED on viber, SEEN does not come within the
+	// ttl, EXPIRED on viber, then DELIVERED on sms.
+	seen := [][]srec{
+		{{0.2, "DELIVERED", "viber", false}, {1.2, "EXPIRED", "viber", false}, {1.3, "DELIVERED", "sms", false}},
+		{{0.2, "DELIVERED", "viber", false}, {0.4, "SEEN", "viber", false}},
+	}
+	s, err = Analyze(cascadeRun(rundir.StateSeen, seen).write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = s.Delivery
+	if d.Latency.Max < 1.29 || d.Latency.Max > 1.31 || d.Latency.P50 < 0.39 || d.Latency.P50 > 0.41 {
+		t.Errorf("latency p50 %v max %v, want 0.4 s (SEEN on viber) and 1.3 s (DELIVERED on sms)", d.Latency.P50, d.Latency.Max)
+	}
+	if d.Duplicates != 0 || s.Idempotency.DuplicateDeliveries != 0 || d.Lost != 0 {
+		t.Errorf("duplicates %d, duplicate deliveries %d, lost %d; want 0 each", d.Duplicates, s.Idempotency.DuplicateDeliveries, d.Lost)
+	}
+	if len(d.Failover.Steps) != 1 || d.Failover.Steps[0].Count != 1 {
+		t.Errorf("failover steps %+v, want viber → sms once", d.Failover.Steps)
+	}
+	if tr := s.Truth; tr.Agrees == nil || !*tr.Agrees {
+		t.Errorf("truth disagrees: %q", tr.Disagreements)
+	}
+}
+
+// A measurement that differs from the truth fails the comparison: here the
+// sink's log lost one arrival the simulator saw answered.
+func TestTruthDisagreement(t *testing.T) {
+	r := cascadeRun(rundir.StateDelivered, [][]srec{
+		{{1, "DELIVERED", "viber", false}},
+		{{2, "DELIVERED", "viber", false}},
+	})
+	r.events = r.events[:1]
+	s, err := Analyze(r.write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := s.Truth
+	if tr.Agrees == nil || *tr.Agrees || len(tr.Disagreements) == 0 {
+		t.Fatalf("agrees %v, disagreements %q: want a disagreement on lost", tr.Agrees, tr.Disagreements)
+	}
+	if !strings.Contains(strings.Join(tr.Disagreements, "\n"), "delivery.lost: measured 1, true 0") {
+		t.Errorf("disagreements %q do not name delivery.lost", tr.Disagreements)
 	}
 }

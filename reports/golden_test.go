@@ -23,7 +23,7 @@ func (r *run) mcallback(seq int64, sec float64, state, channel string, terminal,
 			first = a.FirstSent
 		}
 	}
-	tag := rundir.Tag{Run: r.meta.ID, Seq: seq, First: first, Chain: []string{"viber", "sms"}}
+	tag := rundir.Tag{Run: r.meta.ID, Seq: seq, First: first, Chain: []string{"viber:DELIVERED", "sms"}}
 	payload, _ := json.Marshal(map[string]any{"txId": "tx-" + itoa(seq), "state": state, "channel": channel,
 		"updatedAt": at(sec).Format(time.RFC3339Nano), "trackData": tag.TrackData()})
 	r.events = append(r.events, rundir.Event{Kind: rundir.KindCallback, Route: "/callback", ReceivedAt: at(sec),
@@ -83,17 +83,19 @@ func fullRun() *run {
 			default:
 				d := 1 + float64(seq%4)*0.5
 				r.mcallback(seq, sec+d, "DELIVERED", "viber", true, false)
-				if seq%5 == 0 {
-					r.mcallback(seq, sec+d+2, "SEEN", "viber", true, false)
-				}
 				tm.Steps = []rundir.TruthStep{{Channel: "viber", State: "DELIVERED", Delay: rundir.Duration(time.Duration(d * float64(time.Second)))}}
 				tm.Final = "DELIVERED"
+				if seq%5 == 0 {
+					r.mcallback(seq, sec+d+2, "SEEN", "viber", true, false)
+					tm.Steps = append(tm.Steps, rundir.TruthStep{Channel: "viber", State: "SEEN", Delay: rundir.Duration(time.Duration((d + 2) * float64(time.Second)))})
+					tm.Final = "SEEN"
+				}
 			}
-			for _, st := range tm.Steps {
-				if st.State == tm.Final || tm.Final == "" {
-					if seq%13 != 0 {
-						truth.Callbacks = append(truth.Callbacks, rundir.TruthCallback{ID: tm.ID, Kind: rundir.KindCallback, State: st.State, Action: rundir.CallbackSent, Attempt: 1, At: at(sec).Add(st.Delay.D()), Status: 200})
-					}
+			if seq%13 != 0 { // every status change was called back and answered 200
+				for _, st := range tm.Steps {
+					cb := at(sec).Add(st.Delay.D())
+					truth.Callbacks = append(truth.Callbacks, rundir.TruthCallback{ID: tm.ID, Kind: rundir.KindCallback, State: st.State, Channel: st.Channel,
+						Action: rundir.CallbackSent, Attempt: 1, At: cb, Done: cb, Status: 200})
 				}
 			}
 			truth.Messages = append(truth.Messages, tm)

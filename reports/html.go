@@ -54,7 +54,7 @@ func (s *Summary) chartsHTML() []template.HTML {
 	}
 }
 
-var htmlTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"deref": func(b *bool) bool { return b != nil && *b }}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <title>msgload {{.S.Run.Scenario}} {{.S.Run.ID}}</title>
@@ -89,7 +89,8 @@ th{background:#f7fafc}code{font:12px ui-monospace,monospace;background:#f7fafc;p
 {{if .S.Delivery.Failover.Steps}}<h2>Failover steps</h2>
 <table><tr><th>Step</th><th>Messages</th><th>p50</th><th>p95</th></tr>{{range .Steps}}<tr><td>{{.Name}}</td><td>{{.Count}}</td><td>{{.P50}}</td><td>{{.P95}}</td></tr>{{end}}</table>{{end}}
 {{with .S.Truth}}<h2>Against the simulator's ground truth</h2>
-<p>Simulator limiter: {{.Algorithm}}. Messages: {{.Messages}}. Lost expected (every terminal callback dropped or failed) {{.ExpectedLost}}, measured {{.MeasuredLost}}. Duplicate sends downstream {{.DuplicateSends}}. Limiter windows where measured and true counts differ: {{.WindowMismatches}} of {{len .Windows}}.</p>{{end}}
+{{if .Agrees}}{{if deref .Agrees}}<p>The measurements agree with the truth.</p>{{else}}<p class="bad">The measurements disagree with the truth:</p><ul>{{range .Disagreements}}<li>{{.}}</li>{{end}}</ul>{{end}}{{else}}<p>Not compared: {{range .Disagreements}}{{.}} {{end}}</p>{{end}}
+<p>Simulator limiter: {{.Algorithm}}. Messages: {{.Messages}}. Lost expected (no record ending the message reached the sink by the deadline) {{.ExpectedLost}}, measured {{.MeasuredLost}}. Duplicate callbacks expected {{.ExpectedDuplicates}}, measured {{.MeasuredDuplicates}}. Duplicate sends downstream {{.DuplicateSends}}. Limiter windows where measured and true counts differ: {{.WindowMismatches}} of {{len .Windows}}.</p>{{end}}
 <p class="muted">Built from the run directory alone by <code>msgload report</code>; summary.json holds every figure.</p>
 </body></html>
 `))

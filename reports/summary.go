@@ -213,21 +213,43 @@ type Threshold struct {
 	Error string  `json:"error,omitempty"`
 }
 
-// TruthReport puts the measured figures beside the embedded simulator's ground truth.
+// TruthReport puts the measured figures beside the embedded simulator's ground
+// truth, judged by the same rules (reports/README.md, "Ground truth").
 type TruthReport struct {
-	Algorithm        string        `json:"algorithm" expr:"algorithm"`
-	Truncated        bool          `json:"truncated" expr:"truncated"`
-	Messages         int64         `json:"messages" expr:"messages"`
-	TrueLatency      Percentiles   `json:"true_latency" expr:"true_latency"`         // drawn delay from acceptance to the final state
-	MeasuredLatency  Percentiles   `json:"measured_latency" expr:"measured_latency"` // delivery.latency, repeated for the side-by-side
-	ExpectedLost     int64         `json:"expected_lost" expr:"expected_lost"`       // messages whose every terminal callback was dropped or failed
-	MeasuredLost     int64         `json:"measured_lost" expr:"measured_lost"`
-	CallbacksDropped int64         `json:"callbacks_dropped" expr:"callbacks_dropped"`
-	CallbacksFailed  int64         `json:"callbacks_failed" expr:"callbacks_failed"`
-	CallbacksDup     int64         `json:"callbacks_duplicated" expr:"callbacks_duplicated"`
-	DuplicateSends   int64         `json:"duplicate_sends" expr:"duplicate_sends"` // messages sent downstream more than once
-	Windows          []TruthWindow `json:"windows" expr:"windows"`
-	WindowMismatches int64         `json:"window_mismatches" expr:"window_mismatches"`
+	// Agrees is false when a measured figure differs from the truth beyond
+	// the tolerance (counts: at all); null when the truth was not compared.
+	Agrees        *bool    `json:"agrees" expr:"agrees"`
+	Disagreements []string `json:"disagreements,omitempty" expr:"disagreements"`
+	Algorithm     string   `json:"algorithm" expr:"algorithm"`
+	Truncated     bool     `json:"truncated" expr:"truncated"`
+	Messages      int64    `json:"messages" expr:"messages"`
+	// TrueLatency runs from the first attempt's send to the start of the
+	// simulator's first call of a record that ends the message;
+	// TrueLatencyUpper to that call's answer. The measured latency must lie
+	// between them, give or take the tolerance.
+	TrueLatency        Percentiles   `json:"true_latency" expr:"true_latency"`
+	TrueLatencyUpper   Percentiles   `json:"true_latency_upper" expr:"true_latency_upper"`
+	MeasuredLatency    Percentiles   `json:"measured_latency" expr:"measured_latency"`         // delivery.latency, repeated for the side-by-side
+	ExpectedLost       int64         `json:"expected_lost" expr:"expected_lost"`               // accepted messages no record ending them reached the sink by the deadline
+	MeasuredLost       int64         `json:"measured_lost" expr:"measured_lost"`               //
+	ExpectedDuplicates int64         `json:"expected_duplicates" expr:"expected_duplicates"`   // second arrivals of a (id, channel, state) after a 2xx
+	MeasuredDuplicates int64         `json:"measured_duplicates" expr:"measured_duplicates"`   //
+	ExpectedReaccepted int64         `json:"expected_reaccepted" expr:"expected_reaccepted"`   // messages the simulator accepted under more than one id
+	FailoverSteps      []TruthStep   `json:"failover_steps" expr:"failover_steps"`             // per step, messages whose arrivals show it
+	CallbacksDropped   int64         `json:"callbacks_dropped" expr:"callbacks_dropped"`       //
+	CallbacksFailed    int64         `json:"callbacks_failed" expr:"callbacks_failed"`         //
+	CallbacksDup       int64         `json:"callbacks_duplicated" expr:"callbacks_duplicated"` //
+	DuplicateSends     int64         `json:"duplicate_sends" expr:"duplicate_sends"`           // messages sent downstream more than once
+	Windows            []TruthWindow `json:"windows" expr:"windows"`
+	WindowMismatches   int64         `json:"window_mismatches" expr:"window_mismatches"` // informative: the attacker counts by send time
+}
+
+// TruthStep is one failover step, true and measured.
+type TruthStep struct {
+	From     string `json:"from" expr:"from"`
+	To       string `json:"to" expr:"to"`
+	True     int64  `json:"true" expr:"true"`
+	Measured int64  `json:"measured" expr:"measured"`
 }
 
 // TruthWindow is one limiter window, true and measured.

@@ -68,7 +68,8 @@ func (s *Summary) keyFigures() []keyFigure {
 		kf = append(kf, keyFigure{"incoming (replies, reply p95)", fmt.Sprintf("%d (%d, %s)", s.Incoming.Received, s.Incoming.Replies, dur(s.Incoming.ReplyLatency.P95))})
 	}
 	if t := s.Truth; t != nil {
-		kf = append(kf, keyFigure{"truth: latency p95 true / measured", fmt.Sprintf("%s / %s", dur(t.TrueLatency.P95), dur(t.MeasuredLatency.P95))},
+		kf = append(kf, keyFigure{"truth: measurements agree", truthAgrees(t)},
+			keyFigure{"truth: latency p95 true / measured", fmt.Sprintf("%s / %s", dur(t.TrueLatency.P95), dur(t.MeasuredLatency.P95))},
 			keyFigure{"truth: lost expected / measured", fmt.Sprintf("%d / %d", t.ExpectedLost, t.MeasuredLost)})
 	}
 	return kf
@@ -234,4 +235,15 @@ func plural(n int64, noun string) string {
 		return "1 " + noun
 	}
 	return strconv.FormatInt(n, 10) + " " + noun + "s"
+}
+
+// truthAgrees says in words whether the measurements agree with the truth.
+func truthAgrees(t *TruthReport) string {
+	switch {
+	case t.Agrees == nil:
+		return "not compared (" + strings.Join(t.Disagreements, "; ") + ")"
+	case *t.Agrees:
+		return "yes"
+	}
+	return "NO: " + strings.Join(t.Disagreements, "; ")
 }

@@ -62,8 +62,10 @@ type TruthCallback struct {
 	ID      string    `json:"id"`   // txId or notificationId
 	Kind    string    `json:"kind"` // KindCallback, KindIncoming, KindWebhook
 	State   string    `json:"state,omitempty"`
+	Channel string    `json:"channel,omitempty"` // messaging: the channel of the status change
 	Action  string    `json:"action"`
 	Attempt int       `json:"attempt"`
-	At      time.Time `json:"at"`
+	At      time.Time `json:"at"`               // when the call began (sent, retried) or the fault was drawn
+	Done    time.Time `json:"done,omitzero"`    // sent, retried: when the receiver's answer (or the error) came
 	Status  int       `json:"status,omitempty"` // the receiver's answer, 0 when none
 }

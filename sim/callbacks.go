@@ -23,6 +23,7 @@ type callbackJob struct {
 	body    []byte
 	id      string // txId or notificationId
 	state   string
+	channel string // messaging: the channel of the status change (for the truth)
 	msgID   string // Standard Webhooks webhook-id: the same on every retry
 	attempt int
 	faulted bool // callback faults already drawn
@@ -50,7 +51,7 @@ func (s *Server) callback(j *callbackJob, now time.Time) {
 	j.faulted = true
 	if s.chance(cb.Drop) {
 		s.met.callbacks.WithLabelValues(j.kind, "dropped").Inc()
-		s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Action: rundir.CallbackDropped, Attempt: 1, At: now.UTC()})
+		s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Channel: j.channel, Action: rundir.CallbackDropped, Attempt: 1, At: now.UTC()})
 		return
 	}
 	at := now
@@ -62,7 +63,7 @@ func (s *Server) callback(j *callbackJob, now time.Time) {
 	}
 	if s.chance(cb.Duplicate) {
 		s.met.callbacks.WithLabelValues(j.kind, "duplicated").Inc()
-		s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Action: rundir.CallbackDuplicated, Attempt: 1, At: now.UTC()})
+		s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Channel: j.channel, Action: rundir.CallbackDuplicated, Attempt: 1, At: now.UTC()})
 		dup := *j
 		s.dispatch(&dup, at)
 	}
@@ -182,7 +183,7 @@ func (p *senders) send(j *callbackJob) {
 	if j.attempt > 1 {
 		action = rundir.CallbackRetried
 	}
-	s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Action: action, Attempt: j.attempt, At: began.UTC(), Status: status})
+	s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Channel: j.channel, Action: action, Attempt: j.attempt, At: began.UTC(), Done: now.UTC(), Status: status})
 	if ok {
 		s.met.callbacks.WithLabelValues(j.kind, "ok").Inc()
 		return
@@ -191,7 +192,7 @@ func (p *senders) send(j *callbackJob) {
 	cb := s.cfg.Callbacks
 	if j.attempt >= cb.Attempts || p.ctx.Err() != nil {
 		s.met.callbacks.WithLabelValues(j.kind, "failed").Inc()
-		s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Action: rundir.CallbackFailed, Attempt: j.attempt, At: now.UTC(), Status: status})
+		s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Channel: j.channel, Action: rundir.CallbackFailed, Attempt: j.attempt, At: now.UTC(), Status: status})
 		return
 	}
 	s.met.callbacks.WithLabelValues(j.kind, "retried").Inc()

@@ -488,7 +488,7 @@ func (s *Server) status(m *message, now time.Time, st, ch uint8, code uint16, fi
 	}, final)
 	if m.callback != "" {
 		body, _ := json.Marshal(s.record(m))
-		s.callback(&callbackJob{kind: kindCallback, url: m.callback, body: body, id: uuid.UUID(m.id).String(), state: stateNames[st]}, now)
+		s.callback(&callbackJob{kind: kindCallback, url: m.callback, body: body, id: uuid.UUID(m.id).String(), state: stateNames[st], channel: chName}, now)
 	}
 	if final {
 		s.pendingMsg.Add(-1)

@@ -25,7 +25,7 @@ import (
 
 // benchBody is a realistic status callback: tagged, with a chain and an error object.
 func benchBody(i int64) []byte {
-	tag := rundir.Tag{Run: "bench", Seq: i, First: time.Unix(1795400000, 0), Chain: []string{"viber", "sms"}}
+	tag := rundir.Tag{Run: "bench", Seq: i, First: time.Unix(1795400000, 0), Chain: []string{"viber:DELIVERED", "sms"}}
 	return []byte(status(txID(int(i)), []string{"DELIVERED", "SEEN", "EXPIRED"}[i%3], "sms", &tag))
 }
 

@@ -13,8 +13,13 @@ const DefaultMaxTracked = 1 << 20
 // msgState is what the sink remembers of one message: about 16 bytes of table
 // entry, whatever the size of its key.
 type msgState struct {
-	seen     uint8 // bit i: states[i] (or, for notify, a status hash bit) already arrived
+	// seen: bit 8·channel+state for a messaging (channel, state) that already
+	// arrived — a duplicate is the same state on the same channel again, not
+	// the same state on the next channel of a cascade; for notify, a status
+	// hash bit.
+	seen     uint64
 	channel  uint8 // channel id of the last event that named one (0: none)
+	item     uint8 // the chain item the message is on: 0 at first, i+1 after a failover step from i
 	steps    uint8 // bit i: the failover step into chain[i] was counted
 	terminal bool
 }
@@ -112,26 +117,18 @@ func (b *statusBits) bit(s string) uint8 {
 }
 
 // parseChain keeps the chain only when every channel is known and there are at
-// most 8 (one bit each in msgState.steps).
-func parseChain(c []string) []string {
-	if len(c) == 0 || len(c) > 8 {
+// most 8 items (one bit each in msgState.steps).
+func parseChain(c []string) rundir.Chain {
+	chain := rundir.ParseChain(c)
+	if len(chain) > 8 {
 		return nil
 	}
-	for _, ch := range c {
-		if channelID(ch) == 0 {
+	for _, l := range chain {
+		if channelID(l.Channel) == 0 {
 			return nil
 		}
 	}
-	return c
-}
-
-func indexOf(chain []string, ch string) int {
-	for i, c := range chain {
-		if c == ch {
-			return i
-		}
-	}
-	return -1
+	return chain
 }
 
 func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) error {
@@ -147,38 +144,46 @@ func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) er
 		c.Matched = s.opts.RunID == "" || tag.Run == s.opts.RunID
 	}
 	chain := parseChain(tag.Chain)
-	bit := uint8(1) << stateIndex(rec.State)
 	out.evicted = s.tab.update(rundir.APIMessaging, rec.TxID, func(st *msgState, _ bool) {
+		ch := rec.Channel
+		idx := -1
+		if chain != nil {
+			// A record without a channel (FAILED and EXPIRED may omit it; vkok
+			// is not in the record's enum) belongs to the item the message is on.
+			idx = chain.Item(ch, int(st.item))
+			if ch == "" && idx >= 0 {
+				ch = chain[idx].Channel
+			}
+		}
+		if ch == "" && st.channel != 0 {
+			ch = channels[st.channel]
+		}
+		bit := uint64(1) << (8*uint(channelID(ch)) + uint(stateIndex(rec.State)))
 		out.duplicate = st.seen&bit != 0
 		st.seen |= bit
-		ch := rec.Channel
-		if ch == "" && st.channel != 0 {
-			ch = channels[st.channel] // a FAILED/EXPIRED record may omit the channel
-		}
-		idx := -1
-		if ch != "" {
-			idx = indexOf(chain, ch)
-		}
 		if chain != nil && idx >= 0 {
 			// A step into chain[i] is counted once, from whichever event shows it
-			// first: an event on chain[i], or a failure on chain[i-1].
+			// first: an event on chain[i], or a failover from chain[i-1].
 			if idx >= 1 && st.steps&(1<<idx) == 0 {
 				st.steps |= 1 << idx
-				out.steps = append(out.steps, [2]string{chain[idx-1], chain[idx]})
+				out.steps = append(out.steps, [2]string{chain[idx-1].Channel, chain[idx].Channel})
 			}
-			// A failure on a channel before the last (NOT_DELIVERED, FAILED,
-			// EXPIRED) sends the message on to the next one.
-			if rundir.FailsOver(rec.State, idx, len(chain)) && st.steps&(1<<(idx+1)) == 0 {
+			if chain.FailsOver(rec.State, idx) && st.steps&(1<<(idx+1)) == 0 {
 				st.steps |= 1 << (idx + 1)
-				out.steps = append(out.steps, [2]string{chain[idx], chain[idx+1]})
+				out.steps = append(out.steps, [2]string{chain[idx].Channel, chain[idx+1].Channel})
 			}
+			next := idx
+			if chain.FailsOver(rec.State, idx) {
+				next = idx + 1
+			}
+			st.item = max(st.item, uint8(next))
 		} else if id := channelID(rec.Channel); id != 0 && st.channel != 0 && st.channel != id {
 			out.steps = append(out.steps, [2]string{channels[st.channel], rec.Channel})
 		}
 		if id := channelID(rec.Channel); id != 0 {
 			st.channel = id
 		}
-		c.Terminal = rundir.EndsMessage(rec.State, idx, len(chain))
+		c.Terminal = chain.Ends(rec.State, idx)
 		if c.Terminal && !st.terminal {
 			st.terminal = true
 			out.newTerminal = true
@@ -212,7 +217,7 @@ func (s *Sink) correlateWebhook(ev *rundir.Event, body []byte, out *outcome) err
 		c.Run, c.Seq, c.FirstSent = tag.Run, tag.Seq, tag.First
 		c.Matched = s.opts.RunID == "" || tag.Run == s.opts.RunID
 	}
-	bit := s.notif.bit(wh.Status)
+	bit := uint64(s.notif.bit(wh.Status))
 	out.evicted = s.tab.update(rundir.APINotify, key, func(st *msgState, _ bool) {
 		out.duplicate = st.seen&bit != 0
 		st.seen |= bit

@@ -43,7 +43,7 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 			t.Errorf("Serve: %v", err)
 		}
 	}()
-	tag := &rundir.Tag{Run: "r", Seq: 1, First: time.Now().Add(-time.Second), Chain: []string{"viber", "sms"}}
+	tag := &rundir.Tag{Run: "r", Seq: 1, First: time.Now().Add(-time.Second), Chain: []string{"viber:DELIVERED", "sms"}}
 	calls := []struct{ route, body string }{
 		{"/callback", status(txID(1), "EXPIRED", "viber", tag)},
 		{"/callback", status(txID(1), "DELIVERED", "sms", tag)},

@@ -112,7 +112,8 @@ func txID(n int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n)
 func TestCallbackCorrelation(t *testing.T) {
 	sent := fixedNow.Add(-1500 * time.Millisecond) // the tag's first-attempt send time
 	tag := &rundir.Tag{Run: "run1", Seq: 7, First: sent}
-	chain := &rundir.Tag{Run: "run1", Seq: 8, First: sent, Chain: []string{"viber", "sms"}}
+	chain := &rundir.Tag{Run: "run1", Seq: 8, First: sent, Chain: []string{"viber:DELIVERED", "sms"}}
+	seenChain := &rundir.Tag{Run: "run1", Seq: 9, First: sent, Chain: []string{"viber:SEEN", "sms"}}
 	other := &rundir.Tag{Run: "other", Seq: 1, First: sent}
 
 	// Each step posts one callback to the same sink, in order, and checks the event
@@ -152,8 +153,15 @@ func TestCallbackCorrelation(t *testing.T) {
 		{"expired last channel", status(txID(6), "EXPIRED", "sms", chain), 200, rundir.KindCallback, true, false, true, true, 1.5, 1, 2, 6},
 		// NOT_DELIVERED on viber is a cascade step too (the service goes on with sms).
 		{"not delivered mid-chain", status(txID(7), "NOT_DELIVERED", "viber", chain), 200, rundir.KindCallback, true, false, false, true, 1.5, 1, 2, 6},
+		// The same state on the next channel is not a duplicate: it ends the message.
+		{"not delivered on the last channel", status(txID(7), "NOT_DELIVERED", "sms", chain), 200, rundir.KindCallback, true, false, true, false, 1.5, 1, 2, 7},
+		// Under a SEEN condition, DELIVERED on viber is not the end: the service
+		// waits for SEEN, then fails over (EXPIRED without a channel: on viber).
+		{"delivered awaiting SEEN", status(txID(8), "DELIVERED", "viber", seenChain), 200, rundir.KindCallback, true, false, false, false, 1.5, 1, 2, 7},
+		{"expired awaiting SEEN", status(txID(8), "EXPIRED", "", seenChain), 200, rundir.KindCallback, true, false, false, true, 1.5, 1, 2, 7},
+		{"delivered on sms after SEEN failed", status(txID(8), "DELIVERED", "sms", seenChain), 200, rundir.KindCallback, true, false, true, false, 1.5, 1, 2, 8},
 		// A malformed body is kept with its reason, answered 400 and counts nothing else.
-		{"malformed", `{"txId":"nope","state":"DELIVERED"}`, 400, rundir.KindMalformed, false, false, false, false, 0, 1, 2, 6},
+		{"malformed", `{"txId":"nope","state":"DELIVERED"}`, 400, rundir.KindMalformed, false, false, false, false, 0, 1, 2, 8},
 	}
 	h := newHarness(t, Options{RunID: "run1"})
 	for _, st := range steps {
@@ -192,8 +200,8 @@ func TestCallbackCorrelation(t *testing.T) {
 		{h.s.met.duplicates.WithLabelValues(rundir.APIMessaging), 1},
 		{h.s.met.unmatched.WithLabelValues(rundir.APIMessaging), 2},
 		{h.s.met.malformed.WithLabelValues("/callback"), 1},
-		{h.s.met.failover.WithLabelValues("viber", "sms"), 3}, // messages 5, 6 and 7 moved from viber to sms
-		{h.s.met.events.WithLabelValues(rundir.APIMessaging, rundir.KindCallback, "DELIVERED", "sms"), 5},
+		{h.s.met.failover.WithLabelValues("viber", "sms"), 4}, // messages 5, 6, 7 and 8 moved from viber to sms
+		{h.s.met.events.WithLabelValues(rundir.APIMessaging, rundir.KindCallback, "DELIVERED", "sms"), 6},
 	}
 	for i, c := range checks {
 		if got := testutil.ToFloat64(c.c); got != c.want {
@@ -205,10 +213,10 @@ func TestCallbackCorrelation(t *testing.T) {
 		t.Error("no latency series")
 	}
 	// Messages 3 (no tag) and 4 (another run) ended unmatched.
-	if s := h.s.Stats(); s.TerminalMatched != 4 {
-		t.Errorf("terminal matched %d, want 4 of %d", s.TerminalMatched, s.TerminalMessages)
+	if s := h.s.Stats(); s.TerminalMatched != 6 {
+		t.Errorf("terminal matched %d, want 6 of %d", s.TerminalMatched, s.TerminalMessages)
 	}
-	if s := h.s.Stats(); s.FailoverSteps != 3 || s.Callbacks != 11 || s.Malformed != 1 || s.Events != 12 {
+	if s := h.s.Stats(); s.FailoverSteps != 4 || s.Callbacks != 15 || s.Malformed != 1 || s.Events != 16 {
 		t.Errorf("final stats %+v", s)
 	}
 }

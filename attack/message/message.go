@@ -1,6 +1,7 @@
 package message
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +47,7 @@ type Generator struct {
 	// messaging
 	items      []item
 	channels   []string
+	links      []string // the chain as rundir.Chain.Strings encodes it
 	chain      string
 	tail       []byte // urlOptions, schedule, callback: static top-level fields, each with a leading comma
 	trackExtra []byte // extra trackData entries, each followed by a comma
@@ -210,8 +212,13 @@ func (g *Generator) setMessaging(spec scenarios.Message) error {
 		x.rest = append(x.rest, '}')
 		g.items = append(g.items, x)
 		g.channels = append(g.channels, it.Channel)
+		l := rundir.Link{Channel: it.Channel}
+		if it.Failover != nil {
+			l.Until = cmp.Or(it.Failover.ConditionStatus, rundir.StateDelivered)
+		}
+		g.links = append(g.links, l.String())
 	}
-	g.chain = strings.Join(g.channels, ",")
+	g.chain = strings.Join(g.links, ",")
 	var err error
 	if spec.Callback != "" {
 		g.tail = append(g.tail, `,"callback":`...)
@@ -248,6 +255,10 @@ func (g *Generator) setMessaging(spec scenarios.Message) error {
 
 // Channels returns the messaging channels in order (nil for notify).
 func (g *Generator) Channels() []string { return g.channels }
+
+// Chain returns the messaging scenario as the end-of-message rule needs it,
+// encoded as rundir.Chain.Strings does (nil for notify).
+func (g *Generator) Chain() []string { return g.links }
 
 // renderText appends the sized text of template t.
 func (g *Generator) renderText(dst []byte, t *scenarios.Template, v *vars, r *rand.PCG) []byte {
