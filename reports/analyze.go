@@ -107,6 +107,7 @@ type analyzer struct {
 	states, chans               *intern
 	chain                       rundir.Chain
 	otherTx                     map[otherTx]*txSeen // (channel, state) pairs of a message's second and later txIds
+	idOwner                     map[uint64]int64    // id the service answered with (hash) → the first message it was given to
 	byState, byChannel          map[string]*hist
 	delivery, replies, retries  *hist
 	steps                       map[[2]string]*hist
@@ -125,7 +126,7 @@ func AnalyzeFS(fsys fs.FS, name string) (*Summary, error) {
 	a := &analyzer{
 		dir: name, fsys: fsys, s: &Summary{Schema: SchemaVersion},
 		reqLat: newHist(), reqLatIntended: newHist(), lag: newHist(),
-		msgs: map[int64]*msg{}, otherTx: map[otherTx]*txSeen{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
+		msgs: map[int64]*msg{}, otherTx: map[otherTx]*txSeen{}, idOwner: map[uint64]int64{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
 		states: newIntern(), chans: newIntern(),
 		byState: map[string]*hist{}, byChannel: map[string]*hist{},
 		delivery: newHist(), replies: newHist(), retries: newHist(), steps: map[[2]string]*hist{},
@@ -405,6 +406,12 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		}
 		if id != "" {
 			h := hashID(id)
+			if owner, ok := a.idOwner[h]; !ok {
+				a.idOwner[h] = at.Seq
+			} else if owner != at.Seq && m.idHash != h {
+				// One id for two messages: every later figure joined by it is wrong.
+				s.Idempotency.IDCollisions++
+			}
 			if m.idHash == 0 {
 				m.idHash = h
 			} else if m.idHash != h && !m.mismatch {
@@ -858,6 +865,9 @@ func (a *analyzer) finishDelivery() {
 		}
 		return x.To < y.To
 	})
+	if n := a.s.Idempotency.IDCollisions; n > 0 {
+		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("the service answered %s with an id it had already given another message: callbacks joined by id cannot be told apart", plural(n, "message")))
+	}
 	a.s.Incoming.ReplyLatency = a.replies.percentiles()
 	d.RetryDelay = a.retries.percentiles()
 }

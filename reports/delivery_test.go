@@ -313,3 +313,23 @@ func TestTruthDisagreement(t *testing.T) {
 		t.Errorf("disagreements %q do not name delivery.lost", tr.Disagreements)
 	}
 }
+
+// A service that answers one id for several messages (a mock server with a
+// fixed example answer does) is a finding, not a silent join of every
+// callback to the first message.
+func TestIDCollisions(t *testing.T) {
+	r := newRun(rundir.APINotify)
+	for seq := int64(1); seq <= 20; seq++ {
+		r.send(seq, "c1", float64(seq), 200, 0.01).NotificationID = "n-same"
+	}
+	s, err := Analyze(r.write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Idempotency.IDCollisions; got != 19 {
+		t.Errorf("id collisions %d, want 19 (20 messages, one id)", got)
+	}
+	if !strings.Contains(strings.Join(s.Warnings, "\n"), "already given another message") {
+		t.Errorf("no warning for the collision: %q", s.Warnings)
+	}
+}

@@ -147,7 +147,10 @@ type Idempotency struct {
 	Probes              int64 `json:"probes" expr:"probes"`
 	Retries             int64 `json:"retries" expr:"retries"`
 	Mismatches          int64 `json:"mismatches" expr:"mismatches"`
-	DuplicateDeliveries int64 `json:"duplicate_deliveries" expr:"duplicate_deliveries"`
+	DuplicateDeliveries int64 `json:"duplicate_deliveries" expr:"duplicate_deliveries"` // messages that ended under a second id: delivered twice
+	// IDCollisions counts accepted messages answered with an id (txId,
+	// notificationId) the service had already given another message.
+	IDCollisions int64 `json:"id_collisions" expr:"id_collisions"`
 }
 
 // Delivery covers what happened to accepted messages after the send.
