@@ -43,6 +43,10 @@ type Options struct {
 	Fault Fault
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
+
+	// wrapLog, when set (tests), puts a file that fails on purpose between the
+	// log and its *os.File.
+	wrapLog func(*os.File) logFile
 }
 
 // Fault is a deliberate misbehaviour of the sink (DESIGN: make the service retry
@@ -138,7 +142,7 @@ func New(opts Options, reg prometheus.Registerer) (*Sink, error) {
 			return nil, fmt.Errorf("create event log directory: %w", err)
 		}
 	}
-	lg, err := openLog(opts.LogPath, opts.Fsync, met.writeDur, met.batchSize)
+	lg, err := openLog(opts.LogPath, opts.Fsync, met.writeDur, met.batchSize, opts.wrapLog)
 	if err != nil {
 		return nil, err
 	}
