@@ -33,6 +33,10 @@ type Options struct {
 	RunID   string    // if set, a tag of another run counts as unmatched; empty: any msgload tag matches
 	MaxBody int64     // body size limit in bytes; default DefaultMaxBody
 	Auth    Auth      // optional authentication of calls
+	// ReadToken, when set, is the bearer token GET /v1/events and /v1/stats
+	// require ("Authorization: Bearer <token>"); empty leaves them open (as an
+	// embedded sink on loopback has them). Serve sets one beyond loopback.
+	ReadToken string
 	// MaxTracked bounds the messages the correlation table remembers (default
 	// DefaultMaxTracked); past it the oldest are forgotten and a later event of a
 	// forgotten message is taken as a first arrival.
@@ -130,6 +134,9 @@ func New(opts Options, reg prometheus.Registerer) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkReadToken(opts); err != nil {
+		return nil, err
+	}
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
@@ -186,7 +193,8 @@ func (s *Sink) evicted() uint64 {
 }
 
 // Handler serves POST /callback, /incoming, /webhook; GET /healthz, /v1/events and
-// /v1/stats. /metrics is left to the caller, who owns the registry.
+// /v1/stats (these two behind Options.ReadToken when set). /metrics is left to
+// the caller, who owns the registry.
 func (s *Sink) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/callback", s.receive("/callback", rundir.APIMessaging))
@@ -196,11 +204,11 @@ func (s *Sink) Handler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")
 	})
-	mux.HandleFunc("GET /v1/events", s.serveEvents)
-	mux.HandleFunc("GET /v1/stats", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /v1/events", s.readAuth("/v1/events", s.serveEvents))
+	mux.HandleFunc("GET /v1/stats", s.readAuth("/v1/stats", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(s.Stats())
-	})
+	}))
 	return mux
 }
 
