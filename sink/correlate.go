@@ -72,6 +72,25 @@ func (t *table) update(api, key string, fn func(st *msgState, existed bool)) (ev
 	return evicted
 }
 
+// undo clears what one call set in the state of (api, key): the seen and step
+// bits it added and the terminal mark it made. A message no longer remembered
+// is left alone.
+func (t *table) undo(api, key string, seen, steps uint8, terminal bool) {
+	h := t.hash(api, key)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st, ok := t.m[h]
+	if !ok {
+		return
+	}
+	st.seen &^= seen
+	st.steps &^= steps
+	if terminal {
+		st.terminal = false
+	}
+	t.m[h] = st
+}
+
 // lookup reports whether (api, key) is remembered.
 func (t *table) lookup(api, key string) bool {
 	h := t.hash(api, key)
@@ -150,6 +169,9 @@ func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) er
 	bit := uint8(1) << stateIndex(rec.State)
 	out.evicted = s.tab.update(rundir.APIMessaging, rec.TxID, func(st *msgState, _ bool) {
 		out.duplicate = st.seen&bit != 0
+		if !out.duplicate {
+			out.setSeen = bit
+		}
 		st.seen |= bit
 		ch := rec.Channel
 		if ch == "" && st.channel != 0 {
@@ -164,12 +186,14 @@ func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) er
 			// first: an event on chain[i], or a failure on chain[i-1].
 			if idx >= 1 && st.steps&(1<<idx) == 0 {
 				st.steps |= 1 << idx
+				out.setSteps |= 1 << idx
 				out.steps = append(out.steps, [2]string{chain[idx-1], chain[idx]})
 			}
 			// A failure on a channel before the last (NOT_DELIVERED, FAILED,
 			// EXPIRED) sends the message on to the next one.
 			if rundir.FailsOver(rec.State, idx, len(chain)) && st.steps&(1<<(idx+1)) == 0 {
 				st.steps |= 1 << (idx + 1)
+				out.setSteps |= 1 << (idx + 1)
 				out.steps = append(out.steps, [2]string{chain[idx], chain[idx+1]})
 			}
 		} else if id := channelID(rec.Channel); id != 0 && st.channel != 0 && st.channel != id {
@@ -184,6 +208,7 @@ func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) er
 			out.newTerminal = true
 		}
 	})
+	out.api, out.key = rundir.APIMessaging, rec.TxID
 	c.Duplicate = out.duplicate
 	c.FailoverStep = len(out.steps) > 0
 	out.unmatched = !c.Matched
@@ -215,12 +240,16 @@ func (s *Sink) correlateWebhook(ev *rundir.Event, body []byte, out *outcome) err
 	bit := s.notif.bit(wh.Status)
 	out.evicted = s.tab.update(rundir.APINotify, key, func(st *msgState, _ bool) {
 		out.duplicate = st.seen&bit != 0
+		if !out.duplicate {
+			out.setSeen = bit
+		}
 		st.seen |= bit
 		if !st.terminal {
 			st.terminal = true
 			out.newTerminal = true
 		}
 	})
+	out.api, out.key = rundir.APINotify, key
 	c.Duplicate = out.duplicate
 	out.unmatched = !c.Matched
 	out.stateLabel = s.met.statusLabel(wh.Status)

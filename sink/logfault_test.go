@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -167,7 +168,8 @@ func TestLogCutsBackAfterFailures(t *testing.T) {
 // Many callers, random short writes, ENOSPC, failed fsyncs and failed cuts,
 // each refused call retried like a service would: every call answered 200
 // reads back exactly once, with no bad line, and no refused attempt is in the
-// log.
+// log; the retry that got in is the first arrival (not a duplicate, with its
+// latency), as a reader of the log sees it.
 func TestLogFaultsUnderLoad(t *testing.T) {
 	for _, mode := range []FsyncMode{FsyncBatch, FsyncAlways, FsyncNone} {
 		t.Run(string(mode), func(t *testing.T) {
@@ -204,8 +206,9 @@ func TestLogFaultsUnderLoad(t *testing.T) {
 				wg.Go(func() {
 					for i := range each {
 						tx := txID(w*1000 + i)
+						tag := &rundir.Tag{Run: "r", Seq: int64(w*1000 + i + 1), First: fixedNow.Add(-time.Second)}
 						for range tries {
-							code := h.post("/callback", status(tx, "DELIVERED", "sms", nil), nil)
+							code := h.post("/callback", status(tx, "DELIVERED", "sms", tag), nil)
 							mu.Lock()
 							if code == http.StatusOK {
 								acked[tx]++
@@ -231,6 +234,9 @@ func TestLogFaultsUnderLoad(t *testing.T) {
 			bad := 0
 			err := rundir.ReadJSONL(h.log, func(e rundir.Event) error {
 				inLog[e.Corr.Key]++
+				if e.Corr.Duplicate || e.Corr.Latency != 1 || !e.Corr.Terminal {
+					t.Errorf("%s: logged as duplicate %v, latency %v, terminal %v; want the first arrival", e.Corr.Key, e.Corr.Duplicate, e.Corr.Latency, e.Corr.Terminal)
+				}
 				return nil
 			}, func(int, error) { bad++ })
 			if err != nil {
@@ -255,8 +261,10 @@ func TestLogFaultsUnderLoad(t *testing.T) {
 			if refused == 0 || ff.count(shortWrite) == 0 || ff.count(truncEIO) == 0 || (mode != FsyncNone && ff.count(syncEIO) == 0) {
 				t.Errorf("not every fault was exercised: refused %d, injected %v", refused, ff.injected)
 			}
-			if st := h.s.Stats(); st.Events != int64(len(acked)) || st.WriteErrors != int64(refused) {
-				t.Errorf("stats: events %d write errors %d; want %d and %d", st.Events, st.WriteErrors, len(acked), refused)
+			if st := h.s.Stats(); st.Events != int64(len(acked)) || st.WriteErrors != int64(refused) ||
+				st.Duplicates != 0 || st.TerminalMatched != int64(len(acked)) {
+				t.Errorf("stats: events %d write errors %d duplicates %d terminal %d; want %d, %d, 0, %d",
+					st.Events, st.WriteErrors, st.Duplicates, st.TerminalMatched, len(acked), refused, len(acked))
 			}
 		})
 	}

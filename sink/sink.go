@@ -220,6 +220,10 @@ type outcome struct {
 	hasLatency                        bool
 	stateLabel, channelLabel          string
 	evicted                           bool
+	// What the call taught the correlation table, undone when it could not
+	// be logged (forget).
+	api, key          string
+	setSeen, setSteps uint8
 }
 
 func (s *Sink) receive(route, api string) http.HandlerFunc {
@@ -308,6 +312,7 @@ func (s *Sink) receive(route, api string) http.HandlerFunc {
 			ev.Answered = s.opts.Fault.Code
 		}
 		if !s.write(w, &ev, &out) {
+			s.forget(&out)
 			return
 		}
 		s.count(&ev, &out)
@@ -370,6 +375,17 @@ func (s *Sink) write(w http.ResponseWriter, ev *rundir.Event, out *outcome) bool
 	}
 	s.c.events.Add(1)
 	return true
+}
+
+// forget undoes what a call answered 5xx taught the correlation table: the
+// event is not in the log, so the service's retry is the first arrival a
+// reader of the log sees, and the sink takes it as one too (latency point,
+// not a duplicate; the failover step and terminal state counted then).
+func (s *Sink) forget(out *outcome) {
+	if out.key == "" || out.setSeen == 0 && out.setSteps == 0 && !out.newTerminal {
+		return
+	}
+	s.tab.undo(out.api, out.key, out.setSeen, out.setSteps, out.newTerminal)
 }
 
 // count updates counters and metrics for a valid event now on disk.
