@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -74,8 +75,9 @@ type eventLog struct {
 	mode  FsyncMode
 	queue chan *logReq
 
-	committed int64 // file size at the end of the last complete, acknowledged line
-	dirty     error // why bytes past committed may be in the file; nil: none are
+	committed int64        // file size at the end of the last complete, acknowledged line
+	published atomic.Int64 // committed, for readers of the file (the read API)
+	dirty     error        // why bytes past committed may be in the file; nil: none are
 
 	// reqs recycles requests and their done channels. It belongs to this log
 	// (not the package): a channel made in one synctest bubble must not be
@@ -125,6 +127,7 @@ func openLog(path string, mode FsyncMode, writeDur, batchSize prometheus.Observe
 		f: lf, mode: mode, queue: make(chan *logReq, maxBatch), committed: st.Size(),
 		writeDur: writeDur, batchSize: batchSize,
 	}
+	l.published.Store(l.committed)
 	l.reqs.New = func() any { return &logReq{done: make(chan error, 1)} }
 	l.wg.Add(1)
 	go l.run()
@@ -250,8 +253,13 @@ func (l *eventLog) writeSynced(b []byte) error {
 		}
 	}
 	l.committed += int64(n)
+	l.published.Store(l.committed)
 	return nil
 }
+
+// acknowledged is the size of the log up to its last acknowledged line: what a
+// reader may read (past it: a batch being written, or one to be cut back).
+func (l *eventLog) acknowledged() int64 { return l.published.Load() }
 
 // failed marks the bytes past committed as not acknowledged and cuts them off.
 func (l *eventLog) failed(err error) error {

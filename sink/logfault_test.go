@@ -2,6 +2,7 @@ package sink
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -389,5 +390,61 @@ func fill(t *testing.T, path string) {
 		if _, err := f.Write(chunk[:1]); err != nil {
 			break
 		}
+	}
+}
+
+// The read API serves acknowledged lines only: not a batch written and waiting
+// for its fsync, nor one cut back after the fsync failed; a cursor it gave
+// stays at a line boundary after the cut.
+func TestReadAPISeesOnlyAcknowledged(t *testing.T) {
+	ff := &faultyFile{}
+	h := newHarness(t, Options{wrapLog: func(f *os.File) logFile { ff.File = f; return ff }})
+	page := func(after int64) EventsPage {
+		t.Helper()
+		resp, err := http.Get(fmt.Sprintf("%s/v1/events?after=%d", h.srv.URL, after))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var p EventsPage
+		if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if code := h.post("/callback", status(txID(1), "DELIVERED", "sms", nil), nil); code != 200 {
+		t.Fatal(code)
+	}
+	p1 := page(0)
+	if len(p1.Events) != 1 {
+		t.Fatalf("%d events after the first call", len(p1.Events))
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	once := false
+	ff.set(func(op string) fault {
+		if op == "sync" && !once {
+			once = true
+			close(entered)
+			<-release
+			return syncEIO
+		}
+		return pass
+	})
+	answered := make(chan int, 1)
+	go func() { answered <- h.post("/callback", status(txID(2), "DELIVERED", "sms", nil), nil) }()
+	<-entered // the line of call 2 is in the file, its fsync under way
+	if p := page(p1.Next); len(p.Events) != 0 || p.Next != p1.Next {
+		t.Errorf("while the fsync is under way the read API gives %d events, cursor %d (was %d)", len(p.Events), p.Next, p1.Next)
+	}
+	close(release)
+	if code := <-answered; code != 500 {
+		t.Fatalf("call 2 with a failed fsync: %d", code)
+	}
+	if code := h.post("/callback", status(txID(3), "DELIVERED", "sms", nil), nil); code != 200 {
+		t.Fatal(code)
+	}
+	p3 := page(p1.Next)
+	if len(p3.Events) != 1 || p3.Events[0].Corr.Key != txID(3) {
+		t.Errorf("after the cut the cursor gives %+v, want call 3 only", p3.Events)
 	}
 }
