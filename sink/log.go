@@ -77,6 +77,7 @@ type eventLog struct {
 
 	committed int64        // file size at the end of the last complete, acknowledged line
 	published atomic.Int64 // committed, for readers of the file (the read API)
+	broken    atomic.Bool  // a cut back failed: the log takes nothing until one succeeds
 	dirty     error        // why bytes past committed may be in the file; nil: none are
 
 	// reqs recycles requests and their done channels. It belongs to this log
@@ -278,14 +279,17 @@ func (l *eventLog) repair() error {
 		return nil
 	}
 	if err := l.f.Truncate(l.committed); err != nil {
+		l.broken.Store(true)
 		return fmt.Errorf("%w: cut back to the last complete line at byte %d after %v: %w", ErrLogBroken, l.committed, l.dirty, err)
 	}
 	if l.mode != FsyncNone {
 		if err := l.f.Sync(); err != nil {
+			l.broken.Store(true)
 			return fmt.Errorf("%w: fsync the cut back to byte %d after %v: %w", ErrLogBroken, l.committed, l.dirty, err)
 		}
 	}
 	l.dirty = nil
+	l.broken.Store(false)
 	return nil
 }
 

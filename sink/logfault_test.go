@@ -448,3 +448,35 @@ func TestReadAPISeesOnlyAcknowledged(t *testing.T) {
 		t.Errorf("after the cut the cursor gives %+v, want call 3 only", p3.Events)
 	}
 }
+
+// While the log cannot be cut back, /healthz answers 503 (a probe takes the
+// sink out of service) and calls 500; once a cut succeeds, both are back.
+func TestHealthzWhileLogBroken(t *testing.T) {
+	ff := &faultyFile{}
+	h := newHarness(t, Options{wrapLog: func(f *os.File) logFile { ff.File = f; return ff }})
+	ff.set(func(op string) fault {
+		switch op {
+		case "write":
+			return shortWrite
+		case "truncate":
+			return truncEIO
+		}
+		return pass
+	})
+	if code := h.post("/callback", status(txID(1), "DELIVERED", "sms", nil), nil); code != 500 {
+		t.Fatalf("torn write: %d", code)
+	}
+	if code := get(t, h.srv.URL, "/healthz", ""); code != 503 {
+		t.Errorf("/healthz with the log broken: %d", code)
+	}
+	ff.set(nil)
+	if code := h.post("/callback", status(txID(1), "DELIVERED", "sms", nil), nil); code != 200 {
+		t.Fatalf("after the cut succeeds: %d", code)
+	}
+	if code := get(t, h.srv.URL, "/healthz", ""); code != 200 {
+		t.Errorf("/healthz after the repair: %d", code)
+	}
+	if evs := h.events(); len(evs) != 1 || evs[0].Corr.Duplicate {
+		t.Errorf("log: %+v", evs)
+	}
+}

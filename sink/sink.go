@@ -202,6 +202,13 @@ func (s *Sink) Handler() http.Handler {
 	mux.HandleFunc("/webhook", s.receive("/webhook", rundir.APINotify))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if s.log.broken.Load() {
+			// Calls are answered 500 until the log is cut back to its last
+			// acknowledged line: let a probe take the sink out of service.
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, "event log needs repair: calls are refused\n")
+			return
+		}
 		io.WriteString(w, "ok\n")
 	})
 	mux.HandleFunc("GET /v1/events", s.readAuth("/v1/events", s.serveEvents))
