@@ -136,6 +136,7 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 			if err != nil {
 				return err
 			}
+			l.token = r.o.SinkReadToken
 			r.remote = l
 			defer l.close() // on an early return; the normal path closes it after the last copy
 		}

@@ -27,6 +27,7 @@ var fetchPage = 10000
 // has one, and the progress line shows callbacks arriving.
 type remoteLog struct {
 	sinkURL, run string
+	token        string // read token of the sink, sent as a bearer token when set
 	client       *http.Client
 	f            *os.File
 	w            *bufio.Writer
@@ -54,6 +55,9 @@ func (l *remoteLog) pull(ctx context.Context) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.sinkURL+"/v1/events?"+q.Encode(), nil)
 		if err != nil {
 			return fmt.Errorf("events from the sink: %w", err)
+		}
+		if l.token != "" {
+			req.Header.Set("Authorization", "Bearer "+l.token)
 		}
 		resp, err := l.client.Do(req)
 		if err != nil {

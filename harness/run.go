@@ -33,6 +33,10 @@ type Options struct {
 	// most this long, so Prometheus sees the final counts.
 	MetricsLinger time.Duration
 
+	// SinkReadToken is sent as "Authorization: Bearer <token>" to the read API
+	// of a standalone sink (scenario sink: URL), which needs it beyond loopback.
+	SinkReadToken string
+
 	MaxMessages   int64  // hard cap on messages really sent, over the scenario's; 0 = scenario's
 	ConfirmTarget string // host allowed as a non-loopback target
 	Version       string

@@ -57,7 +57,9 @@ func (s *Sink) serveEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	page, err := ReadEvents(s.opts.LogPath, Filter{Run: q.Get("run"), Untagged: untagged}, after, limit)
+	// Only acknowledged lines: bytes past the last commit may be a batch still
+	// being written or fsynced, or one about to be cut back after a failure.
+	page, err := readEvents(s.opts.LogPath, Filter{Run: q.Get("run"), Untagged: untagged}, after, limit, s.log.acknowledged())
 	if err != nil {
 		http.Error(w, "cannot read the event log", http.StatusInternalServerError)
 		return
@@ -88,6 +90,11 @@ func (f Filter) keep(ev *rundir.Event) bool {
 // at byte offset after. Only complete lines are read; a line that does not
 // decode is skipped.
 func ReadEvents(path string, f Filter, after int64, limit int) (EventsPage, error) {
+	return readEvents(path, f, after, limit, -1)
+}
+
+// readEvents is ReadEvents that reads no byte at or past end (end < 0: no bound).
+func readEvents(path string, f Filter, after int64, limit int, end int64) (EventsPage, error) {
 	page := EventsPage{Events: []rundir.Event{}, Next: after}
 	file, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -100,7 +107,11 @@ func ReadEvents(path string, f Filter, after int64, limit int) (EventsPage, erro
 	if _, err := file.Seek(after, io.SeekStart); err != nil {
 		return page, err
 	}
-	br := bufio.NewReaderSize(file, 1<<16)
+	var r io.Reader = file
+	if end >= 0 {
+		r = io.LimitReader(file, max(end-after, 0))
+	}
+	br := bufio.NewReaderSize(r, 1<<16)
 	for len(page.Events) < limit {
 		b, err := br.ReadBytes('\n')
 		if err == io.EOF {

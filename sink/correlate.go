@@ -77,6 +77,25 @@ func (t *table) update(api, key string, fn func(st *msgState, existed bool)) (ev
 	return evicted
 }
 
+// undo clears what one call set in the state of (api, key): the seen and step
+// bits it added and the terminal mark it made. A message no longer remembered
+// is left alone.
+func (t *table) undo(api, key string, seen uint64, steps uint8, terminal bool) {
+	h := t.hash(api, key)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st, ok := t.m[h]
+	if !ok {
+		return
+	}
+	st.seen &^= seen
+	st.steps &^= steps
+	if terminal {
+		st.terminal = false
+	}
+	t.m[h] = st
+}
+
 // lookup reports whether (api, key) is remembered.
 func (t *table) lookup(api, key string) bool {
 	h := t.hash(api, key)
@@ -160,16 +179,21 @@ func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) er
 		}
 		bit := uint64(1) << (8*uint(channelID(ch)) + uint(stateIndex(rec.State)))
 		out.duplicate = st.seen&bit != 0
+		if !out.duplicate {
+			out.setSeen = bit
+		}
 		st.seen |= bit
 		if chain != nil && idx >= 0 {
 			// A step into chain[i] is counted once, from whichever event shows it
 			// first: an event on chain[i], or a failover from chain[i-1].
 			if idx >= 1 && st.steps&(1<<idx) == 0 {
 				st.steps |= 1 << idx
+				out.setSteps |= 1 << idx
 				out.steps = append(out.steps, [2]string{chain[idx-1].Channel, chain[idx].Channel})
 			}
 			if chain.FailsOver(rec.State, idx) && st.steps&(1<<(idx+1)) == 0 {
 				st.steps |= 1 << (idx + 1)
+				out.setSteps |= 1 << (idx + 1)
 				out.steps = append(out.steps, [2]string{chain[idx].Channel, chain[idx+1].Channel})
 			}
 			next := idx
@@ -189,6 +213,7 @@ func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) er
 			out.newTerminal = true
 		}
 	})
+	out.api, out.key = rundir.APIMessaging, rec.TxID
 	c.Duplicate = out.duplicate
 	c.FailoverStep = len(out.steps) > 0
 	out.unmatched = !c.Matched
@@ -220,12 +245,16 @@ func (s *Sink) correlateWebhook(ev *rundir.Event, body []byte, out *outcome) err
 	bit := uint64(s.notif.bit(wh.Status))
 	out.evicted = s.tab.update(rundir.APINotify, key, func(st *msgState, _ bool) {
 		out.duplicate = st.seen&bit != 0
+		if !out.duplicate {
+			out.setSeen = bit
+		}
 		st.seen |= bit
 		if !st.terminal {
 			st.terminal = true
 			out.newTerminal = true
 		}
 	})
+	out.api, out.key = rundir.APINotify, key
 	c.Duplicate = out.duplicate
 	out.unmatched = !c.Matched
 	out.stateLabel = s.met.statusLabel(wh.Status)

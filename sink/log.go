@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,6 +38,9 @@ func ParseFsyncMode(s string) (FsyncMode, error) {
 var (
 	ErrFsyncMode = errors.New("unknown fsync mode")
 	ErrClosed    = errors.New("sink closed")
+	// ErrLogBroken: a failed write or fsync left bytes past the last complete
+	// line and cutting them off failed too; the log takes nothing until it can.
+	ErrLogBroken = errors.New("event log needs repair")
 )
 
 // maxBatch bounds the events written by one write and one fsync.
@@ -48,11 +52,33 @@ type logReq struct {
 	done chan error
 }
 
+// logFile is what the event log needs of its file. *os.File (opened O_APPEND)
+// is the one in use; tests put a file that fails on purpose in its place.
+type logFile interface {
+	Write(p []byte) (int, error)
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
 // eventLog appends lines to a file through one writer goroutine (group commit).
+//
+// Acknowledged means durable: a call is answered 2xx only after its line was
+// written whole (and fsynced, by mode). committed is the size of the file up to
+// its last line so written; after a failed or short write or a failed fsync the
+// bytes past it are of calls answered 5xx (a torn line, or whole lines that may
+// not be on disk), and the file is cut back to committed before anything else
+// is written. Until that cut succeeds, every commit fails (the calls are
+// answered 500 and retried by the service) rather than append to a torn line.
 type eventLog struct {
-	f     *os.File
+	f     logFile
 	mode  FsyncMode
 	queue chan *logReq
+
+	committed int64        // file size at the end of the last complete, acknowledged line
+	published atomic.Int64 // committed, for readers of the file (the read API)
+	broken    atomic.Bool  // a cut back failed: the log takes nothing until one succeeds
+	dirty     error        // why bytes past committed may be in the file; nil: none are
 
 	// reqs recycles requests and their done channels. It belongs to this log
 	// (not the package): a channel made in one synctest bubble must not be
@@ -70,7 +96,8 @@ type eventLog struct {
 
 // openLog opens (or creates) path for appending. A last line cut by a crash is
 // ended with a newline first, so the next event starts a line of its own.
-func openLog(path string, mode FsyncMode, writeDur, batchSize prometheus.Observer) (*eventLog, error) {
+// wrap, when set (tests), replaces the file the log writes through.
+func openLog(path string, mode FsyncMode, writeDur, batchSize prometheus.Observer, wrap func(*os.File) logFile) (*eventLog, error) {
 	_, statErr := os.Stat(path)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
@@ -88,10 +115,20 @@ func openLog(path string, mode FsyncMode, writeDur, batchSize prometheus.Observe
 		f.Close()
 		return nil, fmt.Errorf("repair event log %s: %w", path, err)
 	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("event log %s: %w", path, err)
+	}
+	var lf logFile = f
+	if wrap != nil {
+		lf = wrap(f)
+	}
 	l := &eventLog{
-		f: f, mode: mode, queue: make(chan *logReq, maxBatch),
+		f: lf, mode: mode, queue: make(chan *logReq, maxBatch), committed: st.Size(),
 		writeDur: writeDur, batchSize: batchSize,
 	}
+	l.published.Store(l.committed)
 	l.reqs.New = func() any { return &logReq{done: make(chan error, 1)} }
 	l.wg.Add(1)
 	go l.run()
@@ -172,18 +209,9 @@ func (l *eventLog) run() {
 // event (always), or one write (none); then releases every waiting handler.
 func (l *eventLog) commit(batch []*logReq) {
 	start := time.Now()
-	var err error
 	if l.mode == FsyncAlways {
 		for _, r := range batch {
-			if _, werr := l.f.Write(r.line); werr != nil {
-				r.done <- fmt.Errorf("write event log: %w", werr)
-				continue
-			}
-			if serr := l.f.Sync(); serr != nil {
-				r.done <- fmt.Errorf("fsync event log: %w", serr)
-				continue
-			}
-			r.done <- nil
+			r.done <- l.writeSynced(r.line)
 		}
 		l.observe(start, len(batch))
 		return
@@ -192,13 +220,7 @@ func (l *eventLog) commit(batch []*logReq) {
 	for _, r := range batch {
 		l.buf = append(l.buf, r.line...)
 	}
-	if _, werr := l.f.Write(l.buf); werr != nil {
-		err = fmt.Errorf("write event log: %w", werr)
-	} else if l.mode != FsyncNone {
-		if serr := l.f.Sync(); serr != nil {
-			err = fmt.Errorf("fsync event log: %w", serr)
-		}
-	}
+	err := l.writeSynced(l.buf)
 	if cap(l.buf) > 4<<20 {
 		l.buf = nil // do not keep a huge buffer after one burst of large bodies
 	}
@@ -206,6 +228,69 @@ func (l *eventLog) commit(batch []*logReq) {
 	for _, r := range batch {
 		r.done <- err
 	}
+}
+
+// writeSynced appends b (whole lines) and fsyncs it (unless mode is none). On
+// success b is committed: it reads back after a crash (a power cut too, when
+// fsynced). On failure nothing of b stays in the file: it is cut back to the
+// last committed line, now or, if that fails, before the next write.
+func (l *eventLog) writeSynced(b []byte) error {
+	if err := l.repair(); err != nil {
+		return err
+	}
+	n, err := l.f.Write(b)
+	if err == nil && n != len(b) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		return l.failed(fmt.Errorf("write event log: %w", err))
+	}
+	if l.mode != FsyncNone {
+		if err := l.f.Sync(); err != nil {
+			// The bytes are in the file but maybe not on disk (after a failed
+			// fsync the kernel may have dropped them): they were not acknowledged,
+			// so they go, lest a reader take them for acknowledged events.
+			return l.failed(fmt.Errorf("fsync event log: %w", err))
+		}
+	}
+	l.committed += int64(n)
+	l.published.Store(l.committed)
+	return nil
+}
+
+// acknowledged is the size of the log up to its last acknowledged line: what a
+// reader may read (past it: a batch being written, or one to be cut back).
+func (l *eventLog) acknowledged() int64 { return l.published.Load() }
+
+// failed marks the bytes past committed as not acknowledged and cuts them off.
+func (l *eventLog) failed(err error) error {
+	l.dirty = err
+	if rerr := l.repair(); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
+}
+
+// repair cuts the file back to its last committed line (and fsyncs the cut)
+// when a failed write or fsync may have left bytes past it. While it fails the
+// log takes nothing: appending to a torn line would lose the next event.
+func (l *eventLog) repair() error {
+	if l.dirty == nil {
+		return nil
+	}
+	if err := l.f.Truncate(l.committed); err != nil {
+		l.broken.Store(true)
+		return fmt.Errorf("%w: cut back to the last complete line at byte %d after %v: %w", ErrLogBroken, l.committed, l.dirty, err)
+	}
+	if l.mode != FsyncNone {
+		if err := l.f.Sync(); err != nil {
+			l.broken.Store(true)
+			return fmt.Errorf("%w: fsync the cut back to byte %d after %v: %w", ErrLogBroken, l.committed, l.dirty, err)
+		}
+	}
+	l.dirty = nil
+	l.broken.Store(false)
+	return nil
 }
 
 func (l *eventLog) observe(start time.Time, n int) {
@@ -224,6 +309,10 @@ func (l *eventLog) close() error {
 	close(l.queue)
 	l.mu.Unlock()
 	l.wg.Wait()
+	if err := l.repair(); err != nil {
+		l.f.Close()
+		return err
+	}
 	serr := l.f.Sync()
 	cerr := l.f.Close()
 	if serr != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -18,11 +19,16 @@ import (
 )
 
 // Server timeouts: a slow client cannot pin a connection longer than these.
+// ReadTimeout bounds the whole request, headers and body, from its first byte:
+// a caller trickling its body (one byte a second) is cut off at 30 s, answered
+// nothing and the call is not logged. WriteTimeout bounds the request and its
+// answer together (a reader of /v1/events that stops reading is cut off too).
 const (
 	ReadHeaderTimeout = 5 * time.Second
 	ReadTimeout       = 30 * time.Second
 	WriteTimeout      = 30 * time.Second
 	IdleTimeout       = 120 * time.Second
+	MaxHeaderBytes    = 64 << 10
 	shutdownTimeout   = 10 * time.Second
 )
 
@@ -34,6 +40,19 @@ type ServerConfig struct {
 	Options        // LogPath is set from Dir when empty
 	// Ready, when set, is called with the listening address once the port is open.
 	Ready func(addr string)
+	// Notify, when set, receives notices for the operator (never a secret).
+	Notify func(msg string)
+
+	timeouts timeouts // tests shorten them; zero fields take the constants above
+}
+
+type timeouts struct{ readHeader, read, write, idle time.Duration }
+
+func (t timeouts) or(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }
 
 // DefaultAddr is where a standalone sink listens: loopback unless told otherwise.
@@ -41,6 +60,12 @@ const DefaultAddr = "127.0.0.1:8082"
 
 // Serve runs a standalone sink until ctx is done, then stops taking calls, lets
 // those in flight finish, and closes the log (flush and fsync).
+//
+// Beyond loopback the read API (GET /v1/events, /v1/stats) always needs a read
+// token: with no Options.ReadToken, Serve takes the one in Dir/read-token,
+// generating it (0600) the first time, and names the file through Notify.
+// /metrics and /healthz stay open (counts and bounded labels only, for
+// Prometheus and health probes).
 func Serve(ctx context.Context, cfg ServerConfig) (err error) {
 	if cfg.Addr == "" {
 		cfg.Addr = DefaultAddr
@@ -50,6 +75,35 @@ func Serve(ctx context.Context, cfg ServerConfig) (err error) {
 			return fmt.Errorf("%w: no data directory", ErrOptions)
 		}
 		cfg.LogPath = filepath.Join(cfg.Dir, rundir.EventsFile)
+	}
+	notify := cfg.Notify
+	if notify == nil {
+		notify = func(string) {}
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	defer ln.Close() // when New fails; Shutdown closes it otherwise
+	if !isLoopback(ln.Addr()) {
+		if cfg.ReadToken == "" {
+			dir := cfg.Dir
+			if dir == "" {
+				dir = filepath.Dir(cfg.LogPath)
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("create data directory: %w", err)
+			}
+			tok, path, err := ensureReadToken(dir)
+			if err != nil {
+				return err
+			}
+			cfg.ReadToken = tok
+			notify(fmt.Sprintf("listening beyond loopback: the read API (/v1/events, /v1/stats) needs \"Authorization: Bearer <token>\"; the token is in %s (set MSGLOAD_SINK_READ_TOKEN to choose it)", path))
+		}
+		if !cfg.Auth.Enabled() {
+			notify("warning: listening beyond loopback with no authentication of callbacks: anyone who reaches it can post events")
+		}
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -62,20 +116,17 @@ func Serve(ctx context.Context, cfg ServerConfig) (err error) {
 			err = cerr
 		}
 	}()
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
-	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true}))
 	mux.Handle("/", s.Handler())
+	t := cfg.timeouts
 	srv := &http.Server{
 		Handler:           mux,
-		ReadHeaderTimeout: ReadHeaderTimeout,
-		ReadTimeout:       ReadTimeout,
-		WriteTimeout:      WriteTimeout,
-		IdleTimeout:       IdleTimeout,
-		MaxHeaderBytes:    64 << 10,
+		ReadHeaderTimeout: t.or(t.readHeader, ReadHeaderTimeout),
+		ReadTimeout:       t.or(t.read, ReadTimeout),
+		WriteTimeout:      t.or(t.write, WriteTimeout),
+		IdleTimeout:       t.or(t.idle, IdleTimeout),
+		MaxHeaderBytes:    MaxHeaderBytes,
 	}
 	tr := shutdown.Track(srv)
 	errc := make(chan error, 1)

@@ -33,6 +33,10 @@ type Options struct {
 	RunID   string    // if set, a tag of another run counts as unmatched; empty: any msgload tag matches
 	MaxBody int64     // body size limit in bytes; default DefaultMaxBody
 	Auth    Auth      // optional authentication of calls
+	// ReadToken, when set, is the bearer token GET /v1/events and /v1/stats
+	// require ("Authorization: Bearer <token>"); empty leaves them open (as an
+	// embedded sink on loopback has them). Serve sets one beyond loopback.
+	ReadToken string
 	// MaxTracked bounds the messages the correlation table remembers (default
 	// DefaultMaxTracked); past it the oldest are forgotten and a later event of a
 	// forgotten message is taken as a first arrival.
@@ -43,6 +47,10 @@ type Options struct {
 	Fault Fault
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
+
+	// wrapLog, when set (tests), puts a file that fails on purpose between the
+	// log and its *os.File.
+	wrapLog func(*os.File) logFile
 }
 
 // Fault is a deliberate misbehaviour of the sink (DESIGN: make the service retry
@@ -126,6 +134,9 @@ func New(opts Options, reg prometheus.Registerer) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkReadToken(opts); err != nil {
+		return nil, err
+	}
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
@@ -138,7 +149,7 @@ func New(opts Options, reg prometheus.Registerer) (*Sink, error) {
 			return nil, fmt.Errorf("create event log directory: %w", err)
 		}
 	}
-	lg, err := openLog(opts.LogPath, opts.Fsync, met.writeDur, met.batchSize)
+	lg, err := openLog(opts.LogPath, opts.Fsync, met.writeDur, met.batchSize, opts.wrapLog)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +193,8 @@ func (s *Sink) evicted() uint64 {
 }
 
 // Handler serves POST /callback, /incoming, /webhook; GET /healthz, /v1/events and
-// /v1/stats. /metrics is left to the caller, who owns the registry.
+// /v1/stats (these two behind Options.ReadToken when set). /metrics is left to
+// the caller, who owns the registry.
 func (s *Sink) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/callback", s.receive("/callback", rundir.APIMessaging))
@@ -190,13 +202,20 @@ func (s *Sink) Handler() http.Handler {
 	mux.HandleFunc("/webhook", s.receive("/webhook", rundir.APINotify))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if s.log.broken.Load() {
+			// Calls are answered 500 until the log is cut back to its last
+			// acknowledged line: let a probe take the sink out of service.
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, "event log needs repair: calls are refused\n")
+			return
+		}
 		io.WriteString(w, "ok\n")
 	})
-	mux.HandleFunc("GET /v1/events", s.serveEvents)
-	mux.HandleFunc("GET /v1/stats", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /v1/events", s.readAuth("/v1/events", s.serveEvents))
+	mux.HandleFunc("GET /v1/stats", s.readAuth("/v1/stats", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(s.Stats())
-	})
+	}))
 	return mux
 }
 
@@ -208,6 +227,11 @@ type outcome struct {
 	hasLatency                        bool
 	stateLabel, channelLabel          string
 	evicted                           bool
+	// What the call taught the correlation table, undone when it could not
+	// be logged (forget).
+	api, key string
+	setSeen  uint64
+	setSteps uint8
 }
 
 func (s *Sink) receive(route, api string) http.HandlerFunc {
@@ -296,6 +320,7 @@ func (s *Sink) receive(route, api string) http.HandlerFunc {
 			ev.Answered = s.opts.Fault.Code
 		}
 		if !s.write(w, &ev, &out) {
+			s.forget(&out)
 			return
 		}
 		s.count(&ev, &out)
@@ -358,6 +383,17 @@ func (s *Sink) write(w http.ResponseWriter, ev *rundir.Event, out *outcome) bool
 	}
 	s.c.events.Add(1)
 	return true
+}
+
+// forget undoes what a call answered 5xx taught the correlation table: the
+// event is not in the log, so the service's retry is the first arrival a
+// reader of the log sees, and the sink takes it as one too (latency point,
+// not a duplicate; the failover step and terminal state counted then).
+func (s *Sink) forget(out *outcome) {
+	if out.key == "" || out.setSeen == 0 && out.setSteps == 0 && !out.newTerminal {
+		return
+	}
+	s.tab.undo(out.api, out.key, out.setSeen, out.setSteps, out.newTerminal)
 }
 
 // count updates counters and metrics for a valid event now on disk.

@@ -225,7 +225,7 @@ func (g *globalState) runScenarioReplay(c *cli.Context, name string, o replay.Se
 	defer stopSignals()
 	res, err := harness.Run(c.Context, harness.Options{
 		Scenario: s, Out: o.Out, MetricsAddr: c.String("metrics-addr"), MetricsLinger: 15 * time.Second,
-		ConfirmTarget: c.String("confirm-target"), Version: version(),
+		ConfirmTarget: c.String("confirm-target"), Version: version(), SinkReadToken: g.getenv(envSinkReadToken),
 		Stdout: g.stdout, Stderr: g.stderr, TTY: isTerminal(g.stderr), Signals: sig,
 	})
 	if err != nil {

@@ -86,6 +86,7 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 	ho.MetricsLinger = opts.metricsLinger
 	ho.MaxMessages = opts.maxMessages
 	ho.ConfirmTarget = opts.confirmTarget
+	ho.SinkReadToken = g.getenv(envSinkReadToken)
 	ho.Version = version()
 	ho.Stdout, ho.Stderr = g.stdout, g.stderr
 	ho.TTY = isTerminal(g.stderr)

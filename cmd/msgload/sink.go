@@ -29,6 +29,10 @@ const (
 	envSinkBearerToken   = "MSGLOAD_SINK_BEARER_TOKEN"
 	envSinkHMACSecret    = "MSGLOAD_SINK_HMAC_SECRET"
 	envSinkWebhookSecret = "MSGLOAD_SINK_WEBHOOK_SECRET"
+	// envSinkReadToken is the bearer token of the sink's read API (GET
+	// /v1/events, /v1/stats): `msgload sink` requires it from callers of that
+	// API, `msgload run` and `msgload replay` send it to a standalone sink.
+	envSinkReadToken = "MSGLOAD_SINK_READ_TOKEN"
 )
 
 // sinkCommand runs the sink as a standalone server.
@@ -39,7 +43,9 @@ func (g *globalState) sinkCommand() *cli.Command {
 		Description: "Routes: POST /callback, /incoming, /webhook; GET /metrics, /healthz, /v1/events?run=&after=&limit=, /v1/stats.\n" +
 			"Authentication (optional) from the environment or files only: " + envSinkBasicUser + " with " + envSinkBasicPassword +
 			" (or --basic-password-file), " + envSinkBearerToken + " (or --bearer-token-file), " + envSinkHMACSecret +
-			" (or --hmac-secret-file), " + envSinkWebhookSecret + " (or --webhook-secret-file).",
+			" (or --hmac-secret-file), " + envSinkWebhookSecret + " (or --webhook-secret-file).\n" +
+			"Read API (/v1/events, /v1/stats): Authorization: Bearer " + envSinkReadToken + " (or --read-token-file); required beyond loopback, " +
+			"where without one the sink generates it into DIR/" + sink.ReadTokenFile + ".",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: sink.DefaultAddr, Usage: "listen address (loopback by default; env " + envSinkAddr + ")"},
 			&cli.StringFlag{Name: "data", Usage: "data directory; events go to DIR/events.jsonl (required; env " + envSinkData + ")"},
@@ -55,6 +61,7 @@ func (g *globalState) sinkCommand() *cli.Command {
 			&cli.StringFlag{Name: "bearer-token-file", Usage: "file holding the bearer token callers must present"},
 			&cli.StringFlag{Name: "hmac-secret-file", Usage: "file holding the HMAC-SHA256 shared secret"},
 			&cli.StringFlag{Name: "webhook-secret-file", Usage: "file holding a Standard Webhooks secret (whsec_…)"},
+			&cli.StringFlag{Name: "read-token-file", Usage: "file holding the bearer token of the read API /v1/events, /v1/stats (env " + envSinkReadToken + "; beyond loopback generated into DIR/" + sink.ReadTokenFile + " when not given)"},
 		},
 		Action: func(c *cli.Context) error {
 			cfg, err := g.sinkConfig(c)
@@ -137,6 +144,7 @@ func (g *globalState) sinkConfig(c *cli.Context) (sink.ServerConfig, error) {
 		SignatureHeader: c.String("signature-header"),
 		WebhookSecret:   secret("webhook-secret-file", envSinkWebhookSecret),
 	}
+	cfg.ReadToken = secret("read-token-file", envSinkReadToken)
 	if cfg.Auth.BasicPassword != "" && cfg.Auth.BasicUser == "" {
 		problems = append(problems, errors.New(envSinkBasicUser+": a Basic password is set but no user"))
 	}
@@ -158,14 +166,14 @@ func (g *globalState) runSink(parent context.Context, cfg sink.ServerConfig) err
 	}()
 	cfg.Ready = func(addr string) {
 		fmt.Fprintf(g.stderr, "msgload sink: listening on http://%s (log %s, fsync %s)\n", addr, cfg.LogPath, cfg.Fsync)
-		if host, _, _ := net.SplitHostPort(addr); !isLoopbackHost(host) && !cfg.Auth.Enabled() {
-			fmt.Fprintln(g.stderr, "msgload sink: warning: listening beyond loopback with no authentication")
-		}
 	}
+	// Beyond loopback: where the generated read token is, and a warning when
+	// callbacks are not authenticated (never a secret).
+	cfg.Notify = func(msg string) { fmt.Fprintln(g.stderr, "msgload sink: "+msg) }
 	err := sink.Serve(ctx, cfg)
 	if err != nil {
 		var ne *net.OpError
-		if errors.As(err, &ne) && ne.Op == "listen" {
+		if errors.As(err, &ne) && ne.Op == "listen" || errors.Is(err, sink.ErrAuthConfig) || errors.Is(err, sink.ErrOptions) {
 			return badInput(err)
 		}
 		return err
