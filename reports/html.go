@@ -74,7 +74,7 @@ th{background:#f7fafc}code{font:12px ui-monospace,monospace;background:#f7fafc;p
 <h2>Key figures</h2>
 <table>{{range .Key}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}</table>
 {{if .S.Thresholds}}<h2>Thresholds</h2>
-<table><tr><th></th><th>Threshold</th><th>Value</th></tr>{{range .S.Thresholds}}<tr><td>{{if .OK}}✓{{else}}✗{{end}}</td><td><code>{{.Expr}}</code></td><td>{{.Value}}{{if .Error}} — {{.Error}}{{end}}</td></tr>{{end}}</table>{{end}}
+<table><tr><th></th><th>Threshold</th><th>Value</th></tr>{{range .Thr}}<tr><td>{{if .OK}}✓{{else}}✗{{end}}</td><td><code>{{.Expr}}</code></td><td>{{.Value}}{{if .Error}} — {{.Error}}{{end}}</td></tr>{{end}}</table>{{end}}
 {{range .S.Warnings}}<p><b>Warning:</b> {{.}}</p>{{end}}
 <h2>Charts</h2>
 {{range .Charts}}{{.}}
@@ -95,6 +95,10 @@ th{background:#f7fafc}code{font:12px ui-monospace,monospace;background:#f7fafc;p
 `))
 
 type htmlKey struct{ Name, Value string }
+type htmlThr struct {
+	OK                 bool
+	Expr, Value, Error string
+}
 type htmlLat struct {
 	Name, P50, P95, P99, Max string
 	Count                    int64
@@ -111,13 +115,17 @@ func (s *Summary) WriteHTML(w io.Writer) error {
 	for _, k := range s.keyFigures() {
 		key = append(key, htmlKey{k.name, k.value})
 	}
+	var thr []htmlThr
+	for _, t := range s.Thresholds {
+		thr = append(thr, htmlThr{t.OK, t.Expr, thresholdValue(t), t.Error})
+	}
 	var steps []htmlStep
 	for _, st := range s.Delivery.Failover.Steps {
-		steps = append(steps, htmlStep{st.From + " → " + st.To, dur(st.Time.P50), dur(st.Time.P95), st.Count})
+		steps = append(steps, htmlStep{st.From + " → " + st.To, st.Time.show(st.Time.P50), st.Time.show(st.Time.P95), st.Count})
 	}
 	var lat []htmlLat
 	row := func(name string, p Percentiles) htmlLat {
-		return htmlLat{name, dur(p.P50), dur(p.P95), dur(p.P99), dur(p.Max), p.Count}
+		return htmlLat{name, p.show(p.P50), p.show(p.P95), p.show(p.P99), p.show(p.Max), p.Count}
 	}
 	for _, k := range sortedKeys(s.Delivery.ByChannel) {
 		lat = append(lat, row("channel "+k, s.Delivery.ByChannel[k]))
@@ -125,5 +133,5 @@ func (s *Summary) WriteHTML(w io.Writer) error {
 	for _, k := range sortedKeys(s.Delivery.ByState) {
 		lat = append(lat, row("state "+k, s.Delivery.ByState[k]))
 	}
-	return htmlTmpl.Execute(w, map[string]any{"S": s, "OK": s.OK(), "Key": key, "Charts": s.chartsHTML(), "Steps": steps, "Lat": lat})
+	return htmlTmpl.Execute(w, map[string]any{"S": s, "OK": s.OK(), "Key": key, "Charts": s.chartsHTML(), "Steps": steps, "Lat": lat, "Thr": thr})
 }

@@ -49,7 +49,8 @@ type RunInfo struct {
 	Grace       float64 `json:"grace_s" expr:"grace"`
 }
 
-// Percentiles are latencies in seconds, read from an HDR histogram.
+// Percentiles are latencies in seconds, exact nearest-rank (hist.go). With
+// Count 0 there is no data: the figures are 0 here and null in summary.json.
 type Percentiles struct {
 	Count int64   `json:"count" expr:"count"`
 	P50   float64 `json:"p50" expr:"p50"`
@@ -153,6 +154,7 @@ type Idempotency struct {
 // Delivery covers what happened to accepted messages after the send.
 type Delivery struct {
 	Via          string                 `json:"via" expr:"via"`
+	Measured     bool                   `json:"measured" expr:"measured"` // false for delivery: none; the counts are then null
 	Expected     int64                  `json:"expected" expr:"expected"`
 	Received     int64                  `json:"received" expr:"received"`
 	Lost         int64                  `json:"lost" expr:"lost"`
@@ -208,9 +210,12 @@ type Incoming struct {
 // Threshold is one expression of the scenario and its verdict.
 type Threshold struct {
 	Expr  string  `json:"expr"`
-	Value float64 `json:"value"` // the left side of the comparison (or 1/0 for a bare condition)
+	Value float64 `json:"value"` // the left side of the comparison (or 1/0 for a bare condition); null with NoData
 	OK    bool    `json:"ok"`
 	Error string  `json:"error,omitempty"`
+	// NoData lists the figures the expression reads that have no data (a
+	// latency with count 0, delivery not measured): the threshold fails.
+	NoData []string `json:"no_data,omitempty"`
 }
 
 // TruthReport puts the measured figures beside the embedded simulator's ground truth.
