@@ -136,6 +136,7 @@ func AnalyzeFS(fsys fs.FS, name string) (*Summary, error) {
 	if err := a.readMeta(); err != nil {
 		return nil, err
 	}
+	a.checkRawFiles()
 	a.ch = newCharts(a.start, a.meta)
 	if len(a.meta.Chain) > 0 && len(a.meta.Chain) <= 30 {
 		a.chain = a.meta.Chain
@@ -165,6 +166,7 @@ func AnalyzeFS(fsys fs.FS, name string) (*Summary, error) {
 	}
 	a.s.charts = a.ch
 	a.ch.finish(a)
+	a.s.decide()
 	return a.s, nil
 }
 

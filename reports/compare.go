@@ -151,12 +151,15 @@ func Compare(base, new *Summary, tol Tolerance) Comparison {
 		}
 	}
 	add(r)
-	r = Row{Name: "thresholds", Base: verdict(base.OK()), New: verdict(new.OK()), Verdict: RowSame}
+	r = Row{Name: "verdict", Base: base.verdictWord(), New: new.verdictWord(), Verdict: RowSame}
 	if base.OK() != new.OK() {
 		r.Verdict = RowBetter
 		if !new.OK() {
 			r.Verdict = RowRegression
 		}
+	}
+	if r.Verdict == RowSame && r.Base != r.New {
+		r.Verdict = RowChanged // fail ↔ incomplete ↔ error
 	}
 	add(r)
 	return c

@@ -74,7 +74,7 @@ func TestParseSummaryRefuses(t *testing.T) {
 	if _, err := ParseSummary([]byte(`{"ok":true}`)); err == nil {
 		t.Error("a summary without a schema version must be refused")
 	}
-	if _, err := ParseSummary([]byte(`{"schema":2}`)); err == nil {
+	if _, err := ParseSummary([]byte(`{"schema":3}`)); err == nil {
 		t.Error("a newer schema must be refused")
 	}
 }

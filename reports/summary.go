@@ -11,14 +11,20 @@ import (
 var ErrBadSummary = errors.New("bad summary")
 
 // SchemaVersion is the version of the summary.json layout; it grows when a field
-// changes meaning (adding fields does not change it).
-const SchemaVersion = 1
+// changes meaning (adding fields does not change it). 2: `ok` is `verdict` ==
+// "pass" (no longer only "every threshold held"), and a figure without data is
+// null. ParseSummary reads 1 and 2.
+const SchemaVersion = 2
 
 // Summary is summary.json: every figure of a run, documented in README.md. The
 // `expr` tags are the names thresholds use (the same as the JSON names).
 type Summary struct {
 	Schema      int          `json:"schema" expr:"schema"`
-	Passed      bool         `json:"ok" expr:"ok"` // every threshold held
+	Passed      bool         `json:"ok" expr:"ok"` // Verdict == "pass" (kept for older readers)
+	// Verdict is pass, fail, incomplete or error (verdict.go), with every
+	// reason for it in plain sentences.
+	Verdict        string   `json:"verdict" expr:"-"`
+	VerdictReasons []string `json:"verdict_reasons" expr:"-"`
 	Run         RunInfo      `json:"run" expr:"run"`
 	Requests    Requests     `json:"requests" expr:"requests"`
 	RateLimit   RateLimit    `json:"rate_limit" expr:"rate_limit"`
@@ -31,6 +37,7 @@ type Summary struct {
 
 	charts         *charts  // time series for report.html; not part of summary.json
 	thresholdExprs []string // from run.json
+	problems       []string // raw files missing or unreadable: the verdict is error
 }
 
 // RunInfo is what run.json says about the run.
@@ -245,15 +252,10 @@ type TruthWindow struct {
 	MeasuredRefused  int    `json:"measured_refused" expr:"measured_refused"`
 }
 
-// OK reports whether every threshold held (true when there are none).
-func (s *Summary) OK() bool {
-	for _, t := range s.Thresholds {
-		if !t.OK {
-			return false
-		}
-	}
-	return true
-}
+// OK reports whether the verdict is pass: every threshold held on figures that
+// have data, messages were sent and accepted, the run was complete and its raw
+// files were there. A summary without a verdict is not OK.
+func (s *Summary) OK() bool { return s.Verdict == VerdictPass }
 
 // ReadSummary reads a summary.json.
 func ReadSummary(path string) (*Summary, error) {
@@ -280,6 +282,18 @@ func ParseSummary(b []byte) (*Summary, error) {
 	if s.Schema > SchemaVersion {
 		return nil, fmt.Errorf("%w: schema %d is newer than this msgload (%d)", ErrBadSummary, s.Schema, SchemaVersion)
 	}
+	if s.Verdict == "" { // schema 1: ok meant "every threshold held"
+		switch {
+		case s.Run.Interrupted:
+			s.Verdict = VerdictIncomplete
+		case s.Passed:
+			s.Verdict = VerdictPass
+		default:
+			s.Verdict = VerdictFail
+		}
+		s.VerdictReasons = []string{"summary.json of schema 1 has no verdict: read from ok and run.interrupted"}
+	}
+	s.Passed = s.Verdict == VerdictPass
 	return &s, nil
 }
 

@@ -38,13 +38,6 @@ func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 // and chart ticks: summary.json keeps the full figure.
 func twoDecimals(f float64) string { return num(math.Round(f*100) / 100) }
 
-func verdict(ok bool) string {
-	if ok {
-		return "PASS"
-	}
-	return "FAIL"
-}
-
 // keyFigure is one row of the key-figure tables (terminal, Markdown, HTML).
 type keyFigure struct{ name, value string }
 
@@ -101,7 +94,10 @@ func thresholdValue(t Threshold) string {
 
 // Terminal writes the short summary printed at the end of `msgload run`.
 func (s *Summary) Terminal(w io.Writer) {
-	fmt.Fprintf(w, "run %s (%s, %s): %s\n", s.Run.ID, s.Run.Scenario, s.Run.API, verdict(s.OK()))
+	fmt.Fprintf(w, "run %s (%s, %s): %s\n", s.Run.ID, s.Run.Scenario, s.Run.API, s.verdictWord())
+	for _, r := range s.VerdictReasons {
+		fmt.Fprintf(w, "  ! %s\n", r)
+	}
 	width := 0
 	kf := s.keyFigures()
 	for _, k := range kf {
@@ -140,7 +136,13 @@ func mdEscape(s string) string {
 // WriteMarkdown writes report.md, for pull-request comments and release notes.
 func (s *Summary) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## msgload %s: %s\n\n", mdEscape(s.Run.Scenario), verdict(s.OK()))
+	fmt.Fprintf(&b, "## msgload %s: %s\n\n", mdEscape(s.Run.Scenario), s.verdictWord())
+	for _, r := range s.VerdictReasons {
+		fmt.Fprintf(&b, "- %s\n", mdEscape(r))
+	}
+	if len(s.VerdictReasons) > 0 {
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(&b, "Run `%s` against %s (%s API, msgload %s), delivery via %s.\n\n", s.Run.ID, mdEscape(s.Run.Target), s.Run.API, mdEscape(s.Run.Version), s.Run.DeliveryVia)
 	if s.Run.Interrupted {
 		b.WriteString("**The run was interrupted**: figures cover what ran.\n\n")
@@ -223,9 +225,28 @@ type junitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
-// WriteJUnit writes junit.xml: one test case per threshold.
+// WriteJUnit writes junit.xml: one test case for the run's verdict (failing,
+// with its reasons, unless the verdict is pass; an error for the error
+// verdict), then one per threshold.
 func (s *Summary) WriteJUnit(w io.Writer) error {
 	suite := junitSuite{Name: "msgload thresholds: " + s.Run.Scenario, Timestamp: s.Run.Start, Cases: []junitCase{}}
+	vc := junitCase{Name: "msgload verdict: " + s.verdictWord(), Classname: "msgload." + s.Run.Scenario}
+	if !s.OK() {
+		msg := s.verdictWord()
+		if len(s.VerdictReasons) > 0 {
+			msg += ": " + strings.Join(s.VerdictReasons, "; ")
+		}
+		f := &junitFailure{Message: msg, Type: s.Verdict, Text: strings.Join(s.VerdictReasons, "\n")}
+		if s.Verdict == VerdictError || s.Verdict == "" {
+			vc.Error = f
+			suite.Errors++
+		} else {
+			vc.Failure = f
+			suite.Fails++
+		}
+	}
+	suite.Cases = append(suite.Cases, vc)
+	suite.Tests++
 	for _, t := range s.Thresholds {
 		c := junitCase{Name: t.Expr, Classname: "msgload." + s.Run.Scenario}
 		switch {

@@ -201,7 +201,8 @@ func toFloat(v any) (float64, bool) {
 }
 
 // Evaluate compiles every threshold first (any that does not compile is bad
-// input, reported together), then evaluates them all against s and sets s.OK.
+// input, reported together), then evaluates them all against s and sets the
+// verdict (and ok).
 func (s *Summary) Evaluate(exprs []string) error {
 	progs := make([]*compiled, 0, len(exprs))
 	var errs []error
@@ -220,6 +221,6 @@ func (s *Summary) Evaluate(exprs []string) error {
 	for _, c := range progs {
 		s.Thresholds = append(s.Thresholds, c.eval(s))
 	}
-	s.Passed = s.OK()
+	s.decide()
 	return nil
 }
