@@ -19,21 +19,21 @@ const SchemaVersion = 2
 // Summary is summary.json: every figure of a run, documented in README.md. The
 // `expr` tags are the names thresholds use (the same as the JSON names).
 type Summary struct {
-	Schema      int          `json:"schema" expr:"schema"`
-	Passed      bool         `json:"ok" expr:"ok"` // Verdict == "pass" (kept for older readers)
+	Schema int  `json:"schema" expr:"schema"`
+	Passed bool `json:"ok" expr:"ok"` // Verdict == "pass" (kept for older readers)
 	// Verdict is pass, fail, incomplete or error (verdict.go), with every
 	// reason for it in plain sentences.
-	Verdict        string   `json:"verdict" expr:"-"`
-	VerdictReasons []string `json:"verdict_reasons" expr:"-"`
-	Run         RunInfo      `json:"run" expr:"run"`
-	Requests    Requests     `json:"requests" expr:"requests"`
-	RateLimit   RateLimit    `json:"rate_limit" expr:"rate_limit"`
-	Idempotency Idempotency  `json:"idempotency" expr:"idempotency"`
-	Delivery    Delivery     `json:"delivery" expr:"delivery"`
-	Incoming    Incoming     `json:"incoming" expr:"incoming"`
-	Truth       *TruthReport `json:"truth,omitempty" expr:"truth"`
-	Thresholds  []Threshold  `json:"thresholds" expr:"-"`
-	Warnings    []string     `json:"warnings,omitempty" expr:"-"`
+	Verdict        string       `json:"verdict" expr:"-"`
+	VerdictReasons []string     `json:"verdict_reasons" expr:"-"`
+	Run            RunInfo      `json:"run" expr:"run"`
+	Requests       Requests     `json:"requests" expr:"requests"`
+	RateLimit      RateLimit    `json:"rate_limit" expr:"rate_limit"`
+	Idempotency    Idempotency  `json:"idempotency" expr:"idempotency"`
+	Delivery       Delivery     `json:"delivery" expr:"delivery"`
+	Incoming       Incoming     `json:"incoming" expr:"incoming"`
+	Truth          *TruthReport `json:"truth,omitempty" expr:"truth"`
+	Thresholds     []Threshold  `json:"thresholds" expr:"-"`
+	Warnings       []string     `json:"warnings,omitempty" expr:"-"`
 
 	charts         *charts  // time series for report.html; not part of summary.json
 	thresholdExprs []string // from run.json
