@@ -19,12 +19,10 @@ const SchemaVersion = 2
 // Summary is summary.json: every figure of a run, documented in README.md. The
 // `expr` tags are the names thresholds use (the same as the JSON names).
 type Summary struct {
-	Schema int  `json:"schema" expr:"schema"`
-	Passed bool `json:"ok" expr:"ok"` // Verdict == "pass" (kept for older readers)
-	// Verdict is pass, fail, incomplete or error (verdict.go), with every
-	// reason for it in plain sentences.
-	Verdict        string       `json:"verdict" expr:"-"`
-	VerdictReasons []string     `json:"verdict_reasons" expr:"-"`
+	Schema         int          `json:"schema" expr:"schema"`
+	Passed         bool         `json:"ok" expr:"ok"`             // Verdict == "pass" (kept for older readers)
+	Verdict        string       `json:"verdict" expr:"-"`         // pass, fail, incomplete or error (verdict.go)
+	VerdictReasons []string     `json:"verdict_reasons" expr:"-"` // every reason for it, in plain sentences
 	Run            RunInfo      `json:"run" expr:"run"`
 	Requests       Requests     `json:"requests" expr:"requests"`
 	RateLimit      RateLimit    `json:"rate_limit" expr:"rate_limit"`
