@@ -36,6 +36,33 @@ func memberPaths(node ast.Node) [][]any {
 	return paths
 }
 
+// computedLatencyRead returns the first place where the expression reads a
+// percentile, max or mean of a latency object through a path that is not fixed
+// (a computed map key, a closure over several latency objects): whether it has
+// data cannot be told before evaluation, so such a threshold is refused.
+func computedLatencyRead(node ast.Node) string {
+	found := ""
+	ast.Walk(&node, visitor(func(n *ast.Node) {
+		m, ok := (*n).(*ast.MemberNode)
+		if !ok || found != "" || m.Node == nil || memberPath(m) != nil {
+			return
+		}
+		p, ok := m.Property.(*ast.StringNode)
+		if !ok {
+			return
+		}
+		switch t := m.Node.Type(); {
+		case t == percentilesType && p.Value != "count",
+			t.Kind() == reflect.Interface && latencyFigure[p.Value]: // values(delivery.by_channel) is []any
+			found = m.String()
+		}
+	}))
+	return found
+}
+
+// latencyFigure are the figures of a latency object that have no data when its count is 0.
+var latencyFigure = map[string]bool{"p50": true, "p90": true, "p95": true, "p99": true, "max": true, "mean": true}
+
 type visitor func(*ast.Node)
 
 func (v visitor) Visit(n *ast.Node) { v(n) }

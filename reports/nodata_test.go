@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,6 +174,29 @@ func TestParseOldSummary(t *testing.T) {
 		}
 		if s.Delivery.Measured != want || s.Delivery.Expected != 3 || s.Delivery.Latency.P50 != 0.5 {
 			t.Errorf("via %s: %+v", via, s.Delivery)
+		}
+	}
+}
+
+// A latency read through a computed path cannot be checked for data before
+// evaluation: such a threshold is refused when it is compiled; fixed paths and
+// counts are accepted.
+func TestComputedLatencyPathRefused(t *testing.T) {
+	for src, refused := range map[string]bool{
+		`all(values(delivery.by_channel), .p95 < 1s)`:      true,
+		`delivery.by_channel[run.api].p95 < 1s`:            true,
+		`all(delivery.failover.steps, .time.p95 < 1s)`:     true,
+		`delivery.by_channel["sms"].p95 < 1s`:              false,
+		`delivery.failover.steps[0].time.p50 < 1s`:         false,
+		`all(values(delivery.by_channel), .count > 0)`:     false,
+		`sum(map(rate_limit.clients, .rejected_429)) == 0`: false,
+	} {
+		_, err := CompileThreshold(src)
+		if got := err != nil; got != refused {
+			t.Errorf("%s: error %v, want refused %v", src, err, refused)
+		}
+		if refused && !errors.Is(err, ErrBadThreshold) {
+			t.Errorf("%s: %v, want ErrBadThreshold", src, err)
 		}
 	}
 }

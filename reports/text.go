@@ -67,7 +67,7 @@ func (s *Summary) keyFigures() []keyFigure {
 	}
 	if t := s.Truth; t != nil {
 		kf = append(kf, keyFigure{"truth: latency p95 true / measured", fmt.Sprintf("%s / %s", t.TrueLatency.show(t.TrueLatency.P95), t.MeasuredLatency.show(t.MeasuredLatency.P95))},
-			keyFigure{"truth: lost expected / measured", fmt.Sprintf("%d / %d", t.ExpectedLost, t.MeasuredLost)})
+			keyFigure{"truth: lost expected / measured", fmt.Sprintf("%d / %s", t.ExpectedLost, measuredCount(d, t.MeasuredLost))})
 	}
 	return kf
 }
@@ -82,6 +82,14 @@ func latencies(p Percentiles, vs ...float64) string {
 		out[i] = dur(v)
 	}
 	return strings.Join(out, " / ")
+}
+
+// measuredCount shows a delivery count, or "not measured".
+func measuredCount(d Delivery, n int64) string {
+	if !d.Measured {
+		return NotMeasured
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // thresholdValue shows a threshold's value, or "no data".

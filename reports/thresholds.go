@@ -129,6 +129,9 @@ func CompileThreshold(src string) (*compiled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrBadThreshold, src, err)
 	}
+	if at := computedLatencyRead(prog.Node()); at != "" {
+		return nil, fmt.Errorf("%w: %s: %s reads a latency through a computed path, so a figure without data could not be told from 0: name it (delivery.by_channel[\"sms\"].p95)", ErrBadThreshold, src, at)
+	}
 	c := &compiled{src: src, prog: prog, paths: memberPaths(prog.Node())}
 	if bin, ok := prog.Node().(*ast.BinaryNode); ok {
 		switch bin.Operator {
