@@ -119,7 +119,11 @@ func (s *Summary) WriteHTML(w io.Writer) error {
 	}
 	var thr []htmlThr
 	for _, t := range s.Thresholds {
-		thr = append(thr, htmlThr{t.OK, t.Expr, thresholdValue(t), t.Error})
+		v, e := thresholdValue(t), t.Error
+		if len(t.NoData) > 0 {
+			v, e = t.Error, ""
+		}
+		thr = append(thr, htmlThr{t.OK, t.Expr, v, e})
 	}
 	var steps []htmlStep
 	for _, st := range s.Delivery.Failover.Steps {

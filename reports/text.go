@@ -92,6 +92,14 @@ func measuredCount(d Delivery, n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
+// thresholdNote is a threshold's value and error, or "no data: <why>".
+func thresholdNote(t Threshold) string {
+	if len(t.NoData) > 0 {
+		return t.Error
+	}
+	return num(t.Value) + errText(t.Error)
+}
+
 // thresholdValue shows a threshold's value, or "no data".
 func thresholdValue(t Threshold) string {
 	if len(t.NoData) > 0 {
@@ -115,6 +123,10 @@ func (s *Summary) Terminal(w io.Writer) {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, k.name, k.value)
 	}
 	for _, t := range s.Thresholds {
+		if len(t.NoData) > 0 {
+			fmt.Fprintf(w, "  %s  %s  (%s)\n", mark(t.OK), t.Expr, t.Error)
+			continue
+		}
 		fmt.Fprintf(w, "  %s  %s  (value %s)%s\n", mark(t.OK), t.Expr, thresholdValue(t), errText(t.Error))
 	}
 	for _, msg := range s.Warnings {
@@ -162,7 +174,7 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 	if len(s.Thresholds) > 0 {
 		b.WriteString("\n### Thresholds\n\n| | Threshold | Value |\n|---|---|---|\n")
 		for _, t := range s.Thresholds {
-			fmt.Fprintf(&b, "| %s | `%s` | %s%s |\n", mark(t.OK), mdEscape(t.Expr), thresholdValue(t), mdEscape(errText(t.Error)))
+			fmt.Fprintf(&b, "| %s | `%s` | %s |\n", mark(t.OK), mdEscape(t.Expr), mdEscape(thresholdNote(t)))
 		}
 	}
 	if len(s.RateLimit.Clients) > 0 {
@@ -258,6 +270,9 @@ func (s *Summary) WriteJUnit(w io.Writer) error {
 	for _, t := range s.Thresholds {
 		c := junitCase{Name: t.Expr, Classname: "msgload." + s.Run.Scenario}
 		switch {
+		case len(t.NoData) > 0: // a failure, not an error: the threshold was fine, the figure is absent
+			c.Failure = &junitFailure{Message: t.Error, Type: "no data", Text: t.Error}
+			suite.Fails++
 		case t.Error != "":
 			c.Error = &junitFailure{Message: t.Error, Type: "error", Text: t.Error}
 			suite.Errors++
