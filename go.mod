@@ -3,7 +3,6 @@ module github.com/msgload/msgload
 go 1.26
 
 require (
-	github.com/HdrHistogram/hdrhistogram-go v1.1.2
 	github.com/agnivade/levenshtein v1.2.1
 	github.com/chromedp/cdproto v0.0.0-20250403032234-65de8f5d025b
 	github.com/chromedp/chromedp v0.13.6

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 )
@@ -238,6 +239,13 @@ thresholds: [ "delivery.lost == 0" ]
 				if lost := p.Summary.Delivery.Lost; lost != 0 {
 					t.Errorf("%d messages lost although the grace period was waited", lost)
 				}
+				// Its threshold held, yet an interrupted run is never a pass.
+				if p.Summary.Verdict != reports.VerdictIncomplete || p.Summary.OK() {
+					t.Errorf("summary verdict %q (ok %v), want incomplete: %q", p.Summary.Verdict, p.Summary.OK(), p.Summary.VerdictReasons)
+				}
+			}
+			if v := res.Verdict(); v != reports.VerdictIncomplete || res.OK() {
+				t.Errorf("Result.Verdict() = %q, want incomplete", v)
 			}
 		})
 	}

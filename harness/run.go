@@ -75,14 +75,31 @@ type Result struct {
 	Aborted     bool // a second interrupt cut the grace wait; no reports
 }
 
-// OK reports whether every part built its reports and held every threshold.
-func (r *Result) OK() bool {
+// OK reports whether the run's verdict is pass: every part built its reports
+// and each part's verdict is pass.
+func (r *Result) OK() bool { return r.Verdict() == reports.VerdictPass }
+
+// Verdict is the worst of the parts' verdicts (reports.WorstVerdict): a part
+// that stopped with an error, or has no report, is incomplete when the run was
+// interrupted and error otherwise.
+func (r *Result) Verdict() string {
+	if len(r.Parts) == 0 {
+		return reports.VerdictError
+	}
+	vs := make([]string, 0, len(r.Parts))
 	for _, p := range r.Parts {
-		if p.Err != nil || p.Summary == nil || !p.Summary.OK() {
-			return false
+		switch {
+		case p.Err != nil || p.Summary == nil:
+			if r.Interrupted || r.Aborted {
+				vs = append(vs, reports.VerdictIncomplete)
+			} else {
+				vs = append(vs, reports.VerdictError)
+			}
+		default:
+			vs = append(vs, p.Summary.Verdict)
 		}
 	}
-	return len(r.Parts) > 0
+	return reports.WorstVerdict(vs...)
 }
 
 // Run runs o.Scenario from start to end and returns what happened. An error

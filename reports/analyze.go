@@ -134,6 +134,7 @@ func AnalyzeFS(fsys fs.FS, name string) (*Summary, error) {
 	if err := a.readMeta(); err != nil {
 		return nil, err
 	}
+	a.checkRawFiles()
 	a.ch = newCharts(a.start, a.meta)
 	if len(a.meta.Chain) <= 30 {
 		a.chain = rundir.ParseChain(a.meta.Chain)
@@ -154,12 +155,16 @@ func AnalyzeFS(fsys fs.FS, name string) (*Summary, error) {
 	}
 	a.finishRequests()
 	a.finishDelivery()
+	if !a.s.Delivery.Measured {
+		a.s.Delivery.clearCounts() // delivery: none: nothing was waited for, nothing is lost
+	}
 	a.rateLimit()
 	if err := a.truth(); err != nil {
 		return nil, err
 	}
 	a.s.charts = a.ch
 	a.ch.finish(a)
+	a.s.decide()
 	return a.s, nil
 }
 
@@ -216,6 +221,7 @@ func (a *analyzer) readMeta() error {
 		a.s.Run.Duration = round6(end.Sub(m.Start).Seconds())
 	}
 	a.s.Delivery.Via = via
+	a.s.Delivery.Measured = via != "none"
 	a.s.thresholdExprs = m.Thresholds
 	a.s.Delivery.Deadline = ts(a.deadline)
 	a.s.RateLimit.Limit = m.Limit.Requests

@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"math"
 	"sort"
 	"time"
 
@@ -17,7 +16,7 @@ type charts struct {
 	width  time.Duration
 	n      int                      // buckets used
 	codes  map[string]map[int]int64 // code class → bucket → requests
-	lat    map[int]*logHist
+	lat    map[int]*hist            // request latency per time bucket, exact
 	events map[string]map[int]int64 // event kind → bucket → events
 
 	// Filled by finish.
@@ -35,7 +34,7 @@ type charts struct {
 
 func newCharts(start time.Time, m rundir.Meta) *charts {
 	c := &charts{base: start, width: time.Second,
-		codes: map[string]map[int]int64{}, lat: map[int]*logHist{},
+		codes: map[string]map[int]int64{}, lat: map[int]*hist{},
 		events: map[string]map[int]int64{}, Window: map[string][][2]float64{}}
 	end := m.End
 	if end.IsZero() {
@@ -93,7 +92,7 @@ func (c *charts) attempt(at *rundir.Attempt) {
 	c.codes[k][i]++
 	h := c.lat[i]
 	if h == nil {
-		h = &logHist{}
+		h = newHist()
 		c.lat[i] = h
 	}
 	h.observe(at.Latency)
@@ -165,24 +164,15 @@ func (c *charts) finish(a *analyzer) {
 	c.LatP50, c.LatP95, c.LatP99 = make([]float64, c.n), make([]float64, c.n), make([]float64, c.n)
 	for i, h := range c.lat {
 		if i < c.n {
-			c.LatP50[i] = h.quantile(0.50)
-			c.LatP95[i] = h.quantile(0.95)
-			c.LatP99[i] = h.quantile(0.99)
+			c.LatP50[i] = h.quantile(50)
+			c.LatP95[i] = h.quantile(95)
+			c.LatP99[i] = h.quantile(99)
 		}
 	}
 	c.Limit = float64(a.meta.Limit.Requests)
 	c.DeliveryCDF = map[string][][2]float64{}
 	for ch, h := range a.byChannel {
-		var pts [][2]float64
-		total := float64(h.count())
-		var cum int64
-		for _, b := range h.h.Distribution() {
-			if b.Count == 0 {
-				continue
-			}
-			cum += b.Count
-			pts = append(pts, [2]float64{float64(b.To) / 1e6, float64(cum) / total})
-		}
+		pts := h.cdf()
 		if len(pts) > 200 { // thin, keeping the last point
 			step := (len(pts) + 199) / 200
 			var thin [][2]float64
@@ -205,40 +195,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
-}
-
-// logHist is a small histogram for the latency chart's time buckets (an HDR
-// histogram each would cost 100 KB per bucket): 128 buckets growing by 1/8 from
-// 1 µs, so a percentile is within 6% of the truth, plenty for a chart.
-type logHist struct {
-	n      uint32
-	counts [128]uint32
-}
-
-const logBase = 1.125
-
-func (h *logHist) observe(sec float64) {
-	us := sec * 1e6
-	i := 0
-	if us > 1 {
-		i = min(int(math.Log(us)/math.Log(logBase)), len(h.counts)-1)
-	}
-	h.counts[i]++
-	h.n++
-}
-
-// quantile returns the middle of the bucket holding quantile q (0..1), in seconds.
-func (h *logHist) quantile(q float64) float64 {
-	if h.n == 0 {
-		return 0
-	}
-	want := uint32(math.Ceil(q * float64(h.n)))
-	var cum uint32
-	for i, c := range h.counts {
-		cum += c
-		if cum >= want && c > 0 {
-			return round6(math.Pow(logBase, float64(i)+0.5) / 1e6)
-		}
-	}
-	return 0
 }

@@ -50,9 +50,17 @@ func Compare(base, new *Summary, tol Tolerance) Comparison {
 		}
 		c.Rows = append(c.Rows, r)
 	}
-	lat := func(name string, b, n float64) {
-		r := Row{Name: name, Base: dur(b), New: dur(n), Delta: relDelta(b, n)}
+	// lat compares one percentile; a side without data shows "no data", and
+	// NEW losing data BASE had is a regression (it cannot be vouched for).
+	lat := func(name string, bp, np Percentiles, b, n float64) {
+		r := Row{Name: name, Base: bp.show(b), New: np.show(n), Delta: relDelta(b, n)}
 		switch {
+		case !bp.Has() && !np.Has():
+			r.Delta, r.Verdict = "", RowSame
+		case !np.Has():
+			r.Delta, r.Verdict = "", RowRegression
+		case !bp.Has():
+			r.Delta, r.Verdict = "", RowChanged
 		case n == b:
 			r.Verdict = RowSame
 		case n < b:
@@ -78,6 +86,29 @@ func Compare(base, new *Summary, tol Tolerance) Comparison {
 		}
 		add(r)
 	}
+	// dcount is count for a delivery figure, which a run with delivery: none
+	// does not have: "not measured", a regression when NEW lost it.
+	dcount := func(name string, b, n int64, regressOnRise bool) {
+		bm, nm := base.Delivery.Measured, new.Delivery.Measured
+		if bm && nm {
+			count(name, b, n, regressOnRise)
+			return
+		}
+		r := Row{Name: name, Base: NotMeasured, New: NotMeasured, Verdict: RowSame}
+		if bm {
+			r.Base = fmt.Sprint(b)
+		}
+		if nm {
+			r.New = fmt.Sprint(n)
+		}
+		switch {
+		case bm && !nm:
+			r.Verdict = RowRegression
+		case nm && !bm:
+			r.Verdict = RowChanged
+		}
+		add(r)
+	}
 	info := func(name string, b, n int64) {
 		r := Row{Name: name, Base: fmt.Sprint(b), New: fmt.Sprint(n), Delta: fmt.Sprintf("%+d", n-b), Verdict: RowSame}
 		if n != b {
@@ -88,19 +119,19 @@ func Compare(base, new *Summary, tol Tolerance) Comparison {
 	info("requests", base.Requests.Total, new.Requests.Total)
 	info("messages accepted", base.Requests.Accepted, new.Requests.Accepted)
 	br, nr := base.Requests.Latency, new.Requests.Latency
-	lat("request latency p50", br.P50, nr.P50)
-	lat("request latency p95", br.P95, nr.P95)
-	lat("request latency p99", br.P99, nr.P99)
+	lat("request latency p50", br, nr, br.P50, nr.P50)
+	lat("request latency p95", br, nr, br.P95, nr.P95)
+	lat("request latency p99", br, nr, br.P99, nr.P99)
 	bd, nd := base.Delivery.Latency, new.Delivery.Latency
-	lat("delivery latency p50", bd.P50, nd.P50)
-	lat("delivery latency p95", bd.P95, nd.P95)
-	lat("delivery latency p99", bd.P99, nd.P99)
-	count("delivery lost", base.Delivery.Lost, new.Delivery.Lost, true)
-	count("delivery duplicates", base.Delivery.Duplicates, new.Delivery.Duplicates, true)
+	lat("delivery latency p50", bd, nd, bd.P50, nd.P50)
+	lat("delivery latency p95", bd, nd, bd.P95, nd.P95)
+	lat("delivery latency p99", bd, nd, bd.P99, nd.P99)
+	dcount("delivery lost", base.Delivery.Lost, new.Delivery.Lost, true)
+	dcount("delivery duplicates", base.Delivery.Duplicates, new.Delivery.Duplicates, true)
 	count("duplicate deliveries", base.Idempotency.DuplicateDeliveries, new.Idempotency.DuplicateDeliveries, true)
 	count("idempotency mismatches", base.Idempotency.Mismatches, new.Idempotency.Mismatches, true)
-	count("unmatched callbacks", base.Delivery.Unmatched, new.Delivery.Unmatched, false)
-	count("malformed callbacks", base.Delivery.Malformed, new.Delivery.Malformed, true)
+	dcount("unmatched callbacks", base.Delivery.Unmatched, new.Delivery.Unmatched, false)
+	dcount("malformed callbacks", base.Delivery.Malformed, new.Delivery.Malformed, true)
 	count("excess accepted", base.RateLimit.ExcessAccepted, new.RateLimit.ExcessAccepted, true)
 	b429, n429 := base.RateLimit.Rejected429, new.RateLimit.Rejected429
 	r := Row{Name: "429 answers", Base: fmt.Sprint(b429), New: fmt.Sprint(n429), Delta: fmt.Sprintf("%+d", n429-b429), Verdict: RowSame}
@@ -120,12 +151,15 @@ func Compare(base, new *Summary, tol Tolerance) Comparison {
 		}
 	}
 	add(r)
-	r = Row{Name: "thresholds", Base: verdict(base.OK()), New: verdict(new.OK()), Verdict: RowSame}
+	r = Row{Name: "verdict", Base: base.verdictWord(), New: new.verdictWord(), Verdict: RowSame}
 	if base.OK() != new.OK() {
 		r.Verdict = RowBetter
 		if !new.OK() {
 			r.Verdict = RowRegression
 		}
+	}
+	if r.Verdict == RowSame && r.Base != r.New {
+		r.Verdict = RowChanged // fail ↔ incomplete ↔ error
 	}
 	add(r)
 	return c

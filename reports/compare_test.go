@@ -9,8 +9,9 @@ func TestCompareRegressions(t *testing.T) {
 	base := func() *Summary {
 		s := &Summary{Schema: SchemaVersion}
 		s.Run.ID = "base"
-		s.Requests.Latency = Percentiles{P50: 0.1, P95: 0.2, P99: 0.3}
-		s.Delivery.Latency = Percentiles{P50: 1, P95: 2, P99: 3}
+		s.Requests.Latency = Percentiles{Count: 10, P50: 0.1, P95: 0.2, P99: 0.3}
+		s.Delivery.Latency = Percentiles{Count: 10, P50: 1, P95: 2, P99: 3}
+		s.Delivery.Via, s.Delivery.Measured = "sink", true
 		s.RateLimit.Rejected429 = 10
 		s.RateLimit.Algorithm.Verdict = AlgoFixed
 		return s
@@ -32,6 +33,8 @@ func TestCompareRegressions(t *testing.T) {
 		{"more 429s: changed, not a regression", func(s *Summary) { s.RateLimit.Rejected429 = 12 }, false, "429 answers", RowChanged},
 		{"another limiter", func(s *Summary) { s.RateLimit.Algorithm.Verdict = AlgoTokenBucket }, true, "limiter", RowRegression},
 		{"more accepted beyond the limit", func(s *Summary) { s.RateLimit.ExcessAccepted = 3 }, true, "excess accepted", RowRegression},
+		{"nothing delivered: no data is a regression", func(s *Summary) { s.Delivery.Latency = Percentiles{} }, true, "delivery latency p95", RowRegression},
+		{"delivery no longer measured", func(s *Summary) { s.Delivery.Via, s.Delivery.Measured = "none", false }, true, "delivery lost", RowRegression},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := base()
@@ -71,7 +74,7 @@ func TestParseSummaryRefuses(t *testing.T) {
 	if _, err := ParseSummary([]byte(`{"ok":true}`)); err == nil {
 		t.Error("a summary without a schema version must be refused")
 	}
-	if _, err := ParseSummary([]byte(`{"schema":2}`)); err == nil {
+	if _, err := ParseSummary([]byte(`{"schema":3}`)); err == nil {
 		t.Error("a newer schema must be refused")
 	}
 }

@@ -333,3 +333,28 @@ func TestIDCollisions(t *testing.T) {
 		t.Errorf("no warning for the collision: %q", s.Warnings)
 	}
 }
+
+// A disagreement with the truth and an id collision each fail the run,
+// whatever the thresholds say.
+func TestTruthAndCollisionFailTheVerdict(t *testing.T) {
+	r := cascadeRun(rundir.StateDelivered, [][]srec{{{1, "DELIVERED", "viber", false}}, {{2, "DELIVERED", "viber", false}}})
+	r.events = r.events[:1]
+	s, err := Build(r.write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Verdict != VerdictFail || !strings.Contains(strings.Join(s.VerdictReasons, "\n"), "ground truth") {
+		t.Errorf("verdict %s %q: want fail for the truth", s.Verdict, s.VerdictReasons)
+	}
+	c := cascadeRun(rundir.StateDelivered, [][]srec{{{1, "DELIVERED", "viber", false}}, {{2, "DELIVERED", "viber", false}}})
+	for i := range c.attempts {
+		c.attempts[i].TxID = "tx-same"
+	}
+	s, err = Build(c.write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Verdict != VerdictFail || !strings.Contains(strings.Join(s.VerdictReasons, "\n"), "already given") {
+		t.Errorf("verdict %s %q: want fail for the id collision", s.Verdict, s.VerdictReasons)
+	}
+}

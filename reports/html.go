@@ -4,6 +4,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"strings"
 )
 
 func secondsAxis(v float64) string { return dur(v) }
@@ -62,19 +63,20 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"dere
 body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:980px;color:#1a202c;padding:0 12px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
 .v{display:inline-block;padding:2px 10px;border-radius:4px;color:#fff;font-weight:600}
-.pass{background:#2f855a}.fail{background:#c53030}
+.pass{background:#2f855a}.fail{background:#c53030}.incomplete{background:#b7791f}.error{background:#553c9a}
 table{border-collapse:collapse;width:100%;margin:6px 0}td,th{border-bottom:1px solid #e2e8f0;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f7fafc}code{font:12px ui-monospace,monospace;background:#f7fafc;padding:1px 4px}
 .chart{width:100%;height:auto;display:block;margin:10px 0 18px}.chart .t{font:600 13px system-ui,sans-serif}
 .chart .a{font:10px system-ui,sans-serif;fill:#4a5568}.chart .g{stroke:#edf2f7}.chart .frame{fill:none;stroke:#cbd5e0}
 .chart .limit{stroke:#c53030;stroke-dasharray:6 4;stroke-width:1.5}.muted{color:#718096}
 </style></head><body>
-<h1>msgload — {{.S.Run.Scenario}} <span class="v {{if .OK}}pass{{else}}fail{{end}}">{{if .OK}}PASS{{else}}FAIL{{end}}</span></h1>
+<h1>msgload — {{.S.Run.Scenario}} <span class="v {{.Class}}">{{.Verdict}}</span></h1>
+{{if .S.VerdictReasons}}<ul class="reasons">{{range .S.VerdictReasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <p class="muted">Run <code>{{.S.Run.ID}}</code> · {{.S.Run.API}} API at {{.S.Run.Target}} · {{.S.Run.Start}} · delivery via {{.S.Run.DeliveryVia}}{{if .S.Run.Interrupted}} · <b>interrupted</b>{{end}} · msgload {{.S.Run.Version}}</p>
 <h2>Key figures</h2>
 <table>{{range .Key}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}</table>
 {{if .S.Thresholds}}<h2>Thresholds</h2>
-<table><tr><th></th><th>Threshold</th><th>Value</th></tr>{{range .S.Thresholds}}<tr><td>{{if .OK}}✓{{else}}✗{{end}}</td><td><code>{{.Expr}}</code></td><td>{{.Value}}{{if .Error}} — {{.Error}}{{end}}</td></tr>{{end}}</table>{{end}}
+<table><tr><th></th><th>Threshold</th><th>Value</th></tr>{{range .Thr}}<tr><td>{{if .OK}}✓{{else}}✗{{end}}</td><td><code>{{.Expr}}</code></td><td>{{.Value}}{{if .Error}} — {{.Error}}{{end}}</td></tr>{{end}}</table>{{end}}
 {{range .S.Warnings}}<p><b>Warning:</b> {{.}}</p>{{end}}
 <h2>Charts</h2>
 {{range .Charts}}{{.}}
@@ -96,6 +98,10 @@ th{background:#f7fafc}code{font:12px ui-monospace,monospace;background:#f7fafc;p
 `))
 
 type htmlKey struct{ Name, Value string }
+type htmlThr struct {
+	OK                 bool
+	Expr, Value, Error string
+}
 type htmlLat struct {
 	Name, P50, P95, P99, Max string
 	Count                    int64
@@ -112,13 +118,21 @@ func (s *Summary) WriteHTML(w io.Writer) error {
 	for _, k := range s.keyFigures() {
 		key = append(key, htmlKey{k.name, k.value})
 	}
+	var thr []htmlThr
+	for _, t := range s.Thresholds {
+		v, e := thresholdValue(t), t.Error
+		if len(t.NoData) > 0 {
+			v, e = t.Error, ""
+		}
+		thr = append(thr, htmlThr{t.OK, t.Expr, v, e})
+	}
 	var steps []htmlStep
 	for _, st := range s.Delivery.Failover.Steps {
-		steps = append(steps, htmlStep{st.From + " → " + st.To, dur(st.Time.P50), dur(st.Time.P95), st.Count})
+		steps = append(steps, htmlStep{st.From + " → " + st.To, st.Time.show(st.Time.P50), st.Time.show(st.Time.P95), st.Count})
 	}
 	var lat []htmlLat
 	row := func(name string, p Percentiles) htmlLat {
-		return htmlLat{name, dur(p.P50), dur(p.P95), dur(p.P99), dur(p.Max), p.Count}
+		return htmlLat{name, p.show(p.P50), p.show(p.P95), p.show(p.P99), p.show(p.Max), p.Count}
 	}
 	for _, k := range sortedKeys(s.Delivery.ByChannel) {
 		lat = append(lat, row("channel "+k, s.Delivery.ByChannel[k]))
@@ -126,5 +140,5 @@ func (s *Summary) WriteHTML(w io.Writer) error {
 	for _, k := range sortedKeys(s.Delivery.ByState) {
 		lat = append(lat, row("state "+k, s.Delivery.ByState[k]))
 	}
-	return htmlTmpl.Execute(w, map[string]any{"S": s, "OK": s.OK(), "Key": key, "Charts": s.chartsHTML(), "Steps": steps, "Lat": lat})
+	return htmlTmpl.Execute(w, map[string]any{"S": s, "Verdict": s.verdictWord(), "Class": strings.ToLower(s.verdictWord()), "Key": key, "Charts": s.chartsHTML(), "Steps": steps, "Lat": lat, "Thr": thr})
 }

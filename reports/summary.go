@@ -11,26 +11,31 @@ import (
 var ErrBadSummary = errors.New("bad summary")
 
 // SchemaVersion is the version of the summary.json layout; it grows when a field
-// changes meaning (adding fields does not change it).
-const SchemaVersion = 1
+// changes meaning (adding fields does not change it). 2: `ok` is `verdict` ==
+// "pass" (no longer only "every threshold held"), and a figure without data is
+// null. ParseSummary reads 1 and 2.
+const SchemaVersion = 2
 
 // Summary is summary.json: every figure of a run, documented in README.md. The
 // `expr` tags are the names thresholds use (the same as the JSON names).
 type Summary struct {
-	Schema      int          `json:"schema" expr:"schema"`
-	Passed      bool         `json:"ok" expr:"ok"` // every threshold held
-	Run         RunInfo      `json:"run" expr:"run"`
-	Requests    Requests     `json:"requests" expr:"requests"`
-	RateLimit   RateLimit    `json:"rate_limit" expr:"rate_limit"`
-	Idempotency Idempotency  `json:"idempotency" expr:"idempotency"`
-	Delivery    Delivery     `json:"delivery" expr:"delivery"`
-	Incoming    Incoming     `json:"incoming" expr:"incoming"`
-	Truth       *TruthReport `json:"truth,omitempty" expr:"truth"`
-	Thresholds  []Threshold  `json:"thresholds" expr:"-"`
-	Warnings    []string     `json:"warnings,omitempty" expr:"-"`
+	Schema         int          `json:"schema" expr:"schema"`
+	Passed         bool         `json:"ok" expr:"ok"`             // Verdict == "pass" (kept for older readers)
+	Verdict        string       `json:"verdict" expr:"-"`         // pass, fail, incomplete or error (verdict.go)
+	VerdictReasons []string     `json:"verdict_reasons" expr:"-"` // every reason for it, in plain sentences
+	Run            RunInfo      `json:"run" expr:"run"`
+	Requests       Requests     `json:"requests" expr:"requests"`
+	RateLimit      RateLimit    `json:"rate_limit" expr:"rate_limit"`
+	Idempotency    Idempotency  `json:"idempotency" expr:"idempotency"`
+	Delivery       Delivery     `json:"delivery" expr:"delivery"`
+	Incoming       Incoming     `json:"incoming" expr:"incoming"`
+	Truth          *TruthReport `json:"truth,omitempty" expr:"truth"`
+	Thresholds     []Threshold  `json:"thresholds" expr:"-"`
+	Warnings       []string     `json:"warnings,omitempty" expr:"-"`
 
 	charts         *charts  // time series for report.html; not part of summary.json
 	thresholdExprs []string // from run.json
+	problems       []string // raw files missing or unreadable: the verdict is error
 }
 
 // RunInfo is what run.json says about the run.
@@ -49,7 +54,8 @@ type RunInfo struct {
 	Grace       float64 `json:"grace_s" expr:"grace"`
 }
 
-// Percentiles are latencies in seconds, read from an HDR histogram.
+// Percentiles are latencies in seconds, exact nearest-rank (hist.go). With
+// Count 0 there is no data: the figures are 0 here and null in summary.json.
 type Percentiles struct {
 	Count int64   `json:"count" expr:"count"`
 	P50   float64 `json:"p50" expr:"p50"`
@@ -156,6 +162,7 @@ type Idempotency struct {
 // Delivery covers what happened to accepted messages after the send.
 type Delivery struct {
 	Via          string                 `json:"via" expr:"via"`
+	Measured     bool                   `json:"measured" expr:"measured"` // false for delivery: none; the counts are then null
 	Expected     int64                  `json:"expected" expr:"expected"`
 	Received     int64                  `json:"received" expr:"received"`
 	Lost         int64                  `json:"lost" expr:"lost"`
@@ -211,9 +218,12 @@ type Incoming struct {
 // Threshold is one expression of the scenario and its verdict.
 type Threshold struct {
 	Expr  string  `json:"expr"`
-	Value float64 `json:"value"` // the left side of the comparison (or 1/0 for a bare condition)
+	Value float64 `json:"value"` // the left side of the comparison (or 1/0 for a bare condition); null with NoData
 	OK    bool    `json:"ok"`
 	Error string  `json:"error,omitempty"`
+	// NoData lists the figures the expression reads that have no data (a
+	// latency with count 0, delivery not measured): the threshold fails.
+	NoData []string `json:"no_data,omitempty"`
 }
 
 // TruthReport puts the measured figures beside the embedded simulator's ground
@@ -265,15 +275,10 @@ type TruthWindow struct {
 	MeasuredRefused  int    `json:"measured_refused" expr:"measured_refused"`
 }
 
-// OK reports whether every threshold held (true when there are none).
-func (s *Summary) OK() bool {
-	for _, t := range s.Thresholds {
-		if !t.OK {
-			return false
-		}
-	}
-	return true
-}
+// OK reports whether the verdict is pass: every threshold held on figures that
+// have data, messages were sent and accepted, the run was complete and its raw
+// files were there. A summary without a verdict is not OK.
+func (s *Summary) OK() bool { return s.Verdict == VerdictPass }
 
 // ReadSummary reads a summary.json.
 func ReadSummary(path string) (*Summary, error) {
@@ -300,6 +305,18 @@ func ParseSummary(b []byte) (*Summary, error) {
 	if s.Schema > SchemaVersion {
 		return nil, fmt.Errorf("%w: schema %d is newer than this msgload (%d)", ErrBadSummary, s.Schema, SchemaVersion)
 	}
+	if s.Verdict == "" { // schema 1: ok meant "every threshold held"
+		switch {
+		case s.Run.Interrupted:
+			s.Verdict = VerdictIncomplete
+		case s.Passed:
+			s.Verdict = VerdictPass
+		default:
+			s.Verdict = VerdictFail
+		}
+		s.VerdictReasons = []string{"summary.json of schema 1 has no verdict: read from ok and run.interrupted"}
+	}
+	s.Passed = s.Verdict == VerdictPass
 	return &s, nil
 }
 

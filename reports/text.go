@@ -38,13 +38,6 @@ func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 // and chart ticks: summary.json keeps the full figure.
 func twoDecimals(f float64) string { return num(math.Round(f*100) / 100) }
 
-func verdict(ok bool) string {
-	if ok {
-		return "PASS"
-	}
-	return "FAIL"
-}
-
 // keyFigure is one row of the key-figure tables (terminal, Markdown, HTML).
 type keyFigure struct{ name, value string }
 
@@ -53,31 +46,75 @@ func (s *Summary) keyFigures() []keyFigure {
 	kf := []keyFigure{
 		{"requests", fmt.Sprintf("%d (%d messages, %s errors)", r.Total, r.Messages, strconv.FormatFloat(100*r.ErrorRate, 'f', 2, 64)+"%")},
 		{"rate achieved / planned", fmt.Sprintf("%s / %s per second", twoDecimals(r.AchievedRate), twoDecimals(r.PlannedRate))},
-		{"request latency p50 / p95 / p99 / max", fmt.Sprintf("%s / %s / %s / %s", dur(r.Latency.P50), dur(r.Latency.P95), dur(r.Latency.P99), dur(r.Latency.Max))},
-		{"from intended send p99", fmt.Sprintf("%s (%d late starts)", dur(r.LatencyIntended.P99), r.Late)},
+		{"request latency p50 / p95 / p99 / max", latencies(r.Latency, r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.Max)},
+		{"from intended send p99", fmt.Sprintf("%s (%d late starts)", r.LatencyIntended.show(r.LatencyIntended.P99), r.Late)},
 		{"429 answers", fmt.Sprintf("%d (excess accepted %d, limiter: %s)", rl.Rejected429, rl.ExcessAccepted, rl.Algorithm.Verdict)},
-		{"delivered / expected", fmt.Sprintf("%d / %d (lost %d, late %d)", d.Received, d.Expected, d.Lost, d.Late)},
-		{"delivery latency p50 / p95 / p99", fmt.Sprintf("%s / %s / %s", dur(d.Latency.P50), dur(d.Latency.P95), dur(d.Latency.P99))},
-		{"duplicates / unmatched / malformed", fmt.Sprintf("%d / %d / %d", d.Duplicates, d.Unmatched, d.Malformed)},
-		{"idempotency probes / mismatches / duplicate deliveries", fmt.Sprintf("%d / %d / %d", s.Idempotency.Probes, s.Idempotency.Mismatches, s.Idempotency.DuplicateDeliveries)},
 	}
+	if d.Measured {
+		kf = append(kf,
+			keyFigure{"delivered / expected", fmt.Sprintf("%d / %d (lost %d, late %d)", d.Received, d.Expected, d.Lost, d.Late)},
+			keyFigure{"delivery latency p50 / p95 / p99", latencies(d.Latency, d.Latency.P50, d.Latency.P95, d.Latency.P99)},
+			keyFigure{"duplicates / unmatched / malformed", fmt.Sprintf("%d / %d / %d", d.Duplicates, d.Unmatched, d.Malformed)})
+	} else {
+		kf = append(kf, keyFigure{"delivery", NotMeasured + " (delivery: " + d.Via + ")"})
+	}
+	kf = append(kf, keyFigure{"idempotency probes / mismatches / duplicate deliveries", fmt.Sprintf("%d / %d / %d", s.Idempotency.Probes, s.Idempotency.Mismatches, s.Idempotency.DuplicateDeliveries)})
 	if d.Unconfirmed > 0 || d.Refused > 0 {
-		kf = append(kf, keyFigure{"unconfirmed / refused on purpose / redelivered (retry p50)", fmt.Sprintf("%d / %d / %d (%s)", d.Unconfirmed, d.Refused, d.Redelivered, dur(d.RetryDelay.P50))})
+		kf = append(kf, keyFigure{"unconfirmed / refused on purpose / redelivered (retry p50)", fmt.Sprintf("%d / %d / %d (%s)", d.Unconfirmed, d.Refused, d.Redelivered, d.RetryDelay.show(d.RetryDelay.P50))})
 	}
 	if s.Incoming.Received > 0 {
-		kf = append(kf, keyFigure{"incoming (replies, reply p95)", fmt.Sprintf("%d (%d, %s)", s.Incoming.Received, s.Incoming.Replies, dur(s.Incoming.ReplyLatency.P95))})
+		kf = append(kf, keyFigure{"incoming (replies, reply p95)", fmt.Sprintf("%d (%d, %s)", s.Incoming.Received, s.Incoming.Replies, s.Incoming.ReplyLatency.show(s.Incoming.ReplyLatency.P95))})
 	}
 	if t := s.Truth; t != nil {
 		kf = append(kf, keyFigure{"truth: measurements agree", truthAgrees(t)},
-			keyFigure{"truth: latency p95 true / measured", fmt.Sprintf("%s / %s", dur(t.TrueLatency.P95), dur(t.MeasuredLatency.P95))},
-			keyFigure{"truth: lost expected / measured", fmt.Sprintf("%d / %d", t.ExpectedLost, t.MeasuredLost)})
+			keyFigure{"truth: latency p95 true / measured", fmt.Sprintf("%s / %s", t.TrueLatency.show(t.TrueLatency.P95), t.MeasuredLatency.show(t.MeasuredLatency.P95))},
+			keyFigure{"truth: lost expected / measured", fmt.Sprintf("%d / %s", t.ExpectedLost, measuredCount(d, t.MeasuredLost))})
 	}
 	return kf
 }
 
+// latencies shows figures of p joined by " / ", or one "no data" when p is empty.
+func latencies(p Percentiles, vs ...float64) string {
+	if !p.Has() {
+		return NoData
+	}
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = dur(v)
+	}
+	return strings.Join(out, " / ")
+}
+
+// measuredCount shows a delivery count, or "not measured".
+func measuredCount(d Delivery, n int64) string {
+	if !d.Measured {
+		return NotMeasured
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// thresholdNote is a threshold's value and error, or "no data: <why>".
+func thresholdNote(t Threshold) string {
+	if len(t.NoData) > 0 {
+		return t.Error
+	}
+	return num(t.Value) + errText(t.Error)
+}
+
+// thresholdValue shows a threshold's value, or "no data".
+func thresholdValue(t Threshold) string {
+	if len(t.NoData) > 0 {
+		return NoData
+	}
+	return num(t.Value)
+}
+
 // Terminal writes the short summary printed at the end of `msgload run`.
 func (s *Summary) Terminal(w io.Writer) {
-	fmt.Fprintf(w, "run %s (%s, %s): %s\n", s.Run.ID, s.Run.Scenario, s.Run.API, verdict(s.OK()))
+	fmt.Fprintf(w, "run %s (%s, %s): %s\n", s.Run.ID, s.Run.Scenario, s.Run.API, s.verdictWord())
+	for _, r := range s.VerdictReasons {
+		fmt.Fprintf(w, "  ! %s\n", r)
+	}
 	width := 0
 	kf := s.keyFigures()
 	for _, k := range kf {
@@ -87,7 +124,11 @@ func (s *Summary) Terminal(w io.Writer) {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, k.name, k.value)
 	}
 	for _, t := range s.Thresholds {
-		fmt.Fprintf(w, "  %s  %s  (value %s)%s\n", mark(t.OK), t.Expr, num(t.Value), errText(t.Error))
+		if len(t.NoData) > 0 {
+			fmt.Fprintf(w, "  %s  %s  (%s)\n", mark(t.OK), t.Expr, t.Error)
+			continue
+		}
+		fmt.Fprintf(w, "  %s  %s  (value %s)%s\n", mark(t.OK), t.Expr, thresholdValue(t), errText(t.Error))
 	}
 	for _, msg := range s.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", msg)
@@ -116,7 +157,13 @@ func mdEscape(s string) string {
 // WriteMarkdown writes report.md, for pull-request comments and release notes.
 func (s *Summary) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## msgload %s: %s\n\n", mdEscape(s.Run.Scenario), verdict(s.OK()))
+	fmt.Fprintf(&b, "## msgload %s: %s\n\n", mdEscape(s.Run.Scenario), s.verdictWord())
+	for _, r := range s.VerdictReasons {
+		fmt.Fprintf(&b, "- %s\n", mdEscape(r))
+	}
+	if len(s.VerdictReasons) > 0 {
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(&b, "Run `%s` against %s (%s API, msgload %s), delivery via %s.\n\n", s.Run.ID, mdEscape(s.Run.Target), s.Run.API, mdEscape(s.Run.Version), s.Run.DeliveryVia)
 	if s.Run.Interrupted {
 		b.WriteString("**The run was interrupted**: figures cover what ran.\n\n")
@@ -128,7 +175,7 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 	if len(s.Thresholds) > 0 {
 		b.WriteString("\n### Thresholds\n\n| | Threshold | Value |\n|---|---|---|\n")
 		for _, t := range s.Thresholds {
-			fmt.Fprintf(&b, "| %s | `%s` | %s%s |\n", mark(t.OK), mdEscape(t.Expr), num(t.Value), mdEscape(errText(t.Error)))
+			fmt.Fprintf(&b, "| %s | `%s` | %s |\n", mark(t.OK), mdEscape(t.Expr), mdEscape(thresholdNote(t)))
 		}
 	}
 	if len(s.RateLimit.Clients) > 0 {
@@ -148,17 +195,17 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n### Delivery latency\n\n| By | Count | p50 | p95 | p99 | max |\n|---|---|---|---|---|---|\n")
 		for _, k := range sortedKeys(s.Delivery.ByChannel) {
 			p := s.Delivery.ByChannel[k]
-			fmt.Fprintf(&b, "| channel %s | %d | %s | %s | %s | %s |\n", mdEscape(k), p.Count, dur(p.P50), dur(p.P95), dur(p.P99), dur(p.Max))
+			fmt.Fprintf(&b, "| channel %s | %d | %s | %s | %s | %s |\n", mdEscape(k), p.Count, p.show(p.P50), p.show(p.P95), p.show(p.P99), p.show(p.Max))
 		}
 		for _, k := range sortedKeys(s.Delivery.ByState) {
 			p := s.Delivery.ByState[k]
-			fmt.Fprintf(&b, "| state %s | %d | %s | %s | %s | %s |\n", mdEscape(k), p.Count, dur(p.P50), dur(p.P95), dur(p.P99), dur(p.Max))
+			fmt.Fprintf(&b, "| state %s | %d | %s | %s | %s | %s |\n", mdEscape(k), p.Count, p.show(p.P50), p.show(p.P95), p.show(p.P99), p.show(p.Max))
 		}
 	}
 	if len(s.Delivery.Failover.Steps) > 0 {
 		b.WriteString("\n### Failover\n\n| Step | Messages | p50 | p95 |\n|---|---|---|---|\n")
 		for _, st := range s.Delivery.Failover.Steps {
-			fmt.Fprintf(&b, "| %s → %s | %d | %s | %s |\n", mdEscape(st.From), mdEscape(st.To), st.Count, dur(st.Time.P50), dur(st.Time.P95))
+			fmt.Fprintf(&b, "| %s → %s | %d | %s | %s |\n", mdEscape(st.From), mdEscape(st.To), st.Count, st.Time.show(st.Time.P50), st.Time.show(st.Time.P95))
 		}
 	}
 	for _, msg := range s.Warnings {
@@ -199,17 +246,39 @@ type junitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
-// WriteJUnit writes junit.xml: one test case per threshold.
+// WriteJUnit writes junit.xml: one test case for the run's verdict (failing,
+// with its reasons, unless the verdict is pass; an error for the error
+// verdict), then one per threshold.
 func (s *Summary) WriteJUnit(w io.Writer) error {
 	suite := junitSuite{Name: "msgload thresholds: " + s.Run.Scenario, Timestamp: s.Run.Start, Cases: []junitCase{}}
+	vc := junitCase{Name: "msgload verdict: " + s.verdictWord(), Classname: "msgload." + s.Run.Scenario}
+	if !s.OK() {
+		msg := s.verdictWord()
+		if len(s.VerdictReasons) > 0 {
+			msg += ": " + strings.Join(s.VerdictReasons, "; ")
+		}
+		f := &junitFailure{Message: msg, Type: s.Verdict, Text: strings.Join(s.VerdictReasons, "\n")}
+		if s.Verdict == VerdictError || s.Verdict == "" {
+			vc.Error = f
+			suite.Errors++
+		} else {
+			vc.Failure = f
+			suite.Fails++
+		}
+	}
+	suite.Cases = append(suite.Cases, vc)
+	suite.Tests++
 	for _, t := range s.Thresholds {
 		c := junitCase{Name: t.Expr, Classname: "msgload." + s.Run.Scenario}
 		switch {
+		case len(t.NoData) > 0: // a failure, not an error: the threshold was fine, the figure is absent
+			c.Failure = &junitFailure{Message: t.Error, Type: "no data", Text: t.Error}
+			suite.Fails++
 		case t.Error != "":
 			c.Error = &junitFailure{Message: t.Error, Type: "error", Text: t.Error}
 			suite.Errors++
 		case !t.OK:
-			msg := fmt.Sprintf("%s does not hold: value %s", t.Expr, num(t.Value))
+			msg := fmt.Sprintf("%s does not hold: value %s", t.Expr, thresholdValue(t))
 			c.Failure = &junitFailure{Message: msg, Type: "threshold", Text: msg}
 			suite.Fails++
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -97,6 +98,7 @@ func isIdent(c byte) bool  { return isDigit(c) || isLetter(c) || c == '_' }
 type compiled struct {
 	src        string
 	prog, left *vm.Program
+	paths      [][]any // fixed paths of the fields it reads, for the no-data rule (nodata.go)
 }
 
 // CheckThreshold says what is wrong with a threshold expression (an unknown
@@ -127,7 +129,10 @@ func CompileThreshold(src string) (*compiled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrBadThreshold, src, err)
 	}
-	c := &compiled{src: src, prog: prog}
+	if at := computedLatencyRead(prog.Node()); at != "" {
+		return nil, fmt.Errorf("%w: %s: %s reads a latency through a computed path, so a figure without data could not be told from 0: name it (delivery.by_channel[\"sms\"].p95)", ErrBadThreshold, src, at)
+	}
+	c := &compiled{src: src, prog: prog, paths: memberPaths(prog.Node())}
 	if bin, ok := prog.Node().(*ast.BinaryNode); ok {
 		switch bin.Operator {
 		case "<", "<=", ">", ">=", "==", "!=":
@@ -141,6 +146,20 @@ func CompileThreshold(src string) (*compiled, error) {
 
 func (c *compiled) eval(s *Summary) Threshold {
 	t := Threshold{Expr: c.src}
+	var why []string
+	for _, p := range c.paths {
+		if r := s.noData(p); r != "" {
+			name := pathString(p)
+			if !slices.Contains(t.NoData, name) {
+				t.NoData = append(t.NoData, name)
+				why = append(why, name+": "+r)
+			}
+		}
+	}
+	if len(why) > 0 {
+		t.Error = "no data: " + strings.Join(why, "; ")
+		return t
+	}
 	out, err := expr.Run(c.prog, *s)
 	if err != nil {
 		t.Error = err.Error()
@@ -185,7 +204,8 @@ func toFloat(v any) (float64, bool) {
 }
 
 // Evaluate compiles every threshold first (any that does not compile is bad
-// input, reported together), then evaluates them all against s and sets s.OK.
+// input, reported together), then evaluates them all against s and sets the
+// verdict (and ok).
 func (s *Summary) Evaluate(exprs []string) error {
 	progs := make([]*compiled, 0, len(exprs))
 	var errs []error
@@ -204,6 +224,6 @@ func (s *Summary) Evaluate(exprs []string) error {
 	for _, c := range progs {
 		s.Thresholds = append(s.Thresholds, c.eval(s))
 	}
-	s.Passed = s.OK()
+	s.decide()
 	return nil
 }

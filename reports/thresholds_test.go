@@ -28,12 +28,13 @@ func TestRewriteLiterals(t *testing.T) {
 
 func TestThresholds(t *testing.T) {
 	s := &Summary{Schema: SchemaVersion}
-	s.Delivery.Latency.P95 = 12
+	s.Delivery.Via, s.Delivery.Measured = "sink", true
+	s.Delivery.Latency.Count, s.Delivery.Latency.P95 = 150, 12
 	s.Delivery.Lost, s.Delivery.Expected = 1, 200
 	s.Requests.Codes = map[string]int64{"200": 199, "429": 3}
 	s.RateLimit.ExcessAccepted = 4
 	s.RateLimit.Algorithm.Verdict = AlgoFixed
-	s.Delivery.ByChannel = map[string]Percentiles{"sms": {P99: 40}}
+	s.Delivery.ByChannel = map[string]Percentiles{"sms": {Count: 3, P99: 40}}
 	s.RateLimit.Clients = []ClientLimit{{ClientID: "a", Rejected429: 3}, {ClientID: "b", Rejected429: 4}}
 	for _, tc := range []struct {
 		expr  string

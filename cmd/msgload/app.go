@@ -14,7 +14,7 @@ import (
 // Exit codes (DESIGN.md).
 const (
 	exitOK          = 0
-	exitThresholds  = 1 // a threshold failed; the report is still written
+	exitThresholds  = 1 // verdict fail (a threshold failed, nothing accepted) or error (a raw file missing); the report is still written
 	exitBadInput    = 2 // scenario, flags, arguments
 	exitInterrupted = 130
 )

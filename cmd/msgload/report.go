@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -54,7 +55,7 @@ func (g *globalState) runReport(dir string, quiet bool) error {
 			}
 		}
 	}
-	failed := false
+	var verdicts, why []string
 	for _, d := range dirs {
 		if len(dirs) > 1 && !quiet {
 			fmt.Fprintf(g.stdout, "== %s\n", filepath.Base(d))
@@ -67,10 +68,17 @@ func (g *globalState) runReport(dir string, quiet bool) error {
 		if !quiet {
 			s.Terminal(g.stdout)
 		}
-		failed = failed || !s.OK()
+		verdicts = append(verdicts, s.Verdict)
+		for _, r := range s.VerdictReasons {
+			if len(dirs) > 1 {
+				r = filepath.Base(d) + ": " + r
+			}
+			why = append(why, r)
+		}
 	}
-	if failed {
-		return &exitError{code: exitThresholds, err: errors.New("a threshold failed")}
+	// pass 0, fail and error 1, incomplete 130: the worst part decides.
+	if v := reports.WorstVerdict(verdicts...); v != reports.VerdictPass {
+		return &exitError{code: reports.ExitCode(v), err: fmt.Errorf("verdict %s: %s", strings.ToUpper(v), strings.Join(why, "; "))}
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/msgload/msgload/harness"
+	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/scenarios"
 )
 
@@ -117,7 +118,8 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 	case res.Interrupted:
 		return &exitError{code: exitInterrupted, err: errors.New("run interrupted; partial results kept in " + res.Dir)}
 	case !res.OK():
-		return &exitError{code: exitThresholds, err: errors.New("run failed: a threshold did not hold or a part did not finish; see " + res.Dir)}
+		v := res.Verdict()
+		return &exitError{code: reports.ExitCode(v), err: fmt.Errorf("run %s: %s; see %s", strings.ToUpper(v), verdictReasons(res.Parts), res.Dir)}
 	}
 	return nil
 }
@@ -157,4 +159,28 @@ func version() string {
 		}
 	}
 	return v
+}
+
+// verdictReasons sums up why the parts did not pass, for the error line.
+func verdictReasons(parts []harness.Part) string {
+	var why []string
+	for _, p := range parts {
+		switch {
+		case p.Err != nil:
+			why = append(why, p.Name+": did not finish: "+p.Err.Error())
+		case p.Summary == nil:
+			why = append(why, p.Name+": no report")
+		default:
+			for _, r := range p.Summary.VerdictReasons {
+				if len(parts) > 1 {
+					r = p.Name + ": " + r
+				}
+				why = append(why, r)
+			}
+		}
+	}
+	if len(why) == 0 {
+		return "no reason given"
+	}
+	return strings.Join(why, "; ")
 }

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// copySample copies the committed sample run into a temporary directory.
+func copySample(t *testing.T) string {
+	t.Helper()
+	src := filepath.Join("..", "..", "reports", "testdata", "runs", "sample")
+	dir := t.TempDir()
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func readVerdict(t *testing.T, dir string) (string, bool) {
+	t.Helper()
+	var s struct {
+		OK      bool   `json:"ok"`
+		Verdict string `json:"verdict"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, rundir.SummaryFile))
+	if err != nil || json.Unmarshal(b, &s) != nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	return s.Verdict, s.OK
+}
+
+// msgload report exits by the verdict: a missing attempts.jsonl is an error
+// (1), an interrupted run is incomplete (130), never PASS with 0 requests.
+func TestReportExitsByVerdict(t *testing.T) {
+	t.Run("no attempts.jsonl", func(t *testing.T) {
+		dir := copySample(t)
+		os.Remove(filepath.Join(dir, rundir.AttemptsFile))
+		code, stdout, stderr := runProgram(t, nil, nil, "report", dir)
+		if code != exitThresholds || !strings.Contains(stderr, "verdict ERROR") || !strings.Contains(stderr, "attempts.jsonl is missing") {
+			t.Errorf("exit %d, want %d with the reason\nstdout:\n%s\nstderr:\n%s", code, exitThresholds, stdout, stderr)
+		}
+		if !strings.Contains(stdout, ": ERROR\n") {
+			t.Errorf("terminal summary does not say ERROR:\n%s", stdout)
+		}
+		if v, ok := readVerdict(t, dir); v != "error" || ok {
+			t.Errorf("summary.json verdict %q ok %v, want error, false", v, ok)
+		}
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		dir := copySample(t)
+		meta := mustRead(t, filepath.Join(dir, rundir.MetaFile))
+		meta = strings.Replace(meta, `"version": "test",`, `"version": "test", "interrupted": true,`, 1)
+		os.WriteFile(filepath.Join(dir, rundir.MetaFile), []byte(meta), 0o644)
+		code, stdout, stderr := runProgram(t, nil, nil, "report", dir)
+		if code != exitInterrupted || !strings.Contains(stderr, "verdict INCOMPLETE") {
+			t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitInterrupted, stdout, stderr)
+		}
+		if v, ok := readVerdict(t, dir); v != "incomplete" || ok {
+			t.Errorf("summary.json verdict %q ok %v, want incomplete, false", v, ok)
+		}
+		for _, f := range []string{rundir.HTMLFile, rundir.JUnitFile} {
+			if b := mustRead(t, filepath.Join(dir, f)); !strings.Contains(b, "INCOMPLETE") {
+				t.Errorf("%s does not say INCOMPLETE", f)
+			}
+		}
+	})
+	t.Run("complete sample with a failing threshold", func(t *testing.T) {
+		dir := copySample(t)
+		code, _, stderr := runProgram(t, nil, nil, "report", dir)
+		if code != exitThresholds || !strings.Contains(stderr, "verdict FAIL") {
+			t.Errorf("exit %d, want %d\nstderr:\n%s", code, exitThresholds, stderr)
+		}
+	})
+}
+
+func mustRead(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,216 @@
+package reports
+
+import (
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/expr-lang/expr/ast"
+)
+
+// A threshold passes only on figures that have data. Before a threshold is
+// evaluated, every summary field its expression reads by a fixed path
+// (delivery.latency.p95, delivery.by_channel["sms"].p99, delivery.lost) is
+// looked up in the summary; when one of them has no data the threshold fails
+// with the reason "no data", without being evaluated:
+//
+//   - a percentile, max or mean of a latency object whose count is 0 (a map
+//     key that is absent, such as a channel nothing was delivered on, counts);
+//   - a delivery count (and idempotency.duplicate_deliveries) when delivery is
+//     not measured (delivery: none);
+//   - delivery.received, .lost and .late when no message was accepted (there
+//     was nothing to deliver or lose);
+//   - requests.error_rate when no request was made.
+
+// memberPaths returns the fixed paths of summary fields the expression reads:
+// the identifier, then each property (a string) or index (an int).
+func memberPaths(node ast.Node) [][]any {
+	var paths [][]any
+	ast.Walk(&node, visitor(func(n *ast.Node) {
+		if m, ok := (*n).(*ast.MemberNode); ok {
+			if p := memberPath(m); p != nil {
+				paths = append(paths, p)
+			}
+		}
+	}))
+	return paths
+}
+
+// computedLatencyRead returns the first place where the expression reads a
+// percentile, max or mean of a latency object through a path that is not fixed
+// (a computed map key, a closure over several latency objects): whether it has
+// data cannot be told before evaluation, so such a threshold is refused.
+func computedLatencyRead(node ast.Node) string {
+	found := ""
+	ast.Walk(&node, visitor(func(n *ast.Node) {
+		m, ok := (*n).(*ast.MemberNode)
+		if !ok || found != "" || m.Node == nil || memberPath(m) != nil {
+			return
+		}
+		p, ok := m.Property.(*ast.StringNode)
+		if !ok {
+			return
+		}
+		switch t := m.Node.Type(); {
+		case t == percentilesType && p.Value != "count",
+			t.Kind() == reflect.Interface && latencyFigure[p.Value]: // values(delivery.by_channel) is []any
+			found = m.String()
+		}
+	}))
+	return found
+}
+
+// latencyFigure are the figures of a latency object that have no data when its count is 0.
+var latencyFigure = map[string]bool{"p50": true, "p90": true, "p95": true, "p99": true, "max": true, "mean": true}
+
+type visitor func(*ast.Node)
+
+func (v visitor) Visit(n *ast.Node) { v(n) }
+
+// memberPath is the fixed path of m, or nil when part of it is computed.
+func memberPath(m *ast.MemberNode) []any {
+	var prop any
+	switch p := m.Property.(type) {
+	case *ast.StringNode:
+		prop = p.Value
+	case *ast.IntegerNode:
+		prop = p.Value
+	default:
+		return nil
+	}
+	var head []any
+	switch n := m.Node.(type) {
+	case *ast.IdentifierNode:
+		head = []any{n.Value}
+	case *ast.MemberNode:
+		head = memberPath(n)
+	case *ast.ChainNode:
+		if mm, ok := n.Node.(*ast.MemberNode); ok {
+			head = memberPath(mm)
+		}
+	}
+	if head == nil {
+		return nil
+	}
+	return append(head, prop)
+}
+
+func pathString(p []any) string {
+	var b strings.Builder
+	for i, e := range p {
+		switch v := e.(type) {
+		case string:
+			if i > 0 && !isName(v) {
+				b.WriteString("[" + strconv.Quote(v) + "]")
+				continue
+			}
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(v)
+		case int:
+			b.WriteString("[" + strconv.Itoa(v) + "]")
+		}
+	}
+	return b.String()
+}
+
+func isName(s string) bool {
+	if s == "" || isDigit(s[0]) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isIdent(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+var percentilesType = reflect.TypeOf(Percentiles{})
+
+// noData says why the figure at path p has no data in s, or "".
+func (s *Summary) noData(p []any) string {
+	if len(p) == 0 {
+		return ""
+	}
+	if len(p) == 2 && p[0] == "delivery" || len(p) == 2 && p[0] == "idempotency" && p[1] == "duplicate_deliveries" {
+		name, _ := p[1].(string)
+		counted := name == "duplicate_deliveries"
+		for _, k := range deliveryCounts {
+			counted = counted || k == name
+		}
+		switch {
+		case counted && !s.Delivery.Measured:
+			return "delivery is not measured (delivery: " + s.Delivery.Via + ")"
+		case p[0] == "delivery" && (name == "received" || name == "lost" || name == "late") && s.Delivery.Expected == 0:
+			return "no message was accepted, so none could be delivered or lost"
+		}
+	}
+	if len(p) == 2 && p[0] == "requests" && p[1] == "error_rate" && s.Requests.Total == 0 {
+		return "no request was made"
+	}
+	v := reflect.ValueOf(*s)
+	for i, e := range p {
+		if v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+			if v.IsNil() {
+				return "" // evaluation reports it
+			}
+			v = v.Elem()
+		}
+		if v.Type() == percentilesType && i == len(p)-1 {
+			if name, _ := e.(string); name != "count" && v.Interface().(Percentiles).Count == 0 {
+				return "nothing was recorded (count 0)"
+			}
+			return ""
+		}
+		switch v.Kind() {
+		case reflect.Struct:
+			name, _ := e.(string)
+			f, ok := fieldByExpr(v.Type(), name)
+			if !ok {
+				return ""
+			}
+			v = v.Field(f)
+		case reflect.Map:
+			key, ok := e.(string)
+			if !ok || v.Type().Key().Kind() != reflect.String {
+				return ""
+			}
+			mv := v.MapIndex(reflect.ValueOf(key).Convert(v.Type().Key()))
+			if !mv.IsValid() {
+				mv = reflect.Zero(v.Type().Elem()) // an absent key reads as zero
+			}
+			v = mv
+		case reflect.Slice, reflect.Array:
+			idx, ok := e.(int)
+			if idx < 0 {
+				idx += v.Len()
+			}
+			if !ok || idx < 0 || idx >= v.Len() {
+				return ""
+			}
+			v = v.Index(idx)
+		default:
+			return ""
+		}
+	}
+	return ""
+}
+
+func fieldByExpr(t reflect.Type, name string) (int, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("expr")
+		if tag == "" {
+			tag = f.Name
+		}
+		if tag == name {
+			return i, true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,202 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// build runs Build on a hand-built run and returns the summary and the files.
+func build(t *testing.T, r *run) (*Summary, map[string]string) {
+	t.Helper()
+	dir := r.write(t)
+	s, err := Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for _, f := range []string{rundir.SummaryFile, rundir.HTMLFile, rundir.MarkdownFile, rundir.JUnitFile} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f] = string(b)
+	}
+	var term bytes.Buffer
+	s.Terminal(&term)
+	files["terminal"] = term.String()
+	return s, files
+}
+
+// jsonAt reads a path of summary.json as decoded JSON (nil for null).
+func jsonAt(t *testing.T, js string, path ...string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(js), &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("%v: not an object at %q", path, k)
+		}
+		if v, ok = m[k]; !ok {
+			t.Fatalf("%v: no key %q", path, k)
+		}
+	}
+	return v
+}
+
+func threshold(t *testing.T, s *Summary, expr string) Threshold {
+	t.Helper()
+	for _, th := range s.Thresholds {
+		if th.Expr == expr {
+			return th
+		}
+	}
+	t.Fatalf("no threshold %q in %+v", expr, s.Thresholds)
+	return Threshold{}
+}
+
+func requireNoData(t *testing.T, s *Summary, expr string) {
+	t.Helper()
+	th := threshold(t, s, expr)
+	if th.OK || len(th.NoData) == 0 || !strings.HasPrefix(th.Error, "no data") {
+		t.Errorf("%q: %+v, want a failure for no data", expr, th)
+	}
+}
+
+// Nothing delivered: the latency percentiles are null, shown as "no data",
+// and a threshold on them fails for no data instead of passing on 0.
+func TestNothingDeliveredIsNoData(t *testing.T) {
+	r := newRun(rundir.APIMessaging)
+	r.meta.Thresholds = []string{"delivery.latency.p95 < 1s", `delivery.by_channel["sms"].p95 < 1s`, "delivery.latency.count == 0"}
+	r.send(1, "c1", 1, 200, 0.01)
+	r.send(2, "c1", 2, 200, 0.01)
+	s, f := build(t, r)
+	js := f[rundir.SummaryFile]
+	for _, k := range []string{"p50", "p90", "p95", "p99", "max", "mean"} {
+		if v := jsonAt(t, js, "delivery", "latency", k); v != nil {
+			t.Errorf("delivery.latency.%s = %v, want null", k, v)
+		}
+	}
+	if v := jsonAt(t, js, "delivery", "latency", "count"); v != 0.0 {
+		t.Errorf("delivery.latency.count = %v, want 0", v)
+	}
+	if v := jsonAt(t, js, "requests", "latency", "p50"); v != 0.01 {
+		t.Errorf("requests.latency.p50 = %v, want 0.01", v)
+	}
+	requireNoData(t, s, "delivery.latency.p95 < 1s")
+	requireNoData(t, s, `delivery.by_channel["sms"].p95 < 1s`) // an absent channel has no data either
+	if th := threshold(t, s, "delivery.latency.count == 0"); !th.OK {
+		t.Errorf("a count is data: %+v", th)
+	}
+	if v := jsonAt(t, js, "thresholds").([]any)[0].(map[string]any)["value"]; v != nil {
+		t.Errorf("value of a no-data threshold = %v, want null", v)
+	}
+	for _, name := range []string{"terminal", rundir.MarkdownFile, rundir.HTMLFile} {
+		if !strings.Contains(f[name], "delivery latency p50 / p95 / p99") || !strings.Contains(f[name], NoData) {
+			t.Errorf("%s does not say %q for the delivery latency:\n%s", name, NoData, f[name])
+		}
+	}
+	if !strings.Contains(f[rundir.JUnitFile], `<failure message="no data: delivery.latency.p95: nothing was recorded (count 0)" type="no data">`) {
+		t.Errorf("junit.xml does not fail the threshold for no data:\n%s", f[rundir.JUnitFile])
+	}
+	// summary.json reads back, nulls as zeros with count 0.
+	back, err := ParseSummary([]byte(js))
+	if err != nil || back.Delivery.Latency.Has() || !back.Delivery.Measured {
+		t.Errorf("read back: %v, %+v", err, back.Delivery.Latency)
+	}
+}
+
+// delivery: none: the delivery counts are null and the reports say "not
+// measured"; the 25,000-lost of the issue cannot appear.
+func TestDeliveryNotMeasured(t *testing.T) {
+	r := newRun(rundir.APIMessaging)
+	r.meta.Delivery.Via = "none"
+	r.meta.Thresholds = []string{"delivery.lost == 0", "delivery.lost / delivery.expected < 1%"}
+	for i := range 5 {
+		r.send(int64(i+1), "c1", float64(i), 200, 0.01)
+	}
+	s, f := build(t, r)
+	js := f[rundir.SummaryFile]
+	if v := jsonAt(t, js, "delivery", "measured"); v != false {
+		t.Errorf("delivery.measured = %v, want false", v)
+	}
+	for _, k := range deliveryCounts {
+		if v := jsonAt(t, js, "delivery", k); v != nil {
+			t.Errorf("delivery.%s = %v, want null", k, v)
+		}
+	}
+	if s.Delivery.Lost != 0 {
+		t.Errorf("lost %d in the Go summary, want 0 (not measured)", s.Delivery.Lost)
+	}
+	requireNoData(t, s, "delivery.lost == 0")
+	requireNoData(t, s, "delivery.lost / delivery.expected < 1%")
+	for _, name := range []string{"terminal", rundir.MarkdownFile, rundir.HTMLFile} {
+		if !strings.Contains(f[name], NotMeasured) || strings.Contains(f[name], "lost 5") {
+			t.Errorf("%s does not say delivery is %s:\n%s", name, NotMeasured, f[name])
+		}
+	}
+	back, err := ParseSummary([]byte(js))
+	if err != nil || back.Delivery.Measured {
+		t.Errorf("read back: %v, measured %v", err, back.Delivery.Measured)
+	}
+}
+
+// Every request failed: nothing was accepted, so "delivery.lost == 0" has no
+// data and cannot pass.
+func TestNothingAcceptedLostHasNoData(t *testing.T) {
+	r := newRun(rundir.APIMessaging)
+	r.meta.Thresholds = []string{"delivery.lost == 0", "delivery.expected == 0"}
+	for i := range 4 {
+		r.send(int64(i+1), "c1", float64(i), 503, 0.01)
+	}
+	s, _ := build(t, r)
+	requireNoData(t, s, "delivery.lost == 0")
+	if th := threshold(t, s, "delivery.expected == 0"); !th.OK {
+		t.Errorf("expected is data (0 accepted): %+v", th)
+	}
+}
+
+// A summary.json written before `measured` and nulls existed reads as before.
+func TestParseOldSummary(t *testing.T) {
+	for via, want := range map[string]bool{"sink": true, "poll": true, "none": false} {
+		s, err := ParseSummary([]byte(`{"schema":1,"ok":true,"delivery":{"via":"` + via + `","expected":3,"lost":1,"latency":{"count":2,"p50":0.5}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Delivery.Measured != want || s.Delivery.Expected != 3 || s.Delivery.Latency.P50 != 0.5 {
+			t.Errorf("via %s: %+v", via, s.Delivery)
+		}
+	}
+}
+
+// A latency read through a computed path cannot be checked for data before
+// evaluation: such a threshold is refused when it is compiled; fixed paths and
+// counts are accepted.
+func TestComputedLatencyPathRefused(t *testing.T) {
+	for src, refused := range map[string]bool{
+		`all(values(delivery.by_channel), .p95 < 1s)`:      true,
+		`delivery.by_channel[run.api].p95 < 1s`:            true,
+		`all(delivery.failover.steps, .time.p95 < 1s)`:     true,
+		`delivery.by_channel["sms"].p95 < 1s`:              false,
+		`delivery.failover.steps[0].time.p50 < 1s`:         false,
+		`all(values(delivery.by_channel), .count > 0)`:     false,
+		`sum(map(rate_limit.clients, .rejected_429)) == 0`: false,
+	} {
+		_, err := CompileThreshold(src)
+		if got := err != nil; got != refused {
+			t.Errorf("%s: error %v, want refused %v", src, err, refused)
+		}
+		if refused && !errors.Is(err, ErrBadThreshold) {
+			t.Errorf("%s: %v, want ErrBadThreshold", src, err)
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// A figure with no data is null in summary.json, "no data" in the reports, and
+// a threshold that reads it fails (thresholds.go). The Go fields stay plain
+// numbers (0 when there is no data): Percentiles.Count == 0 and
+// Delivery.Measured == false say which are absent. Reading null back into a
+// number leaves 0, so summaries old and new decode the same way.
+
+// NoData is how the reports show a figure without data.
+const NoData = "no data"
+
+// NotMeasured is how the reports show delivery figures of a run with delivery: none.
+const NotMeasured = "not measured"
+
+// Has reports whether the latency object has any value.
+func (p Percentiles) Has() bool { return p.Count > 0 }
+
+// MarshalJSON writes the percentiles, or null for each of them when nothing was
+// recorded (count stays).
+func (p Percentiles) MarshalJSON() ([]byte, error) {
+	type plain Percentiles
+	if p.Count > 0 {
+		return json.Marshal(plain(p))
+	}
+	return []byte(`{"count":0,"p50":null,"p90":null,"p95":null,"p99":null,"max":null,"mean":null}`), nil
+}
+
+// show formats one of p's figures for people, or "no data".
+func (p Percentiles) show(v float64) string {
+	if p.Count == 0 {
+		return NoData
+	}
+	return dur(v)
+}
+
+// deliveryCounts are the JSON names of the Delivery figures that only a
+// measured delivery has: null in summary.json when delivery is not measured.
+var deliveryCounts = []string{"expected", "received", "lost", "late", "duplicates", "unmatched",
+	"malformed", "unauthorized", "unconfirmed", "refused_on_purpose", "redelivered", "events", "bad_lines"}
+
+// MarshalJSON writes the delivery figures, with the counts null when delivery
+// was not measured (delivery: none).
+func (d Delivery) MarshalJSON() ([]byte, error) {
+	type plain Delivery
+	b, err := json.Marshal(plain(d))
+	if err != nil || d.Measured {
+		return b, err
+	}
+	return nullKeys(b, deliveryCounts)
+}
+
+// UnmarshalJSON reads the delivery figures; a summary written before
+// `measured` existed was measured unless its delivery was `none`.
+func (d *Delivery) UnmarshalJSON(b []byte) error {
+	type plain Delivery
+	var v struct {
+		plain
+		Measured *bool `json:"measured"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*d = Delivery(v.plain)
+	if v.Measured != nil {
+		d.Measured = *v.Measured
+	} else {
+		d.Measured = d.Via != "none"
+	}
+	return nil
+}
+
+// clearCounts zeroes the figures a run without delivery measurement cannot
+// have (every accepted message would otherwise count as lost).
+func (d *Delivery) clearCounts() {
+	d.Expected, d.Received, d.Lost, d.Late, d.Duplicates, d.Unmatched = 0, 0, 0, 0, 0, 0
+	d.Malformed, d.Unauthorized, d.Unconfirmed, d.Refused, d.Redelivered, d.Events, d.BadLines = 0, 0, 0, 0, 0, 0, 0
+}
+
+// MarshalJSON writes the threshold with a null value when its figure has no data.
+func (t Threshold) MarshalJSON() ([]byte, error) {
+	type plain Threshold
+	b, err := json.Marshal(plain(t))
+	if err != nil || len(t.NoData) == 0 {
+		return b, err
+	}
+	return nullKeys(b, []string{"value"})
+}
+
+// nullKeys rewrites a JSON object, setting the listed top-level keys to null
+// and keeping every key in its place.
+func nullKeys(obj []byte, keys []string) ([]byte, error) {
+	drop := map[string]bool{}
+	for _, k := range keys {
+		drop[k] = true
+	}
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("nullKeys: not an object")
+	}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	for first := true; dec.More(); first = false {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return nil, err
+		}
+		if !first {
+			out.WriteByte(',')
+		}
+		kb, _ := json.Marshal(key)
+		out.Write(kb)
+		out.WriteByte(':')
+		if drop[key] {
+			out.WriteString("null")
+		} else {
+			out.Write(val)
+		}
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
+}
