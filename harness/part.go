@@ -287,7 +287,6 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 // or standalone through its read API, pulled once a second — has a final
 // status for every accepted message of this run (tagged with its id).
 func (r *partRun) arrivedAll(accepted int64) func() bool {
-	idle := 0
 	return func() bool {
 		if r.remote != nil && r.remoteErr == nil && time.Since(r.remotePull) >= remotePull {
 			r.remotePull = time.Now()
@@ -299,12 +298,9 @@ func (r *partRun) arrivedAll(accepted int64) func() bool {
 			cancel()
 		}
 		if r.sim != nil {
-			if r.sim.Pending() == 0 {
-				idle++
-			} else {
-				idle = 0
-			}
-			return idle >= 2
+			// Every final status drawn and every final callback made for the
+			// last time (answered by the sink, so in its log, or given up).
+			return r.sim.Owed() == 0
 		}
 		if r.sink != nil {
 			return r.sink.Stats().TerminalMatched >= accepted // this run's messages only
