@@ -22,7 +22,9 @@ import (
 // joined by their key — txId, externalId or notificationId — to the ids of
 // the run's own sends, indexed as the attack records them. The index holds a
 // 64-bit hash per id (about 40 bytes an entry), only for runs against a real
-// target.
+// target, and at most maxIndexed ids: past that, an untagged final status of
+// a message not indexed is not counted, and the wait lasts until the grace
+// period ends (longer, never shorter, than needed).
 type tally struct {
 	run  string
 	seed maphash.Seed
@@ -33,6 +35,9 @@ type tally struct {
 	accepted int64            // sequences with msgAccepted
 	done     int64            // sequences with both bits
 }
+
+// maxIndexed bounds the ids the tally remembers (about 170 MB at the cap).
+const maxIndexed = 1 << 22
 
 const (
 	msgAccepted uint8 = 1 << iota
@@ -70,7 +75,7 @@ func (t *tally) attempt(a *rundir.Attempt) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, id := range [...]string{a.TxID, a.NotificationID, a.ExternalID} {
-		if id != "" {
+		if id != "" && len(t.ids) < maxIndexed {
 			t.ids[t.hash(id)] = a.Seq
 		}
 	}
