@@ -343,12 +343,11 @@ func (r *partRun) arrivedAll() func() bool {
 	}
 }
 
-// readLocal hands the events the embedded sink logged since the last read to
-// the tally: this run's tagged events and the untagged ones.
+// readLocal hands the events the embedded sink acknowledged since the last
+// read to the tally: this run's tagged events and the untagged ones.
 func (r *partRun) readLocal() error {
-	path := filepath.Join(r.dir, rundir.EventsFile)
 	for {
-		page, err := sink.ReadEvents(path, sink.Filter{Run: r.id, Untagged: true}, r.localAfter, fetchPage)
+		page, err := r.sink.Events(sink.Filter{Run: r.id, Untagged: true}, r.localAfter, fetchPage)
 		if err != nil {
 			return err
 		}

@@ -104,6 +104,14 @@ func (f Filter) keep(ev *rundir.Event) bool {
 	return (f.From.IsZero() || !ev.ReceivedAt.Before(f.From)) && (f.To.IsZero() || !ev.ReceivedAt.After(f.To))
 }
 
+// Events reads up to limit events kept by f from the sink's own log, starting
+// at byte offset after, as GET /v1/events does: acknowledged lines only, so
+// an embedded sink's caller never sees an event that a failed write is about
+// to cut back.
+func (s *Sink) Events(f Filter, after int64, limit int) (EventsPage, error) {
+	return readEvents(s.opts.LogPath, f, after, limit, s.log.acknowledged())
+}
+
 // ReadEvents reads up to limit events kept by f from the log at path, starting
 // at byte offset after. Only complete lines are read; a line that does not
 // decode is skipped.
