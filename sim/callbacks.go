@@ -35,7 +35,7 @@ type callbackJob struct {
 // the last copy has had its last attempt (answered, given up, or dropped).
 type owing struct{ n atomic.Int32 }
 
-// owe makes j a final callback: the message's unit of Server.owed passes from
+// oweFinal makes j a final callback: the message's unit of Server.owed passes from
 // its status to its call. Call before the status stops being pending.
 func (j *callbackJob) oweFinal() {
 	j.owe = &owing{}
