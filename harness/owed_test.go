@@ -229,3 +229,54 @@ thresholds: [ "delivery.lost == 0", "delivery.received == 10", "delivery.unmatch
 		})
 	}
 }
+
+// TestDroppedTrackDataJoinedByTxID: a messaging service that does not echo
+// trackData sends callbacks with no tag. Against a real target with a
+// standalone sink, the run copies them (untagged, in its window), the grace
+// wait joins them to its sends by txId and ends before the grace period, and
+// the report counts every message delivered.
+func TestDroppedTrackDataJoinedByTxID(t *testing.T) {
+	k, _ := standaloneSink(t)
+	// The service's side: callbacks reach the sink without trackData.
+	strip := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/callback" {
+			var m map[string]any
+			if err := json.NewDecoder(r.Body).Decode(&m); err == nil {
+				delete(m, "trackData")
+				b, _ := json.Marshal(m)
+				r = httptest.NewRequest(http.MethodPost, "/callback", strings.NewReader(string(b)))
+			}
+		}
+		k.Handler().ServeHTTP(w, r)
+	}))
+	defer strip.Close()
+	simSrv := realSim(t, func(c *sim.Config) {
+		p := c.Messaging.Profiles[sim.ChanSMS]
+		p.Delay = sim.Delay{Dist: "uniform", Min: 100 * time.Millisecond, Max: time.Second}
+		p.Outcomes = []sim.Outcome{{State: sim.StateDelivered, Weight: 1}}
+		p.SeenShare = 0
+		c.Messaging.Profiles[sim.ChanSMS] = p
+	})
+	const grace = 30 * time.Second
+	src := fmt.Sprintf(`name: no-trackdata
+api: messaging
+target: { baseUrl: %s }
+sink: %s
+clients:
+  - { clientId: demo, clientSecret: demo }
+load: { rate: 20/s, requests: 10 }
+message: { recipient: "+79990000001", text: "x {{.Seq}}", scenario: [ { channel: sms, sender: msgload } ] }
+delivery: { grace: %s }
+thresholds: [ "delivery.lost == 0", "delivery.received == 10", "delivery.unmatched == 0" ]
+`, simSrv.URL, strip.URL, grace)
+	p, stderr := runSource(t, "notrack.yaml", t.TempDir(), src)
+	requireGreen(t, p, stderr)
+	var meta rundir.Meta
+	b, _ := os.ReadFile(filepath.Join(p.Dir, rundir.MetaFile))
+	if err := json.Unmarshal(b, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if waited := meta.End.Sub(meta.AttackEnd); waited >= grace {
+		t.Errorf("waited %v after the attack, the whole grace period", waited)
+	}
+}
