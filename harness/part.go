@@ -49,6 +49,14 @@ type partRun struct {
 	remoteErr  error
 	remotePull time.Time
 
+	// Against a real target: the run's accepted messages and those with a
+	// final status (fed by the attempts, and by the sink's events: the
+	// embedded sink's log read from localAfter on, or the standalone sink's
+	// copy).
+	tally      *tally
+	localAfter int64
+	localErr   error
+
 	summary *reports.Summary
 	err     error
 }
@@ -107,6 +115,10 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 		}
 	}()
 
+	if !s.Target.Embedded && s.Delivery.Via != "poll" && s.Delivery.Via != "none" {
+		r.tally = newTally(r.id)
+	}
+
 	// The sink first: the simulator and the attack need its address.
 	sinkURL := ""
 	switch s.Sink {
@@ -137,6 +149,7 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 				return err
 			}
 			l.token = r.o.SinkReadToken
+			l.tally = r.tally
 			r.remote = l
 			defer l.close() // on an early return; the normal path closes it after the last copy
 		}
@@ -197,7 +210,13 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 		return err
 	}
 	ao.Out, ao.Metrics, ao.Progress = rec, m, &r.prog
+	if r.tally != nil {
+		ao.Out = tallyRecorder{Recorder: rec, t: r.tally}
+	}
 	meta.Start = r.o.Now().UTC()
+	if r.remote != nil {
+		r.remote.from = time.Now() // the window of the untagged events the run copies
+	}
 	metaPath := filepath.Join(r.dir, rundir.MetaFile)
 	if err := writeJSON(metaPath, meta); err != nil {
 		return err
@@ -226,7 +245,7 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 		grace = 0
 	}
 	if !isClosed(r.abortCh) {
-		why := waitGrace(grace, gracePoll, r.arrivedAll(res.Accepted), r.abortCh)
+		why := waitGrace(grace, gracePoll, r.arrivedAll(), r.abortCh)
 		if why == graceElapsed && grace > 0 {
 			fmt.Fprintf(r.o.Stderr, "msgload: %s: grace period of %s over; messages still without a final status count as lost\n", s.Name, grace)
 		}
@@ -241,6 +260,7 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	}
 	closers = nil
 	if r.remote != nil {
+		r.remote.to = time.Now() // the end of the wait (what is embedded is closed): the window's end
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		ferr := r.remote.finish(ctx)
 		cancel()
@@ -282,12 +302,13 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 }
 
 // arrivedAll tells the grace wait when nothing more is to come. Against the
-// embedded simulator that is known exactly: no delivery is pending (twice in a
-// row, so callbacks in flight land). Otherwise it is when the sink — embedded,
-// or standalone through its read API, pulled once a second — has a final
-// status for every accepted message of this run (tagged with its id).
-func (r *partRun) arrivedAll(accepted int64) func() bool {
-	idle := 0
+// embedded simulator that is known exactly: nothing is owed (every final
+// status drawn, every final callback made for the last time, held, reordered
+// and retried ones included). Against a real target it is when every accepted
+// message (by sequence, whatever txIds its retries got) has a final status in
+// the sink — embedded, read from its log, or standalone, through its read API
+// pulled once a second — by this run's tag or joined by id to its sends.
+func (r *partRun) arrivedAll() func() bool {
 	return func() bool {
 		if r.remote != nil && r.remoteErr == nil && time.Since(r.remotePull) >= remotePull {
 			r.remotePull = time.Now()
@@ -299,19 +320,43 @@ func (r *partRun) arrivedAll(accepted int64) func() bool {
 			cancel()
 		}
 		if r.sim != nil {
-			if r.sim.Pending() == 0 {
-				idle++
-			} else {
-				idle = 0
-			}
-			return idle >= 2
+			return r.sim.Owed() == 0
+		}
+		if r.tally == nil {
+			return false
 		}
 		if r.sink != nil {
-			return r.sink.Stats().TerminalMatched >= accepted // this run's messages only
+			if r.localErr != nil {
+				return false
+			}
+			if err := r.readLocal(); err != nil {
+				r.localErr = err
+				fmt.Fprintf(r.o.Stderr, "msgload: %s: read the sink's log: %v; waiting the whole grace period\n", r.s.Name, err)
+				return false
+			}
+			return r.tally.complete()
 		}
 		if r.remote != nil && r.remoteErr == nil {
-			return r.remote.finished() >= accepted
+			return r.tally.complete()
 		}
 		return false
+	}
+}
+
+// readLocal hands the events the embedded sink acknowledged since the last
+// read to the tally: this run's tagged events and the untagged ones.
+func (r *partRun) readLocal() error {
+	for {
+		page, err := r.sink.Events(sink.Filter{Run: r.id, Untagged: true}, r.localAfter, fetchPage)
+		if err != nil {
+			return err
+		}
+		for i := range page.Events {
+			r.tally.event(&page.Events[i])
+		}
+		r.localAfter = page.Next
+		if !page.More {
+			return nil
+		}
 	}
 }

@@ -20,21 +20,26 @@ import (
 var fetchPage = 10000
 
 // remoteLog copies the events of one run from a standalone sink (its read
-// API, GET /v1/events?run=&after=&limit=, page after page from a cursor) into
-// the run directory's events.jsonl, so the reports read it like an embedded
-// sink's log. Pulled during the grace period, it also counts the run's
-// messages with a final status, so the wait ends when every accepted message
-// has one, and the progress line shows callbacks arriving.
+// API, GET /v1/events?run=&untagged=true&from=&to=&after=&limit=, page after
+// page from a cursor) into the run directory's events.jsonl, so the reports
+// read it like an embedded sink's log: the run's tagged events, and the
+// untagged ones received in the run's window (from its start to the end of
+// the grace wait), which the report joins to the run's attempts by txId,
+// notificationId or externalId and counts unmatched when they join nothing.
+// Pulled during the grace period, it hands what it copies to the tally (when
+// the target is real), so the wait ends when every accepted message has a
+// final status, and the progress line shows callbacks arriving.
 type remoteLog struct {
 	sinkURL, run string
-	token        string // read token of the sink, sent as a bearer token when set
+	token        string    // read token of the sink, sent as a bearer token when set
+	from, to     time.Time // the window of untagged events; zero: open
+	tally        *tally    // nil: nothing counted
 	client       *http.Client
 	f            *os.File
 	w            *bufio.Writer
 	enc          *json.Encoder
 	after        int64
 	events       atomic.Int64
-	final        map[int64]bool // sequences of this run with a final status
 	closed       bool
 }
 
@@ -45,13 +50,20 @@ func newRemoteLog(sinkURL, run, path string) (*remoteLog, error) {
 	}
 	w := bufio.NewWriter(f)
 	return &remoteLog{sinkURL: strings.TrimRight(sinkURL, "/"), run: run, client: &http.Client{Timeout: 30 * time.Second},
-		f: f, w: w, enc: json.NewEncoder(w), final: map[int64]bool{}}, nil
+		f: f, w: w, enc: json.NewEncoder(w)}, nil
 }
 
-// pull copies every event the sink has for the run after the cursor.
+// pull copies every event the sink has for the run after the cursor: tagged
+// with the run, or untagged and received in [from, to].
 func (l *remoteLog) pull(ctx context.Context) error {
 	for {
-		q := url.Values{"run": {l.run}, "after": {strconv.FormatInt(l.after, 10)}, "limit": {strconv.Itoa(fetchPage)}}
+		q := url.Values{"run": {l.run}, "untagged": {"true"}, "after": {strconv.FormatInt(l.after, 10)}, "limit": {strconv.Itoa(fetchPage)}}
+		if !l.from.IsZero() {
+			q.Set("from", l.from.UTC().Format(time.RFC3339Nano))
+		}
+		if !l.to.IsZero() {
+			q.Set("to", l.to.UTC().Format(time.RFC3339Nano))
+		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.sinkURL+"/v1/events?"+q.Encode(), nil)
 		if err != nil {
 			return fmt.Errorf("events from the sink: %w", err)
@@ -79,8 +91,8 @@ func (l *remoteLog) pull(ctx context.Context) error {
 				return fmt.Errorf("events from the sink: %w", err)
 			}
 			l.events.Add(1)
-			if c := e.Corr; c != nil && c.Matched && c.Terminal && c.Run == l.run && c.Seq > 0 {
-				l.final[c.Seq] = true
+			if l.tally != nil {
+				l.tally.event(e)
 			}
 		}
 		if page.Next > l.after {
@@ -91,9 +103,6 @@ func (l *remoteLog) pull(ctx context.Context) error {
 		}
 	}
 }
-
-// finished is how many of the run's messages have a final status so far.
-func (l *remoteLog) finished() int64 { return int64(len(l.final)) }
 
 // finish pulls what is left and closes the copy.
 func (l *remoteLog) finish(ctx context.Context) error {

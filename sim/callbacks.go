@@ -26,7 +26,27 @@ type callbackJob struct {
 	channel string // messaging: the channel of the status change (for the truth)
 	msgID   string // Standard Webhooks webhook-id: the same on every retry
 	attempt int
-	faulted bool // callback faults already drawn
+	faulted bool   // callback faults already drawn
+	owe     *owing // a final callback: what Server.Owed counts until its last attempt
+}
+
+// owing ties the copies of one final callback (a duplicate, the retries of
+// each) to the one unit of Server.owed they pay off: the unit is paid when
+// the last copy has had its last attempt (answered, given up, or dropped).
+type owing struct{ n atomic.Int32 }
+
+// oweFinal makes j a final callback: the message's unit of Server.owed passes from
+// its status to its call. Call before the status stops being pending.
+func (j *callbackJob) oweFinal() {
+	j.owe = &owing{}
+	j.owe.n.Store(1)
+}
+
+// settle marks one copy of j as done for good.
+func (s *Server) settle(j *callbackJob) {
+	if j.owe != nil && j.owe.n.Add(-1) == 0 {
+		s.owed.Add(-1)
+	}
 }
 
 // signer signs calls with the Standard Webhooks headers.
@@ -52,6 +72,7 @@ func (s *Server) callback(j *callbackJob, now time.Time) {
 	if s.chance(cb.Drop) {
 		s.met.callbacks.WithLabelValues(j.kind, "dropped").Inc()
 		s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Channel: j.channel, Action: rundir.CallbackDropped, Attempt: 1, At: now.UTC()})
+		s.settle(j)
 		return
 	}
 	at := now
@@ -65,6 +86,9 @@ func (s *Server) callback(j *callbackJob, now time.Time) {
 		s.met.callbacks.WithLabelValues(j.kind, "duplicated").Inc()
 		s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Channel: j.channel, Action: rundir.CallbackDuplicated, Attempt: 1, At: now.UTC()})
 		dup := *j
+		if j.owe != nil {
+			j.owe.n.Add(1)
+		}
 		s.dispatch(&dup, at)
 	}
 	s.dispatch(j, at)
@@ -186,6 +210,7 @@ func (p *senders) send(j *callbackJob) {
 	s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Channel: j.channel, Action: action, Attempt: j.attempt, At: began.UTC(), Done: now.UTC(), Status: status})
 	if ok {
 		s.met.callbacks.WithLabelValues(j.kind, "ok").Inc()
+		s.settle(j)
 		return
 	}
 	s.met.callbacks.WithLabelValues(j.kind, "error").Inc()
@@ -193,6 +218,7 @@ func (p *senders) send(j *callbackJob) {
 	if j.attempt >= cb.Attempts || p.ctx.Err() != nil {
 		s.met.callbacks.WithLabelValues(j.kind, "failed").Inc()
 		s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Channel: j.channel, Action: rundir.CallbackFailed, Attempt: j.attempt, At: now.UTC(), Status: status})
+		s.settle(j)
 		return
 	}
 	s.met.callbacks.WithLabelValues(j.kind, "retried").Inc()

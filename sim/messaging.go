@@ -384,6 +384,7 @@ func (s *Server) accept(acc *account, req *SendRequest) *message {
 	s.met.accepted.WithLabelValues(apiMessaging, *req.Scenario[0].Channel).Inc()
 	s.met.pending.WithLabelValues(apiMessaging).Inc()
 	s.pendingMsg.Add(1)
+	s.owed.Add(1)
 	s.msgMu.Lock()
 	s.msgs[m.id] = m
 	s.msgMu.Unlock()
@@ -488,7 +489,13 @@ func (s *Server) status(m *message, now time.Time, st, ch uint8, code uint16, fi
 	}, final)
 	if m.callback != "" {
 		body, _ := json.Marshal(s.record(m))
-		s.callback(&callbackJob{kind: kindCallback, url: m.callback, body: body, id: uuid.UUID(m.id).String(), state: stateNames[st], channel: chName}, now)
+		j := &callbackJob{kind: kindCallback, url: m.callback, body: body, id: uuid.UUID(m.id).String(), state: stateNames[st], channel: chName}
+		if final {
+			j.oweFinal() // the message's unit of owed passes to its final callback
+		}
+		s.callback(j, now)
+	} else if final {
+		s.owed.Add(-1) // no callback address: nothing more is owed
 	}
 	if final {
 		s.pendingMsg.Add(-1)

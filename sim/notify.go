@@ -326,6 +326,7 @@ func (s *Server) createNotification(client string, req *NotificationRequest, bod
 	s.met.accepted.WithLabelValues(apiNotify, "none").Inc()
 	s.met.pending.WithLabelValues(apiNotify).Inc()
 	s.pendingNt.Add(1)
+	s.owed.Add(1)
 	s.eng.at(now.Add(s.draw(s.cfg.Notify.Delay)), n)
 	return notificationResponse{NotificationID: uuid.UUID(n.id).String(), ExternalID: ext, Status: NotifyAccepted, CreatedAt: utc(now)}, false, http.StatusOK
 }
@@ -341,6 +342,7 @@ func (s *Server) runNotification(n *notification, now time.Time) {
 	url := s.webhooks[n.client]
 	s.ntMu.Unlock()
 	if url == "" {
+		s.owed.Add(-1) // no webhook: nothing more is owed
 		return
 	}
 	id := uuid.UUID(n.id).String()
@@ -348,7 +350,9 @@ func (s *Server) runNotification(n *notification, now time.Time) {
 		EventID: uuid.NewString(), NotificationID: id, ExternalID: n.externalID,
 		Status: out.State, ErrorCode: out.Code, UpdatedAt: utc(now),
 	})
-	s.callback(&callbackJob{kind: kindWebhook, url: url, body: body, id: id, state: out.State}, now)
+	j := &callbackJob{kind: kindWebhook, url: url, body: body, id: id, state: out.State}
+	j.oweFinal() // the notification's unit of owed passes to its webhook
+	s.callback(j, now)
 }
 
 // webhookRequest is the body of POST /api/v1/webhooks (the seed does not show one).

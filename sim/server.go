@@ -64,6 +64,9 @@ type Server struct {
 
 	pendingMsg atomic.Int64
 	pendingNt  atomic.Int64
+	// owed: accepted messages and notifications not final yet, plus those
+	// whose final callback has not had its last attempt (see Owed).
+	owed atomic.Int64
 
 	cbs *senders
 
@@ -182,7 +185,7 @@ func (s *Server) routes() {
 		writeJSON(w, http.StatusOK, s.Truth())
 	})
 	mux.HandleFunc("GET /sim/v1/pending", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]int{"pending": s.Pending()})
+		writeJSON(w, http.StatusOK, map[string]int{"pending": s.Pending(), "owed": s.Owed()})
 	})
 	s.mux = mux
 }
@@ -197,6 +200,17 @@ func (s *Server) Truth() rundir.Truth { return s.truth.snapshot() }
 // Pending is the number of accepted messages and notifications whose final
 // state has not been reached yet.
 func (s *Server) Pending() int { return int(s.pendingMsg.Load() + s.pendingNt.Load()) }
+
+// Owed is the number of accepted messages and notifications the receiver is
+// still owed something for: their final status is not reached yet, or their
+// final callback (messaging: the status change that ends the message;
+// notify: the webhook) has not had its last attempt — held back by a callback
+// delay or reorder, queued for a sender, in flight, or waiting for a retry.
+// A duplicated final callback is owed until both copies are done; a dropped
+// one, one given up after its last retry, and one with no URL to go to (no
+// callback address, no webhook) owe nothing. When Owed is 0 every final
+// callback the simulator will ever make has been answered or given up.
+func (s *Server) Owed() int { return int(s.owed.Load()) }
 
 // Close stops the delivery engine and waits for callbacks in flight, at most
 // the callback timeout.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/msgload/msgload/rundir"
 )
@@ -32,8 +33,9 @@ var ErrBadQuery = errors.New("bad query")
 
 // serveEvents pages through the log: ?run=<id> keeps the events whose tag names
 // that run (with run= empty, all events), &untagged=true adds those that carry
-// no run, ?after=<cursor> starts after a previous page, ?limit=<n> (1..10000,
-// default 1000).
+// no run, &from=/&to= (RFC 3339) keep, of the events not chosen by their run
+// tag, only those received in [from, to], ?after=<cursor> starts after a
+// previous page, ?limit=<n> (1..10000, default 1000).
 func (s *Sink) serveEvents(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	after, limit := int64(0), defaultPage
@@ -57,9 +59,21 @@ func (s *Sink) serveEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	f := Filter{Run: q.Get("run"), Untagged: untagged}
+	for _, b := range []struct {
+		name string
+		t    *time.Time
+	}{{"from", &f.From}, {"to", &f.To}} {
+		if v := q.Get(b.name); v != "" {
+			if *b.t, err = time.Parse(time.RFC3339Nano, v); err != nil {
+				http.Error(w, fmt.Sprintf("%v: %s must be an RFC 3339 time such as 2026-11-23T14:00:00Z", ErrBadQuery, b.name), http.StatusBadRequest)
+				return
+			}
+		}
+	}
 	// Only acknowledged lines: bytes past the last commit may be a batch still
 	// being written or fsynced, or one about to be cut back after a failure.
-	page, err := readEvents(s.opts.LogPath, Filter{Run: q.Get("run"), Untagged: untagged}, after, limit, s.log.acknowledged())
+	page, err := readEvents(s.opts.LogPath, f, after, limit, s.log.acknowledged())
 	if err != nil {
 		http.Error(w, "cannot read the event log", http.StatusInternalServerError)
 		return
@@ -74,16 +88,28 @@ type Filter struct {
 	// Untagged also keeps, with Run set, the events that carry no run: malformed,
 	// unauthorized and untagged (unmatched) calls, which no run can claim.
 	Untagged bool
+	// From and To (inclusive; zero: open) bound the arrival time of the events
+	// not chosen by their run tag: with Run set, the untagged ones; with Run
+	// empty, every event. A run's own tagged events are kept whenever they came.
+	From, To time.Time
 }
 
 func (f Filter) keep(ev *rundir.Event) bool {
-	if f.Run == "" {
-		return true
+	if f.Run != "" && ev.Corr != nil && ev.Corr.Run != "" {
+		return ev.Corr.Run == f.Run
 	}
-	if ev.Corr == nil || ev.Corr.Run == "" {
-		return f.Untagged
+	if f.Run != "" && !f.Untagged {
+		return false
 	}
-	return ev.Corr.Run == f.Run
+	return (f.From.IsZero() || !ev.ReceivedAt.Before(f.From)) && (f.To.IsZero() || !ev.ReceivedAt.After(f.To))
+}
+
+// Events reads up to limit events kept by f from the sink's own log, starting
+// at byte offset after, as GET /v1/events does: acknowledged lines only, so
+// an embedded sink's caller never sees an event that a failed write is about
+// to cut back.
+func (s *Sink) Events(f Filter, after int64, limit int) (EventsPage, error) {
+	return readEvents(s.opts.LogPath, f, after, limit, s.log.acknowledged())
 }
 
 // ReadEvents reads up to limit events kept by f from the log at path, starting

@@ -1,0 +1,131 @@
+package harness
+
+import (
+	"hash/maphash"
+	"sync"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/msgload/msgload/attack"
+	"github.com/msgload/msgload/rundir"
+)
+
+// tally tells the grace wait against a real target when every accepted
+// message has a final status. The unit is the message (the scenario's
+// sequence), not the id the service gave it: a retry after an unknown outcome
+// ("processed, then reset") makes a second txId for the same message, and a
+// final status for either ends it. Accepted is counted as the report counts
+// it (a send of the sequence answered 2xx), so the wait and the report agree.
+//
+// Events carrying this run's tag give their sequence; untagged ones (the
+// service dropped trackData, or the scenario sends its own externalIds) are
+// joined by their key — txId, externalId or notificationId — to the ids of
+// the run's own sends, indexed as the attack records them. The index holds a
+// 64-bit hash per id (about 40 bytes an entry), only for runs against a real
+// target, and at most maxIndexed ids: past that, an untagged final status of
+// a message not indexed is not counted, and the wait lasts until the grace
+// period ends (longer, never shorter, than needed).
+type tally struct {
+	run  string
+	seed maphash.Seed
+
+	mu       sync.Mutex
+	ids      map[uint64]int64 // hash of an id of a send → its sequence
+	msgs     map[int64]uint8  // sequence → msgAccepted | msgFinal
+	accepted int64            // sequences with msgAccepted
+	done     int64            // sequences with both bits
+}
+
+// maxIndexed bounds the ids the tally remembers (about 170 MB at the cap).
+const maxIndexed = 1 << 22
+
+const (
+	msgAccepted uint8 = 1 << iota
+	msgFinal
+)
+
+func newTally(run string) *tally {
+	return &tally{run: run, seed: maphash.MakeSeed(), ids: map[uint64]int64{}, msgs: map[int64]uint8{}}
+}
+
+func (t *tally) hash(id string) uint64 { return maphash.String(t.seed, id) }
+
+// mark sets bit on seq; call with mu held.
+func (t *tally) mark(seq int64, bit uint8) {
+	old := t.msgs[seq]
+	now := old | bit
+	if now == old {
+		return
+	}
+	t.msgs[seq] = now
+	if bit == msgAccepted {
+		t.accepted++
+	}
+	if now == msgAccepted|msgFinal {
+		t.done++
+	}
+}
+
+// attempt takes one attempt of the attack: the ids of a send, and whether it
+// was accepted.
+func (t *tally) attempt(a *rundir.Attempt) {
+	if (a.Op != "" && a.Op != attack.OpSend) || a.Seq <= 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, id := range [...]string{a.TxID, a.NotificationID, a.ExternalID} {
+		if id != "" && len(t.ids) < maxIndexed {
+			t.ids[t.hash(id)] = a.Seq
+		}
+	}
+	if a.Code >= 200 && a.Code < 300 {
+		t.mark(a.Seq, msgAccepted)
+	}
+}
+
+// event takes one event of the sink: a final status of one of the run's
+// messages, by its tag or joined by its key.
+func (t *tally) event(e *rundir.Event) {
+	c := e.Corr
+	if c == nil || !c.Terminal || (e.Kind != rundir.KindCallback && e.Kind != rundir.KindWebhook) {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	seq := int64(0)
+	switch {
+	case c.Run == t.run:
+		seq = c.Seq
+	case c.Run == "" && c.Key != "":
+		seq = t.ids[t.hash(c.Key)]
+	}
+	if seq > 0 {
+		t.mark(seq, msgFinal)
+	}
+}
+
+// complete reports whether every accepted message has a final status.
+func (t *tally) complete() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.done >= t.accepted
+}
+
+// counts returns the accepted messages and those of them with a final status.
+func (t *tally) counts() (accepted, done int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.accepted, t.done
+}
+
+// tallyRecorder hands every attempt to the tally before the run's recorder.
+type tallyRecorder struct {
+	attack.Recorder
+	t *tally
+}
+
+func (r tallyRecorder) Record(a *rundir.Attempt, res *vegeta.Result) error {
+	r.t.attempt(a)
+	return r.Recorder.Record(a, res)
+}

@@ -1,0 +1,46 @@
+package harness
+
+import (
+	"testing"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// TestTallyCountsMessages: the grace wait against a real target counts
+// messages (sequences), not the ids the service gave them.
+func TestTallyCountsMessages(t *testing.T) {
+	tl := newTally("r1")
+	send := func(seq int64, code int, tx, ext string) {
+		tl.attempt(&rundir.Attempt{Seq: seq, Op: "send", Code: code, TxID: tx, ExternalID: ext})
+	}
+	final := func(run string, seq int64, key string, kind string, terminal bool) {
+		tl.event(&rundir.Event{Kind: kind, Corr: &rundir.Correlation{Run: run, Seq: seq, Key: key, Terminal: terminal}})
+	}
+	want := func(step string, accepted, done int64, complete bool) {
+		t.Helper()
+		a, d := tl.counts()
+		if a != accepted || d != done || tl.complete() != complete {
+			t.Fatalf("%s: accepted %d done %d complete %v, want %d %d %v", step, a, d, tl.complete(), accepted, done, complete)
+		}
+	}
+	send(1, 0, "", "")                                                               // processed, then reset: no answer
+	send(1, 200, "tx-1b", "")                                                        // the retry: a second txId for message 1
+	send(2, 200, "tx-2", "")                                                         //
+	send(3, 200, "tx-3", "")                                                         //
+	send(4, 503, "", "")                                                             // never accepted
+	tl.attempt(&rundir.Attempt{Seq: 3, Op: "check_status", Code: 200, TxID: "tx-9"}) // not a send
+	want("after the attack", 3, 0, false)
+	final("r1", 1, "tx-1a", rundir.KindCallback, true) // the first txId's final status (tagged)
+	final("r1", 1, "tx-1b", rundir.KindCallback, true) // and the retry's: still one message
+	want("two txIds of one message", 3, 1, false)
+	final("r1", 2, "tx-2", rundir.KindCallback, false)   // not final: a failover step
+	final("r1", 4, "tx-4", rundir.KindCallback, true)    // final, but never accepted
+	final("other", 2, "tx-2", rundir.KindCallback, true) // another run's tag
+	final("", 0, "tx-9", rundir.KindCallback, true)      // untagged, joins nothing of ours
+	final("", 0, "tx-3", rundir.KindIncoming, true)      // not a status
+	want("nothing that counts", 3, 1, false)
+	final("", 0, "tx-2", rundir.KindCallback, true) // untagged (trackData dropped): joined by txId
+	want("joined by txId", 3, 2, false)
+	final("", 0, "tx-3", rundir.KindWebhook, true)
+	want("all", 3, 3, true)
+}
