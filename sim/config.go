@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"reflect"
 	"regexp"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/msgload/msgload/internal/suggest"
+	"github.com/msgload/msgload/internal/yamlguard"
 )
 
 // Sentinel errors of configuration.
@@ -298,7 +298,12 @@ func DefaultConfig() Config {
 // replaces the default (a list replaces the whole list). Errors name
 // file:line:col.
 func LoadConfig(path string) (Config, error) {
-	b, err := os.ReadFile(path)
+	// bytes read are counted, not the stat size: /dev/zero or a pipe stops at
+	// the bound
+	b, err := yamlguard.ReadFile(path, yamlguard.Default.MaxBytes)
+	if errors.Is(err, yamlguard.ErrTooLarge) {
+		return Config{}, fmt.Errorf("%w: %s: %w", ErrConfig, path, err)
+	}
 	if err != nil {
 		return Config{}, fmt.Errorf("read sim config: %w", err)
 	}
@@ -310,6 +315,12 @@ func ParseConfig(name string, b []byte) (Config, error) {
 	cfg := DefaultConfig()
 	if strings.TrimSpace(string(b)) == "" {
 		return cfg, nil
+	}
+	// bound the text before the YAML library sees it: its cost grows with
+	// the square of the nesting (yamlguard.Default: 1 MiB, 32 levels,
+	// 100 000 nodes)
+	if ge := yamlguard.Check(b, yamlguard.Default); ge != nil {
+		return Config{}, fmt.Errorf("%w: %s:%w", ErrConfig, name, ge)
 	}
 	if err := safeUnmarshal(b, &cfg); err != nil {
 		msg := yamlPos(err)
