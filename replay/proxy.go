@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/msgload/msgload/internal/httpserve"
 )
 
 // DefaultMaxBody is the largest body kept in a recording; a larger one is
@@ -29,6 +31,10 @@ type RecorderOptions struct {
 	Queue      int               // exchanges waiting for the writer; 0: 65536
 	QueueBytes int64             // body bytes waiting for the writer; 0: 256 MiB
 	Now        func() time.Time  // nil: time.Now
+	// UpstreamTimeout bounds one exchange with the upstream, its answer's
+	// body included; 0: httpserve.ProxyUpstream. The server's write timeout
+	// (httpserve.Proxy) is longer, so a slow answer is still passed on.
+	UpstreamTimeout time.Duration
 }
 
 // Recorder is a reverse proxy that forwards every request unchanged to its
@@ -75,6 +81,9 @@ func NewRecorder(o RecorderOptions) (*Recorder, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.UpstreamTimeout <= 0 {
+		o.UpstreamTimeout = httpserve.ProxyUpstream
 	}
 	r := &Recorder{o: o, red: NewRedactor(o.Redact), started: o.Now(), ch: make(chan pending, o.Queue), done: make(chan struct{})}
 	up := *o.Upstream
@@ -230,7 +239,9 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 	cw := &captureWriter{ResponseWriter: w, max: r.o.MaxBody}
 	var upstreamFailed bool
-	r.proxy.ServeHTTP(cw, req.WithContext(context.WithValue(req.Context(), proxyErrKey{}, &upstreamFailed)))
+	ctx, cancel := context.WithTimeout(context.WithValue(req.Context(), proxyErrKey{}, &upstreamFailed), r.o.UpstreamTimeout)
+	defer cancel()
+	r.proxy.ServeHTTP(cw, req.WithContext(ctx))
 	e.Code = cw.code
 	if e.Code == 0 {
 		e.Code = http.StatusOK
