@@ -75,3 +75,24 @@ func TestLoadStopsAtByteBound(t *testing.T) {
 		t.Fatalf("at the bound: %v", err)
 	}
 }
+
+// Issue 13: the YAML parser reads invalid UTF-8 as U+FFFD, so a name with it
+// passed. It is refused at its place, naming the field.
+func TestInvalidUTF8Refused(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"plain name", "name: ab\xffc\napi: notify\nload: { rate: 1/s, requests: 3 }\n", "f.yaml:1:9: name: not valid UTF-8"},
+		{"quoted name", "api: notify\nname: \"é\xfe\"\nload: { rate: 1/s, requests: 3 }\n", "f.yaml:2:9: name: not valid UTF-8"},
+		{"message text", "api: notify\nload: { rate: 1/s, requests: 3 }\nmessage: { text: \"hi \xff\" }\n", "f.yaml:3:22: message.text: not valid UTF-8"},
+		// from a ${VAR}: at the ${
+		{"from the environment", "api: notify\nname: x-${BAD}\nload: { rate: 1/s, requests: 3 }\n", "f.yaml:2:9: name: not valid UTF-8"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("f.yaml", "", []byte(tc.src), env(map[string]string{"BAD": "\xff"}))
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want %s", err, tc.want)
+			}
+		})
+	}
+}

@@ -127,6 +127,17 @@ func Parse(file, dir string, src []byte, getenv func(string) string) (*Scenario,
 	}
 	cols.remap(d.errs, d.pos) // positions as written, before ${VAR} expansion
 	errs = append(errs, d.errs...)
+	// the parser read invalid UTF-8 as U+FFFD: find it in the text and name
+	// the field it is in
+	for _, p := range yamlguard.InvalidUTF8(expanded, 20) {
+		col := p.Col
+		if cols != nil {
+			col = cols.col(p.Line, p.Col)
+		}
+		field := fieldAt(d.pos, p.Line, col)
+		d.bad[field] = true
+		errs = append(errs, &Error{File: file, Line: p.Line, Col: col, Field: field, Msg: "not valid UTF-8"})
+	}
 	s.pos, s.dir = d.pos, dir
 	c := &checker{file: file, dir: dir, pos: d.pos, bad: d.bad}
 	if body != nil {
@@ -177,6 +188,21 @@ func (s *Scenario) Validate() error {
 		return c.errs
 	}
 	return nil
+}
+
+// fieldAt is the field whose position is nearest before line:col on that
+// line ("" when none is on it).
+func fieldAt(pos map[string]Pos, line, col int) string {
+	best, bestCol := "", 0
+	for path, p := range pos {
+		if p.Line != line || p.Col > col {
+			continue
+		}
+		if p.Col > bestCol || (p.Col == bestCol && len(path) > len(best)) {
+			best, bestCol = path, p.Col
+		}
+	}
+	return best
 }
 
 func guardError(file string, ge *yamlguard.Error) *Error {

@@ -322,6 +322,11 @@ func ParseConfig(name string, b []byte) (Config, error) {
 	if ge := yamlguard.Check(b, yamlguard.Default); ge != nil {
 		return Config{}, fmt.Errorf("%w: %s:%w", ErrConfig, name, ge)
 	}
+	// the YAML library reads invalid UTF-8 as U+FFFD: a login or a secret
+	// with it would silently become another
+	if bad := yamlguard.InvalidUTF8(b, 1); len(bad) > 0 {
+		return Config{}, fmt.Errorf("%w: %s:%d:%d: not valid UTF-8", ErrConfig, name, bad[0].Line, bad[0].Col)
+	}
 	if err := safeUnmarshal(b, &cfg); err != nil {
 		msg := yamlPos(err)
 		return Config{}, fmt.Errorf("%w: %s:%s%s", ErrConfig, name, msg, keyHint(msg))

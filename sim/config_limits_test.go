@@ -45,6 +45,10 @@ func TestLoadConfigBounds(t *testing.T) {
 			}
 		})
 	}
+	if _, err := ParseConfig("c.yaml", []byte("messaging:\n  accounts:\n    - login: d\xffmo\n")); err == nil ||
+		!strings.Contains(err.Error(), "c.yaml:3:15: not valid UTF-8") {
+		t.Fatalf("invalid UTF-8: %v", err)
+	}
 	if _, err := os.Stat("/dev/zero"); err == nil {
 		_, err := LoadConfig("/dev/zero")
 		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "/dev/zero: larger than 1048576 bytes") {

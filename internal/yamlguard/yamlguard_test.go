@@ -112,3 +112,18 @@ func TestReadStopsAtBound(t *testing.T) {
 		t.Fatalf("exactly the bound: %d bytes, %v", len(b), err)
 	}
 }
+
+// The first bad byte of each line, in rune columns.
+func TestInvalidUTF8(t *testing.T) {
+	got := InvalidUTF8([]byte("ok: é\nname: é\xff\xfe\n\nx: \xc3\n"), 10)
+	want := []Pos{{2, 8}, {4, 4}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if InvalidUTF8([]byte("é: ü\n"), 10) != nil {
+		t.Fatal("valid text refused")
+	}
+	if n := len(InvalidUTF8([]byte("\xff\n\xff\n\xff\n"), 2)); n != 2 {
+		t.Fatalf("%d places, want at most 2", n)
+	}
+}
