@@ -241,7 +241,15 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	var upstreamFailed bool
 	ctx, cancel := context.WithTimeout(context.WithValue(req.Context(), proxyErrKey{}, &upstreamFailed), r.o.UpstreamTimeout)
 	defer cancel()
-	r.proxy.ServeHTTP(cw, req.WithContext(ctx))
+	// When the answer cannot be copied to the end (the client went away
+	// mid-download, or the upstream's body broke off), ReverseProxy panics
+	// with http.ErrAbortHandler to abort the connection. The upstream has
+	// processed the request all the same: the exchange is written, with the
+	// error, before the panic goes on.
+	aborted := r.forward(cw, req.WithContext(ctx))
+	if aborted {
+		defer panic(http.ErrAbortHandler)
+	}
 	e.Code = cw.code
 	if e.Code == 0 {
 		e.Code = http.StatusOK
@@ -258,7 +266,31 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if upstreamFailed {
 		e.Code, e.Error = 0, "upstream gave no answer"
 	}
+	if aborted || cw.writeErr != nil {
+		// a cut answer is neither the upstream's body nor redactable as JSON
+		respBody = nil
+		if cw.writeErr != nil {
+			e.Error = "client aborted mid-download: " + cw.writeErr.Error()
+		} else {
+			e.Error = "upstream answer broke off mid-body"
+		}
+	}
 	r.enqueue(pending{e: e, reqBody: reqBody, respBody: respBody})
+}
+
+// forward runs the reverse proxy and reports whether it aborted the answer
+// (panicked with http.ErrAbortHandler); any other panic goes on.
+func (r *Recorder) forward(w http.ResponseWriter, req *http.Request) (aborted bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p != http.ErrAbortHandler {
+				panic(p)
+			}
+			aborted = true
+		}
+	}()
+	r.proxy.ServeHTTP(w, req)
+	return false
 }
 
 type proxyErrKey struct{}
@@ -266,10 +298,11 @@ type proxyErrKey struct{}
 // captureWriter keeps the status and (up to max) the body written through it.
 type captureWriter struct {
 	http.ResponseWriter
-	code int
-	buf  bytes.Buffer
-	max  int64
-	over bool
+	code     int
+	buf      bytes.Buffer
+	max      int64
+	over     bool
+	writeErr error // the first error writing to the client
 }
 
 func (c *captureWriter) WriteHeader(code int) {
@@ -291,7 +324,11 @@ func (c *captureWriter) Write(b []byte) (int, error) {
 			c.buf.Write(b)
 		}
 	}
-	return c.ResponseWriter.Write(b)
+	n, err := c.ResponseWriter.Write(b)
+	if err != nil && c.writeErr == nil {
+		c.writeErr = err
+	}
+	return n, err
 }
 
 // Unwrap lets http.ResponseController reach Flush and deadlines.
