@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/msgload/msgload/internal/httpserve"
 	"github.com/msgload/msgload/internal/suggest"
 	"github.com/msgload/msgload/internal/yamlguard"
 )
@@ -514,6 +515,10 @@ func (c *Config) Validate() []error {
 	share("faults.processedThen500", f.ProcessedThen500)
 	share("faults.processedThenReset", f.ProcessedThenReset)
 	share("faults.latencyShare", f.LatencyShare)
+	// an answer must leave before the server's write timeout cuts it
+	if maxLatency := httpserve.Default.Write - 10*time.Second; f.Latency < 0 || f.Latency > maxLatency {
+		bad("faults.latency: 0 to %v (the server's write timeout is %v)", maxLatency, httpserve.Default.Write)
+	}
 	if f.Error500+f.Error503+f.ProcessedThen500+f.ProcessedThenReset > 1 {
 		bad("faults: the shares add up to more than 1")
 	}

@@ -49,6 +49,14 @@ func TestLoadConfigBounds(t *testing.T) {
 		!strings.Contains(err.Error(), "c.yaml:3:15: not valid UTF-8") {
 		t.Fatalf("invalid UTF-8: %v", err)
 	}
+	// an answer delayed past the server's write timeout would be cut: refused
+	if _, err := ParseConfig("c.yaml", []byte("faults:\n  latency: 55s\n")); err == nil ||
+		!strings.Contains(err.Error(), "c.yaml:2:12: faults.latency: 0 to 50s") {
+		t.Fatalf("latency past the write timeout: %v", err)
+	}
+	if _, err := ParseConfig("c.yaml", []byte("faults:\n  latency: 50s\n")); err != nil {
+		t.Fatalf("latency at the bound: %v", err)
+	}
 	if _, err := os.Stat("/dev/zero"); err == nil {
 		_, err := LoadConfig("/dev/zero")
 		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "/dev/zero: larger than 1048576 bytes") {
