@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/msgload/msgload/internal/httpserve"
 	"github.com/msgload/msgload/internal/shutdown"
 )
 
@@ -30,11 +31,8 @@ func listen(addr string, h http.Handler) (*server, error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	s := &server{
-		srv: &http.Server{
-			Handler:           h,
-			ReadHeaderTimeout: 10 * time.Second,
-			IdleTimeout:       2 * time.Minute,
-		},
+		// read, write and idle timeouts a slow client cannot defeat
+		srv:  httpserve.New(h, httpserve.Default),
 		ln:   ln,
 		done: make(chan error, 1),
 	}

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/msgload/msgload/internal/httpserve"
 	"github.com/msgload/msgload/internal/shutdown"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/sim"
@@ -53,7 +53,7 @@ func StartEmbedded(dir, runID string, reg prometheus.Registerer) (*Embedded, err
 		return nil, fmt.Errorf("listen for sink: %w", err)
 	}
 	e.SinkURL = "http://" + sinkLn.Addr().String()
-	sinkSrv := &http.Server{Handler: sk.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	sinkSrv := httpserve.New(sk.Handler(), httpserve.Default)
 	e.sinkTr = shutdown.Track(sinkSrv)
 	go sinkSrv.Serve(sinkLn)
 
@@ -74,7 +74,7 @@ func StartEmbedded(dir, runID string, reg prometheus.Registerer) (*Embedded, err
 		return nil, fmt.Errorf("listen for simulator: %w", err)
 	}
 	e.SimURL = "http://" + simLn.Addr().String()
-	simSrv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	simSrv := httpserve.New(s.Handler(), httpserve.Default)
 	e.simTr = shutdown.Track(simSrv)
 	go simSrv.Serve(simLn)
 	for _, a := range cfg.Messaging.Accounts {

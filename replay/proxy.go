@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/msgload/msgload/internal/httpserve"
 )
 
 // DefaultMaxBody is the largest body kept in a recording; a larger one is
@@ -29,6 +31,10 @@ type RecorderOptions struct {
 	Queue      int               // exchanges waiting for the writer; 0: 65536
 	QueueBytes int64             // body bytes waiting for the writer; 0: 256 MiB
 	Now        func() time.Time  // nil: time.Now
+	// UpstreamTimeout bounds one exchange with the upstream, its answer's
+	// body included; 0: httpserve.ProxyUpstream. The server's write timeout
+	// (httpserve.Proxy) is longer, so a slow answer is still passed on.
+	UpstreamTimeout time.Duration
 }
 
 // Recorder is a reverse proxy that forwards every request unchanged to its
@@ -75,6 +81,9 @@ func NewRecorder(o RecorderOptions) (*Recorder, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.UpstreamTimeout <= 0 {
+		o.UpstreamTimeout = httpserve.ProxyUpstream
 	}
 	r := &Recorder{o: o, red: NewRedactor(o.Redact), started: o.Now(), ch: make(chan pending, o.Queue), done: make(chan struct{})}
 	up := *o.Upstream
@@ -230,7 +239,17 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 	cw := &captureWriter{ResponseWriter: w, max: r.o.MaxBody}
 	var upstreamFailed bool
-	r.proxy.ServeHTTP(cw, req.WithContext(context.WithValue(req.Context(), proxyErrKey{}, &upstreamFailed)))
+	ctx, cancel := context.WithTimeout(context.WithValue(req.Context(), proxyErrKey{}, &upstreamFailed), r.o.UpstreamTimeout)
+	defer cancel()
+	// When the answer cannot be copied to the end (the client went away
+	// mid-download, or the upstream's body broke off), ReverseProxy panics
+	// with http.ErrAbortHandler to abort the connection. The upstream has
+	// processed the request all the same: the exchange is written, with the
+	// error, before the panic goes on.
+	aborted := r.forward(cw, req.WithContext(ctx))
+	if aborted {
+		defer panic(http.ErrAbortHandler)
+	}
 	e.Code = cw.code
 	if e.Code == 0 {
 		e.Code = http.StatusOK
@@ -247,7 +266,31 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if upstreamFailed {
 		e.Code, e.Error = 0, "upstream gave no answer"
 	}
+	if aborted || cw.writeErr != nil {
+		// a cut answer is neither the upstream's body nor redactable as JSON
+		respBody = nil
+		if cw.writeErr != nil {
+			e.Error = "client aborted mid-download: " + cw.writeErr.Error()
+		} else {
+			e.Error = "upstream answer broke off mid-body"
+		}
+	}
 	r.enqueue(pending{e: e, reqBody: reqBody, respBody: respBody})
+}
+
+// forward runs the reverse proxy and reports whether it aborted the answer
+// (panicked with http.ErrAbortHandler); any other panic goes on.
+func (r *Recorder) forward(w http.ResponseWriter, req *http.Request) (aborted bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p != http.ErrAbortHandler {
+				panic(p)
+			}
+			aborted = true
+		}
+	}()
+	r.proxy.ServeHTTP(w, req)
+	return false
 }
 
 type proxyErrKey struct{}
@@ -255,10 +298,11 @@ type proxyErrKey struct{}
 // captureWriter keeps the status and (up to max) the body written through it.
 type captureWriter struct {
 	http.ResponseWriter
-	code int
-	buf  bytes.Buffer
-	max  int64
-	over bool
+	code     int
+	buf      bytes.Buffer
+	max      int64
+	over     bool
+	writeErr error // the first error writing to the client
 }
 
 func (c *captureWriter) WriteHeader(code int) {
@@ -280,7 +324,11 @@ func (c *captureWriter) Write(b []byte) (int, error) {
 			c.buf.Write(b)
 		}
 	}
-	return c.ResponseWriter.Write(b)
+	n, err := c.ResponseWriter.Write(b)
+	if err != nil && c.writeErr == nil {
+		c.writeErr = err
+	}
+	return n, err
 }
 
 // Unwrap lets http.ResponseController reach Flush and deadlines.

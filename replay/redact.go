@@ -15,22 +15,78 @@ import (
 
 // RedactOptions says what to remove from a recording besides the fixed list.
 type RedactOptions struct {
-	// SecretFields are extra JSON fields, form fields and query parameters to remove
-	// (case-insensitive), on top of DefaultSecretFields.
+	// SecretFields are extra patterns (--redact-field), on top of
+	// DefaultRedactPatterns, matched like them against header names, JSON
+	// fields, form fields and query parameters.
 	SecretFields []string
-	// SecretHeaders are extra headers to remove, on top of Authorization,
-	// Proxy-Authorization, Cookie and Set-Cookie.
+	// SecretHeaders are extra header names to remove (exactly, any case), on
+	// top of Authorization, Proxy-Authorization, Cookie, Set-Cookie and the
+	// headers the patterns match.
 	SecretHeaders []string
 	// MaskRecipients masks phone numbers, keeping the country code, three more
 	// digits, the last two digits and the length: +79991234567 → +7999*****67.
 	MaskRecipients bool
 }
 
-// DefaultSecretFields are always removed from bodies, forms and queries.
-var DefaultSecretFields = []string{
-	"password", "client_secret", "clientSecret", "access_token", "refresh_token",
-	"id_token", "client_assertion", "secret", "token", "api_key", "apiKey",
-	"authorization", // the messaging API also takes "Basic <base64>" in this query parameter
+// DefaultRedactPatterns name the secrets removed from every header, JSON
+// field (at any depth), form field and query parameter. A name is folded
+// before it is matched: lower case, without '-', '_', '.' and spaces, so
+// "X-Api-Key", "x_api_key", "apiKey" and "APIKEY" all fold to "xapikey" or
+// "apikey". A pattern is a folded name in which '*' stands for any run of
+// characters (none included).
+var DefaultRedactPatterns = []string{
+	"*password*", "*passwd*", "*passphrase*", "pwd", // passwords
+	"*secret*",     // client_secret, clientSecret, x-client-secret
+	"*token*",      // access_token, refresh_token, id_token, x-auth-token, x-csrf-token
+	"*apikey*",     // api_key, apiKey, x-api-key, x_api_key
+	"*accesskey*",  // aws_access_key_id
+	"*privatekey*", //
+	"*credential*", //
+	"clientassertion",
+	"authorization", "proxyauthorization", // the messaging API also takes "Basic <base64>" in this query parameter
+	"cookie", "setcookie",
+	"*sessionid*", // session_id, JSESSIONID
+}
+
+// foldName is name as the patterns see it: lower case, without - _ . and spaces.
+func foldName(name string) string {
+	b := make([]byte, 0, len(name))
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '-' || c == '_' || c == '.' || c == ' ':
+		case c >= 'A' && c <= 'Z':
+			b = append(b, c+'a'-'A')
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+// globMatch reports whether s matches pattern, where '*' is any run of bytes.
+func globMatch(pattern, s string) bool {
+	star, next := -1, 0 // last '*' in pattern, and where in s it resumes
+	p, i := 0, 0
+	for i < len(s) {
+		switch {
+		case p < len(pattern) && pattern[p] == '*':
+			star, next = p, i
+			p++
+		case p < len(pattern) && pattern[p] == s[i]:
+			p++
+			i++
+		case star >= 0:
+			next++
+			p, i = star+1, next
+		default:
+			return false
+		}
+	}
+	for p < len(pattern) && pattern[p] == '*' {
+		p++
+	}
+	return p == len(pattern)
 }
 
 // Redactor removes secrets from exchanges before they are written. Besides the
@@ -38,9 +94,10 @@ var DefaultSecretFields = []string{
 // tokens, Basic passwords, client secrets, issued access tokens) and scrubs those
 // exact strings from anything else it writes, so an echoed token cannot leak.
 type Redactor struct {
-	fields  map[string]bool
-	headers []string
-	mask    bool
+	patterns []string        // folded
+	exact    map[string]bool // folded patterns without '*'
+	headers  []string
+	mask     bool
 
 	mu   sync.Mutex
 	seen map[string]struct{} // literal secrets to scrub, bounded
@@ -51,20 +108,39 @@ const maxSeenSecrets = 4096
 
 // NewRedactor returns a Redactor for o.
 func NewRedactor(o RedactOptions) *Redactor {
-	r := &Redactor{fields: map[string]bool{}, mask: o.MaskRecipients, seen: map[string]struct{}{}}
-	for _, f := range append(append([]string{}, DefaultSecretFields...), o.SecretFields...) {
-		r.fields[strings.ToLower(f)] = true
+	r := &Redactor{exact: map[string]bool{}, mask: o.MaskRecipients, seen: map[string]struct{}{}}
+	for _, f := range append(append([]string{}, DefaultRedactPatterns...), o.SecretFields...) {
+		f = foldName(f)
+		if f == "" || slices.Contains(r.patterns, f) {
+			continue
+		}
+		r.patterns = append(r.patterns, f)
+		if !strings.Contains(f, "*") {
+			r.exact[f] = true
+		}
 	}
 	r.headers = append(append([]string{}, credentialHeaders...), o.SecretHeaders...)
 	return r
 }
 
-// Fields lists the fields removed, for the recording header.
-func (r *Redactor) Fields() []string {
-	out := make([]string, 0, len(r.fields))
-	for f := range r.fields {
-		out = append(out, f)
+// Secret reports whether a header, JSON field, form field or query
+// parameter of this name is removed.
+func (r *Redactor) Secret(name string) bool {
+	f := foldName(name)
+	if r.exact[f] {
+		return true
 	}
+	for _, p := range r.patterns {
+		if strings.Contains(p, "*") && globMatch(p, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// Fields lists the patterns of what is removed, for the recording header.
+func (r *Redactor) Fields() []string {
+	out := slices.Clone(r.patterns)
 	slices.Sort(out)
 	return out
 }
@@ -122,6 +198,14 @@ func (r *Redactor) Headers(h http.Header) http.Header {
 		}
 		out.Del(name)
 	}
+	for name, vs := range out {
+		if r.Secret(name) {
+			for _, v := range vs {
+				r.learnHeader(v)
+			}
+			delete(out, name)
+		}
+	}
 	return out
 }
 
@@ -136,7 +220,7 @@ func (r *Redactor) Query(raw string) string {
 	}
 	changed := false
 	for k, vals := range v {
-		if r.fields[strings.ToLower(k)] {
+		if r.Secret(k) {
 			for _, s := range vals {
 				r.learnHeader(s) // "Basic <base64>": remember the value, the credential and the password
 			}
@@ -179,7 +263,7 @@ func (r *Redactor) Body(contentType string, body []byte) []byte {
 	if strings.Contains(contentType, "x-www-form-urlencoded") || looksLikeForm(t) {
 		if vals, err := url.ParseQuery(string(t)); err == nil {
 			for k, vs := range vals {
-				if r.fields[strings.ToLower(k)] {
+				if r.Secret(k) {
 					for _, s := range vs {
 						r.remember(s)
 					}
@@ -200,7 +284,7 @@ func (r *Redactor) walk(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			if r.fields[strings.ToLower(k)] {
+			if r.Secret(k) {
 				r.learnValue(e)
 				delete(x, k)
 				continue

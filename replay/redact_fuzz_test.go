@@ -3,7 +3,6 @@ package replay
 import (
 	"encoding/json"
 	"net/url"
-	"strings"
 	"testing"
 )
 
@@ -29,7 +28,7 @@ func FuzzRedactBody(f *testing.F) {
 				t.Fatalf("form output does not parse: %q", out)
 			}
 			for k := range vals {
-				if r.fields[strings.ToLower(k)] {
+				if r.Secret(k) {
 					t.Fatalf("secret form field %q kept in %q", k, out)
 				}
 			}
@@ -41,7 +40,7 @@ func secretKey(r *Redactor, v any) string {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			if r.fields[strings.ToLower(k)] {
+			if r.Secret(k) {
 				return k
 			}
 			if s := secretKey(r, e); s != "" {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/msgload/msgload/internal/httpserve"
 	"github.com/msgload/msgload/internal/shutdown"
 )
 
@@ -20,7 +21,8 @@ const ShutdownTimeout = 5 * time.Second
 // queued exchange is written and flushed. Connections that have not started a
 // request (a client's spare keep-alive dial) are closed at once.
 func Serve(ctx context.Context, ln net.Listener, rec *Recorder) error {
-	srv := &http.Server{Handler: rec, ReadHeaderTimeout: 30 * time.Second}
+	// the proxy's write timeout covers the upstream's answer (httpserve.Proxy)
+	srv := httpserve.New(rec, httpserve.Proxy)
 	tr := shutdown.Track(srv)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -15,14 +14,21 @@ import (
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 
+	"github.com/msgload/msgload/internal/yamlguard"
 	"github.com/msgload/msgload/reports"
 )
 
 //go:embed *.yaml
 var library embed.FS
 
-// MaxFileSize bounds a scenario file.
+// MaxFileSize bounds a scenario file, counted while reading it (a device or
+// a pipe has no useful stat size). Its nesting and node count are bounded by
+// yamlguard.Default before the YAML parser sees it.
 const MaxFileSize = 1 << 20
+
+// limits bound a scenario's text: MaxFileSize, and yamlguard's nesting depth
+// and node count.
+var limits = yamlguard.Limits{MaxBytes: MaxFileSize, MaxDepth: yamlguard.Default.MaxDepth, MaxNodes: yamlguard.Default.MaxNodes}
 
 // Builtins returns the names of the built-in scenarios, sorted.
 func Builtins() []string {
@@ -54,18 +60,14 @@ func Load(nameOrPath string, getenv func(string) string) (*Scenario, error) {
 	if src, ok := BuiltinSource(nameOrPath); ok && !strings.ContainsAny(nameOrPath, `/\`) {
 		return Parse("scenarios/"+nameOrPath+".yaml", "", src, getenv)
 	}
-	fi, err := os.Stat(nameOrPath)
+	src, err := yamlguard.ReadFile(nameOrPath, MaxFileSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %q is neither a built-in (%s) nor a file", ErrNotFound, nameOrPath, strings.Join(Builtins(), ", "))
 		}
-		return nil, fmt.Errorf("read scenario %q: %w", nameOrPath, err)
-	}
-	if fi.Size() > MaxFileSize {
-		return nil, fmt.Errorf("read scenario %q: larger than %d bytes", nameOrPath, MaxFileSize)
-	}
-	src, err := os.ReadFile(nameOrPath)
-	if err != nil {
+		if errors.Is(err, yamlguard.ErrTooLarge) {
+			return nil, Errors{{File: nameOrPath, Msg: err.Error()}}
+		}
 		return nil, fmt.Errorf("read scenario %q: %w", nameOrPath, err)
 	}
 	return Parse(nameOrPath, filepath.Dir(nameOrPath), src, getenv)
@@ -77,7 +79,21 @@ func Parse(file, dir string, src []byte, getenv func(string) string) (*Scenario,
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
+	// bound the text before the parser sees it: its cost grows with the
+	// square of the nesting
+	if ge := yamlguard.Check(src, limits); ge != nil {
+		return nil, Errors{guardError(file, ge)}
+	}
 	expanded, errs, cols := expand(file, src, getenv)
+	if ge := yamlguard.Check(expanded, limits); ge != nil {
+		// values of ${VAR} crossed a bound
+		e := guardError(file, ge)
+		e.Msg = "after ${VAR} expansion: " + e.Msg
+		cols.remap(Errors{e}, nil)
+		errs = append(errs, e)
+		errs.sort()
+		return nil, errs
+	}
 	f, err := parser.ParseBytes(expanded, 0)
 	if err != nil {
 		se := syntaxError(file, err)
@@ -111,6 +127,17 @@ func Parse(file, dir string, src []byte, getenv func(string) string) (*Scenario,
 	}
 	cols.remap(d.errs, d.pos) // positions as written, before ${VAR} expansion
 	errs = append(errs, d.errs...)
+	// the parser read invalid UTF-8 as U+FFFD: find it in the text and name
+	// the field it is in
+	for _, p := range yamlguard.InvalidUTF8(expanded, 20) {
+		col := p.Col
+		if cols != nil {
+			col = cols.col(p.Line, p.Col)
+		}
+		field := fieldAt(d.pos, p.Line, col)
+		d.bad[field] = true
+		errs = append(errs, &Error{File: file, Line: p.Line, Col: col, Field: field, Msg: "not valid UTF-8"})
+	}
 	s.pos, s.dir = d.pos, dir
 	c := &checker{file: file, dir: dir, pos: d.pos, bad: d.bad}
 	if body != nil {
@@ -161,6 +188,25 @@ func (s *Scenario) Validate() error {
 		return c.errs
 	}
 	return nil
+}
+
+// fieldAt is the field whose position is nearest before line:col on that
+// line ("" when none is on it).
+func fieldAt(pos map[string]Pos, line, col int) string {
+	best, bestCol := "", 0
+	for path, p := range pos {
+		if p.Line != line || p.Col > col {
+			continue
+		}
+		if p.Col > bestCol || (p.Col == bestCol && len(path) > len(best)) {
+			best, bestCol = path, p.Col
+		}
+	}
+	return best
+}
+
+func guardError(file string, ge *yamlguard.Error) *Error {
+	return &Error{File: file, Line: ge.Line, Col: ge.Col, Msg: ge.Msg}
 }
 
 func syntaxError(file string, err error) *Error {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"reflect"
 	"regexp"
 	"strings"
@@ -15,7 +14,9 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/msgload/msgload/internal/httpserve"
 	"github.com/msgload/msgload/internal/suggest"
+	"github.com/msgload/msgload/internal/yamlguard"
 )
 
 // Sentinel errors of configuration.
@@ -298,7 +299,12 @@ func DefaultConfig() Config {
 // replaces the default (a list replaces the whole list). Errors name
 // file:line:col.
 func LoadConfig(path string) (Config, error) {
-	b, err := os.ReadFile(path)
+	// bytes read are counted, not the stat size: /dev/zero or a pipe stops at
+	// the bound
+	b, err := yamlguard.ReadFile(path, yamlguard.Default.MaxBytes)
+	if errors.Is(err, yamlguard.ErrTooLarge) {
+		return Config{}, fmt.Errorf("%w: %s: %w", ErrConfig, path, err)
+	}
 	if err != nil {
 		return Config{}, fmt.Errorf("read sim config: %w", err)
 	}
@@ -310,6 +316,17 @@ func ParseConfig(name string, b []byte) (Config, error) {
 	cfg := DefaultConfig()
 	if strings.TrimSpace(string(b)) == "" {
 		return cfg, nil
+	}
+	// bound the text before the YAML library sees it: its cost grows with
+	// the square of the nesting (yamlguard.Default: 1 MiB, 32 levels,
+	// 100 000 nodes)
+	if ge := yamlguard.Check(b, yamlguard.Default); ge != nil {
+		return Config{}, fmt.Errorf("%w: %s:%w", ErrConfig, name, ge)
+	}
+	// the YAML library reads invalid UTF-8 as U+FFFD: a login or a secret
+	// with it would silently become another
+	if bad := yamlguard.InvalidUTF8(b, 1); len(bad) > 0 {
+		return Config{}, fmt.Errorf("%w: %s:%d:%d: not valid UTF-8", ErrConfig, name, bad[0].Line, bad[0].Col)
 	}
 	if err := safeUnmarshal(b, &cfg); err != nil {
 		msg := yamlPos(err)
@@ -498,6 +515,10 @@ func (c *Config) Validate() []error {
 	share("faults.processedThen500", f.ProcessedThen500)
 	share("faults.processedThenReset", f.ProcessedThenReset)
 	share("faults.latencyShare", f.LatencyShare)
+	// an answer must leave before the server's write timeout cuts it
+	if maxLatency := httpserve.Default.Write - 10*time.Second; f.Latency < 0 || f.Latency > maxLatency {
+		bad("faults.latency: 0 to %v (the server's write timeout is %v)", maxLatency, httpserve.Default.Write)
+	}
 	if f.Error500+f.Error503+f.ProcessedThen500+f.ProcessedThenReset > 1 {
 		bad("faults: the shares add up to more than 1")
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // FuzzSend feeds arbitrary bodies to the send decoder, the validator and the
@@ -40,6 +41,11 @@ func FuzzSend(f *testing.F) {
 		if (w.Code == http.StatusOK) != (err == nil) {
 			t.Fatalf("handler %d, validator %v", w.Code, err)
 		}
+		// invalid UTF-8 can only be inside strings of valid JSON: what is
+		// accepted is UTF-8 throughout
+		if err == nil && !utf8.ValidString(body) {
+			t.Fatalf("accepted invalid UTF-8: %q", body)
+		}
 	})
 }
 
@@ -60,6 +66,9 @@ func FuzzNotification(f *testing.F) {
 		}
 		if req.Recipient == nil || req.Recipient.Value == nil || req.NotificationText == nil {
 			t.Fatalf("accepted without required fields: %q", body)
+		}
+		if !utf8.ValidString(body) {
+			t.Fatalf("accepted invalid UTF-8: %q", body)
 		}
 	})
 }

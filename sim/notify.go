@@ -270,6 +270,11 @@ func DecodeNotification(body []byte) (*NotificationRequest, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, &FieldError{Msg: "body: trailing data after the JSON object"}
 	}
+	// the decoded strings had invalid UTF-8 replaced (two externalIds
+	// differing only there would share a notificationId): check the raw body
+	if err := checkUTF8(body); err != nil {
+		return nil, err
+	}
 	if req.Recipient == nil {
 		return nil, &FieldError{"recipient", "required"}
 	}
@@ -397,10 +402,14 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req webhookRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
-	err := dec.Decode(&req)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<10))
+	if err == nil {
+		err = json.NewDecoder(bytes.NewReader(body)).Decode(&req)
+	}
 	if err != nil {
 		err = jsonError(err)
+	} else if uerr := checkUTF8(body); uerr != nil {
+		err = uerr
 	} else if req.URL == nil || *req.URL == "" {
 		err = &FieldError{"url", "required"}
 	} else if !validURL(*req.URL) || len(*req.URL) > maxWebhookURL {

@@ -103,7 +103,11 @@ var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 // DecodeSend reads a send request. Malformed JSON and wrong types are
 // FieldErrors naming where they are.
 func DecodeSend(r io.Reader) (*SendRequest, error) {
-	dec := json.NewDecoder(r)
+	body, err := io.ReadAll(r) // r is bounded (http.MaxBytesReader)
+	if err != nil {
+		return nil, jsonError(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	var req SendRequest
 	if err := dec.Decode(&req); err != nil {
 		return nil, jsonError(err)
@@ -113,6 +117,10 @@ func DecodeSend(r io.Reader) (*SendRequest, error) {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, &FieldError{Msg: "body: trailing data after the JSON object"}
+	}
+	// the decoded strings had invalid UTF-8 replaced: check the raw body
+	if err := checkUTF8(body); err != nil {
+		return nil, err
 	}
 	return &req, nil
 }
@@ -195,9 +203,7 @@ func ValidateSend(req *SendRequest, enabled func(channel string) bool) error {
 			return &FieldError{p + ".sender", fmt.Sprintf("at most %d characters for channel %s", max, ch)}
 		}
 		if it.Text != nil {
-			if !utf8.ValidString(*it.Text) {
-				return &FieldError{p + ".text", "not valid UTF-8"}
-			}
+			// UTF-8 is checked on the raw body by DecodeSend (checkUTF8)
 			if len(*it.Text) > maxTextBytes {
 				return &FieldError{p + ".text", fmt.Sprintf("at most %d bytes (255 parts), got %d", maxTextBytes, len(*it.Text))}
 			}

@@ -20,7 +20,8 @@ const (
 	envRecordUpstream      = "MSGLOAD_RECORD_UPSTREAM"
 	envRecordOut           = "MSGLOAD_RECORD_OUT"
 	envRecordMask          = "MSGLOAD_RECORD_MASK_RECIPIENTS"
-	envRecordSecretFields  = "MSGLOAD_RECORD_SECRET_FIELDS"  // comma-separated
+	envRecordRedactFields  = "MSGLOAD_RECORD_REDACT_FIELDS"  // comma-separated
+	envRecordSecretFields  = "MSGLOAD_RECORD_SECRET_FIELDS"  // comma-separated; the former name of MSGLOAD_RECORD_REDACT_FIELDS
 	envRecordSecretHeaders = "MSGLOAD_RECORD_SECRET_HEADERS" // comma-separated
 )
 
@@ -41,14 +42,16 @@ func (g *globalState) recordCommand() *cli.Command {
 		ArgsUsage: " ",
 		Description: "Point your application at --listen instead of the service; every request is forwarded unchanged to --upstream\n" +
 			"and written to --out as one JSON line (format msgload-recording v1, see replay/README.md). Authorization, cookies,\n" +
-			"token responses, client_secret/password fields and --secret-field fields are removed before anything is written.\n" +
+			"token responses and every header, JSON, form or query field whose name matches the secret patterns (password, passwd,\n" +
+			"*secret*, *token*, *apikey*, … see replay/README.md) or --redact-field are removed before anything is written.\n" +
 			"Ctrl-C stops the proxy and flushes the file.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8090", Usage: "address the proxy listens on (env " + envRecordListen + ")"},
 			&cli.StringFlag{Name: "upstream", Usage: "base URL of the real service (required; env " + envRecordUpstream + ")"},
 			&cli.StringFlag{Name: "out", Usage: "recording file to create (required; env " + envRecordOut + ")"},
 			&cli.BoolFlag{Name: "mask-recipients", Usage: "mask phone numbers: +79991234567 → +7999*****67 (env " + envRecordMask + ")"},
-			&cli.StringSliceFlag{Name: "secret-field", Usage: "extra JSON/form/query field to remove (repeatable; env " + envRecordSecretFields + ")"},
+			&cli.StringSliceFlag{Name: "redact-field", Aliases: []string{"secret-field"}, Usage: "one more name pattern to remove from headers, JSON, form and query fields, " +
+				"matched like the built-in list (case and - _ . ignored, * for any characters; repeatable; env " + envRecordRedactFields + ")"},
 			&cli.StringSliceFlag{Name: "secret-header", Usage: "extra header to remove (repeatable; env " + envRecordSecretHeaders + ")"},
 			&cli.Int64Flag{Name: "max-body", Value: replay.DefaultMaxBody, Usage: "largest body written; larger ones are forwarded but not recorded"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists"},
@@ -103,7 +106,10 @@ func (g *globalState) recordConfig(c *cli.Context) (recordOpts, error) {
 		problems = append(problems, errors.New("--out: a recording file is required"))
 	}
 	o.redact.MaskRecipients = c.Bool("mask-recipients") || (!c.IsSet("mask-recipients") && isTrue(g.getenv(envRecordMask)))
-	o.redact.SecretFields = list("secret-field", envRecordSecretFields)
+	o.redact.SecretFields = list("redact-field", envRecordRedactFields)
+	if !c.IsSet("redact-field") && len(o.redact.SecretFields) == 0 {
+		o.redact.SecretFields = list("redact-field", envRecordSecretFields)
+	}
 	o.redact.SecretHeaders = list("secret-header", envRecordSecretHeaders)
 	o.maxBody = c.Int64("max-body")
 	if o.maxBody <= 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/urfave/cli/v2"
 
+	"github.com/msgload/msgload/internal/httpserve"
 	"github.com/msgload/msgload/internal/shutdown"
 	"github.com/msgload/msgload/sim"
 )
@@ -145,7 +146,7 @@ func (g *globalState) runSim(parent context.Context, cfg sim.Config, addr string
 	if err != nil {
 		return badInput(fmt.Errorf("listen on %s: %w", addr, err))
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := httpserve.New(mux, httpserve.Default) // read, write and idle timeouts a slow client cannot defeat
 	tr := shutdown.Track(srv)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

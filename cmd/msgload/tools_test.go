@@ -85,7 +85,8 @@ func TestRecordReplayReportCompare(t *testing.T) {
 	recording := filepath.Join(dir, "traffic.jsonl")
 	listen := testnet.FreeAddr(t)
 	proxy := "http://" + listen
-	stop := serveCommand(t, nil, listen, "record", "--listen", listen, "--upstream", upstream.URL, "--out", recording)
+	stop := serveCommand(t, nil, listen, "record", "--listen", listen, "--upstream", upstream.URL, "--out", recording,
+		"--redact-field", "*pin")
 
 	// An application's traffic: a token, then five notifications, 100 ms apart.
 	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {"demo-1"}, "client_secret": {"demo"}}
@@ -107,6 +108,8 @@ func TestRecordReplayReportCompare(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, proxy+"/api/v1/notifications", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Api-Key", "ak-Secret-Api-Key") // a built-in pattern
+		req.Header.Set("X-Pin", "pn-Secret-Pin")         // --redact-field
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("send %d through the proxy: %v %v", i, err, resp)
@@ -122,7 +125,7 @@ func TestRecordReplayReportCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, secret := range []string{tok.AccessToken, "client_secret=", "Bearer "} {
+	for _, secret := range []string{tok.AccessToken, "client_secret=", "Bearer ", "ak-Secret-Api-Key", "pn-Secret-Pin"} {
 		if strings.Contains(string(rec), secret) {
 			t.Fatalf("the recording holds a secret (%.20s…):\n%s", secret, rec)
 		}

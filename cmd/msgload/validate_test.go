@@ -23,6 +23,8 @@ func TestValidateCommand(t *testing.T) {
 	bad := filepath.Join(dir, "bad.yaml")
 	good := filepath.Join(dir, "good.yaml")
 	os.WriteFile(bad, []byte("api: notify\nload: { rate: 150/1m, duration: 2m, extra: 1 }\nlimit: { mode: respect }\nretry: { backoff: soon }\n"), 0o644)
+	badName := filepath.Join(dir, "bad-name.yaml")
+	os.WriteFile(badName, []byte("name: smoke-\xff\napi: notify\nload: { rate: 1/s, requests: 3 }\n"), 0o644)
 	os.WriteFile(good, []byte("api: notify\nclients: 2\nauth: { clientSecret: ${S} }\nload: { rate: 150/1m, duration: 2m }\nlimit: { rate: 100/1m, mode: exceed }\n"), 0o644)
 	tests := []struct {
 		name   string
@@ -42,6 +44,10 @@ func TestValidateCommand(t *testing.T) {
 			[]string{"no-such\" is neither a built-in", "2 of 3 scenarios are bad"}},
 		// --max-messages caps what is really sent
 		{"max messages", []string{"--max-messages", "100", "notify-exceed-limit"}, 0, []string{"300 messages planned, 100 really sent"}, nil},
+		// a name with invalid UTF-8 (the YAML parser reads it as U+FFFD) is refused at its place
+		{"invalid UTF-8 name", []string{badName}, 2, nil, []string{badName + ":1:13: name: not valid UTF-8"}},
+		// /dev/zero is refused at the byte bound, not read until memory runs out
+		{"endless file", []string{"/dev/zero"}, 2, nil, []string{"/dev/zero: larger than 1048576 bytes"}},
 		// no argument is bad input
 		{"no args", nil, 2, nil, []string{"name at least one scenario"}},
 		// --json prints plans for scripts

@@ -1,0 +1,9 @@
+// Package httpserve builds the http.Server of every server msgload runs (the
+// simulator, the embedded sink and simulator of a run or a replay, the record
+// proxy, the metrics endpoints), so each has read, write and idle timeouts
+// that a slow or stuck client cannot defeat: a client sending one byte a
+// second is cut off at the read timeout, one that stops reading at the write
+// timeout, one that keeps a connection open without a request at the idle
+// timeout. The standalone sink builds its own server (sink/server.go) with
+// the same kind of timeouts.
+package httpserve

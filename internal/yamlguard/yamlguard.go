@@ -1,0 +1,399 @@
+package yamlguard
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"unicode/utf8"
+)
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrTooLarge means the text is longer than Limits.MaxBytes.
+	ErrTooLarge = errors.New("too large")
+	// ErrTooDeep means the text nests deeper than Limits.MaxDepth.
+	ErrTooDeep = errors.New("nested too deeply")
+	// ErrTooManyNodes means the text holds more than Limits.MaxNodes nodes.
+	ErrTooManyNodes = errors.New("too many nodes")
+)
+
+// Limits are the bounds Check applies.
+type Limits struct {
+	// MaxBytes bounds the length of the text.
+	MaxBytes int64
+	// MaxDepth bounds the nesting: block levels (indentation, "- " entries)
+	// plus open flow collections ([ and {).
+	MaxDepth int
+	// MaxNodes bounds the nodes: collections, entries, keys and scalars,
+	// counted from their indicators (an upper estimate of what a parser builds).
+	MaxNodes int
+}
+
+// Default are the bounds of scenario files and the simulator's configuration:
+// 1 MiB, 32 levels (a real file nests under 10), 100 000 nodes (a real file
+// has a few hundred).
+var Default = Limits{MaxBytes: 1 << 20, MaxDepth: 32, MaxNodes: 100_000}
+
+// Error is a bound crossed at a place in the text. Line and Col are 1-based
+// (Col counts runes); both are 0 for ErrTooLarge from Read.
+type Error struct {
+	Line, Col int
+	Err       error // ErrTooLarge, ErrTooDeep or ErrTooManyNodes
+	Msg       string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%d:%d: %s", e.Line, e.Col, e.Msg)
+	}
+	return e.Msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Read reads r to its end, but never more than max+1 bytes: past max it
+// stops and returns an *Error wrapping ErrTooLarge, so an endless reader
+// (/dev/zero, a pipe) costs max bytes of memory, not all of it.
+func Read(r io.Reader, max int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, &Error{Err: ErrTooLarge, Msg: fmt.Sprintf("larger than %d bytes (reading stopped there)", max)}
+	}
+	return b, nil
+}
+
+// ReadFile is Read on the file at path; whatever the file's stat size says
+// (0 for /dev/zero), at most max+1 bytes are read.
+func ReadFile(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Read(f, max)
+}
+
+// Check scans src once, without building anything, and returns the first
+// place where it crosses a bound of l, or nil. It follows YAML closely enough
+// to know which [ { ' " | > are indicators (not text inside a quoted or plain
+// scalar, a comment or a block scalar); where it cannot tell, it counts, so
+// it may over-estimate depth and nodes but does not miss nesting a parser
+// would build.
+func Check(src []byte, l Limits) *Error {
+	s := scanner{src: src, lim: l}
+	if l.MaxBytes > 0 && int64(len(src)) > l.MaxBytes {
+		return &Error{Line: 1, Col: 1, Err: ErrTooLarge, Msg: fmt.Sprintf("larger than %d bytes", l.MaxBytes)}
+	}
+	return s.run()
+}
+
+type scanner struct {
+	src []byte
+	lim Limits
+
+	line      int // 1-based number of the current line
+	lineStart int // offset of the current line
+
+	block []int // columns of the open block levels, increasing
+	flow  int   // open flow collections
+	nodes int
+	quote byte // open quoted scalar: ' or ", 0 for none
+
+	// block scalar (| or >) in progress
+	inBlockScalar bool
+	scalarParent  int // its content is indented more than this
+	scalarIndent  int // indentation of its content, -1 until the first line
+
+	// a plain scalar of the previous line may continue on lines indented
+	// more than plainParent
+	plainOpen   bool
+	plainParent int
+}
+
+func (s *scanner) errAt(i int, err error, msg string) *Error {
+	return &Error{Line: s.line, Col: utf8.RuneCount(s.src[s.lineStart:i]) + 1, Err: err, Msg: msg}
+}
+
+func (s *scanner) depth() int { return len(s.block) + s.flow }
+
+func (s *scanner) deep(i int) *Error {
+	if s.lim.MaxDepth > 0 && s.depth() > s.lim.MaxDepth {
+		return s.errAt(i, ErrTooDeep, fmt.Sprintf("nested more than %d levels deep", s.lim.MaxDepth))
+	}
+	return nil
+}
+
+func (s *scanner) node(i int) *Error {
+	s.nodes++
+	if s.lim.MaxNodes > 0 && s.nodes > s.lim.MaxNodes {
+		return s.errAt(i, ErrTooManyNodes, fmt.Sprintf("more than %d nodes", s.lim.MaxNodes))
+	}
+	return nil
+}
+
+// level opens a block level at column col (closing the deeper ones).
+func (s *scanner) level(i, col int) *Error {
+	for len(s.block) > 0 && s.block[len(s.block)-1] > col {
+		s.block = s.block[:len(s.block)-1]
+	}
+	if len(s.block) == 0 || s.block[len(s.block)-1] < col {
+		s.block = append(s.block, col)
+		return s.deep(i)
+	}
+	return nil
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' }
+
+func (s *scanner) run() *Error {
+	src := s.src
+	for off := 0; off < len(src); {
+		end := off
+		for end < len(src) && src[end] != '\n' {
+			end++
+		}
+		s.line++
+		s.lineStart = off
+		if err := s.scanLine(off, end); err != nil {
+			return err
+		}
+		off = end + 1
+	}
+	return nil
+}
+
+// scanLine scans src[start:end], one line without its newline.
+func (s *scanner) scanLine(start, end int) *Error {
+	src := s.src
+	ind := start
+	for ind < end && (src[ind] == ' ' || src[ind] == '\t') {
+		ind++
+	}
+	indent := ind - start
+	blank := ind == end || src[ind] == '\r' || src[ind] == '#'
+
+	if s.inBlockScalar {
+		if ind == end || src[ind] == '\r' {
+			return nil // blank lines belong to the scalar
+		}
+		if s.scalarIndent < 0 && indent > s.scalarParent {
+			s.scalarIndent = indent
+		}
+		if s.scalarIndent >= 0 && indent >= s.scalarIndent {
+			return nil
+		}
+		s.inBlockScalar = false
+	}
+	i := start
+	if s.quote == 0 && s.flow == 0 {
+		if blank {
+			return nil // comments and blank lines do not end a plain scalar
+		}
+		if s.plainOpen && indent > s.plainParent {
+			return nil // continuation of a multi-line plain scalar
+		}
+		s.plainOpen = false
+		if indent == 0 && end-start >= 3 && (string(src[start:start+3]) == "---" || string(src[start:start+3]) == "...") &&
+			(end-start == 3 || isSpace(src[start+3])) {
+			s.block = s.block[:0] // a new document
+			i = start + 3
+		} else if indent == 0 && src[start] == '%' {
+			return nil // a directive
+		} else {
+			// block levels: the line's indentation, then each "- " or "? "
+			// indicator opens one more at the column after it
+			i = ind
+			for {
+				if err := s.level(i, i-start); err != nil {
+					return err
+				}
+				if i < end && (src[i] == '-' || src[i] == '?') && (i+1 == end || isSpace(src[i+1])) {
+					if err := s.node(i); err != nil {
+						return err
+					}
+					i++
+					for i < end && isSpace(src[i]) {
+						i++
+					}
+					if i == end || src[i] == '#' {
+						return nil
+					}
+					continue
+				}
+				break
+			}
+		}
+	}
+	return s.scanTokens(i, end, s.quote == 0)
+}
+
+// scanTokens scans the rest of a line from i; atStart says a node may begin
+// at i (so [ { ' " | > & ! * there are indicators).
+func (s *scanner) scanTokens(i, end int, atStart bool) *Error {
+	src := s.src
+	plain := false // inside a plain scalar
+	for i < end {
+		c := src[i]
+		if s.quote != 0 {
+			switch {
+			case c == '\\' && s.quote == '"':
+				i += 2
+				continue
+			case c == '\'' && s.quote == '\'' && i+1 < end && src[i+1] == '\'':
+				i += 2
+				continue
+			case c == s.quote:
+				s.quote = 0
+				atStart, plain = false, false
+			}
+			i++
+			continue
+		}
+		if isSpace(c) {
+			i++
+			continue
+		}
+		if c == '#' && (i == s.lineStart || isSpace(src[i-1])) {
+			break // a comment
+		}
+		if s.flow > 0 {
+			switch c {
+			case '[', '{':
+				s.flow++
+				if err := s.deep(i); err != nil {
+					return err
+				}
+				if err := s.node(i); err != nil {
+					return err
+				}
+				atStart, plain = true, false
+				i++
+				continue
+			case ']', '}':
+				s.flow--
+				atStart, plain = false, false
+				i++
+				continue
+			case ',':
+				if err := s.node(i); err != nil {
+					return err
+				}
+				atStart, plain = true, false
+				i++
+				continue
+			case ':':
+				atStart, plain = true, false
+				i++
+				continue
+			}
+		} else if c == ':' && (i+1 == end || isSpace(src[i+1])) {
+			// a block mapping value
+			if err := s.node(i); err != nil {
+				return err
+			}
+			atStart, plain = true, false
+			i++
+			continue
+		}
+		if !atStart || plain {
+			plain = true
+			i++
+			continue
+		}
+		// the start of a node
+		switch c {
+		case '[', '{':
+			s.flow++
+			if err := s.deep(i); err != nil {
+				return err
+			}
+			if err := s.node(i); err != nil {
+				return err
+			}
+			i++
+			continue // still atStart
+		case '\'', '"':
+			if err := s.node(i); err != nil {
+				return err
+			}
+			s.quote = c
+			i++
+			continue
+		case '|', '>':
+			if s.flow == 0 {
+				if err := s.node(i); err != nil {
+					return err
+				}
+				s.inBlockScalar, s.scalarIndent = true, -1
+				s.scalarParent = 0
+				if len(s.block) > 0 {
+					s.scalarParent = s.block[len(s.block)-1]
+				}
+				return nil // the header's indicators and comment
+			}
+		case '&', '!':
+			// an anchor or a tag: the node follows it
+			for i < end && !isSpace(src[i]) && (s.flow == 0 || !isFlowIndicator(src[i])) {
+				i++
+			}
+			continue
+		}
+		if err := s.node(i); err != nil {
+			return err
+		}
+		plain = true
+		atStart = false
+		i++
+	}
+	if plain && s.flow == 0 && s.quote == 0 {
+		s.plainOpen = true
+		s.plainParent = 0
+		if len(s.block) > 0 {
+			s.plainParent = s.block[len(s.block)-1]
+		}
+	}
+	return nil
+}
+
+func isFlowIndicator(c byte) bool { return c == '[' || c == ']' || c == '{' || c == '}' || c == ',' }
+
+// Pos is a place in the text: 1-based line and column (in runes).
+type Pos struct{ Line, Col int }
+
+// InvalidUTF8 returns the place of the first byte that is not UTF-8 on each
+// line that has one, at most max places. The YAML library reads such a
+// byte as U+FFFD, so after parsing it cannot be seen: a name or a text with
+// it would pass as something the file does not say.
+func InvalidUTF8(src []byte, max int) []Pos {
+	if utf8.Valid(src) {
+		return nil
+	}
+	var out []Pos
+	line, lineStart := 1, 0
+	for i := 0; i < len(src) && len(out) < max; {
+		c := src[i]
+		if c == '\n' {
+			line, lineStart = line+1, i+1
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(src[i:])
+		if r == utf8.RuneError && size == 1 {
+			out = append(out, Pos{Line: line, Col: utf8.RuneCount(src[lineStart:i]) + 1})
+			for i < len(src) && src[i] != '\n' { // one place a line
+				i++
+			}
+			continue
+		}
+		i += size
+	}
+	return out
+}
