@@ -133,7 +133,7 @@ message:
 		t.Errorf("extra trackData lost: %v", td)
 	}
 	tag, err := rundir.ParseTrackData(td)
-	if err != nil || tag.Seq != 7 || strings.Join(tag.Chain, ",") != "viber,push,sms" {
+	if err != nil || tag.Seq != 7 || strings.Join(tag.Chain, ",") != "viber:SEEN,push:DELIVERED,sms" { // each item with its failover condition
 		t.Errorf("trackData tag %+v %v", tag, err)
 	}
 	if strings.Join(info.Channels, ",") != "viber,push,sms" || info.Recipient != "+79990000002" {
