@@ -1,11 +1,13 @@
 package reports
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -485,5 +487,81 @@ func TestLimiterInference(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// synthRun is a run directory of one client whose decisions come from recs,
+// with the scenario's limit (0, 0: none configured).
+func synthRun(api string, recs []rec, limit int, w time.Duration) *run {
+	r := newRun(api)
+	r.meta.Limit = rundir.Limit{Requests: limit, Window: rundir.Duration(w), Mode: "exceed"}
+	if limit == 0 {
+		r.meta.Limit = rundir.Limit{}
+	}
+	for i, x := range recs {
+		r.send(int64(i+1), "c1", float64(x.t-t0.UnixNano())/1e9, int(x.code), float64(x.lat)/1e9)
+	}
+	return r
+}
+
+// TestLimiterVerdictInReports follows the verdict through Analyze and the
+// written reports: a limit other than the scenario's is flagged and said, 429s
+// with no limit configured are still explained, and a run where no 429 was
+// possible is "not exercised" and prints no "limiter: cannot tell".
+func TestLimiterVerdictInReports(t *testing.T) {
+	sliding75 := synthDecisions(&slidingLimiter{limit: 7, w: 5}, burstyFor(1, 7.0/5, 5, 150), 0.03, 1)
+	under := synthDecisions(&slidingLimiter{limit: 100, w: 60}, steady(1, 0, 120), 0.03, 1)
+	for _, tc := range []struct {
+		name     string
+		run      *run
+		verdict  string
+		differs  bool
+		evidence string // a sentence the evidence must hold
+	}{
+		// The service refuses at 7 per 5 s; the scenario expects 100 per minute.
+		{"limit differs from the scenario", synthRun(rundir.APINotify, sliding75, 100, time.Minute),
+			AlgoSliding, true, "the service refused at 7 per 5s; the scenario states 100 per 1m"},
+		// 429s although run.json configures no limit: the limit is still found.
+		{"429s with no limit configured", synthRun(rundir.APIMessaging, sliding75, 0, 0),
+			AlgoSliding, false, "sliding window (7 per 5s): 0 of"},
+		// One a second against 100 per minute: no window held more than 60.
+		{"under the limit", synthRun(rundir.APINotify, under, 100, time.Minute),
+			AlgoNotExercised, false, "no 429 came and no client had more than 100 accepted within 1m (at most 60)"},
+		// A messaging run with no limit configured and no 429.
+		{"no limit configured", synthRun(rundir.APIMessaging, under, 0, 0),
+			AlgoNotExercised, false, "no rate limit is configured and no 429 came"},
+		// Twice the limit and never a 429: said, not "not exercised".
+		{"limit not enforced", synthRun(rundir.APINotify, under, 30, time.Minute),
+			AlgoUnknown, false, "although client c1 had 60 accepted within 1m, above the scenario's 30"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Analyze(tc.run.write(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := s.RateLimit.Algorithm
+			if a.Verdict != tc.verdict || a.DiffersFromScenario != tc.differs {
+				t.Errorf("verdict %q differs %v, want %q %v: %q", a.Verdict, a.DiffersFromScenario, tc.verdict, tc.differs, a.Evidence)
+			}
+			if !strings.Contains(strings.Join(a.Evidence, "\n"), tc.evidence) {
+				t.Errorf("evidence %q lacks %q", a.Evidence, tc.evidence)
+			}
+			if tc.verdict == AlgoSliding && (a.Limit != 7 || a.Window != 5) {
+				t.Errorf("limit %g per %gs, want 7 per 5s", a.Limit, a.Window)
+			}
+			var text, md, html bytes.Buffer
+			s.Terminal(&text)
+			if err := s.WriteMarkdown(&md); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.WriteHTML(&html); err != nil {
+				t.Fatal(err)
+			}
+			for name, b := range map[string]string{"terminal": text.String(), "markdown": md.String(), "html": html.String()} {
+				if strings.Contains(strings.ToLower(b), "limiter: cannot tell") && tc.verdict != AlgoUnknown {
+					t.Errorf("%s says the limiter cannot be told", name)
+				}
+			}
+		})
 	}
 }
