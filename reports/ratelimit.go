@@ -253,7 +253,8 @@ type decisions struct {
 
 	sHint, aHint int // where sentBefore and answeredBefore last answered
 
-	parts []part // the token bucket's view of the refusals (bucketRefusals)
+	parts []part    // the token bucket's view of the refusals (bucketRefusals)
+	h     []float64 // bucketRefusals' buffer
 }
 
 // part is a stretch of the time a refusal could have reached the service:
@@ -474,7 +475,8 @@ func (d *decisions) bucketRefusals(rate float64, up []int) []int {
 		}
 	}
 	nE := len(d.aeSorted)
-	h := make([]float64, nE) // prefix maxima of rate·E[m] + (nE − m)
+	d.h = slices.Grow(d.h[:0], nE)[:nE]
+	h := d.h // prefix maxima of rate·E[m] + (nE − m)
 	for m, e := range d.aeSorted {
 		h[m] = rate*float64(e-d.first) + float64(nE-m)
 		if m > 0 {
@@ -641,6 +643,12 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) Algori
 		}
 	}
 	var low, up []int
+	type fixedWin struct {
+		w, lo, hi int64
+		rank      int
+		bad       int64
+	}
+	var fixedWins []fixedWin
 	for _, cw := range wins {
 		x := cw.w
 		// Sliding log.
@@ -652,14 +660,38 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) Algori
 		keep(candidate{algo: AlgoSliding, bad: bad, limit: l, window: x, rank: cw.rank, scenario: x == w,
 			desc: fmt.Sprintf("%d per %s", l, fmtWindow(x))})
 		// Fixed window: aligned where the refusals end, at the first decision, or at the epoch.
-		for _, ph := range fixedPhases(all, x) {
-			low, up = low[:0], up[:0]
-			for _, d := range all {
-				low, up = d.fixedBounds(x, ph, low, up)
+		phases, lo, hi := fixedPhases(all, x)
+		fw := fixedWin{w: x, rank: cw.rank, lo: lo, hi: hi, bad: math.MaxInt64}
+		for _, ph := range phases {
+			c := fixedFit(all, x, ph, cw.rank, w, &low, &up)
+			keep(c)
+			fw.bad = min(fw.bad, c.bad)
+		}
+		fixedWins = append(fixedWins, fw)
+	}
+	// The middle of the recoveries' arc is only a start: which side of a
+	// boundary each acceptance falls decides the rest. For the best fixed
+	// window, sample the arc in eighths, then twice more around the best.
+	slices.SortStableFunc(fixedWins, func(a, b fixedWin) int { return cmp.Or(cmp.Compare(a.bad, b.bad), cmp.Compare(a.rank, b.rank)) })
+	for _, fw := range fixedWins[:min(1, len(fixedWins))] {
+		if fw.bad == 0 || fw.hi <= fw.lo {
+			continue
+		}
+		lo, hi := fw.lo, fw.hi
+		for range 3 {
+			step := max((hi-lo)/8, 1)
+			bestPh, bestBad := lo, int64(math.MaxInt64)
+			for ph := lo; ph <= hi; ph += step {
+				c := fixedFit(all, fw.w, ph, fw.rank, w, &low, &up)
+				keep(c)
+				if c.bad < bestBad {
+					bestPh, bestBad = ph, c.bad
+				}
 			}
-			l, bad := bestLimit(low, up)
-			keep(candidate{algo: AlgoFixed, bad: bad, limit: l, window: x, rank: cw.rank, scenario: x == w,
-				desc: fmt.Sprintf("%d per %s", l, fmtWindow(x))})
+			if bestBad == 0 || step == 1 {
+				break
+			}
+			lo, hi = bestPh-step, bestPh+step
 		}
 	}
 	// Token bucket: refill rates at and just above the sure lower bound, the
@@ -754,6 +786,17 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) Algori
 	return alg
 }
 
+// fixedFit fits the limit of a fixed window of w aligned at ph.
+func fixedFit(all []*decisions, w, ph int64, rank int, scenarioW int64, low, up *[]int) candidate {
+	*low, *up = (*low)[:0], (*up)[:0]
+	for _, d := range all {
+		*low, *up = d.fixedBounds(w, ph, *low, *up)
+	}
+	l, bad := bestLimit(*low, *up)
+	return candidate{algo: AlgoFixed, bad: bad, limit: l, window: w, rank: rank, scenario: w == scenarioW,
+		desc: fmt.Sprintf("%d per %s", l, fmtWindow(w))}
+}
+
 // notReached is the verdict when nothing was refused: "not exercised" when no
 // limit is configured or no client had more acceptances in any window than
 // the limit (no 429 was possible), otherwise "cannot tell", saying that the
@@ -794,12 +837,20 @@ func notReached(alg Algorithm, clients map[string][]rec, ids []string, w int64, 
 // a window (low comes out short), while the refusals that bound L from above
 // are many and each needs only one tight moment.
 func bestLimit(low, up []int) (int, int64) {
+	// Past the largest low, acceptances contradict nothing and refusals only
+	// add up: the answer is at most the first up above it, less one.
 	top := 1
 	for _, v := range low {
 		top = max(top, v)
 	}
+	next := math.MaxInt
 	for _, v := range up {
-		top = max(top, v)
+		if v > top {
+			next = min(next, v)
+		}
+	}
+	if next != math.MaxInt {
+		top = next - 1
 	}
 	// nLow[v]: acceptances needing L ≥ v; nUp[v]: refusals needing L < v.
 	nLow, nUp := make([]int64, top+2), make([]int64, top+2)
@@ -807,7 +858,7 @@ func bestLimit(low, up []int) (int, int64) {
 		nLow[max(v, 0)]++
 	}
 	for _, v := range up {
-		nUp[max(v, 0)]++
+		nUp[min(max(v, 0), top+1)]++
 	}
 	var above, under int64 // low > L, up ≤ L
 	for _, n := range nLow[2:] {
@@ -841,10 +892,10 @@ func topKeys[K int | int64](m map[K]int, n int) []K {
 }
 
 // fixedPhases returns window alignments to try for window w: the epoch, the
-// first decision, and the point where most recoveries could have met a
-// boundary (a fixed window reopens at one: somewhere between the last refused
-// send and the answer to the acceptance after it).
-func fixedPhases(all []*decisions, w int64) []int64 {
+// first decision, and the middle of the arc [lo, hi) where most recoveries
+// could have met a boundary (a fixed window reopens at one: somewhere between
+// the last refused send and the answer to the acceptance after it).
+func fixedPhases(all []*decisions, w int64) (phases []int64, lo, hi int64) {
 	type ev struct {
 		x int64
 		d int
@@ -870,7 +921,7 @@ func fixedPhases(all []*decisions, w int64) []int64 {
 		out = append(out, f)
 	}
 	if len(evs) == 0 {
-		return out
+		return out, 0, 0
 	}
 	slices.SortFunc(evs, func(p, q ev) int {
 		if p.x != q.x {
@@ -879,14 +930,13 @@ func fixedPhases(all []*decisions, w int64) []int64 {
 		return q.d - p.d // starts first
 	})
 	n, most := 0, 0
-	var lo, hi int64
 	for i, e := range evs {
 		n += e.d
 		if n > most && i+1 < len(evs) {
 			most, lo, hi = n, e.x, evs[i+1].x
 		}
 	}
-	return append(out, lo+(hi-lo)/2)
+	return append(out, lo+(hi-lo)/2), lo, hi
 }
 
 // fmtWindow writes a window as the scenario would: 5s, 1m, 1h, 2.5s.
