@@ -781,6 +781,10 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) Algori
 		}
 	default:
 		alg.Verdict = top.algo
+		if len(fits) > 1 && fits[1].bad == top.bad {
+			alg.Evidence = append(alg.Evidence, fmt.Sprintf("%s fits as well only with a window read off the 429s (%s); %s is a common or the scenario's window",
+				fits[1].algo, fmtWindow(fits[1].window), fmtWindow(top.window)))
+		}
 		setLimit(top)
 	}
 	return alg

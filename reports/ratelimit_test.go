@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -331,6 +332,33 @@ func TestRealSimulatorRuns(t *testing.T) {
 			}
 			if ra := rl.RetryAfter; ra.Correct != ra.Present || ra.Present != rl.Rejected429 {
 				t.Errorf("Retry-After %+v for %d 429s", ra, rl.Rejected429)
+			}
+		})
+	}
+}
+
+// TestRealSimulatorDiffers reads runs recorded by `msgload run` against the
+// embedded simulator with a sliding log of 7 per 5 s while the scenario states
+// 100 per minute (one client, 60 s; steady 2.3/s, and steps between 0.3/s and
+// 8/s), the case that used to come out "cannot tell" (a sliding "limit 8" on
+// send times, and the window taken from the scenario): the limiter, its limit
+// and window are read off the answers and the difference is said.
+func TestRealSimulatorDiffers(t *testing.T) {
+	for _, dir := range []string{"testdata/runs/sim-sliding-7per5s-constant", "testdata/runs/sim-sliding-7per5s-bursty"} {
+		t.Run(dir, func(t *testing.T) {
+			s, err := Analyze(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := s.RateLimit.Algorithm
+			if a.Verdict != AlgoSliding || a.Limit != 7 || a.Window != 5 || !a.DiffersFromScenario {
+				t.Errorf("%s, %g per %gs, differs %v; want sliding window, 7 per 5s, differs: %q", a.Verdict, a.Limit, a.Window, a.DiffersFromScenario, a.Evidence)
+			}
+			if want := "the service refused at 7 per 5s; the scenario states 100 per 1m"; !slices.Contains(a.Evidence, want) {
+				t.Errorf("evidence %q lacks %q", a.Evidence, want)
+			}
+			if s.Truth == nil || s.Truth.WindowMismatches != 0 {
+				t.Errorf("truth %+v", s.Truth)
 			}
 		})
 	}
