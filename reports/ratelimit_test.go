@@ -593,3 +593,26 @@ func TestLimiterVerdictInReports(t *testing.T) {
 		})
 	}
 }
+
+// TestClassifyOddStreams: streams no limiter made (random answers, equal send
+// times, answers longer than the run, one decision) get a verdict and a reason,
+// never a panic.
+func TestClassifyOddStreams(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	base := t0.UnixNano()
+	for i := range 200 {
+		n := 1 + rng.IntN(60)
+		var recs []rec
+		for k := range n {
+			code := int16([]int{200, 429, 500}[rng.IntN(3)])
+			sent := base + int64(rng.IntN(3))*int64(k)*int64(time.Duration(rng.IntN(2000))*time.Millisecond)
+			recs = append(recs, rec{t: sent, code: code, ra: -1, lat: int64(rng.IntN(3)) * int64(time.Duration(rng.IntN(90))*time.Second)})
+		}
+		sort.Slice(recs, func(a, b int) bool { return recs[a].t < recs[b].t })
+		w := int64(rng.IntN(3)) * int64(time.Second) * 5
+		alg := classify(map[string][]rec{"c": recs}, []string{"c"}, w, rng.IntN(4))
+		if alg.Verdict == "" || len(alg.Evidence) == 0 {
+			t.Errorf("stream %d: verdict %q, evidence %q", i, alg.Verdict, alg.Evidence)
+		}
+	}
+}
