@@ -558,6 +558,13 @@ func TestLimiterVerdictInReports(t *testing.T) {
 		// A messaging run with no limit configured and no 429.
 		{"no limit configured", synthRun(rundir.APIMessaging, under, 0, 0),
 			AlgoNotExercised, false, "no rate limit is configured and no 429 came"},
+		// 2 per second kept, but the third of a pair of groups was sent 0.96 s
+		// after the first and took 50 ms: three within a second by send times
+		// only. No 429 was surely possible, and no limit surely passed.
+		{"over the limit only within the answer times", synthRun(rundir.APINotify, []rec{
+			{t: t0.UnixNano(), code: 200, lat: 1e6}, {t: t0.UnixNano() + 500e6, code: 200, lat: 1e6},
+			{t: t0.UnixNano() + 960e6, code: 200, lat: 50e6}}, 2, time.Second),
+			AlgoUnknown, false, "up to 3 accepted were sent within 1s, but at most 2 surely reached the service within one"},
 		// Twice the limit and never a 429: said, not "not exercised".
 		{"limit not enforced", synthRun(rundir.APINotify, under, 30, time.Minute),
 			AlgoUnknown, false, "although client c1 had 60 accepted within 1m, above the scenario's 30"},
