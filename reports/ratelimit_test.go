@@ -584,6 +584,14 @@ func TestLimiterVerdictInReports(t *testing.T) {
 			if tc.verdict == AlgoSliding && (a.Limit != 7 || a.Window != 5) {
 				t.Errorf("limit %g per %gs, want 7 per 5s", a.Limit, a.Window)
 			}
+			// The new fields are there for thresholds too.
+			thr := fmt.Sprintf("rate_limit.algorithm.differs_from_scenario == %v && rate_limit.algorithm.verdict == %q", tc.differs, tc.verdict)
+			if tc.verdict == AlgoSliding {
+				thr += " && rate_limit.algorithm.estimated_window == 5s && rate_limit.algorithm.estimated_limit == 7"
+			}
+			if err := s.Evaluate([]string{thr}); err != nil || !s.OK() {
+				t.Errorf("threshold %s: %v %+v", thr, err, s.Thresholds)
+			}
 			var text, md, html bytes.Buffer
 			s.Terminal(&text)
 			if err := s.WriteMarkdown(&md); err != nil {
