@@ -589,7 +589,7 @@ func TestLimiterVerdictInReports(t *testing.T) {
 			if tc.verdict == AlgoSliding {
 				thr += " && rate_limit.algorithm.estimated_window == 5s && rate_limit.algorithm.estimated_limit == 7"
 			}
-			if err := s.Evaluate([]string{thr}); err != nil || !s.OK() {
+			if err := s.Evaluate([]string{thr}); err != nil || len(s.Thresholds) != 1 || !s.Thresholds[0].OK {
 				t.Errorf("threshold %s: %v %+v", thr, err, s.Thresholds)
 			}
 			var text, md, html bytes.Buffer
