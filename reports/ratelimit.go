@@ -765,8 +765,11 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) Algori
 		}
 		if limit > 0 && w > 0 && (c.limit != limit || c.window != w) {
 			alg.DiffersFromScenario = true
-			alg.Evidence = append(alg.Evidence, fmt.Sprintf("the service refused at %d per %s; the scenario states %d per %s",
-				c.limit, fmtWindow(c.window), limit, fmtWindow(w)))
+			what := fmt.Sprintf("refused at %d per %s", c.limit, fmtWindow(c.window))
+			if c.algo == AlgoTokenBucket {
+				what = fmt.Sprintf("holds a burst of %d, refilled %d per %s", c.limit, c.limit, fmtWindow(c.window))
+			}
+			alg.Evidence = append(alg.Evidence, fmt.Sprintf("the service %s; the scenario states %d per %s", what, limit, fmtWindow(w)))
 		}
 	}
 	switch {

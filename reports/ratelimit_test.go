@@ -518,6 +518,29 @@ func TestLimiterInference(t *testing.T) {
 	}
 }
 
+// TestLimiterInferenceClients: two clients, each with its own limiter of the
+// same kind, fed differently (one steady, one bursty), are read together.
+func TestLimiterInferenceClients(t *testing.T) {
+	for _, tc := range []struct {
+		algo string
+		lim  func() limiter
+	}{
+		{AlgoSliding, func() limiter { return &slidingLimiter{limit: 7, w: 5} }},
+		{AlgoTokenBucket, func() limiter { return &bucketLimiter{rate: 7.0 / 5, capacity: 7} }},
+	} {
+		t.Run(tc.algo, func(t *testing.T) {
+			clients := map[string][]rec{
+				"a": synthDecisions(tc.lim(), steady(1.9, 0.2, 150), 0.05, 1),
+				"b": synthDecisions(tc.lim(), burstyFor(3, 7.0/5, 5, 150), 0.05, 2),
+			}
+			alg := classify(clients, []string{"a", "b"}, int64(time.Minute), 100)
+			if alg.Verdict != tc.algo || alg.Limit != 7 || alg.Window != 5 || !alg.DiffersFromScenario {
+				t.Errorf("%s, %g per %gs, differs %v: %q", alg.Verdict, alg.Limit, alg.Window, alg.DiffersFromScenario, alg.Evidence)
+			}
+		})
+	}
+}
+
 // synthRun is a run directory of one client whose decisions come from recs,
 // with the scenario's limit (0, 0: none configured).
 func synthRun(api string, recs []rec, limit int, w time.Duration) *run {
