@@ -247,9 +247,11 @@ type decisions struct {
 	// recoveries: for each acceptance that follows refusals, the last refused
 	// send, the acceptance's send and answer, and its index in at.
 	recov []recovery
-	burst int   // accepted before the first refusal
-	first int64 // first send
-	last  int64 // last send
+	// onsets: sends of the first refusal after acceptances.
+	onsets []int64
+	burst  int   // accepted before the first refusal
+	first  int64 // first send
+	last   int64 // last send
 
 	sHint, aHint int // where sentBefore and answeredBefore last answered
 
@@ -283,6 +285,9 @@ func newDecisions(rs []rec) *decisions {
 		d.first, d.last = min(d.first, r.t), max(d.last, r.t)
 		e := r.t + max(r.lat, 0)
 		if !ok {
+			if len(d.rt) == 0 || len(d.at) > 0 && d.at[len(d.at)-1] > d.rt[len(d.rt)-1] {
+				d.onsets = append(d.onsets, r.t)
+			}
 			d.rt, d.re = append(d.rt, r.t), append(d.re, e)
 			refused, lastRef = true, r.t
 			continue
@@ -584,9 +589,9 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) Algori
 		return alg
 	}
 
-	// Candidate windows: the scenario's, the common ones, and two read off the
-	// 429s: the most frequent spacing of recoveries (a fixed window reopens
-	// every w) and, for the burst size b, the shortest time between an
+	// Candidate windows: the scenario's, the common ones, and some read off
+	// the 429s: the three most frequent spacings of recoveries and of 429
+	// onsets (a fixed window reopens and fills every w) and, for the burst size b, the shortest time between an
 	// acceptance after refusals and the acceptance b before it (a sliding log
 	// reopens w after the acceptance that leaves it).
 	type win struct {
@@ -614,6 +619,9 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) Algori
 	for _, d := range all {
 		for i := 1; i < len(d.recov); i++ {
 			gaps[(d.recov[i].t-d.recov[i-1].t+5e6)/1e7*1e7]++
+		}
+		for i := 1; i < len(d.onsets); i++ {
+			gaps[(d.onsets[i]-d.onsets[i-1]+5e6)/1e7*1e7]++
 		}
 		if len(d.rt) > 0 && d.burst > 0 {
 			burst = min(burst, d.burst)
