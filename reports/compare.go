@@ -146,7 +146,7 @@ func Compare(base, new *Summary, tol Tolerance) Comparison {
 	r = Row{Name: "limiter", Base: ba, New: na, Delta: "", Verdict: RowSame}
 	if ba != na {
 		r.Verdict = RowChanged
-		if ba != AlgoUnknown && na != AlgoUnknown && ba != "" && na != "" {
+		if named(ba) && named(na) {
 			r.Verdict = RowRegression
 		}
 	}
@@ -213,3 +213,7 @@ func (c Comparison) WriteMarkdown(w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// named is a limiter verdict that names an algorithm ("cannot tell" and "not
+// exercised" do not): only a change between two named ones is a regression.
+func named(v string) bool { return v != AlgoUnknown && v != AlgoNotExercised && v != "" }

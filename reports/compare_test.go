@@ -32,6 +32,8 @@ func TestCompareRegressions(t *testing.T) {
 		{"429s stop: the limit changed", func(s *Summary) { s.RateLimit.Rejected429 = 0 }, true, "429 answers", RowRegression},
 		{"more 429s: changed, not a regression", func(s *Summary) { s.RateLimit.Rejected429 = 12 }, false, "429 answers", RowChanged},
 		{"another limiter", func(s *Summary) { s.RateLimit.Algorithm.Verdict = AlgoTokenBucket }, true, "limiter", RowRegression},
+		// The limiter was not exercised in the new run: no named verdict to differ from.
+		{"limiter not exercised", func(s *Summary) { s.RateLimit.Algorithm.Verdict = AlgoNotExercised }, false, "limiter", RowChanged},
 		{"more accepted beyond the limit", func(s *Summary) { s.RateLimit.ExcessAccepted = 3 }, true, "excess accepted", RowRegression},
 		{"nothing delivered: no data is a regression", func(s *Summary) { s.Delivery.Latency = Percentiles{} }, true, "delivery latency p95", RowRegression},
 		{"delivery no longer measured", func(s *Summary) { s.Delivery.Via, s.Delivery.Measured = "none", false }, true, "delivery lost", RowRegression},

@@ -1,8 +1,10 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +17,9 @@ const (
 	AlgoFixed       = "fixed window"
 	AlgoTokenBucket = "token bucket"
 	AlgoUnknown     = "cannot tell"
+	// AlgoNotExercised: no 429 came and none was possible (no limit configured,
+	// or no client had more acceptances in a window than the limit).
+	AlgoNotExercised = "not exercised"
 )
 
 // contradictionShare is the share of decisions a model may get wrong (clock
@@ -105,9 +110,13 @@ func checkPolicy(rl *RateLimit) {
 		h.PolicyVerdict = "the RateLimit-Policy field could not be read"
 		return
 	}
+	w, whose := rl.Window, "the scenario's"
+	if rl.Algorithm.Window > 0 {
+		w, whose = rl.Algorithm.Window, "the service's"
+	}
 	switch v := rl.Algorithm.Verdict; {
-	case rl.Window > 0 && h.PolicyWindow != rl.Window:
-		h.PolicyVerdict = fmt.Sprintf("announced window %gs, the scenario's is %gs", h.PolicyWindow, rl.Window)
+	case w > 0 && h.PolicyWindow != w:
+		h.PolicyVerdict = fmt.Sprintf("announced window %gs, %s is %gs", h.PolicyWindow, whose, w)
 	case (v == AlgoSliding || v == AlgoFixed) && int(rl.Algorithm.Limit) != h.PolicyLimit:
 		h.PolicyVerdict = fmt.Sprintf("announced %d per window, the service enforced %g", h.PolicyLimit, rl.Algorithm.Limit)
 	case v != AlgoSliding && v != AlgoFixed && rl.MaxAccepted > h.PolicyLimit && v != AlgoTokenBucket:
@@ -147,6 +156,18 @@ func slidingMax(acc []int64, w int64, limit int) (maxN int, excess int64) {
 // maxN is the largest such group; excess counts the accepted requests that
 // end a group of more than limit (0 when limit is 0).
 func surelyInWindow(t, lat []int64, w int64, limit int) (maxN int, excess int64) {
+	surelyGroups(t, lat, w, func(n int) {
+		maxN = max(maxN, n)
+		if limit > 0 && n > limit {
+			excess++
+		}
+	})
+	return maxN, excess
+}
+
+// surelyGroups calls fn, for each request i in turn, with the size of the
+// largest group ending at i that surely shared one window (see surelyInWindow).
+func surelyGroups(t, lat []int64, w int64, fn func(n int)) {
 	j := 0
 	var dq []int // indexes of j..i, latencies decreasing: dq[0] holds the window's largest
 	for i := range t {
@@ -160,13 +181,8 @@ func surelyInWindow(t, lat []int64, w int64, limit int) (maxN int, excess int64)
 				dq = dq[1:]
 			}
 		}
-		n := i - j + 1
-		maxN = max(maxN, n)
-		if limit > 0 && n > limit {
-			excess++
-		}
+		fn(i - j + 1)
 	}
-	return maxN, excess
 }
 
 // retryAfter checks each 429's Retry-After against what the client saw next,
@@ -218,170 +234,742 @@ func (a *analyzer) retryAfter(rs []rec) {
 	}
 }
 
-// model is a candidate limiter replayed over a client's decisions.
-type model interface {
-	// decide returns whether the limiter would have accepted a request at t, with
-	// some slack for clock differences; ok is false when it cannot say.
-	decide(t int64) (accept bool, sure bool)
-	// record tells the model what the service really did.
-	record(t int64, accepted bool)
+// decisions is one client's accepted and refused requests as the service may
+// have seen them: request k reached it at some moment in [t, e] (its send and
+// its answer). Every model below is checked against that interval, never the
+// send time alone: a decision contradicts a model only when no moment of every
+// interval involved agrees with it.
+type decisions struct {
+	at, ae, alat []int64 // accepted: send, answer, answer − send; by send time
+	aq           []int64 // alat rounded up to 5% steps (the token bucket's sweep)
+	aeSorted     []int64 // answer times of the accepted, sorted
+	rt, re       []int64 // refused: send and answer, by send time
+	// recoveries: for each acceptance that follows refusals, the last refused
+	// send, the acceptance's send and answer, and its index in at.
+	recov []recovery
+	// onsets: sends of the first refusal after acceptances.
+	onsets []int64
+	burst  int   // accepted before the first refusal
+	first  int64 // first send
+	last   int64 // last send
+
+	sHint, aHint int // where sentBefore and answeredBefore last answered
+
+	parts []part    // the token bucket's view of the refusals (bucketRefusals)
+	h     []float64 // bucketRefusals' buffer
 }
 
-// classify names the limiter the service behaves like: every candidate is
-// replayed over every client's accepted and refused requests, and a model fits
-// when it contradicts at most contradictionShare of them.
+// part is a stretch of the time a refusal could have reached the service:
+// from its start, the acceptances answered before it, and those sent after
+// its end.
+type part struct {
+	from            int64
+	answered, later int
+	last            bool // the refusal's last part
+}
+
+type recovery struct {
+	ref, t, e int64
+	k         int
+}
+
+func newDecisions(rs []rec) *decisions {
+	d := &decisions{first: math.MaxInt64, last: math.MinInt64}
+	refused := false
+	var lastRef int64
+	for _, r := range rs {
+		ok := is2xx(int(r.code))
+		if !ok && r.code != 429 {
+			continue
+		}
+		d.first, d.last = min(d.first, r.t), max(d.last, r.t)
+		e := r.t + max(r.lat, 0)
+		if !ok {
+			if len(d.rt) == 0 || len(d.at) > 0 && d.at[len(d.at)-1] > d.rt[len(d.rt)-1] {
+				d.onsets = append(d.onsets, r.t)
+			}
+			d.rt, d.re = append(d.rt, r.t), append(d.re, e)
+			refused, lastRef = true, r.t
+			continue
+		}
+		if !refused {
+			d.burst++
+		}
+		if refused && (len(d.recov) == 0 || d.recov[len(d.recov)-1].ref != lastRef) {
+			d.recov = append(d.recov, recovery{ref: lastRef, t: r.t, e: e, k: len(d.at)})
+		}
+		d.at, d.ae, d.alat, d.aq = append(d.at, r.t), append(d.ae, e), append(d.alat, e-r.t), append(d.aq, quantUp(e-r.t))
+	}
+	d.aeSorted = append([]int64(nil), d.ae...)
+	slices.Sort(d.aeSorted)
+	return d
+}
+
+// quantUp rounds a latency up to the next step of a 5% geometric ladder, so that
+// the token bucket's sweep keeps at most a few hundred distinct latencies; a
+// longer latency only makes the check more lenient.
+func quantUp(lat int64) int64 {
+	if lat <= 1000 {
+		return 1000
+	}
+	return int64(math.Pow(1.05, math.Ceil(math.Log(float64(lat))/math.Log(1.05)))) + 1
+}
+
+// sentBefore is the number of accepted requests sent before x.
+func (d *decisions) sentBefore(x int64) int {
+	d.sHint = searchFrom(d.at, x, d.sHint)
+	return d.sHint
+}
+
+// answeredBefore is the number of accepted requests answered before x.
+func (d *decisions) answeredBefore(x int64) int {
+	d.aHint = searchFrom(d.aeSorted, x, d.aHint)
+	return d.aHint
+}
+
+// searchFrom returns the first index of sorted a holding x or more, searching
+// outward from hint: the checks ask in nearly increasing order, so most
+// questions cost a step or two instead of a full binary search.
+func searchFrom(a []int64, x int64, hint int) int {
+	n := len(a)
+	hint = min(max(hint, 0), n)
+	lo, hi := 0, n
+	if hint < n && a[hint] < x { // after hint
+		lo = hint + 1
+		for step := 1; hint+step < n; step *= 2 {
+			if a[hint+step] >= x {
+				hi = hint + step
+				break
+			}
+			lo = hint + step + 1
+		}
+	} else { // at or before hint
+		hi = hint
+		for step := 1; hint-step >= 0; step *= 2 {
+			if a[hint-step] < x {
+				lo = hint - step + 1
+				break
+			}
+			hi = hint - step
+		}
+	}
+	i, _ := slices.BinarySearch(a[lo:hi], x)
+	return lo + i
+}
+
+// slidingBounds adds what a sliding log of window w needs of its limit L:
+// acceptance i contradicts it when L < low (it ends a group of low
+// acceptances that surely shared one window, see surelyInWindow), refusal j
+// when L ≥ up (at every moment s the service could have seen it, fewer than
+// up acceptances could have been in (s−w, s)).
+func (d *decisions) slidingBounds(w int64, low, up []int) ([]int, []int) {
+	surelyGroups(d.at, d.alat, w, func(n int) { low = append(low, n) })
+	for i := range d.rt {
+		up = append(up, d.slidingPossible(d.rt[i], d.re[i], w)+1)
+	}
+	return low, up
+}
+
+// slidingPossible is the most acceptances that could have been in the window
+// (s−w, s) for some s in [t, e]: those sent before s and not surely answered by
+// s−w. The count only falls when one leaves (at e_j + w), so it peaks at e and
+// just before each such moment in [t, e]; past 8 of those, the union bound.
+func (d *decisions) slidingPossible(t, e, w int64) int {
+	cnt := func(s int64) int { return d.sentBefore(s) - d.answeredBefore(s-w+1) }
+	best := cnt(e)
+	lo := d.answeredBefore(t - w + 1) // the first with e_j + w > t
+	for k := lo; k < len(d.aeSorted) && d.aeSorted[k]+w <= e; k++ {
+		if k-lo >= 8 {
+			return d.sentBefore(e) - d.answeredBefore(t-w+1)
+		}
+		best = max(best, cnt(d.aeSorted[k]+w-1))
+	}
+	return best
+}
+
+// fixedBounds is slidingBounds for a fixed window of w starting at ph + k·w:
+// among the acceptances surely inside one window, the n-th needs L ≥ n; a
+// refusal needs L below the most acceptances that could have come before it
+// in a window the service could have seen it in.
+func (d *decisions) fixedBounds(w, ph int64, low, up []int) ([]int, []int) {
+	cur, n := int64(math.MinInt64), 0
+	for k := range d.at {
+		wi := floorDiv(d.at[k]-ph, w)
+		if wi != floorDiv(d.ae[k]-ph, w) {
+			continue
+		}
+		if wi != cur {
+			cur, n = wi, 0
+		}
+		n++
+		low = append(low, n)
+	}
+	for i := range d.rt {
+		k0, k1 := floorDiv(d.rt[i]-ph, w), floorDiv(d.re[i]-ph, w)
+		if k1-k0 > 2 {
+			continue // answered windows later: anything is possible
+		}
+		most := 0
+		for k := k0; k <= k1; k++ {
+			start := ph + k*w
+			hi := min(d.re[i], start+w-1)
+			most = max(most, d.sentBefore(hi+1)-d.answeredBefore(start))
+		}
+		up = append(up, most+1)
+	}
+	return low, up
+}
+
+// bucketBounds is slidingBounds for a token bucket refilled at rate (tokens
+// per ns) with capacity L (see bucketNeed and bucketRefusal).
+func (d *decisions) bucketBounds(rate float64, need []float64, low, up []int) ([]float64, []int, []int) {
+	need = d.bucketNeed(rate, need)
+	for _, v := range need {
+		low = append(low, int(math.Ceil(v-1e-9)))
+	}
+	return need, low, d.bucketRefusals(rate, up)
+}
+
+// bucketNeed returns, per acceptance i, the largest (acceptances in a group
+// j..i) − rate·(the group's longest possible span at the service,
+// t_i + max latency − t_j) over the groups ending at i: a bucket of capacity
+// c contradicts acceptance i exactly when need[i] > c. The maximum over j
+// is kept with a stack of latency segments, each holding its best r·t_j − j.
+func (d *decisions) bucketNeed(rate float64, need []float64) []float64 {
+	type seg struct {
+		lat int64
+		g   float64
+	}
+	var st []seg
+	need = need[:0]
+	for i := range d.at {
+		ti := float64(d.at[i] - d.first)
+		g := rate*ti - float64(i)
+		for len(st) > 0 && st[len(st)-1].lat <= d.aq[i] {
+			g = max(g, st[len(st)-1].g)
+			st = st[:len(st)-1]
+		}
+		st = append(st, seg{d.aq[i], g})
+		best := math.Inf(-1)
+		for _, s := range st {
+			best = max(best, s.g-rate*float64(s.lat))
+		}
+		need = append(need, float64(i+1)-rate*ti+best)
+	}
+	return need
+}
+
+// bucketRefusals adds, per refusal, the least capacity at which a bucket
+// refilled at rate (tokens per ns, full at the start) surely held a token
+// then. Its tokens at s are c − max over a ≤ s of (acceptances in [a, s) −
+// rate·(s − a)). The moment s is somewhere in [t, e]: that span is cut into
+// up to 4 parts, and in each the deficit is bounded from above by counting
+// every acceptance that could lie in [a, the part's end) against the refill
+// up to the part's start. A refusal contradicts the bucket only when every
+// part leaves it a token.
+func (d *decisions) bucketRefusals(rate float64, up []int) []int {
+	if d.parts == nil { // the same for every rate
+		for i := range d.rt {
+			t, e := d.rt[i], d.re[i]
+			n := int64(min(4, 1+d.sentBefore(e)-d.sentBefore(t)))
+			for k := int64(0); k < n; k++ {
+				from, to := t+(e-t)*k/n, t+(e-t)*(k+1)/n
+				d.parts = append(d.parts, part{from: from, answered: d.answeredBefore(from),
+					later: len(d.at) - d.sentBefore(to), last: k == n-1})
+			}
+		}
+	}
+	nE := len(d.aeSorted)
+	d.h = slices.Grow(d.h[:0], nE)[:nE]
+	h := d.h // prefix maxima of rate·E[m] + (nE − m)
+	for m, e := range d.aeSorted {
+		h[m] = rate*float64(e-d.first) + float64(nE-m)
+		if m > 0 {
+			h[m] = max(h[m], h[m-1])
+		}
+	}
+	most := 0.0 // the bucket surely held a token only if c ≥ 1 + every part's deficit
+	for _, pt := range d.parts {
+		// max over a of (acceptances possibly in [a, to)) − rate·(from − a)⁺
+		n := float64(nE - pt.answered)
+		if pt.answered > 0 {
+			n = max(n, h[pt.answered-1]-rate*float64(pt.from-d.first))
+		}
+		most = max(most, n-float64(pt.later))
+		if pt.last {
+			up = append(up, int(math.Ceil(1+most-1e-9)))
+			most = 0
+		}
+	}
+	return up
+}
+
+// rateFloor is a sure lower bound on a token bucket's refill rate (per ns):
+// between two refusals the bucket held less than a token at both, so N
+// acceptances surely between them need rate > (N−1)/span. Pairs at
+// power-of-two distances.
+func (d *decisions) rateFloor() float64 {
+	best := 0.0
+	for i := range d.rt {
+		for step := 1; i+step < len(d.rt); step *= 2 {
+			k := i + step
+			a, _ := slices.BinarySearch(d.aeSorted, d.rt[k])
+			b, _ := slices.BinarySearch(d.at, d.re[i]+1)
+			n := a - b
+			span := d.re[k] - d.rt[i]
+			if n >= 2 && span > 0 {
+				best = max(best, float64(n-1)/float64(span))
+			}
+		}
+	}
+	return best
+}
+
+// commonWindows are the windows services use: tried as candidates besides the
+// scenario's and those the 429s suggest.
+var commonWindows = []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 5 * time.Second,
+	10 * time.Second, 15 * time.Second, 20 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute,
+	5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour}
+
+// candidate is one fitted model.
+type candidate struct {
+	algo     string
+	bad      int64
+	limit    int
+	capacity float64
+	window   int64 // ns; token bucket: capacity / rate
+	rank     int   // 0: the scenario's or a common window; 1: one read off the 429s
+	scenario bool  // the scenario's window
+	desc     string
+}
+
+// better orders candidates: fewer contradictions, then a round or the
+// scenario's window, then the smaller window (more windows seen).
+func (c candidate) better(o candidate) bool {
+	switch {
+	case c.bad != o.bad:
+		return c.bad < o.bad
+	case c.rank != o.rank:
+		return c.rank < o.rank
+	case c.scenario != o.scenario:
+		return c.scenario
+	}
+	return c.window < o.window
+}
+
+// classify names the limiter the service behaves like, with its limit and
+// window read off the answers (see README, "How the limiter is named").
 func classify(clients map[string][]rec, ids []string, w int64, limit int) Algorithm {
 	alg := Algorithm{Verdict: AlgoUnknown, Evidence: []string{}}
-	if w <= 0 {
-		alg.Evidence = append(alg.Evidence, "run.json gives no rate-limit window")
-		return alg
-	}
-	var refused, decisions int64
-	maxSliding := 0
-	all := make([]series, 0, len(ids))
+	var all []*decisions
+	var refused int64
+	var span int64
+	recovered := false
 	for _, id := range ids {
-		var s series
-		var acc []int64
-		for _, r := range clients[id] {
-			if r.code == 429 || is2xx(int(r.code)) {
-				s.t = append(s.t, r.t)
-				s.ok = append(s.ok, r.code != 429)
-				if r.code == 429 {
-					refused++
-				} else {
-					acc = append(acc, r.t)
-				}
-			}
+		d := newDecisions(clients[id])
+		if len(d.at)+len(d.rt) == 0 {
+			continue
 		}
-		decisions += int64(len(s.t))
-		n, _ := slidingMax(acc, w, 0)
-		maxSliding = max(maxSliding, n)
-		all = append(all, s)
+		all = append(all, d)
+		alg.Decisions += int64(len(d.at) + len(d.rt))
+		refused += int64(len(d.rt))
+		span = max(span, d.last-d.first)
+		recovered = recovered || len(d.recov) > 0
 	}
-	alg.Decisions = decisions
 	if refused == 0 {
-		alg.Evidence = append(alg.Evidence, fmt.Sprintf("the limit was never reached: no 429 in %d decisions", decisions))
+		return notReached(alg, clients, ids, w, limit)
+	}
+	if !recovered {
+		burst := 0
+		for _, d := range all {
+			burst = max(burst, d.burst)
+		}
+		alg.Evidence = append(alg.Evidence, fmt.Sprintf("no request was accepted after a 429 (the first came after %d accepted): "+
+			"the window is longer than the rest of the run, or the service stopped accepting", burst))
 		return alg
 	}
-	slack := max(w/100, int64(50*time.Millisecond))
-	run := func(mk func() model) int64 {
-		var bad int64
-		for _, s := range all {
-			m := mk()
-			for i, t := range s.t {
-				if acc, sure := m.decide(t); sure && acc != s.ok[i] {
-					bad++
+
+	// Candidate windows: the scenario's, the common ones, and some read off
+	// the 429s: the three most frequent spacings of recoveries and of 429
+	// onsets (a fixed window reopens and fills every w) and, for the burst size b, the shortest time between an
+	// acceptance after refusals and the acceptance b before it (a sliding log
+	// reopens w after the acceptance that leaves it).
+	type win struct {
+		w    int64
+		rank int
+	}
+	var wins []win
+	seenW := map[int64]bool{}
+	addW := func(x int64, rank int) {
+		x = (x + int64(time.Millisecond)/2) / int64(time.Millisecond) * int64(time.Millisecond)
+		if x < int64(10*time.Millisecond) || seenW[x] || (x > span && x != w) {
+			return
+		}
+		seenW[x] = true
+		wins = append(wins, win{x, rank})
+	}
+	if w > 0 {
+		addW(w, 0)
+	}
+	for _, c := range commonWindows {
+		addW(c.Nanoseconds(), 0)
+	}
+	gaps := map[int64]int{}
+	burst := math.MaxInt
+	for _, d := range all {
+		for i := 1; i < len(d.recov); i++ {
+			gaps[(d.recov[i].t-d.recov[i-1].t+5e6)/1e7*1e7]++
+		}
+		for i := 1; i < len(d.onsets); i++ {
+			gaps[(d.onsets[i]-d.onsets[i-1]+5e6)/1e7*1e7]++
+		}
+		if len(d.rt) > 0 && d.burst > 0 {
+			burst = min(burst, d.burst)
+		}
+	}
+	for _, g := range topKeys(gaps, 3) {
+		addW(g, 1)
+	}
+	if burst != math.MaxInt {
+		minGap := int64(math.MaxInt64)
+		for _, d := range all {
+			for _, r := range d.recov {
+				if r.k >= burst {
+					minGap = min(minGap, r.t-d.at[r.k-burst])
 				}
-				m.record(t, s.ok[i])
 			}
 		}
-		return bad
-	}
-	alg.Contradictions = map[string]int64{}
-	type fit struct {
-		name  string
-		bad   int64
-		limit float64
-		cap   float64
-	}
-	var fits []fit
-	// Sliding window, with the largest count seen in any window as its limit.
-	sl := float64(maxSliding)
-	bad := run(func() model { return &slidingModel{w: w, limit: maxSliding, slack: slack} })
-	alg.Contradictions[AlgoSliding] = bad
-	fits = append(fits, fit{AlgoSliding, bad, sl, 0})
-	// Fixed window: try the epoch and every boundary the data suggests (the first
-	// acceptance after a run of 429s), keep the best.
-	best := fit{name: AlgoFixed, bad: math.MaxInt64}
-	for _, off := range fixedOffsets(all, w) {
-		lim := 0
-		for _, s := range all {
-			lim = max(lim, maxAligned(s.t, s.ok, w, off))
-		}
-		b := run(func() model { return &fixedModel{w: w, off: off, limit: lim, slack: slack} })
-		if b < best.bad {
-			best = fit{AlgoFixed, b, float64(lim), 0}
+		if minGap != math.MaxInt64 {
+			addW(minGap, 1)
 		}
 	}
-	alg.Contradictions[AlgoFixed] = best.bad
-	fits = append(fits, best)
-	// Token bucket refilled at the scenario's limit per window (or the largest
-	// count seen), with the smallest burst that explains every acceptance.
-	rateLim := float64(limit)
-	if rateLim <= 0 {
-		rateLim = sl
-	}
-	rate := rateLim / float64(w) // tokens per ns
-	capacity := 1.0
-	for _, s := range all {
-		capacity = max(capacity, minCapacity(s.t, s.ok, rate))
-	}
-	capacity = math.Ceil(capacity - 1e-9)
-	bad = run(func() model { return &bucketModel{rate: rate, capacity: capacity, slack: slack} })
-	alg.Contradictions[AlgoTokenBucket] = bad
-	fits = append(fits, fit{AlgoTokenBucket, bad, rateLim, capacity})
 
-	allowed := int64(math.Floor(contradictionShare * float64(decisions)))
-	var ok []fit
-	for _, f := range fits {
-		alg.Evidence = append(alg.Evidence, fmt.Sprintf("%s (limit %g%s): %d of %d decisions contradict it",
-			f.name, f.limit, capText(f.cap), f.bad, decisions))
-		if f.bad <= allowed {
-			ok = append(ok, f)
+	best := map[string]candidate{}
+	keep := func(c candidate) {
+		if b, ok := best[c.algo]; !ok || c.better(b) {
+			best[c.algo] = c
 		}
 	}
-	sort.SliceStable(ok, func(i, j int) bool { return ok[i].bad < ok[j].bad })
-	switch {
-	case len(ok) == 0:
-		alg.Evidence = append(alg.Evidence, "no candidate fits the 429s seen")
-	case len(ok) > 1 && ok[1].bad <= ok[0].bad:
-		alg.Evidence = append(alg.Evidence, fmt.Sprintf("%s and %s fit equally well: the traffic did not tell them apart", ok[0].name, ok[1].name))
-	default:
-		alg.Verdict, alg.Limit, alg.Capacity = ok[0].name, ok[0].limit, ok[0].cap
-		if limit > 0 && ok[0].name != AlgoTokenBucket && int(ok[0].limit) != limit {
-			alg.Evidence = append(alg.Evidence, fmt.Sprintf("the service's limit (%g) differs from the scenario's (%d)", ok[0].limit, limit))
+	var low, up []int
+	type fixedWin struct {
+		w, lo, hi int64
+		rank      int
+		bad       int64
+	}
+	var fixedWins []fixedWin
+	for _, cw := range wins {
+		x := cw.w
+		// Sliding log.
+		low, up = low[:0], up[:0]
+		for _, d := range all {
+			low, up = d.slidingBounds(x, low, up)
 		}
+		l, bad := bestLimit(low, up)
+		keep(candidate{algo: AlgoSliding, bad: bad, limit: l, window: x, rank: cw.rank, scenario: x == w,
+			desc: fmt.Sprintf("%d per %s", l, fmtWindow(x))})
+		// Fixed window: aligned where the refusals end, at the first decision, or at the epoch.
+		phases, lo, hi := fixedPhases(all, x)
+		fw := fixedWin{w: x, rank: cw.rank, lo: lo, hi: hi, bad: math.MaxInt64}
+		for _, ph := range phases {
+			c := fixedFit(all, x, ph, cw.rank, w, &low, &up)
+			keep(c)
+			fw.bad = min(fw.bad, c.bad)
+		}
+		fixedWins = append(fixedWins, fw)
+	}
+	// The middle of the recoveries' arc is only a start: which side of a
+	// boundary each acceptance falls decides the rest. For the best fixed
+	// window, sample the arc in eighths, then twice more around the best.
+	slices.SortStableFunc(fixedWins, func(a, b fixedWin) int { return cmp.Or(cmp.Compare(a.bad, b.bad), cmp.Compare(a.rank, b.rank)) })
+	for _, fw := range fixedWins[:min(1, len(fixedWins))] {
+		if fw.bad == 0 || fw.hi <= fw.lo {
+			continue
+		}
+		lo, hi := fw.lo, fw.hi
+		for range 3 {
+			step := max((hi-lo)/8, 1)
+			bestPh, bestBad := lo, int64(math.MaxInt64)
+			for ph := lo; ph <= hi; ph += step {
+				c := fixedFit(all, fw.w, ph, fw.rank, w, &low, &up)
+				keep(c)
+				if c.bad < bestBad {
+					bestPh, bestBad = ph, c.bad
+				}
+			}
+			if bestBad == 0 || step == 1 {
+				break
+			}
+			lo, hi = bestPh-step, bestPh+step
+		}
+	}
+	// Token bucket: refill rates at and just above the sure lower bound, the
+	// scenario's, and the round ones (an integer per common window) within
+	// reach; for each the capacity with the fewest contradictions.
+	floor := 0.0
+	for _, d := range all {
+		floor = max(floor, d.rateFloor())
+	}
+	var rates []float64
+	if limit > 0 && w > 0 {
+		rates = append(rates, float64(limit)/float64(w))
+	}
+	if floor > 0 {
+		for _, c := range commonWindows {
+			cw := float64(c.Nanoseconds())
+			n := math.Ceil(floor * cw * 1.0001)
+			rates = append(rates, n/cw, (n+1)/cw)
+		}
+		for _, f := range []float64{1.001, 1.01, 1.02, 1.05} {
+			rates = append(rates, floor*f)
+		}
+	}
+	var need []float64
+	for i, rate := range rates {
+		if rate <= 0 || slices.ContainsFunc(rates[:i], func(r float64) bool { return math.Abs(r-rate) <= 1e-4*rate }) {
+			continue // rates within 0.01% tell nothing apart; the scenario's and the round ones come first
+		}
+		low, up = low[:0], up[:0]
+		for _, d := range all {
+			need, low, up = d.bucketBounds(rate, need, low, up)
+		}
+		c, bad := bestLimit(low, up)
+		x := int64(math.Round(float64(c)/rate/1e6)) * int64(time.Millisecond)
+		rank := 1
+		for _, cw := range commonWindows {
+			if math.Abs(float64(x-cw.Nanoseconds())) <= 0.005*float64(cw.Nanoseconds()) {
+				rank, x = 0, cw.Nanoseconds()
+			}
+		}
+		if w > 0 && math.Abs(float64(x-w)) <= 0.005*float64(w) {
+			rank, x = 0, w
+		}
+		keep(candidate{algo: AlgoTokenBucket, bad: bad, limit: c, capacity: float64(c), window: x, rank: rank, scenario: x == w,
+			desc: fmt.Sprintf("burst %d, refill %d per %s", c, c, fmtWindow(x))})
+	}
+
+	alg.Contradictions = map[string]int64{}
+	var fits []candidate
+	for _, a := range []string{AlgoSliding, AlgoFixed, AlgoTokenBucket} {
+		c, ok := best[a]
+		if !ok {
+			continue
+		}
+		alg.Contradictions[a] = c.bad
+		alg.Evidence = append(alg.Evidence, fmt.Sprintf("%s (%s): %d of %d decisions contradict it", a, c.desc, c.bad, alg.Decisions))
+		fits = append(fits, c)
+	}
+	if len(fits) == 0 {
+		alg.Evidence = append(alg.Evidence, fmt.Sprintf("no window to try: the decisions span %s, no common window fits in it and run.json gives none",
+			fmtWindow(span)))
+		return alg
+	}
+	sort.SliceStable(fits, func(i, j int) bool { return fits[i].better(fits[j]) })
+	allowed := int64(math.Floor(contradictionShare * float64(alg.Decisions)))
+	top := fits[0]
+	setLimit := func(c candidate) {
+		alg.Limit, alg.Window = float64(c.limit), round6(float64(c.window)/1e9)
+		if c.algo == AlgoTokenBucket {
+			alg.Capacity = c.capacity
+		}
+		if limit > 0 && w > 0 && (c.limit != limit || c.window != w) {
+			alg.DiffersFromScenario = true
+			what := fmt.Sprintf("refused at %d per %s", c.limit, fmtWindow(c.window))
+			if c.algo == AlgoTokenBucket {
+				what = fmt.Sprintf("holds a burst of %d, refilled %d per %s", c.limit, c.limit, fmtWindow(c.window))
+			}
+			alg.Evidence = append(alg.Evidence, fmt.Sprintf("the service %s; the scenario states %d per %s", what, limit, fmtWindow(w)))
+		}
+	}
+	switch {
+	case top.bad > allowed:
+		alg.Evidence = append(alg.Evidence, fmt.Sprintf("no candidate fits: the best, %s (%s), contradicts %d decisions, more than %g%%",
+			top.algo, top.desc, top.bad, 100*contradictionShare))
+	case len(fits) > 1 && fits[1].bad == top.bad && fits[1].rank == top.rank:
+		alg.Evidence = append(alg.Evidence, fmt.Sprintf("%s and %s fit equally well (%d contradictions each): no decision was made differently by the two, so the traffic did not tell them apart",
+			top.algo, fits[1].algo, top.bad))
+		if fits[1].limit == top.limit && fits[1].window == top.window {
+			setLimit(top) // both agree on the limit and the window
+		}
+	default:
+		alg.Verdict = top.algo
+		if len(fits) > 1 && fits[1].bad == top.bad {
+			alg.Evidence = append(alg.Evidence, fmt.Sprintf("%s fits as well only with a window read off the 429s (%s); %s is a common or the scenario's window",
+				fits[1].algo, fmtWindow(fits[1].window), fmtWindow(top.window)))
+		}
+		setLimit(top)
 	}
 	return alg
 }
 
-func capText(c float64) string {
-	if c == 0 {
-		return ""
+// fixedFit fits the limit of a fixed window of w aligned at ph.
+func fixedFit(all []*decisions, w, ph int64, rank int, scenarioW int64, low, up *[]int) candidate {
+	*low, *up = (*low)[:0], (*up)[:0]
+	for _, d := range all {
+		*low, *up = d.fixedBounds(w, ph, *low, *up)
 	}
-	return fmt.Sprintf(", burst %g", c)
+	l, bad := bestLimit(*low, *up)
+	return candidate{algo: AlgoFixed, bad: bad, limit: l, window: w, rank: rank, scenario: w == scenarioW,
+		desc: fmt.Sprintf("%d per %s", l, fmtWindow(w))}
 }
 
-// series is one client's decisions in time order: accepted (ok) or refused.
-type series struct {
-	t  []int64
-	ok []bool
-}
-
-// fixedOffsets returns window alignments to try: the epoch, and for each place
-// where acceptance resumed after refusals (where a fixed window would have
-// opened, somewhere after the last refused request and no later than the first
-// accepted one) both ends and the middle; at most 48 in all.
-func fixedOffsets(all []series, w int64) []int64 {
-	offs := []int64{0}
-	seen := map[int64]bool{0: true}
-	add := func(t int64) {
-		o := ((t % w) + w) % w
-		if !seen[o] {
-			seen[o] = true
-			offs = append(offs, o)
+// notReached is the verdict when nothing was refused: "not exercised" when no
+// limit is configured or no client had more acceptances in any window than
+// the limit (no 429 was possible), otherwise "cannot tell", saying that the
+// service accepted past the scenario's limit.
+func notReached(alg Algorithm, clients map[string][]rec, ids []string, w int64, limit int) Algorithm {
+	if w <= 0 || limit <= 0 {
+		alg.Verdict = AlgoNotExercised
+		alg.Evidence = append(alg.Evidence, "no rate limit is configured and no 429 came")
+		return alg
+	}
+	most, sure, who := 0, 0, ""
+	for _, id := range ids {
+		var acc, lat []int64
+		for _, r := range clients[id] {
+			if is2xx(int(r.code)) {
+				acc, lat = append(acc, r.t), append(lat, max(r.lat, 0))
+			}
+		}
+		n, _ := slidingMax(acc, w, 0)
+		most = max(most, n)
+		if n, _ := surelyInWindow(acc, lat, w, 0); n > sure {
+			sure, who = n, id
 		}
 	}
-	for _, x := range all {
-		for i := 1; i < len(x.t) && len(offs) < 46; i++ {
-			if x.ok[i] && !x.ok[i-1] {
-				add(x.t[i-1] + 1)
-				add(x.t[i-1] + (x.t[i]-x.t[i-1])/2)
-				add(x.t[i])
+	switch {
+	case most <= limit:
+		alg.Verdict = AlgoNotExercised
+		alg.Evidence = append(alg.Evidence, fmt.Sprintf("no 429 came and no client had more than %d accepted within %s (at most %d): the limit could not be reached",
+			limit, fmtWindow(w), most))
+	case sure <= limit:
+		alg.Evidence = append(alg.Evidence, fmt.Sprintf("no 429 came; up to %d accepted were sent within %s, but at most %d surely reached the service within one: the scenario's %d was passed only within the answer times",
+			most, fmtWindow(w), sure, limit))
+	default:
+		alg.Evidence = append(alg.Evidence, fmt.Sprintf("no 429 in %d decisions, although client %s had %d accepted within %s, above the scenario's %d: no limit was enforced at this rate",
+			alg.Decisions, who, sure, fmtWindow(w), limit))
+	}
+	return alg
+}
+
+// bestLimit returns the limit L ≥ 1 with the fewest contradictions, where
+// acceptance i contradicts L when L < low[i] and refusal j when L ≥ up[j],
+// and their number. Contradictions only change at those values, so only they
+// are tried. Ties go to the largest L: latency hides acceptances that shared
+// a window (low comes out short), while the refusals that bound L from above
+// are many and each needs only one tight moment.
+func bestLimit(low, up []int) (int, int64) {
+	// Past the largest low, acceptances contradict nothing and refusals only
+	// add up: the answer is at most the first up above it, less one.
+	top := 1
+	for _, v := range low {
+		top = max(top, v)
+	}
+	next := math.MaxInt
+	for _, v := range up {
+		if v > top {
+			next = min(next, v)
+		}
+	}
+	if next != math.MaxInt {
+		top = next - 1
+	}
+	// nLow[v]: acceptances needing L ≥ v; nUp[v]: refusals needing L < v.
+	nLow, nUp := make([]int64, top+2), make([]int64, top+2)
+	for _, v := range low {
+		nLow[max(v, 0)]++
+	}
+	for _, v := range up {
+		nUp[min(max(v, 0), top+1)]++
+	}
+	var above, under int64 // low > L, up ≤ L
+	for _, n := range nLow[2:] {
+		above += n
+	}
+	under = nUp[0] + nUp[1]
+	bestL, bestBad := 1, above+under
+	for l := 2; l <= top; l++ {
+		above -= nLow[l]
+		under += nUp[l]
+		if bad := above + under; bad <= bestBad {
+			bestL, bestBad = l, bad
+		}
+	}
+	return bestL, bestBad
+}
+
+// topKeys returns up to n keys with the highest counts (ties: the smaller key).
+func topKeys[K int | int64](m map[K]int, n int) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b K) int {
+		if m[a] != m[b] {
+			return m[b] - m[a]
+		}
+		return cmp.Compare(a, b)
+	})
+	return keys[:min(n, len(keys))]
+}
+
+// fixedPhases returns window alignments to try for window w: the epoch, the
+// first decision, and the middle of the arc [lo, hi) where most recoveries
+// could have met a boundary (a fixed window reopens at one: somewhere between
+// the last refused send and the answer to the acceptance after it).
+func fixedPhases(all []*decisions, w int64) (phases []int64, lo, hi int64) {
+	type ev struct {
+		x int64
+		d int
+	}
+	var evs []ev
+	first := int64(math.MaxInt64)
+	for _, d := range all {
+		first = min(first, d.first)
+		for _, r := range d.recov {
+			if r.e-r.ref >= w {
+				continue
+			}
+			a, b := ((r.ref+1)%w+w)%w, ((r.e)%w+w)%w
+			if a <= b {
+				evs = append(evs, ev{a, 1}, ev{b + 1, -1})
+			} else {
+				evs = append(evs, ev{a, 1}, ev{w, -1}, ev{0, 1}, ev{b + 1, -1})
 			}
 		}
 	}
-	return offs
+	out := []int64{0}
+	if f := ((first % w) + w) % w; f != 0 {
+		out = append(out, f)
+	}
+	if len(evs) == 0 {
+		return out, 0, 0
+	}
+	slices.SortFunc(evs, func(p, q ev) int {
+		if p.x != q.x {
+			return cmp.Compare(p.x, q.x)
+		}
+		return q.d - p.d // starts first
+	})
+	n, most := 0, 0
+	for i, e := range evs {
+		n += e.d
+		if n > most && i+1 < len(evs) {
+			most, lo, hi = n, e.x, evs[i+1].x
+		}
+	}
+	return append(out, lo+(hi-lo)/2), lo, hi
+}
+
+// fmtWindow writes a window as the scenario would: 5s, 1m, 1h, 2.5s.
+func fmtWindow(ns int64) string {
+	d := time.Duration(ns).Round(time.Millisecond)
+	switch {
+	case d > 0 && d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d > 0 && d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return d.String()
 }
 
 func floorDiv(a, b int64) int64 {
@@ -390,125 +978,4 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
-}
-
-// maxAligned is the most acceptances in one window aligned at off.
-func maxAligned(t []int64, ok []bool, w, off int64) int {
-	best, n := 0, 0
-	cur := int64(math.MinInt64)
-	for i := range t {
-		k := floorDiv(t[i]-off, w)
-		if k != cur {
-			cur, n = k, 0
-		}
-		if ok[i] {
-			n++
-			best = max(best, n)
-		}
-	}
-	return best
-}
-
-// minCapacity is the smallest bucket that allows every acceptance at the given
-// refill rate: the largest (acceptances in [t_i, t_j]) − rate·(t_j − t_i).
-func minCapacity(t []int64, ok []bool, rate float64) float64 {
-	best := 0.0
-	bestStart := math.Inf(-1) // max over i of (rate·t_i − i)
-	k := 0
-	for i := range t {
-		if !ok[i] {
-			continue
-		}
-		bestStart = max(bestStart, rate*float64(t[i]-t[0])-float64(k))
-		best = max(best, float64(k+1)-rate*float64(t[i]-t[0])+bestStart)
-		k++
-	}
-	return best
-}
-
-type slidingModel struct {
-	w, slack int64
-	limit    int
-	acc      []int64
-	head     int
-}
-
-func (m *slidingModel) decide(t int64) (bool, bool) {
-	for m.head < len(m.acc) && m.acc[m.head] <= t-m.w-m.slack {
-		m.head++
-	}
-	n := len(m.acc) - m.head // in (t-w-slack, t]
-	rest := m.acc[m.head:]
-	inner := len(rest) - sort.Search(len(rest), func(i int) bool { return rest[i] > t-m.w+m.slack }) // in (t-w+slack, t]
-	switch {
-	case n < m.limit:
-		return true, true
-	case inner >= m.limit:
-		return false, true
-	}
-	return false, false
-}
-
-func (m *slidingModel) record(t int64, accepted bool) {
-	if accepted {
-		m.acc = append(m.acc, t)
-	}
-}
-
-type fixedModel struct {
-	w, off, slack int64
-	limit         int
-	cur           int64
-	n             int
-	started       bool
-}
-
-func (m *fixedModel) decide(t int64) (bool, bool) {
-	k := floorDiv(t-m.off, m.w)
-	if !m.started || k != m.cur {
-		m.started, m.cur, m.n = true, k, 0
-	}
-	pos := t - m.off - k*m.w
-	if pos < m.slack || pos > m.w-m.slack {
-		return false, false // too near a boundary to be sure which window the service saw
-	}
-	return m.n < m.limit, true
-}
-
-func (m *fixedModel) record(t int64, accepted bool) {
-	if accepted {
-		m.n++
-	}
-}
-
-type bucketModel struct {
-	rate, capacity, tokens float64
-	slack, last            int64
-	started                bool
-}
-
-func (m *bucketModel) fill(t int64) {
-	if !m.started {
-		m.started, m.tokens, m.last = true, m.capacity, t
-	}
-	m.tokens = min(m.capacity, m.tokens+m.rate*float64(t-m.last))
-	m.last = t
-}
-
-func (m *bucketModel) decide(t int64) (bool, bool) {
-	m.fill(t)
-	margin := m.rate * float64(m.slack)
-	switch {
-	case m.tokens >= 1+margin:
-		return true, true
-	case m.tokens < 1-margin:
-		return false, true
-	}
-	return false, false
-}
-
-func (m *bucketModel) record(t int64, accepted bool) {
-	if accepted {
-		m.tokens = max(0, m.tokens-1)
-	}
 }

@@ -1,9 +1,14 @@
 package reports
 
 import (
+	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,10 +157,11 @@ func TestRateLimitAnalysis(t *testing.T) {
 		{"sliding window under bursty traffic",
 			limitedRun(&slidingLimiter{limit: L, w: 10}, L, W, bursty(1, 120), true),
 			AlgoSliding, L, 0, true, L, L},
-		// A service that never refuses: nothing to tell the limiter by.
+		// A service that never refuses, fed at half its limit: no 429 was possible,
+		// so the limiter was not exercised (it used to say "cannot tell").
 		{"limit never reached",
 			limitedRun(&slidingLimiter{limit: 1000, w: 10}, L, W, steady(0.5, 0, 60), true),
-			AlgoUnknown, -1, -1, true, 0, 0},
+			AlgoNotExercised, -1, -1, true, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := Analyze(tc.run.write(t))
@@ -172,7 +178,7 @@ func TestRateLimitAnalysis(t *testing.T) {
 			if tc.excess >= 0 && rl.ExcessAccepted != tc.excess {
 				t.Errorf("excess accepted %d, want %d", rl.ExcessAccepted, tc.excess)
 			}
-			if lim := rl.Algorithm.Limit; tc.verdict != AlgoUnknown && (lim < tc.estimateLo || lim > tc.estimateHi) {
+			if lim := rl.Algorithm.Limit; tc.verdict != AlgoNotExercised && (lim < tc.estimateLo || lim > tc.estimateHi) {
 				t.Errorf("estimated limit %v, want %v..%v", lim, tc.estimateLo, tc.estimateHi)
 			}
 			ra := rl.RetryAfter
@@ -285,8 +291,9 @@ func TestPolicyAgreement(t *testing.T) {
 
 // TestRealSimulatorRuns reads run directories recorded by `msgload run` against
 // the embedded simulator with each of its limiters (one client at 5/s against 20
-// per 10 s, 40 s): the verdict names the limiter truth.json says was used, and
-// the measured windows agree with the simulator's.
+// per 10 s, 40 s): the verdict names the limiter truth.json says was used, or
+// cannot tell when the traffic could not, and the limit and window are the
+// simulator's; the measured windows agree with the simulator's.
 func TestRealSimulatorRuns(t *testing.T) {
 	for _, tc := range []struct {
 		dir, verdict string
@@ -298,7 +305,11 @@ func TestRealSimulatorRuns(t *testing.T) {
 		excess bool
 	}{
 		{"testdata/runs/sim-ex-sliding", AlgoSliding, false},
-		{"testdata/runs/sim-ex-fixed", AlgoFixed, false},
+		// The simulator's windows start 18 ms before the first send, and a steady
+		// 5/s leaves no send between a boundary and 10 s after the first acceptance of
+		// the window before: a sliding log would have answered every request
+		// the same, so "fixed window" was more than the traffic showed.
+		{"testdata/runs/sim-ex-fixed", AlgoUnknown, false},
 		{"testdata/runs/sim-ex-token-bucket", AlgoTokenBucket, true},
 	} {
 		t.Run(tc.verdict, func(t *testing.T) {
@@ -310,6 +321,9 @@ func TestRealSimulatorRuns(t *testing.T) {
 			if rl.Algorithm.Verdict != tc.verdict {
 				t.Errorf("verdict %q, want %q: %q", rl.Algorithm.Verdict, tc.verdict, rl.Algorithm.Evidence)
 			}
+			if a := rl.Algorithm; a.Limit != 20 || a.Window != 10 || a.DiffersFromScenario {
+				t.Errorf("limit %g per %gs (differs %v), want the scenario's 20 per 10s: %q", a.Limit, a.Window, a.DiffersFromScenario, a.Evidence)
+			}
 			if (rl.ExcessAccepted > 0) != tc.excess {
 				t.Errorf("excess accepted %d", rl.ExcessAccepted)
 			}
@@ -318,6 +332,33 @@ func TestRealSimulatorRuns(t *testing.T) {
 			}
 			if ra := rl.RetryAfter; ra.Correct != ra.Present || ra.Present != rl.Rejected429 {
 				t.Errorf("Retry-After %+v for %d 429s", ra, rl.Rejected429)
+			}
+		})
+	}
+}
+
+// TestRealSimulatorDiffers reads runs recorded by `msgload run` against the
+// embedded simulator with a sliding log of 7 per 5 s while the scenario states
+// 100 per minute (one client, 60 s; steady 2.3/s, and steps between 0.3/s and
+// 8/s), the case that used to come out "cannot tell" (a sliding "limit 8" on
+// send times, and the window taken from the scenario): the limiter, its limit
+// and window are read off the answers and the difference is said.
+func TestRealSimulatorDiffers(t *testing.T) {
+	for _, dir := range []string{"testdata/runs/sim-sliding-7per5s-constant", "testdata/runs/sim-sliding-7per5s-bursty"} {
+		t.Run(dir, func(t *testing.T) {
+			s, err := Analyze(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := s.RateLimit.Algorithm
+			if a.Verdict != AlgoSliding || a.Limit != 7 || a.Window != 5 || !a.DiffersFromScenario {
+				t.Errorf("%s, %g per %gs, differs %v; want sliding window, 7 per 5s, differs: %q", a.Verdict, a.Limit, a.Window, a.DiffersFromScenario, a.Evidence)
+			}
+			if want := "the service refused at 7 per 5s; the scenario states 100 per 1m"; !slices.Contains(a.Evidence, want) {
+				t.Errorf("evidence %q lacks %q", a.Evidence, want)
+			}
+			if s.Truth == nil || s.Truth.WindowMismatches != 0 {
+				t.Errorf("truth %+v", s.Truth)
 			}
 		})
 	}
@@ -355,5 +396,261 @@ func TestSurelyInWindow(t *testing.T) {
 				t.Errorf("sure count %d above the send-time count %d", n, m)
 			}
 		})
+	}
+}
+
+// phased shifts a limiter's clock so that its windows start at phase (s).
+type phased struct {
+	limiter
+	phase float64
+}
+
+func (p phased) allow(t float64) bool { return p.limiter.allow(t - p.phase) }
+
+// synthDecisions sends at times (s) through lim and returns the client's
+// records. Each request reaches the service at a random moment between its
+// send and its answer (latency up to maxLat s, at least 1 ms), and the limiter
+// decides in the order the service saw them, as a real one would.
+func synthDecisions(lim limiter, times []float64, maxLat float64, seed uint64) []rec {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	type req struct{ t, s, lat float64 }
+	reqs := make([]req, len(times))
+	for i, t := range times {
+		lat := 0.001 + rng.Float64()*maxLat
+		reqs[i] = req{t, t + rng.Float64()*lat, lat}
+	}
+	sort.Slice(reqs, func(i, j int) bool { return reqs[i].s < reqs[j].s })
+	base := t0.UnixNano()
+	out := make([]rec, len(reqs))
+	for i, r := range reqs {
+		code := int16(200)
+		if !lim.allow(r.s) {
+			code = 429
+		}
+		out[i] = rec{t: base + int64(r.t*1e9), code: code, ra: -1, lat: int64(r.lat * 1e9)}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].t < out[j].t })
+	return out
+}
+
+// poisson returns send times at the given mean rate in [0, to).
+func poisson(seed uint64, rate, to float64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	var out []float64
+	for t := rng.ExpFloat64() / rate; t < to; t += rng.ExpFloat64() / rate {
+		out = append(out, t)
+	}
+	return out
+}
+
+// burstyFor returns times whose rate changes every 0.2–1.2 windows between
+// 0.2 and 5 times the limit's rate: traffic that tells limiters apart.
+func burstyFor(seed uint64, limitRate, w, to float64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 5))
+	var out []float64
+	rate, next := limitRate, 0.0
+	for t := 0.0; t < to; {
+		if t >= next {
+			rate = limitRate * []float64{0.2, 0.7, 2, 5}[rng.IntN(4)]
+			next = t + w*(0.2+rng.Float64())
+		}
+		t += rng.ExpFloat64() / rate
+		out = append(out, t)
+	}
+	return out
+}
+
+// TestLimiterInference feeds classify decision streams made by limiters
+// written here (not the report's models, not the simulator's) under steady,
+// bursty and random arrivals, with latencies up to a quarter of the window,
+// and requires the algorithm, the limit and the window.
+func TestLimiterInference(t *testing.T) {
+	type mk func() limiter
+	sliding := func(l int, w float64) mk { return func() limiter { return &slidingLimiter{limit: l, w: w} } }
+	fixed := func(l int, w, ph float64) mk {
+		return func() limiter { return phased{&fixedLimiter{limit: l, w: w, cur: math.Inf(-1)}, ph} }
+	}
+	bucket := func(c int, w float64) mk {
+		return func() limiter { return &bucketLimiter{rate: float64(c) / w, capacity: float64(c)} }
+	}
+	for _, tc := range []struct {
+		algo     string
+		lim      mk
+		limit    int
+		w        float64 // s
+		capacity float64
+	}{
+		{AlgoSliding, sliding(7, 5), 7, 5, 0},
+		{AlgoFixed, fixed(10, 2, 0.37), 10, 2, 0},
+		{AlgoTokenBucket, bucket(10, 10), 10, 10, 10},
+		{AlgoSliding, sliding(100, 60), 100, 60, 0},
+		{AlgoFixed, fixed(100, 60, 17.3), 100, 60, 0},
+		{AlgoFixed, fixed(3, 1, 0.61), 3, 1, 0},
+		{AlgoTokenBucket, bucket(3, 1), 3, 1, 3},
+	} {
+		rate := float64(tc.limit) / tc.w
+		span := 30 * tc.w
+		for _, arr := range []struct {
+			name   string
+			times  []float64
+			maxLat float64
+		}{
+			// A steady 1.37 times the limit (not a multiple of the window, so a
+			// sliding log drifts against a fixed window), answered within 30 ms.
+			{"steady", steady(1.37*rate, 0, span), 0.03},
+			{"bursty", burstyFor(1, rate, tc.w, span), 0.03},
+			// Random arrivals at 1.5 times the limit, answers up to a quarter of the window.
+			{"random latency", poisson(2, 1.5*rate, span), 0.25 * tc.w},
+		} {
+			name := fmt.Sprintf("%s %d per %gs %s", tc.algo, tc.limit, tc.w, arr.name)
+			t.Run(name, func(t *testing.T) {
+				recs := synthDecisions(tc.lim(), arr.times, arr.maxLat, 9)
+				alg := classify(map[string][]rec{"c1": recs}, []string{"c1"}, int64(tc.w*1e9), tc.limit)
+				if alg.Verdict != tc.algo || alg.Limit != float64(tc.limit) || alg.Window != tc.w || alg.Capacity != tc.capacity {
+					t.Errorf("%s, limit %g, window %gs, capacity %g; want %s, %d, %gs, %g\n%q",
+						alg.Verdict, alg.Limit, alg.Window, alg.Capacity, tc.algo, tc.limit, tc.w, tc.capacity, alg.Evidence)
+				}
+				if alg.DiffersFromScenario {
+					t.Errorf("differs from the scenario: %q", alg.Evidence)
+				}
+			})
+		}
+	}
+}
+
+// TestLimiterInferenceClients: two clients, each with its own limiter of the
+// same kind, fed differently (one steady, one bursty), are read together.
+func TestLimiterInferenceClients(t *testing.T) {
+	for _, tc := range []struct {
+		algo string
+		lim  func() limiter
+	}{
+		{AlgoSliding, func() limiter { return &slidingLimiter{limit: 7, w: 5} }},
+		{AlgoTokenBucket, func() limiter { return &bucketLimiter{rate: 7.0 / 5, capacity: 7} }},
+	} {
+		t.Run(tc.algo, func(t *testing.T) {
+			clients := map[string][]rec{
+				"a": synthDecisions(tc.lim(), steady(1.9, 0.2, 150), 0.05, 1),
+				"b": synthDecisions(tc.lim(), burstyFor(3, 7.0/5, 5, 150), 0.05, 2),
+			}
+			alg := classify(clients, []string{"a", "b"}, int64(time.Minute), 100)
+			if alg.Verdict != tc.algo || alg.Limit != 7 || alg.Window != 5 || !alg.DiffersFromScenario {
+				t.Errorf("%s, %g per %gs, differs %v: %q", alg.Verdict, alg.Limit, alg.Window, alg.DiffersFromScenario, alg.Evidence)
+			}
+		})
+	}
+}
+
+// synthRun is a run directory of one client whose decisions come from recs,
+// with the scenario's limit (0, 0: none configured).
+func synthRun(api string, recs []rec, limit int, w time.Duration) *run {
+	r := newRun(api)
+	r.meta.Limit = rundir.Limit{Requests: limit, Window: rundir.Duration(w), Mode: "exceed"}
+	if limit == 0 {
+		r.meta.Limit = rundir.Limit{}
+	}
+	for i, x := range recs {
+		r.send(int64(i+1), "c1", float64(x.t-t0.UnixNano())/1e9, int(x.code), float64(x.lat)/1e9)
+	}
+	return r
+}
+
+// TestLimiterVerdictInReports follows the verdict through Analyze and the
+// written reports: a limit other than the scenario's is flagged and said, 429s
+// with no limit configured are still explained, and a run where no 429 was
+// possible is "not exercised" and prints no "limiter: cannot tell".
+func TestLimiterVerdictInReports(t *testing.T) {
+	sliding75 := synthDecisions(&slidingLimiter{limit: 7, w: 5}, burstyFor(1, 7.0/5, 5, 150), 0.03, 1)
+	under := synthDecisions(&slidingLimiter{limit: 100, w: 60}, steady(1, 0, 120), 0.03, 1)
+	for _, tc := range []struct {
+		name     string
+		run      *run
+		verdict  string
+		differs  bool
+		evidence string // a sentence the evidence must hold
+	}{
+		// The service refuses at 7 per 5 s; the scenario expects 100 per minute.
+		{"limit differs from the scenario", synthRun(rundir.APINotify, sliding75, 100, time.Minute),
+			AlgoSliding, true, "the service refused at 7 per 5s; the scenario states 100 per 1m"},
+		// 429s although run.json configures no limit: the limit is still found.
+		{"429s with no limit configured", synthRun(rundir.APIMessaging, sliding75, 0, 0),
+			AlgoSliding, false, "sliding window (7 per 5s): 0 of"},
+		// One a second against 100 per minute: no window held more than 60.
+		{"under the limit", synthRun(rundir.APINotify, under, 100, time.Minute),
+			AlgoNotExercised, false, "no 429 came and no client had more than 100 accepted within 1m (at most 60)"},
+		// A messaging run with no limit configured and no 429.
+		{"no limit configured", synthRun(rundir.APIMessaging, under, 0, 0),
+			AlgoNotExercised, false, "no rate limit is configured and no 429 came"},
+		// 2 per second kept, but the third of a pair of groups was sent 0.96 s
+		// after the first and took 50 ms: three within a second by send times
+		// only. No 429 was surely possible, and no limit surely passed.
+		{"over the limit only within the answer times", synthRun(rundir.APINotify, []rec{
+			{t: t0.UnixNano(), code: 200, lat: 1e6}, {t: t0.UnixNano() + 500e6, code: 200, lat: 1e6},
+			{t: t0.UnixNano() + 960e6, code: 200, lat: 50e6}}, 2, time.Second),
+			AlgoUnknown, false, "up to 3 accepted were sent within 1s, but at most 2 surely reached the service within one"},
+		// Twice the limit and never a 429: said, not "not exercised".
+		{"limit not enforced", synthRun(rundir.APINotify, under, 30, time.Minute),
+			AlgoUnknown, false, "although client c1 had 60 accepted within 1m, above the scenario's 30"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Analyze(tc.run.write(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := s.RateLimit.Algorithm
+			if a.Verdict != tc.verdict || a.DiffersFromScenario != tc.differs {
+				t.Errorf("verdict %q differs %v, want %q %v: %q", a.Verdict, a.DiffersFromScenario, tc.verdict, tc.differs, a.Evidence)
+			}
+			if !strings.Contains(strings.Join(a.Evidence, "\n"), tc.evidence) {
+				t.Errorf("evidence %q lacks %q", a.Evidence, tc.evidence)
+			}
+			if tc.verdict == AlgoSliding && (a.Limit != 7 || a.Window != 5) {
+				t.Errorf("limit %g per %gs, want 7 per 5s", a.Limit, a.Window)
+			}
+			// The new fields are there for thresholds too.
+			thr := fmt.Sprintf("rate_limit.algorithm.differs_from_scenario == %v && rate_limit.algorithm.verdict == %q", tc.differs, tc.verdict)
+			if tc.verdict == AlgoSliding {
+				thr += " && rate_limit.algorithm.estimated_window == 5s && rate_limit.algorithm.estimated_limit == 7"
+			}
+			if err := s.Evaluate([]string{thr}); err != nil || len(s.Thresholds) != 1 || !s.Thresholds[0].OK {
+				t.Errorf("threshold %s: %v %+v", thr, err, s.Thresholds)
+			}
+			var text, md, html bytes.Buffer
+			s.Terminal(&text)
+			if err := s.WriteMarkdown(&md); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.WriteHTML(&html); err != nil {
+				t.Fatal(err)
+			}
+			for name, b := range map[string]string{"terminal": text.String(), "markdown": md.String(), "html": html.String()} {
+				if strings.Contains(strings.ToLower(b), "limiter: cannot tell") && tc.verdict != AlgoUnknown {
+					t.Errorf("%s says the limiter cannot be told", name)
+				}
+			}
+		})
+	}
+}
+
+// TestClassifyOddStreams: streams no limiter made (random answers, equal send
+// times, answers longer than the run, one decision) get a verdict and a reason,
+// never a panic.
+func TestClassifyOddStreams(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	base := t0.UnixNano()
+	for i := range 200 {
+		n := 1 + rng.IntN(60)
+		var recs []rec
+		for k := range n {
+			code := int16([]int{200, 429, 500}[rng.IntN(3)])
+			sent := base + int64(rng.IntN(3))*int64(k)*int64(time.Duration(rng.IntN(2000))*time.Millisecond)
+			recs = append(recs, rec{t: sent, code: code, ra: -1, lat: int64(rng.IntN(3)) * int64(time.Duration(rng.IntN(90))*time.Second)})
+		}
+		sort.Slice(recs, func(a, b int) bool { return recs[a].t < recs[b].t })
+		w := int64(rng.IntN(3)) * int64(time.Second) * 5
+		alg := classify(map[string][]rec{"c": recs}, []string{"c"}, w, rng.IntN(4))
+		if alg.Verdict == "" || len(alg.Evidence) == 0 {
+			t.Errorf("stream %d: verdict %q, evidence %q", i, alg.Verdict, alg.Evidence)
+		}
 	}
 }

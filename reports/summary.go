@@ -139,13 +139,18 @@ type Headers struct {
 
 // Algorithm is the verdict on which limiter the service behaves like.
 type Algorithm struct {
-	Verdict  string   `json:"verdict" expr:"verdict"` // sliding window, fixed window, token bucket, cannot tell
+	Verdict  string   `json:"verdict" expr:"verdict"` // sliding window, fixed window, token bucket, cannot tell, not exercised
 	Limit    float64  `json:"estimated_limit" expr:"estimated_limit"`
 	Capacity float64  `json:"estimated_capacity,omitempty" expr:"estimated_capacity"` // token bucket: burst size
 	Evidence []string `json:"evidence" expr:"evidence"`
 	// Contradictions per candidate model: decisions (accept or 429) the model would not have made.
 	Contradictions map[string]int64 `json:"contradictions,omitempty" expr:"contradictions"`
 	Decisions      int64            `json:"decisions" expr:"decisions"`
+	// Window is the window of estimated_limit in seconds, read off the answers
+	// (token bucket: the time to refill the burst).
+	Window float64 `json:"estimated_window_s" expr:"estimated_window"`
+	// DiffersFromScenario: the limit or window the service enforced is not run.json's.
+	DiffersFromScenario bool `json:"differs_from_scenario" expr:"differs_from_scenario"`
 }
 
 // Idempotency covers retries, probes and what they revealed.
