@@ -26,6 +26,10 @@ const gracePoll = 250 * time.Millisecond
 // remotePull is how often the grace wait reads a standalone sink's new events.
 const remotePull = time.Second
 
+// remoteRead bounds one read of a standalone sink during the grace wait, so a
+// read that hangs costs the wait a poll, not the grace period.
+const remoteRead = 5 * time.Second
+
 // partRun is one part of a run: its own simulator and sink when embedded, its
 // own attack and run directory. Parts of one run go side by side.
 type partRun struct {
@@ -45,9 +49,11 @@ type partRun struct {
 
 	// A standalone sink: the run's events copied from it (grace goroutine only,
 	// but for the atomic count the progress line reads).
-	remote     *remoteLog
-	remoteErr  error
-	remotePull time.Time
+	remote      *remoteLog
+	remoteErr   error // a final refusal of the read API: no more reads until the last copy
+	remoteOK    bool  // the last read of the read API succeeded
+	remoteFails int   // reads that failed and were tried again
+	remotePull  time.Time
 
 	// Against a real target: the run's accepted messages and those with a
 	// final status (fed by the attempts, and by the sink's events: the
@@ -312,12 +318,25 @@ func (r *partRun) arrivedAll() func() bool {
 	return func() bool {
 		if r.remote != nil && r.remoteErr == nil && time.Since(r.remotePull) >= remotePull {
 			r.remotePull = time.Now()
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			if err := r.remote.pull(ctx); err != nil {
-				r.remoteErr = err // the grace period ends the wait; the last copy tries again
-				fmt.Fprintf(r.o.Stderr, "msgload: %s: %v; waiting the whole grace period\n", r.s.Name, err)
-			}
+			// A read that fails is tried again at the next poll (a fault on the
+			// way to the sink passes; the cursor only moves past whole pages);
+			// a refusal of the credentials is final.
+			ctx, cancel := context.WithTimeout(context.Background(), remoteRead)
+			err := r.remote.pull(ctx)
 			cancel()
+			switch {
+			case err == nil:
+				r.remoteOK = true
+			case errors.Is(err, errSinkRefused):
+				r.remoteErr = err
+				fmt.Fprintf(r.o.Stderr, "msgload: %s: %v; waiting the whole grace period\n", r.s.Name, err)
+			default:
+				if r.remoteOK || r.remoteFails == 0 {
+					fmt.Fprintf(r.o.Stderr, "msgload: %s: %v; trying again\n", r.s.Name, err)
+				}
+				r.remoteOK = false
+				r.remoteFails++
+			}
 		}
 		if r.sim != nil {
 			return r.sim.Owed() == 0
@@ -336,7 +355,7 @@ func (r *partRun) arrivedAll() func() bool {
 			}
 			return r.tally.complete()
 		}
-		if r.remote != nil && r.remoteErr == nil {
+		if r.remote != nil && r.remoteErr == nil && r.remoteOK {
 			return r.tally.complete()
 		}
 		return false

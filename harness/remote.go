@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -78,6 +79,9 @@ func (l *remoteLog) pull(ctx context.Context) error {
 		var page sink.EventsPage
 		if resp.StatusCode != http.StatusOK {
 			resp.Body.Close()
+			if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+				return fmt.Errorf("%w: %s answered %s (set MSGLOAD_SINK_READ_TOKEN to the sink's read token)", errSinkRefused, l.sinkURL, resp.Status)
+			}
 			return fmt.Errorf("events from the sink: %s answered %s", l.sinkURL, resp.Status)
 		}
 		err = json.NewDecoder(resp.Body).Decode(&page)
@@ -104,9 +108,29 @@ func (l *remoteLog) pull(ctx context.Context) error {
 	}
 }
 
-// finish pulls what is left and closes the copy.
+// errSinkRefused means the sink's read API refused the credentials: trying
+// again cannot help.
+var errSinkRefused = errors.New("events from the sink: the read API refused the credentials")
+
+// finish pulls what is left and closes the copy. A read that fails is tried
+// again, each try bounded, with a growing pause, until ctx ends: the last copy
+// is all the report will have.
 func (l *remoteLog) finish(ctx context.Context) error {
-	err := l.pull(ctx)
+	var err error
+	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		try, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err = l.pull(try)
+		cancel()
+		if err == nil || errors.Is(err, errSinkRefused) || ctx.Err() != nil {
+			break
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	if cerr := l.close(); err == nil {
 		err = cerr
 	}
