@@ -61,8 +61,16 @@ type Retry struct {
 	OnTimeout bool          // retry when no answer came (timeout, reset)
 	Max       int           // retries after the first attempt
 	Backoff   time.Duration // wait before retry 1; doubled for each next one
-	MaxWait   time.Duration // cap of one wait (0 = 30 s)
-	Jitter    float64       // 0..1: each wait is multiplied by a random factor in [1-Jitter, 1+Jitter]
+	// MaxWait caps one backoff wait (0 = 30 s). It does not cut a
+	// Retry-After: that is honoured in full as long as the retry still leaves
+	// before the run's end (see Options.Grace); a retry that would leave after
+	// it is given up (Attempt.GaveUp).
+	MaxWait time.Duration
+	// Jitter, 0..1: each backoff wait is multiplied by a random factor in
+	// [1-Jitter, 1+Jitter]; a Retry-After wait d becomes a random wait in
+	// [d, d·(1+Jitter)] (never shorter than the service asked; not past the
+	// run's end when d itself is not).
+	Jitter float64
 }
 
 // Poll is messaging delivery measured by polling check-status.
@@ -81,6 +89,14 @@ type Options struct {
 	Pacer    vegeta.Pacer  // when requests leave
 	Duration time.Duration // 0 = until Requests
 	Requests int64         // messages to send (first attempts); 0 = until Duration
+	// Grace is how long the run goes on after the load ends (the harness's
+	// grace period for callbacks): the run ends Duration + Grace after the
+	// attack's start, or Grace after the pacer stops when that is sooner (a
+	// request count, a replay). No send leaves after the run's end: a retry
+	// whose backoff or Retry-After would end later, or a send the respect
+	// limiter could let go only later, is given up at once (Attempt.GaveUp,
+	// Progress.GaveUp). 0 = no end known: waits end only by ctx or abort.
+	Grace time.Duration
 	// MaxMessages is a hard cap on messages really sent (first attempts), a
 	// safety for paid traffic; 0 = no cap.
 	MaxMessages int64

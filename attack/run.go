@@ -55,6 +55,9 @@ type message struct {
 	extID    string
 	attempts int // attempts made so far (retries, then probes, number on)
 	slot     int // the first attempt's limiter slot (respect mode), else noSlot
+	// gaveUp is set by the targeter when the limiter could not let the first
+	// attempt go before the run's end (a GaveUp reason): it is recorded, not sent.
+	gaveUp string
 }
 
 // noSlot asks exchangeReq to wait for the client's limiter itself.
@@ -76,12 +79,16 @@ type engine struct {
 	prog      *Progress
 	stop      context.Context // cancelled: no new sends
 	abort     context.Context // cancelled: abandon in-flight work
+	halt      context.Context // cancelled with stop or abort: ends every wait before a send
+	end       *runEnd         // no send leaves after it
 	lateAfter time.Duration
 	timeout   time.Duration
 	sendURL   string
 	statusURL string // check-status prefix
 	retryOn   map[int]bool
 	retryCap  time.Duration
+
+	haltCancel context.CancelFunc
 
 	began atomic.Int64 // Unix ns of the attack's start, set by the pacer
 	ring  []atomic.Int64
@@ -118,6 +125,7 @@ func RunWithAbort(ctx, abort context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	e := newEngine(ctx, abort, &o)
+	defer e.haltCancel()
 	if o.API == rundir.APINotify && o.WebhookURL != "" {
 		if err := e.registerWebhooks(); err != nil {
 			return Result{Snapshot: e.prog.Snapshot()}, err
@@ -192,7 +200,10 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 		retryOn:   map[int]bool{},
 		byID:      map[string]*clientState{},
 		retryCap:  o.Retry.MaxWait,
+		end:       newRunEnd(),
 	}
+	e.halt, e.haltCancel = context.WithCancel(stop)
+	context.AfterFunc(abort, e.haltCancel)
 	if e.prog == nil {
 		e.prog = new(Progress)
 	}
@@ -260,12 +271,17 @@ func (s *schedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bo
 	if s.began.IsZero() {
 		s.began = time.Now().Add(-elapsed)
 		s.e.began.Store(s.began.UnixNano())
+		if g := s.e.o.Grace; g > 0 && s.e.o.Duration > 0 {
+			s.e.end.set(s.began.Add(s.e.o.Duration + g))
+		}
 	}
 	if s.max > 0 && hits >= uint64(s.max) {
+		s.e.loadEnded()
 		return 0, true
 	}
 	wait, stop := s.p.Pace(elapsed, hits)
 	if stop {
+		s.e.loadEnded()
 		return wait, stop
 	}
 	s.e.ring[hits%scheduleSlots].Store(int64(elapsed + max(wait, 0)))
@@ -273,6 +289,13 @@ func (s *schedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bo
 		s.e.planned.Set(s.p.Rate(elapsed))
 	}
 	return wait, false
+}
+
+// loadEnded is called when the pacer stops: the run ends Grace later.
+func (e *engine) loadEnded() {
+	if g := e.o.Grace; g > 0 {
+		e.end.loadEnded(time.Now().Add(g))
+	}
 }
 
 func (s *schedPacer) Rate(elapsed time.Duration) float64 { return s.p.Rate(elapsed) }
@@ -298,11 +321,15 @@ func (e *engine) target(t *vegeta.Target) error {
 			return err
 		}
 	}
-	slot := noSlot
+	slot, gaveUp := noSlot, ""
 	if c.lim != nil {
 		var err error
-		if slot, err = c.lim.wait(e.stop); err != nil {
-			return errStopped
+		if slot, err = c.lim.wait(e.stop, e.end); err != nil {
+			if e.stop.Err() != nil {
+				return errStopped
+			}
+			// It cannot leave before the run's end: recorded as given up, not sent.
+			gaveUp = gaveUpReason(err)
 		}
 	}
 	first := time.Now()
@@ -310,13 +337,13 @@ func (e *engine) target(t *vegeta.Target) error {
 	body, err := e.o.Body(seq, c.ID, tag)
 	if err != nil {
 		if c.lim != nil {
-			c.lim.answered(slot)
+			c.lim.answered(slot) // a negative slot is ignored
 		}
 		err = fmt.Errorf("build body of message %d: %w", seq, err)
 		e.fail(err)
 		return err
 	}
-	m := &message{seq: seq, client: c, body: body, intended: intended, first: first, slot: slot}
+	m := &message{seq: seq, client: c, body: body, intended: intended, first: first, slot: slot, gaveUp: gaveUp}
 	if e.o.API == rundir.APINotify {
 		// The body's own externalId (a replay may keep the recorded one), else the tag's.
 		if m.extID = externalID(body); m.extID == "" {
@@ -388,7 +415,10 @@ func probed(seq int64, p float64) bool {
 	return math.Floor(float64(seq)*p) > math.Floor(float64(seq-1)*p)
 }
 
-// send makes the attempts of one message: the first, then retries.
+// send makes the attempts of one message: the first, then retries. Each
+// attempt is counted at once and recorded when it is known whether a retry
+// follows it: an attempt after which the policy wanted a retry that was not
+// made (past the run's end, or interrupted) carries the reason in GaveUp.
 func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer) {
 	c := m.client
 	intended := m.intended
@@ -403,8 +433,18 @@ func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer)
 		if n == 1 {
 			reuse = first // vegeta's request carries the body already
 			slot = m.slot // the targeter passed the limiter
+			if m.gaveUp != "" {
+				// The limiter could not let it go before the run's end.
+				if first.Body != nil {
+					first.Body.Close()
+				}
+				e.notSent(a, m.gaveUp)
+				e.prog.GaveUp.Add(1)
+				e.write(c, a)
+				return a, answer{}
+			}
 		}
-		ans, hdr := e.exchangeReq(c, a, http.MethodPost, e.sendURL, m.body, slot, reuse)
+		ans, hdr := e.exchangeReq(e.halt, c, a, http.MethodPost, e.sendURL, m.body, slot, reuse)
 		if n == 1 {
 			e.prog.Sent.Add(1)
 			late := a.Sent.Sub(a.Intended)
@@ -424,39 +464,68 @@ func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer)
 				c.met.retries.Inc()
 			}
 		}
-		e.write(c, a)
-		if a.Outcome == rundir.OutcomeOK || e.abort.Err() != nil {
+		if a.GaveUp != "" || a.Outcome == rundir.OutcomeOK || e.abort.Err() != nil {
+			e.write(c, a)
 			return a, ans
 		}
 		var wait time.Duration
+		pastEnd := GaveUpBackoff
 		if a.Code == http.StatusUnauthorized && c.tok != nil && !authRetried {
 			// The token was refused (the exchange dropped it): one retry at
 			// once with a new one, besides the policy's retries.
 			authRetried = true
 		} else {
 			if !e.retryable(a) || retries >= e.o.Retry.Max {
+				e.write(c, a)
 				return a, ans
 			}
 			retries++
 			wait = e.backoff(retries)
-			if d, ok := parseRetryAfter(hdr.Get("Retry-After"), time.Now()); ok && d > wait {
-				wait = min(d, e.retryCap)
+			if d, ok := parseRetryAfter(hdr.Get("Retry-After"), time.Now()); ok && d >= wait {
+				// Honoured in full (not cut at MaxWait), jittered upwards only.
+				wait, pastEnd = e.retryAfterWait(d), GaveUpRetryAfter
 			}
 		}
 		intended = time.Now().Add(wait)
-		if !e.sleep(wait) {
+		if why := e.pause(e.halt, wait, pastEnd); why != "" {
+			a.GaveUp = why
+			e.prog.GaveUp.Add(1)
+			e.write(c, a)
 			return a, ans
 		}
+		e.write(c, a)
 	}
 }
 
+// notSent fills a for a request that was not made because of a GaveUp reason.
+func (e *engine) notSent(a *rundir.Attempt, why string) {
+	a.Sent = time.Now()
+	a.Outcome, a.Class, a.GaveUp = rundir.OutcomeFail, "other", why
+	a.Error = "not sent: " + gaveUpText[why]
+}
+
+var gaveUpText = map[string]string{
+	GaveUpRetryAfter: "Retry-After past the run's end",
+	GaveUpBackoff:    "backoff past the run's end",
+	GaveUpLimit:      "rate limit window past the run's end",
+	GaveUpStopped:    "run interrupted",
+}
+
 // retryable says whether the policy retries after a: its code, or no answer
-// (timeout, reset) when OnTimeout.
+// (timeout, reset) when OnTimeout. A 2xx whose body is not the API's answer
+// (bad_answer, outcome unknown) is retried with OnTimeout for notify when the
+// message has an externalId (the service answers a repeat with the same
+// notificationId and sends nothing twice); never for messaging, where a
+// resend is a new message.
 func (e *engine) retryable(a *rundir.Attempt) bool {
+	if a.Class == ClassBadAnswer {
+		return e.o.Retry.OnTimeout && a.API == rundir.APINotify && a.ExternalID != ""
+	}
 	return e.retryOn[a.Code] || (a.Code == 0 && a.Outcome == rundir.OutcomeUnknown && e.o.Retry.OnTimeout)
 }
 
-// backoff is the wait before retry n: Backoff·2^(n-1) with jitter.
+// backoff is the wait before retry n: Backoff·2^(n-1) with jitter (a random
+// share up to Jitter added or removed), at most MaxWait.
 func (e *engine) backoff(n int) time.Duration {
 	b := float64(e.o.Retry.Backoff) * math.Pow(2, float64(n-1))
 	if j := e.o.Retry.Jitter; j > 0 {
@@ -465,7 +534,25 @@ func (e *engine) backoff(n int) time.Duration {
 	return min(time.Duration(b), e.retryCap)
 }
 
+// retryAfterWait is the wait for a Retry-After of d: d plus a random share up
+// to Jitter of it (never less than d: the service asked for d), not past the
+// run's end when d itself is not. MaxWait does not cut it.
+func (e *engine) retryAfterWait(d time.Duration) time.Duration {
+	j := e.o.Retry.Jitter
+	if j <= 0 {
+		return d
+	}
+	hi := d + time.Duration(j*float64(d))
+	if end, _ := e.end.get(); !end.IsZero() {
+		if left := time.Until(end); left >= d && left < hi {
+			hi = left
+		}
+	}
+	return d + time.Duration(rand.Float64()*float64(hi-d))
+}
+
 // sleep waits d unless the run is aborted; it reports whether it slept fully.
+// Polls use it: they go on after the first signal, until the second.
 func (e *engine) sleep(d time.Duration) bool {
 	if d <= 0 {
 		return e.abort.Err() == nil
@@ -490,23 +577,26 @@ func (e *engine) attempt(m *message, op string, n int) *rundir.Attempt {
 }
 
 // exchange makes one HTTP request for a, after the client's limiter (respect
-// mode), fills a with what happened and returns the answer read from the body
-// and the response headers.
-func (e *engine) exchange(c *clientState, a *rundir.Attempt, method, u string, body []byte) (answer, http.Header) {
-	return e.exchangeReq(c, a, method, u, body, noSlot, nil)
+// mode; its wait ends with ctx), fills a with what happened and returns the
+// answer read from the body and the response headers.
+func (e *engine) exchange(ctx context.Context, c *clientState, a *rundir.Attempt, method, u string, body []byte) (answer, http.Header) {
+	return e.exchangeReq(ctx, c, a, method, u, body, noSlot, nil)
 }
 
 // exchangeReq is exchange that may send reuse, the request vegeta built for
 // the first attempt (with body), instead of building another, and that may
 // hold slot, a limiter slot already granted (the first attempt, in the
 // targeter). The slot is released when the exchange is over.
-func (e *engine) exchangeReq(c *clientState, a *rundir.Attempt, method, u string, body []byte, slot int, reuse *http.Request) (answer, http.Header) {
+func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Attempt, method, u string, body []byte, slot int, reuse *http.Request) (answer, http.Header) {
 	if c.lim != nil {
 		if slot == noSlot {
 			var err error
-			if slot, err = c.lim.wait(e.abort); err != nil {
-				a.Sent = time.Now()
-				a.Outcome, a.Class, a.Error = rundir.OutcomeFail, "other", "aborted before sending"
+			if slot, err = c.lim.wait(wait, e.end); err != nil {
+				if reuse != nil && reuse.Body != nil {
+					reuse.Body.Close()
+				}
+				e.notSent(a, gaveUpReason(err))
+				e.prog.GaveUp.Add(1)
 				return answer{}, nil
 			}
 		}
@@ -584,12 +674,21 @@ func (e *engine) exchangeReq(c *clientState, a *rundir.Attempt, method, u string
 	a.RateLimit = resp.Header.Get("RateLimit")
 	a.RateLimitPolicy = resp.Header.Get("RateLimit-Policy")
 	a.Outcome, a.Class = codeClass(resp.StatusCode)
+	ans := parseAnswer(data)
 	if err != nil { // the body broke off: the service answered, the answer is partial
 		a.Error = "read answer: " + err.Error()
 	} else if a.Outcome != rundir.OutcomeOK {
 		a.Error = resp.Status
 	}
-	ans := parseAnswer(data)
+	if a.Outcome == rundir.OutcomeOK && a.Op == OpSend {
+		if why := badSendAnswer(e.o.API, ans); why != "" {
+			// The service may have acted, but this is not its answer: no acceptance.
+			a.Outcome, a.Class = rundir.OutcomeUnknown, ClassBadAnswer
+			if a.Error == "" {
+				a.Error = resp.Status + " whose body is not the send answer: " + why
+			}
+		}
+	}
 	a.TxID, a.NotificationID = ans.TxID, ans.NotificationID
 	if ans.State != "" {
 		a.State = ans.State
@@ -657,6 +756,12 @@ func (e *engine) write(c *clientState, a *rundir.Attempt) {
 	}
 }
 
+// ClassBadAnswer is the class of a 2xx send answer whose body is not the
+// API's answer (HTML from a proxy, invalid JSON, random bytes, no txId/state
+// or notificationId): its outcome is unknown (the service may have acted) and
+// it is not an acceptance.
+const ClassBadAnswer = "bad_answer"
+
 func codeClass(code int) (outcome, class string) {
 	switch {
 	case code >= 200 && code < 300:
@@ -694,7 +799,7 @@ func (e *engine) probe(m *message, want string) {
 		a := e.attempt(m, OpSend, k)
 		a.Probe = kind
 		a.Intended = time.Now()
-		ans, _ := e.exchange(m.client, a, http.MethodPost, e.sendURL, m.body)
+		ans, _ := e.exchange(e.halt, m.client, a, http.MethodPost, e.sendURL, m.body)
 		e.prog.Probes.Add(1)
 		if m.client.met != nil {
 			m.client.met.m.probes.WithLabelValues(e.o.API).Inc()
@@ -744,7 +849,7 @@ func (e *engine) poll(m *message, txID string) {
 		a.ExternalID = ""
 		a.Intended = next
 		a.TxID = txID
-		ans, _ := e.exchange(m.client, a, http.MethodGet, u, nil)
+		ans, _ := e.exchange(e.abort, m.client, a, http.MethodGet, u, nil)
 		if a.TxID == "" {
 			a.TxID = txID
 		}
@@ -769,7 +874,7 @@ func (e *engine) registerWebhooks() error {
 		for n := 1; ; n++ {
 			a := e.attempt(m, OpWebhook, n)
 			a.Intended = time.Now()
-			e.exchange(c, a, http.MethodPost, u, body)
+			e.exchange(e.halt, c, a, http.MethodPost, u, body)
 			e.write(c, a)
 			if a.Outcome == rundir.OutcomeOK {
 				break
@@ -784,7 +889,7 @@ func (e *engine) registerWebhooks() error {
 			} else {
 				return fmt.Errorf("%w: client %q: %s", ErrWebhook, c.ID, a.Error)
 			}
-			if !e.sleep(wait) || e.stop.Err() != nil {
+			if e.pause(e.halt, wait, GaveUpBackoff) != "" {
 				return fmt.Errorf("%w: client %q: %s", ErrWebhook, c.ID, a.Error)
 			}
 		}

@@ -183,6 +183,10 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		Probes:           s.Idempotency.Probes.F,
 		ProbeConcurrency: s.Idempotency.Concurrent,
 		Timeout:          s.Retry.Timeout.D,
+		// The run ends delivery.grace after the load: no retry leaves, and no
+		// wait (backoff, Retry-After, the respect limiter) lasts, past it. A
+		// grace of 0 still ends it with the load (Grace 0 would mean no end).
+		Grace: max(s.Delivery.Grace.D, time.Nanosecond),
 	}
 	if ld.profile == "replay" {
 		o.Duration = 0 // the replay pacer ends by itself
