@@ -333,6 +333,12 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 	} else if at.Class == "" && !is2xx(at.Code) {
 		r.Errors[classOf(at.Code)]++
 	}
+	if at.GaveUp != "" {
+		if r.GaveUp == nil {
+			r.GaveUp = map[string]int64{}
+		}
+		r.GaveUp[at.GaveUp]++
+	}
 	a.reqLat.observe(at.Latency)
 	if !at.Intended.IsZero() && !at.Sent.IsZero() {
 		late := at.Late()
@@ -397,7 +403,9 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		m.mismatch = true
 		s.Idempotency.Mismatches++
 	}
-	if is2xx(at.Code) {
+	// Accepted: a 2xx whose body was the API's answer (class ok; "" in runs
+	// older than the class); a bad_answer 2xx is an error, not an acceptance.
+	if is2xx(at.Code) && (at.Class == "ok" || at.Class == "") {
 		if !m.accepted {
 			r.Accepted++
 		}
