@@ -172,8 +172,8 @@ type Retry struct {
 	On         []string `json:"on,omitempty" jsonschema_description:"HTTP codes (500, 503, 429) and timeout or reset that are retried"`
 	Max        int      `json:"max,omitempty" jsonschema:"minimum=0" jsonschema_description:"retries after the first attempt"`
 	Backoff    Duration `json:"backoff,omitempty" jsonschema_description:"first wait; doubled each retry"`
-	MaxBackoff Duration `json:"maxBackoff,omitempty" jsonschema_description:"cap on one wait"`
-	Jitter     Percent  `json:"jitter,omitempty" jsonschema_description:"random share added or removed from each wait"`
+	MaxBackoff Duration `json:"maxBackoff,omitempty" jsonschema_description:"cap on one backoff wait; a longer Retry-After is honoured in full while the retry still leaves before the run's end (load duration + delivery.grace)"`
+	Jitter     Percent  `json:"jitter,omitempty" jsonschema_description:"random share added or removed from each backoff wait; only added to a Retry-After wait"`
 	Timeout    Duration `json:"timeout,omitempty" jsonschema_description:"per-request timeout (default 10s)"`
 }
 
