@@ -40,6 +40,14 @@ const (
 	ProbeConcurrent = "concurrent"
 )
 
+// DefaultMaxInFlight is the cap on messages in flight when
+// Options.MaxInFlight is 0. At 100 ms per answer it allows 10,240 sends/s.
+// A message in flight costs about 66 KiB of peak RSS (its goroutines,
+// request, connection and buffers, with the collector's slack), so the cap
+// holds the attacker under 96 MiB at any overload for bodies of a few hundred
+// bytes (BenchmarkOverloadMemory; attack/README.md has the figures).
+const DefaultMaxInFlight = 1024
+
 // Client is one integration: a messaging login and password, or a
 // notification client_id and secret. The secret never leaves this package.
 type Client struct {
@@ -123,10 +131,20 @@ type Options struct {
 	// POST /api/v1/webhooks before the load starts.
 	WebhookURL string
 
-	Timeout     time.Duration // per HTTP request; 0 = 30 s
-	Workers     uint64        // vegeta's initial workers; 0 = vegeta's default
-	MaxWorkers  uint64        // 0 = unbounded
-	Connections int           // idle connections kept per host; 0 = 10000
+	Timeout time.Duration // per HTTP request; 0 = 30 s
+	// MaxInFlight caps the messages in flight: a message holds a slot from
+	// the moment it is due until its last attempt is over (retries and their
+	// waits included; probes and polls, which follow an acceptance, hold
+	// none). At the cap the pacer waits for a slot, as vegeta's max workers
+	// make it wait for a worker: the sends due meanwhile leave late and are
+	// counted as capped (Attempt.Capped, Progress.Capped,
+	// msgload_capped_sends_total). It bounds the attacker's memory when the
+	// target slows down: the open model's backlog no longer grows without
+	// end. 0 = DefaultMaxInFlight; negative = no cap.
+	MaxInFlight int
+	Workers     uint64 // vegeta's initial workers; 0 = vegeta's default
+	MaxWorkers  uint64 // vegeta's max workers; 0 = MaxInFlight + 64 (unbounded without a cap)
+	Connections int    // idle connections kept per host; 0 = 10000
 	// LateAfter is how much later than planned a first attempt may leave
 	// before it counts as late; 0 = 10 ms.
 	LateAfter time.Duration

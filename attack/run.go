@@ -58,6 +58,7 @@ type message struct {
 	// gaveUp is set by the targeter when the limiter could not let the first
 	// attempt go before the run's end (a GaveUp reason): it is recorded, not sent.
 	gaveUp string
+	capped bool // due while the cap on messages in flight was full
 }
 
 // noSlot asks exchangeReq to wait for the client's limiter itself.
@@ -89,6 +90,9 @@ type engine struct {
 	retryCap  time.Duration
 
 	haltCancel context.CancelFunc
+	// sem holds a slot per message in flight (nil: no cap): taken by the
+	// pacer before a hit, given back when vegeta's result of the hit arrives.
+	sem chan struct{}
 
 	began atomic.Int64 // Unix ns of the attack's start, set by the pacer
 	ring  []atomic.Int64
@@ -106,7 +110,7 @@ type engine struct {
 	planned  interface{ Set(float64) }
 	// Series of the hot path, looked up once (nil without metrics).
 	lag, retryAfter prometheus.Observer
-	late            prometheus.Counter
+	late, capped    prometheus.Counter
 	durations       map[string]prometheus.Observer // by operation
 }
 
@@ -131,10 +135,16 @@ func RunWithAbort(ctx, abort context.Context, o Options) (Result, error) {
 			return Result{Snapshot: e.prog.Snapshot()}, err
 		}
 	}
+	maxWorkers := uint64(vegeta.DefaultMaxWorkers)
+	if e.sem != nil {
+		// The slots bound the hits; a few more workers cover those between
+		// the end of a hit and their next tick.
+		maxWorkers = uint64(cap(e.sem)) + 64
+	}
 	atk := vegeta.NewAttacker(
 		vegeta.Client(&http.Client{Transport: e}),
 		vegeta.Workers(orDefault(o.Workers, vegeta.DefaultWorkers)),
-		vegeta.MaxWorkers(orDefault(o.MaxWorkers, vegeta.DefaultMaxWorkers)),
+		vegeta.MaxWorkers(orDefault(o.MaxWorkers, maxWorkers)),
 		vegeta.Redirects(vegeta.NoFollow),
 	)
 	done := make(chan struct{})
@@ -152,7 +162,11 @@ func RunWithAbort(ctx, abort context.Context, o Options) (Result, error) {
 	p := &schedPacer{p: o.Pacer, e: e, max: o.Requests}
 	for range atk.Attack(e.target, p, o.Duration, o.RunID) {
 		// Every attempt is recorded by the engine; vegeta's own result of a
-		// hit (a whole message with its retries) is not needed.
+		// hit (a whole message with its retries) is not needed, only that the
+		// hit is over: its slot is free.
+		if e.sem != nil {
+			<-e.sem
+		}
 	}
 	close(done)
 	e.wg.Wait()
@@ -202,6 +216,12 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 		retryCap:  o.Retry.MaxWait,
 		end:       newRunEnd(),
 	}
+	if n := o.MaxInFlight; n >= 0 {
+		if n == 0 {
+			n = DefaultMaxInFlight
+		}
+		e.sem = make(chan struct{}, n)
+	}
 	e.halt, e.haltCancel = context.WithCancel(stop)
 	context.AfterFunc(abort, e.haltCancel)
 	if e.prog == nil {
@@ -232,6 +252,7 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 		e.lag = m.lag.WithLabelValues(o.API)
 		e.retryAfter = m.retryAfter.WithLabelValues(o.API)
 		e.late = m.late.WithLabelValues(o.API)
+		e.capped = m.capped.WithLabelValues(o.API)
 		e.durations = map[string]prometheus.Observer{}
 		for _, op := range []string{OpSend, OpCheckStatus, OpWebhook, OpToken} {
 			e.durations[op] = m.duration.WithLabelValues(o.API, op)
@@ -265,6 +286,14 @@ type schedPacer struct {
 	e     *engine
 	max   int64
 	began time.Time
+	// next is the due time of the last hit (from the start): the pacer is
+	// asked for the next one from there, so a hit keeps its planned time
+	// however late the pacer gets to it (a pacer asked at the real elapsed
+	// time while behind answers "now").
+	next time.Duration
+	// freed is when the pacer last got a slot after waiting for one: a hit
+	// due before it waited for the cap too.
+	freed time.Duration
 }
 
 func (s *schedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
@@ -279,16 +308,54 @@ func (s *schedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bo
 		s.e.loadEnded()
 		return 0, true
 	}
-	wait, stop := s.p.Pace(elapsed, hits)
+	wait, stop := s.p.Pace(s.next, hits)
 	if stop {
 		s.e.loadEnded()
 		return wait, stop
 	}
-	s.e.ring[hits%scheduleSlots].Store(int64(elapsed + max(wait, 0)))
+	due := s.next + max(wait, 0)
+	s.next = due
+	wait = max(due-elapsed, 0)
 	if s.e.planned != nil {
 		s.e.planned.Set(s.p.Rate(elapsed))
 	}
-	return wait, false
+	if s.e.sem == nil {
+		s.e.ring[hits%scheduleSlots].Store(int64(due))
+		return wait, false
+	}
+	// A slot before the hit leaves: the pacer waits for it here (vegeta's
+	// loop then ticks at once), so the number of hits in flight never passes
+	// the cap. A hit due while a slot was awaited is capped.
+	if wait > 0 {
+		time.Sleep(wait)
+	}
+	capped := due < s.freed
+	select {
+	case s.e.sem <- struct{}{}:
+	default:
+		capped = true
+		var end <-chan time.Time
+		if d := s.e.o.Duration; d > 0 {
+			t := time.NewTimer(time.Until(s.began.Add(d)))
+			defer t.Stop()
+			end = t.C
+		}
+		select {
+		case s.e.sem <- struct{}{}:
+		case <-end:
+			s.e.loadEnded()
+			return 0, true
+		case <-s.e.stop.Done():
+			return 0, true
+		}
+		s.freed = time.Since(s.began)
+	}
+	v := int64(due)
+	if capped {
+		v = -v - 1 // the sign carries the flag to the targeter
+	}
+	s.e.ring[hits%scheduleSlots].Store(v)
+	return 0, false
 }
 
 // loadEnded is called when the pacer stops: the run ends Grace later.
@@ -311,7 +378,12 @@ func (e *engine) target(t *vegeta.Target) error {
 		e.maxed.Store(true)
 		return ErrMaxMessages
 	}
-	intended := time.Unix(0, e.began.Load()+e.ring[(seq-1)%scheduleSlots].Load())
+	due := e.ring[(seq-1)%scheduleSlots].Load()
+	capped := due < 0
+	if capped {
+		due = -due - 1
+	}
+	intended := time.Unix(0, e.began.Load()+due)
 	c := e.clients[(seq-1)%int64(len(e.clients))]
 	if e.o.ClientFor != nil {
 		id := e.o.ClientFor(seq)
@@ -343,7 +415,7 @@ func (e *engine) target(t *vegeta.Target) error {
 		e.fail(err)
 		return err
 	}
-	m := &message{seq: seq, client: c, body: body, intended: intended, first: first, slot: slot, gaveUp: gaveUp}
+	m := &message{seq: seq, client: c, body: body, intended: intended, first: first, slot: slot, gaveUp: gaveUp, capped: capped}
 	if e.o.API == rundir.APINotify {
 		// The body's own externalId (a replay may keep the recorded one), else the tag's.
 		if m.extID = externalID(body); m.extID == "" {
@@ -447,6 +519,13 @@ func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer)
 		ans, hdr := e.exchangeReq(e.halt, c, a, http.MethodPost, e.sendURL, m.body, slot, reuse)
 		if n == 1 {
 			e.prog.Sent.Add(1)
+			if m.capped {
+				a.Capped = true
+				e.prog.Capped.Add(1)
+				if e.capped != nil {
+					e.capped.Inc()
+				}
+			}
 			late := a.Sent.Sub(a.Intended)
 			if late > e.lateAfter {
 				e.prog.Late.Add(1)

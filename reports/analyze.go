@@ -225,6 +225,7 @@ func (a *analyzer) readMeta() error {
 	a.s.RateLimit.Mode = m.Limit.Mode
 	a.s.Requests.PlannedRate = m.Planned.Rate
 	a.s.Requests.PlannedCount = m.Planned.Requests
+	a.s.Requests.MaxInFlight = m.MaxInFlight
 	a.s.Requests.LateAfter = LateAfter.Seconds()
 	return nil
 }
@@ -332,6 +333,9 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		r.Errors[at.Class]++
 	} else if at.Class == "" && !is2xx(at.Code) {
 		r.Errors[classOf(at.Code)]++
+	}
+	if at.Capped {
+		r.Capped++
 	}
 	if at.GaveUp != "" {
 		if r.GaveUp == nil {

@@ -41,3 +41,27 @@ func TestBadAnswerNotAccepted(t *testing.T) {
 		t.Errorf("terminal summary lacks %q:\n%s", want, out.String())
 	}
 }
+
+// TestCappedSends: first attempts the in-flight cap delayed are counted and
+// the key figures say so with the cap.
+func TestCappedSends(t *testing.T) {
+	r := newRun(rundir.APIMessaging)
+	r.meta.MaxInFlight = 10
+	r.send(1, "c1", 1, 200, 0.01)
+	for seq := int64(2); seq <= 4; seq++ {
+		a := r.send(seq, "c1", float64(seq), 200, 0.01)
+		a.Capped, a.Sent = true, a.Sent.Add(500_000_000)
+	}
+	s, err := Analyze(r.write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Requests.Capped != 3 || s.Requests.MaxInFlight != 10 {
+		t.Errorf("capped %d, max in flight %d; want 3 and 10", s.Requests.Capped, s.Requests.MaxInFlight)
+	}
+	var out bytes.Buffer
+	s.Terminal(&out)
+	if want := "3 (at most 10 messages in flight"; !strings.Contains(out.String(), want) {
+		t.Errorf("terminal summary lacks %q:\n%s", want, out.String())
+	}
+}

@@ -84,6 +84,11 @@ type Requests struct {
 	// make: retry_after_past_end, backoff_past_end, limit_past_end (they would
 	// have left after the run's end) and stopped (interrupted while waiting).
 	GaveUp map[string]int64 `json:"gave_up,omitempty" expr:"gave_up"`
+	// Capped counts the first attempts delayed by the attacker's cap on
+	// messages in flight (due while MaxInFlight messages were in flight: the
+	// target was too slow for the planned rate); they are late too.
+	Capped      int64 `json:"capped,omitempty" expr:"capped"`
+	MaxInFlight int   `json:"max_in_flight,omitempty" expr:"max_in_flight"` // the cap (from meta.json; 0 = none)
 }
 
 // RateLimit is what the run tells about the service's rate limit.

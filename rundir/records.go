@@ -49,6 +49,7 @@ type Attempt struct {
 	RateLimit       string    `json:"ratelimit,omitempty"`        // RateLimit header (IETF draft) as received
 	RateLimitPolicy string    `json:"ratelimit_policy,omitempty"` // RateLimit-Policy header as received
 	Mismatch        bool      `json:"mismatch,omitempty"`         // idempotency probe answered with another notificationId than the message's
+	Capped          bool      `json:"capped,omitempty"`           // a first attempt delayed by the attacker's cap on messages in flight (it was due while the cap was full)
 	GaveUp          string    `json:"gave_up,omitempty"`          // the send wanted after (or instead of) this attempt was not made: retry_after_past_end, backoff_past_end, limit_past_end (it would have left after the run's end: load duration + grace), stopped (interrupted while waiting); not sent at all when Error starts "not sent:"
 }
 
@@ -118,6 +119,7 @@ type Meta struct {
 	Retry       Retry     `json:"retry"`
 	Probes      float64   `json:"idempotency_probes,omitempty"` // share of messages probed, 0..1
 	Chain       []string  `json:"chain,omitempty"`              // messaging: the scenario's channels in order (the failover chain)
+	MaxInFlight int       `json:"max_in_flight,omitempty"`      // the attacker's cap on messages in flight; 0 = none
 }
 
 // Plan is what the pacer was asked to do.

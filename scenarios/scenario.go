@@ -82,6 +82,9 @@ type LoadSpec struct {
 	Requests  int64    `json:"requests,omitempty" jsonschema:"minimum=0" jsonschema_description:"a total count of messages (constant: instead of duration; other profiles: a cap)"`
 	File      string   `json:"file,omitempty" jsonschema_description:"replay: recording to replay"`
 	Speed     float64  `json:"speed,omitempty" jsonschema_description:"replay: time scale (2 = twice as fast; default 1)"`
+	// MaxInFlight caps the messages in flight (attack.Options.MaxInFlight):
+	// 0 = the default (1024), -1 = no cap.
+	MaxInFlight int `json:"maxInFlight,omitempty" jsonschema:"minimum=-1" jsonschema_description:"cap on messages in flight (from due to last answer, retries included); sends due at the cap wait and are counted in requests.capped; default 1024, -1 = none"`
 }
 
 // Step is one step of a steps profile.
