@@ -286,10 +286,9 @@ type schedPacer struct {
 	e     *engine
 	max   int64
 	began time.Time
-	// next is the due time of the last hit (from the start): the pacer is
-	// asked for the next one from there, so a hit keeps its planned time
-	// however late the pacer gets to it (a pacer asked at the real elapsed
-	// time while behind answers "now").
+	// next is the due time of the last hit (from the start): when behind,
+	// the pacer is asked for the next one from there, so a hit keeps its
+	// planned time however late the pacer gets to it.
 	next time.Duration
 	// freed is when the pacer last got a slot after waiting for one: a hit
 	// due before it waited for the cap too.
@@ -308,14 +307,22 @@ func (s *schedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bo
 		s.e.loadEnded()
 		return 0, true
 	}
-	wait, stop := s.p.Pace(s.next, hits)
+	wait, stop := s.p.Pace(elapsed, hits)
 	if stop {
 		s.e.loadEnded()
 		return wait, stop
 	}
-	due := s.next + max(wait, 0)
+	due := elapsed + max(wait, 0)
+	if wait <= 0 && s.next < elapsed {
+		// Behind (the cap, a busy machine): the pacer answers "now"; asked
+		// from the previous hit's due time it gives this hit's planned time.
+		// (Asked at the real time first: the replay pacer notes from it when
+		// the previous hit left.)
+		if w, stop := s.p.Pace(s.next, hits); !stop {
+			due = min(s.next+max(w, 0), elapsed)
+		}
+	}
 	s.next = due
-	wait = max(due-elapsed, 0)
 	if s.e.planned != nil {
 		s.e.planned.Set(s.p.Rate(elapsed))
 	}
