@@ -64,7 +64,7 @@ func (s *Summary) keyFigures() []keyFigure {
 		{"idempotency probes / mismatches / duplicate deliveries", fmt.Sprintf("%d / %d / %d", s.Idempotency.Probes, s.Idempotency.Mismatches, s.Idempotency.DuplicateDeliveries)},
 	}
 	if r.Capped > 0 {
-		kf = append(kf, keyFigure{"sends delayed by the in-flight cap", fmt.Sprintf("%d (at most %d messages in flight: the target answered too slowly for the plan)", r.Capped, r.MaxInFlight)})
+		kf = append(kf, keyFigure{"sends delayed by the in-flight cap", fmt.Sprintf("%d (at most %d messages in flight: answers, retry waits or the respect limiter held them longer than the plan allows)", r.Capped, r.MaxInFlight)})
 	}
 	if len(r.GaveUp) > 0 {
 		kf = append(kf, keyFigure{"sends given up", gaveUpText(r.GaveUp)})
