@@ -334,7 +334,13 @@ func (s *schedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bo
 	// loop then ticks at once), so the number of hits in flight never passes
 	// the cap. A hit due while a slot was awaited is capped.
 	if wait > 0 {
-		time.Sleep(wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-s.e.stop.Done():
+			t.Stop()
+			return 0, true
+		}
 	}
 	capped := due < s.freed
 	select {

@@ -4,9 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"maps"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -63,12 +61,6 @@ func (s *Summary) keyFigures() []keyFigure {
 		{"duplicates / unmatched / malformed", fmt.Sprintf("%d / %d / %d", d.Duplicates, d.Unmatched, d.Malformed)},
 		{"idempotency probes / mismatches / duplicate deliveries", fmt.Sprintf("%d / %d / %d", s.Idempotency.Probes, s.Idempotency.Mismatches, s.Idempotency.DuplicateDeliveries)},
 	}
-	if r.Capped > 0 {
-		kf = append(kf, keyFigure{"sends delayed by the in-flight cap", fmt.Sprintf("%d (at most %d messages in flight: answers, retry waits or the respect limiter held them longer than the plan allows)", r.Capped, r.MaxInFlight)})
-	}
-	if len(r.GaveUp) > 0 {
-		kf = append(kf, keyFigure{"sends given up", gaveUpText(r.GaveUp)})
-	}
 	if d.Unconfirmed > 0 || d.Refused > 0 {
 		kf = append(kf, keyFigure{"unconfirmed / refused on purpose / redelivered (retry p50)", fmt.Sprintf("%d / %d / %d (%s)", d.Unconfirmed, d.Refused, d.Redelivered, dur(d.RetryDelay.P50))})
 	}
@@ -79,7 +71,7 @@ func (s *Summary) keyFigures() []keyFigure {
 		kf = append(kf, keyFigure{"truth: latency p95 true / measured", fmt.Sprintf("%s / %s", dur(t.TrueLatency.P95), dur(t.MeasuredLatency.P95))},
 			keyFigure{"truth: lost expected / measured", fmt.Sprintf("%d / %d", t.ExpectedLost, t.MeasuredLost)})
 	}
-	return kf
+	return s.attackFigures(kf)
 }
 
 // Terminal writes the short summary printed at the end of `msgload run`.
@@ -242,27 +234,4 @@ func plural(n int64, noun string) string {
 		return "1 " + noun
 	}
 	return strconv.FormatInt(n, 10) + " " + noun + "s"
-}
-
-// gaveUpNames says each Attempt.GaveUp reason in words.
-var gaveUpNames = map[string]string{
-	"retry_after_past_end": "Retry-After past the run's end",
-	"backoff_past_end":     "backoff past the run's end",
-	"limit_past_end":       "rate-limit window past the run's end",
-	"stopped":              "interrupted while waiting",
-}
-
-// gaveUpText is "N (gave up: reason n, …)" with the reasons in a fixed order.
-func gaveUpText(m map[string]int64) string {
-	var total int64
-	parts := make([]string, 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		total += m[k]
-		name := gaveUpNames[k]
-		if name == "" {
-			name = k
-		}
-		parts = append(parts, fmt.Sprintf("%s %d", name, m[k]))
-	}
-	return fmt.Sprintf("%d (gave up: %s)", total, strings.Join(parts, ", "))
 }
