@@ -68,6 +68,10 @@ func TestMaxInFlight(t *testing.T) {
 				}
 				var capped int64
 				for _, a := range rec.ops(OpSend) {
+					// However late the pacer got to it, a send keeps its planned time: hit n at n/100 s.
+					if want := res.Start.Add(time.Duration(a.Seq) * 10 * time.Millisecond); !a.Intended.Equal(want) {
+						t.Errorf("seq %d intended %v after the start, want %v", a.Seq, a.Intended.Sub(res.Start), want.Sub(res.Start))
+					}
 					if a.Capped {
 						capped++
 						if a.Late() <= 10*time.Millisecond {

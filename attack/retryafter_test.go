@@ -107,6 +107,8 @@ func TestRetryAfterPastRunEnd(t *testing.T) {
 
 // TestStopCancelsRetryAfter: the first stop (ctx, not abort) ends a pending
 // Retry-After wait at once, in both modes; the retry is given up as stopped.
+// In respect mode the second message waits in the limiter (the 429 blocked
+// the client for 600 s): the stop ends that wait too, and it is not sent.
 func TestStopCancelsRetryAfter(t *testing.T) {
 	for _, mode := range []string{ModeExceed, ModeRespect} {
 		t.Run(mode, func(t *testing.T) {
@@ -114,11 +116,11 @@ func TestStopCancelsRetryAfter(t *testing.T) {
 				s := newRetryAfterService(t, "600", false)
 				rec := &memRecorder{}
 				ctx, stop := context.WithCancel(context.Background())
-				time.AfterFunc(2*time.Second, stop)
+				time.AfterFunc(2500*time.Millisecond, stop)
 				start := time.Now()
 				_, err := RunWithAbort(ctx, context.Background(), Options{
 					API: rundir.APIMessaging, BaseURL: "http://svc.test", Clients: clients("a"),
-					Pacer: Constant(vegeta.Rate{Freq: 1, Per: time.Second}), Requests: 1,
+					Pacer: Constant(vegeta.Rate{Freq: 1, Per: time.Second}), Requests: 3,
 					Body: messagingBody, RunID: "stop", Out: rec, Transport: handlerTransport{s},
 					Limit: Limit{Requests: 100, Window: time.Minute, Mode: mode},
 					Retry: Retry{On: []int{429}, Max: 1, Backoff: time.Millisecond},
@@ -126,12 +128,21 @@ func TestStopCancelsRetryAfter(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if took := time.Since(start); took != 2*time.Second {
-					t.Fatalf("returned after %v, want 2s (the stop)", took)
+				if took := time.Since(start); took != 2500*time.Millisecond {
+					t.Fatalf("returned after %v, want 2.5s (the stop)", took)
+				}
+				want := 2 // exceed: messages 1 and 2 refused, both waiting for their retry
+				if mode == ModeRespect {
+					want = 1 // message 2 still in the limiter: not sent, not recorded
 				}
 				as := rec.ops(OpSend)
-				if len(as) != 1 || as[0].GaveUp != GaveUpStopped {
-					t.Fatalf("attempts %+v; want one, given up as stopped", as)
+				if len(as) != want || len(s.arrivals) != want {
+					t.Fatalf("%d attempts, service saw %d messages; want %d", len(as), len(s.arrivals), want)
+				}
+				for _, a := range as {
+					if a.Code != 429 || a.GaveUp != GaveUpStopped {
+						t.Errorf("seq %d: code %d gave up %q; want 429, stopped", a.Seq, a.Code, a.GaveUp)
+					}
 				}
 			})
 		})
