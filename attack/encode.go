@@ -14,7 +14,7 @@ import (
 // attemptFields is the number of fields appendAttempt knows. When
 // rundir.Attempt gains a field, encodeAttempt falls back to encoding/json (and
 // TestAppendAttemptMatchesJSON fails until appendAttempt learns it).
-const attemptFields = 25
+const attemptFields = 27
 
 var fastAttempt = reflect.TypeFor[rundir.Attempt]().NumField() == attemptFields
 
@@ -74,6 +74,10 @@ func appendAttempt(b []byte, a *rundir.Attempt) []byte {
 	if a.Mismatch {
 		b = append(b, `,"mismatch":true`...)
 	}
+	if a.Capped {
+		b = append(b, `,"capped":true`...)
+	}
+	b = appendOpt(b, `,"gave_up":`, a.GaveUp)
 	return append(b, '}')
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // FuzzParseAnswer: any body the service sends is read without panic, and a
@@ -24,6 +26,14 @@ func FuzzParseAnswer(f *testing.F) {
 		b, _ := json.Marshal(a)
 		if parseAnswer(b) != a {
 			t.Fatalf("round trip of %+v", a)
+		}
+		// An answer taken as the API's send answer came from valid JSON with
+		// the seed's fields; anything else (HTML, invalid JSON, random bytes)
+		// is a bad answer, never an acceptance.
+		for _, api := range []string{rundir.APIMessaging, rundir.APINotify} {
+			if badSendAnswer(api, a) == "" && (!json.Valid(body) || (a.TxID == "" && a.NotificationID == "")) {
+				t.Fatalf("%s: %q taken as a send answer", api, body)
+			}
 		}
 	})
 }

@@ -40,8 +40,10 @@ func newWindowLimiter(n int, w time.Duration) *windowLimiter {
 
 // wait blocks until a request may leave, records it as in flight and returns
 // its slot, to hand to answered when the request is over (answered, failed or
-// never sent). It fails only when ctx ends first.
-func (l *windowLimiter) wait(ctx context.Context) (int, error) {
+// never sent). It fails when ctx ends first, and at once with an errPastEnd
+// when the request could leave only after end (nil: no end): a Retry-After
+// block past it (GaveUpRetryAfter) or a full window (GaveUpLimit).
+func (l *windowLimiter) wait(ctx context.Context, end *runEnd) (int, error) {
 	select {
 	case l.turn <- struct{}{}:
 	case <-ctx.Done():
@@ -51,7 +53,8 @@ func (l *windowLimiter) wait(ctx context.Context) (int, error) {
 	for {
 		now := time.Now()
 		l.mu.Lock()
-		at, inFlight := l.until, false
+		until := l.until
+		at, inFlight := until, false
 		if l.fill == l.n {
 			// The oldest of the last n must be answered, and a full window ago.
 			if l.busy[l.next] {
@@ -71,16 +74,31 @@ func (l *windowLimiter) wait(ctx context.Context) (int, error) {
 			return slot, nil
 		}
 		l.mu.Unlock()
+		dl, moved := end.get()
+		if !dl.IsZero() {
+			switch {
+			case until.After(dl):
+				return -1, errPastEnd{GaveUpRetryAfter}
+			case at.After(dl) || (inFlight && !now.Before(dl)):
+				return -1, errPastEnd{GaveUpLimit}
+			}
+		}
+		wake := at
+		if inFlight {
+			// Woken by the answer; at the latest at the run's end, to give up.
+			wake = dl
+		}
 		var t *time.Timer
 		var timer <-chan time.Time
-		if !inFlight {
-			t = time.NewTimer(at.Sub(now))
+		if !wake.IsZero() && wake.After(now) {
+			t = time.NewTimer(wake.Sub(now))
 			timer = t.C
 		}
 		var err error
 		select {
 		case <-timer:
 		case <-l.done:
+		case <-moved:
 		case <-ctx.Done():
 			err = ctx.Err()
 		}

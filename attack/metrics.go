@@ -25,6 +25,8 @@ type Metrics struct {
 	inFlight    *prometheus.GaugeVec     // api
 	planned     *prometheus.GaugeVec     // api
 	late        *prometheus.CounterVec   // api
+	capped      *prometheus.CounterVec   // api
+	maxInFlight *prometheus.GaugeVec     // api
 	lag         *prometheus.HistogramVec // api
 	probes      *prometheus.CounterVec   // api
 	mismatches  *prometheus.CounterVec   // api
@@ -77,6 +79,10 @@ func NewMetrics(reg prometheus.Registerer, maxClientLabels int) (*Metrics, error
 			Help: "Rate the pacer plans now, messages per second."}, []string{"api"}),
 		late: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "msgload_late_starts_total",
 			Help: "First attempts that left later than planned (coordinated omission)."}, []string{"api"}),
+		capped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "msgload_capped_sends_total",
+			Help: "First attempts delayed by the cap on messages in flight (due while the cap was full)."}, []string{"api"}),
+		maxInFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "msgload_max_in_flight",
+			Help: "The cap on messages in flight (0 = none)."}, []string{"api"}),
 		lag: histogram("msgload_send_lag_seconds", "Actual minus intended send time of first attempts.",
 			[]float64{.0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5, 10, 60}, "api"),
 		probes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "msgload_idempotency_probes_total",
@@ -98,7 +104,7 @@ func NewMetrics(reg prometheus.Registerer, maxClientLabels int) (*Metrics, error
 		labels:     map[string]string{},
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.duration, m.sent, m.retries, m.rateLimited,
-		m.inFlight, m.planned, m.late, m.lag, m.probes, m.mismatches, m.retryAfter, m.tokens,
+		m.inFlight, m.planned, m.late, m.capped, m.maxInFlight, m.lag, m.probes, m.mismatches, m.retryAfter, m.tokens,
 		m.runInfo, m.runStart, m.runEnd} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register attack metrics: %w", err)
@@ -130,6 +136,12 @@ func (m *Metrics) start(o *Options, at time.Time) {
 	api := o.API
 	m.inFlight.WithLabelValues(api)
 	m.late.WithLabelValues(api)
+	m.capped.WithLabelValues(api)
+	limit := o.MaxInFlight
+	if limit == 0 {
+		limit = DefaultMaxInFlight
+	}
+	m.maxInFlight.WithLabelValues(api).Set(float64(max(limit, 0)))
 	m.lag.WithLabelValues(api)
 	m.probes.WithLabelValues(api)
 	m.mismatches.WithLabelValues(api)

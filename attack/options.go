@@ -40,6 +40,14 @@ const (
 	ProbeConcurrent = "concurrent"
 )
 
+// DefaultMaxInFlight is the cap on messages in flight when
+// Options.MaxInFlight is 0. At 100 ms per answer it allows 10,240 sends/s.
+// A message in flight costs about 66 KiB of peak RSS (its goroutines,
+// request, connection and buffers, with the collector's slack), so the cap
+// holds the attacker under 96 MiB at any overload for bodies of a few hundred
+// bytes (BenchmarkOverloadMemory; attack/README.md has the figures).
+const DefaultMaxInFlight = 1024
+
 // Client is one integration: a messaging login and password, or a
 // notification client_id and secret. The secret never leaves this package.
 type Client struct {
@@ -61,8 +69,16 @@ type Retry struct {
 	OnTimeout bool          // retry when no answer came (timeout, reset)
 	Max       int           // retries after the first attempt
 	Backoff   time.Duration // wait before retry 1; doubled for each next one
-	MaxWait   time.Duration // cap of one wait (0 = 30 s)
-	Jitter    float64       // 0..1: each wait is multiplied by a random factor in [1-Jitter, 1+Jitter]
+	// MaxWait caps one backoff wait (0 = 30 s). It does not cut a
+	// Retry-After: that is honoured in full as long as the retry still leaves
+	// before the run's end (see Options.Grace); a retry that would leave after
+	// it is given up (Attempt.GaveUp).
+	MaxWait time.Duration
+	// Jitter, 0..1: each backoff wait is multiplied by a random factor in
+	// [1-Jitter, 1+Jitter]; a Retry-After wait d becomes a random wait in
+	// [d, d·(1+Jitter)] (never shorter than the service asked; not past the
+	// run's end when d itself is not).
+	Jitter float64
 }
 
 // Poll is messaging delivery measured by polling check-status.
@@ -81,6 +97,14 @@ type Options struct {
 	Pacer    vegeta.Pacer  // when requests leave
 	Duration time.Duration // 0 = until Requests
 	Requests int64         // messages to send (first attempts); 0 = until Duration
+	// Grace is how long the run goes on after the load ends (the harness's
+	// grace period for callbacks): the run ends Duration + Grace after the
+	// attack's start, or Grace after the pacer stops when that is sooner (a
+	// request count, a replay). No send leaves after the run's end: a retry
+	// whose backoff or Retry-After would end later, or a send the respect
+	// limiter could let go only later, is given up at once (Attempt.GaveUp,
+	// Progress.GaveUp). 0 = no end known: waits end only by ctx or abort.
+	Grace time.Duration
 	// MaxMessages is a hard cap on messages really sent (first attempts), a
 	// safety for paid traffic; 0 = no cap.
 	MaxMessages int64
@@ -107,10 +131,20 @@ type Options struct {
 	// POST /api/v1/webhooks before the load starts.
 	WebhookURL string
 
-	Timeout     time.Duration // per HTTP request; 0 = 30 s
-	Workers     uint64        // vegeta's initial workers; 0 = vegeta's default
-	MaxWorkers  uint64        // 0 = unbounded
-	Connections int           // idle connections kept per host; 0 = 10000
+	Timeout time.Duration // per HTTP request; 0 = 30 s
+	// MaxInFlight caps the messages in flight: a message holds a slot from
+	// the moment it is due until its last attempt is over (retries and their
+	// waits included; probes and polls, which follow an acceptance, hold
+	// none). At the cap the pacer waits for a slot, as vegeta's max workers
+	// make it wait for a worker: the sends due meanwhile leave late and are
+	// counted as capped (Attempt.Capped, Progress.Capped,
+	// msgload_capped_sends_total). It bounds the attacker's memory when the
+	// target slows down: the open model's backlog no longer grows without
+	// end. 0 = DefaultMaxInFlight; negative = no cap.
+	MaxInFlight int
+	Workers     uint64 // vegeta's initial workers; 0 = vegeta's default
+	MaxWorkers  uint64 // vegeta's max workers; 0 = MaxInFlight + 64 (unbounded without a cap)
+	Connections int    // idle connections kept per host; 0 = 10000
 	// LateAfter is how much later than planned a first attempt may leave
 	// before it counts as late; 0 = 10 ms.
 	LateAfter time.Duration

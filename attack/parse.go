@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // answer is what the attacker reads from a response body: the ids and state
@@ -89,4 +91,48 @@ func externalID(body []byte) string {
 		return ""
 	}
 	return v
+}
+
+// badSendAnswer says why a 2xx send answer ans (as parsed from the body) is
+// not the API's answer, or "" when it is. Messaging (seed): a txId uuid and a
+// state ACCEPTED or FAILED. Notify (seed): a notificationId.
+func badSendAnswer(api string, ans answer) string {
+	if ans == (answer{}) {
+		return "not a JSON object with the answer's fields"
+	}
+	if api == rundir.APINotify {
+		if ans.NotificationID == "" {
+			return "no notificationId"
+		}
+		return ""
+	}
+	if !isUUID(ans.TxID) {
+		return "txId is not a uuid"
+	}
+	if ans.State != "ACCEPTED" && ans.State != "FAILED" {
+		return "state is neither ACCEPTED nor FAILED"
+	}
+	return ""
+}
+
+// isUUID reports whether s is a uuid in its canonical text form
+// (8-4-4-4-12 hex digits, either case).
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
 }

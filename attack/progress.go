@@ -18,18 +18,21 @@ type Progress struct {
 	Requests    atomic.Int64 // HTTP requests of every operation
 	Probes      atomic.Int64 // idempotency probes sent
 	Mismatches  atomic.Int64 // probes answered with another notificationId
+	GaveUp      atomic.Int64 // sends given up: past the run's end or interrupted (Attempt.GaveUp)
+	Capped      atomic.Int64 // first attempts delayed by the cap on messages in flight (Attempt.Capped)
 }
 
 // Snapshot is a copy of Progress at one moment.
 type Snapshot struct {
-	Sent, Accepted, RateLimited, Errors, Retries, InFlight, Late, Requests, Probes, Mismatches int64
+	Sent, Accepted, RateLimited, Errors, Retries, InFlight, Late, Requests, Probes, Mismatches, GaveUp, Capped int64
 }
 
 // Snapshot copies the counters.
 func (p *Progress) Snapshot() Snapshot {
 	return Snapshot{Sent: p.Sent.Load(), Accepted: p.Accepted.Load(), RateLimited: p.RateLimited.Load(),
 		Errors: p.Errors.Load(), Retries: p.Retries.Load(), InFlight: p.InFlight.Load(), Late: p.Late.Load(),
-		Requests: p.Requests.Load(), Probes: p.Probes.Load(), Mismatches: p.Mismatches.Load()}
+		Requests: p.Requests.Load(), Probes: p.Probes.Load(), Mismatches: p.Mismatches.Load(),
+		GaveUp: p.GaveUp.Load(), Capped: p.Capped.Load()}
 }
 
 // Result is what Run reports at its end.

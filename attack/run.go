@@ -54,6 +54,10 @@ type message struct {
 	extID    string
 	attempts int // attempts made so far (retries, then probes, number on)
 	slot     int // the first attempt's limiter slot (respect mode), else noSlot
+	// gaveUp is set by the targeter when the limiter could not let the first
+	// attempt go before the run's end (a GaveUp reason): it is recorded, not sent.
+	gaveUp string
+	capped bool // due while the cap on messages in flight was full
 }
 
 // noSlot asks exchangeReq to wait for the client's limiter itself.
@@ -75,12 +79,19 @@ type engine struct {
 	prog      *Progress
 	stop      context.Context // cancelled: no new sends
 	abort     context.Context // cancelled: abandon in-flight work
+	halt      context.Context // cancelled with stop or abort: ends every wait before a send
+	end       *runEnd         // no send leaves after it
 	lateAfter time.Duration
 	timeout   time.Duration
 	sendURL   string
 	statusURL string // check-status prefix
 	retryOn   map[int]bool
 	retryCap  time.Duration
+
+	haltCancel context.CancelFunc
+	// sem holds a slot per message in flight (nil: no cap): taken by the
+	// pacer before a hit, given back when vegeta's result of the hit arrives.
+	sem chan struct{}
 
 	began atomic.Int64 // Unix ns of the attack's start, set by the pacer
 	ring  []atomic.Int64
@@ -98,7 +109,7 @@ type engine struct {
 	planned  interface{ Set(float64) }
 	// Series of the hot path, looked up once (nil without metrics).
 	lag, retryAfter prometheus.Observer
-	late            prometheus.Counter
+	late, capped    prometheus.Counter
 	durations       map[string]prometheus.Observer // by operation
 }
 
@@ -117,15 +128,22 @@ func RunWithAbort(ctx, abort context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	e := newEngine(ctx, abort, &o)
+	defer e.haltCancel()
 	if o.API == rundir.APINotify && o.WebhookURL != "" {
 		if err := e.registerWebhooks(); err != nil {
 			return Result{Snapshot: e.prog.Snapshot()}, err
 		}
 	}
+	maxWorkers := uint64(vegeta.DefaultMaxWorkers)
+	if e.sem != nil {
+		// The slots bound the hits; a few more workers cover those between
+		// the end of a hit and their next tick.
+		maxWorkers = uint64(cap(e.sem)) + 64
+	}
 	atk := vegeta.NewAttacker(
 		vegeta.Client(&http.Client{Transport: e}),
 		vegeta.Workers(orDefault(o.Workers, vegeta.DefaultWorkers)),
-		vegeta.MaxWorkers(orDefault(o.MaxWorkers, vegeta.DefaultMaxWorkers)),
+		vegeta.MaxWorkers(orDefault(o.MaxWorkers, maxWorkers)),
 		vegeta.Redirects(vegeta.NoFollow),
 	)
 	done := make(chan struct{})
@@ -143,7 +161,11 @@ func RunWithAbort(ctx, abort context.Context, o Options) (Result, error) {
 	p := &schedPacer{p: o.Pacer, e: e, max: o.Requests}
 	for range atk.Attack(e.target, p, o.Duration, o.RunID) {
 		// Every attempt is recorded by the engine; vegeta's own result of a
-		// hit (a whole message with its retries) is not needed.
+		// hit (a whole message with its retries) is not needed, only that the
+		// hit is over: its slot is free.
+		if e.sem != nil {
+			<-e.sem
+		}
 	}
 	close(done)
 	e.wg.Wait()
@@ -191,7 +213,16 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 		retryOn:   map[int]bool{},
 		byID:      map[string]*clientState{},
 		retryCap:  o.Retry.MaxWait,
+		end:       newRunEnd(),
 	}
+	if n := o.MaxInFlight; n >= 0 {
+		if n == 0 {
+			n = DefaultMaxInFlight
+		}
+		e.sem = make(chan struct{}, n)
+	}
+	e.halt, e.haltCancel = context.WithCancel(stop)
+	context.AfterFunc(abort, e.haltCancel)
 	if e.prog == nil {
 		e.prog = new(Progress)
 	}
@@ -220,6 +251,7 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 		e.lag = m.lag.WithLabelValues(o.API)
 		e.retryAfter = m.retryAfter.WithLabelValues(o.API)
 		e.late = m.late.WithLabelValues(o.API)
+		e.capped = m.capped.WithLabelValues(o.API)
 		e.durations = map[string]prometheus.Observer{}
 		for _, op := range []string{OpSend, OpCheckStatus, OpWebhook, OpToken} {
 			e.durations[op] = m.duration.WithLabelValues(o.API, op)
@@ -253,25 +285,96 @@ type schedPacer struct {
 	e     *engine
 	max   int64
 	began time.Time
+	// next is the due time of the last hit (from the start): when behind,
+	// the pacer is asked for the next one from there, so a hit keeps its
+	// planned time however late the pacer gets to it.
+	next time.Duration
+	// freed is when the pacer last got a slot after waiting for one: a hit
+	// due before it waited for the cap too.
+	freed time.Duration
 }
 
 func (s *schedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
 	if s.began.IsZero() {
 		s.began = time.Now().Add(-elapsed)
 		s.e.began.Store(s.began.UnixNano())
+		if g := s.e.o.Grace; g > 0 && s.e.o.Duration > 0 {
+			s.e.end.set(s.began.Add(s.e.o.Duration + g))
+		}
 	}
 	if s.max > 0 && hits >= uint64(s.max) {
+		s.e.loadEnded()
 		return 0, true
 	}
 	wait, stop := s.p.Pace(elapsed, hits)
 	if stop {
+		s.e.loadEnded()
 		return wait, stop
 	}
-	s.e.ring[hits%scheduleSlots].Store(int64(elapsed + max(wait, 0)))
+	due := elapsed + max(wait, 0)
+	if wait <= 0 && s.next < elapsed {
+		// Behind (the cap, a busy machine): the pacer answers "now"; asked
+		// from the previous hit's due time it gives this hit's planned time.
+		// (Asked at the real time first: the replay pacer notes from it when
+		// the previous hit left.)
+		if w, stop := s.p.Pace(s.next, hits); !stop {
+			due = min(s.next+max(w, 0), elapsed)
+		}
+	}
+	s.next = due
 	if s.e.planned != nil {
 		s.e.planned.Set(s.p.Rate(elapsed))
 	}
-	return wait, false
+	if s.e.sem == nil {
+		s.e.ring[hits%scheduleSlots].Store(int64(due))
+		return wait, false
+	}
+	// A slot before the hit leaves: the pacer waits for it here (vegeta's
+	// loop then ticks at once), so the number of hits in flight never passes
+	// the cap. A hit due while a slot was awaited is capped.
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-s.e.stop.Done():
+			t.Stop()
+			return 0, true
+		}
+	}
+	capped := due < s.freed
+	select {
+	case s.e.sem <- struct{}{}:
+	default:
+		capped = true
+		var end <-chan time.Time
+		if d := s.e.o.Duration; d > 0 {
+			t := time.NewTimer(time.Until(s.began.Add(d)))
+			defer t.Stop()
+			end = t.C
+		}
+		select {
+		case s.e.sem <- struct{}{}:
+		case <-end:
+			s.e.loadEnded()
+			return 0, true
+		case <-s.e.stop.Done():
+			return 0, true
+		}
+		s.freed = time.Since(s.began)
+	}
+	v := int64(due)
+	if capped {
+		v = -v - 1 // the sign carries the flag to the targeter
+	}
+	s.e.ring[hits%scheduleSlots].Store(v)
+	return 0, false
+}
+
+// loadEnded is called when the pacer stops: the run ends Grace later.
+func (e *engine) loadEnded() {
+	if g := e.o.Grace; g > 0 {
+		e.end.loadEnded(time.Now().Add(g))
+	}
 }
 
 func (s *schedPacer) Rate(elapsed time.Duration) float64 { return s.p.Rate(elapsed) }
@@ -287,7 +390,12 @@ func (e *engine) target(t *vegeta.Target) error {
 		e.maxed.Store(true)
 		return ErrMaxMessages
 	}
-	intended := time.Unix(0, e.began.Load()+e.ring[(seq-1)%scheduleSlots].Load())
+	due := e.ring[(seq-1)%scheduleSlots].Load()
+	capped := due < 0
+	if capped {
+		due = -due - 1
+	}
+	intended := time.Unix(0, e.began.Load()+due)
 	c := e.clients[(seq-1)%int64(len(e.clients))]
 	if e.o.ClientFor != nil {
 		id := e.o.ClientFor(seq)
@@ -297,11 +405,15 @@ func (e *engine) target(t *vegeta.Target) error {
 			return err
 		}
 	}
-	slot := noSlot
+	slot, gaveUp := noSlot, ""
 	if c.lim != nil {
 		var err error
-		if slot, err = c.lim.wait(e.stop); err != nil {
-			return errStopped
+		if slot, err = c.lim.wait(e.stop, e.end); err != nil {
+			if e.stop.Err() != nil {
+				return errStopped
+			}
+			// It cannot leave before the run's end: recorded as given up, not sent.
+			gaveUp = gaveUpReason(err)
 		}
 	}
 	first := time.Now()
@@ -309,13 +421,13 @@ func (e *engine) target(t *vegeta.Target) error {
 	body, err := e.o.Body(seq, c.ID, tag)
 	if err != nil {
 		if c.lim != nil {
-			c.lim.answered(slot)
+			c.lim.answered(slot) // a negative slot is ignored
 		}
 		err = fmt.Errorf("build body of message %d: %w", seq, err)
 		e.fail(err)
 		return err
 	}
-	m := &message{seq: seq, client: c, body: body, intended: intended, first: first, slot: slot}
+	m := &message{seq: seq, client: c, body: body, intended: intended, first: first, slot: slot, gaveUp: gaveUp, capped: capped}
 	if e.o.API == rundir.APINotify {
 		// The body's own externalId (a replay may keep the recorded one), else the tag's.
 		if m.extID = externalID(body); m.extID == "" {
@@ -387,7 +499,10 @@ func probed(seq int64, p float64) bool {
 	return math.Floor(float64(seq)*p) > math.Floor(float64(seq-1)*p)
 }
 
-// send makes the attempts of one message: the first, then retries.
+// send makes the attempts of one message: the first, then retries. Each
+// attempt is counted at once and recorded when it is known whether a retry
+// follows it: an attempt after which the policy wanted a retry that was not
+// made (past the run's end, or interrupted) carries the reason in GaveUp.
 func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer) {
 	c := m.client
 	intended := m.intended
@@ -402,10 +517,27 @@ func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer)
 		if n == 1 {
 			reuse = first // vegeta's request carries the body already
 			slot = m.slot // the targeter passed the limiter
+			if m.gaveUp != "" {
+				// The limiter could not let it go before the run's end.
+				if first.Body != nil {
+					first.Body.Close()
+				}
+				e.notSent(a, m.gaveUp)
+				e.prog.GaveUp.Add(1)
+				e.write(c, a)
+				return a, answer{}
+			}
 		}
-		ans, hdr := e.exchangeReq(c, a, http.MethodPost, e.sendURL, m.body, slot, reuse)
+		ans, hdr := e.exchangeReq(e.halt, c, a, http.MethodPost, e.sendURL, m.body, slot, reuse)
 		if n == 1 {
 			e.prog.Sent.Add(1)
+			if m.capped {
+				a.Capped = true
+				e.prog.Capped.Add(1)
+				if e.capped != nil {
+					e.capped.Inc()
+				}
+			}
 			late := a.Sent.Sub(a.Intended)
 			if late > e.lateAfter {
 				e.prog.Late.Add(1)
@@ -423,39 +555,68 @@ func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer)
 				c.met.retries.Inc()
 			}
 		}
-		e.write(c, a)
-		if a.Outcome == rundir.OutcomeOK || e.abort.Err() != nil {
+		if a.GaveUp != "" || a.Outcome == rundir.OutcomeOK || e.abort.Err() != nil {
+			e.write(c, a)
 			return a, ans
 		}
 		var wait time.Duration
+		pastEnd := GaveUpBackoff
 		if a.Code == http.StatusUnauthorized && c.tok != nil && !authRetried {
 			// The token was refused (the exchange dropped it): one retry at
 			// once with a new one, besides the policy's retries.
 			authRetried = true
 		} else {
 			if !e.retryable(a) || retries >= e.o.Retry.Max {
+				e.write(c, a)
 				return a, ans
 			}
 			retries++
 			wait = e.backoff(retries)
-			if d, ok := parseRetryAfter(hdr.Get("Retry-After"), time.Now()); ok && d > wait {
-				wait = min(d, e.retryCap)
+			if d, ok := parseRetryAfter(hdr.Get("Retry-After"), time.Now()); ok && d >= wait {
+				// Honoured in full (not cut at MaxWait), jittered upwards only.
+				wait, pastEnd = e.retryAfterWait(d), GaveUpRetryAfter
 			}
 		}
 		intended = time.Now().Add(wait)
-		if !e.sleep(wait) {
+		if why := e.pause(e.halt, wait, pastEnd); why != "" {
+			a.GaveUp = why
+			e.prog.GaveUp.Add(1)
+			e.write(c, a)
 			return a, ans
 		}
+		e.write(c, a)
 	}
 }
 
+// notSent fills a for a request that was not made because of a GaveUp reason.
+func (e *engine) notSent(a *rundir.Attempt, why string) {
+	a.Sent = time.Now()
+	a.Outcome, a.Class, a.GaveUp = rundir.OutcomeFail, "other", why
+	a.Error = "not sent: " + gaveUpText[why]
+}
+
+var gaveUpText = map[string]string{
+	GaveUpRetryAfter: "Retry-After past the run's end",
+	GaveUpBackoff:    "backoff past the run's end",
+	GaveUpLimit:      "rate limit window past the run's end",
+	GaveUpStopped:    "run interrupted",
+}
+
 // retryable says whether the policy retries after a: its code, or no answer
-// (timeout, reset) when OnTimeout.
+// (timeout, reset) when OnTimeout. A 2xx whose body is not the API's answer
+// (bad_answer, outcome unknown) is retried with OnTimeout for notify when the
+// message has an externalId (the service answers a repeat with the same
+// notificationId and sends nothing twice); never for messaging, where a
+// resend is a new message.
 func (e *engine) retryable(a *rundir.Attempt) bool {
+	if a.Class == ClassBadAnswer {
+		return e.o.Retry.OnTimeout && a.API == rundir.APINotify && a.ExternalID != ""
+	}
 	return e.retryOn[a.Code] || (a.Code == 0 && a.Outcome == rundir.OutcomeUnknown && e.o.Retry.OnTimeout)
 }
 
-// backoff is the wait before retry n: Backoff·2^(n-1) with jitter.
+// backoff is the wait before retry n: Backoff·2^(n-1) with jitter (a random
+// share up to Jitter added or removed), at most MaxWait.
 func (e *engine) backoff(n int) time.Duration {
 	b := float64(e.o.Retry.Backoff) * math.Pow(2, float64(n-1))
 	if j := e.o.Retry.Jitter; j > 0 {
@@ -464,7 +625,25 @@ func (e *engine) backoff(n int) time.Duration {
 	return min(time.Duration(b), e.retryCap)
 }
 
+// retryAfterWait is the wait for a Retry-After of d: d plus a random share up
+// to Jitter of it (never less than d: the service asked for d), not past the
+// run's end when d itself is not. MaxWait does not cut it.
+func (e *engine) retryAfterWait(d time.Duration) time.Duration {
+	j := e.o.Retry.Jitter
+	if j <= 0 {
+		return d
+	}
+	hi := d + time.Duration(j*float64(d))
+	if end, _ := e.end.get(); !end.IsZero() {
+		if left := time.Until(end); left >= d && left < hi {
+			hi = left
+		}
+	}
+	return d + time.Duration(rand.Float64()*float64(hi-d))
+}
+
 // sleep waits d unless the run is aborted; it reports whether it slept fully.
+// Polls use it: they go on after the first signal, until the second.
 func (e *engine) sleep(d time.Duration) bool {
 	if d <= 0 {
 		return e.abort.Err() == nil
@@ -489,23 +668,26 @@ func (e *engine) attempt(m *message, op string, n int) *rundir.Attempt {
 }
 
 // exchange makes one HTTP request for a, after the client's limiter (respect
-// mode), fills a with what happened and returns the answer read from the body
-// and the response headers.
-func (e *engine) exchange(c *clientState, a *rundir.Attempt, method, u string, body []byte) (answer, http.Header) {
-	return e.exchangeReq(c, a, method, u, body, noSlot, nil)
+// mode; its wait ends with ctx), fills a with what happened and returns the
+// answer read from the body and the response headers.
+func (e *engine) exchange(ctx context.Context, c *clientState, a *rundir.Attempt, method, u string, body []byte) (answer, http.Header) {
+	return e.exchangeReq(ctx, c, a, method, u, body, noSlot, nil)
 }
 
 // exchangeReq is exchange that may send reuse, the request vegeta built for
 // the first attempt (with body), instead of building another, and that may
 // hold slot, a limiter slot already granted (the first attempt, in the
 // targeter). The slot is released when the exchange is over.
-func (e *engine) exchangeReq(c *clientState, a *rundir.Attempt, method, u string, body []byte, slot int, reuse *http.Request) (answer, http.Header) {
+func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Attempt, method, u string, body []byte, slot int, reuse *http.Request) (answer, http.Header) {
 	if c.lim != nil {
 		if slot == noSlot {
 			var err error
-			if slot, err = c.lim.wait(e.abort); err != nil {
-				a.Sent = time.Now()
-				a.Outcome, a.Class, a.Error = rundir.OutcomeFail, "other", "aborted before sending"
+			if slot, err = c.lim.wait(wait, e.end); err != nil {
+				if reuse != nil && reuse.Body != nil {
+					reuse.Body.Close()
+				}
+				e.notSent(a, gaveUpReason(err))
+				e.prog.GaveUp.Add(1)
 				return answer{}, nil
 			}
 		}
@@ -583,12 +765,21 @@ func (e *engine) exchangeReq(c *clientState, a *rundir.Attempt, method, u string
 	a.RateLimit = resp.Header.Get("RateLimit")
 	a.RateLimitPolicy = resp.Header.Get("RateLimit-Policy")
 	a.Outcome, a.Class = codeClass(resp.StatusCode)
+	ans := parseAnswer(data)
 	if err != nil { // the body broke off: the service answered, the answer is partial
 		a.Error = "read answer: " + err.Error()
 	} else if a.Outcome != rundir.OutcomeOK {
 		a.Error = resp.Status
 	}
-	ans := parseAnswer(data)
+	if a.Outcome == rundir.OutcomeOK && a.Op == OpSend {
+		if why := badSendAnswer(e.o.API, ans); why != "" {
+			// The service may have acted, but this is not its answer: no acceptance.
+			a.Outcome, a.Class = rundir.OutcomeUnknown, ClassBadAnswer
+			if a.Error == "" {
+				a.Error = resp.Status + " whose body is not the send answer: " + why
+			}
+		}
+	}
 	a.TxID, a.NotificationID = ans.TxID, ans.NotificationID
 	if ans.State != "" {
 		a.State = ans.State
@@ -656,6 +847,12 @@ func (e *engine) write(c *clientState, a *rundir.Attempt) {
 	}
 }
 
+// ClassBadAnswer is the class of a 2xx send answer whose body is not the
+// API's answer (HTML from a proxy, invalid JSON, random bytes, no txId/state
+// or notificationId): its outcome is unknown (the service may have acted) and
+// it is not an acceptance.
+const ClassBadAnswer = "bad_answer"
+
 func codeClass(code int) (outcome, class string) {
 	switch {
 	case code >= 200 && code < 300:
@@ -693,7 +890,7 @@ func (e *engine) probe(m *message, want string) {
 		a := e.attempt(m, OpSend, k)
 		a.Probe = kind
 		a.Intended = time.Now()
-		ans, _ := e.exchange(m.client, a, http.MethodPost, e.sendURL, m.body)
+		ans, _ := e.exchange(e.halt, m.client, a, http.MethodPost, e.sendURL, m.body)
 		e.prog.Probes.Add(1)
 		if m.client.met != nil {
 			m.client.met.m.probes.WithLabelValues(e.o.API).Inc()
@@ -749,7 +946,7 @@ func (e *engine) poll(m *message, txID string) {
 		a.ExternalID = ""
 		a.Intended = next
 		a.TxID = txID
-		ans, _ := e.exchange(m.client, a, http.MethodGet, u, nil)
+		ans, _ := e.exchange(e.abort, m.client, a, http.MethodGet, u, nil)
 		if a.TxID == "" {
 			a.TxID = txID
 		}
@@ -774,7 +971,7 @@ func (e *engine) registerWebhooks() error {
 		for n := 1; ; n++ {
 			a := e.attempt(m, OpWebhook, n)
 			a.Intended = time.Now()
-			e.exchange(c, a, http.MethodPost, u, body)
+			e.exchange(e.halt, c, a, http.MethodPost, u, body)
 			e.write(c, a)
 			if a.Outcome == rundir.OutcomeOK {
 				break
@@ -789,7 +986,7 @@ func (e *engine) registerWebhooks() error {
 			} else {
 				return fmt.Errorf("%w: client %q: %s", ErrWebhook, c.ID, a.Error)
 			}
-			if !e.sleep(wait) || e.stop.Err() != nil {
+			if e.pause(e.halt, wait, GaveUpBackoff) != "" {
 				return fmt.Errorf("%w: client %q: %s", ErrWebhook, c.ID, a.Error)
 			}
 		}

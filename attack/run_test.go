@@ -110,7 +110,7 @@ func (f *fakeService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if f.injected(w, r, body) {
 			return
 		}
-		fmt.Fprintf(w, `{"txId":"tx-%d","state":"ACCEPTED","updatedAt":"2026-01-01T00:00:00Z"}`, f.nextID.Add(1))
+		fmt.Fprintf(w, `{"txId":"00000000-0000-4000-8000-%012d","state":"ACCEPTED","updatedAt":"2026-01-01T00:00:00Z"}`, f.nextID.Add(1))
 	case strings.HasPrefix(r.URL.Path, "/messaging/v1/check-status/"):
 		tx := strings.TrimPrefix(r.URL.Path, "/messaging/v1/check-status/")
 		f.mu.Lock()

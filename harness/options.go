@@ -183,6 +183,11 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		Probes:           s.Idempotency.Probes.F,
 		ProbeConcurrency: s.Idempotency.Concurrent,
 		Timeout:          s.Retry.Timeout.D,
+		// The run ends delivery.grace after the load: no retry leaves, and no
+		// wait (backoff, Retry-After, the respect limiter) lasts, past it. A
+		// grace of 0 still ends it with the load (Grace 0 would mean no end).
+		Grace:       max(s.Delivery.Grace.D, time.Nanosecond),
+		MaxInFlight: s.Load.MaxInFlight,
 	}
 	if ld.profile == "replay" {
 		o.Duration = 0 // the replay pacer ends by itself
@@ -225,6 +230,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		Retry:      rundir.Retry{On: slices.Clone(s.Retry.On), Max: s.Retry.Max, Backoff: rundir.Duration(s.Retry.Backoff.D)},
 		Probes:     s.Idempotency.Probes.F,
 	}
+	meta.MaxInFlight = inFlightCap(s.Load.MaxInFlight)
 	if via != "sink" {
 		meta.Delivery.Grace = 0
 	}
@@ -391,4 +397,16 @@ func errsJoin(errs []error) error {
 		return errs[0]
 	}
 	return fmt.Errorf("%w (and %d more)", errs[0], len(errs)-1)
+}
+
+// inFlightCap is the cap on messages in flight the attacker uses for n
+// (load.maxInFlight): 0 = none.
+func inFlightCap(n int) int {
+	switch {
+	case n == 0:
+		return attack.DefaultMaxInFlight
+	case n < 0:
+		return 0
+	}
+	return n
 }

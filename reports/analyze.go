@@ -229,6 +229,7 @@ func (a *analyzer) readMeta() error {
 	a.s.RateLimit.Mode = m.Limit.Mode
 	a.s.Requests.PlannedRate = m.Planned.Rate
 	a.s.Requests.PlannedCount = m.Planned.Requests
+	a.s.Requests.MaxInFlight = m.MaxInFlight
 	a.s.Requests.LateAfter = LateAfter.Seconds()
 	return nil
 }
@@ -337,6 +338,15 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 	} else if at.Class == "" && !is2xx(at.Code) {
 		r.Errors[classOf(at.Code)]++
 	}
+	if at.Capped {
+		r.Capped++
+	}
+	if at.GaveUp != "" {
+		if r.GaveUp == nil {
+			r.GaveUp = map[string]int64{}
+		}
+		r.GaveUp[at.GaveUp]++
+	}
 	a.reqLat.observe(at.Latency)
 	if !at.Intended.IsZero() && !at.Sent.IsZero() {
 		late := at.Late()
@@ -401,7 +411,9 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		m.mismatch = true
 		s.Idempotency.Mismatches++
 	}
-	if is2xx(at.Code) {
+	// Accepted: a 2xx whose body was the API's answer (class ok; "" in runs
+	// older than the class); a bad_answer 2xx is an error, not an acceptance.
+	if is2xx(at.Code) && (at.Class == "ok" || at.Class == "") {
 		if !m.accepted {
 			r.Accepted++
 		}

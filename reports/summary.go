@@ -74,7 +74,7 @@ type Requests struct {
 	Errors       map[string]int64 `json:"errors" expr:"errors"` // by class, ok excluded
 	ErrorRate    float64          `json:"error_rate" expr:"error_rate"`
 	Messages     int64            `json:"messages" expr:"messages"` // first attempts of sends
-	Accepted     int64            `json:"accepted" expr:"accepted"` // messages with a 2xx on some attempt
+	Accepted     int64            `json:"accepted" expr:"accepted"` // messages with a 2xx on some attempt whose body was the API's answer (class ok)
 	PlannedRate  float64          `json:"planned_rate" expr:"planned_rate"`
 	AchievedRate float64          `json:"achieved_rate" expr:"achieved_rate"`
 	PlannedCount int64            `json:"planned_messages" expr:"planned_messages"`
@@ -86,6 +86,15 @@ type Requests struct {
 	LateAfter       float64     `json:"late_after_s" expr:"late_after"`
 	SendLag         Percentiles `json:"send_lag" expr:"send_lag"`
 	BadLines        int64       `json:"bad_lines" expr:"bad_lines"` // attempts.jsonl lines that did not decode
+	// GaveUp counts, by reason (Attempt.GaveUp), the sends the attacker did not
+	// make: retry_after_past_end, backoff_past_end, limit_past_end (they would
+	// have left after the run's end) and stopped (interrupted while waiting).
+	GaveUp map[string]int64 `json:"gave_up,omitempty" expr:"gave_up"`
+	// Capped counts the first attempts delayed by the attacker's cap on
+	// messages in flight (due while MaxInFlight messages were in flight: the
+	// target was too slow for the planned rate); they are late too.
+	Capped      int64 `json:"capped,omitempty" expr:"capped"`
+	MaxInFlight int   `json:"max_in_flight,omitempty" expr:"max_in_flight"` // the cap (from meta.json; 0 = none)
 }
 
 // RateLimit is what the run tells about the service's rate limit.

@@ -70,7 +70,7 @@ func (s *Summary) keyFigures() []keyFigure {
 			keyFigure{"truth: latency p95 true / measured", fmt.Sprintf("%s / %s", t.TrueLatency.show(t.TrueLatency.P95), t.MeasuredLatency.show(t.MeasuredLatency.P95))},
 			keyFigure{"truth: lost expected / measured", fmt.Sprintf("%d / %s", t.ExpectedLost, measuredCount(d, t.MeasuredLost))})
 	}
-	return kf
+	return s.attackFigures(kf)
 }
 
 // latencies shows figures of p joined by " / ", or one "no data" when p is empty.

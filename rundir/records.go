@@ -38,7 +38,7 @@ type Attempt struct {
 	BytesOut        int64     `json:"bytes_out"`                  //
 	BytesIn         int64     `json:"bytes_in"`                   //
 	Outcome         string    `json:"outcome"`                    // OutcomeOK, OutcomeFail, OutcomeUnknown
-	Class           string    `json:"class"`                      // ok, http_4xx, http_429, http_5xx, timeout, reset, conn, other
+	Class           string    `json:"class"`                      // ok, http_4xx, http_429, http_5xx, timeout, reset, conn, other, bad_answer (a 2xx send answer whose body is not the API's answer: outcome unknown, not an acceptance)
 	Error           string    `json:"error,omitempty"`            // error text, when any (never used as a metric label)
 	TxID            string    `json:"tx_id,omitempty"`            // messaging: txId of the answer
 	State           string    `json:"state,omitempty"`            // messaging: state of the answer (ACCEPTED, FAILED, or a polled state)
@@ -49,6 +49,8 @@ type Attempt struct {
 	RateLimit       string    `json:"ratelimit,omitempty"`        // RateLimit header (IETF draft) as received
 	RateLimitPolicy string    `json:"ratelimit_policy,omitempty"` // RateLimit-Policy header as received
 	Mismatch        bool      `json:"mismatch,omitempty"`         // idempotency probe answered with another notificationId than the message's
+	Capped          bool      `json:"capped,omitempty"`           // a first attempt delayed by the attacker's cap on messages in flight (it was due while the cap was full)
+	GaveUp          string    `json:"gave_up,omitempty"`          // the send wanted after (or instead of) this attempt was not made: retry_after_past_end, backoff_past_end, limit_past_end (it would have left after the run's end: load duration + grace), stopped (interrupted while waiting); not sent at all when Error starts "not sent:"
 }
 
 // Late is how much later than planned the attempt left.
@@ -117,6 +119,7 @@ type Meta struct {
 	Retry       Retry     `json:"retry"`
 	Probes      float64   `json:"idempotency_probes,omitempty"` // share of messages probed, 0..1
 	Chain       []string  `json:"chain,omitempty"`              // messaging: the scenario's channels in order (the failover chain)
+	MaxInFlight int       `json:"max_in_flight,omitempty"`      // the attacker's cap on messages in flight; 0 = none
 }
 
 // Plan is what the pacer was asked to do.

@@ -82,6 +82,9 @@ type LoadSpec struct {
 	Requests  int64    `json:"requests,omitempty" jsonschema:"minimum=0" jsonschema_description:"a total count of messages (constant: instead of duration; other profiles: a cap)"`
 	File      string   `json:"file,omitempty" jsonschema_description:"replay: recording to replay"`
 	Speed     float64  `json:"speed,omitempty" jsonschema_description:"replay: time scale (2 = twice as fast; default 1)"`
+	// MaxInFlight caps the messages in flight (attack.Options.MaxInFlight):
+	// 0 = the default (1024), -1 = no cap.
+	MaxInFlight int `json:"maxInFlight,omitempty" jsonschema:"minimum=-1" jsonschema_description:"cap on messages in flight (from due to last answer, retries included); sends due at the cap wait and are counted in requests.capped; default 1024, -1 = none"`
 }
 
 // Step is one step of a steps profile.
@@ -172,8 +175,8 @@ type Retry struct {
 	On         []string `json:"on,omitempty" jsonschema_description:"HTTP codes (500, 503, 429) and timeout or reset that are retried"`
 	Max        int      `json:"max,omitempty" jsonschema:"minimum=0" jsonschema_description:"retries after the first attempt"`
 	Backoff    Duration `json:"backoff,omitempty" jsonschema_description:"first wait; doubled each retry"`
-	MaxBackoff Duration `json:"maxBackoff,omitempty" jsonschema_description:"cap on one wait"`
-	Jitter     Percent  `json:"jitter,omitempty" jsonschema_description:"random share added or removed from each wait"`
+	MaxBackoff Duration `json:"maxBackoff,omitempty" jsonschema_description:"cap on one backoff wait; a longer Retry-After is honoured in full while the retry still leaves before the run's end (load duration + delivery.grace)"`
+	Jitter     Percent  `json:"jitter,omitempty" jsonschema_description:"random share added or removed from each backoff wait; only added to a Retry-After wait"`
 	Timeout    Duration `json:"timeout,omitempty" jsonschema_description:"per-request timeout (default 10s)"`
 }
 

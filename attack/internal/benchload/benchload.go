@@ -21,8 +21,8 @@ import (
 
 // Report is the line benchload prints at the end.
 type Report struct {
-	Sent, Errors int64
-	First, Last  time.Time
+	Sent, Errors, Capped int64
+	First, Last          time.Time
 }
 
 // Main runs the command with args (without the program name); the report
@@ -35,7 +35,8 @@ func Main(args []string, stdout io.Writer) error {
 	n := fs.Int64("requests", 0, "messages (0 = until -duration)")
 	dir := fs.String("dir", "", "directory for attempts.jsonl and results.bin")
 	prof := fs.String("cpuprofile", "", "write a CPU profile here")
-	workers := fs.Uint64("max-workers", 0, "vegeta's max workers (0 = unbounded)")
+	workers := fs.Uint64("max-workers", 0, "vegeta's max workers (0 = the attacker's default)")
+	inFlight := fs.Int("max-in-flight", 0, "cap on messages in flight (0 = attack.DefaultMaxInFlight, -1 = none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -50,10 +51,10 @@ func Main(args []string, stdout io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	return run(*url, *rate, *du, *n, *dir, *workers, stdout)
+	return run(*url, *rate, *du, *n, *dir, *workers, *inFlight, stdout)
 }
 
-func run(url string, rate int, du time.Duration, n int64, dir string, workers uint64, stdout io.Writer) error {
+func run(url string, rate int, du time.Duration, n int64, dir string, workers uint64, inFlight int, stdout io.Writer) error {
 	rec, err := attack.NewRecorder(dir)
 	if err != nil {
 		return err
@@ -67,8 +68,9 @@ func run(url string, rate int, du time.Duration, n int64, dir string, workers ui
 		API: rundir.APIMessaging, BaseURL: url, Clients: []attack.Client{{ID: "bench", Secret: "bench-pass"}},
 		Pacer: attack.Constant(vegeta.Rate{Freq: rate, Per: time.Second}), Duration: du, Requests: n,
 		Body: Body, Chain: []string{"sms"}, RunID: "bench", Out: span, Metrics: m,
-		Retry:      attack.Retry{On: []int{503}, Max: 2, Backoff: 10 * time.Millisecond},
-		MaxWorkers: workers,
+		Retry:       attack.Retry{On: []int{503}, Max: 2, Backoff: 10 * time.Millisecond},
+		MaxWorkers:  workers,
+		MaxInFlight: inFlight,
 	})
 	if err != nil {
 		return err
@@ -76,7 +78,7 @@ func run(url string, rate int, du time.Duration, n int64, dir string, workers ui
 	if err := rec.Close(); err != nil {
 		return err
 	}
-	return json.NewEncoder(stdout).Encode(Report{Sent: res.Sent, Errors: res.Errors, First: span.first, Last: span.last})
+	return json.NewEncoder(stdout).Encode(Report{Sent: res.Sent, Errors: res.Errors, Capped: res.Capped, First: span.first, Last: span.last})
 }
 
 // spanRecorder notes the first and last send times.
