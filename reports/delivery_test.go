@@ -358,3 +358,33 @@ func TestTruthAndCollisionFailTheVerdict(t *testing.T) {
 		t.Errorf("verdict %s %q: want fail for the id collision", s.Verdict, s.VerdictReasons)
 	}
 }
+
+// A call the simulator got no answer to (the answer was reset on the way
+// back) may or may not be in the sink's log: the truth gives a range, and
+// either log agrees with it.
+func TestTruthUnansweredCall(t *testing.T) {
+	for _, logged := range []bool{true, false} {
+		r := cascadeRun(rundir.StateDelivered, [][]srec{{{1, "DELIVERED", "viber", false}}})
+		// The simulator's first call got no answer; its retry a second later got 200.
+		cb := &r.truth.Callbacks[0]
+		cb.Status = 0
+		retry := *cb
+		retry.Action, retry.Attempt, retry.Status = rundir.CallbackRetried, 2, 200
+		retry.At, retry.Done = at(2), at(2)
+		r.truth.Callbacks = append(r.truth.Callbacks, retry)
+		if logged {
+			r.callback(1, 2, "DELIVERED", "viber", false, false) // the first call reached the sink too
+		} else {
+			r.events[0].ReceivedAt = at(2) // only the retry reached it
+		}
+		s, err := Analyze(r.write(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := s.Truth
+		if tr.Agrees == nil || !*tr.Agrees || tr.Unanswered != 1 || tr.ExpectedDuplicates != 0 || tr.ExpectedDuplicatesMax != 1 {
+			t.Errorf("logged %v: agrees %v %q, unanswered %d, duplicates %d to %d; want agreement, 1, 0 to 1",
+				logged, tr.Agrees, tr.Disagreements, tr.Unanswered, tr.ExpectedDuplicates, tr.ExpectedDuplicatesMax)
+		}
+	}
+}

@@ -254,28 +254,34 @@ type TruthReport struct {
 	// simulator's first call of a record that ends the message;
 	// TrueLatencyUpper to that call's answer. The measured latency must lie
 	// between them, give or take the tolerance.
-	TrueLatency        Percentiles   `json:"true_latency" expr:"true_latency"`
-	TrueLatencyUpper   Percentiles   `json:"true_latency_upper" expr:"true_latency_upper"`
-	MeasuredLatency    Percentiles   `json:"measured_latency" expr:"measured_latency"`         // delivery.latency, repeated for the side-by-side
-	ExpectedLost       int64         `json:"expected_lost" expr:"expected_lost"`               // accepted messages no record ending them reached the sink by the deadline
-	MeasuredLost       int64         `json:"measured_lost" expr:"measured_lost"`               //
-	ExpectedDuplicates int64         `json:"expected_duplicates" expr:"expected_duplicates"`   // second arrivals of a (id, channel, state) after a 2xx
-	MeasuredDuplicates int64         `json:"measured_duplicates" expr:"measured_duplicates"`   //
-	ExpectedReaccepted int64         `json:"expected_reaccepted" expr:"expected_reaccepted"`   // messages the simulator accepted under more than one id
-	FailoverSteps      []TruthStep   `json:"failover_steps" expr:"failover_steps"`             // per step, messages whose arrivals show it
-	CallbacksDropped   int64         `json:"callbacks_dropped" expr:"callbacks_dropped"`       //
-	CallbacksFailed    int64         `json:"callbacks_failed" expr:"callbacks_failed"`         //
-	CallbacksDup       int64         `json:"callbacks_duplicated" expr:"callbacks_duplicated"` //
-	DuplicateSends     int64         `json:"duplicate_sends" expr:"duplicate_sends"`           // messages sent downstream more than once
-	Windows            []TruthWindow `json:"windows" expr:"windows"`
-	WindowMismatches   int64         `json:"window_mismatches" expr:"window_mismatches"` // informative: the attacker counts by send time
+	TrueLatency           Percentiles   `json:"true_latency" expr:"true_latency"`
+	TrueLatencyUpper      Percentiles   `json:"true_latency_upper" expr:"true_latency_upper"`
+	MeasuredLatency       Percentiles   `json:"measured_latency" expr:"measured_latency"`               // delivery.latency, repeated for the side-by-side
+	ExpectedLost          int64         `json:"expected_lost" expr:"expected_lost"`                     // accepted messages no record ending them surely reached the sink by the deadline
+	ExpectedLostMin       int64         `json:"expected_lost_min" expr:"expected_lost_min"`             // the same if every unanswered call reached it
+	MeasuredLost          int64         `json:"measured_lost" expr:"measured_lost"`                     //
+	ExpectedDuplicates    int64         `json:"expected_duplicates" expr:"expected_duplicates"`         // second arrivals of a (id, channel, state) after a 2xx
+	ExpectedDuplicatesMax int64         `json:"expected_duplicates_max" expr:"expected_duplicates_max"` // the same if every unanswered call reached the sink
+	ExpectedReceived      int64         `json:"expected_received" expr:"expected_received"`             // accepted messages with an ending record that surely arrived
+	ExpectedReceivedMax   int64         `json:"expected_received_max" expr:"expected_received_max"`     // the same if every unanswered call arrived
+	Unanswered            int64         `json:"unanswered" expr:"unanswered"`                           // calls that got no answer: the sink may or may not have logged them
+	MeasuredDuplicates    int64         `json:"measured_duplicates" expr:"measured_duplicates"`         //
+	ExpectedReaccepted    int64         `json:"expected_reaccepted" expr:"expected_reaccepted"`         // messages the simulator accepted under more than one id
+	FailoverSteps         []TruthStep   `json:"failover_steps" expr:"failover_steps"`                   // per step, messages whose arrivals show it
+	CallbacksDropped      int64         `json:"callbacks_dropped" expr:"callbacks_dropped"`             //
+	CallbacksFailed       int64         `json:"callbacks_failed" expr:"callbacks_failed"`               //
+	CallbacksDup          int64         `json:"callbacks_duplicated" expr:"callbacks_duplicated"`       //
+	DuplicateSends        int64         `json:"duplicate_sends" expr:"duplicate_sends"`                 // messages sent downstream more than once
+	Windows               []TruthWindow `json:"windows" expr:"windows"`
+	WindowMismatches      int64         `json:"window_mismatches" expr:"window_mismatches"` // informative: the attacker counts by send time
 }
 
 // TruthStep is one failover step, true and measured.
 type TruthStep struct {
 	From     string `json:"from" expr:"from"`
 	To       string `json:"to" expr:"to"`
-	True     int64  `json:"true" expr:"true"`
+	True     int64  `json:"true" expr:"true"`         // messages whose calls that surely arrived show the step
+	TrueMax  int64  `json:"true_max" expr:"true_max"` // the same counting unanswered calls
 	Measured int64  `json:"measured" expr:"measured"`
 }
 
