@@ -40,6 +40,7 @@ import (
 // faultCase is one toxic on one link.
 type faultCase struct {
 	name string
+	api  string         // rundir.APIMessaging (default) or rundir.APINotify
 	typ  string         // toxiproxy toxic type
 	attr map[string]any // its attributes
 	// streams the toxic goes on: "upstream" (requests: client → server) and/or
@@ -63,6 +64,11 @@ var faultCases = []faultCase{
 	// The answer never comes and the connection stays open (timeout 0: a
 	// black hole): only the client's own timeout ends the wait.
 	{name: "timeout", typ: "timeout", attr: map[string]any{"timeout": 0}, streams: []string{"downstream"}, toxicity: 0.3, redraw: 300 * time.Millisecond},
+	// The same on the notification API: retries keep the externalId, so an
+	// unknown outcome must not make a second notification; the token and
+	// webhook registration go through the proxy too.
+	{name: "reset_peer-notify", api: rundir.APINotify, typ: "reset_peer", attr: map[string]any{"timeout": 0}, streams: []string{"downstream"}, toxicity: 0.3, redraw: 300 * time.Millisecond},
+	{name: "timeout-notify", api: rundir.APINotify, typ: "timeout", attr: map[string]any{"timeout": 0}, streams: []string{"downstream"}, toxicity: 0.3, redraw: 300 * time.Millisecond},
 	{name: "bandwidth", typ: "bandwidth", attr: map[string]any{"rate": 16}, streams: []string{"upstream", "downstream"}, toxicity: 1},
 	{name: "slicer", typ: "slicer", attr: map[string]any{"average_size": 16, "size_variation": 8, "delay": 200}, streams: []string{"upstream", "downstream"}, toxicity: 1},
 }
@@ -244,6 +250,22 @@ retry: { on: [500, 503, timeout], max: 4, backoff: 200ms, maxBackoff: 1s, timeou
 delivery: { grace: %s }
 thresholds: [ "delivery.malformed == 0" ]
 `, link, c.name, e.simURL, e.sinkURL, faultRate, faultMessages, faultGrace)
+	if c.api == rundir.APINotify {
+		src = fmt.Sprintf(`name: fault-%s-%s
+api: notify
+target: { baseUrl: %s, tokenUrl: %s/oauth/token }
+sink: %s
+clients:
+  - { clientId: demo-1, clientSecret: demo }
+  - { clientId: demo-2, clientSecret: demo }
+load: { rate: %d/s, requests: %d }
+limit: { rate: 100/1m, mode: respect }
+message: { recipient: "+7999{0000000-0000999}", text: "fault {{.Seq}}" }
+retry: { on: [500, 503, timeout], max: 4, backoff: 200ms, maxBackoff: 1s, timeout: 2s }
+delivery: { grace: %s }
+thresholds: [ "delivery.malformed == 0", "idempotency.mismatches == 0", "idempotency.duplicate_deliveries == 0" ]
+`, link, c.name, e.simURL, e.simURL, e.sinkURL, faultRate, faultMessages, faultGrace)
+	}
 	s, err := scenarios.Parse("fault.yaml", t.TempDir(), []byte(src), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
@@ -284,8 +306,12 @@ thresholds: [ "delivery.malformed == 0" ]
 		t.Errorf("part: %v\nstderr:\n%s", p.Err, stderr.String())
 	}
 
-	// The truth as the run ended, from the simulator itself (not through the
-	// proxy). Then stop the simulator and flush the sink's log.
+	// The truth from the simulator itself (not through the proxy), closed as
+	// the harness closes an embedded one: no new deliveries, the calls in
+	// flight finished (answered or timed out). Then flush the sink's log.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	_ = e.sim.Shutdown(ctx)
+	cancel()
 	truth := e.sim.Truth()
 	e.stopSim()
 	e.stopSink()
@@ -303,7 +329,12 @@ thresholds: [ "delivery.malformed == 0" ]
 	case tr == nil:
 		t.Errorf("summary.json has no truth although %s was written", rundir.TruthFile)
 	case tr.Agrees == nil || !*tr.Agrees:
-		t.Errorf("truth.agrees is not true; disagreements:\n  %s\nrun: %s", strings.Join(tr.Disagreements, "\n  "), faultFigures(sum))
+		t.Errorf("truth.agrees is not true; disagreements:\n  %s\nrun: %s%s", strings.Join(tr.Disagreements, "\n  "), faultFigures(sum), unanswered(t, truth, e.sinkLog))
+	}
+	if p.Summary != nil && !p.Summary.OK() {
+		var b strings.Builder
+		p.Summary.Terminal(&b)
+		t.Errorf("a threshold failed:\n%s", b.String())
 	}
 
 	// (3) Nothing the sink acknowledged is missing.
@@ -338,6 +369,27 @@ thresholds: [ "delivery.malformed == 0" ]
 	if t.Failed() {
 		t.Logf("stderr of the run:\n%s", stderr.String())
 	}
+}
+
+// unanswered says how many calls the simulator made got no answer (status 0:
+// a reset, a timeout) and how many of those the sink logged all the same: the
+// truth counts such a call as not arrived.
+func unanswered(t *testing.T, truth rundir.Truth, sinkLog string) string {
+	logged := eventKeys(t, sinkLog)
+	n, arrived := 0, 0
+	for _, c := range truth.Callbacks {
+		if c.Status != 0 || (c.Action != rundir.CallbackSent && c.Action != rundir.CallbackRetried) {
+			continue
+		}
+		n++
+		if logged.has(evKey{c.ID, c.State}, c.Channel) {
+			arrived++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\n%d calls of the simulator got no answer (status 0); the sink logged an event of the same id and state for %d of them", n, arrived)
 }
 
 // faultFigures is a one-line digest of the figures a disagreement is about.
