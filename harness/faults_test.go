@@ -25,9 +25,11 @@ import (
 
 // The fault suite: toxiproxy (in-process, on loopback) between the attacker
 // and the simulator, and between the simulator and the sink, one toxic at a
-// time. Each subtest is a bounded messaging run (viber → sms with failover)
-// with retries on 500, 503 and timeouts, against a simulator served on its own
-// URL and a standalone sink, each behind a proxy. It checks that
+// time. Each subtest is a bounded run (messaging viber → sms with failover, or
+// notify) with retries on 500, 503 and timeouts, against a simulator served on
+// its own URL and a standalone sink, each behind a proxy. The scenario's sink
+// is the sink's proxy, so the simulator's calls and the harness's reads of the
+// sink's events (GET /v1/events) both cross the faulted link. It checks that
 //
 //  1. the run ends within duration + grace + a generous margin;
 //  2. every figure agrees with the simulator's truth (truth.json written into
@@ -108,7 +110,6 @@ type faultEnv struct {
 	simProxy         *toxiproxy.Proxy
 	sinkProxy        *toxiproxy.Proxy
 	simURL, sinkURL  string // the proxies' URLs: what the scenario and the simulator use
-	simDirect        string // the simulator itself, for its truth
 	simSrv, sinkSrv  *httptest.Server
 	closeSim, closeK sync.Once
 }
@@ -157,7 +158,6 @@ func startFaultEnv(t *testing.T) *faultEnv {
 	e.sim = sv
 	e.simSrv = httptest.NewServer(sv.Handler())
 	t.Cleanup(e.stopSim)
-	e.simDirect = e.simSrv.URL
 	e.simProxy = toxiproxy.NewProxy(tp, "sim", "127.0.0.1:0", strings.TrimPrefix(e.simSrv.URL, "http://"))
 	if err := e.simProxy.Start(); err != nil {
 		t.Fatal(err)
