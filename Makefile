@@ -25,6 +25,10 @@ test: ## run every test (Prometheus and Chromium tests skip when absent unless C
 	$(GO) vet $(PKGS)
 	$(GO) test $(TESTFLAGS) $(PKGS)
 
+.PHONY: faults
+faults: ## run only the fault suite (toxiproxy between attacker, simulator and sink; part of `test`)
+	$(GO) test -count=1 -run Faults ./harness
+
 .PHONY: bench
 bench: ## run the benchmarks quoted in README.md, one package after another (BENCH="sim sink" for some)
 	GO=$(GO) ./scripts/bench.sh $(BENCH)

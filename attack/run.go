@@ -612,7 +612,15 @@ func (e *engine) retryable(a *rundir.Attempt) bool {
 	if a.Class == ClassBadAnswer {
 		return e.o.Retry.OnTimeout && a.API == rundir.APINotify && a.ExternalID != ""
 	}
-	return e.retryOn[a.Code] || (a.Code == 0 && a.Outcome == rundir.OutcomeUnknown && e.o.Retry.OnTimeout)
+	if e.retryOn[a.Code] {
+		return true
+	}
+	if a.Code != 0 || !e.o.Retry.OnTimeout {
+		return false
+	}
+	// No answer: an unknown outcome, or a token request that timed out or was
+	// reset (the attempt itself was never sent).
+	return a.Outcome == rundir.OutcomeUnknown || a.Class == "timeout" || a.Class == "reset"
 }
 
 // backoff is the wait before retry n: Backoff·2^(n-1) with jitter (a random
@@ -722,8 +730,13 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 	if c.tok != nil {
 		bearer, err = c.tok.token(ctx)
 		if err != nil {
+			// Nothing was sent (fail), but a token request that timed out or was
+			// reset is classed so, and retried like a send that was (retryable).
 			a.Sent = time.Now()
-			a.Outcome, a.Class, a.Error = rundir.OutcomeFail, "other", err.Error()
+			a.Outcome, a.Class, a.Error = rundir.OutcomeFail, errClass(err), err.Error()
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				a.Class = "timeout" // the attempt's time ran out (the token request reports it as canceled)
+			}
 			return answer{}, nil
 		}
 		req.Header.Set("Authorization", "Bearer "+bearer)

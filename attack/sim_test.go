@@ -123,3 +123,49 @@ func TestSimNotifyFaults(t *testing.T) {
 		t.Errorf("%d webhook registrations, want one per client", n)
 	}
 }
+
+// TestTokenTimeoutRetried: a token request that gets no answer within the
+// attempt's timeout is retried under retry.on timeout, like a send without an
+// answer — before the webhook registration as before a send — instead of
+// ending the run before its first send.
+func TestTokenTimeoutRetried(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed = 1
+	s, err := sim.New(cfg, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var tokens atomic.Int64
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/oauth/token" && tokens.Add(1) == 1 {
+			select { // the first token request never gets an answer in time
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		s.Handler().ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	defer close(release)
+	rec := &memRecorder{}
+	res, err := Run(context.Background(), Options{
+		API: rundir.APINotify, BaseURL: srv.URL, TokenURL: srv.URL + "/oauth/token", Clients: []Client{{ID: "demo-1", Secret: "demo"}},
+		Pacer: Constant(vegeta.Rate{Freq: 100, Per: time.Second}), Requests: 3,
+		Body: simNotifyBody, RunID: "toktimeout", Out: rec, WebhookURL: "http://127.0.0.1:1/webhook",
+		Timeout: 300 * time.Millisecond,
+		Retry:   Retry{OnTimeout: true, Max: 2, Backoff: 10 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if res.Accepted != 3 {
+		t.Fatalf("%+v: want 3 accepted", res.Snapshot)
+	}
+	hooks := rec.ops(OpWebhook)
+	if len(hooks) != 2 || hooks[0].Class != "timeout" || hooks[0].Outcome != rundir.OutcomeFail || hooks[1].Outcome != rundir.OutcomeOK {
+		t.Fatalf("webhook attempts %+v: want a timed-out token, then the registration", hooks)
+	}
+}
