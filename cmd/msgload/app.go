@@ -63,6 +63,7 @@ func (g *globalState) app() *cli.App {
 			g.compareCommand(),
 			g.recordCommand(),
 			g.replayCommand(),
+			g.completionCommand(),
 		},
 		CustomAppHelpTemplate: cli.AppHelpTemplate + examplesSection(""),
 	}

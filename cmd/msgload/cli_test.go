@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -135,3 +137,57 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// TestCompletion: each shell's script is non-empty and names every command;
+// bash's parses (bash -n) and completes commands, flags and scenario names.
+func TestCompletion(t *testing.T) {
+	g := &globalState{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
+	var commands []string
+	for _, c := range g.app().Commands {
+		commands = append(commands, c.Name)
+	}
+	scripts := map[string]string{}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		code, stdout, stderr := runProgram(t, nil, nil, "completion", sh)
+		if code != exitOK || stderr != "" || len(stdout) < 200 {
+			t.Fatalf("completion %s: exit %d, %d bytes, stderr %q", sh, code, len(stdout), stderr)
+		}
+		for _, c := range commands {
+			if !regexp.MustCompile(`\b` + c + `\b`).MatchString(stdout) {
+				t.Errorf("completion %s does not mention %s", sh, c)
+			}
+		}
+		scripts[sh] = stdout
+	}
+	if code, _, stderr := runProgram(t, nil, nil, "completion", "powershell"); code != exitBadInput || !strings.Contains(stderr, "unknown shell") {
+		t.Errorf("completion powershell: exit %d, %q", code, stderr)
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	f, err := os.CreateTemp(t.TempDir(), "msgload.bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(scripts["bash"])
+	f.Close()
+	if out, err := exec.Command(bash, "-n", f.Name()).CombinedOutput(); err != nil {
+		t.Fatalf("bash -n: %v\n%s", err, out)
+	}
+	for _, tt := range []struct{ line, want string }{
+		// Commands.
+		{"msgload ru", "run"},
+		// A command's flags.
+		{"msgload run --metrics-a", "--metrics-addr"},
+		// Built-in scenario names for run.
+		{"msgload run smo", "smoke"},
+		// The shells for completion.
+		{"msgload completion fi", "fish"},
+	} {
+		script := ". " + f.Name() + "\nCOMP_WORDS=(" + tt.line + ")\nCOMP_CWORD=$((${#COMP_WORDS[@]}-1))\n_msgload\necho \"${COMPREPLY[*]}\"\n"
+		out, err := exec.Command(bash, "-c", script).CombinedOutput()
+		if err != nil || !strings.Contains(" "+string(out), " "+tt.want) {
+			t.Errorf("completing %q: %q (%v), want %s", tt.line, out, err, tt.want)
+		}
+	}
+}

@@ -71,6 +71,7 @@ var examples = map[string][]string{
 		"msgload run smoke                      # the built-in smoke scenario against the embedded simulator and sink",
 		"msgload validate my-scenario.yaml      # check a scenario and print its plan",
 		"msgload run my-scenario.yaml --quiet   # no progress line: only the summary and the final lines",
+		"source <(msgload completion bash)      # complete commands, flags and scenario names",
 	},
 	"run": {
 		"msgload run smoke",
@@ -104,6 +105,12 @@ var examples = map[string][]string{
 	"replay": {
 		"msgload replay traffic.jsonl --speed 2",
 		"msgload replay traffic.har --scenario smoke",
+	},
+	"completion": {
+		"source <(msgload completion bash)                              # this shell",
+		"msgload completion bash > /etc/bash_completion.d/msgload",
+		"msgload completion zsh > \"${fpath[1]}/_msgload\"",
+		"msgload completion fish > ~/.config/fish/completions/msgload.fish",
 	},
 }
 
