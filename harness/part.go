@@ -36,6 +36,8 @@ type partRun struct {
 	reg     prometheus.Registerer
 	multi   bool
 	abortCh <-chan struct{}
+	// metricsAddr is where the run serves /metrics ("" for nowhere), for run.json.
+	metricsAddr string
 
 	prog  attack.Progress
 	phase atomic.Value // "attack", "grace", "report"

@@ -117,6 +117,7 @@ type Meta struct {
 	Retry       Retry     `json:"retry"`
 	Probes      float64   `json:"idempotency_probes,omitempty"` // share of messages probed, 0..1
 	Chain       []string  `json:"chain,omitempty"`              // messaging: the scenario's channels in order (the failover chain)
+	MetricsAddr string    `json:"metrics_addr,omitempty"`       // host:port the run served /metrics on (Prometheus scrapes it); absent when none
 }
 
 // Plan is what the pacer was asked to do.

@@ -51,7 +51,7 @@ func (g *globalState) replayCommand() *cli.Command {
 			&cli.DurationFlag{Name: "grace", Value: 30 * time.Second, Usage: "wait for callbacks after the last send (embedded: until the simulator has nothing pending, at most this)"},
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "per request"},
 			&cli.StringFlag{Name: "scenario", Usage: "replay through a scenario (built-in `NAME` or file): its target, clients, limit mode, retries, probes, delivery and thresholds apply, its load is replaced by FILE's sends; run-tagged externalIds"},
-			&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9464", Usage: "with --scenario: serve /metrics here while the replay goes (\"\" for none)"},
+			&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9464", Usage: "with --scenario: serve /metrics here while the replay goes (\"\" for none; port 0 for any free one; a busy port is an error)"},
 			&cli.StringFlag{Name: "confirm-target", Usage: "`HOST` that may be replayed against although it is not loopback"},
 		},
 		Action: func(c *cli.Context) error {
@@ -252,6 +252,9 @@ func (g *globalState) runScenarioReplay(c *cli.Context, name string, o replay.Se
 		default:
 			fmt.Fprintf(g.stdout, "%s: no report yet; build it with: msgload report %s\n", p.Name, p.Dir)
 		}
+	}
+	if res.MetricsAddr != "" {
+		fmt.Fprintf(g.stdout, "metrics: http://%s/metrics (while the replay went)\n", res.MetricsAddr)
 	}
 	fmt.Fprintf(g.stdout, "run directory: %s\n", res.Dir)
 	switch {
