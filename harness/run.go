@@ -241,7 +241,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	started := o.Now()
 	prog := newProgress(o.Stderr, o.TTY, planned, func() Counters {
-		c := Counters{Elapsed: o.Now().Sub(started)}
+		c := Counters{Planned: planned, Elapsed: o.Now().Sub(started)}
 		for _, r := range runners {
 			r.addTo(&c)
 		}
