@@ -45,6 +45,10 @@ type Options struct {
 
 	Stdout, Stderr io.Writer
 	TTY            bool // Stderr is a terminal: a live progress bar instead of lines
+	// Quiet shows no progress line and no metrics address at the start (the
+	// caller prints Result.MetricsAddr at the end); warnings and errors still go
+	// to Stderr.
+	Quiet bool
 
 	// Signals: the first stops new sends (the grace period is still waited and
 	// the reports written); the second stops waiting, flushes what was
@@ -164,7 +168,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if metrics, err = listen(o.MetricsAddr, watch); err != nil {
 			return nil, fmt.Errorf("%w: %v (another process holds it? pass another address, a port of 0 for any free one, or \"\" for none)", ErrMetricsAddr, err)
 		}
-		fmt.Fprintf(o.Stderr, "metrics: %s/metrics\n", metrics.URL())
+		if !o.Quiet {
+			fmt.Fprintf(o.Stderr, "metrics: %s/metrics\n", metrics.URL())
+		}
 	}
 	closeMetrics := func() {
 		if metrics != nil {
@@ -240,13 +246,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		planned += r.s.Plan().Messages
 	}
 	started := o.Now()
-	prog := newProgress(o.Stderr, o.TTY, planned, func() Counters {
-		c := Counters{Planned: planned, Elapsed: o.Now().Sub(started)}
-		for _, r := range runners {
-			r.addTo(&c)
-		}
-		return c
-	})
+	var prog *progress
+	if !o.Quiet {
+		prog = newProgress(o.Stderr, o.TTY, planned, func() Counters {
+			c := Counters{Planned: planned, Elapsed: o.Now().Sub(started)}
+			for _, r := range runners {
+				r.addTo(&c)
+			}
+			return c
+		})
+	}
 
 	var wg sync.WaitGroup
 	for _, r := range runners {
@@ -257,7 +266,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}()
 	}
 	wg.Wait()
-	prog.stop()
+	if prog != nil {
+		prog.stop()
+	}
 
 	res.Interrupted = isClosed(stopSig) || ctx.Err() != nil
 	res.Aborted = abortCtx.Err() != nil

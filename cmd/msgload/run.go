@@ -23,6 +23,7 @@ type runOpts struct {
 	metricsLinger time.Duration
 	maxMessages   int64
 	confirmTarget string
+	quiet         bool
 }
 
 func (o *runOpts) flags() []cli.Flag {
@@ -32,6 +33,7 @@ func (o *runOpts) flags() []cli.Flag {
 		&cli.DurationFlag{Name: "metrics-linger", Value: 15 * time.Second, Usage: "after the run, keep /metrics up until one more scrape, at most this long (only when something scraped it)", Destination: &o.metricsLinger},
 		&cli.Int64Flag{Name: "max-messages", Usage: "hard cap on messages really sent (a safety for paid traffic); 0: the scenario's maxMessages", Destination: &o.maxMessages},
 		&cli.StringFlag{Name: "confirm-target", Usage: "`HOST` that may be attacked although it is neither embedded nor loopback", Destination: &o.confirmTarget},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress line and no summary: only the final lines (where the run is) and errors", Destination: &o.quiet},
 	}
 }
 
@@ -86,6 +88,7 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 	ho.Version = version()
 	ho.Stdout, ho.Stderr = g.stdout, g.stderr
 	ho.TTY = isTerminal(g.stderr)
+	ho.Quiet = opts.quiet
 	ho.Signals = sig
 
 	res, err := harness.Run(c.Context, ho)
@@ -96,6 +99,9 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 		return &exitError{code: exitBadInput, err: fmt.Errorf("run: %w", err)}
 	}
 	for _, p := range res.Parts {
+		if opts.quiet {
+			break // --quiet: the final lines only
+		}
 		if len(res.Parts) > 1 {
 			fmt.Fprintf(g.stdout, "== %s (%s)\n", p.Name, p.API)
 		}

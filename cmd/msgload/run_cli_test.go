@@ -52,3 +52,45 @@ func TestRunMetricsAddr(t *testing.T) {
 		t.Errorf("run.json metrics_addr %q, final lines %q", meta.MetricsAddr, m[1])
 	}
 }
+
+// TestRunQuiet: --quiet (or its variable) shows no progress line and no
+// summary, only the final lines; without it the progress line has one count
+// of the planned messages.
+func TestRunQuiet(t *testing.T) {
+	scen := writeScenario(t, strings.Replace(quickNotify, "%s", "requests.total > 0", 1))
+	tests := []struct {
+		name  string
+		env   map[string]string
+		args  []string
+		quiet bool
+	}{
+		// The flag, after the scenario.
+		{"flag", nil, []string{scen, "--quiet"}, true},
+		// The variable.
+		{"variable", map[string]string{"MSGLOAD_RUN_QUIET": "true"}, []string{scen}, true},
+		// Neither: progress on stderr and the summary on stdout.
+		{"neither", nil, []string{scen}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"run", "--out", t.TempDir(), "--metrics-addr", "127.0.0.1:0", "--metrics-linger", "0s"}, tt.args...)
+			code, stdout, stderr := runProgram(t, tt.env, nil, args...)
+			if code != exitOK {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			final := regexp.MustCompile(`^metrics: http://127\.0\.0\.1:\d+/metrics .*\nrun directory: \S+\n$`)
+			if tt.quiet {
+				if stderr != "" || !final.MatchString(stdout) {
+					t.Errorf("--quiet: stderr %q, stdout %q; want the final lines only", stderr, stdout)
+				}
+				return
+			}
+			if !regexp.MustCompile(`(?m)^(attack|grace|report) +sent 10/10 .* ETA \S+$`).MatchString(stderr) {
+				t.Errorf("no progress line with one count of the planned:\n%s", stderr)
+			}
+			if len(stdout) < 200 {
+				t.Errorf("no summary:\n%s", stdout)
+			}
+		})
+	}
+}

@@ -70,7 +70,7 @@ var examples = map[string][]string{
 	"": {
 		"msgload run smoke                      # the built-in smoke scenario against the embedded simulator and sink",
 		"msgload validate my-scenario.yaml      # check a scenario and print its plan",
-		"msgload run my-scenario.yaml --quiet   # no progress line: only the summary and the final lines",
+		"msgload run my-scenario.yaml --quiet   # no progress line and no summary: only the final lines",
 		"source <(msgload completion bash)      # complete commands, flags and scenario names",
 	},
 	"run": {
