@@ -26,6 +26,8 @@ type globalState struct {
 	getenv         func(string) string
 	// signals returns a channel of interrupts (Ctrl-C, SIGTERM) and a stop function.
 	signals func() (<-chan os.Signal, func())
+	// tty tells whether w is a terminal; nil: isTerminal (a test says yes).
+	tty func(w io.Writer) bool
 }
 
 // exitError carries an exit code through urfave/cli.

@@ -176,7 +176,7 @@ func (g *globalState) runReplay(parent context.Context, o replay.SessionOptions)
 		}
 		switch {
 		case p.Summary != nil:
-			p.Summary.Terminal(g.stdout)
+			p.Summary.TerminalWith(g.stdout, g.terminal())
 			failed = failed || !p.Summary.OK()
 		case p.SummaryErr != nil:
 			fmt.Fprintf(g.stdout, "no report: %v (rebuild it with: msgload report %s)\n", p.SummaryErr, p.Dir)
@@ -226,7 +226,7 @@ func (g *globalState) runScenarioReplay(c *cli.Context, name string, o replay.Se
 	res, err := harness.Run(c.Context, harness.Options{
 		Scenario: s, Out: o.Out, MetricsAddr: c.String("metrics-addr"), MetricsLinger: 15 * time.Second,
 		ConfirmTarget: c.String("confirm-target"), Version: version(), SinkReadToken: g.getenv(envSinkReadToken),
-		Stdout: g.stdout, Stderr: g.stderr, TTY: isTerminal(g.stderr), Signals: sig,
+		Stdout: g.stdout, Stderr: g.stderr, TTY: g.isTTY(g.stderr), Signals: sig,
 	})
 	if err != nil {
 		if errors.Is(err, harness.ErrUnconfirmedTarget) {
@@ -246,7 +246,7 @@ func (g *globalState) runScenarioReplay(c *cli.Context, name string, o replay.Se
 		}
 		switch {
 		case p.Summary != nil:
-			p.Summary.Terminal(g.stdout)
+			p.Summary.TerminalWith(g.stdout, g.terminal())
 		case p.Err != nil:
 			fmt.Fprintf(g.stdout, "%s: no report: %v\n", p.Name, p.Err)
 		default:

@@ -66,7 +66,7 @@ func (g *globalState) runReport(dir string, quiet bool) error {
 			return badInput(fmt.Errorf("report %s: %w", d, err))
 		}
 		if !quiet {
-			s.Terminal(g.stdout)
+			s.TerminalWith(g.stdout, g.terminal())
 		}
 		verdicts = append(verdicts, s.Verdict)
 		for _, r := range s.VerdictReasons {

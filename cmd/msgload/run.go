@@ -87,7 +87,7 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 	ho.SinkReadToken = g.getenv(envSinkReadToken)
 	ho.Version = version()
 	ho.Stdout, ho.Stderr = g.stdout, g.stderr
-	ho.TTY = isTerminal(g.stderr)
+	ho.TTY = g.isTTY(g.stderr)
 	ho.Quiet = opts.quiet
 	ho.Signals = sig
 
@@ -107,7 +107,7 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 		}
 		switch {
 		case p.Summary != nil:
-			p.Summary.Terminal(g.stdout)
+			p.Summary.TerminalWith(g.stdout, g.terminal())
 		case p.Err != nil:
 			fmt.Fprintf(g.stdout, "%s: no report: %v\n", p.Name, p.Err)
 		default:
