@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -145,24 +144,6 @@ func oneArg(c *cli.Context, cmd, what string) error {
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// version is the module version and VCS revision the binary was built from.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
-		}
-		if s.Key == "vcs.modified" && s.Value == "true" {
-			v += "+dirty"
-		}
-	}
-	return v
 }
 
 // verdictReasons sums up why the parts did not pass, for the error line.
