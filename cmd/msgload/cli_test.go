@@ -124,6 +124,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"validate", "smoke", "--jsn=true"}, "msgload: unknown flag --jsn (did you mean --json?); see 'msgload validate --help'"},
 		// A global flag.
 		{[]string{"--verison"}, "msgload: unknown flag --verison (did you mean --version?); see 'msgload --help'"},
+		// A missing argument points at the help too.
+		{[]string{"run"}, "msgload: run: name exactly one scenario, got 0; see 'msgload run --help'"},
+		{[]string{"compare", "a"}, "msgload: compare: want two arguments, BASE and NEW; see 'msgload compare --help'"},
 		// A value that does not parse.
 		{[]string{"run", "--max-messages", "many", "smoke"}, `msgload: invalid value "many" for flag -max-messages: parse error; see 'msgload run --help'`},
 	}

@@ -33,7 +33,7 @@ func (g *globalState) reportCommand() *cli.Command {
 				args = append(args, a)
 			}
 			if len(args) != 1 {
-				return badInput(errors.New("report: want exactly one argument, the run directory"))
+				return badInput(errors.New("report: want exactly one argument, the run directory; see 'msgload report --help'"))
 			}
 			return g.runReport(args[0], quiet)
 		},

@@ -135,10 +135,10 @@ func oneArg(c *cli.Context, cmd, what string) error {
 	}
 	for _, a := range c.Args().Slice() {
 		if strings.HasPrefix(a, "-") {
-			return badInput(fmt.Errorf("%s: %s is not a flag of %s (msgload %s --help lists them)", cmd, a, cmd, cmd))
+			return badInput(fmt.Errorf("%s: %s is not a flag of %s; see 'msgload %s --help'", cmd, a, cmd, cmd))
 		}
 	}
-	return badInput(fmt.Errorf("%s: name exactly one %s, got %d", cmd, what, c.NArg()))
+	return badInput(fmt.Errorf("%s: name exactly one %s, got %d; see 'msgload %s --help'", cmd, what, c.NArg(), cmd))
 }
 
 func isTerminal(w any) bool {

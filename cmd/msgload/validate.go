@@ -30,7 +30,7 @@ func (g *globalState) validateCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return badInput(errors.New("validate: name at least one scenario"))
+				return badInput(errors.New("validate: name at least one scenario; see 'msgload validate --help'"))
 			}
 			return g.runValidate(c.Args().Slice(), opts)
 		},
