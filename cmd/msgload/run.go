@@ -28,9 +28,9 @@ type runOpts struct {
 func (o *runOpts) flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "out", Value: "runs", Usage: "parent directory of run directories; each run is a new `DIR`/<id>", Destination: &o.out},
-		&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9464", Usage: "serve /metrics of the attacker, simulator and sink here while the run goes (\"\" for none; port 0 for any free one; a busy port is an error)", Destination: &o.metricsAddr},
-		&cli.DurationFlag{Name: "metrics-linger", Value: 15 * time.Second, Usage: "after the run, keep /metrics up until one more scrape, at most this long (only when something scraped it)", Destination: &o.metricsLinger},
-		&cli.Int64Flag{Name: "max-messages", Usage: "hard cap on messages really sent (a safety for paid traffic); 0: the scenario's maxMessages", Destination: &o.maxMessages},
+		&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9464", Usage: "serve /metrics of the attacker, simulator and sink on `ADDR` while the run goes (\"\" for none; port 0 for any free one; a busy port is an error)", Destination: &o.metricsAddr},
+		&cli.DurationFlag{Name: "metrics-linger", Value: 15 * time.Second, Usage: "after the run, keep /metrics up until one more scrape, at most `DURATION` (only when something scraped it)", Destination: &o.metricsLinger},
+		&cli.Int64Flag{Name: "max-messages", Usage: "hard cap of `N` messages really sent (a safety for paid traffic); 0: the scenario's maxMessages", Destination: &o.maxMessages},
 		&cli.StringFlag{Name: "confirm-target", Usage: "`HOST` that may be attacked although it is neither embedded nor loopback", Destination: &o.confirmTarget},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress line and no summary: only the final lines (where the run is) and errors", Destination: &o.quiet},
 	}

@@ -76,7 +76,7 @@ var examples = map[string][]string{
 	"run": {
 		"msgload run smoke",
 		"msgload run my-scenario.yaml --max-messages 100 --quiet",
-		"MSGLOAD_RUN_OUT=/tmp/runs msgload run notify-respect-limit --metrics-addr :0",
+		"MSGLOAD_RUN_OUT=/tmp/runs msgload run notify-respect-limit --metrics-addr 127.0.0.1:0",
 		"msgload run prod.yaml --confirm-target api.example.com",
 	},
 	"validate": {
