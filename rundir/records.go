@@ -105,6 +105,7 @@ type Meta struct {
 	API         string    `json:"api"`
 	Target      string    `json:"target"` // "embedded" or the API base URL
 	Version     string    `json:"version"`
+	MetricsAddr string    `json:"metrics_addr,omitempty"` // host:port the run served /metrics on (Prometheus scrapes it); absent when none
 	Start       time.Time `json:"start"`
 	AttackEnd   time.Time `json:"attack_end,omitzero"`
 	End         time.Time `json:"end,omitzero"`
@@ -117,7 +118,6 @@ type Meta struct {
 	Retry       Retry     `json:"retry"`
 	Probes      float64   `json:"idempotency_probes,omitempty"` // share of messages probed, 0..1
 	Chain       []string  `json:"chain,omitempty"`              // messaging: the scenario's channels in order (the failover chain)
-	MetricsAddr string    `json:"metrics_addr,omitempty"`       // host:port the run served /metrics on (Prometheus scrapes it); absent when none
 }
 
 // Plan is what the pacer was asked to do.
