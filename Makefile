@@ -5,6 +5,13 @@ SCENARIO ?= smoke
 PKGS    ?= ./...
 # CI sets CI=true, which makes the Prometheus and Chromium tests required instead of skipped.
 TESTFLAGS ?= -count=1 -timeout 30m
+# install copies bin/msgload to $(PREFIX)/bin (PREFIX=$$HOME/.local needs no root).
+PREFIX  ?= /usr/local
+# --version names the commit and its date even where the toolchain stamps none
+# (GOFLAGS=-buildvcs=false, a git worktree): passed with -X, empty outside git.
+COMMIT      ?= $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null && echo $$c || echo $$c+dirty; })
+COMMIT_DATE ?= $(shell git log -1 --format=%cI 2>/dev/null)
+LDFLAGS     ?= -X main.commit=$(COMMIT) -X main.commitDate=$(COMMIT_DATE)
 
 .DEFAULT_GOAL := help
 
@@ -14,7 +21,12 @@ help: ## list the targets
 
 .PHONY: build
 build: ## build bin/msgload
-	$(GO) build -o $(BIN) ./cmd/msgload
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/msgload
+
+.PHONY: install
+install: build ## copy bin/msgload to PREFIX/bin (default /usr/local; PREFIX=~/.local needs no root)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/msgload
 
 .PHONY: run
 run: build ## run the built-in smoke scenario against the embedded simulator and sink; writes runs/<id>/

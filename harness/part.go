@@ -40,12 +40,15 @@ type partRun struct {
 	reg     prometheus.Registerer
 	multi   bool
 	abortCh <-chan struct{}
+	// metricsAddr is where the run serves /metrics ("" for nowhere), for run.json.
+	metricsAddr string
 
-	prog  attack.Progress
-	phase atomic.Value // "attack", "grace", "report"
-	plan  time.Duration
-	sink  *sink.Sink // embedded sink, or nil
-	sim   *sim.Server
+	prog     attack.Progress
+	phase    atomic.Value // "attack", "grace", "report"
+	plan     time.Duration
+	graceEnd atomic.Int64 // UnixNano by o.Now when the grace wait ends at the latest; 0 before it starts
+	sink     *sink.Sink   // embedded sink, or nil
+	sim      *sim.Server
 
 	// A standalone sink: the run's events copied from it (grace goroutine only,
 	// but for the atomic count the progress line reads).
@@ -77,8 +80,15 @@ func (r *partRun) addTo(c *Counters) {
 	if ph, _ := r.phase.Load().(string); ph != "" && (c.Phase == "" || ph == "attack") {
 		c.Phase = ph
 	}
-	if ph, _ := r.phase.Load().(string); ph == "attack" && r.plan > c.Elapsed {
-		c.Left = max(c.Left, r.plan-c.Elapsed)
+	switch ph, _ := r.phase.Load().(string); ph {
+	case "attack":
+		if r.plan > c.Elapsed {
+			c.Left = max(c.Left, r.plan-c.Elapsed)
+		}
+	case "grace":
+		if end := r.graceEnd.Load(); end != 0 {
+			c.GraceLeft = max(c.GraceLeft, time.Duration(end-r.o.Now().UnixNano()))
+		}
 	}
 	if k := r.sink; k != nil {
 		st := k.Stats()
@@ -250,6 +260,7 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	if s.Delivery.Via == "poll" || s.Delivery.Via == "none" {
 		grace = 0
 	}
+	r.graceEnd.Store(r.o.Now().Add(grace).UnixNano())
 	if !isClosed(r.abortCh) {
 		why := waitGrace(grace, gracePoll, r.arrivedAll(), r.abortCh)
 		if why == graceElapsed && grace > 0 {

@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,26 +13,40 @@ import (
 // Counters is a snapshot of a run, shown while it goes.
 type Counters struct {
 	Phase       string // attack, grace
+	Planned     int64  // messages the attack plans (the scenario's, or its rate over its duration); 0 when unknown
 	Sent        int64  // messages sent (first attempts)
 	Accepted    int64
 	RateLimited int64 // 429 answers
 	Errors      int64 // other failures and unknown outcomes
 	Callbacks   int64 // events received by the sink
 	Elapsed     time.Duration
-	Left        time.Duration // until the attack (or the grace period) ends; 0 when unknown
+	Left        time.Duration // until the attack ends by its plan; 0 when unknown
+	GraceLeft   time.Duration // until the grace wait ends at the latest (it ends sooner when everything arrived)
 }
 
+// String is the progress line: one count (messages sent of those planned) and
+// one estimate of the time left in the phase ("≤" in the grace wait, which
+// ends as soon as every final status arrived).
 func (c Counters) String() string {
-	left := "?"
-	if c.Left > 0 {
-		left = c.Left.Round(time.Second).String()
+	sent := fmt.Sprint(c.Sent)
+	if c.Planned > 0 {
+		sent += "/" + fmt.Sprint(c.Planned)
 	}
-	return fmt.Sprintf("%-6s sent %d  accepted %d  429 %d  errors %d  callbacks %d  elapsed %s  left %s",
-		c.Phase, c.Sent, c.Accepted, c.RateLimited, c.Errors, c.Callbacks, c.Elapsed.Round(time.Second), left)
+	eta := "?"
+	switch {
+	case c.Phase == "grace" && c.GraceLeft > 0:
+		eta = "≤" + c.GraceLeft.Round(time.Second).String()
+	case c.Phase != "grace" && c.Left > 0:
+		eta = c.Left.Round(time.Second).String()
+	}
+	return fmt.Sprintf("%-6s sent %s  accepted %d  429 %d  errors %d  callbacks %d  elapsed %s  ETA %s",
+		c.Phase, sent, c.Accepted, c.RateLimited, c.Errors, c.Callbacks, c.Elapsed.Round(time.Second), eta)
 }
 
-// progress shows Counters: a live bar on a terminal, a plain line every few
-// seconds otherwise (CI logs).
+// progress shows Counters: on a terminal one line redrawn in place (a bar for
+// the share sent, then the counters), a plain line every few seconds otherwise
+// (CI logs). The bar draws no count and no time of its own: the line has one
+// of each.
 type progress struct {
 	snap   func() Counters
 	bar    *progressbar.ProgressBar
@@ -53,8 +68,12 @@ func newProgress(w io.Writer, tty bool, planned int64, snap func() Counters) *pr
 		p.bar = progressbar.NewOptions64(max,
 			progressbar.OptionSetWriter(w),
 			progressbar.OptionSetWidth(20),
-			progressbar.OptionThrottle(200*time.Millisecond),
-			progressbar.OptionShowCount(),
+			// No throttle of its own: show draws every 250 ms, and a throttled
+			// bar would draw the description and the count of different ticks.
+			progressbar.OptionThrottle(0),
+			progressbar.OptionSetPredictTime(false), // the line's ETA is the one estimate
+			progressbar.OptionSetElapsedTime(false),
+			progressbar.OptionShowDescriptionAtLineEnd(),
 			progressbar.OptionClearOnFinish(),
 		)
 		p.every = 250 * time.Millisecond
@@ -84,8 +103,12 @@ func (p *progress) show() {
 		fmt.Fprintln(p.w, c.String())
 		return
 	}
-	p.bar.Describe(c.String())
+	if c.Planned > 0 && c.Sent > c.Planned {
+		p.bar.ChangeMax64(c.Sent) // more than the estimate at this rate: the bar stays full
+	}
+	// The bar's percentage is of the same count as the line's "sent".
 	_ = p.bar.Set64(c.Sent)
+	p.bar.Describe(strings.TrimSpace(c.String()))
 }
 
 // stop ends the display and prints the last state as a plain line.

@@ -26,8 +26,10 @@ type Options struct {
 	Out      string // parent of run directories (default "runs")
 
 	// MetricsAddr serves /metrics of the attacker and of what is embedded;
-	// "" serves none. A busy address falls back to a free loopback port with a
-	// warning (a second run beside a first one still gets metrics).
+	// "" serves none, port 0 any free port. A busy address is an error
+	// (ErrMetricsAddr) before anything starts: falling back to another port
+	// would leave the Prometheus of deploy/ scraping the wrong process. The
+	// address in use is in Result.MetricsAddr and in run.json.
 	MetricsAddr string
 	// MetricsLinger keeps /metrics up after the run until one more scrape, at
 	// most this long, so Prometheus sees the final counts.
@@ -43,6 +45,10 @@ type Options struct {
 
 	Stdout, Stderr io.Writer
 	TTY            bool // Stderr is a terminal: a live progress bar instead of lines
+	// Quiet shows no progress line and no metrics address at the start (the
+	// caller prints Result.MetricsAddr at the end); warnings and errors still go
+	// to Stderr.
+	Quiet bool
 
 	// Signals: the first stops new sends (the grace period is still waited and
 	// the reports written); the second stops waiting, flushes what was
@@ -57,6 +63,10 @@ type Options struct {
 	Now func() time.Time // default time.Now
 }
 
+// ErrMetricsAddr: the metrics address could not be listened on (busy, or not
+// an address); the run did not start.
+var ErrMetricsAddr = errors.New("metrics address")
+
 // Part is the outcome of one part of a run (a scenario without parts is one part).
 type Part struct {
 	Name    string
@@ -70,6 +80,7 @@ type Part struct {
 type Result struct {
 	ID          string
 	Dir         string
+	MetricsAddr string // host:port /metrics was served on; "" for none
 	Parts       []Part
 	Interrupted bool // a first interrupt stopped the sends
 	Aborted     bool // a second interrupt cut the grace wait; no reports
@@ -146,37 +157,45 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 
-	id := NewRunID(o.Scenario.Name, o.Now())
-	dir, err := createRunDir(o.Out, id)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{ID: id, Dir: dir}
-	red, err := o.Scenario.Redacted()
-	if err != nil {
-		return nil, fmt.Errorf("redact scenario: %w", err)
-	}
-	if err := writeFileAtomic(filepath.Join(dir, rundir.ScenarioFile), red); err != nil {
-		return nil, err
-	}
-
+	// Metrics first: a busy address stops the run before a directory exists.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var metrics *server
 	var watch *scrapeWatch
 	if o.MetricsAddr != "" {
 		watch = newScrapeWatch(metricsHandler(reg))
-		metrics, err = listen(o.MetricsAddr, watch)
-		if err != nil {
-			fmt.Fprintf(o.Stderr, "msgload: warning: %v; serving metrics on a free loopback port instead\n", err)
-			metrics, err = listen("127.0.0.1:0", watch)
+		var err error
+		if metrics, err = listen(o.MetricsAddr, watch); err != nil {
+			return nil, fmt.Errorf("%w: %v (another process holds it? pass another address, a port of 0 for any free one, or \"\" for none)", ErrMetricsAddr, err)
 		}
-		if err != nil {
-			fmt.Fprintf(o.Stderr, "msgload: warning: no metrics server: %v\n", err)
-			metrics = nil
-		} else {
+		if !o.Quiet {
 			fmt.Fprintf(o.Stderr, "metrics: %s/metrics\n", metrics.URL())
 		}
+	}
+	closeMetrics := func() {
+		if metrics != nil {
+			_ = metrics.shutdown(2 * time.Second)
+		}
+	}
+
+	id := NewRunID(o.Scenario.Name, o.Now())
+	dir, err := createRunDir(o.Out, id)
+	if err != nil {
+		closeMetrics()
+		return nil, err
+	}
+	res := &Result{ID: id, Dir: dir}
+	if metrics != nil {
+		res.MetricsAddr = metrics.Addr()
+	}
+	red, err := o.Scenario.Redacted()
+	if err != nil {
+		closeMetrics()
+		return nil, fmt.Errorf("redact scenario: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, rundir.ScenarioFile), red); err != nil {
+		closeMetrics()
+		return nil, err
 	}
 
 	quit := make(chan struct{})
@@ -219,7 +238,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if len(parts) > 1 {
 			preg = prometheus.WrapRegistererWith(prometheus.Labels{"part": p.Name}, reg)
 		}
-		runners[i] = &partRun{o: &o, s: p, id: id, dir: pdir, reg: preg, multi: len(parts) > 1, abortCh: abortSig, plan: p.Plan().Duration}
+		runners[i] = &partRun{o: &o, s: p, id: id, dir: pdir, reg: preg, multi: len(parts) > 1, abortCh: abortSig, plan: p.Plan().Duration, metricsAddr: res.MetricsAddr}
 	}
 
 	planned := int64(0)
@@ -227,13 +246,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		planned += r.s.Plan().Messages
 	}
 	started := o.Now()
-	prog := newProgress(o.Stderr, o.TTY, planned, func() Counters {
-		c := Counters{Elapsed: o.Now().Sub(started)}
-		for _, r := range runners {
-			r.addTo(&c)
-		}
-		return c
-	})
+	var prog *progress
+	if !o.Quiet {
+		prog = newProgress(o.Stderr, o.TTY, planned, func() Counters {
+			c := Counters{Planned: planned, Elapsed: o.Now().Sub(started)}
+			for _, r := range runners {
+				r.addTo(&c)
+			}
+			return c
+		})
+	}
 
 	var wg sync.WaitGroup
 	for _, r := range runners {
@@ -244,7 +266,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}()
 	}
 	wg.Wait()
-	prog.stop()
+	if prog != nil {
+		prog.stop()
+	}
 
 	res.Interrupted = isClosed(stopSig) || ctx.Err() != nil
 	res.Aborted = abortCtx.Err() != nil
@@ -255,7 +279,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if !res.Aborted {
 			watch.linger(o.MetricsLinger)
 		}
-		_ = metrics.shutdown(2 * time.Second)
+		closeMetrics()
 	}
 	return res, nil
 }

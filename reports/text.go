@@ -110,8 +110,57 @@ func thresholdValue(t Threshold) string {
 }
 
 // Terminal writes the short summary printed at the end of `msgload run`.
-func (s *Summary) Terminal(w io.Writer) {
-	fmt.Fprintf(w, "run %s (%s, %s): %s\n", s.Run.ID, s.Run.Scenario, s.Run.API, s.verdictWord())
+func (s *Summary) Terminal(w io.Writer) { s.TerminalWith(w, TerminalOptions{}) }
+
+// TerminalOptions are how the terminal summary is written. The caller decides
+// them from the process state (cmd/): nothing here looks at the terminal or
+// the environment.
+type TerminalOptions struct {
+	// Color paints the verdict (PASS green, FAIL and ERROR red, INCOMPLETE
+	// yellow) and the threshold marks with ANSI escapes.
+	Color bool
+}
+
+// ANSI colours of the verdicts.
+const (
+	ansiGreen  = "\x1b[32m"
+	ansiRed    = "\x1b[31m"
+	ansiYellow = "\x1b[33m"
+	ansiBold   = "\x1b[1m"
+	ansiReset  = "\x1b[0m"
+)
+
+func (o TerminalOptions) paint(color, s string) string {
+	if !o.Color {
+		return s
+	}
+	return color + s + ansiReset
+}
+
+// Verdict is verdict as the terminal shows it: upper-case ("PASS"), in its
+// colour when o.Color; an unknown verdict reads ERROR.
+func (o TerminalOptions) Verdict(verdict string) string {
+	word := (&Summary{Verdict: verdict}).verdictWord()
+	switch word {
+	case "PASS":
+		return o.paint(ansiBold+ansiGreen, word)
+	case "INCOMPLETE":
+		return o.paint(ansiBold+ansiYellow, word)
+	default:
+		return o.paint(ansiBold+ansiRed, word)
+	}
+}
+
+func (o TerminalOptions) mark(ok bool) string {
+	if ok {
+		return o.paint(ansiGreen, mark(ok))
+	}
+	return o.paint(ansiRed, mark(ok))
+}
+
+// TerminalWith writes the summary for a terminal as Terminal does, with o.
+func (s *Summary) TerminalWith(w io.Writer, o TerminalOptions) {
+	fmt.Fprintf(w, "run %s (%s, %s): %s\n", s.Run.ID, s.Run.Scenario, s.Run.API, o.Verdict(s.Verdict))
 	for _, r := range s.VerdictReasons {
 		fmt.Fprintf(w, "  ! %s\n", r)
 	}
@@ -125,10 +174,10 @@ func (s *Summary) Terminal(w io.Writer) {
 	}
 	for _, t := range s.Thresholds {
 		if len(t.NoData) > 0 {
-			fmt.Fprintf(w, "  %s  %s  (%s)\n", mark(t.OK), t.Expr, t.Error)
+			fmt.Fprintf(w, "  %s  %s  (%s)\n", o.mark(t.OK), t.Expr, t.Error)
 			continue
 		}
-		fmt.Fprintf(w, "  %s  %s  (value %s)%s\n", mark(t.OK), t.Expr, thresholdValue(t), errText(t.Error))
+		fmt.Fprintf(w, "  %s  %s  (value %s)%s\n", o.mark(t.OK), t.Expr, thresholdValue(t), errText(t.Error))
 	}
 	for _, msg := range s.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", msg)

@@ -107,6 +107,7 @@ type Meta struct {
 	API         string    `json:"api"`
 	Target      string    `json:"target"` // "embedded" or the API base URL
 	Version     string    `json:"version"`
+	MetricsAddr string    `json:"metrics_addr,omitempty"` // host:port the run served /metrics on (Prometheus scrapes it); absent when none
 	Start       time.Time `json:"start"`
 	AttackEnd   time.Time `json:"attack_end,omitzero"`
 	End         time.Time `json:"end,omitzero"`

@@ -26,6 +26,8 @@ type globalState struct {
 	getenv         func(string) string
 	// signals returns a channel of interrupts (Ctrl-C, SIGTERM) and a stop function.
 	signals func() (<-chan os.Signal, func())
+	// tty tells whether w is a terminal; nil: isTerminal (a test says yes).
+	tty func(w io.Writer) bool
 }
 
 // exitError carries an exit code through urfave/cli.
@@ -46,17 +48,14 @@ func (e *exitError) Unwrap() error { return e.err }
 func badInput(err error) error { return &exitError{code: exitBadInput, err: err} }
 
 func (g *globalState) app() *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:      "msgload",
 		Usage:     "load-test and replay traffic against the messaging and notification APIs",
-		Version:   version(), // --version: module version and VCS revision
+		Version:   version(), // --version: module version, commit and its date
 		Writer:    g.stdout,
 		ErrWriter: g.stderr,
 		// Errors are printed once, by run, with the exit code they carry.
 		ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return badInput(err)
-		},
 		Commands: []*cli.Command{
 			g.runCommand(),
 			g.validateCommand(),
@@ -66,8 +65,38 @@ func (g *globalState) app() *cli.App {
 			g.compareCommand(),
 			g.recordCommand(),
 			g.replayCommand(),
+			g.completionCommand(),
 		},
+		CustomAppHelpTemplate: cli.AppHelpTemplate + examplesSection(""),
 	}
+	// `msgload` alone shows the help; `msgload runn` is a one-line usage error.
+	app.Action = func(c *cli.Context) error {
+		if c.NArg() == 0 {
+			return cli.ShowAppHelp(c)
+		}
+		return unknownCommand(c.Args().First(), app.Commands)
+	}
+	app.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+		return usageError("msgload", []cli.Flag{cli.VersionFlag}, err)
+	}
+	for _, cmd := range app.Commands {
+		setEnvVars(cmd)
+		cmd.CustomHelpTemplate = cli.CommandHelpTemplate + examplesSection(cmd.Name)
+		cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+			return usageError("msgload "+cmd.Name, cmd.Flags, err)
+		}
+		before := cmd.Before
+		cmd.Before = func(c *cli.Context) error {
+			if err := g.applyEnv(c); err != nil {
+				return err
+			}
+			if before != nil {
+				return before(c)
+			}
+			return nil
+		}
+	}
+	return app
 }
 
 // run runs the program with args and returns its exit code.
@@ -91,7 +120,9 @@ func (g *globalState) run(ctx context.Context, args []string) int {
 // intersperse lets flags follow a subcommand's arguments (`msgload run smoke
 // --out x`), which urfave/cli v2 does not parse by itself: the flags of the
 // subcommand found after its first argument are moved before it. A flag that
-// is not a bool takes the next word as its value; "--" ends the flags.
+// is not a bool takes the next word as its value; "--" ends the flags. A word
+// that looks like a flag but is none of the command's moves too, so that the
+// parser answers it as an unknown flag wherever it was written.
 func intersperse(app *cli.App, args []string) []string {
 	if len(args) < 3 {
 		return args
@@ -105,7 +136,7 @@ func intersperse(app *cli.App, args []string) []string {
 	if cmd == nil {
 		return args
 	}
-	takesValue := map[string]bool{}
+	takesValue := map[string]bool{"help": false, "h": false}
 	for _, f := range cmd.Flags {
 		_, isBool := f.(*cli.BoolFlag)
 		for _, n := range f.Names() {
@@ -119,14 +150,13 @@ func intersperse(app *cli.App, args []string) []string {
 			rest = append(rest, args[i:]...)
 			break
 		}
-		name, _, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		value, known := takesValue[name]
-		if !strings.HasPrefix(a, "-") || a == "-" || !known {
+		if !strings.HasPrefix(a, "-") || a == "-" {
 			rest = append(rest, a)
 			continue
 		}
 		flags = append(flags, a)
-		if value && !hasVal && i+1 < len(args) {
+		name, _, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if takesValue[name] && !hasVal && i+1 < len(args) {
 			i++
 			flags = append(flags, args[i])
 		}

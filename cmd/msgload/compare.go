@@ -35,7 +35,7 @@ func (g *globalState) compareCommand() *cli.Command {
 				return badInput(err)
 			}
 			if len(args) != 2 {
-				return badInput(errors.New("compare: want two arguments, BASE and NEW"))
+				return badInput(errors.New("compare: want two arguments, BASE and NEW; see 'msgload compare --help'"))
 			}
 			tol, err := parseTolerance(opts["latency-tolerance"])
 			if err != nil {

@@ -7,22 +7,10 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/msgload/msgload/replay"
-)
-
-// Environment variables read by `msgload record` (a flag given on the command line wins).
-const (
-	envRecordListen        = "MSGLOAD_RECORD_LISTEN"
-	envRecordUpstream      = "MSGLOAD_RECORD_UPSTREAM"
-	envRecordOut           = "MSGLOAD_RECORD_OUT"
-	envRecordMask          = "MSGLOAD_RECORD_MASK_RECIPIENTS"
-	envRecordRedactFields  = "MSGLOAD_RECORD_REDACT_FIELDS"  // comma-separated
-	envRecordSecretFields  = "MSGLOAD_RECORD_SECRET_FIELDS"  // comma-separated; the former name of MSGLOAD_RECORD_REDACT_FIELDS
-	envRecordSecretHeaders = "MSGLOAD_RECORD_SECRET_HEADERS" // comma-separated
 )
 
 // recordOpts is what `msgload record` was asked to do.
@@ -46,13 +34,13 @@ func (g *globalState) recordCommand() *cli.Command {
 			"*secret*, *token*, *apikey*, … see replay/README.md) or --redact-field are removed before anything is written.\n" +
 			"Ctrl-C stops the proxy and flushes the file.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8090", Usage: "address the proxy listens on (env " + envRecordListen + ")"},
-			&cli.StringFlag{Name: "upstream", Usage: "base URL of the real service (required; env " + envRecordUpstream + ")"},
-			&cli.StringFlag{Name: "out", Usage: "recording file to create (required; env " + envRecordOut + ")"},
-			&cli.BoolFlag{Name: "mask-recipients", Usage: "mask phone numbers: +79991234567 → +7999*****67 (env " + envRecordMask + ")"},
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8090", Usage: "address the proxy listens on"},
+			&cli.StringFlag{Name: "upstream", Usage: "base URL of the real service (required)"},
+			&cli.StringFlag{Name: "out", Usage: "recording file to create (required)"},
+			&cli.BoolFlag{Name: "mask-recipients", Usage: "mask phone numbers: +79991234567 → +7999*****67"},
 			&cli.StringSliceFlag{Name: "redact-field", Aliases: []string{"secret-field"}, Usage: "one more name pattern to remove from headers, JSON, form and query fields, " +
-				"matched like the built-in list (case and - _ . ignored, * for any characters; repeatable; env " + envRecordRedactFields + ")"},
-			&cli.StringSliceFlag{Name: "secret-header", Usage: "extra header to remove (repeatable; env " + envRecordSecretHeaders + ")"},
+				"matched like the built-in list (case and - _ . ignored, * for any characters; repeatable; comma-separated in the variable)"},
+			&cli.StringSliceFlag{Name: "secret-header", Usage: "extra header to remove (repeatable; comma-separated in the variable)"},
 			&cli.Int64Flag{Name: "max-body", Value: replay.DefaultMaxBody, Usage: "largest body written; larger ones are forwarded but not recorded"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists"},
 		},
@@ -66,34 +54,16 @@ func (g *globalState) recordCommand() *cli.Command {
 	}
 }
 
+// recordConfig reads the flags (applyEnv has set every flag not given from its
+// variable).
 func (g *globalState) recordConfig(c *cli.Context) (recordOpts, error) {
-	str := func(flag, env string) string {
-		if !c.IsSet(flag) {
-			if v := g.getenv(env); v != "" {
-				return v
-			}
-		}
-		return c.String(flag)
-	}
-	list := func(flag, env string) []string {
-		if c.IsSet(flag) {
-			return c.StringSlice(flag)
-		}
-		var out []string
-		for _, s := range strings.Split(g.getenv(env), ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
 	var o recordOpts
 	var problems []error
-	o.listen = str("listen", envRecordListen)
+	o.listen = c.String("listen")
 	if _, _, err := net.SplitHostPort(o.listen); err != nil {
 		problems = append(problems, fmt.Errorf("--listen %q: %w", o.listen, err))
 	}
-	up := str("upstream", envRecordUpstream)
+	up := c.String("upstream")
 	if up == "" {
 		problems = append(problems, errors.New("--upstream: the base URL of the service is required"))
 	} else if u, err := url.Parse(up); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -101,29 +71,18 @@ func (g *globalState) recordConfig(c *cli.Context) (recordOpts, error) {
 	} else {
 		o.upstream = u
 	}
-	o.out = str("out", envRecordOut)
+	o.out = c.String("out")
 	if o.out == "" {
 		problems = append(problems, errors.New("--out: a recording file is required"))
 	}
-	o.redact.MaskRecipients = c.Bool("mask-recipients") || (!c.IsSet("mask-recipients") && isTrue(g.getenv(envRecordMask)))
-	o.redact.SecretFields = list("redact-field", envRecordRedactFields)
-	if !c.IsSet("redact-field") && len(o.redact.SecretFields) == 0 {
-		o.redact.SecretFields = list("redact-field", envRecordSecretFields)
-	}
-	o.redact.SecretHeaders = list("secret-header", envRecordSecretHeaders)
+	o.redact.MaskRecipients = c.Bool("mask-recipients")
+	o.redact.SecretFields = c.StringSlice("redact-field")
+	o.redact.SecretHeaders = c.StringSlice("secret-header")
 	o.maxBody = c.Int64("max-body")
 	if o.maxBody <= 0 {
 		problems = append(problems, errors.New("--max-body: must be positive"))
 	}
 	return o, errors.Join(problems...)
-}
-
-func isTrue(s string) bool {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "1", "true", "yes", "on":
-		return true
-	}
-	return false
 }
 
 // redactURL drops the user info of a URL for messages.

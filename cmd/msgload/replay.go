@@ -38,21 +38,21 @@ func (g *globalState) replayCommand() *cli.Command {
 			"Recorded clients are mapped onto these in order of first appearance. Writes runs/<id>/ with replay.json\n" +
 			"(recorded against replayed response codes, pacing) beside the usual run files and reports.",
 		Flags: []cli.Flag{
-			&cli.Float64Flag{Name: "speed", Value: 1, Usage: "time scale: 2 replays twice as fast, 0.5 at half speed", EnvVars: []string{"MSGLOAD_REPLAY_SPEED"}},
-			&cli.StringFlag{Name: "format", Value: replay.FormatAuto, Usage: "auto, msgload, har or vegeta", EnvVars: []string{"MSGLOAD_REPLAY_FORMAT"}},
-			&cli.StringFlag{Name: "out", Value: "runs", Usage: "parent `DIR` of run directories", EnvVars: []string{"MSGLOAD_OUT"}},
-			&cli.StringFlag{Name: "external-ids", Value: replay.ExternalIDsKeep, Usage: "keep (same externalIds: a second replay must get the same notificationIds) or new (fresh, run-tagged)", EnvVars: []string{"MSGLOAD_REPLAY_EXTERNAL_IDS"}},
-			&cli.StringFlag{Name: "target", Usage: "base `URL` of both APIs (default: the embedded simulator)", EnvVars: []string{"MSGLOAD_REPLAY_TARGET"}},
-			&cli.StringFlag{Name: "messaging-url", Usage: "base URL of the messaging API, over --target", EnvVars: []string{"MSGLOAD_REPLAY_MESSAGING_URL"}},
-			&cli.StringFlag{Name: "notify-url", Usage: "base URL of the notification API, over --target", EnvVars: []string{"MSGLOAD_REPLAY_NOTIFY_URL"}},
-			&cli.StringFlag{Name: "token-url", Usage: "token endpoint (default: <notify-url>/oauth/token)", EnvVars: []string{"MSGLOAD_REPLAY_TOKEN_URL"}},
-			&cli.StringFlag{Name: "sink", Usage: "base URL of a standalone sink; callbacks and webhook registrations are rewritten to it", EnvVars: []string{"MSGLOAD_REPLAY_SINK"}},
+			&cli.Float64Flag{Name: "speed", Value: 1, Usage: "time scale: 2 replays twice as fast, 0.5 at half speed"},
+			&cli.StringFlag{Name: "format", Value: replay.FormatAuto, Usage: "auto, msgload, har or vegeta"},
+			&cli.StringFlag{Name: "out", Value: "runs", Usage: "parent `DIR` of run directories"},
+			&cli.StringFlag{Name: "external-ids", Value: replay.ExternalIDsKeep, Usage: "keep (same externalIds: a second replay must get the same notificationIds) or new (fresh, run-tagged)"},
+			&cli.StringFlag{Name: "target", Usage: "base `URL` of both APIs (default: the embedded simulator)"},
+			&cli.StringFlag{Name: "messaging-url", Usage: "base URL of the messaging API, over --target"},
+			&cli.StringFlag{Name: "notify-url", Usage: "base URL of the notification API, over --target"},
+			&cli.StringFlag{Name: "token-url", Usage: "token endpoint (default: <notify-url>/oauth/token)"},
+			&cli.StringFlag{Name: "sink", Usage: "base URL of a standalone sink; callbacks and webhook registrations are rewritten to it"},
 			&cli.StringFlag{Name: "client-header", Usage: "request header carrying the recorded client id (tried before Authorization and the body)"},
 			&cli.DurationFlag{Name: "grace", Value: 30 * time.Second, Usage: "wait for callbacks after the last send (embedded: until the simulator has nothing pending, at most this)"},
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "per request"},
-			&cli.StringFlag{Name: "scenario", Usage: "replay through a scenario (built-in `NAME` or file): its target, clients, limit mode, retries, probes, delivery and thresholds apply, its load is replaced by FILE's sends; run-tagged externalIds", EnvVars: []string{"MSGLOAD_REPLAY_SCENARIO"}},
-			&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9464", Usage: "with --scenario: serve /metrics here while the replay goes (\"\" for none)", EnvVars: []string{"MSGLOAD_METRICS_ADDR"}},
-			&cli.StringFlag{Name: "confirm-target", Usage: "`HOST` that may be replayed against although it is not loopback", EnvVars: []string{"MSGLOAD_CONFIRM_TARGET"}},
+			&cli.StringFlag{Name: "scenario", Usage: "replay through a scenario (built-in `NAME` or file): its target, clients, limit mode, retries, probes, delivery and thresholds apply, its load is replaced by FILE's sends; run-tagged externalIds"},
+			&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9464", Usage: "with --scenario: serve /metrics here while the replay goes (\"\" for none; port 0 for any free one; a busy port is an error)"},
+			&cli.StringFlag{Name: "confirm-target", Usage: "`HOST` that may be replayed against although it is not loopback"},
 		},
 		Action: func(c *cli.Context) error {
 			if err := oneArg(c, "replay", "file"); err != nil {
@@ -176,7 +176,7 @@ func (g *globalState) runReplay(parent context.Context, o replay.SessionOptions)
 		}
 		switch {
 		case p.Summary != nil:
-			p.Summary.Terminal(g.stdout)
+			p.Summary.TerminalWith(g.stdout, g.terminal())
 			failed = failed || !p.Summary.OK()
 		case p.SummaryErr != nil:
 			fmt.Fprintf(g.stdout, "no report: %v (rebuild it with: msgload report %s)\n", p.SummaryErr, p.Dir)
@@ -226,7 +226,7 @@ func (g *globalState) runScenarioReplay(c *cli.Context, name string, o replay.Se
 	res, err := harness.Run(c.Context, harness.Options{
 		Scenario: s, Out: o.Out, MetricsAddr: c.String("metrics-addr"), MetricsLinger: 15 * time.Second,
 		ConfirmTarget: c.String("confirm-target"), Version: version(), SinkReadToken: g.getenv(envSinkReadToken),
-		Stdout: g.stdout, Stderr: g.stderr, TTY: isTerminal(g.stderr), Signals: sig,
+		Stdout: g.stdout, Stderr: g.stderr, TTY: g.isTTY(g.stderr), Signals: sig,
 	})
 	if err != nil {
 		if errors.Is(err, harness.ErrUnconfirmedTarget) {
@@ -246,12 +246,15 @@ func (g *globalState) runScenarioReplay(c *cli.Context, name string, o replay.Se
 		}
 		switch {
 		case p.Summary != nil:
-			p.Summary.Terminal(g.stdout)
+			p.Summary.TerminalWith(g.stdout, g.terminal())
 		case p.Err != nil:
 			fmt.Fprintf(g.stdout, "%s: no report: %v\n", p.Name, p.Err)
 		default:
 			fmt.Fprintf(g.stdout, "%s: no report yet; build it with: msgload report %s\n", p.Name, p.Dir)
 		}
+	}
+	if res.MetricsAddr != "" {
+		fmt.Fprintf(g.stdout, "metrics: http://%s/metrics (while the replay went)\n", res.MetricsAddr)
 	}
 	fmt.Fprintf(g.stdout, "run directory: %s\n", res.Dir)
 	switch {

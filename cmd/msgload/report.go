@@ -33,7 +33,7 @@ func (g *globalState) reportCommand() *cli.Command {
 				args = append(args, a)
 			}
 			if len(args) != 1 {
-				return badInput(errors.New("report: want exactly one argument, the run directory"))
+				return badInput(errors.New("report: want exactly one argument, the run directory; see 'msgload report --help'"))
 			}
 			return g.runReport(args[0], quiet)
 		},
@@ -66,7 +66,7 @@ func (g *globalState) runReport(dir string, quiet bool) error {
 			return badInput(fmt.Errorf("report %s: %w", d, err))
 		}
 		if !quiet {
-			s.Terminal(g.stdout)
+			s.TerminalWith(g.stdout, g.terminal())
 		}
 		verdicts = append(verdicts, s.Verdict)
 		for _, r := range s.VerdictReasons {

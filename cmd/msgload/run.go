@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -23,20 +22,17 @@ type runOpts struct {
 	metricsLinger time.Duration
 	maxMessages   int64
 	confirmTarget string
+	quiet         bool
 }
 
 func (o *runOpts) flags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "out", Value: "runs", Usage: "parent directory of run directories; each run is a new `DIR`/<id>",
-			EnvVars: []string{"MSGLOAD_OUT"}, Destination: &o.out},
-		&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9464", Usage: "serve /metrics of the attacker, simulator and sink here while the run goes (\"\" for none; a busy port falls back to a free one)",
-			EnvVars: []string{"MSGLOAD_METRICS_ADDR"}, Destination: &o.metricsAddr},
-		&cli.DurationFlag{Name: "metrics-linger", Value: 15 * time.Second, Usage: "after the run, keep /metrics up until one more scrape, at most this long (only when something scraped it)",
-			EnvVars: []string{"MSGLOAD_METRICS_LINGER"}, Destination: &o.metricsLinger},
-		&cli.Int64Flag{Name: "max-messages", Usage: "hard cap on messages really sent (a safety for paid traffic); 0: the scenario's maxMessages",
-			EnvVars: []string{"MSGLOAD_MAX_MESSAGES"}, Destination: &o.maxMessages},
-		&cli.StringFlag{Name: "confirm-target", Usage: "`HOST` that may be attacked although it is neither embedded nor loopback",
-			EnvVars: []string{"MSGLOAD_CONFIRM_TARGET"}, Destination: &o.confirmTarget},
+		&cli.StringFlag{Name: "out", Value: "runs", Usage: "parent directory of run directories; each run is a new `DIR`/<id>", Destination: &o.out},
+		&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9464", Usage: "serve /metrics of the attacker, simulator and sink on `ADDR` while the run goes (\"\" for none; port 0 for any free one; a busy port is an error)", Destination: &o.metricsAddr},
+		&cli.DurationFlag{Name: "metrics-linger", Value: 15 * time.Second, Usage: "after the run, keep /metrics up until one more scrape, at most `DURATION` (only when something scraped it)", Destination: &o.metricsLinger},
+		&cli.Int64Flag{Name: "max-messages", Usage: "hard cap of `N` messages really sent (a safety for paid traffic); 0: the scenario's maxMessages", Destination: &o.maxMessages},
+		&cli.StringFlag{Name: "confirm-target", Usage: "`HOST` that may be attacked although it is neither embedded nor loopback", Destination: &o.confirmTarget},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress line and no summary: only the final lines (where the run is) and errors", Destination: &o.quiet},
 	}
 }
 
@@ -90,7 +86,8 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 	ho.SinkReadToken = g.getenv(envSinkReadToken)
 	ho.Version = version()
 	ho.Stdout, ho.Stderr = g.stdout, g.stderr
-	ho.TTY = isTerminal(g.stderr)
+	ho.TTY = g.isTTY(g.stderr)
+	ho.Quiet = opts.quiet
 	ho.Signals = sig
 
 	res, err := harness.Run(c.Context, ho)
@@ -101,17 +98,23 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 		return &exitError{code: exitBadInput, err: fmt.Errorf("run: %w", err)}
 	}
 	for _, p := range res.Parts {
+		if opts.quiet {
+			break // --quiet: the final lines only
+		}
 		if len(res.Parts) > 1 {
 			fmt.Fprintf(g.stdout, "== %s (%s)\n", p.Name, p.API)
 		}
 		switch {
 		case p.Summary != nil:
-			p.Summary.Terminal(g.stdout)
+			p.Summary.TerminalWith(g.stdout, g.terminal())
 		case p.Err != nil:
 			fmt.Fprintf(g.stdout, "%s: no report: %v\n", p.Name, p.Err)
 		default:
 			fmt.Fprintf(g.stdout, "%s: no report yet; build it with: msgload report %s\n", p.Name, p.Dir)
 		}
+	}
+	if res.MetricsAddr != "" {
+		fmt.Fprintf(g.stdout, "metrics: http://%s/metrics (while the run went)\n", res.MetricsAddr)
 	}
 	fmt.Fprintf(g.stdout, "run directory: %s\n", res.Dir)
 	switch {
@@ -132,33 +135,15 @@ func oneArg(c *cli.Context, cmd, what string) error {
 	}
 	for _, a := range c.Args().Slice() {
 		if strings.HasPrefix(a, "-") {
-			return badInput(fmt.Errorf("%s: %s is not a flag of %s (msgload %s --help lists them)", cmd, a, cmd, cmd))
+			return badInput(fmt.Errorf("%s: %s is not a flag of %s; see 'msgload %s --help'", cmd, a, cmd, cmd))
 		}
 	}
-	return badInput(fmt.Errorf("%s: name exactly one %s, got %d", cmd, what, c.NArg()))
+	return badInput(fmt.Errorf("%s: name exactly one %s, got %d; see 'msgload %s --help'", cmd, what, c.NArg(), cmd))
 }
 
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// version is the module version and VCS revision the binary was built from.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
-		}
-		if s.Key == "vcs.modified" && s.Value == "true" {
-			v += "+dirty"
-		}
-	}
-	return v
 }
 
 // verdictReasons sums up why the parts did not pass, for the error line.

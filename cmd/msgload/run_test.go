@@ -127,8 +127,10 @@ func TestIntersperse(t *testing.T) {
 		{"ordered", "msgload run --out x smoke", "msgload run --out x smoke"},
 		// A bool flag takes no value: the word after it stays an argument.
 		{"bool flag", "msgload validate a --json b", "msgload validate --json a b"},
-		// Unknown flags and words after -- are left for the command to judge.
-		{"unknown and terminator", "msgload run smoke --nope -- --out x", "msgload run smoke --nope -- --out x"},
+		// An unknown flag moves too, for the parser to answer; words after -- stay arguments.
+		{"unknown and terminator", "msgload run smoke --nope -- --out x", "msgload run --nope smoke -- --out x"},
+		// --help after the scenario is a flag too.
+		{"help", "msgload run smoke --help", "msgload run --help smoke"},
 		// No subcommand: unchanged.
 		{"no command", "msgload --help", "msgload --help"},
 	}

@@ -20,15 +20,9 @@ import (
 	"github.com/msgload/msgload/sim"
 )
 
-// Environment variables read by `msgload sim` (a flag given on the command line wins).
-const (
-	envSimAddr          = "MSGLOAD_SIM_ADDR"
-	envSimConfig        = "MSGLOAD_SIM_CONFIG"
-	envSimRateLimit     = "MSGLOAD_SIM_RATE_LIMIT"
-	envSimRateAlgorithm = "MSGLOAD_SIM_RATE_LIMIT_ALGORITHM"
-	envSimSeed          = "MSGLOAD_SIM_SEED"
-	envSimSigningSecret = "MSGLOAD_SIM_SIGNING_SECRET"
-)
+// envSimSigningSecret is the callback signing secret of `msgload sim`: a
+// secret, so not a flag (every flag reads MSGLOAD_SIM_<FLAG>, env.go).
+const envSimSigningSecret = "MSGLOAD_SIM_SIGNING_SECRET"
 
 // simCommand runs the simulator of both APIs as a standalone server.
 func (g *globalState) simCommand() *cli.Command {
@@ -41,13 +35,13 @@ func (g *globalState) simCommand() *cli.Command {
 			"clients demo-1 … demo-10 and notify-only, secret demo). The callback signing secret (whsec_…) comes from\n" +
 			envSimSigningSecret + " or --signing-secret-file, never a flag value.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8081", Usage: "listen address (env " + envSimAddr + ")"},
-			&cli.StringFlag{Name: "config", Usage: "YAML file replacing the built-in configuration (env " + envSimConfig + ")"},
-			&cli.StringFlag{Name: "rate-limit", Usage: "notification API limit per client_id, N/DURATION, e.g. 100/1m; 0/1m disables (env " + envSimRateLimit + ")"},
-			&cli.StringFlag{Name: "rate-limit-algorithm", Usage: "sliding, fixed or token-bucket (env " + envSimRateAlgorithm + ")"},
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8081", Usage: "listen address"},
+			&cli.StringFlag{Name: "config", Usage: "YAML file replacing the built-in configuration"},
+			&cli.StringFlag{Name: "rate-limit", Usage: "notification API limit per client_id, N/DURATION, e.g. 100/1m; 0/1m disables"},
+			&cli.StringFlag{Name: "rate-limit-algorithm", Usage: "sliding, fixed or token-bucket"},
 			&cli.BoolFlag{Name: "rate-limit-headers", Usage: "send the IETF draft RateLimit and RateLimit-Policy fields"},
 			&cli.BoolFlag{Name: "no-retry-after", Usage: "answer 429 without Retry-After"},
-			&cli.Uint64Flag{Name: "seed", Usage: "seed of every random draw; 0 draws one (env " + envSimSeed + ")"},
+			&cli.Uint64Flag{Name: "seed", Usage: "seed of every random draw; 0 draws one"},
 			&cli.StringFlag{Name: "signing-secret-file", Usage: "file holding a Standard Webhooks secret (whsec_…) to sign callbacks and webhooks"},
 		},
 		Action: func(c *cli.Context) error {
@@ -61,36 +55,30 @@ func (g *globalState) simCommand() *cli.Command {
 }
 
 // simConfig builds the configuration: defaults, then the file, then the
-// environment, then flags.
+// environment and flags (applyEnv has set every flag not given from its
+// variable).
 func (g *globalState) simConfig(c *cli.Context) (sim.Config, string, error) {
-	str := func(flag, env string) string {
-		if !c.IsSet(flag) {
-			if v := g.getenv(env); v != "" {
-				return v
-			}
-		}
-		return c.String(flag)
-	}
+	str := c.String
 	var problems []error
 	cfg := sim.DefaultConfig()
-	if path := str("config", envSimConfig); path != "" {
+	if path := str("config"); path != "" {
 		var err error
 		if cfg, err = sim.LoadConfig(path); err != nil {
 			return cfg, "", err
 		}
 	}
-	addr := str("addr", envSimAddr)
+	addr := str("addr")
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		problems = append(problems, fmt.Errorf("--addr %q: %w", addr, err))
 	}
-	if v := str("rate-limit", envSimRateLimit); v != "" {
+	if v := str("rate-limit"); v != "" {
 		n, w, err := sim.ParseRate(v)
 		if err != nil {
 			problems = append(problems, fmt.Errorf("--rate-limit: %w", err))
 		}
 		cfg.RateLimit.Requests, cfg.RateLimit.Window = n, w
 	}
-	if v := str("rate-limit-algorithm", envSimRateAlgorithm); v != "" {
+	if v := str("rate-limit-algorithm"); v != "" {
 		cfg.RateLimit.Algorithm = v
 	}
 	if c.IsSet("rate-limit-headers") {
@@ -101,10 +89,6 @@ func (g *globalState) simConfig(c *cli.Context) (sim.Config, string, error) {
 	}
 	if c.IsSet("seed") {
 		cfg.Seed = c.Uint64("seed")
-	} else if v := g.getenv(envSimSeed); v != "" {
-		if _, err := fmt.Sscan(v, &cfg.Seed); err != nil {
-			problems = append(problems, fmt.Errorf("%s: %q is not a number", envSimSeed, v))
-		}
 	}
 	if p := c.String("signing-secret-file"); p != "" {
 		b, err := os.ReadFile(p)

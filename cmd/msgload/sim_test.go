@@ -25,7 +25,7 @@ func TestSimCommandBadInput(t *testing.T) {
 		// A rate that does not parse.
 		{"rate", nil, []string{"--rate-limit", "fast"}, "--rate-limit"},
 		// An unknown algorithm, from the environment.
-		{"algorithm env", map[string]string{envSimRateAlgorithm: "leaky"}, nil, "rateLimit.algorithm"},
+		{"algorithm env", map[string]string{"MSGLOAD_SIM_RATE_LIMIT_ALGORITHM": "leaky"}, nil, "rateLimit.algorithm"},
 		// A config file error names file:line:col.
 		{"config", nil, []string{"--config", bad}, "sim.yaml:2:3: unknown field"},
 		// A bad address.
@@ -45,7 +45,7 @@ func TestSimCommandBadInput(t *testing.T) {
 // a messaging send and /metrics answer; an interrupt stops it with exit 0.
 func TestSimCommandServes(t *testing.T) {
 	addr := testnet.FreeAddr(t)
-	stop := serveCommand(t, map[string]string{envSimRateLimit: "10/1s"}, addr, "sim", "--addr", addr, "--seed", "3")
+	stop := serveCommand(t, map[string]string{"MSGLOAD_SIM_RATE_LIMIT": "10/1s"}, addr, "sim", "--addr", addr, "--seed", "3")
 	base := "http://" + addr
 	req, _ := http.NewRequest(http.MethodPost, base+"/messaging/v1/send", strings.NewReader(
 		`{"scenario":[{"channel":"sms","recipient":{"type":"MSISDN","value":"+79991234567"},"sender":"Acme"}]}`))

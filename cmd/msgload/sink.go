@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -16,14 +15,9 @@ import (
 	"github.com/msgload/msgload/sink"
 )
 
-// Environment variables read by `msgload sink` (a flag given on the command line wins).
-// Secrets come only from the environment or from files, never from flags.
+// Secrets of `msgload sink`: from the environment or from files only, never
+// from flags (every flag reads MSGLOAD_SINK_<FLAG>, env.go).
 const (
-	envSinkAddr          = "MSGLOAD_SINK_ADDR"
-	envSinkData          = "MSGLOAD_SINK_DATA"
-	envSinkFsync         = "MSGLOAD_SINK_FSYNC"
-	envSinkMaxBody       = "MSGLOAD_SINK_MAX_BODY"
-	envSinkRunID         = "MSGLOAD_SINK_RUN_ID"
 	envSinkBasicUser     = "MSGLOAD_SINK_BASIC_USER"
 	envSinkBasicPassword = "MSGLOAD_SINK_BASIC_PASSWORD"
 	envSinkBearerToken   = "MSGLOAD_SINK_BEARER_TOKEN"
@@ -47,11 +41,11 @@ func (g *globalState) sinkCommand() *cli.Command {
 			"Read API (/v1/events, /v1/stats): Authorization: Bearer " + envSinkReadToken + " (or --read-token-file); required beyond loopback, " +
 			"where without one the sink generates it into DIR/" + sink.ReadTokenFile + ".",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "addr", Value: sink.DefaultAddr, Usage: "listen address (loopback by default; env " + envSinkAddr + ")"},
-			&cli.StringFlag{Name: "data", Usage: "data directory; events go to DIR/events.jsonl (required; env " + envSinkData + ")"},
-			&cli.StringFlag{Name: "fsync", Value: string(sink.FsyncBatch), Usage: "batch (group commit), always or none (env " + envSinkFsync + ")"},
-			&cli.Int64Flag{Name: "max-body", Value: sink.DefaultMaxBody, Usage: "largest body accepted, bytes; larger ones are answered 413 (env " + envSinkMaxBody + ")"},
-			&cli.StringFlag{Name: "run-id", Usage: "count tags of other runs as unmatched (default: any msgload tag matches; env " + envSinkRunID + ")"},
+			&cli.StringFlag{Name: "addr", Value: sink.DefaultAddr, Usage: "listen address (loopback by default)"},
+			&cli.StringFlag{Name: "data", Usage: "data directory `DIR`; events go to DIR/events.jsonl (required)"},
+			&cli.StringFlag{Name: "fsync", Value: string(sink.FsyncBatch), Usage: "batch (group commit), always or none"},
+			&cli.Int64Flag{Name: "max-body", Value: sink.DefaultMaxBody, Usage: "largest body accepted, bytes; larger ones are answered 413"},
+			&cli.StringFlag{Name: "run-id", Usage: "count tags of other runs as unmatched (default: any msgload tag matches)"},
 			&cli.IntFlag{Name: "max-tracked", Value: sink.DefaultMaxTracked, Usage: "messages the correlation table remembers before forgetting the oldest"},
 			&cli.Float64Flag{Name: "fault-share", Usage: "share (0..1) of valid calls answered with --fault-code and/or after --fault-delay, to make the service retry on purpose"},
 			&cli.IntFlag{Name: "fault-code", Usage: "status given to those calls instead of 200 (e.g. 503); the event is still logged, with \"answered\""},
@@ -61,7 +55,7 @@ func (g *globalState) sinkCommand() *cli.Command {
 			&cli.StringFlag{Name: "bearer-token-file", Usage: "file holding the bearer token callers must present"},
 			&cli.StringFlag{Name: "hmac-secret-file", Usage: "file holding the HMAC-SHA256 shared secret"},
 			&cli.StringFlag{Name: "webhook-secret-file", Usage: "file holding a Standard Webhooks secret (whsec_…)"},
-			&cli.StringFlag{Name: "read-token-file", Usage: "file holding the bearer token of the read API /v1/events, /v1/stats (env " + envSinkReadToken + "; beyond loopback generated into DIR/" + sink.ReadTokenFile + " when not given)"},
+			&cli.StringFlag{Name: "read-token-file", Usage: "file holding the bearer token of the read API /v1/events, /v1/stats (or the token itself in " + envSinkReadToken + "; beyond loopback generated into DIR/" + sink.ReadTokenFile + " when not given)"},
 		},
 		Action: func(c *cli.Context) error {
 			cfg, err := g.sinkConfig(c)
@@ -73,44 +67,30 @@ func (g *globalState) sinkCommand() *cli.Command {
 	}
 }
 
-// sinkConfig gathers flags, then the environment for flags not given.
+// sinkConfig gathers the flags (applyEnv has set every flag not given from
+// its variable) and the secrets.
 func (g *globalState) sinkConfig(c *cli.Context) (sink.ServerConfig, error) {
-	str := func(flag, env string) string {
-		if !c.IsSet(flag) {
-			if v := g.getenv(env); v != "" {
-				return v
-			}
-		}
-		return c.String(flag)
-	}
 	var cfg sink.ServerConfig
 	var problems []error
-	cfg.Addr = str("addr", envSinkAddr)
+	cfg.Addr = c.String("addr")
 	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
 		problems = append(problems, fmt.Errorf("--addr %q: %w", cfg.Addr, err))
 	}
-	cfg.Dir = str("data", envSinkData)
+	cfg.Dir = c.String("data")
 	if cfg.Dir == "" {
 		problems = append(problems, errors.New("--data: a data directory is required"))
 	}
 	cfg.LogPath = filepath.Join(cfg.Dir, rundir.EventsFile)
-	mode, err := sink.ParseFsyncMode(str("fsync", envSinkFsync))
+	mode, err := sink.ParseFsyncMode(c.String("fsync"))
 	if err != nil {
 		problems = append(problems, fmt.Errorf("--fsync: %w", err))
 	}
 	cfg.Fsync = mode
 	cfg.MaxBody = c.Int64("max-body")
-	if !c.IsSet("max-body") && g.getenv(envSinkMaxBody) != "" {
-		n, err := strconv.ParseInt(g.getenv(envSinkMaxBody), 10, 64)
-		if err != nil {
-			problems = append(problems, fmt.Errorf("%s: not a number of bytes", envSinkMaxBody))
-		}
-		cfg.MaxBody = n
-	}
 	if cfg.MaxBody <= 0 {
 		problems = append(problems, errors.New("--max-body: must be positive"))
 	}
-	cfg.RunID = str("run-id", envSinkRunID)
+	cfg.RunID = c.String("run-id")
 	cfg.MaxTracked = c.Int("max-tracked")
 	if cfg.MaxTracked <= 0 {
 		problems = append(problems, errors.New("--max-tracked: must be positive"))

@@ -25,13 +25,12 @@ func (g *globalState) validateCommand() *cli.Command {
 		Usage:     "check scenario files and print their plan (requests per client, rate against the limit, duration, expected 429, messages really sent)",
 		ArgsUsage: "SCENARIO… (a built-in name: " + joinNames(scenarios.Builtins()) + "; or a file)",
 		Flags: []cli.Flag{
-			&cli.Int64Flag{Name: "max-messages", Usage: "hard cap on messages really sent, as `msgload run` would apply it (0: the scenario's maxMessages)",
-				EnvVars: []string{"MSGLOAD_MAX_MESSAGES"}, Destination: &opts.maxMessages},
-			&cli.BoolFlag{Name: "json", Usage: "print the plans as JSON", EnvVars: []string{"MSGLOAD_JSON"}, Destination: &opts.asJSON},
+			&cli.Int64Flag{Name: "max-messages", Usage: "hard cap on messages really sent, as msgload run would apply it (0: the scenario's maxMessages)", Destination: &opts.maxMessages},
+			&cli.BoolFlag{Name: "json", Usage: "print the plans as JSON", Destination: &opts.asJSON},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return badInput(errors.New("validate: name at least one scenario"))
+				return badInput(errors.New("validate: name at least one scenario; see 'msgload validate --help'"))
 			}
 			return g.runValidate(c.Args().Slice(), opts)
 		},
