@@ -506,7 +506,9 @@ func dashboardsAgainstRun(t *testing.T, promtool string, run *testRun) {
 			var results []*result
 			byWhere := map[string]*result{}
 			for _, api := range apis {
-				vars := resolveVariables(t, p, d, start.Add(-time.Minute), end, step, map[string]string{"api": api})
+				// part keeps its default, All (".*"): a one-part run has no
+				// part to list, and each API is one part of the harness run.
+				vars := resolveVariables(t, p, d, start.Add(-time.Minute), end, step, map[string]string{"api": api, "part": ".*"})
 				t.Logf("variables: %v", vars)
 				for _, q := range d.Queries() {
 					if q.Variable {
