@@ -62,7 +62,9 @@ type followRun struct {
 //   - a's query returns exactly what it returned before where only b's series
 //     are gone, and nothing where only b's series are left; the same for b;
 //   - the all-runs query returns a's answer where only a's series are left,
-//     and b's where only b's are.
+//     and b's where only b's are;
+//   - then, with run a alone, selecting its part msg does not change when
+//     the part ntf's series are deleted, and selecting ntf returns nothing.
 //
 // The runs overlap in time, so a filter by time alone would fail.
 func TestDashboardsFollowTheRun(t *testing.T) {
@@ -202,6 +204,62 @@ func TestDashboardsFollowTheRun(t *testing.T) {
 		}
 	}
 	t.Logf("%d queries checked", len(checks))
+
+	// The part: p now holds run a only, whose two parts are msg and ntf.
+	// Selecting msg must not change when ntf's series go, and selecting ntf
+	// must then return nothing.
+	parts, err := p.labelValues(partVariable, runInfoMetric, start.Add(-time.Minute), end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(parts, " ") != "msg ntf" {
+		t.Fatalf("run a's parts: %v, want msg ntf", parts)
+	}
+	type partCheck struct {
+		where, msg, ntf string
+		got             []rangeSeries
+	}
+	var pcs []*partCheck
+	for _, d := range ds {
+		for _, q := range d.Queries() {
+			if q.Variable {
+				continue
+			}
+			vars := grafanaVariables(t, d, []string{a.id})
+			pc := &partCheck{where: d.UID + ": " + q.Where}
+			for _, v := range d.Templating.List {
+				if v.Name == partVariable {
+					vars[partVariable] = grafanaFormat(v, []string{"msg"})
+					pc.msg = Expand(q.Expr, vars, step, end.Sub(start))
+					vars[partVariable] = grafanaFormat(v, []string{"ntf"})
+					pc.ntf = Expand(q.Expr, vars, step, end.Sub(start))
+				}
+			}
+			pc.got = query(p, pc.msg)
+			pcs = append(pcs, pc)
+		}
+	}
+	resp, err := p.client.PostForm(p.url+"/api/v1/admin/tsdb/delete_series", url.Values{"match[]": {`{part="ntf"}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("delete part ntf: HTTP %d", resp.StatusCode)
+	}
+	withData := 0
+	for _, pc := range pcs {
+		if finiteSamples(pc.got) > 0 {
+			withData++
+		}
+		if d := diffSeries(query(p, pc.msg), pc.got); d != "" {
+			t.Errorf("%s: part msg selected, part ntf's series deleted: changed: %s\n  %s", pc.where, d, pc.msg)
+		}
+		if d := diffSeries(query(p, pc.ntf), nil); d != "" {
+			t.Errorf("%s: part ntf selected, only part msg's series left: returned some: %s\n  %s", pc.where, d, pc.ntf)
+		}
+	}
+	t.Logf("part filter: %d queries checked, %d with data for part msg", len(pcs), withData)
 }
 
 func contains2(ss []string, s string) bool {
