@@ -458,3 +458,31 @@ func sameSamples(got, want [][2]any) bool {
 	}
 	return true
 }
+
+// TestRunIDsSortNewestFirst: run_id's default, the first option of an
+// alphabetical descending sort, is the newest run only because run ids start
+// with a fixed-width UTC start time; scenario names must not matter.
+func TestRunIDsSortNewestFirst(t *testing.T) {
+	base := time.Date(2026, 12, 31, 23, 59, 59, 0, time.UTC)
+	starts := []struct {
+		name string
+		at   time.Time
+	}{
+		{"zzz-oldest", base.Add(-48 * time.Hour)},
+		{"Smoke", base.Add(-time.Second)},
+		{"aaa", base},
+		{"notify-exceed-limit", base.Add(time.Second)}, // next year
+		{"0-newest", base.Add(10 * time.Hour)},
+	}
+	var ids []string
+	for _, s := range starts {
+		ids = append(ids, harness.NewRunID(s.name, s.at))
+	}
+	want := append([]string(nil), ids...)
+	sort.Sort(sort.Reverse(sort.StringSlice(ids))) // Grafana's sort 2
+	for i := range want {
+		if ids[i] != want[len(want)-1-i] {
+			t.Fatalf("sorted descending: %v, want newest first: %v", ids, want)
+		}
+	}
+}
