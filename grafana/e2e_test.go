@@ -447,8 +447,8 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 		start func(*testing.T) *testRun
 	}{
 		// sim, sink and attacker as three processes (standalone sim and sink,
-		// as deploy/compose.yaml runs them): sink and sim series carry no run
-		// info, so their panels must not need it.
+		// as deploy/compose.yaml runs them): sink and sim series carry no
+		// run_id, so their panels must show them while the run is alive.
 		{"three-processes", startRun},
 		// msgload run: one process serving everything of a two-part scenario
 		// on --metrics-addr, series labelled by part.
