@@ -28,7 +28,8 @@ type Dashboard struct {
 	Annotations struct {
 		List []Annotation `json:"list"`
 	} `json:"annotations"`
-	Raw map[string]any `json:"-"`
+	Links []Link         `json:"links"`
+	Raw   map[string]any `json:"-"`
 }
 
 // Panel is one panel or row; rows may hold collapsed panels.
@@ -41,6 +42,13 @@ type Panel struct {
 	Targets    []Target        `json:"targets"`
 	Repeat     string          `json:"repeat"`
 	Panels     []Panel         `json:"panels"`
+	// FieldConfig.Defaults.NoValue is what the panel shows when its queries
+	// return nothing for the selected run, instead of an empty frame.
+	FieldConfig struct {
+		Defaults struct {
+			NoValue string `json:"noValue"`
+		} `json:"defaults"`
+	} `json:"fieldConfig"`
 }
 
 // GridPos is a panel's place on Grafana's 24-column grid.
@@ -66,10 +74,26 @@ type Variable struct {
 	Query      json.RawMessage `json:"query"`
 	Datasource json.RawMessage `json:"datasource"`
 	AllValue   *string         `json:"allValue"`
+	IncludeAll bool            `json:"includeAll"`
+	Multi      bool            `json:"multi"`
+	Sort       int             `json:"sort"`
 	Current    struct {
 		Value any `json:"value"`
 	} `json:"current"`
 }
+
+// Link is one of the dashboard's links to other dashboards.
+type Link struct {
+	Type        string `json:"type"`
+	IncludeVars bool   `json:"includeVars"`
+	KeepTime    bool   `json:"keepTime"`
+}
+
+// Grafana's sort codes of a query variable's options.
+const (
+	SortAlphaAsc  = 1
+	SortAlphaDesc = 2
+)
 
 // Annotation is an annotation query.
 type Annotation struct {

@@ -70,6 +70,27 @@ func checkDashboard(d *Dashboard, allowed map[string]string) []string {
 	if v := vars["run_id"]; !strings.Contains(v.QueryString(), "msgload_run_info") {
 		bad("variable run_id must list msgload_run_info's run ids, got %q", v.QueryString())
 	}
+	// The newest run by default: run ids start with their start time, so
+	// alphabetical descending puts it first, and with no saved value and no
+	// All option Grafana selects the first option. (With includeAll, Grafana
+	// ≥ 11 would default to All instead.) Several or all runs are ticked in
+	// the multi-value list.
+	if v := vars["run_id"]; v.Sort != SortAlphaDesc || !v.Multi || v.IncludeAll || v.Current.Value != nil {
+		bad("variable run_id must list runs newest first (sort %d, got %d), multi-value without an All option (multi %v, includeAll %v) and no saved value (got %v): the newest run is the default",
+			SortAlphaDesc, v.Sort, v.Multi, v.IncludeAll, v.Current.Value)
+	}
+	if v, ok := vars["part"]; !ok || v.LabelValuesLabel() != "part" || !strings.Contains(v.QueryString(), "msgload_run_info") ||
+		!v.IncludeAll || v.AllValue == nil || *v.AllValue != ".*" {
+		bad(`variable part must be label_values(msgload_run_info{…}, part) with All = ".*" (a one-part run has no part label)`)
+	}
+	if len(d.Links) == 0 {
+		bad("no links to the other dashboards")
+	}
+	for i, l := range d.Links {
+		if !l.IncludeVars || !l.KeepTime {
+			bad("link %d must carry the selection across (includeVars and keepTime)", i)
+		}
+	}
 	var start, end bool
 	for _, a := range d.Annotations.List {
 		start = start || strings.Contains(a.Expr, "msgload_run_start_timestamp_seconds")
@@ -95,6 +116,11 @@ func checkDashboard(d *Dashboard, allowed map[string]string) []string {
 			bad("%s: %v", q.Where, err)
 			continue
 		}
+		if !q.Variable {
+			if err := CheckRunFilter(q.Expr, sample); err != nil {
+				bad("%s: %v", q.Where, err)
+			}
+		}
 		for _, n := range names {
 			if _, ok := allowed[n]; !ok {
 				bad("%s: metric %s is not registered by msgload", q.Where, n)
@@ -104,6 +130,9 @@ func checkDashboard(d *Dashboard, allowed map[string]string) []string {
 	for _, p := range d.AllPanels() {
 		if p.Type != "row" && len(p.Targets) == 0 {
 			bad("panel %d %q has no query", p.ID, p.Title)
+		}
+		if p.Type != "row" && p.FieldConfig.Defaults.NoValue == "" {
+			bad("panel %d %q has no noValue text: say why a run can leave it empty", p.ID, p.Title)
 		}
 		if g := p.GridPos; g.W <= 0 || g.H <= 0 || g.X < 0 || g.X+g.W > 24 {
 			bad("panel %d %q: gridPos %+v off the 24-column grid", p.ID, p.Title, g)
@@ -145,32 +174,59 @@ func TestDashboardRules(t *testing.T) {
 // TestCheckDashboardCatches proves the checker finds each breach: every row
 // breaks one rule of a valid dashboard and names the words its error must hold.
 func TestCheckDashboardCatches(t *testing.T) {
-	good, err := os.ReadFile(filepath.Join("dashboards", "overview.json"))
-	if err != nil {
-		t.Fatal(err)
+	read := func(file string) string {
+		if file == "" {
+			file = "overview.json"
+		}
+		b, err := os.ReadFile(filepath.Join("dashboards", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
 	}
+	good := read("")
 	allowed := SeriesNames(ContractMetrics)
 	rows := []struct {
 		name, old, new, want string
+		file                 string // "" = overview.json
 	}{
+		// a panel that reads every run's series
+		{"no run filter", `sum(msgload_requests_total{api=~\"$api\", client=~\"$client\"} * on (instance, job, part) group_left () max by (instance, job, part) (msgload_run_info{run_id=~\"$run_id\", part=~\"$part\"}))`,
+			`sum(msgload_requests_total{api=~\"$api\", client=~\"$client\"})`, "not filtered by the selected run", ""},
+		// a join that ignores the part: both parts of a run would be summed
+		{"join without part", `* on (instance, job, part) group_left () max by (instance, job, part)`, `* on (instance, job) group_left () max by (instance, job)`, "want on (instance, job, part)", ""},
+		// the run info read without the run: every run's processes pass the join
+		{"run info unfiltered", `msgload_run_info{run_id=~\"$run_id\", part=~\"$part\"}))"`, `msgload_run_info))"`, "not filtered by the selected run", ""},
+		// a constant line drawn whatever the run
+		{"constant", `"expr": "max(msgload_run_info{run_id=~\"$run_id\", part=~\"$part\"}) * $limit"`, `"expr": "vector($limit)"`, "reads no series", "rate-limit.json"},
+		// an embedded simulator's series of every run
+		{"sim series unfiltered", `client=~\"$client\", run_id=~\"$run_id\", part=~\"$part\"}`, `client=~\"$client\"}`, "not filtered by the selected run", "simulator.json"},
+		// a run's own series joined by time as if standalone
+		{"time join of run series", `client=~\"$client\", run_id=\"\"}`, `client=~\"$client\"}`, "only a standalone sim or sink", "simulator.json"},
+		// the oldest run by default
+		{"oldest first", `"sort": 2`, `"sort": 1`, "newest first", ""},
+		// an empty panel without a word of why
+		{"no noValue", `"noValue": "no 429 in this run"`, `"noValue": ""`, "no noValue text", ""},
+		// links that drop the selection
+		{"links drop vars", `"includeVars": true`, `"includeVars": false`, "carry the selection", ""},
 		// an exported dashboard carries a numeric id: provisioning would clash
-		{"numeric id", `"id": null`, `"id": 7`, `"id" must be present and null`},
+		{"numeric id", `"id": null`, `"id": 7`, `"id" must be present and null`, ""},
 		// a datasource pinned to one install's uid breaks everywhere else
-		{"pinned datasource", `"uid": "${DS_PROMETHEUS}"`, `"uid": "P1809F7CD0C75ACF3"`, "want uid ${DS_PROMETHEUS}"},
+		{"pinned datasource", `"uid": "${DS_PROMETHEUS}"`, `"uid": "P1809F7CD0C75ACF3"`, "want uid ${DS_PROMETHEUS}", ""},
 		// a typo in a metric name must not pass silently
-		{"unknown metric", `msgload_requests_in_flight{`, `msgload_request_in_flight{`, "not registered by msgload"},
+		{"unknown metric", `msgload_requests_in_flight{`, `msgload_request_in_flight{`, "not registered by msgload", ""},
 		// a syntax error in PromQL
-		{"bad promql", `sum by (code) (rate(`, `sum by (code) (rate((`, "parse"},
+		{"bad promql", `sum by (code) (rate(`, `sum by (code) (rate((`, "parse", ""},
 		// a variable no one defined
-		{"undefined variable", `client=~\"$client\"`, `client=~\"$cleint\"`, "undefined variable"},
+		{"undefined variable", `client=~\"$client\"`, `client=~\"$cleint\"`, "undefined variable", ""},
 		// export-for-sharing leftovers
-		{"inputs", `"id": null,`, `"id": null, "__inputs": [],`, "__inputs present"},
+		{"inputs", `"id": null,`, `"id": null, "__inputs": [],`, "__inputs present", ""},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
-			src := string(good)
+			src := read(r.file)
 			if !strings.Contains(src, r.old) {
-				t.Fatalf("fixture text %q not in overview.json", r.old)
+				t.Fatalf("fixture text %q not in %s", r.old, r.file)
 			}
 			d, err := ParseDashboard([]byte(strings.Replace(src, r.old, r.new, 1)))
 			if err != nil {
@@ -182,7 +238,7 @@ func TestCheckDashboardCatches(t *testing.T) {
 			}
 		})
 	}
-	d, err := ParseDashboard(good)
+	d, err := ParseDashboard([]byte(good))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,21 +65,44 @@ func serve(t *testing.T, job string, g prometheus.Gatherer, h http.Handler) sour
 
 // promServer is a real Prometheus started for one test.
 type promServer struct {
-	url    string
-	client *http.Client
+	url     string
+	client  *http.Client
+	dataDir string // its --storage.tsdb.path
 }
 
 // startPrometheus writes a configuration scraping every source each second and
 // starts /usr/bin/prometheus on a temporary directory and a free loopback port.
 func startPrometheus(t *testing.T, sources []source) *promServer {
 	t.Helper()
+	return startPrometheusOn(t, sources, "")
+}
+
+// startPrometheusOn is startPrometheus on the TSDB in dataDir ("" = a new
+// one), with extra command-line flags.
+func startPrometheusOn(t *testing.T, sources []source, dataDir string, extra ...string) *promServer {
+	t.Helper()
 	bin := needProgram(t, "/usr/bin/prometheus")
 	dir := t.TempDir()
+	if dataDir == "" {
+		dataDir = filepath.Join(dir, "data")
+	}
 	var cfg strings.Builder
 	cfg.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\nscrape_configs:\n")
+	if len(sources) == 0 {
+		cfg.WriteString("  []\n")
+	}
+	// Sources of one job are that job's targets, told apart by instance.
+	var jobs []string
+	targets := map[string][]string{}
 	for _, s := range sources {
 		u, _ := url.Parse(s.url)
-		fmt.Fprintf(&cfg, "  - job_name: %s\n    static_configs:\n      - targets: [%q]\n", s.job, u.Host)
+		if targets[s.job] == nil {
+			jobs = append(jobs, s.job)
+		}
+		targets[s.job] = append(targets[s.job], strconv.Quote(u.Host))
+	}
+	for _, j := range jobs {
+		fmt.Fprintf(&cfg, "  - job_name: %s\n    static_configs:\n      - targets: [%s]\n", j, strings.Join(targets[j], ", "))
 	}
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o644); err != nil {
@@ -88,12 +111,12 @@ func startPrometheus(t *testing.T, sources []source) *promServer {
 	addr := testnet.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var logs bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin,
-		"--config.file="+cfgPath,
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr,
+	cmd := exec.CommandContext(ctx, bin, append([]string{
+		"--config.file=" + cfgPath,
+		"--storage.tsdb.path=" + dataDir,
+		"--web.listen-address=" + addr,
 		"--log.level=warn",
-	)
+	}, extra...)...)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -115,7 +138,7 @@ func startPrometheus(t *testing.T, sources []source) *promServer {
 			t.Logf("prometheus output:\n%s", logs.String())
 		}
 	})
-	p := &promServer{url: "http://" + addr, client: &http.Client{Timeout: 10 * time.Second}}
+	p := &promServer{url: "http://" + addr, client: &http.Client{Timeout: 10 * time.Second}, dataDir: dataDir}
 	p.waitFor(t, "prometheus to be ready", 60*time.Second, func() bool {
 		select {
 		case <-done:
@@ -424,8 +447,8 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 		start func(*testing.T) *testRun
 	}{
 		// sim, sink and attacker as three processes (standalone sim and sink,
-		// as deploy/compose.yaml runs them): sink and sim series carry no run
-		// info, so their panels must not need it.
+		// as deploy/compose.yaml runs them): sink and sim series carry no
+		// run_id, so their panels must show them while the run is alive.
 		{"three-processes", startRun},
 		// msgload run: one process serving everything of a two-part scenario
 		// on --metrics-addr, series labelled by part.
@@ -506,7 +529,9 @@ func dashboardsAgainstRun(t *testing.T, promtool string, run *testRun) {
 			var results []*result
 			byWhere := map[string]*result{}
 			for _, api := range apis {
-				vars := resolveVariables(t, p, d, start.Add(-time.Minute), end, step, map[string]string{"api": api})
+				// part keeps its default, All (".*"): a one-part run has no
+				// part to list, and each API is one part of the harness run.
+				vars := resolveVariables(t, p, d, start.Add(-time.Minute), end, step, map[string]string{"api": api, "part": ".*"})
 				t.Logf("variables: %v", vars)
 				for _, q := range d.Queries() {
 					if q.Variable {

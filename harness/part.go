@@ -23,6 +23,18 @@ import (
 // gracePoll is how often the grace wait looks whether everything arrived.
 const gracePoll = 250 * time.Millisecond
 
+// embeddedReg is the registerer of the embedded simulator and sink: their
+// series carry the run's id as a constant label (one value per process, so the
+// cardinality stays bounded), which lets the dashboards tell two runs' servers
+// apart without a join, and from the first scrape on — the attacker's
+// msgload_run_info, which the attacker series are joined on, appears only when
+// the attack starts, after the simulator and sink already serve their series.
+// A standalone sim or sink has no run and no such label; the dashboards
+// attribute it to the runs alive at the time (grafana/README.md).
+func (r *partRun) embeddedReg() prometheus.Registerer {
+	return prometheus.WrapRegistererWith(prometheus.Labels{"run_id": r.id}, r.reg)
+}
+
 // remotePull is how often the grace wait reads a standalone sink's new events.
 const remotePull = time.Second
 
@@ -139,7 +151,7 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	sinkURL := ""
 	switch s.Sink {
 	case "", "embedded":
-		k, err := sink.New(sink.Options{LogPath: filepath.Join(r.dir, rundir.EventsFile), RunID: r.id}, r.reg)
+		k, err := sink.New(sink.Options{LogPath: filepath.Join(r.dir, rundir.EventsFile), RunID: r.id}, r.embeddedReg())
 		if err != nil {
 			return fmt.Errorf("start the sink: %w", err)
 		}
@@ -177,7 +189,7 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		sv, err := sim.New(cfg, r.reg)
+		sv, err := sim.New(cfg, r.embeddedReg())
 		if err != nil {
 			return fmt.Errorf("start the simulator: %w", err)
 		}
