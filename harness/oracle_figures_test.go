@@ -397,6 +397,9 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 		}
 	}
 	minDelay := c.Callbacks.Delay // every call is held back this long
+	if c.Callbacks.DelayShare > 0 && c.Callbacks.DelayShare < 1 {
+		minDelay = 0 // only some are
+	}
 	// Per sequence: the true end from acceptance, and the possible fates.
 	type group struct {
 		accept, end time.Time

@@ -19,22 +19,25 @@ import (
 // oCase is one generated case. Everything the run depends on is here, so the
 // failure message can print it as YAML.
 type oCase struct {
-	Seed       int64              `yaml:"seed"`
-	Simple     bool               `yaml:"simple,omitempty"` // single channel (or notify), no faults: should pass on any correct build
-	API        string             `yaml:"api"`
-	Standalone bool               `yaml:"standalone,omitempty"` // sim and sink started by the test, scenario points at their URLs
-	Clients    int                `yaml:"clients"`
-	Chain      []oItem            `yaml:"chain,omitempty"`    // messaging
-	Profiles   map[string]oProf   `yaml:"profiles,omitempty"` // messaging, per channel of the chain
-	Notify     oDelay             `yaml:"notifyDelay,omitempty"`
-	Load       oLoad              `yaml:"load"`
-	Limit      *oLimit            `yaml:"limit,omitempty"` // notify: the simulator's limit (mode exceed)
-	Faults     map[string]float64 `yaml:"faults,omitempty"`
-	Callbacks  oCallbacks         `yaml:"callbacks,omitempty"`
-	Retry      bool               `yaml:"retry,omitempty"` // retry on 500, 503, timeout (reset)
-	Probes     float64            `yaml:"probes,omitempty"`
-	OwnIDs     bool               `yaml:"ownExternalIds,omitempty"`
-	Grace      time.Duration      `yaml:"grace"`
+	Seed       int64            `yaml:"seed"`
+	Simple     bool             `yaml:"simple,omitempty"` // single channel (or notify), no faults: should pass on any correct build
+	API        string           `yaml:"api"`
+	Standalone bool             `yaml:"standalone,omitempty"` // sim and sink started by the test, scenario points at their URLs
+	Clients    int              `yaml:"clients"`
+	Chain      []oItem          `yaml:"chain,omitempty"`    // messaging
+	Profiles   map[string]oProf `yaml:"profiles,omitempty"` // messaging, per channel of the chain
+	Notify     oDelay           `yaml:"notifyDelay,omitempty"`
+	// NotifyOutcomes are the notification outcome shares (standalone only:
+	// the scenario's sim: block has no field for them).
+	NotifyOutcomes map[string]float64 `yaml:"notifyOutcomes,omitempty"`
+	Load           oLoad              `yaml:"load"`
+	Limit          *oLimit            `yaml:"limit,omitempty"` // notify: the simulator's limit (mode exceed)
+	Faults         map[string]float64 `yaml:"faults,omitempty"`
+	Callbacks      oCallbacks         `yaml:"callbacks,omitempty"`
+	Retry          bool               `yaml:"retry,omitempty"` // retry on 500, 503, timeout (reset)
+	Probes         float64            `yaml:"probes,omitempty"`
+	OwnIDs         bool               `yaml:"ownExternalIds,omitempty"`
+	Grace          time.Duration      `yaml:"grace"`
 }
 
 type oItem struct {
@@ -76,6 +79,9 @@ type oCallbacks struct {
 	Duplicate float64       `yaml:"duplicate,omitempty"`
 	Reorder   float64       `yaml:"reorder,omitempty"`
 	Delay     time.Duration `yaml:"delay,omitempty"`
+	// DelayShare is the share of calls delayed (standalone only: the
+	// scenario's callbacks.delay delays every call).
+	DelayShare float64 `yaml:"delayShare,omitempty"`
 }
 
 // genCase draws the case of seed.
@@ -187,13 +193,22 @@ func genCase(seed int64) oCase {
 				c.Callbacks.Reorder = share(0.2)
 			}
 			if r.IntN(3) == 0 {
-				c.Callbacks.Delay = dur(50*time.Millisecond, 400*time.Millisecond)
+				c.Callbacks.Delay = dur(50*time.Millisecond, 1500*time.Millisecond)
 			}
 		}
 		c.Standalone = r.IntN(5) == 0
 		if c.Standalone {
 			c.Callbacks.Drop = 0 // a standalone run waits its whole grace for a dropped callback
 			c.Grace = 8 * time.Second
+			// What a scenario's sim: block cannot set, the test's own
+			// simulator can: notification outcomes, a share of delayed calls.
+			if c.API == rundir.APINotify && r.IntN(2) == 0 {
+				u, f := share(0.3), share(0.2)
+				c.NotifyOutcomes = map[string]float64{sim.NotifyUndelivered: u, sim.NotifyFailed: f, sim.NotifyDelivered: 1 - u - f}
+			}
+			if c.Callbacks.Delay > 0 {
+				c.Callbacks.DelayShare = 0.2 + share(0.8)
+			}
 		}
 	}
 	return c
@@ -364,6 +379,21 @@ func (c oCase) simConfig() sim.Config {
 	cfg.Callbacks.Reorder = c.Callbacks.Reorder
 	if c.Callbacks.Delay > 0 {
 		cfg.Callbacks.Delay, cfg.Callbacks.DelayBy = 1, c.Callbacks.Delay
+		if c.Callbacks.DelayShare > 0 {
+			cfg.Callbacks.Delay = c.Callbacks.DelayShare
+		}
+	}
+	if len(c.NotifyOutcomes) > 0 {
+		cfg.Notify.Outcomes = nil
+		for _, st := range []string{sim.NotifyDelivered, sim.NotifyUndelivered, sim.NotifyFailed} {
+			if w := c.NotifyOutcomes[st]; w > 0 {
+				code := 0
+				if st != sim.NotifyDelivered {
+					code = 6
+				}
+				cfg.Notify.Outcomes = append(cfg.Notify.Outcomes, sim.Outcome{State: st, Code: code, Weight: w})
+			}
+		}
 	}
 	return cfg
 }
