@@ -32,8 +32,9 @@ type oFigures struct {
 	// From truth.json, when there is one.
 	HasTruth                    bool
 	TruthMessages               int64
-	TrueLatency                 oPct // per message, from its (first) acceptance to its first ending status, as drawn
-	LostLo, LostHi              int64
+	TrueLatency                 oPct  // per message, from its (first) acceptance to its first ending status, as drawn
+	LostLo, LostHi              int64 // from the calls the run could see
+	LostWaitedHi                int64 // most lost had the run waited to attack_end+grace
 	Dropped, Duplicated, Failed int64
 	Unsent                      int64    // status changes whose callback the simulator never tried before the run closed it
 	TrueFromSend, MeasuredSame  oPct     // the same messages: truth's callback start vs measured arrival, both from the first send
@@ -191,6 +192,9 @@ func (c oCase) figures(r *oRaw) oFigures {
 	for _, a := range r.attempts {
 		f.Total++
 		f.Codes[strconv.Itoa(a.Code)]++
+		if a.Attempt > 1 && a.Probe == "" && a.Op != "send" {
+			f.Retries++ // README: attempts after the first, probes excluded (webhook registration too)
+		}
 		if a.Op != "send" || a.Seq <= 0 {
 			continue
 		}
@@ -396,6 +400,14 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 			cbs[cb.ID] = append(cbs[cb.ID], cb)
 		}
 	}
+	// Calls count for the run when they started before it ended (the
+	// simulator closed, or the last copy from a standalone sink), and would
+	// have had the run waited to its deadline.
+	end := r.meta.End
+	if end.IsZero() || end.After(deadline) {
+		end = deadline
+	}
+	cutoffs := [2]time.Time{end, deadline}
 	minDelay := c.Callbacks.Delay // every call is held back this long
 	if c.Callbacks.DelayShare > 0 && c.Callbacks.DelayShare < 1 {
 		minDelay = 0 // only some are
@@ -404,7 +416,7 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 	type group struct {
 		accept, end time.Time
 		ended       bool
-		fates       []oOutcome
+		fates       [2][]oOutcome // what the run could see (calls started before its end), had it waited to the deadline
 	}
 	groups := map[string]*group{}
 	seqOf := map[string]int64{}
@@ -426,7 +438,7 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 		seqOf[key] = seq
 		g := groups[key]
 		if g == nil {
-			g = &group{accept: tm.AcceptedAt, fates: []oOutcome{{}}}
+			g = &group{accept: tm.AcceptedAt, fates: [2][]oOutcome{{{}}, {{}}}}
 			groups[key] = g
 		}
 		if tm.AcceptedAt.Before(g.accept) {
@@ -452,13 +464,9 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 			jobs[s.State] = append(jobs[s.State], &job{at: at, ending: ends, copies: 1})
 		}
 		near := func(a, b time.Time) bool { d := a.Sub(b); return d < time.Microsecond && d > -time.Microsecond }
-		fates := []oOutcome{{}}
+		fates := [2][]oOutcome{{{}}, {{}}}
 		for state, js := range jobs {
-			type rec struct {
-				at      time.Time
-				certain bool
-			}
-			var recs []rec
+			var recs []time.Time
 			sent := 0
 			accounted := 0
 			for _, cb := range cbs[tm.ID] {
@@ -485,12 +493,7 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 					if cb.Status < 200 || cb.Status > 299 {
 						continue
 					}
-					switch {
-					case cb.At.Before(deadline.Add(-50 * time.Millisecond)):
-						recs = append(recs, rec{at: cb.At, certain: true})
-					case cb.At.Before(deadline.Add(50 * time.Millisecond)):
-						recs = append(recs, rec{at: cb.At})
-					}
+					recs = append(recs, cb.At)
 				}
 			}
 			if r.meta.Target == "embedded" {
@@ -502,39 +505,50 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 			// they can belong to (a call starts no earlier than its status
 			// change plus the configured delay; a job is called once, twice
 			// when duplicated, never when dropped).
-			outs := map[oOutcome]bool{}
-			used := make([]int, len(js))
-			var walk func(k int, o oOutcome)
-			walk = func(k int, o oOutcome) {
-				if k == len(recs) {
-					outs[o] = true
-					return
-				}
-				rc := recs[k]
-				if !rc.certain {
-					walk(k+1, o) // it may not have reached the run
-				}
-				for i, j := range js {
-					if used[i] >= j.copies || rc.at.Before(j.at.Add(minDelay-time.Microsecond)) {
-						continue
+			// A call counts when it started before the cutoff (50 ms either
+			// side: either way).
+			for ci, cut := range cutoffs {
+				outs := map[oOutcome]bool{}
+				used := make([]int, len(js))
+				var walk func(k int, o oOutcome)
+				walk = func(k int, o oOutcome) {
+					if k == len(recs) {
+						outs[o] = true
+						return
 					}
-					used[i]++
-					n := o
-					if j.ending && (!n.through || rc.at.UnixNano() < n.at) {
-						n.through, n.at = true, rc.at.UnixNano()
+					at := recs[k]
+					for i, j := range js {
+						if used[i] >= j.copies || at.Before(j.at.Add(minDelay-time.Microsecond)) {
+							continue
+						}
+						used[i]++
+						visible, maybe := at.Before(cut.Add(-50*time.Millisecond)), at.Before(cut.Add(50*time.Millisecond))
+						if j.ending && maybe {
+							n := o
+							if !n.through || at.UnixNano() < n.at {
+								n.through, n.at = true, at.UnixNano()
+							}
+							walk(k+1, n)
+						}
+						if !j.ending || !visible {
+							walk(k+1, o)
+						}
+						used[i]--
 					}
-					walk(k+1, n)
-					used[i]--
 				}
+				walk(0, oOutcome{})
+				if len(outs) == 0 {
+					if ci == 0 {
+						f.notes = append(f.notes, fmt.Sprintf("truth: %s %s: no assignment of %d calls to %d status changes", tm.ID, state, len(recs), len(js)))
+					}
+					outs = map[oOutcome]bool{{}: true, {through: true}: true}
+				}
+				fates[ci] = combine(fates[ci], outs)
 			}
-			walk(0, oOutcome{})
-			if len(outs) == 0 {
-				f.notes = append(f.notes, fmt.Sprintf("truth: %s %s: no assignment of %d calls to %d status changes", tm.ID, state, len(recs), len(js)))
-				outs = map[oOutcome]bool{{}: true, {through: true}: true}
-			}
-			fates = combine(fates, outs)
 		}
-		g.fates = combineList(g.fates, fates)
+		for ci := range cutoffs {
+			g.fates[ci] = combineList(g.fates[ci], fates[ci])
+		}
 	}
 	var trueLat []time.Duration
 	bySeq := map[int64]*group{}
@@ -555,13 +569,24 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 		g := bySeq[seq]
 		if g == nil {
 			f.LostHi++
+			f.LostWaitedHi++
 			f.notes = append(f.notes, fmt.Sprintf("truth: accepted message %d not in truth.json", seq))
 			continue
+		}
+		waited := false // surely through had the run waited to its deadline
+		for _, o := range g.fates[1] {
+			waited = o.through
+			if !waited {
+				break
+			}
+		}
+		if !waited {
+			f.LostWaitedHi++
 		}
 		all, none := true, true
 		var at int64 = -1
 		same := true
-		for _, o := range g.fates {
+		for _, o := range g.fates[0] {
 			if o.through {
 				none = false
 				if at >= 0 && at != o.at {

@@ -274,7 +274,11 @@ func runOracleCase(c oCase, root string) (res oResult) {
 	}
 	truthPath := ""
 	if c.Standalone {
-		// The simulator is not the harness's: its truth comes from its read API.
+		// The simulator is not the harness's: its truth comes from its read
+		// API, once it has nothing pending and its last calls had time to
+		// start (at the latest at the run's deadline), so that calls the run
+		// did not wait for are in it too.
+		waitSimDone(sv, raw0Deadline(p.Dir), c.Callbacks.Delay+300*time.Millisecond)
 		truthPath = filepath.Join(p.Dir, "oracle-truth.json")
 		if err := fetchTruth(simURL, truthPath); err != nil {
 			res.err = err
@@ -296,6 +300,34 @@ func runOracleCase(c oCase, root string) (res oResult) {
 	res.problems, notes = compareFigures(c, want, sum)
 	res.notes = append(want.notes, notes...)
 	return res
+}
+
+// raw0Deadline is attack_end + grace of the run in dir (now when unreadable).
+func raw0Deadline(dir string) time.Time {
+	var m struct {
+		AttackEnd time.Time `json:"attack_end"`
+		Delivery  struct {
+			Grace string `json:"grace"`
+		} `json:"delivery"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		return time.Now()
+	}
+	g, _ := time.ParseDuration(m.Delivery.Grace)
+	return m.AttackEnd.Add(g)
+}
+
+// waitSimDone waits until sv has nothing pending, then linger, all at the
+// latest until deadline.
+func waitSimDone(sv *sim.Server, deadline time.Time, linger time.Duration) {
+	for sv.Pending() > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if d := time.Until(deadline); d < linger {
+		linger = max(d, 0)
+	}
+	time.Sleep(linger)
 }
 
 func fetchTruth(simURL, path string) error {
@@ -393,7 +425,7 @@ func compareFigures(c oCase, want oFigures, sum oSum) (probs, notes []string) {
 	count("requests.total", want.Total, "attempts.jsonl lines")
 	count("requests.messages", want.Messages, "first attempts of sends")
 	count("requests.accepted", want.Accepted, "messages with a 2xx answer of the API on some attempt")
-	count("idempotency.retries", want.Retries, "attempts after the first, probes excluded")
+	count("idempotency.retries", want.Retries, "attempts after the first of any request, probes excluded")
 	count("idempotency.probes", want.Probes, "probe attempts")
 	codes := map[string]int64{}
 	if v, ok := sum.at("requests.codes"); ok {
@@ -437,6 +469,10 @@ func compareFigures(c oCase, want oFigures, sum oSum) (probs, notes []string) {
 	if want.LostLo > want.Lost || want.Lost > want.LostHi {
 		bad("delivery.lost against truth", fmt.Sprintf("%d..%d", want.LostLo, want.LostHi), want.Lost,
 			"lost by the raw files against accepted messages none of whose ending callbacks got through (truth.callbacks)")
+	}
+	if want.Lost > want.LostWaitedHi && want.LostLo <= want.Lost && want.Lost <= want.LostHi {
+		bad("delivery.lost had the run waited", fmt.Sprintf("at most %d", want.LostWaitedHi), want.Lost,
+			"ending callbacks of accepted messages started after the run stopped waiting, before attack_end+grace (grace wait ended early)")
 	}
 	if want.Unsent > 0 {
 		bad("truth: status changes never called back", 0, want.Unsent,
