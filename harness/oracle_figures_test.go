@@ -175,8 +175,6 @@ type oMsg struct {
 }
 
 // figures computes every expected figure of run r of case c.
-// truthCutoff: callbacks the simulator began after it cannot have reached
-// the run (zero: no cutoff beyond the deadline).
 func (c oCase) figures(r *oRaw) oFigures {
 	f := oFigures{Codes: map[string]int64{}, Steps: map[string]int64{}}
 	msgs := map[int64]*oMsg{}
