@@ -133,6 +133,29 @@ func TestOracle(t *testing.T) {
 		})
 	}
 	t.Logf("%d cases in %s (%d at once)", len(seeds), time.Since(began).Round(time.Second), par)
+	// Failing cases per figure, for a run of many.
+	byFigure := map[string]int{}
+	for _, res := range results {
+		figs := map[string]bool{}
+		for _, p := range res.problems {
+			fig, _, _ := strings.Cut(p, ": expected")
+			figs[fig] = true
+		}
+		if res.err != nil {
+			figs["run error"] = true
+		}
+		for f := range figs {
+			byFigure[f]++
+		}
+	}
+	if len(byFigure) > 0 {
+		var lines []string
+		for f, n := range byFigure {
+			lines = append(lines, fmt.Sprintf("%5d  %s", n, f))
+		}
+		sort.Sort(sort.Reverse(sort.StringSlice(lines)))
+		t.Logf("failing cases per figure:\n%s", strings.Join(lines, "\n"))
+	}
 	if !failed {
 		os.RemoveAll(root)
 	} else {
