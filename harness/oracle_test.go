@@ -529,7 +529,14 @@ func compareFigures(c oCase, want oFigures, sum oSum) (probs, notes []string) {
 	if got, ok := sum.num("truth.expected_lost"); !ok || got < float64(want.LostLo) || got > float64(want.LostHi) {
 		bad("truth.expected_lost", fmt.Sprintf("%d..%d", want.LostLo, want.LostHi), got, "accepted messages none of whose ending callbacks got through")
 	}
-	pcts("truth.true_latency", want.TrueLatency, "per message: acceptance → first ending status drawn, nearest rank")
+	// Schema 1 reads truth.true_latency from acceptance to the first ending
+	// status drawn; schema 2 from the first send to the start of the
+	// simulator's first call of an ending record.
+	if v, _ := sum.num("schema"); v >= 2 {
+		pcts("truth.true_latency", want.TrueFromSend, "per accepted message: first send → start of the simulator's first ending callback, nearest rank")
+	} else {
+		pcts("truth.true_latency", want.TrueLatency, "per message: acceptance → first ending status drawn, nearest rank")
+	}
 	return probs, notes
 }
 
