@@ -78,6 +78,8 @@ type oRaw struct {
 	attempts []rundir.Attempt
 	events   []rundir.Event
 	truth    *rundir.Truth
+	// cbChannels[i] is the channel of truth.Callbacks[i] when truth.json has it.
+	cbChannels []string
 }
 
 func readJSONLines[T any](path string) ([]T, error) {
@@ -126,6 +128,18 @@ func readRaw(dir, truthPath string) (*oRaw, error) {
 		r.truth = &rundir.Truth{}
 		if err := json.Unmarshal(b, r.truth); err != nil {
 			return nil, fmt.Errorf("%s: %v", truthPath, err)
+		}
+		// A simulator that names the channel of each call (later versions
+		// of truth.json) lets the oracle tell two calls of one state apart.
+		var chans struct {
+			Callbacks []struct {
+				Channel string `json:"channel"`
+			} `json:"callbacks"`
+		}
+		if json.Unmarshal(b, &chans) == nil && len(chans.Callbacks) == len(r.truth.Callbacks) {
+			for _, cb := range chans.Callbacks {
+				r.cbChannels = append(r.cbChannels, cb.Channel)
+			}
 		}
 	}
 	return r, nil
@@ -384,8 +398,12 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 	if c.API == rundir.APINotify {
 		kind = rundir.KindWebhook
 	}
-	cbs := map[string][]rundir.TruthCallback{}
-	for _, cb := range t.Callbacks {
+	type tcb struct {
+		rundir.TruthCallback
+		ch string
+	}
+	cbs := map[string][]tcb{}
+	for i, cb := range t.Callbacks {
 		switch cb.Action {
 		case rundir.CallbackDropped:
 			f.Dropped++
@@ -395,7 +413,11 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 			f.Failed++
 		}
 		if cb.Kind == kind {
-			cbs[cb.ID] = append(cbs[cb.ID], cb)
+			ch := ""
+			if i < len(r.cbChannels) {
+				ch = r.cbChannels[i]
+			}
+			cbs[cb.ID] = append(cbs[cb.ID], tcb{cb, ch})
 		}
 	}
 	// Calls count for the run when they started before it ended (the
@@ -445,6 +467,7 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 		// Jobs: one callback per status change, by state.
 		type job struct {
 			at      time.Time
+			ch      string
 			ending  bool
 			dropped bool
 			copies  int
@@ -459,12 +482,16 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 			if ends && (!g.ended || at.Before(g.end)) {
 				g.ended, g.end = true, at
 			}
-			jobs[s.State] = append(jobs[s.State], &job{at: at, ending: ends, copies: 1})
+			jobs[s.State] = append(jobs[s.State], &job{at: at, ch: s.Channel, ending: ends, copies: 1})
 		}
 		near := func(a, b time.Time) bool { d := a.Sub(b); return d < time.Microsecond && d > -time.Microsecond }
 		fates := [2][]oOutcome{{{}}, {{}}}
 		for state, js := range jobs {
-			var recs []time.Time
+			type rec struct {
+				at time.Time
+				ch string
+			}
+			var recs []rec
 			sent := 0
 			accounted := 0
 			for _, cb := range cbs[tm.ID] {
@@ -474,7 +501,7 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 				switch cb.Action {
 				case rundir.CallbackDropped, rundir.CallbackDuplicated:
 					for _, j := range js {
-						if near(cb.At, j.at) {
+						if near(cb.At, j.at) && (cb.ch == "" || cb.ch == j.ch) {
 							if cb.Action == rundir.CallbackDropped {
 								j.dropped, j.copies = true, 0
 								accounted++
@@ -491,7 +518,7 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 					if cb.Status < 200 || cb.Status > 299 {
 						continue
 					}
-					recs = append(recs, cb.At)
+					recs = append(recs, rec{cb.At, cb.ch})
 				}
 			}
 			if r.meta.Target == "embedded" {
@@ -514,9 +541,9 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 						outs[o] = true
 						return
 					}
-					at := recs[k]
+					at, ch := recs[k].at, recs[k].ch
 					for i, j := range js {
-						if used[i] >= j.copies || at.Before(j.at.Add(minDelay-time.Microsecond)) {
+						if used[i] >= j.copies || at.Before(j.at.Add(minDelay-time.Microsecond)) || ch != "" && ch != j.ch {
 							continue
 						}
 						used[i]++
