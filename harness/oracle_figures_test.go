@@ -1,0 +1,673 @@
+package harness
+
+// The oracle's own figures (oracle_test.go): computed from the raw files of a
+// run — run.json, attempts.jsonl, events.jsonl, truth.json — with code of its
+// own. Nothing here calls package reports or sink, nor the rule helpers of
+// rundir (its record types and constants are only used to decode).
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// oFigures are the figures the oracle expects of summary.json.
+type oFigures struct {
+	Total, Messages, Accepted, Retries, Probes int64
+	Codes                                      map[string]int64
+	Expected, Received, Lost, Late, Duplicates int64
+	Latency                                    oPct
+	Steps                                      map[string]int64 // "from>to" → messages that stepped
+
+	// From truth.json, when there is one.
+	HasTruth                    bool
+	TruthMessages               int64
+	TrueLatency                 oPct  // per message, from its (first) acceptance to its first ending status, as drawn
+	LostLo, LostHi              int64 // from the calls the run could see
+	LostWaitedHi                int64 // most lost had the run waited to attack_end+grace
+	Dropped, Duplicated, Failed int64
+	Unsent                      int64    // status changes whose callback the simulator never tried before the run closed it
+	TrueFromSend, MeasuredSame  oPct     // the same messages: truth's callback start vs measured arrival, both from the first send
+	Transit                     []string // messages whose measured end is not the arrival of their true ending callback
+	notes                       []string // what the oracle could not decide
+}
+
+// oPct are nearest-rank percentiles in seconds, rounded to the microsecond.
+type oPct struct {
+	Count                   int64
+	P50, P90, P95, P99, Max float64
+}
+
+// nearestRank computes oPct over durations: the value at rank ceil(q/100·n),
+// 1-based, in ascending order.
+func nearestRank(ds []time.Duration) oPct {
+	if len(ds) == 0 {
+		return oPct{}
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	n := len(s)
+	at := func(q int) float64 {
+		r := (q*n + 99) / 100
+		if r < 1 {
+			r = 1
+		}
+		return usec(s[r-1])
+	}
+	return oPct{Count: int64(n), P50: at(50), P90: at(90), P95: at(95), P99: at(99), Max: usec(s[n-1])}
+}
+
+// usec is d in seconds, rounded to the microsecond.
+func usec(d time.Duration) float64 {
+	return math.Round(float64(d)/1e3) / 1e6
+}
+
+// oRaw is a run directory as read.
+type oRaw struct {
+	meta     rundir.Meta
+	attempts []rundir.Attempt
+	events   []rundir.Event
+	truth    *rundir.Truth
+	// cbChannels[i] is the channel of truth.Callbacks[i] when truth.json has it.
+	cbChannels []string
+}
+
+func readJSONLines[T any](path string) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for line := 1; sc.Scan(); line++ {
+		b := strings.TrimSpace(sc.Text())
+		if b == "" {
+			continue
+		}
+		var v T
+		if err := json.Unmarshal([]byte(b), &v); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", path, line, err)
+		}
+		out = append(out, v)
+	}
+	return out, sc.Err()
+}
+
+// readRaw reads dir; truthPath "" means dir/truth.json if present.
+func readRaw(dir, truthPath string) (*oRaw, error) {
+	r := &oRaw{}
+	b, err := os.ReadFile(filepath.Join(dir, rundir.MetaFile))
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &r.meta); err != nil {
+		return nil, fmt.Errorf("run.json: %v", err)
+	}
+	if r.attempts, err = readJSONLines[rundir.Attempt](filepath.Join(dir, rundir.AttemptsFile)); err != nil {
+		return nil, err
+	}
+	if r.events, err = readJSONLines[rundir.Event](filepath.Join(dir, rundir.EventsFile)); err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	if truthPath == "" {
+		truthPath = filepath.Join(dir, rundir.TruthFile)
+	}
+	if b, err := os.ReadFile(truthPath); err == nil {
+		r.truth = &rundir.Truth{}
+		if err := json.Unmarshal(b, r.truth); err != nil {
+			return nil, fmt.Errorf("%s: %v", truthPath, err)
+		}
+		// A simulator that names the channel of each call (later versions
+		// of truth.json) lets the oracle tell two calls of one state apart.
+		var chans struct {
+			Callbacks []struct {
+				Channel string `json:"channel"`
+			} `json:"callbacks"`
+		}
+		if json.Unmarshal(b, &chans) == nil && len(chans.Callbacks) == len(r.truth.Callbacks) {
+			for _, cb := range chans.Callbacks {
+				r.cbChannels = append(r.cbChannels, cb.Channel)
+			}
+		}
+	}
+	return r, nil
+}
+
+// Final states of status records.
+var oFinal = map[string]bool{"DELIVERED": true, "SEEN": true, "NOT_DELIVERED": true, "FAILED": true, "EXPIRED": true}
+
+// oRule is the end of a message on the chain: what a status record of state
+// on the item at index i (-1: not in the chain) does. ends: the message ends;
+// step: a failover step to item i+1.
+func oRule(chain []oItem, i int, state string) (ends, step bool) {
+	if i < 0 || i >= len(chain) {
+		return oFinal[state], false
+	}
+	it := chain[i]
+	if it.Cond != "" && i < len(chain)-1 {
+		switch state {
+		case "SEEN":
+			return true, false // SEEN implies DELIVERED
+		case "DELIVERED":
+			return it.Cond == "DELIVERED", false // under SEEN: neither
+		case "NOT_DELIVERED", "FAILED", "EXPIRED":
+			return false, true
+		}
+		return false, false
+	}
+	return oFinal[state], false
+}
+
+func chainIndex(chain []oItem, ch string) int {
+	for i, it := range chain {
+		if it.Channel == ch {
+			return i
+		}
+	}
+	return -1
+}
+
+// oMsg is one message (a scenario sequence) as the raw files show it.
+type oMsg struct {
+	firstSent time.Time
+	accepted  bool
+	ended     bool
+	end       time.Time
+	steps     map[string]bool
+}
+
+// figures computes every expected figure of run r of case c.
+func (c oCase) figures(r *oRaw) oFigures {
+	f := oFigures{Codes: map[string]int64{}, Steps: map[string]int64{}}
+	msgs := map[int64]*oMsg{}
+	get := func(seq int64) *oMsg {
+		m := msgs[seq]
+		if m == nil {
+			m = &oMsg{steps: map[string]bool{}}
+			msgs[seq] = m
+		}
+		return m
+	}
+	txSeq, nidSeq, extSeq := map[string]int64{}, map[string]int64{}, map[string]int64{}
+	for _, a := range r.attempts {
+		f.Total++
+		f.Codes[strconv.Itoa(a.Code)]++
+		if a.Attempt > 1 && a.Probe == "" && a.Op != "send" {
+			f.Retries++ // README: attempts after the first, probes excluded (webhook registration too)
+		}
+		if a.Op != "send" || a.Seq <= 0 {
+			continue
+		}
+		m := get(a.Seq)
+		switch {
+		case a.Probe != "":
+			f.Probes++
+		case a.Attempt == 1:
+			f.Messages++
+		default:
+			f.Retries++
+		}
+		// The first attempt's send time as the attacker carries it in the
+		// tag (taken just before the request leaves; Sent is a little later).
+		if m.firstSent.IsZero() || a.Attempt == 1 && a.Probe == "" {
+			m.firstSent = a.FirstSent
+			if m.firstSent.IsZero() {
+				m.firstSent = a.Sent
+			}
+		}
+		if a.ExternalID != "" {
+			extSeq[a.ExternalID] = a.Seq
+		}
+		ok2xx := a.Code >= 200 && a.Code < 300
+		if c.API == rundir.APIMessaging {
+			if ok2xx && a.TxID != "" && a.State == "ACCEPTED" {
+				m.accepted = true
+			}
+			if a.TxID != "" {
+				txSeq[a.TxID] = a.Seq
+			}
+		} else {
+			if ok2xx && a.NotificationID != "" {
+				m.accepted = true
+			}
+			if a.NotificationID != "" {
+				nidSeq[a.NotificationID] = a.Seq
+			}
+		}
+	}
+	deadline := r.meta.AttackEnd.Add(r.meta.Delivery.Grace.D())
+
+	// Events in order of arrival.
+	evs := slices.Clone(r.events)
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].ReceivedAt.Before(evs[j].ReceivedAt) })
+	seen := map[string]bool{}
+	lastChan := map[string]string{}
+	for _, e := range evs {
+		switch {
+		case c.API == rundir.APIMessaging && e.Kind == rundir.KindCallback:
+			var p struct {
+				TxID      string         `json:"txId"`
+				State     string         `json:"state"`
+				Channel   string         `json:"channel"`
+				TrackData map[string]any `json:"trackData"`
+			}
+			if json.Unmarshal(e.Payload, &p) != nil {
+				continue
+			}
+			seq, ok := txSeq[p.TxID]
+			if !ok && p.TrackData != nil && fmt.Sprint(p.TrackData[rundir.TrackRun]) == r.meta.ID {
+				seq, _ = strconv.ParseInt(fmt.Sprint(p.TrackData[rundir.TrackSeq]), 10, 64)
+			}
+			if seq <= 0 {
+				continue // unmatched
+			}
+			ch := p.Channel
+			if ch == "" && (p.State == "FAILED" || p.State == "EXPIRED") {
+				ch = lastChan[p.TxID]
+			}
+			if ch != "" {
+				lastChan[p.TxID] = ch
+			}
+			key := p.TxID + "\x00" + ch + "\x00" + p.State
+			if seen[key] {
+				f.Duplicates++
+			}
+			seen[key] = true
+			i := chainIndex(c.Chain, ch)
+			if ch == "" && len(c.Chain) == 1 {
+				i = 0
+			}
+			ends, step := oRule(c.Chain, i, p.State)
+			m := get(seq)
+			if ends && !m.ended {
+				m.ended, m.end = true, e.ReceivedAt
+			}
+			// A message stepped from item k to k+1 when a record shows it left
+			// item k: a failover step on it, or any record on a later item.
+			reach := i
+			if step {
+				reach = i + 1
+			}
+			for k := 0; k < reach; k++ {
+				m.steps[c.Chain[k].Channel+">"+c.Chain[k+1].Channel] = true
+			}
+		case c.API == rundir.APINotify && e.Kind == rundir.KindWebhook:
+			var p struct {
+				NotificationID string `json:"notificationId"`
+				ExternalID     string `json:"externalId"`
+				Status         string `json:"status"`
+			}
+			if json.Unmarshal(e.Payload, &p) != nil {
+				continue
+			}
+			seq, ok := nidSeq[p.NotificationID]
+			if !ok {
+				seq, ok = extSeq[p.ExternalID]
+			}
+			if !ok {
+				seq = tagSeq(p.ExternalID, r.meta.ID)
+			}
+			if seq <= 0 {
+				continue
+			}
+			k := p.NotificationID
+			if k == "" {
+				k = "ext:" + p.ExternalID
+			}
+			key := k + "\x00" + p.Status
+			if seen[key] {
+				f.Duplicates++
+			}
+			seen[key] = true
+			m := get(seq)
+			if !m.ended {
+				m.ended, m.end = true, e.ReceivedAt
+			}
+		}
+	}
+	var lat []time.Duration
+	for _, m := range msgs {
+		for s := range m.steps {
+			f.Steps[s]++
+		}
+		if !m.accepted {
+			continue
+		}
+		f.Expected++
+		if m.ended {
+			f.Received++
+			lat = append(lat, m.end.Sub(m.firstSent))
+			if m.end.After(deadline) {
+				f.Late++
+			}
+		}
+		if !m.ended || m.end.After(deadline) {
+			f.Lost++
+		}
+	}
+	f.Accepted = f.Expected
+	f.Latency = nearestRank(lat)
+	if r.truth != nil {
+		c.truthFigures(r, &f, msgs, extSeq, nidSeq, deadline)
+	}
+	return f
+}
+
+// tagSeq reads the sequence of a tagged externalId ml.<run>.<seq>.<nanos>.
+func tagSeq(ext, run string) int64 {
+	parts := strings.Split(ext, ".")
+	if len(parts) != 4 || parts[0] != "ml" || parts[1] != run {
+		return 0
+	}
+	n, _ := strconv.ParseInt(parts[2], 10, 64)
+	return n
+}
+
+// oracleTransit bounds the time from the simulator's start of a callback to
+// its arrival at the sink: loopback, but on two busy cores running four
+// cases at once 320 ms were seen. What it must catch is an end taken from a
+// record that is not ending (it arrives before the true ending callback
+// starts) or a missed ending record (a later one, often seconds later).
+const oracleTransit = time.Second
+
+// oOutcome is one possible fate of a message's ending callbacks: whether one
+// got through, and the earliest start of such a call.
+type oOutcome struct {
+	through bool
+	at      int64 // Unix nanoseconds, when through
+}
+
+// truthFigures adds the figures from truth.json.
+func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, nidSeq map[string]int64, deadline time.Time) {
+	t := r.truth
+	f.HasTruth = true
+	f.TruthMessages = int64(len(t.Messages))
+	kind := rundir.KindCallback
+	if c.API == rundir.APINotify {
+		kind = rundir.KindWebhook
+	}
+	type tcb struct {
+		rundir.TruthCallback
+		ch string
+	}
+	cbs := map[string][]tcb{}
+	for i, cb := range t.Callbacks {
+		switch cb.Action {
+		case rundir.CallbackDropped:
+			f.Dropped++
+		case rundir.CallbackDuplicated:
+			f.Duplicated++
+		case rundir.CallbackFailed:
+			f.Failed++
+		}
+		if cb.Kind == kind {
+			ch := ""
+			if i < len(r.cbChannels) {
+				ch = r.cbChannels[i]
+			}
+			cbs[cb.ID] = append(cbs[cb.ID], tcb{cb, ch})
+		}
+	}
+	// Calls count for the run when they started before it ended (the
+	// simulator closed, or the last copy from a standalone sink), and would
+	// have had the run waited to its deadline.
+	end := r.meta.End
+	if end.IsZero() || end.After(deadline) || r.meta.Target == "embedded" {
+		end = deadline // the embedded simulator makes no call after the run closed it
+	}
+	cutoffs := [2]time.Time{end, deadline}
+	minDelay := c.Callbacks.Delay // every call is held back this long
+	if c.Callbacks.DelayShare > 0 && c.Callbacks.DelayShare < 1 {
+		minDelay = 0 // only some are
+	}
+	// Per sequence: the true end from acceptance, and the possible fates.
+	type group struct {
+		accept, end time.Time
+		ended       bool
+		fates       [2][]oOutcome // what the run could see (calls started before its end), had it waited to the deadline
+	}
+	groups := map[string]*group{}
+	seqOf := map[string]int64{}
+	for _, tm := range t.Messages {
+		key := tm.ExternalID
+		if key == "" {
+			key = "id:" + tm.ID
+		}
+		var seq int64
+		if c.API == rundir.APIMessaging {
+			if i := strings.LastIndexByte(tm.ExternalID, '.'); i > 0 && tm.ExternalID[:i] == r.meta.ID {
+				seq, _ = strconv.ParseInt(tm.ExternalID[i+1:], 10, 64)
+			}
+		} else if s, ok := extSeq[tm.ExternalID]; ok {
+			seq = s
+		} else {
+			seq = nidSeq[tm.ID]
+		}
+		seqOf[key] = seq
+		g := groups[key]
+		if g == nil {
+			g = &group{accept: tm.AcceptedAt, fates: [2][]oOutcome{{{}}, {{}}}}
+			groups[key] = g
+		}
+		if tm.AcceptedAt.Before(g.accept) {
+			g.accept = tm.AcceptedAt
+		}
+		// Jobs: one callback per status change, by state.
+		type job struct {
+			at      time.Time
+			ch      string
+			ending  bool
+			dropped bool
+			copies  int
+		}
+		jobs := map[string][]*job{}
+		for _, s := range tm.Steps {
+			ends := true
+			if c.API == rundir.APIMessaging {
+				ends, _ = oRule(c.Chain, chainIndex(c.Chain, s.Channel), s.State)
+			}
+			at := tm.AcceptedAt.Add(s.Delay.D())
+			if ends && (!g.ended || at.Before(g.end)) {
+				g.ended, g.end = true, at
+			}
+			jobs[s.State] = append(jobs[s.State], &job{at: at, ch: s.Channel, ending: ends, copies: 1})
+		}
+		near := func(a, b time.Time) bool { d := a.Sub(b); return d < time.Microsecond && d > -time.Microsecond }
+		fates := [2][]oOutcome{{{}}, {{}}}
+		for state, js := range jobs {
+			type rec struct {
+				at time.Time
+				ch string
+			}
+			var recs []rec
+			sent := 0
+			accounted := 0
+			for _, cb := range cbs[tm.ID] {
+				if cb.State != state {
+					continue
+				}
+				switch cb.Action {
+				case rundir.CallbackDropped, rundir.CallbackDuplicated:
+					for _, j := range js {
+						if near(cb.At, j.at) && (cb.ch == "" || cb.ch == j.ch) {
+							if cb.Action == rundir.CallbackDropped {
+								j.dropped, j.copies = true, 0
+								accounted++
+							} else {
+								j.copies = 2
+								accounted--
+							}
+						}
+					}
+				case rundir.CallbackSent, rundir.CallbackRetried:
+					if cb.Action == rundir.CallbackSent {
+						sent++
+					}
+					if cb.Status < 200 || cb.Status > 299 {
+						continue
+					}
+					recs = append(recs, rec{cb.At, cb.ch})
+				}
+			}
+			if r.meta.Target == "embedded" {
+				if n := len(js) - (accounted + sent); n > 0 {
+					f.Unsent += int64(n)
+				}
+			}
+			// Every assignment of the calls that got through to the jobs
+			// they can belong to (a call starts no earlier than its status
+			// change plus the configured delay; a job is called once, twice
+			// when duplicated, never when dropped).
+			// A call counts when it started before the cutoff (50 ms either
+			// side: either way).
+			for ci, cut := range cutoffs {
+				outs := map[oOutcome]bool{}
+				used := make([]int, len(js))
+				var walk func(k int, o oOutcome)
+				walk = func(k int, o oOutcome) {
+					if k == len(recs) {
+						outs[o] = true
+						return
+					}
+					at, ch := recs[k].at, recs[k].ch
+					for i, j := range js {
+						if used[i] >= j.copies || at.Before(j.at.Add(minDelay-time.Microsecond)) || ch != "" && ch != j.ch {
+							continue
+						}
+						used[i]++
+						visible, maybe := at.Before(cut.Add(-50*time.Millisecond)), at.Before(cut.Add(50*time.Millisecond))
+						if j.ending && maybe {
+							n := o
+							if !n.through || at.UnixNano() < n.at {
+								n.through, n.at = true, at.UnixNano()
+							}
+							walk(k+1, n)
+						}
+						if !j.ending || !visible {
+							walk(k+1, o)
+						}
+						used[i]--
+					}
+				}
+				walk(0, oOutcome{})
+				if len(outs) == 0 {
+					if ci == 0 {
+						f.notes = append(f.notes, fmt.Sprintf("truth: %s %s: no assignment of %d calls to %d status changes", tm.ID, state, len(recs), len(js)))
+					}
+					outs = map[oOutcome]bool{{}: true, {through: true}: true}
+				}
+				fates[ci] = combine(fates[ci], outs)
+			}
+		}
+		for ci := range cutoffs {
+			g.fates[ci] = combineList(g.fates[ci], fates[ci])
+		}
+	}
+	var trueLat []time.Duration
+	bySeq := map[int64]*group{}
+	for key, g := range groups {
+		if g.ended {
+			trueLat = append(trueLat, g.end.Sub(g.accept))
+		}
+		if s := seqOf[key]; s > 0 {
+			bySeq[s] = g
+		}
+	}
+	f.TrueLatency = nearestRank(trueLat)
+	var tfs, meas []time.Duration
+	for seq, m := range msgs {
+		if !m.accepted {
+			continue
+		}
+		g := bySeq[seq]
+		if g == nil {
+			f.LostHi++
+			f.LostWaitedHi++
+			f.notes = append(f.notes, fmt.Sprintf("truth: accepted message %d not in truth.json", seq))
+			continue
+		}
+		waited := false // surely through had the run waited to its deadline
+		for _, o := range g.fates[1] {
+			waited = o.through
+			if !waited {
+				break
+			}
+		}
+		if !waited {
+			f.LostWaitedHi++
+		}
+		all, none := true, true
+		var at int64 = -1
+		same := true
+		for _, o := range g.fates[0] {
+			if o.through {
+				none = false
+				if at >= 0 && at != o.at {
+					same = false
+				}
+				at = o.at
+			} else {
+				all = false
+			}
+		}
+		if none {
+			f.LostLo++
+		}
+		if !all {
+			f.LostHi++
+		}
+		if all && same && m.ended && !m.end.After(deadline) {
+			start := time.Unix(0, at)
+			tfs = append(tfs, start.Sub(m.firstSent))
+			meas = append(meas, m.end.Sub(m.firstSent))
+			// The measured end is the arrival of the call the simulator
+			// started at start: it cannot come before it, and loopback
+			// transit is short.
+			if d := m.end.Sub(start); d < -time.Microsecond || d > oracleTransit {
+				f.Transit = append(f.Transit, fmt.Sprintf("message %d: ends %s after the simulator started its first ending callback (%s → %s)",
+					seq, d, start.UTC().Format(time.RFC3339Nano), m.end.UTC().Format(time.RFC3339Nano)))
+			}
+		}
+	}
+	f.TrueFromSend, f.MeasuredSame = nearestRank(tfs), nearestRank(meas)
+}
+
+// combine is every outcome of two independent parts: through when either
+// is, at the earlier start.
+func combine(a []oOutcome, b map[oOutcome]bool) []oOutcome {
+	bs := make([]oOutcome, 0, len(b))
+	for o := range b {
+		bs = append(bs, o)
+	}
+	return combineList(a, bs)
+}
+
+func combineList(a, b []oOutcome) []oOutcome {
+	set := map[oOutcome]bool{}
+	for _, x := range a {
+		for _, y := range b {
+			o := x
+			if y.through && (!o.through || y.at < o.at) {
+				o = y
+			}
+			set[o] = true
+		}
+	}
+	out := make([]oOutcome, 0, len(set))
+	for o := range set {
+		out = append(out, o)
+	}
+	return out
+}
