@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -238,5 +239,36 @@ func TestClientForAndKeptExternalID(t *testing.T) {
 	})
 	if !errors.Is(err, ErrOptions) {
 		t.Fatalf("unknown client: err %v, want ErrOptions", err)
+	}
+}
+
+// A webhook registration answered 500 is set-up, not load: it is tried again
+// even when the scenario retries nothing, so a fault meant for the sends does
+// not stop the run before its first one (found by the oracle test, seed 21).
+// A registration that keeps failing still ends the run with ErrWebhook.
+func TestWebhookRegistrationRetriedWithoutPolicy(t *testing.T) {
+	for _, failures := range []int{2, setupRetries + 1} {
+		f := newFakeService(t)
+		var calls atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/api/v1/webhooks" && calls.Add(1) <= int64(failures) {
+				w.WriteHeader(http.StatusInternalServerError)
+				return
+			}
+			f.ServeHTTP(w, r)
+		}))
+		res, err := Run(context.Background(), Options{
+			API: rundir.APINotify, BaseURL: srv.URL, TokenURL: srv.URL + "/token", Clients: clients("c1"),
+			Pacer: Constant(vegeta.Rate{Freq: 100, Per: time.Second}), Requests: 3,
+			Body: notifyBody, RunID: "run-w", Out: &memRecorder{}, WebhookURL: "http://127.0.0.1:1/webhook",
+		})
+		srv.Close()
+		if failures <= setupRetries {
+			if err != nil || res.Sent != 3 || f.webhooks["c1"] == "" {
+				t.Errorf("%d failures: err %v, sent %d, webhooks %v; want the run to go on", failures, err, res.Sent, f.webhooks)
+			}
+		} else if !errors.Is(err, ErrWebhook) {
+			t.Errorf("%d failures: err %v, want ErrWebhook", failures, err)
+		}
 	}
 }

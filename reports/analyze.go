@@ -677,6 +677,12 @@ func (a *analyzer) delivered(e *rundir.Event, polled bool) {
 		if !polled {
 			d.Duplicates++
 		}
+		if terminal && at < m.terminalAt {
+			// The sink logs in commit order: two copies of a call that arrived
+			// together can be logged against their arrival order. The end is
+			// the first arrival, whichever line holds it.
+			m.terminalAt = at
+		}
 		return
 	}
 	*seen |= bit

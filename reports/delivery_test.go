@@ -388,3 +388,23 @@ func TestTruthUnansweredCall(t *testing.T) {
 		}
 	}
 }
+
+// The sink logs in commit order: two copies of one call that arrived together
+// may be logged against their arrival order. The end is the first arrival
+// (found by the oracle test, seeds 765 and 376).
+func TestEndIsFirstArrivalNotFirstLine(t *testing.T) {
+	r := newRun(rundir.APINotify)
+	r.send(1, "c1", 1, 200, 0.01)
+	r.callback(1, 3.5, "DELIVERED", "", true, false) // logged first, arrived second
+	r.callback(1, 3.2, "DELIVERED", "", true, true)
+	s, err := Analyze(r.write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Delivery.Latency.Max; p < 2.19 || p > 2.21 {
+		t.Errorf("latency %v, want 2.2 s (to the first arrival)", p)
+	}
+	if s.Delivery.Duplicates != 1 {
+		t.Errorf("duplicates %d, want 1", s.Delivery.Duplicates)
+	}
+}
