@@ -18,7 +18,8 @@ import (
 
 // TestResultsBinVegetaTools: results.bin of a run with retries (a third of the
 // answers are 503, retried after a backoff, so results finish far out of send
-// order) is in time order, and `vegeta plot` and `vegeta report` accept it.
+// order) is in time order, and `vegeta plot` and `vegeta report` accept it;
+// the run's junit.xml validates against the strict JUnit XSD.
 func TestResultsBinVegetaTools(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a run of a few seconds and go tool vegeta")
@@ -88,5 +89,21 @@ thresholds: [ "idempotency.retries > 10" ]
 	}
 	if rep := run("report", bin); !strings.Contains(rep, "Status Codes") || !strings.Contains(rep, "503:") {
 		t.Errorf("vegeta report:\n%s", rep)
+	}
+
+	// junit.xml of a real run: the strict JUnit XSD (xmllint; required in CI).
+	xmllint, err := exec.LookPath("xmllint")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("xmllint is required when CI=true (apt-get install libxml2-utils)")
+		}
+		t.Skip("no xmllint")
+	}
+	xsd, _ := filepath.Abs("../reports/testdata/junit/junit-strict.xsd")
+	if out, err := exec.Command(xmllint, "--noout", "--schema", xsd, filepath.Join(p.Dir, rundir.JUnitFile)).CombinedOutput(); err != nil {
+		t.Errorf("junit.xml of the run: %v\n%s", err, out)
+	}
+	if host, _ := os.Hostname(); p.Summary.Run.Host != host {
+		t.Errorf("run.host %q, want this machine's %q", p.Summary.Run.Host, host)
 	}
 }

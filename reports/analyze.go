@@ -223,7 +223,7 @@ func (a *analyzer) readMeta() error {
 		via = "sink"
 	}
 	a.s.Run = RunInfo{
-		ID: m.ID, Scenario: m.Scenario, API: m.API, Target: m.Target, Version: m.Version,
+		ID: m.ID, Scenario: m.Scenario, API: m.API, Target: m.Target, Version: m.Version, Host: m.Host,
 		Start: ts(m.Start), AttackEnd: ts(m.AttackEnd), End: ts(m.End), Interrupted: m.Interrupted,
 		DeliveryVia: via, Grace: m.Delivery.Grace.D().Seconds(),
 	}
