@@ -30,21 +30,25 @@ const (
 //
 // It is an external merge sort: up to sortChunkResults results (or
 // sortChunkBytes of their variable parts) are kept, sorted and, when more come,
-// written as one sorted run to a spill file beside results.bin; Close merges the
-// runs into results.bin. Memory is bounded whatever the run's length or how late
+// written as one sorted run to a spill file beside results.bin — in the
+// background, so that Add (under the recorder's lock, on the attack's path)
+// does not stall while a chunk is sorted and encoded; at most one chunk is
+// being spilled while the next fills — and Close merges the runs into
+// results.bin. Memory is bounded whatever the run's length or how late
 // a retry comes (no assumption on the largest backoff); a run that fits in one
 // chunk is written by Close directly. results.bin is complete only after Close:
 // attempts.jsonl, written as attempts finish, is the run's live record.
 //
 // Not safe for concurrent use (FileRecorder calls it under its lock).
 type ResultsWriter struct {
-	f      *os.File // results.bin
-	spill  *os.File // sorted runs, once a chunk overflowed
-	runs   []int64  // end offset of each run in spill
-	buf    []*vegeta.Result
-	bytes  int
-	chunk  int // results per chunk
-	closed bool
+	f       *os.File // results.bin
+	spill   *os.File // sorted runs, once a chunk overflowed
+	runs    []int64  // end offset of each run in spill
+	buf     []*vegeta.Result
+	bytes   int
+	chunk   int        // results per chunk
+	pending chan error // the chunk being spilled in the background, if any
+	closed  bool
 }
 
 // NewResultsWriter writes into f (results.bin, empty), which Close closes.
@@ -78,12 +82,36 @@ func (w *ResultsWriter) Add(r *vegeta.Result) error {
 
 func byTime(a, b *vegeta.Result) int { return a.Timestamp.Compare(b.Timestamp) }
 
-// spillChunk sorts the kept results and appends them to the spill file as one
-// run (a gob stream of its own).
+// spillChunk hands the kept results to a background spill (after the one
+// before it has finished) and starts a new chunk.
 func (w *ResultsWriter) spillChunk() error {
+	if err := w.waitSpill(); err != nil {
+		return err
+	}
 	if len(w.buf) == 0 {
 		return nil
 	}
+	buf := w.buf
+	w.buf, w.bytes = make([]*vegeta.Result, 0, min(len(buf), w.chunk)), 0
+	done := make(chan error, 1)
+	w.pending = done
+	go func() { done <- w.writeRun(buf) }()
+	return nil
+}
+
+// waitSpill waits for the background spill, if one is running.
+func (w *ResultsWriter) waitSpill() error {
+	if w.pending == nil {
+		return nil
+	}
+	err := <-w.pending
+	w.pending = nil
+	return err
+}
+
+// writeRun sorts buf and appends it to the spill file as one run (a gob stream
+// of its own). Only one runs at a time (spillChunk and Close wait for it).
+func (w *ResultsWriter) writeRun(buf []*vegeta.Result) error {
 	if w.spill == nil {
 		f, err := os.CreateTemp(filepath.Dir(w.f.Name()), "."+filepath.Base(w.f.Name())+".sort-*")
 		if err != nil {
@@ -91,10 +119,10 @@ func (w *ResultsWriter) spillChunk() error {
 		}
 		w.spill = f
 	}
-	slices.SortStableFunc(w.buf, byTime)
+	slices.SortStableFunc(buf, byTime)
 	bw := bufio.NewWriterSize(w.spill, 256<<10)
 	enc := vegeta.NewEncoder(bw)
-	for _, r := range w.buf {
+	for _, r := range buf {
 		if err := enc.Encode(r); err != nil {
 			return fmt.Errorf("sort vegeta results: %w", err)
 		}
@@ -107,8 +135,6 @@ func (w *ResultsWriter) spillChunk() error {
 		return fmt.Errorf("sort vegeta results: %w", err)
 	}
 	w.runs = append(w.runs, end)
-	clear(w.buf)
-	w.buf, w.bytes = w.buf[:0], 0
 	return nil
 }
 
@@ -118,7 +144,10 @@ func (w *ResultsWriter) Close() error {
 		return nil
 	}
 	w.closed = true
-	err := w.write()
+	err := w.waitSpill()
+	if err == nil {
+		err = w.write()
+	}
 	if w.spill != nil {
 		err = errors.Join(err, w.spill.Close(), os.Remove(w.spill.Name()))
 	}
@@ -148,8 +177,10 @@ func (w *ResultsWriter) write() error {
 		}
 		return bw.Flush()
 	}
-	if err := w.spillChunk(); err != nil {
-		return err
+	if len(w.buf) > 0 {
+		if err := w.writeRun(w.buf); err != nil {
+			return err
+		}
 	}
 	h := make(mergeHeap, 0, len(w.runs))
 	var start int64

@@ -96,3 +96,33 @@ func checkTimeOrder(t *testing.T, path string, n int, sent map[string]time.Time)
 		t.Errorf("%d results, want %d", i, n)
 	}
 }
+
+// BenchmarkResultsWriter: 200,000 results in finishing order (four spilled
+// chunks and a merge) written to results.bin in send-time order.
+func BenchmarkResultsWriter(b *testing.B) {
+	const n = 200_000
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(1, 2))
+	rs := make([]*vegeta.Result, n)
+	for i := range rs {
+		rs[i] = &vegeta.Result{Attack: "run", Code: 200, Timestamp: t0.Add(time.Duration(i) * time.Millisecond),
+			Latency: time.Duration(rng.IntN(3000)) * time.Millisecond, Method: "POST", URL: "http://127.0.0.1:8081/messaging/v1/send"}
+	}
+	rng.Shuffle(n, func(i, j int) { rs[i], rs[j] = rs[j], rs[i] })
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := os.Create(filepath.Join(b.TempDir(), ResultsFile))
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := NewResultsWriter(f)
+		for _, r := range rs {
+			if err := w.Add(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
