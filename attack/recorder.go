@@ -27,13 +27,15 @@ type Recorder interface {
 	Record(a *rundir.Attempt, r *vegeta.Result) error
 }
 
-// FileRecorder writes attempts to attempts.jsonl and the matching vegeta
-// results to results.bin (vegeta's gob encoding, so `vegeta report` reads it).
+// FileRecorder writes attempts to attempts.jsonl as they finish and the
+// matching vegeta results to results.bin (vegeta's gob encoding, so `vegeta
+// report` and `vegeta plot` read it) in time order when it is closed (see
+// ResultsWriter).
 type FileRecorder struct {
 	mu       sync.Mutex
-	jf, rf   *os.File
-	jw, rw   *bufio.Writer
-	enc      vegeta.Encoder
+	jf       *os.File
+	jw       *bufio.Writer
+	results  *ResultsWriter
 	err      error
 	attempts int64
 }
@@ -50,9 +52,7 @@ func NewRecorder(dir string) (*FileRecorder, error) {
 		jf.Close()
 		return nil, fmt.Errorf("create vegeta results: %w", err)
 	}
-	r := &FileRecorder{jf: jf, rf: rf, jw: bufio.NewWriterSize(jf, 256<<10), rw: bufio.NewWriterSize(rf, 256<<10)}
-	r.enc = vegeta.NewEncoder(r.rw)
-	return r, nil
+	return &FileRecorder{jf: jf, jw: bufio.NewWriterSize(jf, 256<<10), results: NewResultsWriter(rf)}, nil
 }
 
 // Record implements Recorder. The first write error is kept and returned by
@@ -75,7 +75,7 @@ func (r *FileRecorder) Record(a *rundir.Attempt, res *vegeta.Result) error {
 		return r.err
 	}
 	if res != nil {
-		if err := r.enc.Encode(res); err != nil {
+		if err := r.results.Add(res); err != nil {
 			r.err = fmt.Errorf("write vegeta results: %w", err)
 			return r.err
 		}
@@ -84,7 +84,8 @@ func (r *FileRecorder) Record(a *rundir.Attempt, res *vegeta.Result) error {
 	return nil
 }
 
-// Flush writes buffered records to the files.
+// Flush writes buffered attempts to attempts.jsonl (results.bin is written
+// when the recorder closes).
 func (r *FileRecorder) Flush() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -97,18 +98,16 @@ func (r *FileRecorder) flush() error {
 	}
 	if err := r.jw.Flush(); err != nil {
 		r.err = fmt.Errorf("flush attempt log: %w", err)
-	} else if err := r.rw.Flush(); err != nil {
-		r.err = fmt.Errorf("flush vegeta results: %w", err)
 	}
 	return r.err
 }
 
-// Close flushes and closes both files.
+// Close flushes and closes attempts.jsonl and writes results.bin in time order.
 func (r *FileRecorder) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	err := r.flush()
-	err = errors.Join(err, r.jf.Sync(), r.jf.Close(), r.rf.Sync(), r.rf.Close())
+	err = errors.Join(err, r.jf.Sync(), r.jf.Close(), r.results.Close())
 	if err != nil {
 		return fmt.Errorf("close attempt files: %w", err)
 	}

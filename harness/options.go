@@ -216,6 +216,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		API:         s.API,
 		Target:      target,
 		Version:     r.o.Version,
+		Host:        rundir.Hostname(),
 		Clients:     ids,
 		MetricsAddr: r.metricsAddr,
 		Chain:       ld.chain,

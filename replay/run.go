@@ -20,6 +20,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
+	"github.com/msgload/msgload/attack"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -172,6 +173,8 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		return nil, fmt.Errorf("create results: %w", err)
 	}
 	defer resF.Close()
+	results := attack.NewResultsWriter(resF) // results.bin in send-time order, written at the end
+	defer results.Close()
 
 	// Fresh credentials.
 	tokenURL := o.TokenURL
@@ -286,12 +289,11 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 		}
 	}()
 	rep.Start = began
-	enc := vegeta.NewEncoder(resF)
 	jw := json.NewEncoder(attF)
 	codes := map[CodeRow]int{}
 	for res := range atk.Attack(vegeta.Targeter(targeter), pacer, 0, "replay") {
 		rep.Sent++
-		if err := enc.Encode(res); err != nil {
+		if err := results.Add(res); err != nil {
 			return nil, fmt.Errorf("write results: %w", err)
 		}
 		i, ok := tr.index(res.Seq)
@@ -321,6 +323,9 @@ func Run(ctx context.Context, o RunOptions) (*Report, error) {
 	rep.Codes = sortedRows(codes)
 	if err := attF.Sync(); err != nil {
 		return nil, fmt.Errorf("sync attempts: %w", err)
+	}
+	if err := results.Close(); err != nil {
+		return nil, err
 	}
 	if err := WriteReport(filepath.Join(o.Dir, ReplayFile), rep); err != nil {
 		return nil, err

@@ -211,7 +211,7 @@ func runPart(ctx context.Context, o SessionOptions, api string, reqs []Request, 
 	first, last := reqs[0].Offset, reqs[len(reqs)-1].Offset
 	meta := rundir.Meta{
 		ID: o.RunID, Scenario: "replay-" + sanitizeName(filepath.Base(o.File)), API: api, Target: target,
-		Version: o.Version, Start: time.Now(), Clients: clients,
+		Version: o.Version, Host: rundir.Hostname(), Start: time.Now(), Clients: clients,
 		Planned: rundir.Plan{Profile: "replay", Requests: int64(sends),
 			Duration: rundir.Duration(time.Duration(float64(last-first) / o.Speed))},
 		Limit:    rundir.Limit{Mode: "exceed"},

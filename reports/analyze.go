@@ -123,6 +123,16 @@ func Analyze(dir string) (*Summary, error) {
 // AnalyzeFS is Analyze over the run directory's files in fsys; name is how
 // errors call the directory.
 func AnalyzeFS(fsys fs.FS, name string) (*Summary, error) {
+	a, err := analyze(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	return a.s, nil
+}
+
+// analyze is AnalyzeFS, returning the analyzer with every recorded value
+// (ReadSamples takes the raw latencies from it).
+func analyze(fsys fs.FS, name string) (*analyzer, error) {
 	a := &analyzer{
 		dir: name, fsys: fsys, s: &Summary{Schema: SchemaVersion},
 		reqLat: newHist(), reqLatIntended: newHist(), lag: newHist(),
@@ -165,7 +175,7 @@ func AnalyzeFS(fsys fs.FS, name string) (*Summary, error) {
 	a.s.charts = a.ch
 	a.ch.finish(a)
 	a.s.decide()
-	return a.s, nil
+	return a, nil
 }
 
 // readJSONL is rundir.ReadJSONL over a file system: a missing file reads as empty.
@@ -213,7 +223,7 @@ func (a *analyzer) readMeta() error {
 		via = "sink"
 	}
 	a.s.Run = RunInfo{
-		ID: m.ID, Scenario: m.Scenario, API: m.API, Target: m.Target, Version: m.Version,
+		ID: m.ID, Scenario: m.Scenario, API: m.API, Target: m.Target, Version: m.Version, Host: m.Host,
 		Start: ts(m.Start), AttackEnd: ts(m.AttackEnd), End: ts(m.End), Interrupted: m.Interrupted,
 		DeliveryVia: via, Grace: m.Delivery.Grace.D().Seconds(),
 	}

@@ -3,22 +3,44 @@ package reports
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 )
 
 // Tolerance is how much worse NEW may be than BASE before compare calls it a
-// regression.
+// regression, and what it takes to tell a change from noise.
 type Tolerance struct {
 	Latency float64 // relative: 0.10 lets a latency grow by 10%
+	// RequestFloor and DeliveryFloor (seconds) are absolute floors: a request
+	// or delivery latency percentile that moved by no more than this is "same".
+	RequestFloor, DeliveryFloor float64
+	// MinSamples is how many values of a latency each run must have before a
+	// change of its percentiles can be a regression (or an improvement).
+	MinSamples int64
+	// Confidence of the significance test (0.95 when 0).
+	Confidence float64
+}
+
+// DefaultTolerance is what `msgload compare` uses without flags.
+func DefaultTolerance() Tolerance {
+	return Tolerance{Latency: 0.10, RequestFloor: 0.005, DeliveryFloor: 0.020, MinSamples: 50, Confidence: 0.95}
+}
+
+func (t Tolerance) confidence() float64 {
+	if t.Confidence <= 0 || t.Confidence >= 1 {
+		return 0.95
+	}
+	return t.Confidence
 }
 
 // Row verdicts.
 const (
-	RowSame       = "same"
-	RowBetter     = "better"
-	RowWorse      = "worse" // worse, but within tolerance
-	RowRegression = "regression"
-	RowChanged    = "changed" // different, neither better nor worse
+	RowSame         = "same" // equal, within the floor, or not significant
+	RowBetter       = "better"
+	RowWorse        = "worse" // worse, but within tolerance
+	RowRegression   = "regression"
+	RowChanged      = "changed"      // different, neither better nor worse
+	RowInconclusive = "inconclusive" // a latency moved past the floor but a run has too few values to tell
 )
 
 // Row is one key figure of both runs.
@@ -28,6 +50,7 @@ type Row struct {
 	New     string `json:"new"`
 	Delta   string `json:"delta"`
 	Verdict string `json:"verdict"`
+	Note    string `json:"note,omitempty"` // why a latency row is what it is: the test's interval, the floor, too few values
 }
 
 // Comparison is BASE against NEW, row by row.
@@ -38,11 +61,20 @@ type Comparison struct {
 	Regression bool
 }
 
-// Compare puts the key figures of two runs side by side. A regression is a
-// latency beyond the tolerance, any new lost or duplicate delivery, more
-// accepted beyond the limit, or a change in 429 behaviour (429s appearing or
-// disappearing, a different limiter verdict).
+// Compare is CompareRuns without raw latencies: a latency change past the
+// tolerance, the floor and the minimum sample size is a regression untested.
 func Compare(base, new *Summary, tol Tolerance) Comparison {
+	return CompareRuns(Run{Summary: base}, Run{Summary: new}, tol)
+}
+
+// CompareRuns puts the key figures of two runs side by side. A regression is a
+// latency percentile that grew past the tolerance and the absolute floor, with
+// enough values in both runs, by a change the significance test tells from
+// noise (see latencyRow); any new lost or duplicate delivery; more accepted
+// beyond the limit; or a change in 429 behaviour (429s appearing or
+// disappearing, a different limiter verdict).
+func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
+	base, new := baseRun.Summary, newRun.Summary
 	c := Comparison{Base: base.Run.ID, New: new.Run.ID, Tolerance: tol}
 	add := func(r Row) {
 		if r.Verdict == RowRegression {
@@ -50,27 +82,13 @@ func Compare(base, new *Summary, tol Tolerance) Comparison {
 		}
 		c.Rows = append(c.Rows, r)
 	}
-	// lat compares one percentile; a side without data shows "no data", and
-	// NEW losing data BASE had is a regression (it cannot be vouched for).
-	lat := func(name string, bp, np Percentiles, b, n float64) {
-		r := Row{Name: name, Base: bp.show(b), New: np.show(n), Delta: relDelta(b, n)}
-		switch {
-		case !bp.Has() && !np.Has():
-			r.Delta, r.Verdict = "", RowSame
-		case !np.Has():
-			r.Delta, r.Verdict = "", RowRegression
-		case !bp.Has():
-			r.Delta, r.Verdict = "", RowChanged
-		case n == b:
-			r.Verdict = RowSame
-		case n < b:
-			r.Verdict = RowBetter
-		case b == 0 || n > b*(1+tol.Latency):
-			r.Verdict = RowRegression
-		default:
-			r.Verdict = RowWorse
-		}
-		add(r)
+	var reqB, reqN, delB, delN []float64
+	if baseRun.Samples != nil && newRun.Samples != nil {
+		reqB, reqN = baseRun.Samples.Request, newRun.Samples.Request
+		delB, delN = baseRun.Samples.Delivery, newRun.Samples.Delivery
+	}
+	lat := func(name string, bp, np Percentiles, q float64, bs, ns []float64, floor float64) {
+		add(latencyRow(name, bp, np, q, bs, ns, floor, tol, baseRun.Samples != nil && newRun.Samples != nil))
 	}
 	count := func(name string, b, n int64, regressOnRise bool) {
 		r := Row{Name: name, Base: fmt.Sprint(b), New: fmt.Sprint(n), Delta: fmt.Sprintf("%+d", n-b)}
@@ -119,13 +137,13 @@ func Compare(base, new *Summary, tol Tolerance) Comparison {
 	info("requests", base.Requests.Total, new.Requests.Total)
 	info("messages accepted", base.Requests.Accepted, new.Requests.Accepted)
 	br, nr := base.Requests.Latency, new.Requests.Latency
-	lat("request latency p50", br, nr, br.P50, nr.P50)
-	lat("request latency p95", br, nr, br.P95, nr.P95)
-	lat("request latency p99", br, nr, br.P99, nr.P99)
 	bd, nd := base.Delivery.Latency, new.Delivery.Latency
-	lat("delivery latency p50", bd, nd, bd.P50, nd.P50)
-	lat("delivery latency p95", bd, nd, bd.P95, nd.P95)
-	lat("delivery latency p99", bd, nd, bd.P99, nd.P99)
+	for _, q := range []float64{50, 95, 99} {
+		lat(fmt.Sprintf("request latency p%v", q), br, nr, q, reqB, reqN, tol.RequestFloor)
+	}
+	for _, q := range []float64{50, 95, 99} {
+		lat(fmt.Sprintf("delivery latency p%v", q), bd, nd, q, delB, delN, tol.DeliveryFloor)
+	}
 	dcount("delivery lost", base.Delivery.Lost, new.Delivery.Lost, true)
 	dcount("delivery duplicates", base.Delivery.Duplicates, new.Delivery.Duplicates, true)
 	count("duplicate deliveries", base.Idempotency.DuplicateDeliveries, new.Idempotency.DuplicateDeliveries, true)
@@ -175,6 +193,12 @@ func relDelta(b, n float64) string {
 	return fmt.Sprintf("%+.1f%%", 100*(n-b)/b)
 }
 
+// describe says what a latency must do to be a regression, for the heading.
+func (t Tolerance) describe() string {
+	return fmt.Sprintf("latency tolerance %s%%, floor %s request / %s delivery, at least %d values, %s%% bootstrap interval",
+		num(100*t.Latency), dur(t.RequestFloor), dur(t.DeliveryFloor), t.MinSamples, num(100*t.confidence()))
+}
+
 func (c Comparison) verdictLine() string {
 	if c.Regression {
 		return "REGRESSION"
@@ -185,14 +209,22 @@ func (c Comparison) verdictLine() string {
 // WriteText writes the comparison as an aligned table.
 func (c Comparison) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "compare %s → %s (latency tolerance %s%%): %s\n", c.Base, c.New, num(100*c.Tolerance.Latency), c.verdictLine())
+	fmt.Fprintf(&b, "compare %s → %s (%s): %s\n", c.Base, c.New, c.Tolerance.describe(), c.verdictLine())
 	wn, wb, wnew, wd := len("figure"), len("base"), len("new"), len("delta")
 	for _, r := range c.Rows {
 		wn, wb, wnew, wd = max(wn, len(r.Name)), max(wb, len(r.Base)), max(wnew, len(r.New)), max(wd, len(r.Delta))
 	}
-	fmt.Fprintf(&b, "%-*s  %*s  %*s  %*s  %s\n", wn, "figure", wb, "base", wnew, "new", wd, "delta", "verdict")
+	wv := len("verdict")
 	for _, r := range c.Rows {
-		fmt.Fprintf(&b, "%-*s  %*s  %*s  %*s  %s\n", wn, r.Name, wb, r.Base, wnew, r.New, wd, r.Delta, r.Verdict)
+		wv = max(wv, len(r.Verdict))
+	}
+	line := func(cols ...string) {
+		l := fmt.Sprintf("%-*s  %*s  %*s  %*s  %-*s  %s", wn, cols[0], wb, cols[1], wnew, cols[2], wd, cols[3], wv, cols[4], cols[5])
+		b.WriteString(strings.TrimRight(l, " ") + "\n")
+	}
+	line("figure", "base", "new", "delta", "verdict", "note")
+	for _, r := range c.Rows {
+		line(r.Name, r.Base, r.New, r.Delta, r.Verdict, r.Note)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -201,14 +233,14 @@ func (c Comparison) WriteText(w io.Writer) error {
 // WriteMarkdown writes the comparison as a Markdown table.
 func (c Comparison) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## msgload compare: %s\n\n`%s` → `%s`, latency tolerance %s%%.\n\n", c.verdictLine(), c.Base, c.New, num(100*c.Tolerance.Latency))
-	b.WriteString("| Figure | Base | New | Delta | Verdict |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "## msgload compare: %s\n\n`%s` → `%s`, %s.\n\n", c.verdictLine(), c.Base, c.New, c.Tolerance.describe())
+	b.WriteString("| Figure | Base | New | Delta | Verdict | Note |\n|---|---|---|---|---|---|\n")
 	for _, r := range c.Rows {
 		v := r.Verdict
 		if v == RowRegression {
 			v = "**regression**"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdEscape(r.Name), mdEscape(r.Base), mdEscape(r.New), mdEscape(r.Delta), v)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(r.Name), mdEscape(r.Base), mdEscape(r.New), mdEscape(r.Delta), v, mdEscape(r.Note))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -217,3 +249,89 @@ func (c Comparison) WriteMarkdown(w io.Writer) error {
 // named is a limiter verdict that names an algorithm ("cannot tell" and "not
 // exercised" do not): only a change between two named ones is a regression.
 func named(v string) bool { return v != AlgoUnknown && v != AlgoNotExercised && v != "" }
+
+// percentileOf is the percentile q (50, 95, 99) of p.
+func percentileOf(p Percentiles, q float64) float64 {
+	switch q {
+	case 50:
+		return p.P50
+	case 90:
+		return p.P90
+	case 95:
+		return p.P95
+	}
+	return p.P99
+}
+
+// latencyRow judges one latency percentile q of both runs. In order:
+//   - a side without data: NEW losing data BASE had is a regression (it cannot
+//     be vouched for), BASE without data is "changed";
+//   - equal, or moved by no more than the floor: "same";
+//   - a run with fewer than MinSamples values: "inconclusive";
+//   - with raw latencies (bs, ns; tested true), the bootstrap interval of the
+//     change: one that holds 0 is "same" (not significant);
+//   - lower: "better"; higher past the tolerance: "regression"; higher within
+//     it: "worse".
+//
+// Without raw latencies (tested false) nothing can be tested and a change past
+// the tolerance, the floor and the minimum is a regression, noted "not tested".
+func latencyRow(name string, bp, np Percentiles, q float64, bs, ns []float64, floor float64, tol Tolerance, tested bool) Row {
+	b, n := percentileOf(bp, q), percentileOf(np, q)
+	r := Row{Name: name, Base: bp.show(b), New: np.show(n), Delta: relDelta(b, n)}
+	switch {
+	case !bp.Has() && !np.Has():
+		r.Delta, r.Verdict = "", RowSame
+		return r
+	case !np.Has():
+		r.Delta, r.Verdict = "", RowRegression
+		return r
+	case !bp.Has():
+		r.Delta, r.Verdict = "", RowChanged
+		return r
+	case n == b:
+		r.Verdict = RowSame
+		return r
+	case math.Abs(n-b) <= floor:
+		r.Verdict, r.Note = RowSame, "within the floor of "+dur(floor)
+		return r
+	case bp.Count < tol.MinSamples || np.Count < tol.MinSamples:
+		r.Verdict = RowInconclusive
+		r.Note = fmt.Sprintf("too few values to tell (%d and %d; %d needed)", bp.Count, np.Count, tol.MinSamples)
+		return r
+	}
+	switch {
+	case !tested:
+		r.Note = "not tested: no raw latencies"
+	case int64(len(bs)) != bp.Count || int64(len(ns)) != np.Count:
+		tested = false
+		r.Note = "not tested: the raw latencies do not match summary.json"
+	default:
+		lo, hi := shiftInterval(bs, ns, q, tol.confidence())
+		interval := fmt.Sprintf("%s%% interval of the change %s … %s", num(100*tol.confidence()), signedDur(lo), signedDur(hi))
+		if lo <= 0 && hi >= 0 {
+			r.Verdict, r.Note = RowSame, "not significant: "+interval
+			return r
+		}
+		r.Note = "significant: " + interval
+	}
+	switch {
+	case n < b:
+		r.Verdict = RowBetter
+	case b == 0 || n > b*(1+tol.Latency):
+		r.Verdict = RowRegression
+	default:
+		r.Verdict = RowWorse
+	}
+	return r
+}
+
+// signedDur prints a signed duration the way the tables do.
+func signedDur(s float64) string {
+	switch {
+	case s > 0:
+		return "+" + dur(s)
+	case s < 0:
+		return "−" + dur(-s)
+	}
+	return "0"
+}

@@ -45,6 +45,7 @@ type RunInfo struct {
 	API         string  `json:"api" expr:"api"`
 	Target      string  `json:"target" expr:"target"`
 	Version     string  `json:"version" expr:"version"`
+	Host        string  `json:"host,omitempty" expr:"host"` // run.json's host: where the run ran
 	Start       string  `json:"start,omitempty" expr:"start"`
 	AttackEnd   string  `json:"attack_end,omitempty" expr:"attack_end"`
 	End         string  `json:"end,omitempty" expr:"end"`

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // dur formats seconds for people: 850µs, 12.3ms, 1.25s, 2m5s.
@@ -264,27 +265,42 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
+// junit.xml follows the strict JUnit schema (the Apache Ant format as the
+// windyroad JUnit.xsd states it; reports/testdata/junit/junit-strict.xsd):
+// <testsuites> without attributes, each <testsuite> with package, id, name,
+// timestamp (UTC, to the second, no zone), hostname, tests, failures, errors,
+// skipped and time, then properties, test cases, system-out and system-err.
 type junitSuites struct {
 	XMLName xml.Name     `xml:"testsuites"`
-	Name    string       `xml:"name,attr"`
-	Tests   int          `xml:"tests,attr"`
-	Fails   int          `xml:"failures,attr"`
-	Errors  int          `xml:"errors,attr"`
 	Suites  []junitSuite `xml:"testsuite"`
 }
 
 type junitSuite struct {
-	Name      string      `xml:"name,attr"`
-	Tests     int         `xml:"tests,attr"`
-	Fails     int         `xml:"failures,attr"`
-	Errors    int         `xml:"errors,attr"`
-	Timestamp string      `xml:"timestamp,attr,omitempty"`
-	Cases     []junitCase `xml:"testcase"`
+	Name       string          `xml:"name,attr"`
+	Package    string          `xml:"package,attr"`
+	ID         int             `xml:"id,attr"`
+	Timestamp  string          `xml:"timestamp,attr"`
+	Hostname   string          `xml:"hostname,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Fails      int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Properties []junitProperty `xml:"properties>property"`
+	Cases      []junitCase     `xml:"testcase"`
+	SystemOut  string          `xml:"system-out"`
+	SystemErr  string          `xml:"system-err"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
 	Error     *junitFailure `xml:"error,omitempty"`
 }
@@ -295,18 +311,72 @@ type junitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
+// junitTimestamp is the run's start as the schema's timestamp: UTC, to the
+// second, without a zone (the schema refuses fractions and zones). A run without
+// a start time gets the epoch.
+func junitTimestamp(start string) string {
+	t, err := time.Parse(time.RFC3339Nano, start)
+	if err != nil {
+		t = time.Unix(0, 0)
+	}
+	return t.UTC().Format("2006-01-02T15:04:05")
+}
+
+// junitTime is a duration in seconds as an xs:decimal (never an exponent), to
+// the millisecond.
+func junitTime(sec float64) string {
+	if sec <= 0 || math.IsNaN(sec) || math.IsInf(sec, 0) {
+		return "0"
+	}
+	return strconv.FormatFloat(math.Round(sec*1e3)/1e3, 'f', -1, 64)
+}
+
+// runSeconds is the whole run, start to end (grace included); the attack's
+// length when the end is unknown.
+func (s *Summary) runSeconds() float64 {
+	a, err1 := time.Parse(time.RFC3339Nano, s.Run.Start)
+	b, err2 := time.Parse(time.RFC3339Nano, s.Run.End)
+	if err1 == nil && err2 == nil && b.After(a) {
+		return b.Sub(a).Seconds()
+	}
+	return s.Run.Duration
+}
+
 // WriteJUnit writes junit.xml: one test case for the run's verdict (failing,
 // with its reasons, unless the verdict is pass; an error for the error
-// verdict), then one per threshold.
+// verdict), then one per threshold. The verdict's test case takes the run's
+// time (start to end); a threshold's takes 0 (it is evaluated on the figures
+// afterwards). hostname is run.json's host ("localhost" when it has none).
 func (s *Summary) WriteJUnit(w io.Writer) error {
-	suite := junitSuite{Name: "msgload thresholds: " + s.Run.Scenario, Timestamp: s.Run.Start, Cases: []junitCase{}}
-	vc := junitCase{Name: "msgload verdict: " + s.verdictWord(), Classname: "msgload." + s.Run.Scenario}
+	class := "msgload." + s.Run.Scenario
+	host := s.Run.Host
+	if strings.TrimSpace(host) == "" {
+		host = "localhost"
+	}
+	name := "msgload thresholds: " + s.Run.Scenario
+	if strings.TrimSpace(s.Run.Scenario) == "" {
+		name = "msgload thresholds"
+	}
+	runTime := junitTime(s.runSeconds())
+	suite := junitSuite{
+		Name: name, Package: "msgload", ID: 0, Timestamp: junitTimestamp(s.Run.Start), Hostname: host, Time: runTime,
+		Properties: []junitProperty{
+			{"run.id", s.Run.ID}, {"run.scenario", s.Run.Scenario}, {"run.api", s.Run.API}, {"run.target", s.Run.Target},
+			{"run.start", s.Run.Start}, {"run.end", s.Run.End}, {"msgload.version", s.Run.Version}, {"verdict", s.Verdict},
+		},
+		Cases:     []junitCase{},
+		SystemOut: strings.Join(s.Warnings, "\n"),
+	}
+	vc := junitCase{Name: "msgload verdict: " + s.verdictWord(), Classname: class, Time: runTime}
 	if !s.OK() {
 		msg := s.verdictWord()
 		if len(s.VerdictReasons) > 0 {
 			msg += ": " + strings.Join(s.VerdictReasons, "; ")
 		}
 		f := &junitFailure{Message: msg, Type: s.Verdict, Text: strings.Join(s.VerdictReasons, "\n")}
+		if f.Type == "" {
+			f.Type = "error"
+		}
 		if s.Verdict == VerdictError || s.Verdict == "" {
 			vc.Error = f
 			suite.Errors++
@@ -318,7 +388,7 @@ func (s *Summary) WriteJUnit(w io.Writer) error {
 	suite.Cases = append(suite.Cases, vc)
 	suite.Tests++
 	for _, t := range s.Thresholds {
-		c := junitCase{Name: t.Expr, Classname: "msgload." + s.Run.Scenario}
+		c := junitCase{Name: t.Expr, Classname: class, Time: "0"}
 		switch {
 		case len(t.NoData) > 0: // a failure, not an error: the threshold was fine, the figure is absent
 			c.Failure = &junitFailure{Message: t.Error, Type: "no data", Text: t.Error}
@@ -334,7 +404,7 @@ func (s *Summary) WriteJUnit(w io.Writer) error {
 		suite.Cases = append(suite.Cases, c)
 		suite.Tests++
 	}
-	doc := junitSuites{Name: "msgload " + s.Run.ID, Tests: suite.Tests, Fails: suite.Fails, Errors: suite.Errors, Suites: []junitSuite{suite}}
+	doc := junitSuites{Suites: []junitSuite{suite}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package rundir
 
 import (
 	"encoding/json"
+	"os"
 	"time"
 )
 
@@ -108,6 +109,7 @@ type Meta struct {
 	Target      string    `json:"target"` // "embedded" or the API base URL
 	Version     string    `json:"version"`
 	MetricsAddr string    `json:"metrics_addr,omitempty"` // host:port the run served /metrics on (Prometheus scrapes it); absent when none
+	Host        string    `json:"host,omitempty"`         // the machine the run ran on (os.Hostname), for junit.xml
 	Start       time.Time `json:"start"`
 	AttackEnd   time.Time `json:"attack_end,omitzero"`
 	End         time.Time `json:"end,omitzero"`
@@ -149,4 +151,14 @@ type Retry struct {
 	On      []string `json:"on,omitempty"` // codes and "timeout"
 	Max     int      `json:"max"`
 	Backoff Duration `json:"backoff"`
+}
+
+// Hostname is the name of this machine for run.json's host ("" when it cannot
+// be told).
+func Hostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return ""
+	}
+	return h
 }

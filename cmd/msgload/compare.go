@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -25,11 +26,15 @@ func (g *globalState) compareCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text or markdown"},
 			&cli.StringFlag{Name: "latency-tolerance", Value: "10%", Usage: "how much a latency may grow before it is a regression"},
+			&cli.StringFlag{Name: "request-floor", Value: "5ms", Usage: "a request latency percentile that moved by no more than this is the same"},
+			&cli.StringFlag{Name: "delivery-floor", Value: "20ms", Usage: "a delivery latency percentile that moved by no more than this is the same"},
+			&cli.StringFlag{Name: "min-samples", Value: "50", Usage: "values each run needs of a latency before its change can be a regression"},
 		},
 		Action: func(c *cli.Context) error {
 			// urfave/cli stops at the first argument; the usage puts flags after
 			// BASE NEW, so read those here.
-			opts := map[string]string{"format": c.String("format"), "latency-tolerance": c.String("latency-tolerance")}
+			opts := map[string]string{"format": c.String("format"), "latency-tolerance": c.String("latency-tolerance"),
+				"request-floor": c.String("request-floor"), "delivery-floor": c.String("delivery-floor"), "min-samples": c.String("min-samples")}
 			args, err := trailingFlags(c.Args().Slice(), opts)
 			if err != nil {
 				return badInput(err)
@@ -37,7 +42,7 @@ func (g *globalState) compareCommand() *cli.Command {
 			if len(args) != 2 {
 				return badInput(errors.New("compare: want two arguments, BASE and NEW; see 'msgload compare --help'"))
 			}
-			tol, err := parseTolerance(opts["latency-tolerance"])
+			tol, err := compareTolerance(opts)
 			if err != nil {
 				return badInput(err)
 			}
@@ -61,7 +66,7 @@ func (g *globalState) compareCommand() *cli.Command {
 						fmt.Fprintf(g.stdout, "== %s\n", p.name)
 					}
 				}
-				cmp := reports.Compare(p.base, p.new, reports.Tolerance{Latency: tol})
+				cmp := reports.CompareRuns(p.base, p.new, tol)
 				if format == "markdown" {
 					err = cmp.WriteMarkdown(g.stdout)
 				} else {
@@ -82,7 +87,7 @@ func (g *globalState) compareCommand() *cli.Command {
 
 type summaryPair struct {
 	name      string
-	base, new *reports.Summary
+	base, new reports.Run
 }
 
 // summaryPairs reads the two summaries to compare; two run directories of
@@ -106,11 +111,11 @@ func summaryPairs(base, nw string) ([]summaryPair, error) {
 		if _, ok := np[name]; !ok {
 			return nil, fmt.Errorf("compare: part %q of %s is not in %s", name, base, nw)
 		}
-		b, err := reports.ReadSummary(bp[name])
+		b, err := readRun(bp[name])
 		if err != nil {
 			return nil, err
 		}
-		n, err := reports.ReadSummary(np[name])
+		n, err := readRun(np[name])
 		if err != nil {
 			return nil, err
 		}
@@ -136,24 +141,65 @@ func parts(dir string) map[string]string {
 	return m
 }
 
-// readSummaryArg reads a summary.json, or the one inside a run directory.
-func readSummaryArg(p string) (*reports.Summary, error) {
+// readSummaryArg reads a summary.json, or the one inside a run directory, and
+// the raw latencies of the run directory it is in when they are there.
+func readSummaryArg(p string) (reports.Run, error) {
 	st, err := os.Stat(p)
 	switch {
 	case err != nil:
-		return nil, badInput(fmt.Errorf("compare: %s: neither a run directory nor a summary.json", p))
+		return reports.Run{}, badInput(fmt.Errorf("compare: %s: neither a run directory nor a summary.json", p))
 	case st.IsDir():
 		f := filepath.Join(p, rundir.SummaryFile)
 		if _, err := os.Stat(f); err != nil {
-			return nil, badInput(fmt.Errorf("compare: %q is not a run directory (no %s in it or in a part below it)", p, rundir.SummaryFile))
+			return reports.Run{}, badInput(fmt.Errorf("compare: %q is not a run directory (no %s in it or in a part below it)", p, rundir.SummaryFile))
 		}
 		p = f
 	}
+	r, err := readRun(p)
+	if err != nil {
+		return reports.Run{}, badInput(err)
+	}
+	return r, nil
+}
+
+// readRun reads the summary.json at p and the raw latencies of its directory;
+// without raw files (a summary.json copied alone) the latencies are not
+// tested for significance, and compare says so.
+func readRun(p string) (reports.Run, error) {
 	s, err := reports.ReadSummary(p)
 	if err != nil {
-		return nil, badInput(err)
+		return reports.Run{}, err
 	}
-	return s, nil
+	r := reports.Run{Summary: s}
+	if smp, err := reports.ReadSamples(filepath.Dir(p)); err == nil {
+		r.Samples = smp
+	}
+	return r, nil
+}
+
+// compareTolerance reads compare's flags into a Tolerance.
+func compareTolerance(opts map[string]string) (reports.Tolerance, error) {
+	tol := reports.DefaultTolerance()
+	var err error
+	if tol.Latency, err = parseTolerance(opts["latency-tolerance"]); err != nil {
+		return tol, err
+	}
+	for _, f := range []struct {
+		name string
+		to   *float64
+	}{{"request-floor", &tol.RequestFloor}, {"delivery-floor", &tol.DeliveryFloor}} {
+		d, err := time.ParseDuration(opts[f.name])
+		if err != nil || d < 0 {
+			return tol, fmt.Errorf("--%s %q: want a duration like 5ms", f.name, opts[f.name])
+		}
+		*f.to = d.Seconds()
+	}
+	n, err := strconv.ParseInt(opts["min-samples"], 10, 64)
+	if err != nil || n < 0 {
+		return tol, fmt.Errorf("--min-samples %q: want a count like 50", opts["min-samples"])
+	}
+	tol.MinSamples = n
+	return tol, nil
 }
 
 // parseTolerance reads "10%" or "0.1".

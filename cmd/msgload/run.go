@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,6 +16,7 @@ import (
 
 	"github.com/msgload/msgload/harness"
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 )
 
@@ -23,6 +28,7 @@ type runOpts struct {
 	maxMessages   int64
 	confirmTarget string
 	quiet         bool
+	json          bool // run --json: the final summary.json on stdout, everything else on stderr
 }
 
 func (o *runOpts) flags() []cli.Flag {
@@ -42,7 +48,8 @@ func (g *globalState) runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "run a scenario: start what is embedded, attack, wait for callbacks, write runs/<id>/, exit by thresholds",
 		ArgsUsage: "SCENARIO (a built-in name: " + joinNames(scenarios.Builtins()) + "; or a file)",
-		Flags:     opts.flags(),
+		Flags: append(opts.flags(), &cli.BoolFlag{Name: "json", Usage: "print the final summary.json on stdout (the terminal summary goes to stderr)",
+			EnvVars: []string{"MSGLOAD_JSON"}, Destination: &opts.json}),
 		Action: func(c *cli.Context) error {
 			if err := oneArg(c, "run", "scenario"); err != nil {
 				return err
@@ -85,7 +92,11 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 	ho.ConfirmTarget = opts.confirmTarget
 	ho.SinkReadToken = g.getenv(envSinkReadToken)
 	ho.Version = version()
-	ho.Stdout, ho.Stderr = g.stdout, g.stderr
+	out := g.stdout // the terminal summary; stderr when stdout carries the JSON
+	if opts.json {
+		out = g.stderr
+	}
+	ho.Stdout, ho.Stderr = out, g.stderr
 	ho.TTY = g.isTTY(g.stderr)
 	ho.Quiet = opts.quiet
 	ho.Signals = sig
@@ -102,21 +113,26 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 			break // --quiet: the final lines only
 		}
 		if len(res.Parts) > 1 {
-			fmt.Fprintf(g.stdout, "== %s (%s)\n", p.Name, p.API)
+			fmt.Fprintf(out, "== %s (%s)\n", p.Name, p.API)
 		}
 		switch {
 		case p.Summary != nil:
-			p.Summary.TerminalWith(g.stdout, g.terminal())
+			p.Summary.TerminalWith(out, g.terminal())
 		case p.Err != nil:
-			fmt.Fprintf(g.stdout, "%s: no report: %v\n", p.Name, p.Err)
+			fmt.Fprintf(out, "%s: no report: %v\n", p.Name, p.Err)
 		default:
-			fmt.Fprintf(g.stdout, "%s: no report yet; build it with: msgload report %s\n", p.Name, p.Dir)
+			fmt.Fprintf(out, "%s: no report yet; build it with: msgload report %s\n", p.Name, p.Dir)
 		}
 	}
 	if res.MetricsAddr != "" {
-		fmt.Fprintf(g.stdout, "metrics: http://%s/metrics (while the run went)\n", res.MetricsAddr)
+		fmt.Fprintf(out, "metrics: http://%s/metrics (while the run went)\n", res.MetricsAddr)
 	}
-	fmt.Fprintf(g.stdout, "run directory: %s\n", res.Dir)
+	fmt.Fprintf(out, "run directory: %s\n", res.Dir)
+	if opts.json {
+		if err := writeRunJSON(g.stdout, res); err != nil {
+			return &exitError{code: exitBadInput, err: fmt.Errorf("run --json: %w", err)}
+		}
+	}
 	switch {
 	case res.Interrupted:
 		return &exitError{code: exitInterrupted, err: errors.New("run interrupted; partial results kept in " + res.Dir)}
@@ -168,4 +184,29 @@ func verdictReasons(parts []harness.Part) string {
 		return "no reason given"
 	}
 	return strings.Join(why, "; ")
+}
+
+// writeRunJSON prints the run's final summary.json as written: the one at the
+// top of the run directory (a run of one part, or a whole-run summary); for a
+// run of several parts without one, a JSON array of the parts' summary.json in
+// order (null for a part without a report).
+func writeRunJSON(w io.Writer, res *harness.Result) error {
+	if b, err := os.ReadFile(filepath.Join(res.Dir, rundir.SummaryFile)); err == nil {
+		_, err = w.Write(b)
+		return err
+	}
+	docs := make([]json.RawMessage, 0, len(res.Parts))
+	for _, p := range res.Parts {
+		b, err := os.ReadFile(filepath.Join(p.Dir, rundir.SummaryFile))
+		if err != nil {
+			b = []byte("null")
+		}
+		docs = append(docs, bytes.TrimSpace(b))
+	}
+	b, err := json.MarshalIndent(docs, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }

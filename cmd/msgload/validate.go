@@ -26,7 +26,7 @@ func (g *globalState) validateCommand() *cli.Command {
 		ArgsUsage: "SCENARIO… (a built-in name: " + joinNames(scenarios.Builtins()) + "; or a file)",
 		Flags: []cli.Flag{
 			&cli.Int64Flag{Name: "max-messages", Usage: "hard cap on messages really sent, as msgload run would apply it (0: the scenario's maxMessages)", Destination: &opts.maxMessages},
-			&cli.BoolFlag{Name: "json", Usage: "print the plans as JSON", Destination: &opts.asJSON},
+			&cli.BoolFlag{Name: "json", Usage: "print the plans as JSON (snake_case, seconds: the shape in README.md)", Destination: &opts.asJSON},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -52,7 +52,7 @@ func joinNames(names []string) string {
 // stderr; it returns a bad-input error when any scenario is bad.
 func (g *globalState) runValidate(names []string, opts validateOpts) error {
 	bad := 0
-	var plans []scenarios.Plan
+	var plans []scenarios.PlanJSON
 	for _, name := range names {
 		s, err := scenarios.Load(name, g.getenv)
 		if err == nil && opts.maxMessages > 0 {
@@ -69,7 +69,7 @@ func (g *globalState) runValidate(names []string, opts validateOpts) error {
 		}
 		p := s.Plan()
 		if opts.asJSON {
-			plans = append(plans, p)
+			plans = append(plans, p.JSON())
 			continue
 		}
 		fmt.Fprintf(g.stdout, "%s (%s): ok\n", s.Name, s.File)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,7 +52,7 @@ func TestValidateCommand(t *testing.T) {
 		// no argument is bad input
 		{"no args", nil, 2, nil, []string{"name at least one scenario"}},
 		// --json prints plans for scripts
-		{"json", []string{"--json", "smoke"}, 0, []string{`"Name": "smoke-notify"`, `"Limit": "100/1m"`}, nil},
+		{"json", []string{"--json", "smoke"}, 0, []string{`"name": "smoke-notify"`, `"window_s": 60`, `"duration_s": 10`, `"client_id": "`}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,5 +71,39 @@ func TestValidateCommand(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestValidateJSONShape: validate --json has summary.json's naming and units:
+// snake_case keys, seconds, rates per second, limits as requests per window.
+func TestValidateJSONShape(t *testing.T) {
+	code, out, errs := runValidateForTest(t, nil, "--json", "notify-exceed-limit")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var plans []map[string]any
+	if err := json.Unmarshal([]byte(out), &plans); err != nil || len(plans) != 1 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	p := plans[0]
+	keys := []string{"name", "api", "profile", "duration_s", "rate", "peak_rate", "requests", "messages", "probes",
+		"retries", "attempts", "limit", "limit_enforced", "mode", "expected_429", "clients"}
+	for _, k := range keys {
+		if _, ok := p[k]; !ok {
+			t.Errorf("no %q in %v", k, p)
+		}
+	}
+	if len(p) != len(keys) {
+		t.Errorf("keys %v, want exactly %v", p, keys)
+	}
+	// notify-exceed-limit: 150/1m for 2m against 100/1m.
+	if p["duration_s"] != 120.0 || p["rate"] != 2.5 || p["limit"].(map[string]any)["window_s"] != 60.0 {
+		t.Errorf("not seconds: duration_s %v, rate %v, limit %v", p["duration_s"], p["rate"], p["limit"])
+	}
+	c := p["clients"].([]any)[0].(map[string]any)
+	for _, k := range []string{"client_id", "requests", "rate", "peak_per_window", "limit_per_window", "expected_429"} {
+		if _, ok := c[k]; !ok {
+			t.Errorf("client: no %q in %v", k, c)
+		}
 	}
 }

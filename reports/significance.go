@@ -1,0 +1,104 @@
+package reports
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"golang.org/x/exp/rand"
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// Samples are the raw latencies of a run, in seconds, sorted ascending: the
+// values summary.json's latency percentiles are computed from, and what
+// compare's significance test reads.
+type Samples struct {
+	Request  []float64 // every request: requests.latency
+	Delivery []float64 // every message with an end: delivery.latency
+}
+
+// Run is a run's summary and, when the run's raw files are at hand, its raw
+// latencies (nil when only summary.json could be read: compare then cannot
+// test a latency change for significance).
+type Run struct {
+	*Summary
+	Samples *Samples
+}
+
+// ErrNoRawFiles says a directory has no attempts.jsonl to take latencies from.
+var ErrNoRawFiles = errors.New("no raw files")
+
+// ReadSamples reads the raw latencies of the run in dir from its attempts.jsonl
+// and events.jsonl, through the same analysis Analyze makes (the joins of
+// attempts and callbacks are the report's, so the values are exactly those
+// behind summary.json's percentiles).
+func ReadSamples(dir string) (*Samples, error) {
+	if _, err := os.Stat(filepath.Join(dir, rundir.AttemptsFile)); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrNoRawFiles, dir, err)
+	}
+	a, err := analyze(os.DirFS(dir), dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Samples{Request: a.reqLat.v, Delivery: a.delivery.v}
+	slices.Sort(s.Request) // already sorted by the percentiles; cheap when so
+	slices.Sort(s.Delivery)
+	return s, nil
+}
+
+// The significance test: a percentile bootstrap of the change of one
+// percentile between two runs.
+const (
+	// bootstrapReplicates is how many resamples of each run are drawn.
+	bootstrapReplicates = 4000
+	// bootstrapSeed makes the test repeatable: the same two runs give the same
+	// interval, so compare's output is the same every time.
+	bootstrapSeed = 14
+)
+
+// shiftInterval returns the two-sided confidence interval (conf, e.g. 0.95) of
+// the change NEW − BASE of the nearest-rank percentile q (0..100), by the
+// percentile bootstrap: each replicate resamples both runs with replacement
+// (as many values as each has) and takes the difference of their percentiles.
+// base and new are sorted ascending and not empty.
+//
+// The percentile of a resample is drawn directly rather than by resampling
+// all n values: resampling from the sorted values x₁…xₙ is taking x⌈n·U⌉ for
+// uniform U, so the k-th smallest of the resample is x⌈n·V⌉ with V the k-th
+// smallest of n uniforms, which is Beta(k, n−k+1). That is exact and costs
+// one Beta draw per replicate whatever the run's size.
+func shiftInterval(base, new []float64, q, conf float64) (lo, hi float64) {
+	src := rand.NewSource(bootstrapSeed)
+	bd := percentileDraws(base, q, src)
+	nd := percentileDraws(new, q, src)
+	d := make([]float64, bootstrapReplicates)
+	for i := range d {
+		d[i] = nd[i] - bd[i]
+	}
+	slices.Sort(d)
+	alpha := (1 - conf) / 2
+	li := int(math.Floor(alpha * bootstrapReplicates))
+	hi_ := int(math.Ceil((1-alpha)*bootstrapReplicates)) - 1
+	li = min(max(li, 0), bootstrapReplicates-1)
+	hi_ = min(max(hi_, 0), bootstrapReplicates-1)
+	return d[li], d[hi_]
+}
+
+// percentileDraws returns bootstrapReplicates draws of the nearest-rank
+// percentile q of a resample of sorted.
+func percentileDraws(sorted []float64, q float64, src rand.Source) []float64 {
+	n := len(sorted)
+	k := rank(q, n)
+	b := distuv.Beta{Alpha: float64(k), Beta: float64(n - k + 1), Src: src}
+	out := make([]float64, bootstrapReplicates)
+	for i := range out {
+		j := int(math.Ceil(b.Rand()*float64(n))) - 1
+		out[i] = sorted[min(max(j, 0), n-1)]
+	}
+	return out
+}
