@@ -25,7 +25,7 @@ func (g *globalState) validateCommand() *cli.Command {
 		Usage:     "check scenario files and print their plan (requests per client, rate against the limit, duration, expected 429, messages really sent)",
 		ArgsUsage: "SCENARIO… (a built-in name: " + joinNames(scenarios.Builtins()) + "; or a file)",
 		Flags: []cli.Flag{
-			&cli.Int64Flag{Name: "max-messages", Usage: "hard cap on messages really sent, as msgload run would apply it (0: the scenario's maxMessages)", Destination: &opts.maxMessages},
+			&cli.Int64Flag{Name: "max-messages", Usage: "hard cap of `N` messages really sent, as msgload run would apply it (0: the scenario's maxMessages)", Destination: &opts.maxMessages},
 			&cli.BoolFlag{Name: "json", Usage: "print the plans as JSON (snake_case, seconds: the shape in README.md)", Destination: &opts.asJSON},
 		},
 		Action: func(c *cli.Context) error {
