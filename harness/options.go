@@ -206,13 +206,17 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		target = s.Target.BaseURL
 	}
 	meta := rundir.Meta{
-		ID:       r.id,
-		Scenario: s.Name,
-		API:      s.API,
-		Target:   target,
-		Version:  r.o.Version,
-		Clients:  ids,
-		Chain:    ld.chain,
+		ID:          r.id,
+		Scenario:    s.Name,
+		API:         s.API,
+		Target:      target,
+		Version:     r.o.Version,
+		Commit:      r.o.Commit,
+		CommitTime:  r.o.CommitTime,
+		Host:        r.o.Host,
+		Description: s.Description,
+		Clients:     ids,
+		Chain:       ld.chain,
 		Planned: rundir.Plan{
 			Profile:  ld.profile,
 			Rate:     plan.RatePerSecond,

@@ -39,7 +39,10 @@ type Options struct {
 
 	MaxMessages   int64  // hard cap on messages really sent, over the scenario's; 0 = scenario's
 	ConfirmTarget string // host allowed as a non-loopback target
-	Version       string
+	Version       string // msgload's module version
+	Commit        string // the VCS revision msgload was built from ("+dirty" when modified)
+	CommitTime    string // its vcs.time
+	Host          string // the machine the run goes on (cmd/ asks os.Hostname)
 
 	Stdout, Stderr io.Writer
 	TTY            bool // Stderr is a terminal: a live progress bar instead of lines

@@ -103,8 +103,12 @@ type Meta struct {
 	ID          string    `json:"id"`
 	Scenario    string    `json:"scenario"`
 	API         string    `json:"api"`
-	Target      string    `json:"target"` // "embedded" or the API base URL
-	Version     string    `json:"version"`
+	Target      string    `json:"target"`                // "embedded" or the API base URL
+	Description string    `json:"description,omitempty"` // the scenario's description
+	Version     string    `json:"version"`               // msgload's module version ("(devel)" for a build from a work tree)
+	Commit      string    `json:"commit,omitempty"`      // the VCS revision msgload was built from (vcs.revision), "+dirty" when modified
+	CommitTime  string    `json:"commit_time,omitempty"` // vcs.time of that revision
+	Host        string    `json:"host,omitempty"`        // the machine that ran the attack
 	Start       time.Time `json:"start"`
 	AttackEnd   time.Time `json:"attack_end,omitzero"`
 	End         time.Time `json:"end,omitzero"`

@@ -88,7 +88,8 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 	ho.MaxMessages = opts.maxMessages
 	ho.ConfirmTarget = opts.confirmTarget
 	ho.SinkReadToken = g.getenv(envSinkReadToken)
-	ho.Version = version()
+	ho.Version, ho.Commit, ho.CommitTime = buildVCS()
+	ho.Host, _ = os.Hostname()
 	ho.Stdout, ho.Stderr = g.stdout, g.stderr
 	ho.TTY = isTerminal(g.stderr)
 	ho.Signals = sig
@@ -159,6 +160,32 @@ func version() string {
 		}
 	}
 	return v
+}
+
+// buildVCS is the module version, the VCS revision ("+dirty" when the work
+// tree was modified) and its time, from the build's information; a binary
+// built without VCS stamping has no revision.
+func buildVCS() (version, commit, commitTime string) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown", "", ""
+	}
+	version = bi.Main.Version
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+		case "vcs.time":
+			commitTime = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if commit != "" && dirty {
+		commit += "+dirty"
+	}
+	return version, commit, commitTime
 }
 
 // verdictReasons sums up why the parts did not pass, for the error line.
