@@ -59,6 +59,9 @@ type msg struct {
 	steps      uint32 // chain indexes stepped into
 	terminalAt int64  // first arrival of a terminal state, unix ns
 	lastStepAt int64
+	lastTry    uint16 // the highest attempt number of the message's sends (probes excepted)
+	gaveUp     bool   // that attempt failed in a way the retry policy retries, and no retry was left
+	lastCode   int16  // that attempt's HTTP status (0: no answer)
 }
 
 // intern maps the few distinct states and channels to small numbers.
@@ -112,6 +115,7 @@ type analyzer struct {
 	delivery, replies, retries  *hist
 	steps                       map[[2]string]*hist
 	ch                          *charts
+	retryOn                     map[string]bool // run.json retry.on: codes and "timeout"
 }
 
 // Analyze reads the run directory and computes every figure of its summary;
@@ -155,8 +159,12 @@ func AnalyzeFS(fsys fs.FS, name string) (*Summary, error) {
 	}
 	a.finishRequests()
 	a.finishDelivery()
+	o := &a.s.Outcomes
+	o.Messages, o.Accepted, o.RetryMax = a.s.Requests.Messages, a.s.Requests.Accepted, a.meta.Retry.Max
+	o.measured = a.s.Delivery.Measured
 	if !a.s.Delivery.Measured {
 		a.s.Delivery.clearCounts() // delivery: none: nothing was waited for, nothing is lost
+		o.clearCounts()
 	}
 	a.rateLimit()
 	if err := a.truth(); err != nil {
@@ -214,6 +222,8 @@ func (a *analyzer) readMeta() error {
 	}
 	a.s.Run = RunInfo{
 		ID: m.ID, Scenario: m.Scenario, API: m.API, Target: m.Target, Version: m.Version,
+		Commit: m.Commit, CommitTime: m.CommitTime, Host: m.Host, Description: m.Description,
+		Clients: len(m.Clients), Profile: m.Planned.Profile, PlannedDur: m.Planned.Duration.D().Seconds(),
 		Start: ts(m.Start), AttackEnd: ts(m.AttackEnd), End: ts(m.End), Interrupted: m.Interrupted,
 		DeliveryVia: via, Grace: m.Delivery.Grace.D().Seconds(),
 	}
@@ -230,7 +240,20 @@ func (a *analyzer) readMeta() error {
 	a.s.Requests.PlannedRate = m.Planned.Rate
 	a.s.Requests.PlannedCount = m.Planned.Requests
 	a.s.Requests.LateAfter = LateAfter.Seconds()
+	a.retryOn = map[string]bool{}
+	for _, on := range m.Retry.On {
+		a.retryOn[on] = true
+	}
 	return nil
+}
+
+// retryable says whether the run's retry policy retries after at: its code is
+// in retry.on, or no answer came (timeout, reset) and retry.on has "timeout".
+func (a *analyzer) retryable(at *rundir.Attempt) bool {
+	if at.Code == 0 {
+		return a.retryOn["timeout"]
+	}
+	return a.retryOn[strconv.Itoa(at.Code)]
 }
 
 // scanEventKeys finds the keys of events whose correlation lacks a sequence, so
@@ -396,6 +419,13 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 			}
 			a.lastSend = max(a.lastSend, t)
 		}
+	}
+	if at.Probe == "" && at.Attempt >= int(m.lastTry) {
+		// The message's last try so far: did it end in a retryable failure
+		// with every retry used (attempts 1 + retry.max)?
+		m.lastTry = uint16(min(max(at.Attempt, 1), math.MaxUint16))
+		m.lastCode = int16(at.Code)
+		m.gaveUp = !is2xx(at.Code) && a.retryable(at) && a.meta.Retry.Max > 0 && at.Attempt >= a.meta.Retry.Max+1
 	}
 	if at.Mismatch && !m.mismatch { // the attacker compared the ids itself
 		m.mismatch = true
@@ -781,6 +811,8 @@ func (a *analyzer) finishDelivery() {
 	}
 	terminalOn := map[uint8]int64{}
 	reached := map[uint8]int64{}
+	o := &a.s.Outcomes
+	o.ByState, o.Refused = map[string]int64{}, map[string]int64{}
 	for _, m := range a.msgs {
 		if m.dupTerm {
 			a.s.Idempotency.DuplicateDeliveries++
@@ -797,17 +829,29 @@ func (a *analyzer) finishDelivery() {
 			if m.terminalAt != 0 {
 				d.Unconfirmed++
 			}
+			if m.lastTry > 0 {
+				o.NotAccepted++
+				if m.gaveUp {
+					o.GaveUp++
+				} else {
+					o.Refused[codeClass(int(m.lastCode))]++
+				}
+			}
 			continue
 		}
 		d.Expected++
 		if m.terminalAt == 0 {
 			d.Lost++
+			o.NoFinalStatus++
 			continue
 		}
 		d.Received++
 		if m.terminalAt > dl {
 			d.Lost++
 			d.Late++
+			o.NoFinalStatus++
+		} else {
+			o.count(a.states.names[m.finalState])
 		}
 		if m.first > 0 {
 			lat := float64(m.terminalAt-m.first) / 1e9

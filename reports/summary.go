@@ -28,6 +28,7 @@ type Summary struct {
 	RateLimit      RateLimit    `json:"rate_limit" expr:"rate_limit"`
 	Idempotency    Idempotency  `json:"idempotency" expr:"idempotency"`
 	Delivery       Delivery     `json:"delivery" expr:"delivery"`
+	Outcomes       Outcomes     `json:"outcomes" expr:"outcomes"`
 	Incoming       Incoming     `json:"incoming" expr:"incoming"`
 	Truth          *TruthReport `json:"truth,omitempty" expr:"truth"`
 	Thresholds     []Threshold  `json:"thresholds" expr:"-"`
@@ -45,6 +46,13 @@ type RunInfo struct {
 	API         string  `json:"api" expr:"api"`
 	Target      string  `json:"target" expr:"target"`
 	Version     string  `json:"version" expr:"version"`
+	Commit      string  `json:"commit,omitempty" expr:"commit"`
+	CommitTime  string  `json:"commit_time,omitempty" expr:"commit_time"`
+	Host        string  `json:"host,omitempty" expr:"host"`
+	Description string  `json:"description,omitempty" expr:"description"`
+	Clients     int     `json:"clients" expr:"clients"`
+	Profile     string  `json:"profile,omitempty" expr:"profile"`
+	PlannedDur  float64 `json:"planned_duration_s" expr:"planned_duration"`
 	Start       string  `json:"start,omitempty" expr:"start"`
 	AttackEnd   string  `json:"attack_end,omitempty" expr:"attack_end"`
 	End         string  `json:"end,omitempty" expr:"end"`

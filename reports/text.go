@@ -52,11 +52,14 @@ func (s *Summary) keyFigures() []keyFigure {
 	}
 	if d.Measured {
 		kf = append(kf,
-			keyFigure{"delivered / expected", fmt.Sprintf("%d / %d (lost %d, late %d)", d.Received, d.Expected, d.Lost, d.Late)},
+			keyFigure{"delivered / accepted", s.deliveredFigure()},
 			keyFigure{"delivery latency p50 / p95 / p99", latencies(d.Latency, d.Latency.P50, d.Latency.P95, d.Latency.P99)},
 			keyFigure{"duplicates / unmatched / malformed", fmt.Sprintf("%d / %d / %d", d.Duplicates, d.Unmatched, d.Malformed)})
 	} else {
 		kf = append(kf, keyFigure{"delivery", NotMeasured + " (delivery: " + d.Via + ")"})
+	}
+	if o := s.Outcomes; o.NotAccepted > 0 {
+		kf = append(kf, keyFigure{"not accepted", fmt.Sprintf("%d of %d (%s)", o.NotAccepted, o.Messages, strings.Join(o.notAcceptedWhy(), ", "))})
 	}
 	kf = append(kf, keyFigure{"idempotency probes / mismatches / duplicate deliveries", fmt.Sprintf("%d / %d / %d", s.Idempotency.Probes, s.Idempotency.Mismatches, s.Idempotency.DuplicateDeliveries)})
 	if d.Unconfirmed > 0 || d.Refused > 0 {
@@ -71,6 +74,19 @@ func (s *Summary) keyFigures() []keyFigure {
 			keyFigure{"truth: lost expected / measured", fmt.Sprintf("%d / %s", t.ExpectedLost, measuredCount(d, t.MeasuredLost))})
 	}
 	return kf
+}
+
+// deliveredFigure is "17 / 20 (1 FAILED, 2 UNDELIVERED, no final status 0, of which late 0)".
+func (s *Summary) deliveredFigure() string {
+	o, d := s.Outcomes, s.Delivery
+	var parts []string
+	for _, st := range sortedStates(o.ByState) {
+		if st != "DELIVERED" && st != "SEEN" {
+			parts = append(parts, fmt.Sprintf("%d %s", o.ByState[st], st))
+		}
+	}
+	parts = append(parts, fmt.Sprintf("no final status %d, of which late %d", o.NoFinalStatus, d.Late))
+	return fmt.Sprintf("%d / %d (%s)", o.Delivered, d.Expected, strings.Join(parts, ", "))
 }
 
 // latencies shows figures of p joined by " / ", or one "no data" when p is empty.
@@ -114,6 +130,9 @@ func (s *Summary) Terminal(w io.Writer) {
 	fmt.Fprintf(w, "run %s (%s, %s): %s\n", s.Run.ID, s.Run.Scenario, s.Run.API, s.verdictWord())
 	for _, r := range s.VerdictReasons {
 		fmt.Fprintf(w, "  ! %s\n", r)
+	}
+	for _, l := range s.outcomeLines() {
+		fmt.Fprintf(w, "  %s\n", l)
 	}
 	width := 0
 	kf := s.keyFigures()
@@ -164,11 +183,21 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 	if len(s.VerdictReasons) > 0 {
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "Run `%s` against %s (%s API, msgload %s), delivery via %s.\n\n", s.Run.ID, mdEscape(s.Run.Target), s.Run.API, mdEscape(s.Run.Version), s.Run.DeliveryVia)
+	for _, l := range s.outcomeLines() {
+		fmt.Fprintf(&b, "**%s**\n\n", mdEscape(l))
+	}
 	if s.Run.Interrupted {
 		b.WriteString("**The run was interrupted**: figures cover what ran.\n\n")
 	}
-	b.WriteString("| Figure | Value |\n|---|---|\n")
+	b.WriteString("| What was tested | |\n|---|---|\n")
+	for _, k := range s.testedRows() {
+		fmt.Fprintf(&b, "| %s | %s |\n", mdEscape(k.name), mdEscape(k.value))
+	}
+	b.WriteString("\n| Outcome | Messages |\n|---|---|\n")
+	for _, k := range s.outcomeCounts() {
+		fmt.Fprintf(&b, "| %s | %s |\n", mdEscape(k.name), mdEscape(k.value))
+	}
+	b.WriteString("\n| Figure | Value |\n|---|---|\n")
 	for _, k := range s.keyFigures() {
 		fmt.Fprintf(&b, "| %s | %s |\n", mdEscape(k.name), mdEscape(k.value))
 	}
@@ -195,7 +224,7 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n### Delivery latency\n\n| By | Count | p50 | p95 | p99 | max |\n|---|---|---|---|---|---|\n")
 		for _, k := range sortedKeys(s.Delivery.ByChannel) {
 			p := s.Delivery.ByChannel[k]
-			fmt.Fprintf(&b, "| channel %s | %d | %s | %s | %s | %s |\n", mdEscape(k), p.Count, p.show(p.P50), p.show(p.P95), p.show(p.P99), p.show(p.Max))
+			fmt.Fprintf(&b, "| channel %s | %d | %s | %s | %s | %s |\n", mdEscape(s.channelLabel(k)), p.Count, p.show(p.P50), p.show(p.P95), p.show(p.P99), p.show(p.Max))
 		}
 		for _, k := range sortedKeys(s.Delivery.ByState) {
 			p := s.Delivery.ByState[k]
