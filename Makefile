@@ -5,6 +5,9 @@ SCENARIO ?= smoke
 PKGS    ?= ./...
 # CI sets CI=true, which makes the Prometheus and Chromium tests required instead of skipped.
 TESTFLAGS ?= -count=1 -timeout 30m
+# The commit the report names, for builds where Go stamps no VCS information
+# (a git worktree, GOFLAGS=-buildvcs=false): git's, "+dirty" when modified.
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo +dirty)
 
 .DEFAULT_GOAL := help
 
@@ -14,7 +17,7 @@ help: ## list the targets
 
 .PHONY: build
 build: ## build bin/msgload
-	$(GO) build -o $(BIN) ./cmd/msgload
+	$(GO) build -ldflags "-X main.buildCommit=$(COMMIT)" -o $(BIN) ./cmd/msgload
 
 .PHONY: run
 run: build ## run the built-in smoke scenario against the embedded simulator and sink; writes runs/<id>/

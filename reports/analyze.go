@@ -128,7 +128,7 @@ func Analyze(dir string) (*Summary, error) {
 // errors call the directory.
 func AnalyzeFS(fsys fs.FS, name string) (*Summary, error) {
 	a := &analyzer{
-		dir: name, fsys: fsys, s: &Summary{Schema: SchemaVersion},
+		dir: name, fsys: fsys, s: &Summary{Schema: SchemaVersion, Kind: KindPart},
 		reqLat: newHist(), reqLatIntended: newHist(), lag: newHist(),
 		msgs: map[int64]*msg{}, otherTx: map[otherTx]*txSeen{}, idOwner: map[uint64]int64{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
 		states: newIntern(), chans: newIntern(),

@@ -20,6 +20,7 @@ const SchemaVersion = 2
 // `expr` tags are the names thresholds use (the same as the JSON names).
 type Summary struct {
 	Schema         int          `json:"schema" expr:"schema"`
+	Kind           string       `json:"kind,omitempty" expr:"-"`  // KindPart; a whole run's summary.json is KindRun (whole.go)
 	Passed         bool         `json:"ok" expr:"ok"`             // Verdict == "pass" (kept for older readers)
 	Verdict        string       `json:"verdict" expr:"-"`         // pass, fail, incomplete or error (verdict.go)
 	VerdictReasons []string     `json:"verdict_reasons" expr:"-"` // every reason for it, in plain sentences
@@ -33,6 +34,11 @@ type Summary struct {
 	Truth          *TruthReport `json:"truth,omitempty" expr:"truth"`
 	Thresholds     []Threshold  `json:"thresholds" expr:"-"`
 	Warnings       []string     `json:"warnings,omitempty" expr:"-"`
+
+	// Whole is the whole run's summary when this summary.json was of kind
+	// run (a run with parts): only Verdict, VerdictReasons, ok and a few Run
+	// fields are then filled here.
+	Whole *RunSummary `json:"-" expr:"-"`
 
 	charts         *charts  // time series for report.html; not part of summary.json
 	thresholdExprs []string // from run.json
@@ -305,13 +311,21 @@ func ReadSummary(path string) (*Summary, error) {
 func ParseSummary(b []byte) (*Summary, error) {
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadSummary, err)
+		var kind struct {
+			Kind string `json:"kind"`
+		}
+		if json.Unmarshal(b, &kind) != nil || kind.Kind != KindRun {
+			return nil, fmt.Errorf("%w: %v", ErrBadSummary, err)
+		}
 	}
 	if s.Schema == 0 {
 		return nil, fmt.Errorf("%w: no schema version (not a msgload summary.json?)", ErrBadSummary)
 	}
 	if s.Schema > SchemaVersion {
 		return nil, fmt.Errorf("%w: schema %d is newer than this msgload (%d)", ErrBadSummary, s.Schema, SchemaVersion)
+	}
+	if s.Kind == KindRun {
+		return parseRunSummary(b)
 	}
 	if s.Verdict == "" { // schema 1: ok meant "every threshold held"
 		switch {

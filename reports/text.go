@@ -279,6 +279,12 @@ type junitFailure struct {
 // with its reasons, unless the verdict is pass; an error for the error
 // verdict), then one per threshold.
 func (s *Summary) WriteJUnit(w io.Writer) error {
+	suite := s.junitSuite()
+	return writeJUnitDoc(w, junitSuites{Name: "msgload " + s.Run.ID, Tests: suite.Tests, Fails: suite.Fails, Errors: suite.Errors, Suites: []junitSuite{suite}})
+}
+
+// junitSuite is the run's suite: its verdict, then one case per threshold.
+func (s *Summary) junitSuite() junitSuite {
 	suite := junitSuite{Name: "msgload thresholds: " + s.Run.Scenario, Timestamp: s.Run.Start, Cases: []junitCase{}}
 	vc := junitCase{Name: "msgload verdict: " + s.verdictWord(), Classname: "msgload." + s.Run.Scenario}
 	if !s.OK() {
@@ -314,7 +320,11 @@ func (s *Summary) WriteJUnit(w io.Writer) error {
 		suite.Cases = append(suite.Cases, c)
 		suite.Tests++
 	}
-	doc := junitSuites{Name: "msgload " + s.Run.ID, Tests: suite.Tests, Fails: suite.Fails, Errors: suite.Errors, Suites: []junitSuite{suite}}
+	return suite
+}
+
+// writeJUnitDoc writes a junit.xml document.
+func writeJUnitDoc(w io.Writer, doc junitSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

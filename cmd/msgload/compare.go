@@ -125,7 +125,9 @@ func parts(dir string) map[string]string {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(dir, rundir.SummaryFile)); err == nil {
+	if s, err := reports.ReadSummary(filepath.Join(dir, rundir.SummaryFile)); err == nil && s.Kind != reports.KindRun {
+		return nil // a run without parts (a whole run's summary.json leads to its parts)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	found, _ := filepath.Glob(filepath.Join(dir, "*", rundir.SummaryFile))

@@ -96,3 +96,56 @@ func mustRead(t *testing.T, p string) string {
 	}
 	return string(b)
 }
+
+// A run with parts: msgload report rebuilds every part and writes the whole
+// run's summary.json (kind run, the worst part's verdict), report.html,
+// report.md and junit.xml (one suite per part) at the top, and ends with the
+// one-line verdict; compare reads the whole run part by part.
+func TestReportWholeRun(t *testing.T) {
+	dir := t.TempDir()
+	for _, part := range []string{"part-a", "part-b"} {
+		src := copySample(t)
+		if err := os.Rename(src, filepath.Join(dir, part)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, rundir.ScenarioFile), []byte("name: two\ndescription: two parts\nparts: []\n"), 0o644)
+	code, stdout, stderr := runProgram(t, nil, nil, "report", dir)
+	if code != exitThresholds || !strings.Contains(stderr, "verdict FAIL") {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitThresholds, stdout, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if want := "two: FAIL (0 of 2 parts) — " + filepath.Join(dir, rundir.HTMLFile); lines[len(lines)-1] != want {
+		t.Errorf("last line %q, want %q", lines[len(lines)-1], want)
+	}
+	var whole struct {
+		Kind    string `json:"kind"`
+		Verdict string `json:"verdict"`
+		Parts   []struct {
+			Name, Dir, Verdict string
+		} `json:"parts"`
+	}
+	if err := json.Unmarshal([]byte(mustRead(t, filepath.Join(dir, rundir.SummaryFile))), &whole); err != nil {
+		t.Fatal(err)
+	}
+	if whole.Kind != "run" || whole.Verdict != "fail" || len(whole.Parts) != 2 || whole.Parts[0].Dir != "part-a" || whole.Parts[1].Verdict != "fail" {
+		t.Errorf("whole summary.json %+v", whole)
+	}
+	if j := mustRead(t, filepath.Join(dir, rundir.JUnitFile)); strings.Count(j, "<testsuite ") != 2 {
+		t.Errorf("junit.xml wants one suite per part:\n%s", j)
+	}
+	for _, f := range []string{rundir.HTMLFile, rundir.MarkdownFile} {
+		if b := mustRead(t, filepath.Join(dir, f)); !strings.Contains(b, "part-a") || !strings.Contains(b, "part-b") || !strings.Contains(b, "FAIL") {
+			t.Errorf("%s does not show the parts and the verdict", f)
+		}
+	}
+	for _, part := range []string{"part-a", "part-b"} {
+		if v, _ := readVerdict(t, filepath.Join(dir, part)); v != "fail" {
+			t.Errorf("%s verdict %q", part, v)
+		}
+	}
+	code, stdout, stderr = runProgram(t, nil, nil, "compare", dir, dir)
+	if code != exitOK || !strings.Contains(stdout, "part-a") || !strings.Contains(stdout, "part-b") {
+		t.Errorf("compare of a whole run with itself: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}

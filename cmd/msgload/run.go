@@ -114,7 +114,15 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 			fmt.Fprintf(g.stdout, "%s: no report yet; build it with: msgload report %s\n", p.Name, p.Dir)
 		}
 	}
-	fmt.Fprintf(g.stdout, "run directory: %s\n", res.Dir)
+	// The last line: the whole verdict and where to read it.
+	switch {
+	case res.Whole != nil:
+		fmt.Fprintln(g.stdout, res.Whole.Line(res.Dir))
+	case len(res.Parts) == 1 && res.Parts[0].Summary != nil:
+		fmt.Fprintln(g.stdout, res.Parts[0].Summary.Line(res.Dir))
+	default:
+		fmt.Fprintf(g.stdout, "%s: %s — %s (no report: msgload report %s builds it)\n", ho.Scenario.Name, strings.ToUpper(res.Verdict()), res.Dir, res.Dir)
+	}
 	switch {
 	case res.Interrupted:
 		return &exitError{code: exitInterrupted, err: errors.New("run interrupted; partial results kept in " + res.Dir)}
@@ -162,13 +170,18 @@ func version() string {
 	return v
 }
 
+// buildCommit is the commit given by the linker (make build: -X
+// main.buildCommit=…), used when the build stamped no VCS information (Go
+// stamps none in a git worktree, or with -buildvcs=false).
+var buildCommit string
+
 // buildVCS is the module version, the VCS revision ("+dirty" when the work
 // tree was modified) and its time, from the build's information; a binary
 // built without VCS stamping has no revision.
 func buildVCS() (version, commit, commitTime string) {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "unknown", "", ""
+		return "unknown", buildCommit, ""
 	}
 	version = bi.Main.Version
 	dirty := false
@@ -184,6 +197,9 @@ func buildVCS() (version, commit, commitTime string) {
 	}
 	if commit != "" && dirty {
 		commit += "+dirty"
+	}
+	if commit == "" {
+		commit = buildCommit
 	}
 	return version, commit, commitTime
 }
