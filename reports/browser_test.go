@@ -253,7 +253,7 @@ func TestReportReadsInChromium(t *testing.T) {
 				"rate limit":   {},
 				"msgload":      {m.Version, m.Commit, m.CommitTime},
 				"host":         {m.Host},
-				"ran":          {ts(m.Start), ts(m.End)},
+				"ran":          {showTime(ts(m.Start)), showTime(ts(m.End))},
 			} {
 				got, ok := facts.Tested[k]
 				if !ok {

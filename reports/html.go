@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 func secondsAxis(v float64) string { return dur(v) }
@@ -199,9 +200,9 @@ func (s *Summary) testedRows() []keyFigure {
 	if r.Host != "" {
 		rows = append(rows, keyFigure{"host", r.Host})
 	}
-	when := r.Start + " to " + r.End
+	when := showTime(r.Start) + " to " + showTime(r.End)
 	if r.End == "" {
-		when = r.Start + " (no end recorded)"
+		when = showTime(r.Start) + " (no end recorded)"
 	}
 	if r.Interrupted {
 		when += " — interrupted"
@@ -209,6 +210,16 @@ func (s *Summary) testedRows() []keyFigure {
 	rows = append(rows, keyFigure{"ran", when})
 	rows = append(rows, keyFigure{"run id", r.ID})
 	return rows
+}
+
+// showTime shows an RFC 3339 time of summary.json to the second, for people:
+// 2026-11-23 13:45:31 UTC.
+func showTime(v string) string {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return v
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
 const htmlHead = `<!DOCTYPE html>

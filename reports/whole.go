@@ -338,7 +338,7 @@ func (w *RunSummary) wholeTested() []keyFigure {
 	if r.Host != "" {
 		rows = append(rows, keyFigure{"host", r.Host})
 	}
-	when := r.Start + " to " + r.End
+	when := showTime(r.Start) + " to " + showTime(r.End)
 	if r.Interrupted {
 		when += " — interrupted"
 	}

@@ -144,8 +144,10 @@ func TestReportWholeRun(t *testing.T) {
 			t.Errorf("%s verdict %q", part, v)
 		}
 	}
-	code, stdout, stderr = runProgram(t, nil, nil, "compare", dir, dir)
-	if code != exitOK || !strings.Contains(stdout, "part-a") || !strings.Contains(stdout, "part-b") {
-		t.Errorf("compare of a whole run with itself: exit %d\n%s\n%s", code, stdout, stderr)
+	for _, arg := range []string{dir, filepath.Join(dir, rundir.SummaryFile)} {
+		code, stdout, stderr = runProgram(t, nil, nil, "compare", arg, arg)
+		if code != exitOK || !strings.Contains(stdout, "part-a") || !strings.Contains(stdout, "part-b") {
+			t.Errorf("compare of a whole run with itself (%s): exit %d\n%s\n%s", arg, code, stdout, stderr)
+		}
 	}
 }
