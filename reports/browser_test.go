@@ -247,8 +247,8 @@ func TestReportReadsInChromium(t *testing.T) {
 			m := r.meta
 			for k, want := range map[string][]string{
 				"scenario":     {m.Scenario, m.Description},
-				"target":       {m.API + " API", "embedded simulator"},
-				"planned load": {m.Planned.Profile, num(m.Planned.Rate) + "/s", dur(m.Planned.Duration.D().Seconds())},
+				"target":       {m.API + " API", m.Target},
+				"planned load": {m.Planned.Profile, num(m.Planned.Rate) + "/s", "over " + span(m.Planned.Duration.D().Seconds())},
 				"clients":      {strconv.Itoa(len(m.Clients))},
 				"rate limit":   {},
 				"msgload":      {m.Version, m.Commit, m.CommitTime},

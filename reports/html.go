@@ -170,18 +170,18 @@ func (s *Summary) testedRows() []keyFigure {
 		load += fmt.Sprintf(", %s", plural(s.Requests.PlannedCount, s.noun()))
 	}
 	if r.PlannedDur > 0 {
-		load += " over " + dur(r.PlannedDur)
+		load += " over " + span(r.PlannedDur)
 	}
 	rows = append(rows, keyFigure{"planned load", load})
 	rows = append(rows, keyFigure{"clients", strconv.Itoa(r.Clients)})
 	limit := "none expected"
 	if rl.Limit > 0 {
-		limit = fmt.Sprintf("%d per %s per client, mode %s", rl.Limit, dur(rl.Window), rl.Mode)
+		limit = fmt.Sprintf("%d per %s per client, mode %s", rl.Limit, span(rl.Window), rl.Mode)
 	}
 	rows = append(rows, keyFigure{"rate limit", limit})
 	deliv := "via " + r.DeliveryVia
 	if r.DeliveryVia == "sink" && r.Grace > 0 {
-		deliv += ", grace " + dur(r.Grace)
+		deliv += ", grace " + span(r.Grace)
 	}
 	rows = append(rows, keyFigure{"delivery", deliv})
 	ver := r.Version
@@ -210,6 +210,20 @@ func (s *Summary) testedRows() []keyFigure {
 	rows = append(rows, keyFigure{"ran", when})
 	rows = append(rows, keyFigure{"run id", r.ID})
 	return rows
+}
+
+// span shows a planned span as the scenario would write it: 1m, 90s, 2m30s,
+// 1.5s.
+func span(sec float64) string {
+	d := time.Duration(math.Round(sec*1e3)) * time.Millisecond
+	v := d.String()
+	if strings.HasSuffix(v, "m0s") {
+		v = strings.TrimSuffix(v, "0s")
+	}
+	if strings.HasSuffix(v, "h0m") {
+		v = strings.TrimSuffix(v, "0m")
+	}
+	return v
 }
 
 // showTime shows an RFC 3339 time of summary.json to the second, for people:

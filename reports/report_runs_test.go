@@ -14,6 +14,7 @@ import (
 // describe fills the run.json fields the report's header shows.
 func (r *run) describe(scenario, desc string) {
 	r.meta.Scenario, r.meta.Description = scenario, desc
+	r.meta.Target = "https://" + r.meta.API + ".staging.example.test" // a real service: no truth.json to require
 	r.meta.Version, r.meta.Commit, r.meta.CommitTime, r.meta.Host = "v1.4.0", "0123456789abcdef0123456789abcdef01234567", "2026-11-22T18:00:00Z", "loadgen-1"
 }
 
