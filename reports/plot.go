@@ -214,7 +214,7 @@ func svgBars(id, title string, stages []FunnelStage) template.HTML {
 }
 
 // legendW is the strip right of the plot that holds the legend.
-const legendW = 1.5 * vg.Inch
+const legendW = 1.8 * vg.Inch
 
 // render draws p at the chart width and height h, its legend in a strip on
 // the right, and returns the SVG with the page's id, class, role and title.

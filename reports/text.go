@@ -48,7 +48,9 @@ func (s *Summary) keyFigures() []keyFigure {
 		{"rate achieved / planned", fmt.Sprintf("%s / %s per second", twoDecimals(r.AchievedRate), twoDecimals(r.PlannedRate))},
 		{"request latency p50 / p95 / p99 / max", latencies(r.Latency, r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.Max)},
 		{"from intended send p99", fmt.Sprintf("%s (%d late starts)", r.LatencyIntended.show(r.LatencyIntended.P99), r.Late)},
-		{"429 answers", fmt.Sprintf("%d (excess accepted %d, limiter: %s)", rl.Rejected429, rl.ExcessAccepted, rl.Algorithm.Verdict)},
+	}
+	if rl.Limit > 0 || rl.Rejected429 > 0 { // a rate limit to speak of
+		kf = append(kf, keyFigure{"429 answers", fmt.Sprintf("%d (excess accepted %d, limiter: %s)", rl.Rejected429, rl.ExcessAccepted, rl.Algorithm.Verdict)})
 	}
 	if d.Measured {
 		kf = append(kf,
