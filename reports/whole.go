@@ -299,17 +299,6 @@ func (w *RunSummary) WriteFiles(dir string) error {
 	return nil
 }
 
-// Terminal writes the whole run's verdict and each part's in a few lines.
-func (w *RunSummary) Terminal(out io.Writer) {
-	fmt.Fprintf(out, "run %s (%s, %d parts): %s\n", w.Run.ID, w.Run.Scenario, len(w.Parts), strings.ToUpper(w.Verdict))
-	for _, p := range w.Parts {
-		fmt.Fprintf(out, "  %-24s %s\n", p.Name, strings.ToUpper(p.Verdict))
-	}
-	for _, r := range w.VerdictReasons {
-		fmt.Fprintf(out, "  ! %s\n", r)
-	}
-}
-
 // wholeTested says what the whole run was.
 func (w *RunSummary) wholeTested() []keyFigure {
 	r := w.Run
