@@ -97,7 +97,7 @@ func NewRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 	w.Run.Interrupted = interrupted
 	w.Totals.Outcomes.ByState, w.Totals.Outcomes.Refused = map[string]int64{}, map[string]int64{}
 	w.Totals.Outcomes.measured = true
-	name, desc := scenarioName(dir)
+	name, desc, _ := scenarioName(dir)
 	w.Run.Scenario, w.Run.Description = name, desc
 	var vs []string
 	for _, p := range parts {
@@ -195,19 +195,25 @@ func (w *RunSummary) takeRunInfo(s *Summary) {
 
 // scenarioName reads the name and description of the resolved scenario at the
 // top of a run directory.
-func scenarioName(dir string) (name, desc string) {
+func scenarioName(dir string) (name, desc string, parts []string) {
 	b, err := os.ReadFile(filepath.Join(dir, rundir.ScenarioFile))
 	if err != nil {
-		return filepath.Base(dir), ""
+		return filepath.Base(dir), "", nil
 	}
 	var v struct {
 		Name        string `yaml:"name"`
 		Description string `yaml:"description"`
+		Parts       []struct {
+			Name string `yaml:"name"`
+		} `yaml:"parts"`
 	}
 	if yaml.Unmarshal(b, &v) != nil || v.Name == "" {
-		return filepath.Base(dir), ""
+		return filepath.Base(dir), "", nil
 	}
-	return v.Name, v.Description
+	for _, p := range v.Parts {
+		parts = append(parts, p.Name)
+	}
+	return v.Name, v.Description, parts
 }
 
 // OK reports whether the whole verdict is pass.
@@ -226,7 +232,8 @@ func (s *Summary) Line(dir string) string {
 }
 
 // PartDirs are the part directories of a run with parts (the directories
-// below dir holding a run.json), sorted; none for a run without parts.
+// below dir holding a run.json), in the order of the scenario's parts, then by
+// name; none for a run without parts.
 func PartDirs(dir string) []string {
 	if _, err := os.Stat(filepath.Join(dir, rundir.MetaFile)); err == nil {
 		return nil
@@ -236,7 +243,21 @@ func PartDirs(dir string) []string {
 	for _, f := range found {
 		out = append(out, filepath.Dir(f))
 	}
-	sort.Strings(out)
+	_, _, order := scenarioName(dir)
+	rank := func(d string) int {
+		for i, n := range order {
+			if n == filepath.Base(d) {
+				return i
+			}
+		}
+		return len(order)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if ri, rj := rank(out[i]), rank(out[j]); ri != rj {
+			return ri < rj
+		}
+		return out[i] < out[j]
+	})
 	return out
 }
 

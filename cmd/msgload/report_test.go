@@ -103,13 +103,13 @@ func mustRead(t *testing.T, p string) string {
 // one-line verdict; compare reads the whole run part by part.
 func TestReportWholeRun(t *testing.T) {
 	dir := t.TempDir()
-	for _, part := range []string{"part-a", "part-b"} {
+	for _, part := range []string{"part-b", "part-a"} {
 		src := copySample(t)
 		if err := os.Rename(src, filepath.Join(dir, part)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	os.WriteFile(filepath.Join(dir, rundir.ScenarioFile), []byte("name: two\ndescription: two parts\nparts: []\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, rundir.ScenarioFile), []byte("name: two\ndescription: two parts\nparts:\n  - name: part-b\n  - name: part-a\n"), 0o644)
 	code, stdout, stderr := runProgram(t, nil, nil, "report", dir)
 	if code != exitThresholds || !strings.Contains(stderr, "verdict FAIL") {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitThresholds, stdout, stderr)
@@ -128,7 +128,7 @@ func TestReportWholeRun(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustRead(t, filepath.Join(dir, rundir.SummaryFile))), &whole); err != nil {
 		t.Fatal(err)
 	}
-	if whole.Kind != "run" || whole.Verdict != "fail" || len(whole.Parts) != 2 || whole.Parts[0].Dir != "part-a" || whole.Parts[1].Verdict != "fail" {
+	if whole.Kind != "run" || whole.Verdict != "fail" || len(whole.Parts) != 2 || whole.Parts[0].Dir != "part-b" || whole.Parts[1].Name != "part-a" || whole.Parts[1].Verdict != "fail" {
 		t.Errorf("whole summary.json %+v", whole)
 	}
 	if j := mustRead(t, filepath.Join(dir, rundir.JUnitFile)); strings.Count(j, "<testsuite ") != 2 {
