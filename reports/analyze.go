@@ -247,11 +247,14 @@ func (a *analyzer) readMeta() error {
 	return nil
 }
 
-// retryable says whether the run's retry policy retries after at: its code is
-// in retry.on, or no answer came (timeout, reset) and retry.on has "timeout".
+// retryable says whether the run's retry policy retries after at, as the
+// attacker decides (attack.engine.retryable): its code is in retry.on, or no
+// answer came with an unknown outcome (timeout, reset) and retry.on has
+// "timeout".
 func (a *analyzer) retryable(at *rundir.Attempt) bool {
-	if at.Code == 0 {
-		return a.retryOn["timeout"]
+	if at.Code == 0 { // as the attacker: no answer with an unknown outcome (a timeout, a reset)
+		unknown := at.Outcome == rundir.OutcomeUnknown || at.Outcome == "" && (at.Class == "timeout" || at.Class == "reset")
+		return unknown && a.retryOn["timeout"]
 	}
 	return a.retryOn[strconv.Itoa(at.Code)]
 }
