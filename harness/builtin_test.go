@@ -80,6 +80,21 @@ func TestBuiltinsRunGreen(t *testing.T) {
 			if res.Interrupted || res.Aborted {
 				t.Errorf("run marked interrupted (%v) or aborted (%v) without a signal", res.Interrupted, res.Aborted)
 			}
+			if len(res.Parts) > 1 {
+				// The whole run at the top: its verdict, each part's, one junit suite per part.
+				for _, f := range []string{rundir.SummaryFile, rundir.HTMLFile, rundir.MarkdownFile, rundir.JUnitFile} {
+					if fi, err := os.Stat(filepath.Join(res.Dir, f)); err != nil || fi.Size() == 0 {
+						t.Errorf("whole run: %s missing or empty", f)
+					}
+				}
+				w, err := reports.ReadSummary(filepath.Join(res.Dir, rundir.SummaryFile))
+				if err != nil || w.Kind != reports.KindRun || w.Verdict != res.Verdict() || len(w.Whole.Parts) != len(res.Parts) {
+					t.Errorf("whole run summary.json: %+v, %v; want kind run, verdict %s, %d parts", w, err, res.Verdict(), len(res.Parts))
+				}
+				if res.Whole == nil || !strings.HasPrefix(res.Whole.Line(res.Dir), s.Name+": PASS (") {
+					t.Errorf("whole run: %+v", res.Whole)
+				}
+			}
 		})
 	}
 }

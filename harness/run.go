@@ -41,7 +41,10 @@ type Options struct {
 
 	MaxMessages   int64  // hard cap on messages really sent, over the scenario's; 0 = scenario's
 	ConfirmTarget string // host allowed as a non-loopback target
-	Version       string
+	Version       string // msgload's module version
+	Commit        string // the VCS revision msgload was built from ("+dirty" when modified)
+	CommitTime    string // its vcs.time
+	Host          string // the machine the run goes on (cmd/ asks os.Hostname)
 
 	Stdout, Stderr io.Writer
 	TTY            bool // Stderr is a terminal: a live progress bar instead of lines
@@ -84,6 +87,11 @@ type Result struct {
 	Parts       []Part
 	Interrupted bool // a first interrupt stopped the sends
 	Aborted     bool // a second interrupt cut the grace wait; no reports
+
+	// Whole is the whole run's summary of a run with parts, written at the
+	// top of its directory (nil for a run without parts, or without reports).
+	Whole    *reports.RunSummary
+	WholeErr error // why the whole run's files could not be written
 }
 
 // OK reports whether the run's verdict is pass: every part built its reports
@@ -272,8 +280,18 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	res.Interrupted = isClosed(stopSig) || ctx.Err() != nil
 	res.Aborted = abortCtx.Err() != nil
+	var inputs []reports.PartInput
 	for _, r := range runners {
 		res.Parts = append(res.Parts, Part{Name: r.s.Name, API: r.s.API, Dir: r.dir, Summary: r.summary, Err: r.err})
+		inputs = append(inputs, reports.PartInput{Name: r.s.Name, Dir: r.dir, Summary: r.summary, Err: r.err})
+	}
+	if len(runners) > 1 && !res.Aborted {
+		// The whole run's summary.json, report.html, report.md and junit.xml
+		// at the top: the worst part's verdict, then each part.
+		res.Whole, res.WholeErr = reports.BuildRun(dir, inputs, res.Interrupted)
+		if res.WholeErr != nil {
+			fmt.Fprintf(o.Stderr, "msgload: the whole run's reports: %v\n", res.WholeErr)
+		}
 	}
 	if metrics != nil {
 		if !res.Aborted {

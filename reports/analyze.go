@@ -59,6 +59,9 @@ type msg struct {
 	steps      uint32 // chain indexes stepped into
 	terminalAt int64  // first arrival of a terminal state, unix ns
 	lastStepAt int64
+	lastTry    uint16 // the highest attempt number of the message's sends (probes excepted)
+	gaveUp     bool   // that attempt failed in a way the retry policy retries, and no retry was left
+	lastCode   int16  // that attempt's HTTP status (0: no answer)
 }
 
 // intern maps the few distinct states and channels to small numbers.
@@ -112,6 +115,7 @@ type analyzer struct {
 	delivery, replies, retries  *hist
 	steps                       map[[2]string]*hist
 	ch                          *charts
+	retryOn                     map[string]bool // run.json retry.on: codes and "timeout"
 }
 
 // Analyze reads the run directory and computes every figure of its summary;
@@ -134,7 +138,7 @@ func AnalyzeFS(fsys fs.FS, name string) (*Summary, error) {
 // (ReadSamples takes the raw latencies from it).
 func analyze(fsys fs.FS, name string) (*analyzer, error) {
 	a := &analyzer{
-		dir: name, fsys: fsys, s: &Summary{Schema: SchemaVersion},
+		dir: name, fsys: fsys, s: &Summary{Schema: SchemaVersion, Kind: KindPart},
 		reqLat: newHist(), reqLatIntended: newHist(), lag: newHist(),
 		msgs: map[int64]*msg{}, otherTx: map[otherTx]*txSeen{}, idOwner: map[uint64]int64{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
 		states: newIntern(), chans: newIntern(),
@@ -165,8 +169,12 @@ func analyze(fsys fs.FS, name string) (*analyzer, error) {
 	}
 	a.finishRequests()
 	a.finishDelivery()
+	o := &a.s.Outcomes
+	o.Messages, o.Accepted, o.RetryMax = a.s.Requests.Messages, a.s.Requests.Accepted, a.meta.Retry.Max
+	o.measured = a.s.Delivery.Measured
 	if !a.s.Delivery.Measured {
 		a.s.Delivery.clearCounts() // delivery: none: nothing was waited for, nothing is lost
+		o.clearCounts()
 	}
 	a.rateLimit()
 	if err := a.truth(); err != nil {
@@ -223,7 +231,9 @@ func (a *analyzer) readMeta() error {
 		via = "sink"
 	}
 	a.s.Run = RunInfo{
-		ID: m.ID, Scenario: m.Scenario, API: m.API, Target: m.Target, Version: m.Version, Host: m.Host,
+		ID: m.ID, Scenario: m.Scenario, API: m.API, Target: m.Target, Version: m.Version,
+		Commit: m.Commit, CommitTime: m.CommitTime, Host: m.Host, Description: m.Description,
+		Clients: len(m.Clients), Profile: m.Planned.Profile, PlannedDur: m.Planned.Duration.D().Seconds(),
 		Start: ts(m.Start), AttackEnd: ts(m.AttackEnd), End: ts(m.End), Interrupted: m.Interrupted,
 		DeliveryVia: via, Grace: m.Delivery.Grace.D().Seconds(),
 	}
@@ -241,7 +251,23 @@ func (a *analyzer) readMeta() error {
 	a.s.Requests.PlannedCount = m.Planned.Requests
 	a.s.Requests.MaxInFlight = m.MaxInFlight
 	a.s.Requests.LateAfter = LateAfter.Seconds()
+	a.retryOn = map[string]bool{}
+	for _, on := range m.Retry.On {
+		a.retryOn[on] = true
+	}
 	return nil
+}
+
+// retryable says whether the run's retry policy retries after at, as the
+// attacker decides (attack.engine.retryable): its code is in retry.on, or no
+// answer came with an unknown outcome (timeout, reset) and retry.on has
+// "timeout".
+func (a *analyzer) retryable(at *rundir.Attempt) bool {
+	if at.Code == 0 { // as the attacker: no answer with an unknown outcome (a timeout, a reset)
+		unknown := at.Outcome == rundir.OutcomeUnknown || at.Outcome == "" && (at.Class == "timeout" || at.Class == "reset")
+		return unknown && a.retryOn["timeout"]
+	}
+	return a.retryOn[strconv.Itoa(at.Code)]
 }
 
 // scanEventKeys finds the keys of events whose correlation lacks a sequence, so
@@ -416,6 +442,13 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 			}
 			a.lastSend = max(a.lastSend, t)
 		}
+	}
+	if at.Probe == "" && at.Attempt >= int(m.lastTry) {
+		// The message's last try so far: did it end in a retryable failure
+		// with every retry used (attempts 1 + retry.max)?
+		m.lastTry = uint16(min(max(at.Attempt, 1), math.MaxUint16))
+		m.lastCode = int16(at.Code)
+		m.gaveUp = !is2xx(at.Code) && a.retryable(at) && a.meta.Retry.Max > 0 && at.Attempt >= a.meta.Retry.Max+1
 	}
 	if at.Mismatch && !m.mismatch { // the attacker compared the ids itself
 		m.mismatch = true
@@ -809,6 +842,8 @@ func (a *analyzer) finishDelivery() {
 	}
 	terminalOn := map[uint8]int64{}
 	reached := map[uint8]int64{}
+	o := &a.s.Outcomes
+	o.ByState, o.Refused = map[string]int64{}, map[string]int64{}
 	for _, m := range a.msgs {
 		if m.dupTerm {
 			a.s.Idempotency.DuplicateDeliveries++
@@ -825,17 +860,29 @@ func (a *analyzer) finishDelivery() {
 			if m.terminalAt != 0 {
 				d.Unconfirmed++
 			}
+			if m.lastTry > 0 {
+				o.NotAccepted++
+				if m.gaveUp {
+					o.GaveUp++
+				} else {
+					o.Refused[codeClass(int(m.lastCode))]++
+				}
+			}
 			continue
 		}
 		d.Expected++
 		if m.terminalAt == 0 {
 			d.Lost++
+			o.NoFinalStatus++
 			continue
 		}
 		d.Received++
 		if m.terminalAt > dl {
 			d.Lost++
 			d.Late++
+			o.NoFinalStatus++
+		} else {
+			o.count(a.states.names[m.finalState])
 		}
 		if m.first > 0 {
 			lat := float64(m.terminalAt-m.first) / 1e9

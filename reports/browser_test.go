@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -164,4 +165,148 @@ func seriesColors() string {
 		cs = append(cs, strings.TrimPrefix(c, "#"))
 	}
 	return strings.Join(cs, "|")
+}
+
+// pageFacts is what a person sees on a report, read from the page.
+type pageFacts struct {
+	Charts  []string          `json:"charts"`
+	Tested  map[string]string `json:"tested"`
+	Outcome string            `json:"outcome"`
+	Counts  map[string]string `json:"counts"`
+	Bounds  map[string]int    `json:"bounds"`  // chart id → paths in the threshold colour
+	Legends map[string]string `json:"legends"` // chart id → its text, "|"-joined
+}
+
+const pageFactsJS = `(() => {
+	const charts = Array.from(document.querySelectorAll('svg.chart'));
+	const cells = Array.from(document.querySelectorAll('table.counts td'));
+	return {
+		charts: charts.map(s => s.id),
+		tested: Object.fromEntries(Array.from(document.querySelectorAll('table.tested tr')).map(r => [r.cells[0].innerText.trim(), r.cells[1].innerText.trim()])),
+		outcome: document.querySelector('.outcome').innerText.trim(),
+		counts: Object.fromEntries(Array.from(document.querySelectorAll('table.counts th')).map((th, i) => [th.innerText.trim().replace(/\s+/g, ' '), cells[i].innerText.trim()])),
+		bounds: Object.fromEntries(charts.map(s => [s.id, Array.from(s.querySelectorAll('path')).filter(p => {
+			if (!/stroke:#1a202c\b/i.test(p.getAttribute('style') || '')) return false;
+			const b = p.getBBox(); return b.width > 0 || b.height > 0;
+		}).length])),
+		legends: Object.fromEntries(charts.map(s => [s.id, Array.from(s.querySelectorAll('text')).map(t => t.textContent.trim()).join('|')])),
+	};
+})()`
+
+// TestReportReadsInChromium renders report.html of a notify run, a messaging
+// run with failover and a run with retries in headless Chromium, as a release
+// manager opens it, and checks what they read: the header of what was tested,
+// the outcome in words and in separate counts, only the charts that apply, and
+// the thresholds drawn on the charts they bound.
+func TestReportReadsInChromium(t *testing.T) {
+	bin := chromium(t)
+	profile, err := os.MkdirTemp("", "msgload-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := 0; i < 20; i++ {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin), chromedp.UserDataDir(profile), chromedp.WindowSize(1100, 900),
+		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	defer acancel()
+	bctx, bcancel := chromedp.NewContext(actx)
+	defer bcancel()
+	if err := chromedp.Run(bctx); err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	for _, tc := range reportCases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.run()
+			dir := r.write(t)
+			if _, err := Build(dir); err != nil {
+				t.Fatal(err)
+			}
+			tctx, tcancel := chromedp.NewContext(bctx)
+			defer tcancel()
+			var facts pageFacts
+			if err := chromedp.Run(tctx,
+				chromedp.Navigate("file://"+filepath.Join(dir, rundir.HTMLFile)),
+				chromedp.WaitReady("table.counts", chromedp.ByQuery),
+				chromedp.Evaluate(pageFactsJS, &facts),
+			); err != nil {
+				t.Fatalf("chromium: %v", err)
+			}
+			m := r.meta
+			for k, want := range map[string][]string{
+				"scenario":     {m.Scenario, m.Description},
+				"target":       {m.API + " API", m.Target},
+				"planned load": {m.Planned.Profile, num(m.Planned.Rate) + "/s", "over " + span(m.Planned.Duration.D().Seconds())},
+				"clients":      {strconv.Itoa(len(m.Clients))},
+				"rate limit":   {},
+				"msgload":      {m.Version, m.Commit, m.CommitTime},
+				"host":         {m.Host},
+				"ran":          {showTime(ts(m.Start)), showTime(ts(m.End))},
+			} {
+				got, ok := facts.Tested[k]
+				if !ok {
+					t.Errorf("the header has no %q: %v", k, facts.Tested)
+				}
+				for _, w := range want {
+					if !strings.Contains(got, w) {
+						t.Errorf("header %s = %q, want it to say %q", k, got, w)
+					}
+				}
+			}
+			if m.Limit.Requests > 0 && !strings.Contains(facts.Tested["rate limit"], "mode "+m.Limit.Mode) {
+				t.Errorf("header rate limit = %q: no mode", facts.Tested["rate limit"])
+			}
+			for _, l := range tc.outcome {
+				if !strings.Contains(facts.Outcome, l) {
+					t.Errorf("the verdict area says %q, want %q", facts.Outcome, l)
+				}
+			}
+			for k, v := range tc.counts {
+				if facts.Counts[k] != v {
+					t.Errorf("count %q = %q, want %q (counts %v)", k, facts.Counts[k], v, facts.Counts)
+				}
+			}
+			if strings.Join(facts.Charts, " ") != strings.Join(tc.charts, " ") {
+				t.Errorf("charts drawn %v, want only %v", facts.Charts, tc.charts)
+			}
+			for id, label := range tc.bounds {
+				if facts.Bounds[id] < 1 || !strings.Contains(facts.Legends[id], label) {
+					t.Errorf("%s: threshold line %q not drawn (%d paths in its colour; text %q)", id, label, facts.Bounds[id], facts.Legends[id])
+				}
+			}
+			for id, n := range facts.Bounds {
+				if _, ok := tc.bounds[id]; !ok && n > 0 {
+					t.Errorf("%s: a threshold line is drawn on a chart no threshold bounds", id)
+				}
+			}
+			for id, text := range facts.Legends {
+				for _, bad := range tc.noLegend {
+					for _, entry := range strings.Split(text, "|") {
+						if entry == bad {
+							t.Errorf("%s: legend entry %q", id, bad)
+						}
+					}
+				}
+				if id == "chart-latency" {
+					for _, s := range []string{"p50", "p95", "p99"} {
+						if !strings.Contains(text, s) {
+							t.Errorf("chart-latency: no %s in its legend", s)
+						}
+					}
+				}
+			}
+		})
+	}
 }

@@ -30,6 +30,7 @@ type charts struct {
 	Limit       float64
 	DeliveryCDF map[string][][2]float64 // channel → (latency s, share 0..1)
 	Funnel      []FunnelStage
+	chain       int // items in run.json's chain: a funnel needs more than one
 }
 
 func newCharts(start time.Time, m rundir.Meta) *charts {
@@ -186,6 +187,7 @@ func (c *charts) finish(a *analyzer) {
 		c.DeliveryCDF[ch] = pts
 	}
 	c.Funnel = a.s.Delivery.Failover.Funnel
+	c.chain = len(a.chain) // run.json's, or learnt from trackData
 }
 
 func sortedKeys[V any](m map[string]V) []string {

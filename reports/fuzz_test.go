@@ -64,6 +64,8 @@ func FuzzParseSummary(f *testing.F) {
 	f.Add([]byte(`{"schema":1,"ok":true}`))
 	f.Add([]byte(`{"schema":1,"delivery":{"latency":{"p95":"x"}}}`))
 	f.Add([]byte(`{"schema":99}`))
+	f.Add([]byte(`{"schema":2,"kind":"run","ok":true,"verdict":"pass","verdict_reasons":[],"run":{"id":"x","scenario":"smoke"},"parts":[{"name":"a","dir":"a","verdict":"pass","outcomes":{"messages":1,"accepted":1,"delivered":1,"by_state":{"DELIVERED":1}}}],"totals":{"parts":1,"parts_passed":1}}`))
+	f.Add([]byte(`{"schema":2,"kind":"run","verdict":"maybe"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := ParseSummary(b)
 		if err != nil {

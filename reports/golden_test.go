@@ -38,6 +38,8 @@ func (r *run) mcallback(seq int64, sec float64, state, channel string, terminal,
 // replies, a malformed and an unmatched callback, and the simulator's truth.
 func fullRun() *run {
 	r := newRun(rundir.APIMessaging)
+	r.meta.Description = "two clients through a fixed-window limiter, viber with failover to sms"
+	r.meta.Commit, r.meta.CommitTime, r.meta.Host = "0123456789abcdef0123456789abcdef01234567", "2026-11-22T18:00:00Z", "loadgen-1"
 	r.meta.Clients = []string{"c1", "c2"}
 	r.meta.Limit = rundir.Limit{Requests: 5, Window: rundir.Duration(10 * time.Second), Mode: "exceed"}
 	r.meta.Planned = rundir.Plan{Profile: "constant", Rate: 2, Requests: 120, Duration: rundir.Duration(60 * time.Second)}

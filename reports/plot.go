@@ -79,19 +79,46 @@ func ticker(format func(float64) string) plot.Ticker {
 	})
 }
 
-// svgLines draws series as lines on shared axes; hline draws a dashed limit.
+// chartMark is a straight line across a chart: a limit or a threshold's bound,
+// horizontal at y = at, or vertical at x = at when vertical.
+type chartMark struct {
+	at       float64
+	label    string
+	vertical bool
+	limit    bool // the scenario's limit (red, long dashes); otherwise a threshold (dark, dash-dot)
+}
+
+// thresholdColor draws a threshold's bound.
+var thresholdColor = color.RGBA{0x1a, 0x20, 0x2c, 0xff}
+
+// seriesStyle gives p50, p95 and p99 a colour and a dash of their own (so they
+// stay apart in grey print and where they overlap); other series a palette
+// colour, solid.
+func seriesStyle(i int, name string) (color.RGBA, []vg.Length, vg.Length) {
+	switch name {
+	case "p50":
+		return rgb(palette[0]), nil, vg.Points(1.6)
+	case "p95":
+		return rgb(palette[3]), []vg.Length{vg.Points(6), vg.Points(3)}, vg.Points(1.6)
+	case "p99":
+		return rgb(palette[1]), []vg.Length{vg.Points(2), vg.Points(2)}, vg.Points(1.6)
+	}
+	return rgb(palette[i%len(palette)]), nil, vg.Points(1.4)
+}
+
+// svgLines draws series as lines on shared axes, and marks across them.
 // A shares chart (ylabel "share …") keeps its y axis at 0..100%.
-func svgLines(id, title, xlabel, ylabel string, lines []line, hline float64, yfmt func(float64) string) template.HTML {
+func svgLines(id, title, xlabel, ylabel string, lines []line, marks []chartMark, yfmt func(float64) string) template.HTML {
 	p, lg := newPlot(title, xlabel, ylabel), newLegend()
 	p.Y.Tick.Marker = ticker(yfmt)
 	p.X.Tick.Marker = ticker(twoDecimals)
-	xmax, drawn := 0.0, 0
+	xmax, ymax, drawn := 0.0, 0.0, 0
 	for i, l := range lines {
 		xy := make(plotter.XYs, 0, len(l.pts))
 		for _, pt := range l.pts {
 			if !math.IsNaN(pt[0]) && !math.IsNaN(pt[1]) && !math.IsInf(pt[0], 0) && !math.IsInf(pt[1], 0) {
 				xy = append(xy, plotter.XY{X: pt[0], Y: pt[1]})
-				xmax = max(xmax, pt[0])
+				xmax, ymax = max(xmax, pt[0]), max(ymax, pt[1])
 			}
 		}
 		if len(xy) == 0 {
@@ -101,22 +128,42 @@ func svgLines(id, title, xlabel, ylabel string, lines []line, hline float64, yfm
 		if err != nil {
 			continue
 		}
-		pl.Color = rgb(palette[i%len(palette)])
-		pl.Width = vg.Points(1.4)
+		pl.Color, pl.Dashes, pl.Width = seriesStyle(i, l.name)
 		p.Add(pl)
 		lg.Add(l.name, pl)
 		drawn++
 	}
-	if hline > 0 {
-		lim, err := plotter.NewLine(plotter.XYs{{X: 0, Y: hline}, {X: max(xmax, 1), Y: hline}})
-		if err == nil {
-			lim.Color, lim.Width, lim.Dashes = limitColor, vg.Points(1.2), []vg.Length{vg.Points(5), vg.Points(3)}
-			p.Add(lim)
-			lg.Add("limit "+num(hline), lim)
+	share := strings.HasPrefix(ylabel, "share")
+	for _, m := range marks {
+		if !(m.at > 0) || math.IsInf(m.at, 0) {
+			continue
 		}
-		p.Y.Max = max(p.Y.Max, hline*1.1)
+		var pts plotter.XYs
+		if m.vertical {
+			top := 1.0
+			if !share {
+				top = max(ymax, 1)
+			}
+			pts = plotter.XYs{{X: m.at, Y: 0}, {X: m.at, Y: top}}
+			xmax = max(xmax, m.at)
+			p.X.Max = max(p.X.Max, m.at*1.05)
+		} else {
+			pts = plotter.XYs{{X: 0, Y: m.at}, {X: max(xmax, 1), Y: m.at}}
+			p.Y.Max = max(p.Y.Max, m.at*1.1)
+		}
+		ml, err := plotter.NewLine(pts)
+		if err != nil {
+			continue
+		}
+		if m.limit {
+			ml.Color, ml.Width, ml.Dashes = limitColor, vg.Points(1.2), []vg.Length{vg.Points(5), vg.Points(3)}
+		} else {
+			ml.Color, ml.Width, ml.Dashes = thresholdColor, vg.Points(1.2), []vg.Length{vg.Points(7), vg.Points(2), vg.Points(1.5), vg.Points(2)}
+		}
+		p.Add(ml)
+		lg.Add(m.label, ml)
 	}
-	if strings.HasPrefix(ylabel, "share") {
+	if share {
 		p.Y.Min, p.Y.Max = 0, 1
 	}
 	if drawn == 0 {
@@ -167,7 +214,7 @@ func svgBars(id, title string, stages []FunnelStage) template.HTML {
 }
 
 // legendW is the strip right of the plot that holds the legend.
-const legendW = 1.5 * vg.Inch
+const legendW = 1.8 * vg.Inch
 
 // render draws p at the chart width and height h, its legend in a strip on
 // the right, and returns the SVG with the page's id, class, role and title.

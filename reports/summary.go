@@ -20,6 +20,7 @@ const SchemaVersion = 2
 // `expr` tags are the names thresholds use (the same as the JSON names).
 type Summary struct {
 	Schema         int          `json:"schema" expr:"schema"`
+	Kind           string       `json:"kind,omitempty" expr:"-"`  // KindPart; a whole run's summary.json is KindRun (whole.go)
 	Passed         bool         `json:"ok" expr:"ok"`             // Verdict == "pass" (kept for older readers)
 	Verdict        string       `json:"verdict" expr:"-"`         // pass, fail, incomplete or error (verdict.go)
 	VerdictReasons []string     `json:"verdict_reasons" expr:"-"` // every reason for it, in plain sentences
@@ -28,10 +29,16 @@ type Summary struct {
 	RateLimit      RateLimit    `json:"rate_limit" expr:"rate_limit"`
 	Idempotency    Idempotency  `json:"idempotency" expr:"idempotency"`
 	Delivery       Delivery     `json:"delivery" expr:"delivery"`
+	Outcomes       Outcomes     `json:"outcomes" expr:"outcomes"`
 	Incoming       Incoming     `json:"incoming" expr:"incoming"`
 	Truth          *TruthReport `json:"truth,omitempty" expr:"truth"`
 	Thresholds     []Threshold  `json:"thresholds" expr:"-"`
 	Warnings       []string     `json:"warnings,omitempty" expr:"-"`
+
+	// Whole is the whole run's summary when this summary.json was of kind
+	// run (a run with parts): only Verdict, VerdictReasons, ok and a few Run
+	// fields are then filled here.
+	Whole *RunSummary `json:"-" expr:"-"`
 
 	charts         *charts  // time series for report.html; not part of summary.json
 	thresholdExprs []string // from run.json
@@ -45,7 +52,13 @@ type RunInfo struct {
 	API         string  `json:"api" expr:"api"`
 	Target      string  `json:"target" expr:"target"`
 	Version     string  `json:"version" expr:"version"`
-	Host        string  `json:"host,omitempty" expr:"host"` // run.json's host: where the run ran
+	Commit      string  `json:"commit,omitempty" expr:"commit"`
+	CommitTime  string  `json:"commit_time,omitempty" expr:"commit_time"`
+	Host        string  `json:"host,omitempty" expr:"host"`
+	Description string  `json:"description,omitempty" expr:"description"`
+	Clients     int     `json:"clients" expr:"clients"`
+	Profile     string  `json:"profile,omitempty" expr:"profile"`
+	PlannedDur  float64 `json:"planned_duration_s" expr:"planned_duration"`
 	Start       string  `json:"start,omitempty" expr:"start"`
 	AttackEnd   string  `json:"attack_end,omitempty" expr:"attack_end"`
 	End         string  `json:"end,omitempty" expr:"end"`
@@ -318,13 +331,21 @@ func ReadSummary(path string) (*Summary, error) {
 func ParseSummary(b []byte) (*Summary, error) {
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadSummary, err)
+		var kind struct {
+			Kind string `json:"kind"`
+		}
+		if json.Unmarshal(b, &kind) != nil || kind.Kind != KindRun {
+			return nil, fmt.Errorf("%w: %v", ErrBadSummary, err)
+		}
 	}
 	if s.Schema == 0 {
 		return nil, fmt.Errorf("%w: no schema version (not a msgload summary.json?)", ErrBadSummary)
 	}
 	if s.Schema > SchemaVersion {
 		return nil, fmt.Errorf("%w: schema %d is newer than this msgload (%d)", ErrBadSummary, s.Schema, SchemaVersion)
+	}
+	if s.Kind == KindRun {
+		return parseRunSummary(b)
 	}
 	if s.Verdict == "" { // schema 1: ok meant "every threshold held"
 		switch {

@@ -49,15 +49,20 @@ func (s *Summary) keyFigures() []keyFigure {
 		{"rate achieved / planned", fmt.Sprintf("%s / %s per second", twoDecimals(r.AchievedRate), twoDecimals(r.PlannedRate))},
 		{"request latency p50 / p95 / p99 / max", latencies(r.Latency, r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.Max)},
 		{"from intended send p99", fmt.Sprintf("%s (%d late starts)", r.LatencyIntended.show(r.LatencyIntended.P99), r.Late)},
-		{"429 answers", fmt.Sprintf("%d (excess accepted %d, limiter: %s)", rl.Rejected429, rl.ExcessAccepted, rl.Algorithm.Verdict)},
+	}
+	if rl.Limit > 0 || rl.Rejected429 > 0 { // a rate limit to speak of
+		kf = append(kf, keyFigure{"429 answers", fmt.Sprintf("%d (excess accepted %d, limiter: %s)", rl.Rejected429, rl.ExcessAccepted, rl.Algorithm.Verdict)})
 	}
 	if d.Measured {
 		kf = append(kf,
-			keyFigure{"delivered / expected", fmt.Sprintf("%d / %d (lost %d, late %d)", d.Received, d.Expected, d.Lost, d.Late)},
+			keyFigure{"delivered / accepted", s.deliveredFigure()},
 			keyFigure{"delivery latency p50 / p95 / p99", latencies(d.Latency, d.Latency.P50, d.Latency.P95, d.Latency.P99)},
 			keyFigure{"duplicates / unmatched / malformed", fmt.Sprintf("%d / %d / %d", d.Duplicates, d.Unmatched, d.Malformed)})
 	} else {
 		kf = append(kf, keyFigure{"delivery", NotMeasured + " (delivery: " + d.Via + ")"})
+	}
+	if o := s.Outcomes; o.NotAccepted > 0 {
+		kf = append(kf, keyFigure{"not accepted", fmt.Sprintf("%d of %d (%s)", o.NotAccepted, o.Messages, strings.Join(o.notAcceptedWhy(), ", "))})
 	}
 	kf = append(kf, keyFigure{"idempotency probes / mismatches / duplicate deliveries", fmt.Sprintf("%d / %d / %d", s.Idempotency.Probes, s.Idempotency.Mismatches, s.Idempotency.DuplicateDeliveries)})
 	if d.Unconfirmed > 0 || d.Refused > 0 {
@@ -72,6 +77,19 @@ func (s *Summary) keyFigures() []keyFigure {
 			keyFigure{"truth: lost expected / measured", fmt.Sprintf("%d / %s", t.ExpectedLost, measuredCount(d, t.MeasuredLost))})
 	}
 	return s.attackFigures(kf)
+}
+
+// deliveredFigure is "17 / 20 (1 FAILED, 2 UNDELIVERED, no final status 0, of which late 0)".
+func (s *Summary) deliveredFigure() string {
+	o, d := s.Outcomes, s.Delivery
+	var parts []string
+	for _, st := range sortedStates(o.ByState) {
+		if st != "DELIVERED" && st != "SEEN" {
+			parts = append(parts, fmt.Sprintf("%d %s", o.ByState[st], st))
+		}
+	}
+	parts = append(parts, fmt.Sprintf("no final status %d, of which late %d", o.NoFinalStatus, d.Late))
+	return fmt.Sprintf("%d / %d (%s)", o.Delivered, d.Expected, strings.Join(parts, ", "))
 }
 
 // latencies shows figures of p joined by " / ", or one "no data" when p is empty.
@@ -165,6 +183,9 @@ func (s *Summary) TerminalWith(w io.Writer, o TerminalOptions) {
 	for _, r := range s.VerdictReasons {
 		fmt.Fprintf(w, "  ! %s\n", r)
 	}
+	for _, l := range s.outcomeLines() {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
 	width := 0
 	kf := s.keyFigures()
 	for _, k := range kf {
@@ -214,11 +235,21 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 	if len(s.VerdictReasons) > 0 {
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "Run `%s` against %s (%s API, msgload %s), delivery via %s.\n\n", s.Run.ID, mdEscape(s.Run.Target), s.Run.API, mdEscape(s.Run.Version), s.Run.DeliveryVia)
+	for _, l := range s.outcomeLines() {
+		fmt.Fprintf(&b, "**%s**\n\n", mdEscape(l))
+	}
 	if s.Run.Interrupted {
 		b.WriteString("**The run was interrupted**: figures cover what ran.\n\n")
 	}
-	b.WriteString("| Figure | Value |\n|---|---|\n")
+	b.WriteString("| What was tested | |\n|---|---|\n")
+	for _, k := range s.testedRows() {
+		fmt.Fprintf(&b, "| %s | %s |\n", mdEscape(k.name), mdEscape(k.value))
+	}
+	b.WriteString("\n| Outcome | Messages |\n|---|---|\n")
+	for _, k := range s.outcomeCounts() {
+		fmt.Fprintf(&b, "| %s | %s |\n", mdEscape(k.name), mdEscape(k.value))
+	}
+	b.WriteString("\n| Figure | Value |\n|---|---|\n")
 	for _, k := range s.keyFigures() {
 		fmt.Fprintf(&b, "| %s | %s |\n", mdEscape(k.name), mdEscape(k.value))
 	}
@@ -245,7 +276,7 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n### Delivery latency\n\n| By | Count | p50 | p95 | p99 | max |\n|---|---|---|---|---|---|\n")
 		for _, k := range sortedKeys(s.Delivery.ByChannel) {
 			p := s.Delivery.ByChannel[k]
-			fmt.Fprintf(&b, "| channel %s | %d | %s | %s | %s | %s |\n", mdEscape(k), p.Count, p.show(p.P50), p.show(p.P95), p.show(p.P99), p.show(p.Max))
+			fmt.Fprintf(&b, "| channel %s | %d | %s | %s | %s | %s |\n", mdEscape(s.channelLabel(k)), p.Count, p.show(p.P50), p.show(p.P95), p.show(p.P99), p.show(p.Max))
 		}
 		for _, k := range sortedKeys(s.Delivery.ByState) {
 			p := s.Delivery.ByState[k]
@@ -348,6 +379,12 @@ func (s *Summary) runSeconds() float64 {
 // time (start to end); a threshold's takes 0 (it is evaluated on the figures
 // afterwards). hostname is run.json's host ("localhost" when it has none).
 func (s *Summary) WriteJUnit(w io.Writer) error {
+	return writeJUnitDoc(w, junitSuites{Suites: []junitSuite{s.junitSuite(0)}})
+}
+
+// junitSuite is the run's suite, id-th of its document: its verdict, then one
+// case per threshold.
+func (s *Summary) junitSuite(id int) junitSuite {
 	class := "msgload." + s.Run.Scenario
 	host := s.Run.Host
 	if strings.TrimSpace(host) == "" {
@@ -359,7 +396,7 @@ func (s *Summary) WriteJUnit(w io.Writer) error {
 	}
 	runTime := junitTime(s.runSeconds())
 	suite := junitSuite{
-		Name: name, Package: "msgload", ID: 0, Timestamp: junitTimestamp(s.Run.Start), Hostname: host, Time: runTime,
+		Name: name, Package: "msgload", ID: id, Timestamp: junitTimestamp(s.Run.Start), Hostname: host, Time: runTime,
 		Properties: []junitProperty{
 			{"run.id", s.Run.ID}, {"run.scenario", s.Run.Scenario}, {"run.api", s.Run.API}, {"run.target", s.Run.Target},
 			{"run.start", s.Run.Start}, {"run.end", s.Run.End}, {"msgload.version", s.Run.Version}, {"verdict", s.Verdict},
@@ -404,7 +441,11 @@ func (s *Summary) WriteJUnit(w io.Writer) error {
 		suite.Cases = append(suite.Cases, c)
 		suite.Tests++
 	}
-	doc := junitSuites{Suites: []junitSuite{suite}}
+	return suite
+}
+
+// writeJUnitDoc writes a junit.xml document.
+func writeJUnitDoc(w io.Writer, doc junitSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

@@ -106,10 +106,13 @@ type Meta struct {
 	ID          string    `json:"id"`
 	Scenario    string    `json:"scenario"`
 	API         string    `json:"api"`
-	Target      string    `json:"target"` // "embedded" or the API base URL
-	Version     string    `json:"version"`
+	Target      string    `json:"target"`                 // "embedded" or the API base URL
+	Description string    `json:"description,omitempty"`  // the scenario's description
+	Version     string    `json:"version"`                // msgload's module version ("(devel)" for a build from a work tree)
+	Commit      string    `json:"commit,omitempty"`       // the VCS revision msgload was built from (vcs.revision), "+dirty" when modified
+	CommitTime  string    `json:"commit_time,omitempty"`  // vcs.time of that revision
+	Host        string    `json:"host,omitempty"`         // the machine that ran the attack
 	MetricsAddr string    `json:"metrics_addr,omitempty"` // host:port the run served /metrics on (Prometheus scrapes it); absent when none
-	Host        string    `json:"host,omitempty"`         // the machine the run ran on (os.Hostname), for junit.xml
 	Start       time.Time `json:"start"`
 	AttackEnd   time.Time `json:"attack_end,omitzero"`
 	End         time.Time `json:"end,omitzero"`

@@ -94,6 +94,7 @@ type summaryPair struct {
 // several parts are compared part by part (parts matched by name, every part of
 // BASE must be in NEW).
 func summaryPairs(base, nw string) ([]summaryPair, error) {
+	base, nw = wholeRunDir(base), wholeRunDir(nw)
 	bp, np := parts(base), parts(nw)
 	if len(bp) == 0 || len(np) == 0 {
 		b, err := readSummaryArg(base)
@@ -130,7 +131,9 @@ func parts(dir string) map[string]string {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(dir, rundir.SummaryFile)); err == nil {
+	if s, err := reports.ReadSummary(filepath.Join(dir, rundir.SummaryFile)); err == nil && s.Kind != reports.KindRun {
+		return nil // a run without parts (a whole run's summary.json leads to its parts)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	found, _ := filepath.Glob(filepath.Join(dir, "*", rundir.SummaryFile))
@@ -139,6 +142,17 @@ func parts(dir string) map[string]string {
 		m[filepath.Base(filepath.Dir(f))] = f
 	}
 	return m
+}
+
+// wholeRunDir is the run directory of a whole run's summary.json (its parts
+// are compared), or p as it is.
+func wholeRunDir(p string) string {
+	if st, err := os.Stat(p); err == nil && !st.IsDir() {
+		if s, err := reports.ReadSummary(p); err == nil && s.Kind == reports.KindRun {
+			return filepath.Dir(p)
+		}
+	}
+	return p
 }
 
 // readSummaryArg reads a summary.json, or the one inside a run directory, and

@@ -4,13 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/msgload/msgload/reports"
-	"github.com/msgload/msgload/rundir"
 )
 
 // reportCommand rebuilds the reports of a run directory from its raw files.
@@ -44,38 +42,36 @@ func (g *globalState) runReport(dir string, quiet bool) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return badInput(fmt.Errorf("report: %q is not a run directory", dir))
 	}
-	dirs := []string{dir}
-	if _, err := os.Stat(filepath.Join(dir, rundir.MetaFile)); errors.Is(err, os.ErrNotExist) {
-		// A run of several parts keeps one run directory per part inside.
-		parts, _ := filepath.Glob(filepath.Join(dir, "*", rundir.MetaFile))
-		if len(parts) > 0 {
-			dirs = dirs[:0]
-			for _, p := range parts {
-				dirs = append(dirs, filepath.Dir(p))
-			}
-		}
-	}
-	var verdicts, why []string
-	for _, d := range dirs {
-		if len(dirs) > 1 && !quiet {
-			fmt.Fprintf(g.stdout, "== %s\n", filepath.Base(d))
-		}
-		s, err := reports.Build(d)
+	if parts := reports.PartDirs(dir); len(parts) > 0 {
+		// A run of several parts: every part, then the whole run at the top.
+		w, err := reports.RebuildRun(dir)
 		if err != nil {
-			// Everything Build refuses is about its input: the run's files or thresholds.
-			return badInput(fmt.Errorf("report %s: %w", d, err))
+			// Everything refused is about the input: the run's files or thresholds.
+			return badInput(fmt.Errorf("report %s: %w", dir, err))
 		}
 		if !quiet {
-			s.TerminalWith(g.stdout, g.terminal())
-		}
-		verdicts = append(verdicts, s.Verdict)
-		for _, r := range s.VerdictReasons {
-			if len(dirs) > 1 {
-				r = filepath.Base(d) + ": " + r
+			for i, s := range w.Summaries() {
+				fmt.Fprintf(g.stdout, "== %s\n", w.Parts[i].Name)
+				s.TerminalWith(g.stdout, g.terminal())
 			}
-			why = append(why, r)
+			fmt.Fprintln(g.stdout, w.Line(dir))
 		}
+		if v := w.Verdict; v != reports.VerdictPass {
+			return &exitError{code: reports.ExitCode(v), err: fmt.Errorf("verdict %s: %s", strings.ToUpper(v), strings.Join(w.VerdictReasons, "; "))}
+		}
+		return nil
 	}
+	var verdicts, why []string
+	s, err := reports.Build(dir)
+	if err != nil {
+		// Everything Build refuses is about its input: the run's files or thresholds.
+		return badInput(fmt.Errorf("report %s: %w", dir, err))
+	}
+	if !quiet {
+		s.TerminalWith(g.stdout, g.terminal())
+	}
+	verdicts = append(verdicts, s.Verdict)
+	why = append(why, s.VerdictReasons...)
 	// pass 0, fail and error 1, incomplete 130: the worst part decides.
 	if v := reports.WorstVerdict(verdicts...); v != reports.VerdictPass {
 		return &exitError{code: reports.ExitCode(v), err: fmt.Errorf("verdict %s: %s", strings.ToUpper(v), strings.Join(why, "; "))}

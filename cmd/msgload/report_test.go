@@ -96,3 +96,58 @@ func mustRead(t *testing.T, p string) string {
 	}
 	return string(b)
 }
+
+// A run with parts: msgload report rebuilds every part and writes the whole
+// run's summary.json (kind run, the worst part's verdict), report.html,
+// report.md and junit.xml (one suite per part) at the top, and ends with the
+// one-line verdict; compare reads the whole run part by part.
+func TestReportWholeRun(t *testing.T) {
+	dir := t.TempDir()
+	for _, part := range []string{"part-b", "part-a"} {
+		src := copySample(t)
+		if err := os.Rename(src, filepath.Join(dir, part)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, rundir.ScenarioFile), []byte("name: two\ndescription: two parts\nparts:\n  - name: part-b\n  - name: part-a\n"), 0o644)
+	code, stdout, stderr := runProgram(t, nil, nil, "report", dir)
+	if code != exitThresholds || !strings.Contains(stderr, "verdict FAIL") {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitThresholds, stdout, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if want := "two: FAIL (0 of 2 parts) — " + filepath.Join(dir, rundir.HTMLFile); lines[len(lines)-1] != want {
+		t.Errorf("last line %q, want %q", lines[len(lines)-1], want)
+	}
+	var whole struct {
+		Kind    string `json:"kind"`
+		Verdict string `json:"verdict"`
+		Parts   []struct {
+			Name, Dir, Verdict string
+		} `json:"parts"`
+	}
+	if err := json.Unmarshal([]byte(mustRead(t, filepath.Join(dir, rundir.SummaryFile))), &whole); err != nil {
+		t.Fatal(err)
+	}
+	if whole.Kind != "run" || whole.Verdict != "fail" || len(whole.Parts) != 2 || whole.Parts[0].Dir != "part-b" || whole.Parts[1].Name != "part-a" || whole.Parts[1].Verdict != "fail" {
+		t.Errorf("whole summary.json %+v", whole)
+	}
+	if j := mustRead(t, filepath.Join(dir, rundir.JUnitFile)); strings.Count(j, "<testsuite ") != 2 {
+		t.Errorf("junit.xml wants one suite per part:\n%s", j)
+	}
+	for _, f := range []string{rundir.HTMLFile, rundir.MarkdownFile} {
+		if b := mustRead(t, filepath.Join(dir, f)); !strings.Contains(b, "part-a") || !strings.Contains(b, "part-b") || !strings.Contains(b, "FAIL") {
+			t.Errorf("%s does not show the parts and the verdict", f)
+		}
+	}
+	for _, part := range []string{"part-a", "part-b"} {
+		if v, _ := readVerdict(t, filepath.Join(dir, part)); v != "fail" {
+			t.Errorf("%s verdict %q", part, v)
+		}
+	}
+	for _, arg := range []string{dir, filepath.Join(dir, rundir.SummaryFile)} {
+		code, stdout, stderr = runProgram(t, nil, nil, "compare", arg, arg)
+		if code != exitOK || !strings.Contains(stdout, "part-a") || !strings.Contains(stdout, "part-b") {
+			t.Errorf("compare of a whole run with itself (%s): exit %d\n%s\n%s", arg, code, stdout, stderr)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -91,7 +92,8 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 	ho.MaxMessages = opts.maxMessages
 	ho.ConfirmTarget = opts.confirmTarget
 	ho.SinkReadToken = g.getenv(envSinkReadToken)
-	ho.Version = version()
+	ho.Version, ho.Commit, ho.CommitTime = buildVCS()
+	ho.Host, _ = os.Hostname()
 	out := g.stdout // the terminal summary; stderr when stdout carries the JSON
 	if opts.json {
 		out = g.stderr
@@ -133,6 +135,15 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 			return &exitError{code: exitBadInput, err: fmt.Errorf("run --json: %w", err)}
 		}
 	}
+	// The last line: the whole verdict and where to read it.
+	switch {
+	case res.Whole != nil:
+		fmt.Fprintln(out, res.Whole.Line(res.Dir))
+	case len(res.Parts) == 1 && res.Parts[0].Summary != nil:
+		fmt.Fprintln(out, res.Parts[0].Summary.Line(res.Dir))
+	default:
+		fmt.Fprintf(out, "%s: %s — %s (no report: msgload report %s builds it)\n", ho.Scenario.Name, strings.ToUpper(res.Verdict()), res.Dir, res.Dir)
+	}
 	switch {
 	case res.Interrupted:
 		return &exitError{code: exitInterrupted, err: errors.New("run interrupted; partial results kept in " + res.Dir)}
@@ -160,6 +171,36 @@ func oneArg(c *cli.Context, cmd, what string) error {
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// buildVCS is what run.json records of the build: the version string
+// --version prints, the VCS revision ("+dirty" when the work tree was
+// modified) and its time — stamped by the toolchain, else given by make build.
+func buildVCS() (ver, rev, at string) {
+	bi, _ := debug.ReadBuildInfo()
+	dirty := false
+	if bi != nil {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.time":
+				at = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	if rev != "" && dirty {
+		rev += "+dirty"
+	}
+	if rev == "" {
+		rev = commit
+	}
+	if at == "" {
+		at = commitDate
+	}
+	return version(), rev, at
 }
 
 // verdictReasons sums up why the parts did not pass, for the error line.

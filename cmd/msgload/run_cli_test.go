@@ -78,7 +78,7 @@ func TestRunQuiet(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 			}
-			final := regexp.MustCompile(`^metrics: http://127\.0\.0\.1:\d+/metrics .*\nrun directory: \S+\n$`)
+			final := regexp.MustCompile(`^metrics: http://127\.0\.0\.1:\d+/metrics .*\nrun directory: \S+\nquick: PASS — \S+/report\.html\n$`)
 			if tt.quiet {
 				if stderr != "" || !final.MatchString(stdout) {
 					t.Errorf("--quiet: stderr %q, stdout %q; want the final lines only", stderr, stdout)

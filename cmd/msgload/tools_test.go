@@ -159,7 +159,7 @@ thresholds: [ "delivery.lost == 0", "requests.error_rate == 0" ]
 	if rep.Planned != sends || rep.Sent != sends || rep.Matching != sends {
 		t.Errorf("replay.json planned %d sent %d matching %d, want %d each", rep.Planned, rep.Sent, rep.Matching, sends)
 	}
-	if !strings.Contains(stdout, "delivered / expected") || !strings.Contains(stdout, "run directory: "+run) {
+	if !strings.Contains(stdout, "delivered / accepted") || !strings.Contains(stdout, "run directory: "+run) {
 		t.Errorf("replay printed no summary:\n%s", stdout)
 	}
 
