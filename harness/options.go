@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -218,7 +219,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		Version:     r.o.Version,
 		Commit:      r.o.Commit,
 		CommitTime:  r.o.CommitTime,
-		Host:        r.o.Host,
+		Host:        cmp.Or(r.o.Host, rundir.Hostname()), // the machine that ran the attack
 		Description: s.Description,
 		Clients:     ids,
 		MetricsAddr: r.metricsAddr,
