@@ -2,6 +2,7 @@ package attack
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -253,7 +255,7 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 		e.late = m.late.WithLabelValues(o.API)
 		e.capped = m.capped.WithLabelValues(o.API)
 		e.durations = map[string]prometheus.Observer{}
-		for _, op := range []string{OpSend, OpCheckStatus, OpWebhook, OpToken} {
+		for _, op := range []string{OpSend, OpCheckStatus, OpWebhook, OpToken, OpOther} {
 			e.durations[op] = m.duration.WithLabelValues(o.API, op)
 		}
 	}
@@ -300,6 +302,11 @@ func (s *schedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bo
 		s.e.began.Store(s.began.UnixNano())
 		if g := s.e.o.Grace; g > 0 && s.e.o.Duration > 0 {
 			s.e.end.set(s.began.Add(s.e.o.Duration + g))
+		}
+		if len(s.e.o.Extra) > 0 {
+			// On the pacer's clock: an extra keeps its place among the sends.
+			s.e.wg.Add(1)
+			go func() { defer s.e.wg.Done(); s.e.extras(s.began) }()
 		}
 	}
 	if s.max > 0 && hits >= uint64(s.max) {
@@ -722,10 +729,12 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 			return answer{}, nil
 		}
 	}
-	if body != nil {
+	if body != nil && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Accept", "application/json")
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "application/json")
+	}
 	var bearer string
 	if c.tok != nil {
 		bearer, err = c.tok.token(ctx)
@@ -812,7 +821,11 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 }
 
 // write counts a in the metrics and progress and hands it to the recorder.
-func (e *engine) write(c *clientState, a *rundir.Attempt) {
+func (e *engine) write(c *clientState, a *rundir.Attempt) { e.writeAs(c, a, "", "") }
+
+// writeAs is write with the method and URL of the request for results.bin
+// ("": the op's own).
+func (e *engine) writeAs(c *clientState, a *rundir.Attempt, method, u string) {
 	e.prog.Requests.Add(1)
 	if a.Outcome != rundir.OutcomeOK {
 		e.prog.Errors.Add(1)
@@ -854,6 +867,9 @@ func (e *engine) write(c *clientState, a *rundir.Attempt) {
 		r.URL = e.o.TokenURL
 	case OpWebhook:
 		r.URL = strings.TrimRight(e.o.BaseURL, "/") + "/api/v1/webhooks"
+	}
+	if method != "" {
+		r.Method, r.URL = method, u
 	}
 	if err := e.o.Out.Record(a, r); err != nil {
 		e.fail(err)
@@ -1005,6 +1021,59 @@ func (e *engine) registerWebhooks() error {
 		}
 	}
 	return nil
+}
+
+// extras sends Options.Extra, each at began + At, until the run stops.
+func (e *engine) extras(began time.Time) {
+	xs := slices.Clone(e.o.Extra)
+	slices.SortStableFunc(xs, func(a, b Extra) int { return cmp.Compare(a.At, b.At) })
+	for i := range xs {
+		x := &xs[i]
+		at := began.Add(x.At)
+		if d := time.Until(at); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-e.halt.Done():
+				t.Stop()
+				return
+			}
+		} else if e.halt.Err() != nil {
+			return
+		}
+		e.wg.Add(1)
+		go func() { defer e.wg.Done(); e.extra(x, at) }()
+	}
+}
+
+// extra sends one extra request and records it (seq 0, its own op).
+func (e *engine) extra(x *Extra, intended time.Time) {
+	c := e.clients[0]
+	if x.Client != "" {
+		c = e.byID[x.Client]
+	}
+	a := &rundir.Attempt{API: e.o.API, Op: x.Op, Client: c.ID, Attempt: 1, Intended: intended}
+	u := strings.TrimRight(e.o.BaseURL, "/") + x.Path
+	var body io.Reader
+	if len(x.Body) > 0 {
+		body = bytes.NewReader(x.Body)
+	}
+	req, err := http.NewRequest(x.Method, u, body)
+	if err != nil {
+		a.Sent = time.Now()
+		a.Outcome, a.Class, a.Error = rundir.OutcomeFail, "other", "build request: "+err.Error()
+		e.writeAs(c, a, x.Method, u)
+		return
+	}
+	for k, vs := range x.Header {
+		req.Header[k] = slices.Clone(vs)
+	}
+	var b []byte
+	if len(x.Body) > 0 {
+		b = x.Body
+	}
+	e.exchangeReq(e.halt, c, a, x.Method, u, b, noSlot, req)
+	e.writeAs(c, a, x.Method, u)
 }
 
 // tokenRecorder records the token requests of one client as attempts (op
