@@ -56,7 +56,8 @@ type Report struct {
 	RunID         string                 `json:"run_id"`
 	Speed         float64                `json:"speed"`
 	ExternalIDs   string                 `json:"external_ids"`
-	Planned       int                    `json:"planned"`                       // requests the pacer was given
+	Planned       int                    `json:"planned"`                       // sends the pacer was given
+	Other         int                    `json:"other_requests,omitempty"`      // other recorded requests replayed besides the sends (status checks, webhook registrations, other calls)
 	Sent          int                    `json:"sent"`                          // results received
 	Skipped       map[string]int         `json:"skipped,omitempty"`             // reason → requests not replayed
 	TokenErrors   int64                  `json:"token_errors"`                  // fresh tokens that could not be had (the request went without)
