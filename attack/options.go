@@ -121,6 +121,13 @@ type Options struct {
 	// ClientFor, when set, names the client of message seq (one of Clients'
 	// ids; a replay keeps the recorded mapping); nil = round robin by seq.
 	ClientFor func(seq int64) string
+	// RepeatOf, when set, says that hit seq of the pacer is no message of its
+	// own but a resend of the earlier message RepeatOf(seq) (a replay's
+	// recorded resend of one externalId): it leaves at its own planned time
+	// with that message's client and body, as its next attempt. 0 (or nil) =
+	// a message. A repeat is counted as a retry, never as a message sent or
+	// accepted, and is not probed or polled.
+	RepeatOf func(seq int64) int64
 
 	RunID    string
 	Scenario string // for msgload_run_info

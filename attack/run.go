@@ -60,6 +60,13 @@ type message struct {
 	// attempt go before the run's end (a GaveUp reason): it is recorded, not sent.
 	gaveUp string
 	capped bool // due while the cap on messages in flight was full
+	// hit is the pacer's hit that carries this message (== seq but for a
+	// repeat): the key between the targeter and the RoundTripper.
+	hit int64
+	// nums numbers the attempts of a message that has repeats (shared by the
+	// message and its repeats); nil: attempt n of the send loop is n.
+	nums   *atomic.Int64
+	repeat bool // a resend of message seq (Options.RepeatOf)
 }
 
 // noSlot asks exchangeReq to wait for the client's limiter itself.
@@ -103,6 +110,9 @@ type engine struct {
 	spill sync.Map                  // seq → *message when its slot was taken (rare)
 	wg    sync.WaitGroup
 	maxed atomic.Bool
+
+	// repeated holds seq → *message: the messages repeats may follow (Options.RepeatOf).
+	repeated sync.Map
 
 	errOnce sync.Once
 	err     error
@@ -403,6 +413,15 @@ func (e *engine) target(t *vegeta.Target) error {
 		due = -due - 1
 	}
 	intended := time.Unix(0, e.began.Load()+due)
+	if e.o.RepeatOf != nil {
+		if orig := e.o.RepeatOf(seq); orig > 0 && orig < seq {
+			if v, ok := e.repeated.Load(orig); ok {
+				return e.targetRepeat(t, seq, v.(*message), intended, capped)
+			}
+			// The message is not built yet (a race of workers): the resend goes
+			// as a message of its own.
+		}
+	}
 	c := e.clients[(seq-1)%int64(len(e.clients))]
 	if e.o.ClientFor != nil {
 		id := e.o.ClientFor(seq)
@@ -434,12 +453,16 @@ func (e *engine) target(t *vegeta.Target) error {
 		e.fail(err)
 		return err
 	}
-	m := &message{seq: seq, client: c, body: body, intended: intended, first: first, slot: slot, gaveUp: gaveUp, capped: capped}
+	m := &message{seq: seq, hit: seq, client: c, body: body, intended: intended, first: first, slot: slot, gaveUp: gaveUp, capped: capped}
 	if e.o.API == rundir.APINotify {
 		// The body's own externalId (a replay may keep the recorded one), else the tag's.
 		if m.extID = externalID(body); m.extID == "" {
 			m.extID = tag.ExternalID()
 		}
+	}
+	if e.o.RepeatOf != nil {
+		m.nums = new(atomic.Int64)
+		e.repeated.Store(seq, m)
 	}
 	e.park(m)
 	t.Method = http.MethodPost
@@ -450,18 +473,41 @@ func (e *engine) target(t *vegeta.Target) error {
 	return nil
 }
 
+// targetRepeat builds hit seq, a resend of message orig: its body, client,
+// externalId and first send, numbered on from its attempts.
+func (e *engine) targetRepeat(t *vegeta.Target, seq int64, orig *message, intended time.Time, capped bool) error {
+	c := orig.client
+	slot, gaveUp := noSlot, ""
+	if c.lim != nil {
+		var err error
+		if slot, err = c.lim.wait(e.stop, e.end); err != nil {
+			if e.stop.Err() != nil {
+				return errStopped
+			}
+			gaveUp = gaveUpReason(err)
+		}
+	}
+	m := &message{seq: orig.seq, hit: seq, client: c, body: orig.body, intended: intended, first: orig.first, extID: orig.extID,
+		slot: slot, gaveUp: gaveUp, capped: capped, nums: orig.nums, repeat: true}
+	e.park(m)
+	t.Method = http.MethodPost
+	t.URL = e.sendURL + "#" + strconv.FormatInt(seq, 10)
+	t.Body = m.body
+	return nil
+}
+
 // park hands m from the targeter to the RoundTripper: a slot per sequence in
 // a ring (no lock; a map showed heavy contention at high rates), or the spill
 // map when the slot is still taken by a message sent scheduleSlots earlier.
 func (e *engine) park(m *message) {
-	if !e.slots[m.seq%scheduleSlots].CompareAndSwap(nil, m) {
-		e.spill.Store(m.seq, m)
+	if !e.slots[m.hit%scheduleSlots].CompareAndSwap(nil, m) {
+		e.spill.Store(m.hit, m)
 	}
 }
 
 func (e *engine) unpark(seq int64) *message {
 	slot := &e.slots[seq%scheduleSlots]
-	if m := slot.Load(); m != nil && m.seq == seq && slot.CompareAndSwap(m, nil) {
+	if m := slot.Load(); m != nil && m.hit == seq && slot.CompareAndSwap(m, nil) {
 		return m
 	}
 	if v, ok := e.spill.LoadAndDelete(seq); ok {
@@ -483,7 +529,7 @@ func (e *engine) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("attack: no message %d", seq)
 	}
 	last, ans := e.send(m, req)
-	if last.Outcome == rundir.OutcomeOK {
+	if last.Outcome == rundir.OutcomeOK && !m.repeat {
 		e.prog.Accepted.Add(1)
 		if e.o.Poll != nil && ans.TxID != "" {
 			e.wg.Add(1)
@@ -516,8 +562,12 @@ func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer)
 	authRetried := false
 	retries := 0 // the policy's, not counting the one after a refused token
 	for n := 1; ; n++ {
-		m.attempts = n
-		a := e.attempt(m, OpSend, n)
+		num := n
+		if m.nums != nil {
+			num = int(m.nums.Add(1)) // shared with the message's repeats
+		}
+		m.attempts = num
+		a := e.attempt(m, OpSend, num)
 		a.Intended = intended
 		var reuse *http.Request
 		slot := noSlot
@@ -536,7 +586,7 @@ func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer)
 			}
 		}
 		ans, hdr := e.exchangeReq(e.halt, c, a, http.MethodPost, e.sendURL, m.body, slot, reuse)
-		if n == 1 {
+		if n == 1 && !m.repeat {
 			e.prog.Sent.Add(1)
 			if m.capped {
 				a.Capped = true

@@ -57,7 +57,8 @@ type load struct {
 	body      func(seq int64, client string, tag rundir.Tag) ([]byte, error)
 	clientFor func(seq int64) string
 	chain     []string
-	extra     []attack.Extra // requests besides the messages (a replay's other recorded requests)
+	extra     []attack.Extra        // requests besides the messages (a replay's other recorded requests)
+	repeatOf  func(seq int64) int64 // a replay's recorded resends (attack.Options.RepeatOf)
 	// replayed builds replay.json from the attempt log (load.profile replay only).
 	replayed func(runID, attemptsPath string) (*replay.Report, error)
 }
@@ -119,7 +120,7 @@ func replayLoad(s *scenarios.Scenario, sinkURL string) (load, error) {
 		return load{}, fmt.Errorf("load.file %s: %w", path, err)
 	}
 	return load{pacer: plan.Pacer, profile: "replay", requests: plan.Requests, body: plan.Body, clientFor: plan.ClientFor,
-		extra: plan.Extra,
+		extra: plan.Extra, repeatOf: plan.RepeatOf,
 		replayed: func(runID, attemptsPath string) (*replay.Report, error) {
 			return plan.Report(runID, speed, attemptsPath)
 		}}, nil
@@ -190,6 +191,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		Grace:       max(s.Delivery.Grace.D, time.Nanosecond),
 		MaxInFlight: s.Load.MaxInFlight,
 		Extra:       ld.extra,
+		RepeatOf:    ld.repeatOf,
 	}
 	if ld.profile == "replay" {
 		o.Duration = 0 // the replay pacer ends by itself

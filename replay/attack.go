@@ -32,6 +32,12 @@ type AttackPlan struct {
 	Extra []attack.Extra
 	// Skipped counts the recorded requests this plan does not replay, by reason.
 	Skipped map[string]int
+	// Repeats counts the recorded sends that resend an earlier send's
+	// externalId (the application's retries): RepeatOf folds each into the
+	// attempts of the first.
+	Repeats  int
+	repeatOf []int64 // seq-1 → the seq it repeats, 0 for none
+
 	// Clients maps recorded clients onto the scenario's; ClientFor(seq) is the
 	// scenario client the recording's client of message seq maps to.
 	Clients *ClientMap
@@ -97,6 +103,20 @@ func ForAttack(reqs []Request, api string, clients []string, rw AttackRewrite, s
 	}
 	cm := NewClientMap(mine, map[string][]string{api: clients, APIOther: clients})
 	plan := &AttackPlan{Pacer: p, Requests: int64(len(sends)), Sends: sends, Skipped: skipped, Clients: cm, rewrite: rw}
+	first := map[[2]string]int64{} // recorded client and externalId → the seq that sent it first
+	plan.repeatOf = make([]int64, len(sends))
+	for i, r := range sends {
+		if r.ExternalID == "" {
+			continue
+		}
+		k := [2]string{r.ClientID, r.ExternalID}
+		if s, ok := first[k]; ok {
+			plan.repeatOf[i] = s
+			plan.Repeats++
+		} else {
+			first[k] = int64(i + 1)
+		}
+	}
 	for i := range extras {
 		r := &extras[i]
 		x := attack.Extra{At: time.Duration(float64(r.Offset) / speed), Op: r.Op, Client: cm.Client(i, r),
@@ -136,6 +156,17 @@ func (p *AttackPlan) ClientFor(seq int64) string {
 	return p.Clients.Client(i, &p.Sends[i])
 }
 
+// RepeatOf is attack.Options.RepeatOf: a recorded send that repeats an
+// earlier send's externalId (for the same recorded client) is that message's
+// next attempt, so a replay with new externalIds sends the repeat with the
+// same fresh id and the report counts one message, as the service does.
+func (p *AttackPlan) RepeatOf(seq int64) int64 {
+	if seq < 1 || seq > int64(len(p.repeatOf)) {
+		return 0
+	}
+	return p.repeatOf[seq-1]
+}
+
 // Body is attack.Options.Body: the recorded body of message seq, rewritten —
 // callback to the sink, the tag in trackData (with the message's own channel
 // chain), externalId kept or replaced by the tag's.
@@ -164,7 +195,7 @@ func (p *AttackPlan) Body(seq int64, _ string, tag rundir.Tag) ([]byte, error) {
 // from the attempts (sent − intended of first attempts).
 func (p *AttackPlan) Report(runID string, speed float64, attemptsPath string) (*Report, error) {
 	rep := &Report{RunID: runID, Speed: speed, ExternalIDs: p.rewrite.ExternalIDs, Planned: len(p.Sends),
-		Other: len(p.Extra), Clients: p.Clients.Pairs()}
+		Other: len(p.Extra), Repeats: p.Repeats, Clients: p.Clients.Pairs()}
 	if len(p.Skipped) > 0 {
 		rep.Skipped = maps.Clone(p.Skipped)
 	}

@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -169,6 +170,49 @@ func TestRunRewritesAndReports(t *testing.T) {
 			if st, err := os.Stat(filepath.Join(p.Dir, f)); err != nil || st.Size() == 0 {
 				t.Errorf("%s: %s: %v", p.Name, f, err)
 			}
+		}
+	}
+}
+
+// writeRecording writes a msgload recording of reqs (method, path, body), 10 ms apart.
+func writeRecording(t *testing.T, bodies ...string) string {
+	t.Helper()
+	start := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	lines := []string{fmt.Sprintf(`{"format":%q,"version":%d,"started":%q}`, replay.FormatName, replay.FormatVersion, start.Format(time.RFC3339Nano))}
+	for i, b := range bodies {
+		at := start.Add(time.Duration(i) * 10 * time.Millisecond)
+		lines = append(lines, fmt.Sprintf(`{"time":%q,"offset_ns":%d,"method":"POST","path":"/api/v1/notifications","headers":{"Content-Type":["application/json"]},"body":%q,"client":"app-1","code":200,"latency_s":0.001}`,
+			at.Format(time.RFC3339Nano), at.Sub(start).Nanoseconds(), b))
+	}
+	path := filepath.Join(t.TempDir(), "rec.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestRunNewExternalIDs(t *testing.T) {
+	file := writeRecording(t, `{"externalId":"a"}`, `{"externalId":"a"}` /* the app's retry */, `{"externalId":"b"}`)
+	up := replay.FakeUpstream(t)
+	target, _ := recordingTarget(t, up)
+	res := runReplay(t, harness.ReplayOptions{File: file, NotifyURL: target.URL, Notify: []scenarios.Cred{{ID: "app-1", Secret: replay.TestClientSecret}},
+		ExternalIDs: replay.ExternalIDsNew})
+	ids := map[int64][]string{}
+	for _, a := range readAttempts(t, res.Parts[0].Dir) {
+		if a.Op == "send" {
+			ids[a.Seq] = append(ids[a.Seq], a.ExternalID)
+		}
+	}
+	// A repeat of a recorded id keeps one fresh, run-tagged id (seq 1, two
+	// attempts); b is the other message (seq 3: a message's seq is its hit of
+	// the pacer, and hit 2 was the repeat).
+	if len(ids) != 2 || len(ids[1]) != 2 || ids[1][0] != ids[1][1] || len(ids[3]) != 1 {
+		t.Fatalf("ids %v", ids)
+	}
+	for seq, v := range ids {
+		tag, err := rundir.ParseExternalID(v[0])
+		if err != nil || tag.Run != res.ID || tag.Seq != seq {
+			t.Errorf("seq %d: id %q is not a tag of the run: %v", seq, v[0], err)
 		}
 	}
 }

@@ -23,6 +23,7 @@ type Report struct {
 	ExternalIDs string                 `json:"external_ids"`
 	Planned     int                    `json:"planned"`                       // sends the pacer was given
 	Other       int                    `json:"other_requests,omitempty"`      // other recorded requests replayed besides the sends (status checks, webhook registrations, other calls)
+	Repeats     int                    `json:"repeats,omitempty"`             // sends that resend an earlier send's externalId: replayed as its message's next attempts, not counted in sent
 	Sent        int                    `json:"sent"`                          // sends made (first attempts)
 	Skipped     map[string]int         `json:"skipped,omitempty"`             // reason → requests not replayed
 	TokenErrors int64                  `json:"token_errors"`                  // token requests that failed
