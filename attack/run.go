@@ -431,16 +431,9 @@ func (e *engine) target(t *vegeta.Target) error {
 			return err
 		}
 	}
-	slot, gaveUp := noSlot, ""
-	if c.lim != nil {
-		var err error
-		if slot, err = c.lim.wait(e.stop, e.end); err != nil {
-			if e.stop.Err() != nil {
-				return errStopped
-			}
-			// It cannot leave before the run's end: recorded as given up, not sent.
-			gaveUp = gaveUpReason(err)
-		}
+	slot, gaveUp, err := e.firstSlot(c)
+	if err != nil {
+		return err
 	}
 	first := time.Now()
 	tag := rundir.Tag{Run: e.o.RunID, Seq: seq, First: first, Chain: e.o.Chain}
@@ -473,19 +466,29 @@ func (e *engine) target(t *vegeta.Target) error {
 	return nil
 }
 
+// firstSlot waits for the client's limiter (respect mode) before a hit's
+// first attempt: the slot, or why the hit cannot leave before the run's end
+// (it is then recorded as given up, not sent); errStopped when the run stops.
+func (e *engine) firstSlot(c *clientState) (slot int, gaveUp string, err error) {
+	if c.lim == nil {
+		return noSlot, "", nil
+	}
+	if slot, err = c.lim.wait(e.stop, e.end); err != nil {
+		if e.stop.Err() != nil {
+			return noSlot, "", errStopped
+		}
+		return noSlot, gaveUpReason(err), nil
+	}
+	return slot, "", nil
+}
+
 // targetRepeat builds hit seq, a resend of message orig: its body, client,
 // externalId and first send, numbered on from its attempts.
 func (e *engine) targetRepeat(t *vegeta.Target, seq int64, orig *message, intended time.Time, capped bool) error {
 	c := orig.client
-	slot, gaveUp := noSlot, ""
-	if c.lim != nil {
-		var err error
-		if slot, err = c.lim.wait(e.stop, e.end); err != nil {
-			if e.stop.Err() != nil {
-				return errStopped
-			}
-			gaveUp = gaveUpReason(err)
-		}
+	slot, gaveUp, err := e.firstSlot(c)
+	if err != nil {
+		return err
 	}
 	m := &message{seq: orig.seq, hit: seq, client: c, body: orig.body, intended: intended, first: orig.first, extID: orig.extID,
 		slot: slot, gaveUp: gaveUp, capped: capped, nums: orig.nums, repeat: true}

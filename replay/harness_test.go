@@ -27,6 +27,18 @@ import (
 // replay scenario (harness.ReplayScenario) run by harness.Run, as the command
 // does.
 
+// startSim serves the simulator (sim.DefaultConfig) on loopback until the test ends.
+func startSim(t *testing.T) *httptest.Server {
+	t.Helper()
+	s, err := sim.New(sim.DefaultConfig(), prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { srv.Close(); s.Close() })
+	return srv
+}
+
 // runReplay replays o through the harness into a new directory.
 func runReplay(t *testing.T, o harness.ReplayOptions) *harness.Result {
 	t.Helper()
@@ -218,13 +230,7 @@ func TestRunNewExternalIDs(t *testing.T) {
 }
 
 func TestSessionEmbedded(t *testing.T) {
-	s, err := sim.New(sim.DefaultConfig(), prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	simSrv := httptest.NewServer(s.Handler())
-	defer simSrv.Close()
-	defer s.Close()
+	simSrv := startSim(t)
 	const n = 5
 	path := replay.RecordAgainstSim(t, simSrv.URL, n)
 
@@ -292,13 +298,7 @@ func TestSessionEmbedded(t *testing.T) {
 }
 
 func TestRoundTripThroughSimulator(t *testing.T) {
-	s, err := sim.New(sim.DefaultConfig(), prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	simSrv := httptest.NewServer(s.Handler())
-	defer simSrv.Close()
-	defer s.Close()
+	simSrv := startSim(t)
 	sinkC := replay.NewCallbackCounter()
 	sinkSrv := httptest.NewServer(sinkC)
 	defer sinkSrv.Close()
