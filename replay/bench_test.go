@@ -76,7 +76,7 @@ func BenchmarkReplayPacing(b *testing.B) {
 // rewriting, no recording) for one second at 1,000 and 10,000 requests/s, once
 // with the replay Pacer over evenly spaced offsets and once with vegeta's own
 // ConstantPacer, and reports the error of vegeta's hit timestamps against the
-// plan (i/rate): the two side by side separate the pacer from the rest of Run.
+// plan (i/rate): the two side by side separate the pacer from the rest of the replay path.
 //
 //	go test ./replay -run '^$' -bench 'BenchmarkReplayPacing|BenchmarkPacerVsConstant' -benchtime 2x
 func BenchmarkPacerVsConstant(b *testing.B) {
