@@ -25,13 +25,9 @@ func TestReplayProfile(t *testing.T) {
 	for i := range sends {
 		body, _ := json.Marshal(map[string]any{"externalId": fmt.Sprintf("rec-%d", i), "recipient": map[string]string{"value": "+7999000000" + fmt.Sprint(i)}, "notificationText": "recorded"})
 		client := fmt.Sprintf("recorded-%d", i%2)
-		entries = append(entries, fmt.Sprintf(`{"startedDateTime":%q,"time":5,"request":{"method":"POST","url":"http://api.example/api/v1/notifications","httpVersion":"HTTP/1.1","headers":[{"name":"X-Client","value":%q},{"name":"Content-Type","value":"application/json"}],"queryString":[],"postData":{"mimeType":"application/json","text":%q},"headersSize":-1,"bodySize":-1},"response":{"status":200,"statusText":"","httpVersion":"HTTP/1.1","headers":[],"content":{"size":0,"mimeType":"application/json"},"redirectURL":"","headersSize":-1,"bodySize":-1},"cache":{},"timings":{"send":0,"wait":5,"receive":0}}`,
-			start.Add(time.Duration(i)*400*time.Millisecond).Format(time.RFC3339Nano), client, body))
+		entries = append(entries, harEntry(start.Add(time.Duration(i)*400*time.Millisecond), "POST", "http://api.example/api/v1/notifications", client, string(body), 200))
 	}
-	har := `{"log":{"version":"1.2","creator":{"name":"test","version":"1"},"entries":[` + strings.Join(entries, ",\n") + `]}}`
-	if err := os.WriteFile(filepath.Join(dir, "rec.har"), []byte(har), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeHAR(t, filepath.Join(dir, "rec.har"), entries)
 	src := `name: replayed
 api: notify
 target: embedded
@@ -90,6 +86,15 @@ func harEntry(at time.Time, method, url, client, body string, status int) string
 		at.Format(time.RFC3339Nano), method, url, client, post, status)
 }
 
+// writeHAR writes a HAR 1.2 file of entries to path.
+func writeHAR(t *testing.T, path string, entries []string) {
+	t.Helper()
+	har := `{"log":{"version":"1.2","creator":{"name":"test","version":"1"},"entries":[` + strings.Join(entries, ",\n") + `]}}`
+	if err := os.WriteFile(path, []byte(har), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestReplayKeepsIDsAndOtherRequests replays, through the harness, what only
 // the old replay path did: recorded externalIds kept (load.externalIds: keep;
 // the report joins their untagged webhooks by externalId) and the recorded
@@ -106,10 +111,7 @@ func TestReplayKeepsIDsAndOtherRequests(t *testing.T) {
 		entries = append(entries, harEntry(start.Add(time.Duration(i+1)*200*time.Millisecond), "POST", "http://api.example/api/v1/notifications", "app", body, 200))
 	}
 	entries = append(entries, harEntry(start.Add(1100*time.Millisecond), "GET", "http://api.example/api/v1/notifications/n-1?full=1", "app", "", 200))
-	har := `{"log":{"version":"1.2","creator":{"name":"test","version":"1"},"entries":[` + strings.Join(entries, ",\n") + `]}}`
-	if err := os.WriteFile(filepath.Join(dir, "rec.har"), []byte(har), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeHAR(t, filepath.Join(dir, "rec.har"), entries)
 	src := `name: kept
 api: notify
 target: embedded
