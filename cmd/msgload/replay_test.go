@@ -86,7 +86,7 @@ func TestReplayBinaryWritesRunDirectory(t *testing.T) {
 	if rep.Planned != sends || rep.Matching != sends || rep.ExternalIDs != replay.ExternalIDsKeep || rep.Other != 1 || rep.Skipped[replay.SkipToken] != 1 {
 		t.Errorf("replay.json %+v", rep)
 	}
-	for _, want := range []string{"run directory: " + run, "delivered / expected", "not replayed: 1 (token endpoint"} {
+	for _, want := range []string{"run directory: " + run, "delivered / ", "not replayed: 1 (token endpoint"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("output lacks %q:\n%s", want, b)
 		}
