@@ -59,6 +59,7 @@ type load struct {
 	chain     []string
 	extra     []attack.Extra        // requests besides the messages (a replay's other recorded requests)
 	repeatOf  func(seq int64) int64 // a replay's recorded resends (attack.Options.RepeatOf)
+	messages  int64                 // messages planned when not every hit is one (a replay's repeats); 0 = requests
 	// replayed builds replay.json from the attempt log (load.profile replay only).
 	replayed func(runID, attemptsPath string) (*replay.Report, error)
 }
@@ -120,7 +121,7 @@ func replayLoad(s *scenarios.Scenario, sinkURL string) (load, error) {
 		return load{}, fmt.Errorf("load.file %s: %w", path, err)
 	}
 	return load{pacer: plan.Pacer, profile: "replay", requests: plan.Requests, body: plan.Body, clientFor: plan.ClientFor,
-		extra: plan.Extra, repeatOf: plan.RepeatOf,
+		extra: plan.Extra, repeatOf: plan.RepeatOf, messages: plan.Requests - int64(plan.Repeats),
 		replayed: func(runID, attemptsPath string) (*replay.Report, error) {
 			return plan.Report(runID, speed, attemptsPath)
 		}}, nil
@@ -135,7 +136,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		ld.pacer, ld.profile, ld.requests = r.o.Pacer, r.o.PacerProfile, r.o.PacerRequests
 	}
 	if ld.profile == "replay" {
-		plan.Messages = ld.requests
+		plan.Messages = cmp.Or(ld.messages, ld.requests)
 	}
 	maxMsgs := s.MaxMessages
 	if m := r.o.MaxMessages; m > 0 && (maxMsgs == 0 || m < maxMsgs) {

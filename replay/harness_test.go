@@ -221,6 +221,11 @@ func TestRunNewExternalIDs(t *testing.T) {
 	if len(ids) != 2 || len(ids[1]) != 2 || ids[1][0] != ids[1][1] || len(ids[3]) != 1 {
 		t.Fatalf("ids %v", ids)
 	}
+	// Two messages planned, as the service sees them (run.json).
+	var meta rundir.Meta
+	if b, err := os.ReadFile(filepath.Join(res.Parts[0].Dir, rundir.MetaFile)); err != nil || json.Unmarshal(b, &meta) != nil || meta.Planned.Requests != 2 {
+		t.Errorf("run.json planned %+v (%v): want 2 messages", meta.Planned, err)
+	}
 	for seq, v := range ids {
 		tag, err := rundir.ParseExternalID(v[0])
 		if err != nil || tag.Run != res.ID || tag.Seq != seq {
