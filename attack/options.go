@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -32,6 +33,9 @@ const (
 	OpCheckStatus = "check_status"
 	OpWebhook     = "webhook"
 	OpToken       = "token"
+	// OpOther is a replayed request that is neither a send, a status check,
+	// a webhook registration nor a token call (Extra).
+	OpOther = "replay_other"
 )
 
 // Probe kinds, as recorded in Attempt.Probe.
@@ -117,6 +121,13 @@ type Options struct {
 	// ClientFor, when set, names the client of message seq (one of Clients'
 	// ids; a replay keeps the recorded mapping); nil = round robin by seq.
 	ClientFor func(seq int64) string
+	// RepeatOf, when set, says that hit seq of the pacer is no message of its
+	// own but a resend of the earlier message RepeatOf(seq) (a replay's
+	// recorded resend of one externalId): it leaves at its own planned time
+	// with that message's client and body, as its next attempt. 0 (or nil) =
+	// a message. A repeat is counted as a retry, never as a message sent or
+	// accepted, and is not probed or polled.
+	RepeatOf func(seq int64) int64
 
 	RunID    string
 	Scenario string // for msgload_run_info
@@ -130,6 +141,11 @@ type Options struct {
 	// WebhookURL, for notify, is registered for every client with
 	// POST /api/v1/webhooks before the load starts.
 	WebhookURL string
+
+	// Extra are requests besides the messages (a replay's recorded status
+	// checks, webhook registrations and other calls), each sent once at its
+	// planned time. They are not messages: seq 0, not counted in Sent.
+	Extra []Extra
 
 	Timeout time.Duration // per HTTP request; 0 = 30 s
 	// MaxInFlight caps the messages in flight: a message holds a slot from
@@ -156,6 +172,20 @@ type Options struct {
 	Out      Recorder  // receives every attempt; nil = none
 	Metrics  *Metrics  // nil = no metrics
 	Progress *Progress // live counters for a progress display; nil = internal
+}
+
+// Extra is one request besides the messages, sent At after the attack's start
+// (the pacer's zero, so a replay's extras keep their place among its sends)
+// with the client's credentials, and recorded as an attempt of Op with seq 0.
+// No retry, no probe: it is sent as it was recorded.
+type Extra struct {
+	At     time.Duration
+	Op     string      // OpCheckStatus, OpWebhook or OpOther
+	Client string      // one of Clients' ids; "" = the first client
+	Method string      // GET, POST, …
+	Path   string      // absolute path, with "?query" when any; appended to BaseURL
+	Header http.Header // sent as given (credentials are the client's, added)
+	Body   []byte
 }
 
 func (o *Options) check() error {
@@ -226,6 +256,19 @@ func (o *Options) check() error {
 		}
 		if o.Poll.Interval <= 0 || o.Poll.Until <= 0 {
 			bad("poll: interval and until must be positive")
+		}
+	}
+	for i, x := range o.Extra {
+		switch x.Op {
+		case OpCheckStatus, OpWebhook, OpOther:
+		default:
+			bad("extra request %d: op %q: want %s, %s or %s", i+1, x.Op, OpCheckStatus, OpWebhook, OpOther)
+		}
+		if x.Method == "" || !strings.HasPrefix(x.Path, "/") || x.At < 0 {
+			bad("extra request %d: want a method, an absolute path and a time not before the start", i+1)
+		}
+		if x.Client != "" && !seen[x.Client] {
+			bad("extra request %d: client %q is not among the clients", i+1, x.Client)
 		}
 	}
 	if len(errs) == 0 {

@@ -2,6 +2,7 @@ package attack
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,6 +60,13 @@ type message struct {
 	// attempt go before the run's end (a GaveUp reason): it is recorded, not sent.
 	gaveUp string
 	capped bool // due while the cap on messages in flight was full
+	// hit is the pacer's hit that carries this message (== seq but for a
+	// repeat): the key between the targeter and the RoundTripper.
+	hit int64
+	// nums numbers the attempts of a message that has repeats (shared by the
+	// message and its repeats); nil: attempt n of the send loop is n.
+	nums   *atomic.Int64
+	repeat bool // a resend of message seq (Options.RepeatOf)
 }
 
 // noSlot asks exchangeReq to wait for the client's limiter itself.
@@ -101,6 +110,9 @@ type engine struct {
 	spill sync.Map                  // seq → *message when its slot was taken (rare)
 	wg    sync.WaitGroup
 	maxed atomic.Bool
+
+	// repeated holds seq → *message: the messages repeats may follow (Options.RepeatOf).
+	repeated sync.Map
 
 	errOnce sync.Once
 	err     error
@@ -253,7 +265,7 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 		e.late = m.late.WithLabelValues(o.API)
 		e.capped = m.capped.WithLabelValues(o.API)
 		e.durations = map[string]prometheus.Observer{}
-		for _, op := range []string{OpSend, OpCheckStatus, OpWebhook, OpToken} {
+		for _, op := range []string{OpSend, OpCheckStatus, OpWebhook, OpToken, OpOther} {
 			e.durations[op] = m.duration.WithLabelValues(o.API, op)
 		}
 	}
@@ -300,6 +312,11 @@ func (s *schedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bo
 		s.e.began.Store(s.began.UnixNano())
 		if g := s.e.o.Grace; g > 0 && s.e.o.Duration > 0 {
 			s.e.end.set(s.began.Add(s.e.o.Duration + g))
+		}
+		if len(s.e.o.Extra) > 0 {
+			// On the pacer's clock: an extra keeps its place among the sends.
+			s.e.wg.Add(1)
+			go func() { defer s.e.wg.Done(); s.e.extras(s.began) }()
 		}
 	}
 	if s.max > 0 && hits >= uint64(s.max) {
@@ -396,6 +413,15 @@ func (e *engine) target(t *vegeta.Target) error {
 		due = -due - 1
 	}
 	intended := time.Unix(0, e.began.Load()+due)
+	if e.o.RepeatOf != nil {
+		if orig := e.o.RepeatOf(seq); orig > 0 && orig < seq {
+			if v, ok := e.repeated.Load(orig); ok {
+				return e.targetRepeat(t, seq, v.(*message), intended, capped)
+			}
+			// The message is not built yet (a race of workers): the resend goes
+			// as a message of its own.
+		}
+	}
 	c := e.clients[(seq-1)%int64(len(e.clients))]
 	if e.o.ClientFor != nil {
 		id := e.o.ClientFor(seq)
@@ -405,16 +431,9 @@ func (e *engine) target(t *vegeta.Target) error {
 			return err
 		}
 	}
-	slot, gaveUp := noSlot, ""
-	if c.lim != nil {
-		var err error
-		if slot, err = c.lim.wait(e.stop, e.end); err != nil {
-			if e.stop.Err() != nil {
-				return errStopped
-			}
-			// It cannot leave before the run's end: recorded as given up, not sent.
-			gaveUp = gaveUpReason(err)
-		}
+	slot, gaveUp, err := e.firstSlot(c)
+	if err != nil {
+		return err
 	}
 	first := time.Now()
 	tag := rundir.Tag{Run: e.o.RunID, Seq: seq, First: first, Chain: e.o.Chain}
@@ -427,12 +446,16 @@ func (e *engine) target(t *vegeta.Target) error {
 		e.fail(err)
 		return err
 	}
-	m := &message{seq: seq, client: c, body: body, intended: intended, first: first, slot: slot, gaveUp: gaveUp, capped: capped}
+	m := &message{seq: seq, hit: seq, client: c, body: body, intended: intended, first: first, slot: slot, gaveUp: gaveUp, capped: capped}
 	if e.o.API == rundir.APINotify {
 		// The body's own externalId (a replay may keep the recorded one), else the tag's.
 		if m.extID = externalID(body); m.extID == "" {
 			m.extID = tag.ExternalID()
 		}
+	}
+	if e.o.RepeatOf != nil {
+		m.nums = new(atomic.Int64)
+		e.repeated.Store(seq, m)
 	}
 	e.park(m)
 	t.Method = http.MethodPost
@@ -443,18 +466,51 @@ func (e *engine) target(t *vegeta.Target) error {
 	return nil
 }
 
+// firstSlot waits for the client's limiter (respect mode) before a hit's
+// first attempt: the slot, or why the hit cannot leave before the run's end
+// (it is then recorded as given up, not sent); errStopped when the run stops.
+func (e *engine) firstSlot(c *clientState) (slot int, gaveUp string, err error) {
+	if c.lim == nil {
+		return noSlot, "", nil
+	}
+	if slot, err = c.lim.wait(e.stop, e.end); err != nil {
+		if e.stop.Err() != nil {
+			return noSlot, "", errStopped
+		}
+		return noSlot, gaveUpReason(err), nil
+	}
+	return slot, "", nil
+}
+
+// targetRepeat builds hit seq, a resend of message orig: its body, client,
+// externalId and first send, numbered on from its attempts.
+func (e *engine) targetRepeat(t *vegeta.Target, seq int64, orig *message, intended time.Time, capped bool) error {
+	c := orig.client
+	slot, gaveUp, err := e.firstSlot(c)
+	if err != nil {
+		return err
+	}
+	m := &message{seq: orig.seq, hit: seq, client: c, body: orig.body, intended: intended, first: orig.first, extID: orig.extID,
+		slot: slot, gaveUp: gaveUp, capped: capped, nums: orig.nums, repeat: true}
+	e.park(m)
+	t.Method = http.MethodPost
+	t.URL = e.sendURL + "#" + strconv.FormatInt(seq, 10)
+	t.Body = m.body
+	return nil
+}
+
 // park hands m from the targeter to the RoundTripper: a slot per sequence in
 // a ring (no lock; a map showed heavy contention at high rates), or the spill
 // map when the slot is still taken by a message sent scheduleSlots earlier.
 func (e *engine) park(m *message) {
-	if !e.slots[m.seq%scheduleSlots].CompareAndSwap(nil, m) {
-		e.spill.Store(m.seq, m)
+	if !e.slots[m.hit%scheduleSlots].CompareAndSwap(nil, m) {
+		e.spill.Store(m.hit, m)
 	}
 }
 
 func (e *engine) unpark(seq int64) *message {
 	slot := &e.slots[seq%scheduleSlots]
-	if m := slot.Load(); m != nil && m.seq == seq && slot.CompareAndSwap(m, nil) {
+	if m := slot.Load(); m != nil && m.hit == seq && slot.CompareAndSwap(m, nil) {
 		return m
 	}
 	if v, ok := e.spill.LoadAndDelete(seq); ok {
@@ -476,7 +532,7 @@ func (e *engine) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("attack: no message %d", seq)
 	}
 	last, ans := e.send(m, req)
-	if last.Outcome == rundir.OutcomeOK {
+	if last.Outcome == rundir.OutcomeOK && !m.repeat {
 		e.prog.Accepted.Add(1)
 		if e.o.Poll != nil && ans.TxID != "" {
 			e.wg.Add(1)
@@ -509,8 +565,12 @@ func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer)
 	authRetried := false
 	retries := 0 // the policy's, not counting the one after a refused token
 	for n := 1; ; n++ {
-		m.attempts = n
-		a := e.attempt(m, OpSend, n)
+		num := n
+		if m.nums != nil {
+			num = int(m.nums.Add(1)) // shared with the message's repeats
+		}
+		m.attempts = num
+		a := e.attempt(m, OpSend, num)
 		a.Intended = intended
 		var reuse *http.Request
 		slot := noSlot
@@ -529,7 +589,7 @@ func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer)
 			}
 		}
 		ans, hdr := e.exchangeReq(e.halt, c, a, http.MethodPost, e.sendURL, m.body, slot, reuse)
-		if n == 1 {
+		if n == 1 && !m.repeat {
 			e.prog.Sent.Add(1)
 			if m.capped {
 				a.Capped = true
@@ -722,10 +782,12 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 			return answer{}, nil
 		}
 	}
-	if body != nil {
+	if body != nil && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Accept", "application/json")
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "application/json")
+	}
 	var bearer string
 	if c.tok != nil {
 		bearer, err = c.tok.token(ctx)
@@ -812,7 +874,11 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 }
 
 // write counts a in the metrics and progress and hands it to the recorder.
-func (e *engine) write(c *clientState, a *rundir.Attempt) {
+func (e *engine) write(c *clientState, a *rundir.Attempt) { e.writeAs(c, a, "", "") }
+
+// writeAs is write with the method and URL of the request for results.bin
+// ("": the op's own).
+func (e *engine) writeAs(c *clientState, a *rundir.Attempt, method, u string) {
 	e.prog.Requests.Add(1)
 	if a.Outcome != rundir.OutcomeOK {
 		e.prog.Errors.Add(1)
@@ -854,6 +920,9 @@ func (e *engine) write(c *clientState, a *rundir.Attempt) {
 		r.URL = e.o.TokenURL
 	case OpWebhook:
 		r.URL = strings.TrimRight(e.o.BaseURL, "/") + "/api/v1/webhooks"
+	}
+	if method != "" {
+		r.Method, r.URL = method, u
 	}
 	if err := e.o.Out.Record(a, r); err != nil {
 		e.fail(err)
@@ -1027,6 +1096,59 @@ const (
 func setupRetryable(a *rundir.Attempt) bool {
 	return a.Code == http.StatusInternalServerError || a.Code == http.StatusServiceUnavailable ||
 		a.Code == 0 && (a.Outcome == rundir.OutcomeUnknown || a.Class == "timeout" || a.Class == "reset")
+}
+
+// extras sends Options.Extra, each at began + At, until the run stops.
+func (e *engine) extras(began time.Time) {
+	xs := slices.Clone(e.o.Extra)
+	slices.SortStableFunc(xs, func(a, b Extra) int { return cmp.Compare(a.At, b.At) })
+	for i := range xs {
+		x := &xs[i]
+		at := began.Add(x.At)
+		if d := time.Until(at); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-e.halt.Done():
+				t.Stop()
+				return
+			}
+		} else if e.halt.Err() != nil {
+			return
+		}
+		e.wg.Add(1)
+		go func() { defer e.wg.Done(); e.extra(x, at) }()
+	}
+}
+
+// extra sends one extra request and records it (seq 0, its own op).
+func (e *engine) extra(x *Extra, intended time.Time) {
+	c := e.clients[0]
+	if x.Client != "" {
+		c = e.byID[x.Client]
+	}
+	a := &rundir.Attempt{API: e.o.API, Op: x.Op, Client: c.ID, Attempt: 1, Intended: intended}
+	u := strings.TrimRight(e.o.BaseURL, "/") + x.Path
+	var body io.Reader
+	if len(x.Body) > 0 {
+		body = bytes.NewReader(x.Body)
+	}
+	req, err := http.NewRequest(x.Method, u, body)
+	if err != nil {
+		a.Sent = time.Now()
+		a.Outcome, a.Class, a.Error = rundir.OutcomeFail, "other", "build request: "+err.Error()
+		e.writeAs(c, a, x.Method, u)
+		return
+	}
+	for k, vs := range x.Header {
+		req.Header[k] = slices.Clone(vs)
+	}
+	var b []byte
+	if len(x.Body) > 0 {
+		b = x.Body
+	}
+	e.exchangeReq(e.halt, c, a, x.Method, u, b, noSlot, req)
+	e.writeAs(c, a, x.Method, u)
 }
 
 // tokenRecorder records the token requests of one client as attempts (op

@@ -347,7 +347,7 @@ func assertNoSecret(t *testing.T, dir string) {
 // map and both come back by sequence.
 func TestParkSpill(t *testing.T) {
 	e := &engine{slots: make([]atomic.Pointer[message], scheduleSlots)}
-	a, b := &message{seq: 5}, &message{seq: 5 + scheduleSlots}
+	a, b := &message{seq: 5, hit: 5}, &message{seq: 5 + scheduleSlots, hit: 5 + scheduleSlots}
 	e.park(a)
 	e.park(b) // same slot
 	if e.unpark(b.seq) != b || e.unpark(a.seq) != a || e.unpark(a.seq) != nil {

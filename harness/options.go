@@ -57,6 +57,9 @@ type load struct {
 	body      func(seq int64, client string, tag rundir.Tag) ([]byte, error)
 	clientFor func(seq int64) string
 	chain     []string
+	extra     []attack.Extra        // requests besides the messages (a replay's other recorded requests)
+	repeatOf  func(seq int64) int64 // a replay's recorded resends (attack.Options.RepeatOf)
+	messages  int64                 // messages planned when not every hit is one (a replay's repeats); 0 = requests
 	// replayed builds replay.json from the attempt log (load.profile replay only).
 	replayed func(runID, attemptsPath string) (*replay.Report, error)
 }
@@ -90,13 +93,14 @@ func scenarioLoad(s *scenarios.Scenario, sinkURL string) (load, error) {
 	}, nil
 }
 
-// replayLoad replays the sends of the scenario's API from load.file at
-// load.speed: recorded bodies, fresh correlation tags (externalIds are new so
-// the sink can time every webhook), callbacks pointed at the sink, recorded
-// clients mapped onto the scenario's.
+// replayLoad replays the scenario's API from load.file at load.speed: the
+// recorded sends as messages (recorded bodies, fresh correlation tags,
+// externalIds new or kept as load.externalIds says, callbacks pointed at the
+// sink, recorded clients mapped onto the scenario's), and the API's other
+// recorded requests as the attack's extras, at their recorded times.
 func replayLoad(s *scenarios.Scenario, sinkURL string) (load, error) {
 	path := s.ResolvePath(s.Load.File)
-	reqs, err := replay.Load(path, replay.FormatAuto)
+	reqs, err := replay.LoadWith(path, s.Load.Format, replay.ReadOptions{ClientHeader: s.Load.ClientHeader})
 	if err != nil {
 		return load{}, fmt.Errorf("load.file: %w", err)
 	}
@@ -108,7 +112,7 @@ func replayLoad(s *scenarios.Scenario, sinkURL string) (load, error) {
 	if speed <= 0 {
 		speed = 1
 	}
-	rw := replay.AttackRewrite{ExternalIDs: replay.ExternalIDsNew}
+	rw := replay.AttackRewrite{ExternalIDs: cmp.Or(s.Load.ExternalIDs, replay.ExternalIDsNew)}
 	if s.Delivery.Via != "poll" && s.Delivery.Via != "none" {
 		rw.SinkURL = sinkURL
 	}
@@ -116,10 +120,8 @@ func replayLoad(s *scenarios.Scenario, sinkURL string) (load, error) {
 	if err != nil {
 		return load{}, fmt.Errorf("load.file %s: %w", path, err)
 	}
-	if plan.Requests == 0 {
-		return load{}, fmt.Errorf("load.file %s: no %s sends recorded", path, s.API)
-	}
 	return load{pacer: plan.Pacer, profile: "replay", requests: plan.Requests, body: plan.Body, clientFor: plan.ClientFor,
+		extra: plan.Extra, repeatOf: plan.RepeatOf, messages: plan.Requests - int64(plan.Repeats),
 		replayed: func(runID, attemptsPath string) (*replay.Report, error) {
 			return plan.Report(runID, speed, attemptsPath)
 		}}, nil
@@ -134,7 +136,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		ld.pacer, ld.profile, ld.requests = r.o.Pacer, r.o.PacerProfile, r.o.PacerRequests
 	}
 	if ld.profile == "replay" {
-		plan.Messages = ld.requests
+		plan.Messages = cmp.Or(ld.messages, ld.requests)
 	}
 	maxMsgs := s.MaxMessages
 	if m := r.o.MaxMessages; m > 0 && (maxMsgs == 0 || m < maxMsgs) {
@@ -189,6 +191,8 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		// grace of 0 still ends it with the load (Grace 0 would mean no end).
 		Grace:       max(s.Delivery.Grace.D, time.Nanosecond),
 		MaxInFlight: s.Load.MaxInFlight,
+		Extra:       ld.extra,
+		RepeatOf:    ld.repeatOf,
 	}
 	if ld.profile == "replay" {
 		o.Duration = 0 // the replay pacer ends by itself

@@ -313,6 +313,7 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 		// Recorded against replayed: codes, lateness, client mapping.
 		rep, rerr := ld.replayed(r.id, filepath.Join(r.dir, rundir.AttemptsFile))
 		if rerr == nil {
+			rep.Interrupted = meta.Interrupted
 			rerr = replay.WriteReport(filepath.Join(r.dir, replay.ReplayFile), rep)
 		}
 		if rerr != nil {

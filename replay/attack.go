@@ -2,30 +2,44 @@ package replay
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
+	"github.com/msgload/msgload/attack"
 	"github.com/msgload/msgload/rundir"
 )
 
-// AttackPlan adapts the sends of one API of a recording to the attack package
-// (attack.Options: Pacer, Requests, Body), so a replay can run through the
-// harness with its retries, limits, probes and metrics:
+// AttackPlan adapts one API of a recording to the attack package
+// (attack.Options: Pacer, Requests, Body, ClientFor, Extra), so a replay runs
+// through the harness with its retries, limits, probes and metrics:
 //
 //	p, _ := replay.ForAttack(reqs, rundir.APINotify, clientIDs, replay.AttackRewrite{SinkURL: sink, ExternalIDs: "keep"}, speed)
-//	o.Pacer, o.Requests, o.Body = p.Pacer, p.Requests, p.Body
+//	o.Pacer, o.Requests, o.Body, o.ClientFor, o.Extra = p.Pacer, p.Requests, p.Body, p.ClientFor, p.Extra
 //
 // Message seq (from 1) is the seq-th recorded send of the API, in offset order.
-// Other recorded requests (token calls, webhook registrations, status polls) are
-// left to the attacker, which authenticates, registers the sink and polls itself.
+// The API's other recorded requests (status checks, webhook registrations,
+// other calls; requests of no known API go with messaging, or with notify when
+// the recording has no messaging sends) are Extra: sent at their recorded
+// offsets on the same clock, not as messages. Recorded token calls are never
+// replayed: the attacker authenticates its clients afresh.
 type AttackPlan struct {
 	Pacer    *Pacer
 	Requests int64
 	// Sends are the recorded sends, message seq at index seq-1.
 	Sends []Request
+	// Extra are the other recorded requests, ready for attack.Options.Extra.
+	Extra []attack.Extra
+	// Skipped counts the recorded requests this plan does not replay, by reason.
+	Skipped map[string]int
+	// Repeats counts the recorded sends that resend an earlier send's
+	// externalId (the application's retries): RepeatOf folds each into the
+	// attempts of the first.
+	Repeats  int
+	repeatOf []int64 // seq-1 → the seq it repeats, 0 for none
+
 	// Clients maps recorded clients onto the scenario's; ClientFor(seq) is the
-	// scenario client the recording's client of message seq maps to. The attacker
-	// currently picks clients round robin by seq; it should ask ClientFor.
+	// scenario client the recording's client of message seq maps to.
 	Clients *ClientMap
 
 	rewrite AttackRewrite
@@ -33,18 +47,46 @@ type AttackPlan struct {
 
 // AttackRewrite says how sends are rewritten for the attacker.
 type AttackRewrite struct {
-	SinkURL     string // callbacks to SinkURL/callback ("" keeps them)
+	SinkURL     string // callbacks to SinkURL/callback, webhook registrations to SinkURL/webhook ("" keeps them)
 	ExternalIDs string // ExternalIDsKeep (default) or ExternalIDsNew (the tag's externalId)
 }
 
-// ForAttack returns the plan for the sends of api (rundir.APIMessaging or
+// Reasons a recorded request is not replayed (AttackPlan.Skipped, replay.json).
+const (
+	SkipToken  = "token endpoint (fresh tokens are used)"
+	SkipNoPart = "no sends of its API recorded (a replay part is an API with sends)"
+)
+
+// ForAttack returns the plan for the requests of api (rundir.APIMessaging or
 // rundir.APINotify) in reqs at speed, with clients the scenario's client ids.
 func ForAttack(reqs []Request, api string, clients []string, rw AttackRewrite, speed float64) (*AttackPlan, error) {
-	var sends []Request
+	hasSends := map[string]bool{}
 	for _, r := range reqs {
-		if r.API == api && r.Op == OpSend {
-			sends = append(sends, r)
+		if r.Op == OpSend {
+			hasSends[r.API] = true
 		}
+	}
+	other := api == APIMessaging || !hasSends[APIMessaging] // who replays requests of no known API
+	var sends, extras, mine []Request
+	skipped := map[string]int{}
+	for _, r := range reqs {
+		switch {
+		case r.API == api && r.Op == OpSend:
+			sends = append(sends, r)
+		case r.API == APIToken:
+			if api == APINotify {
+				skipped[SkipToken]++
+			}
+			continue
+		case r.API == api, r.API == APIOther && other:
+			extras = append(extras, r)
+		case r.API != api && r.API != APIOther && !hasSends[r.API] && api == firstPart(hasSends):
+			skipped[SkipNoPart]++
+			continue
+		default:
+			continue
+		}
+		mine = append(mine, r)
 	}
 	if len(sends) == 0 {
 		return nil, fmt.Errorf("%s sends: %w", api, ErrNoRequests)
@@ -59,8 +101,50 @@ func ForAttack(reqs []Request, api string, clients []string, rw AttackRewrite, s
 	if err != nil {
 		return nil, err
 	}
-	return &AttackPlan{Pacer: p, Requests: int64(len(sends)), Sends: sends,
-		Clients: NewClientMap(sends, map[string][]string{api: clients}), rewrite: rw}, nil
+	cm := NewClientMap(mine, map[string][]string{api: clients, APIOther: clients})
+	plan := &AttackPlan{Pacer: p, Requests: int64(len(sends)), Sends: sends, Skipped: skipped, Clients: cm, rewrite: rw}
+	first := map[[2]string]int64{} // recorded client and externalId → the seq that sent it first
+	plan.repeatOf = make([]int64, len(sends))
+	for i, r := range sends {
+		if r.ExternalID == "" {
+			continue
+		}
+		k := [2]string{r.ClientID, r.ExternalID}
+		if s, ok := first[k]; ok {
+			plan.repeatOf[i] = s
+			plan.Repeats++
+		} else {
+			first[k] = int64(i + 1)
+		}
+	}
+	for i := range extras {
+		r := &extras[i]
+		x := attack.Extra{At: time.Duration(float64(r.Offset) / speed), Op: r.Op, Client: cm.Client(i, r),
+			Method: r.Method, Path: r.Path, Header: r.Header.Clone()}
+		if r.Op == OpOther {
+			x.Op = attack.OpOther
+		}
+		if r.Query != "" {
+			x.Path += "?" + r.Query
+		}
+		if !slices.Contains(clients, x.Client) {
+			x.Client = "" // the attacker's first client
+		}
+		if x.Body, err = RewriteBody(r, BodyRewrite{SinkURL: rw.SinkURL}); err != nil {
+			x.Body = r.Body
+		}
+		plan.Extra = append(plan.Extra, x)
+	}
+	return plan, nil
+}
+
+// firstPart is the API whose plan counts the requests no part replays: the
+// first API with sends.
+func firstPart(hasSends map[string]bool) string {
+	if hasSends[APIMessaging] {
+		return APIMessaging
+	}
+	return APINotify
 }
 
 // ClientFor is the scenario client for message seq.
@@ -70,6 +154,17 @@ func (p *AttackPlan) ClientFor(seq int64) string {
 		return ""
 	}
 	return p.Clients.Client(i, &p.Sends[i])
+}
+
+// RepeatOf is attack.Options.RepeatOf: a recorded send that repeats an
+// earlier send's externalId (for the same recorded client) is that message's
+// next attempt, so a replay with new externalIds sends the repeat with the
+// same fresh id and the report counts one message, as the service does.
+func (p *AttackPlan) RepeatOf(seq int64) int64 {
+	if seq < 1 || seq > int64(len(p.repeatOf)) {
+		return 0
+	}
+	return p.repeatOf[seq-1]
 }
 
 // Body is attack.Options.Body: the recorded body of message seq, rewritten —
@@ -100,11 +195,22 @@ func (p *AttackPlan) Body(seq int64, _ string, tag rundir.Tag) ([]byte, error) {
 // from the attempts (sent − intended of first attempts).
 func (p *AttackPlan) Report(runID string, speed float64, attemptsPath string) (*Report, error) {
 	rep := &Report{RunID: runID, Speed: speed, ExternalIDs: p.rewrite.ExternalIDs, Planned: len(p.Sends),
-		Clients: p.Clients.Pairs()}
+		Other: len(p.Extra), Repeats: p.Repeats, Clients: p.Clients.Pairs()}
+	if len(p.Skipped) > 0 {
+		rep.Skipped = maps.Clone(p.Skipped)
+	}
+	hooked := map[string]bool{}
 	codes := map[CodeRow]int{}
 	var late []time.Duration
 	first := true
 	err := rundir.ReadJSONL(attemptsPath, func(a rundir.Attempt) error {
+		switch {
+		case a.Op == OpToken && a.Outcome != rundir.OutcomeOK:
+			rep.TokenErrors++
+		case a.Op == OpWebhook && a.Outcome == rundir.OutcomeOK && !hooked[a.Client]:
+			hooked[a.Client] = true
+			rep.Webhooks++
+		}
 		if a.Op != OpSend || a.Attempt > 1 || a.Probe != "" || a.Seq < 1 || a.Seq > int64(len(p.Sends)) {
 			return nil
 		}

@@ -11,12 +11,14 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/msgload/msgload/attack"
 	"github.com/msgload/msgload/rundir"
 )
 
 // BenchmarkReplayPacing replays one second of evenly spaced messaging sends at
 // 1,000 and 10,000 requests/s against a loopback target that answers at once,
-// through Run (vegeta attacker, replay pacer, rewriting, attempt recording), and
+// through the harness's attack path (ForAttack's plan in attack.Run: vegeta
+// attacker, replay pacer, rewriting, fresh credentials, attempt recording), and
 // reports the offset error (actual send − intended) p50/p99/max over all hits.
 // Each iteration takes about one second.
 //
@@ -39,9 +41,21 @@ func BenchmarkReplayPacing(b *testing.B) {
 			var errs []time.Duration
 			for i := 0; b.Loop(); i++ {
 				dir := b.TempDir()
-				_, err := Run(b.Context(), RunOptions{Requests: reqs, Speed: 1, MessagingURL: srv.URL,
-					Messaging: []Cred{{"app", "pw"}}, RunID: fmt.Sprintf("bench-%d", i), Dir: dir, Workers: 50})
+				plan, err := ForAttack(reqs, APIMessaging, []string{"app"}, AttackRewrite{SinkURL: "http://127.0.0.1:1"}, 1)
 				if err != nil {
+					b.Fatal(err)
+				}
+				rec, err := attack.NewRecorder(dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, err = attack.Run(b.Context(), attack.Options{API: rundir.APIMessaging, BaseURL: srv.URL,
+					Clients: []attack.Client{{ID: "app", Secret: "pw"}}, Pacer: plan.Pacer, Requests: plan.Requests,
+					Body: plan.Body, ClientFor: plan.ClientFor, RunID: fmt.Sprintf("bench-%d", i), Out: rec, Workers: 50})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := rec.Close(); err != nil {
 					b.Fatal(err)
 				}
 				rundir.ReadJSONL(filepath.Join(dir, rundir.AttemptsFile), func(a rundir.Attempt) error {
@@ -62,7 +76,7 @@ func BenchmarkReplayPacing(b *testing.B) {
 // rewriting, no recording) for one second at 1,000 and 10,000 requests/s, once
 // with the replay Pacer over evenly spaced offsets and once with vegeta's own
 // ConstantPacer, and reports the error of vegeta's hit timestamps against the
-// plan (i/rate): the two side by side separate the pacer from the rest of Run.
+// plan (i/rate): the two side by side separate the pacer from the rest of the replay path.
 //
 //	go test ./replay -run '^$' -bench 'BenchmarkReplayPacing|BenchmarkPacerVsConstant' -benchtime 2x
 func BenchmarkPacerVsConstant(b *testing.B) {

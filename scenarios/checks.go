@@ -231,10 +231,21 @@ func (c *checker) load(s *Scenario, p string) {
 		if l.Speed < 0 || l.Speed > 1000 {
 			c.errorf(at("speed"), "must be above 0 and at most 1000")
 		}
+		if l.Format == "" {
+			l.Format = "auto"
+		}
+		c.oneOf(at("format"), l.Format, replayFormats)
+		if l.ExternalIDs == "" {
+			l.ExternalIDs = "new"
+		}
+		c.oneOf(at("externalIds"), l.ExternalIDs, replayExternalIDs)
 	}
 	if l.Profile != "replay" {
 		forbid("file", l.File != "")
 		forbid("speed", l.Speed != 0)
+		forbid("format", l.Format != "")
+		forbid("clientHeader", l.ClientHeader != "")
+		forbid("externalIds", l.ExternalIDs != "")
 	}
 	if l.Profile != "sine" {
 		forbid("period", !l.Period.IsZero())

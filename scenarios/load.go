@@ -256,15 +256,18 @@ func (c *checker) errorf(p, format string, args ...any) {
 func (c *checker) set(p string) bool { _, ok := c.pos[p]; return ok }
 
 var (
-	apis        = []string{"messaging", "notify"}
-	profiles    = []string{"constant", "ramp", "steps", "sine", "replay"}
-	modes       = []string{"respect", "exceed"}
-	channels    = []string{"sms", "viber", "vkok", "push", "whatsapp", "tgotp"}
-	mediaTypes  = []string{"IMAGE", "AUDIO", "VIDEO", "FILE"}
-	states      = []string{"DELIVERED", "NOT_DELIVERED", "SEEN", "EXPIRED", "FAILED"}
-	algorithms  = []string{"fixed", "sliding", "token-bucket"}
-	fills       = []string{"ascii", "cyrillic", "emoji"}
-	deliveryVia = []string{"sink", "poll", "none"}
+	apis     = []string{"messaging", "notify"}
+	profiles = []string{"constant", "ramp", "steps", "sine", "replay"}
+	// replay: the formats replay.Load reads, and the externalId modes
+	replayFormats     = []string{"auto", "msgload", "har", "vegeta"}
+	replayExternalIDs = []string{"new", "keep"}
+	modes             = []string{"respect", "exceed"}
+	channels          = []string{"sms", "viber", "vkok", "push", "whatsapp", "tgotp"}
+	mediaTypes        = []string{"IMAGE", "AUDIO", "VIDEO", "FILE"}
+	states            = []string{"DELIVERED", "NOT_DELIVERED", "SEEN", "EXPIRED", "FAILED"}
+	algorithms        = []string{"fixed", "sliding", "token-bucket"}
+	fills             = []string{"ascii", "cyrillic", "emoji"}
+	deliveryVia       = []string{"sink", "poll", "none"}
 )
 
 func (c *checker) oneOf(p, v string, allowed []string) bool {

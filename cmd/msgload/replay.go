@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,7 +25,9 @@ const (
 	envReplayClientSecret      = "MSGLOAD_REPLAY_CLIENT_SECRET"      // shared by the client_ids
 )
 
-// replayCommand replays a recording, a HAR file or vegeta targets.
+// replayCommand replays a recording, a HAR file or vegeta targets. Every replay
+// is a run of the harness: with --scenario that scenario with the recording as
+// its load, without it the built-in replay scenario (harness.ReplayScenario).
 func (g *globalState) replayCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "replay",
@@ -35,23 +36,25 @@ func (g *globalState) replayCommand() *cli.Command {
 		Description: "With no --target the embedded simulator and sink are used. Recorded credentials are never sent:\n" +
 			"messaging requests use the logins of " + envReplayMessagingLogin + " with " + envReplayMessagingPassword + ",\n" +
 			"notify requests fresh tokens for the client_ids of " + envReplayClientID + " with " + envReplayClientSecret + ".\n" +
-			"Recorded clients are mapped onto these in order of first appearance. Writes runs/<id>/ with replay.json\n" +
-			"(recorded against replayed response codes, pacing) beside the usual run files and reports.",
+			"Recorded clients are mapped onto these in order of first appearance. A replay is a run: it writes runs/<id>/\n" +
+			"(one part per API of the recording) with replay.json (recorded against replayed response codes, pacing)\n" +
+			"beside the usual run files and reports, serves /metrics and stops on Ctrl-C like msgload run.",
 		Flags: []cli.Flag{
 			&cli.Float64Flag{Name: "speed", Value: 1, Usage: "time scale: 2 replays twice as fast, 0.5 at half speed"},
 			&cli.StringFlag{Name: "format", Value: replay.FormatAuto, Usage: "auto, msgload, har or vegeta"},
 			&cli.StringFlag{Name: "out", Value: "runs", Usage: "parent `DIR` of run directories"},
-			&cli.StringFlag{Name: "external-ids", Value: replay.ExternalIDsKeep, Usage: "keep (same externalIds: a second replay must get the same notificationIds) or new (fresh, run-tagged)"},
+			&cli.StringFlag{Name: "external-ids", Value: replay.ExternalIDsKeep, Usage: "keep (same externalIds: a second replay must get the same notificationIds) or new (fresh, run-tagged); with --scenario the default is new"},
 			&cli.StringFlag{Name: "target", Usage: "base `URL` of both APIs (default: the embedded simulator)"},
 			&cli.StringFlag{Name: "messaging-url", Usage: "base URL of the messaging API, over --target"},
 			&cli.StringFlag{Name: "notify-url", Usage: "base URL of the notification API, over --target"},
 			&cli.StringFlag{Name: "token-url", Usage: "token endpoint (default: <notify-url>/oauth/token)"},
 			&cli.StringFlag{Name: "sink", Usage: "base URL of a standalone sink; callbacks and webhook registrations are rewritten to it"},
 			&cli.StringFlag{Name: "client-header", Usage: "request header carrying the recorded client id (tried before Authorization and the body)"},
-			&cli.DurationFlag{Name: "grace", Value: 30 * time.Second, Usage: "wait for callbacks after the last send (embedded: until the simulator has nothing pending, at most this)"},
-			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "per request"},
-			&cli.StringFlag{Name: "scenario", Usage: "replay through a scenario (built-in `NAME` or file): its target, clients, limit mode, retries, probes, delivery and thresholds apply, its load is replaced by FILE's sends; run-tagged externalIds"},
-			&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9464", Usage: "with --scenario: serve /metrics here while the replay goes (\"\" for none; port 0 for any free one; a busy port is an error)"},
+			&cli.StringFlag{Name: "limit", Value: "exceed", Usage: "without --scenario: exceed (keep the recording's pace whatever the service's limit) or respect (hold every client under it)"},
+			&cli.DurationFlag{Name: "grace", Value: 30 * time.Second, Usage: "without --scenario: wait for callbacks after the last send (embedded: until the simulator has nothing pending, at most this)"},
+			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "without --scenario: per request"},
+			&cli.StringFlag{Name: "scenario", Usage: "replay through a scenario (built-in `NAME` or file): its target, clients, limit mode, retries, probes, delivery and thresholds apply, its load is replaced by FILE"},
+			&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9464", Usage: "serve /metrics here while the replay goes (\"\" for none; port 0 for any free one; a busy port is an error)"},
 			&cli.StringFlag{Name: "confirm-target", Usage: "`HOST` that may be replayed against although it is not loopback"},
 		},
 		Action: func(c *cli.Context) error {
@@ -62,24 +65,30 @@ func (g *globalState) replayCommand() *cli.Command {
 			if err != nil {
 				return badInput(err)
 			}
+			var s *scenarios.Scenario
 			if name := c.String("scenario"); name != "" {
-				if c.IsSet("external-ids") && o.ExternalIDs != replay.ExternalIDsNew {
-					return badInput(errors.New("--scenario replays with run-tagged externalIds; --external-ids keep works without --scenario"))
+				s, err = g.scenarioReplay(c, name, o)
+			} else {
+				var notes []string
+				s, notes, err = harness.ReplayScenario(o)
+				for _, n := range notes {
+					fmt.Fprintf(g.stderr, "msgload replay: %s\n", n)
 				}
-				return g.runScenarioReplay(c, name, o)
 			}
-			return g.runReplay(c.Context, o)
+			if err != nil {
+				return badInput(err)
+			}
+			return g.runReplay(c, s)
 		},
 	}
 }
 
-func (g *globalState) replayConfig(c *cli.Context) (replay.SessionOptions, error) {
+func (g *globalState) replayConfig(c *cli.Context) (harness.ReplayOptions, error) {
 	var problems []error
-	o := replay.SessionOptions{
-		File: c.Args().First(), Format: c.String("format"), Speed: c.Float64("speed"), Out: c.String("out"),
-		ExternalIDs: c.String("external-ids"), Read: replay.ReadOptions{ClientHeader: c.String("client-header")},
+	o := harness.ReplayOptions{
+		File: c.Args().First(), Format: c.String("format"), Speed: c.Float64("speed"),
+		ExternalIDs: c.String("external-ids"), ClientHeader: c.String("client-header"), LimitMode: c.String("limit"),
 		TokenURL: c.String("token-url"), SinkURL: c.String("sink"), Grace: c.Duration("grace"), Timeout: c.Duration("timeout"),
-		Version: version(), Log: g.stderr,
 	}
 	switch o.Format {
 	case replay.FormatAuto, replay.FormatMsgload, replay.FormatHAR, replay.FormatVegeta:
@@ -91,6 +100,9 @@ func (g *globalState) replayConfig(c *cli.Context) (replay.SessionOptions, error
 	}
 	if o.ExternalIDs != replay.ExternalIDsKeep && o.ExternalIDs != replay.ExternalIDsNew {
 		problems = append(problems, fmt.Errorf("--external-ids %q: want keep or new", o.ExternalIDs))
+	}
+	if o.LimitMode != "exceed" && o.LimitMode != "respect" {
+		problems = append(problems, fmt.Errorf("--limit %q: want exceed or respect", o.LimitMode))
 	}
 	o.MessagingURL, o.NotifyURL = c.String("target"), c.String("target")
 	if v := c.String("messaging-url"); v != "" {
@@ -123,14 +135,17 @@ func (g *globalState) replayConfig(c *cli.Context) (replay.SessionOptions, error
 		return out
 	}
 	for _, id := range split(g.getenv(envReplayMessagingLogin)) {
-		o.Messaging = append(o.Messaging, replay.Cred{ID: id, Secret: g.getenv(envReplayMessagingPassword)})
+		o.Messaging = append(o.Messaging, scenarios.Cred{ID: id, Secret: g.getenv(envReplayMessagingPassword)})
 	}
 	for _, id := range split(g.getenv(envReplayClientID)) {
-		o.Notify = append(o.Notify, replay.Cred{ID: id, Secret: g.getenv(envReplayClientSecret)})
+		o.Notify = append(o.Notify, scenarios.Cred{ID: id, Secret: g.getenv(envReplayClientSecret)})
 	}
 	if c.String("scenario") != "" {
 		if o.MessagingURL != "" || o.NotifyURL != "" || o.SinkURL != "" || o.TokenURL != "" {
 			problems = append(problems, errors.New("--scenario names the target and the sink: leave out --target, --messaging-url, --notify-url, --token-url and --sink"))
+		}
+		if c.IsSet("limit") {
+			problems = append(problems, errors.New("--scenario names the limit mode (limit.mode): leave out --limit"))
 		}
 	} else if (o.MessagingURL != "" || o.NotifyURL != "") && len(o.Messaging) == 0 && len(o.Notify) == 0 {
 		problems = append(problems, fmt.Errorf("a target needs credentials: set %s/%s or %s/%s", envReplayMessagingLogin, envReplayMessagingPassword, envReplayClientID, envReplayClientSecret))
@@ -138,75 +153,23 @@ func (g *globalState) replayConfig(c *cli.Context) (replay.SessionOptions, error
 	return o, errors.Join(problems...)
 }
 
-// runReplay replays until done; the first interrupt stops sending (what was
-// sent is still reported).
-func (g *globalState) runReplay(parent context.Context, o replay.SessionOptions) error {
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-	sig, stop := g.signals()
-	defer stop()
-	go func() {
-		select {
-		case <-sig:
-			fmt.Fprintln(g.stderr, "msgload replay: interrupted; stopping sends")
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	res, err := replay.Session(ctx, o)
-	if err != nil {
-		if errors.Is(err, replay.ErrFormat) || errors.Is(err, replay.ErrNoRequests) || errors.Is(err, replay.ErrNotRecording) ||
-			errors.Is(err, replay.ErrBadLine) || errors.Is(err, replay.ErrVersion) {
-			return badInput(err)
-		}
-		return err
-	}
-	failed := false
-	for _, p := range res.Parts {
-		if len(res.Parts) > 1 {
-			fmt.Fprintf(g.stdout, "== %s (%s)\n", p.API, p.Dir)
-		}
-		switch {
-		case p.Err != nil:
-			failed = true
-			fmt.Fprintf(g.stdout, "%s: not replayed: %v\n", p.API, p.Err)
-			continue
-		case p.Report != nil:
-			p.Report.WriteTable(g.stdout)
-		}
-		switch {
-		case p.Summary != nil:
-			p.Summary.TerminalWith(g.stdout, g.terminal())
-			failed = failed || !p.Summary.OK()
-		case p.SummaryErr != nil:
-			fmt.Fprintf(g.stdout, "no report: %v (rebuild it with: msgload report %s)\n", p.SummaryErr, p.Dir)
-		}
-	}
-	fmt.Fprintf(g.stdout, "run directory: %s\n", res.Dir)
-	switch {
-	case res.Interrupted():
-		return &exitError{code: exitInterrupted, err: errors.New("replay interrupted; partial results kept in " + res.Dir)}
-	case failed:
-		return &exitError{code: exitThresholds, err: errors.New("replay failed: a part did not run or a threshold did not hold; see " + res.Dir)}
-	}
-	return nil
-}
-
-// runScenarioReplay replays the file through the harness with the scenario's
-// settings, its load replaced by the recording; the harness writes replay.json
-// (recorded against replayed codes) in every part's directory, and its table is
-// printed with the summary.
-func (g *globalState) runScenarioReplay(c *cli.Context, name string, o replay.SessionOptions) error {
-	if _, err := replay.LoadWith(o.File, o.Format, o.Read); err != nil {
-		return badInput(err) // before anything starts
+// scenarioReplay is the scenario NAME with its load (every part's) replaced by
+// the recording: run-tagged externalIds unless --external-ids keep is given.
+func (g *globalState) scenarioReplay(c *cli.Context, name string, o harness.ReplayOptions) (*scenarios.Scenario, error) {
+	if _, err := replay.LoadWith(o.File, o.Format, replay.ReadOptions{ClientHeader: o.ClientHeader}); err != nil {
+		return nil, err // before anything starts
 	}
 	s, err := scenarios.Load(name, g.getenv)
 	if err != nil {
-		return badInput(err)
+		return nil, err
 	}
 	file, err := filepath.Abs(o.File)
 	if err != nil {
-		return badInput(err)
+		return nil, err
+	}
+	ids := replay.ExternalIDsNew
+	if c.IsSet("external-ids") {
+		ids = o.ExternalIDs
 	}
 	parts := []*scenarios.Scenario{s}
 	if len(s.Parts) > 0 {
@@ -216,15 +179,22 @@ func (g *globalState) runScenarioReplay(c *cli.Context, name string, o replay.Se
 		}
 	}
 	for _, p := range parts {
-		p.Load = scenarios.LoadSpec{Profile: "replay", File: file, Speed: o.Speed}
+		p.Load = scenarios.LoadSpec{Profile: "replay", File: file, Speed: o.Speed, Format: o.Format, ClientHeader: o.ClientHeader, ExternalIDs: ids}
 	}
 	if err := s.Validate(); err != nil {
-		return badInput(err)
+		return nil, err
 	}
+	return s, nil
+}
+
+// runReplay runs the replay scenario through the harness; the harness writes
+// replay.json (recorded against replayed codes) in every part's directory, and
+// its table is printed with the summary.
+func (g *globalState) runReplay(c *cli.Context, s *scenarios.Scenario) error {
 	sig, stopSignals := g.signals()
 	defer stopSignals()
 	res, err := harness.Run(c.Context, harness.Options{
-		Scenario: s, Out: o.Out, MetricsAddr: c.String("metrics-addr"), MetricsLinger: 15 * time.Second,
+		Scenario: s, Out: c.String("out"), MetricsAddr: c.String("metrics-addr"), MetricsLinger: 15 * time.Second,
 		ConfirmTarget: c.String("confirm-target"), Version: version(), SinkReadToken: g.getenv(envSinkReadToken),
 		Stdout: g.stdout, Stderr: g.stderr, TTY: g.isTTY(g.stderr), Signals: sig,
 	})
@@ -236,7 +206,7 @@ func (g *globalState) runScenarioReplay(c *cli.Context, name string, o replay.Se
 	}
 	for _, p := range res.Parts {
 		if len(res.Parts) > 1 {
-			fmt.Fprintf(g.stdout, "== %s (%s)\n", p.Name, p.API)
+			fmt.Fprintf(g.stdout, "== %s (%s)\n", p.Name, p.Dir)
 		}
 		if b, err := os.ReadFile(filepath.Join(p.Dir, replay.ReplayFile)); err == nil {
 			var rep replay.Report
