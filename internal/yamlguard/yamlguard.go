@@ -152,8 +152,11 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' }
 func (s *scanner) run() *Error {
 	src := s.src
 	for off := 0; off < len(src); {
+		// A line ends at \n, or at a \r not followed by \n: YAML takes a lone
+		// carriage return as a line break too (found by FuzzCheck: a line of
+		// "- - - …" after a lone \r passed as blank).
 		end := off
-		for end < len(src) && src[end] != '\n' {
+		for end < len(src) && src[end] != '\n' && !(src[end] == '\r' && (end+1 == len(src) || src[end+1] != '\n')) {
 			end++
 		}
 		s.line++
