@@ -117,6 +117,10 @@ type Options struct {
 	// ClientFor, when set, names the client of message seq (one of Clients'
 	// ids; a replay keeps the recorded mapping); nil = round robin by seq.
 	ClientFor func(seq int64) string
+	// Seq, when set, maps the k-th message of this attack (k from 1) to its
+	// sequence in the run, increasing in k (a shard of a sharded run keeps
+	// the run's global sequences); nil = k. MaxMessages caps the sequence.
+	Seq func(k int64) int64
 
 	RunID    string
 	Scenario string // for msgload_run_info
