@@ -216,6 +216,7 @@ func (a *analyzer) readMeta() error {
 		ID: m.ID, Scenario: m.Scenario, API: m.API, Target: m.Target, Version: m.Version,
 		Start: ts(m.Start), AttackEnd: ts(m.AttackEnd), End: ts(m.End), Interrupted: m.Interrupted,
 		DeliveryVia: via, Grace: m.Delivery.Grace.D().Seconds(),
+		Shard: m.Shard, Merged: m.Merged,
 	}
 	if !m.Start.IsZero() && !end.IsZero() && end.After(m.Start) {
 		a.s.Run.Duration = round6(end.Sub(m.Start).Seconds())

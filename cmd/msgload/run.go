@@ -52,7 +52,7 @@ type shardOpts struct {
 
 func (o *shardOpts) flags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "shard", Usage: "run shard `I/N` (I from 0 to N-1) of a run split among N processes: by clients (no client spans two shards) or, with fewer clients than shards, by sequence; writes OUT/<id>/shard-I; merge with msgload report --merge", Destination: &o.shard},
+		&cli.StringFlag{Name: "shard", Usage: "run shard `SHARD` = I/N (I from 0 to N-1) of a run split among N processes: by clients (no client spans two shards) or, with fewer clients than shards, by sequence; writes OUT/<id>/shard-I; merge with msgload report --merge", Destination: &o.shard},
 		&cli.IntFlag{Name: "shards", Usage: "the run is split among `N` processes and this one's index is $" + envJobIndex + " (what a Kubernetes Indexed Job gives each pod); --shard wins", Destination: &o.shards},
 		&cli.StringFlag{Name: "start-at", Usage: "begin the attack at `TIME` (RFC 3339, e.g. 2026-11-23T15:00:00Z), so every shard begins on the same instant; without --run-id the shards derive their common run id from the scenario's name, TIME and N", Destination: &o.startAt},
 		&cli.StringFlag{Name: "run-id", Usage: "name the run `ID` (1 to 64 of [A-Za-z0-9_-]) instead of a new id: every shard of a sharded run gives the same", Destination: &o.runID},
