@@ -29,6 +29,8 @@ type MergeOptions struct {
 	// events.jsonl is read from them instead of the shards' copies, by the
 	// rule a run copies from a standalone sink: the run's tagged events, and
 	// the untagged ones received between the run's first start and last end.
+	// A directory that holds no events.jsonl is a directory of sinks' data
+	// directories (DIR/*/events.jsonl), as replicas sharing a volume write.
 	SinkLogs []string
 }
 
@@ -250,10 +252,11 @@ func mergeEvents(out string, shards []shardDir) error {
 func mergeSinkLogs(out string, meta rundir.Meta, logs []string) error {
 	from, to := meta.Start, meta.End
 	return writeLines(out, rundir.EventsFile, func(emit func([]byte) error) error {
-		for _, l := range logs {
-			if st, err := os.Stat(l); err == nil && st.IsDir() {
-				l = filepath.Join(l, rundir.EventsFile)
-			}
+		files, err := sinkLogFiles(logs)
+		if err != nil {
+			return err
+		}
+		for _, l := range files {
 			err := eachLine(l, func(line []byte) error {
 				var e eventTag
 				if json.Unmarshal(line, &e) != nil {
@@ -276,6 +279,34 @@ func mergeSinkLogs(out string, meta rundir.Meta, logs []string) error {
 		}
 		return nil
 	})
+}
+
+// sinkLogFiles finds the logs: a file is one; a sink's data directory holds
+// one (events.jsonl); any other directory holds sinks' data directories, one
+// per replica (DIR/*/events.jsonl), as replicas sharing a volume write them.
+func sinkLogFiles(paths []string) ([]string, error) {
+	var files []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("%w: sink log: %v", ErrMerge, err)
+		}
+		if !st.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(p, rundir.EventsFile)); err == nil {
+			files = append(files, filepath.Join(p, rundir.EventsFile))
+			continue
+		}
+		found, _ := filepath.Glob(filepath.Join(p, "*", rundir.EventsFile))
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%w: sink log %s: neither %s in it nor sink data directories holding one", ErrMerge, p, rundir.EventsFile)
+		}
+		sort.Strings(found)
+		files = append(files, found...)
+	}
+	return files, nil
 }
 
 // mergeTruth joins the truths of the shards' simulators (embedded: one each).

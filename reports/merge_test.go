@@ -188,3 +188,69 @@ func TestMergeRefuses(t *testing.T) {
 		t.Errorf("two of three shards: verdict %s, missing %v; want incomplete, [2]", s.Verdict, s.Run.Merged.Missing)
 	}
 }
+
+// TestMergeSinkLogs: with the logs of two sink replicas (a directory of their
+// data directories) the merged events are the run's, each once: the same
+// figures as from the shards' copies; another run's events and untagged ones
+// outside the run's window are not the run's.
+func TestMergeSinkLogs(t *testing.T) {
+	dirs, _, _ := shardedRun(t)
+	fromCopies, err := Merge(filepath.Join(t.TempDir(), "a"), dirs, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replicas := t.TempDir()
+	var logs [2][]rundir.Event
+	n := 0
+	for _, d := range dirs {
+		err := rundir.ReadJSONL(filepath.Join(d, rundir.EventsFile), func(e rundir.Event) error {
+			if e.Corr == nil {
+				return nil // the malformed call every shard copied: added once below
+			}
+			if e.Corr.Seq > 0 && !shardOwner(e.Corr.Seq, d, dirs) {
+				return nil // shard 0's copy of shard 1's event
+			}
+			logs[n%2] = append(logs[n%2], e)
+			n++
+			return nil
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	logs[0] = append(logs[0],
+		rundir.Event{Kind: rundir.KindMalformed, Route: "/callback", ReceivedAt: at(30), Reason: "state: not in enum"},
+		rundir.Event{Kind: rundir.KindMalformed, Route: "/callback", ReceivedAt: at(-30), Reason: "before the run"})
+	logs[1] = append(logs[1], rundir.Event{Kind: rundir.KindWebhook, Route: "/webhook", ReceivedAt: at(20), API: rundir.APINotify,
+		Corr: &rundir.Correlation{Run: "another-run", Seq: 1, Matched: true, Terminal: true}})
+	for i, l := range logs {
+		d := filepath.Join(replicas, "msgload-sink-"+itoa(int64(i)))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeJSONL(t, filepath.Join(d, rundir.EventsFile), l)
+	}
+	fromSinks, err := Merge(filepath.Join(t.TempDir(), "b"), dirs, MergeOptions{SinkLogs: []string{replicas}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := fromCopies.Delivery, fromSinks.Delivery
+	if a.Events != b.Events || a.Received != b.Received || a.Malformed != b.Malformed || a.Unmatched != b.Unmatched || a.Latency != b.Latency {
+		t.Errorf("from the sink logs: events %d received %d malformed %d unmatched %d p95 %v; from the copies %d %d %d %d %v",
+			b.Events, b.Received, b.Malformed, b.Unmatched, b.Latency.P95, a.Events, a.Received, a.Malformed, a.Unmatched, a.Latency.P95)
+	}
+	if got := fromSinks.Run.Merged.SinkLogs; !slices.Equal(got, []string{replicas}) {
+		t.Errorf("run.merged.sink_logs = %v", got)
+	}
+}
+
+// shardOwner reports whether dir is the directory of the shard that owns seq.
+func shardOwner(seq int64, dir string, dirs []string) bool {
+	for i, d := range dirs {
+		if d == dir {
+			sh, _ := rundir.NewShard(i, len(dirs), 3)
+			return sh.Owns(seq)
+		}
+	}
+	return false
+}
