@@ -294,3 +294,38 @@ func lineDiff(a, b string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestShardFlagsRefused: what cannot make a sharded run is bad input (exit 2)
+// before anything starts, and says what to give.
+func TestShardFlagsRefused(t *testing.T) {
+	scen := writeScenario(t, strings.Replace(quickNotify, "%s", "requests.total > 0", 1))
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"no run id", nil, []string{"--shard", "0/2"}, "--run-id"},
+		{"bad shard", nil, []string{"--shard", "2/2", "--run-id", "x"}, "0 ≤ I < N"},
+		{"shards without the index", nil, []string{"--shards", "3", "--run-id", "x"}, "JOB_COMPLETION_INDEX"},
+		{"index out of range", map[string]string{"JOB_COMPLETION_INDEX": "3", "MSGLOAD_RUN_SHARDS": "3"}, []string{"--run-id", "x"}, "from 0 to 2"},
+		{"bad start", nil, []string{"--shard", "0/2", "--start-at", "soon"}, "RFC 3339"},
+		{"bad run id", nil, []string{"--shard", "0/2", "--run-id", "a/b"}, "--run-id"},
+		{"parts", nil, []string{"--shard", "0/2", "--run-id", "x", "smoke"}, "parts"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			args := append([]string{"run", "--out", out, "--metrics-addr", "", "--quiet"}, c.args...)
+			if !slices.Contains(c.args, "smoke") {
+				args = append(args, scen)
+			}
+			code, _, stderr := runProgram(t, c.env, nil, args...)
+			if code != exitBadInput || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d, want %d; stderr does not say %q:\n%s", code, exitBadInput, c.want, stderr)
+			}
+			if runs, _ := os.ReadDir(out); len(runs) != 0 {
+				t.Errorf("bad input left %d run directories", len(runs))
+			}
+		})
+	}
+}
