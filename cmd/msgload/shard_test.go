@@ -329,3 +329,59 @@ func TestShardFlagsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestShardsBySequenceEmbedded: a scenario of one client split between two
+// shards, each with its own embedded simulator and sink: the sequence is
+// partitioned (odd and even), and the merge — joining the simulators' truths
+// too — passes with every message once.
+func TestShardsBySequenceEmbedded(t *testing.T) {
+	scen := writeScenario(t, `name: seq
+api: notify
+target: embedded
+clients: 1
+load: { rate: 20/s, requests: 9 }
+limit: { rate: 100/1m, mode: respect }
+message: { recipient: "+79990000001", text: "x {{.Seq}}" }
+delivery: { grace: 10s }
+thresholds: [ "delivery.lost == 0", "delivery.received == 9" ]
+`)
+	out := t.TempDir()
+	for i := 0; i < 2; i++ {
+		code, stdout, stderr := runProgram(t, nil, nil, "run", "--out", out, "--metrics-addr", "", "--quiet",
+			"--shard", strconv.Itoa(i)+"/2", "--run-id", "seq-run", scen)
+		if code != exitOK {
+			t.Fatalf("shard %d: exit %d\n%s\n%s", i, code, stdout, stderr)
+		}
+	}
+	runDir := filepath.Join(out, "seq-run")
+	for i, want := range [][]int64{{1, 3, 5, 7, 9}, {2, 4, 6, 8}} {
+		var got []int64
+		_ = rundir.ReadJSONL(filepath.Join(runDir, "shard-"+strconv.Itoa(i), rundir.AttemptsFile), func(a rundir.Attempt) error {
+			if a.Op == "send" && a.Attempt <= 1 {
+				got = append(got, a.Seq)
+			}
+			return nil
+		}, nil)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("shard %d sent %v, want %v", i, got, want)
+		}
+	}
+	code, stdout, stderr := runProgram(t, nil, nil, "report", "--merge", runDir, filepath.Join(runDir, "shard-1"), filepath.Join(runDir, "shard-0"))
+	if code != exitOK {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var sum struct {
+		Verdict string `json:"verdict"`
+		Run     struct {
+			Merged rundir.Merged `json:"merged"`
+		} `json:"run"`
+		Truth *struct {
+			Agrees bool `json:"agrees"`
+		} `json:"truth"`
+	}
+	readJSONFile(t, filepath.Join(runDir, rundir.SummaryFile), &sum)
+	if sum.Verdict != reports.VerdictPass || sum.Run.Merged.By != rundir.ShardBySequence || sum.Truth == nil || !sum.Truth.Agrees {
+		t.Errorf("merged: verdict %s, by %s, truth %+v; want pass, by sequence, truth agreeing", sum.Verdict, sum.Run.Merged.By, sum.Truth)
+	}
+}
