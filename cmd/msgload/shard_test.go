@@ -140,6 +140,23 @@ thresholds:
 			t.Fatalf("%s: run.json shard %+v, want %d/%d by clients", d, m.Shard, i, shards)
 		}
 		metas = append(metas, m)
+		if at, _ := time.Parse(time.RFC3339Nano, startAt); m.Start.Before(at) {
+			t.Errorf("shard %d started at %s, before the start instant %s", i, m.Start, startAt)
+		}
+		// The shard copied from the shared sink only its own messages' events:
+		// nothing of the other shards shows as unmatched in its own report.
+		var own struct {
+			Delivery struct {
+				Unmatched int64 `json:"unmatched"`
+				Received  int64 `json:"received"`
+			} `json:"delivery"`
+			Thresholds []any `json:"thresholds"`
+		}
+		readJSONFile(t, filepath.Join(d, rundir.SummaryFile), &own)
+		if own.Delivery.Unmatched != 0 || own.Delivery.Received == 0 || len(own.Thresholds) != 0 {
+			t.Errorf("shard %d's own report: unmatched %d, received %d, %d thresholds judged; want 0, > 0, none (the merge judges them)",
+				i, own.Delivery.Unmatched, own.Delivery.Received, len(own.Thresholds))
+		}
 		err := rundir.ReadJSONL(filepath.Join(d, rundir.AttemptsFile), func(a rundir.Attempt) error {
 			if a.Client != "" {
 				if o, ok := clientShard[a.Client]; ok && o != i {
