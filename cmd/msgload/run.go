@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -186,6 +187,11 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 		fmt.Fprintf(g.stdout, "metrics: http://%s/metrics (while the run went)\n", res.MetricsAddr)
 	}
 	fmt.Fprintf(g.stdout, "run directory: %s\n", res.Dir)
+	if ho.ShardCount > 0 {
+		parent := filepath.Dir(res.Dir)
+		fmt.Fprintf(g.stdout, "shard %d/%d of run %s: once every shard is done, msgload report --merge %s %s\n",
+			ho.ShardIndex, ho.ShardCount, res.ID, parent, filepath.Join(parent, "shard-*"))
+	}
 	switch {
 	case res.Interrupted:
 		return &exitError{code: exitInterrupted, err: errors.New("run interrupted; partial results kept in " + res.Dir)}

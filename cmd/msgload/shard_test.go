@@ -369,6 +369,9 @@ thresholds: [ "delivery.lost == 0", "delivery.received == 9" ]
 		if code != exitOK {
 			t.Fatalf("shard %d: exit %d\n%s\n%s", i, code, stdout, stderr)
 		}
+		if !strings.Contains(stdout, "msgload report --merge "+filepath.Join(out, "seq-run")) {
+			t.Errorf("shard %d does not say how to merge:\n%s", i, stdout)
+		}
 	}
 	runDir := filepath.Join(out, "seq-run")
 	for i, want := range [][]int64{{1, 3, 5, 7, 9}, {2, 4, 6, 8}} {
