@@ -344,8 +344,54 @@ func mergeTruth(out string, shards []shardDir) error {
 }
 
 // mergeResults writes one results.bin (vegeta's gob encoding, one stream)
-// with every shard's results.
+// with every shard's results, merged by send time (each shard's file is in
+// send-time order; equal times keep the shards' order) and numbered Seq 0, 1,
+// 2… in that order, as one process writes it, so vegeta plot reads it.
 func mergeResults(out string, shards []shardDir) error {
+	type source struct {
+		dec  vegeta.Decoder
+		f    *os.File
+		next vegeta.Result
+		ok   bool
+		name string
+	}
+	var srcs []*source
+	defer func() {
+		for _, s := range srcs {
+			s.f.Close()
+		}
+	}()
+	advance := func(s *source) error {
+		var r vegeta.Result
+		err := s.dec.Decode(&r)
+		switch {
+		case err == nil:
+			s.next, s.ok = r, true
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			s.ok = false // a file cut short (a killed run) ends where it was cut
+		default:
+			return fmt.Errorf("merge %s: %w", s.name, err)
+		}
+		return nil
+	}
+	for _, sh := range shards {
+		name := filepath.Join(sh.dir, rundir.ResultsFile)
+		f, err := os.Open(name)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("merge: %w", err)
+		}
+		s := &source{f: f, dec: vegeta.NewDecoder(bufio.NewReader(f)), name: name}
+		srcs = append(srcs, s)
+		if err := advance(s); err != nil {
+			return err
+		}
+	}
+	if len(srcs) == 0 {
+		return nil
+	}
 	path := filepath.Join(out, rundir.ResultsFile)
 	tmp := path + ".merge"
 	f, err := os.Create(tmp)
@@ -355,35 +401,26 @@ func mergeResults(out string, shards []shardDir) error {
 	defer os.Remove(tmp)
 	w := bufio.NewWriter(f)
 	enc := vegeta.NewEncoder(w)
-	found := false
-	for _, s := range shards {
-		in, err := os.Open(filepath.Join(s.dir, rundir.ResultsFile))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
+	for seq := uint64(0); ; seq++ {
+		var first *source
+		for _, s := range srcs { // few shards: a scan is as good as a heap
+			if s.ok && (first == nil || s.next.Timestamp.Before(first.next.Timestamp)) {
+				first = s
+			}
 		}
-		if err != nil {
+		if first == nil {
+			break
+		}
+		r := first.next
+		r.Seq = seq
+		if err := enc.Encode(&r); err != nil {
 			f.Close()
 			return fmt.Errorf("merge: %w", err)
 		}
-		found = true
-		dec := vegeta.NewDecoder(bufio.NewReader(in))
-		for {
-			var r vegeta.Result
-			if err := dec.Decode(&r); err != nil {
-				if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-					in.Close()
-					f.Close()
-					return fmt.Errorf("merge %s: %s: %w", s.dir, rundir.ResultsFile, err)
-				}
-				break
-			}
-			if err := enc.Encode(&r); err != nil {
-				in.Close()
-				f.Close()
-				return fmt.Errorf("merge: %w", err)
-			}
+		if err := advance(first); err != nil {
+			f.Close()
+			return err
 		}
-		in.Close()
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
@@ -391,9 +428,6 @@ func mergeResults(out string, shards []shardDir) error {
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("merge: %w", err)
-	}
-	if !found {
-		return nil
 	}
 	return os.Rename(tmp, path)
 }

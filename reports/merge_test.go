@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -253,4 +255,52 @@ func shardOwner(seq int64, dir string, dirs []string) bool {
 		}
 	}
 	return false
+}
+
+// TestMergeResultsInTimeOrder: the merged results.bin holds every shard's
+// results in send-time order, numbered Seq 0, 1, 2…, as vegeta plot needs.
+func TestMergeResultsInTimeOrder(t *testing.T) {
+	dirs, _, _ := shardedRun(t)
+	total := 0
+	for i, d := range dirs {
+		f, err := os.Create(filepath.Join(d, rundir.ResultsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc := vegeta.NewEncoder(f)
+		for k := 0; k < 5+i; k++ { // shard i sends at i, i+3, i+6, … ms
+			r := vegeta.Result{Seq: uint64(k), Code: 200, Timestamp: t0.Add(time.Duration(i+3*k) * time.Millisecond), Attack: "sharded-run"}
+			if err := enc.Encode(&r); err != nil {
+				t.Fatal(err)
+			}
+			total++
+		}
+		f.Close()
+	}
+	out := filepath.Join(t.TempDir(), "m")
+	if _, err := Merge(out, dirs, MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(out, rundir.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dec := vegeta.NewDecoder(f)
+	var prev time.Time
+	n := 0
+	for {
+		var r vegeta.Result
+		if err := dec.Decode(&r); err != nil {
+			break
+		}
+		if r.Seq != uint64(n) || r.Timestamp.Before(prev) {
+			t.Fatalf("result %d: seq %d at %s after %s", n, r.Seq, r.Timestamp, prev)
+		}
+		prev = r.Timestamp
+		n++
+	}
+	if n != total {
+		t.Errorf("%d results merged, want %d", n, total)
+	}
 }
