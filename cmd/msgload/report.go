@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -57,6 +58,11 @@ func (g *globalState) runReport(dir string, quiet bool) error {
 	}
 	dirs := []string{dir}
 	if _, err := os.Stat(filepath.Join(dir, rundir.MetaFile)); errors.Is(err, os.ErrNotExist) {
+		// The shards of a sharded run are not parts: their figures are shares
+		// of one run, judged only once merged. Merge them here.
+		if shards := shardDirs(dir); len(shards) > 0 {
+			return g.runMerge(dir, shards, nil, quiet)
+		}
 		// A run of several parts keeps one run directory per part inside.
 		parts, _ := filepath.Glob(filepath.Join(dir, "*", rundir.MetaFile))
 		if len(parts) > 0 {
@@ -115,4 +121,24 @@ func (g *globalState) runMerge(out string, dirs, sinkLogs []string, quiet bool) 
 		return &exitError{code: reports.ExitCode(s.Verdict), err: fmt.Errorf("verdict %s: %s", strings.ToUpper(s.Verdict), strings.Join(s.VerdictReasons, "; "))}
 	}
 	return nil
+}
+
+// shardDirs lists the directories under dir whose run.json names a shard of
+// a sharded run (msgload run --shard I/N writes them as dir/shard-I).
+func shardDirs(dir string) []string {
+	metas, _ := filepath.Glob(filepath.Join(dir, "*", rundir.MetaFile))
+	var out []string
+	for _, p := range metas {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var m struct {
+			Shard *rundir.Shard `json:"shard"`
+		}
+		if json.Unmarshal(b, &m) == nil && m.Shard != nil {
+			out = append(out, filepath.Dir(p))
+		}
+	}
+	return out
 }

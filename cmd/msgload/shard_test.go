@@ -387,7 +387,13 @@ thresholds: [ "delivery.lost == 0", "delivery.received == 9" ]
 			t.Errorf("shard %d sent %v, want %v", i, got, want)
 		}
 	}
-	code, stdout, stderr := runProgram(t, nil, nil, "report", "--merge", runDir, filepath.Join(runDir, "shard-1"), filepath.Join(runDir, "shard-0"))
+	// msgload report of the run's directory (no run.json of its own yet, a
+	// directory per shard) merges the shards rather than report them as parts.
+	code, stdout, stderr := runProgram(t, nil, nil, "report", runDir)
+	if code != exitOK || !strings.Contains(stdout, "merged 2 of 2 shards") {
+		t.Fatalf("report of the sharded run's directory: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runProgram(t, nil, nil, "report", "--merge", runDir, filepath.Join(runDir, "shard-1"), filepath.Join(runDir, "shard-0"))
 	if code != exitOK {
 		t.Fatalf("merge: exit %d\n%s\n%s", code, stdout, stderr)
 	}
