@@ -76,14 +76,14 @@ func (s Shard) modulus() int64 {
 	return int64(max(s.Count, 1))
 }
 
-// owned lists the residues r (0 ≤ r < modulus) of (seq-1) this shard owns,
-// in increasing order: by clients the indexes of its clients.
-func (s Shard) owned() []int64 {
-	var r []int64
-	for i := int64(s.Index); i < s.modulus(); i += int64(s.Count) {
-		r = append(r, i)
+// owned is how many residues r (0 ≤ r < modulus) of (seq-1) this shard
+// owns: Index, Index+Count, … (by clients, the indexes of its clients).
+func (s Shard) owned() int64 {
+	m, i, n := s.modulus(), int64(s.Index), int64(max(s.Count, 1))
+	if i >= m {
+		return 0
 	}
-	return r
+	return (m - i + n - 1) / n
 }
 
 // Owns reports whether message seq (from 1) belongs to this shard.
@@ -97,30 +97,27 @@ func (s Shard) Owns(seq int64) bool {
 
 // Share is the shard's part of the plan: its clients over all, or 1/Count.
 func (s Shard) Share() float64 {
-	return float64(len(s.owned())) / float64(s.modulus())
+	return float64(s.owned()) / float64(s.modulus())
 }
 
 // Seq is the global sequence of the shard's k-th message (k from 1): the
 // shard's sequences in increasing order, so a cap on the global sequence
 // keeps the union of the shards equal to what one process would send.
 func (s Shard) Seq(k int64) int64 {
-	own := s.owned()
-	if len(own) == 0 || k <= 0 {
+	n := s.owned()
+	if n == 0 || k <= 0 {
 		return 0
 	}
-	n := int64(len(own))
 	j, l := (k-1)/n, (k-1)%n
-	return own[l] + 1 + j*s.modulus()
+	return int64(s.Index) + l*int64(s.Count) + 1 + j*s.modulus()
 }
 
 // Messages is how many of the sequences 1 … total belong to this shard.
 func (s Shard) Messages(total int64) int64 {
-	m := s.modulus()
+	m, c := s.modulus(), int64(max(s.Count, 1))
 	var n int64
-	for _, r := range s.owned() {
-		if total > r {
-			n += (total - r + m - 1) / m
-		}
+	for r := int64(s.Index); r < m && r < total; r += c {
+		n += (total - r + m - 1) / m
 	}
 	return n
 }

@@ -7,8 +7,8 @@ import "testing"
 // Messages counts them, and by clients every client's messages stay in one
 // shard.
 func TestShardPartition(t *testing.T) {
-	for _, c := range []struct{ clients, count int }{{1, 1}, {1, 3}, {2, 3}, {3, 3}, {4, 3}, {7, 3}, {10, 4}, {5, 2}} {
-		const total = 200
+	for _, c := range []struct{ clients, count int }{{1, 1}, {1, 3}, {2, 3}, {3, 3}, {4, 3}, {7, 3}, {10, 4}, {5, 2}, {1000, 3}, {2, 7}} {
+		const total = 2500
 		owner := map[int64]int{}
 		clientShard := map[int64]int{}
 		for i := 0; i < c.count; i++ {
