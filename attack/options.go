@@ -129,6 +129,11 @@ type Options struct {
 	// accepted, and is not probed or polled.
 	RepeatOf func(seq int64) int64
 
+	// Seq, when set, maps the k-th message of this attack (k from 1) to its
+	// sequence in the run, increasing in k (a shard of a sharded run keeps
+	// the run's global sequences); nil = k. MaxMessages caps the sequence.
+	Seq func(k int64) int64
+
 	RunID    string
 	Scenario string // for msgload_run_info
 

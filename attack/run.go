@@ -402,12 +402,16 @@ func (e *engine) target(t *vegeta.Target) error {
 	if e.stop.Err() != nil {
 		return errStopped
 	}
-	seq := e.seq.Add(1)
+	k := e.seq.Add(1)
+	seq := k
+	if e.o.Seq != nil {
+		seq = e.o.Seq(k)
+	}
 	if e.o.MaxMessages > 0 && seq > e.o.MaxMessages {
 		e.maxed.Store(true)
 		return ErrMaxMessages
 	}
-	due := e.ring[(seq-1)%scheduleSlots].Load()
+	due := e.ring[(k-1)%scheduleSlots].Load()
 	capped := due < 0
 	if capped {
 		due = -due - 1

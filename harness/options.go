@@ -241,6 +241,22 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		Probes:     s.Idempotency.Probes.F,
 	}
 	meta.MaxInFlight = inFlightCap(s.Load.MaxInFlight)
+	if sh := r.shard; sh != nil {
+		// The run's global sequences and the clients a single process would
+		// give them; the plan is this shard's share of the whole run's.
+		all := make([]string, 0, len(r.whole.Creds))
+		for _, c := range r.whole.Creds {
+			all = append(all, c.ID)
+		}
+		o.Seq = sh.Seq
+		o.ClientFor = func(seq int64) string { return all[(seq-1)%int64(len(all))] }
+		o.Limit.Requests = shardLimit(*sh, o.Limit.Requests)
+		whole := r.whole.Plan()
+		meta.Planned.Requests = sh.Messages(whole.Messages)
+		meta.Planned.Rate = whole.RatePerSecond * sh.Share()
+		c := *sh
+		meta.Shard = &c
+	}
 	if via != "sink" {
 		meta.Delivery.Grace = 0
 	}

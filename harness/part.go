@@ -54,6 +54,10 @@ type partRun struct {
 	abortCh <-chan struct{}
 	// metricsAddr is where the run serves /metrics ("" for nowhere), for run.json.
 	metricsAddr string
+	// shard, of a sharded run: which messages this process sends; whole is
+	// the scenario of the whole run (s is the shard's share of it).
+	shard *rundir.Shard
+	whole *scenarios.Scenario
 
 	prog     attack.Progress
 	phase    atomic.Value // "attack", "grace", "report"
@@ -177,6 +181,7 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 				return err
 			}
 			l.token = r.o.SinkReadToken
+			l.shard = r.shard
 			l.tally = r.tally
 			r.remote = l
 			defer l.close() // on an early return; the normal path closes it after the last copy
@@ -240,6 +245,12 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	ao.Out, ao.Metrics, ao.Progress = rec, m, &r.prog
 	if r.tally != nil {
 		ao.Out = tallyRecorder{Recorder: rec, t: r.tally}
+	}
+	if !r.o.StartAt.IsZero() {
+		// Every shard begins on the same instant.
+		if late := waitStart(stopCtx, r.o.StartAt, r.o.Now); late > time.Second {
+			fmt.Fprintf(r.o.Stderr, "msgload: %s: starting %s after the start instant %s\n", s.Name, late.Round(time.Millisecond), r.o.StartAt.UTC().Format(time.RFC3339))
+		}
 	}
 	meta.Start = r.o.Now().UTC()
 	if r.remote != nil {

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/sink"
 )
 
@@ -35,13 +36,16 @@ type remoteLog struct {
 	token        string    // read token of the sink, sent as a bearer token when set
 	from, to     time.Time // the window of untagged events; zero: open
 	tally        *tally    // nil: nothing counted
-	client       *http.Client
-	f            *os.File
-	w            *bufio.Writer
-	enc          *json.Encoder
-	after        int64
-	events       atomic.Int64
-	closed       bool
+	// shard, of a sharded run: the run's tagged events of other shards'
+	// messages are theirs to copy (all shards share the run id).
+	shard  *rundir.Shard
+	client *http.Client
+	f      *os.File
+	w      *bufio.Writer
+	enc    *json.Encoder
+	after  int64
+	events atomic.Int64
+	closed bool
 }
 
 func newRemoteLog(sinkURL, run, path string) (*remoteLog, error) {
@@ -91,6 +95,9 @@ func (l *remoteLog) pull(ctx context.Context) error {
 		}
 		for i := range page.Events {
 			e := &page.Events[i]
+			if l.shard != nil && e.Corr != nil && e.Corr.Run == l.run && e.Corr.Seq > 0 && !l.shard.Owns(e.Corr.Seq) {
+				continue
+			}
 			if err := l.enc.Encode(e); err != nil {
 				return fmt.Errorf("events from the sink: %w", err)
 			}

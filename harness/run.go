@@ -63,6 +63,20 @@ type Options struct {
 	PacerProfile  string // what the Pacer is, for run.json ("replay")
 	PacerRequests int64  // messages the Pacer plans; 0 = until it ends
 
+	// RunID names the run instead of a new id: a sharded run has one id for
+	// all its shards, so one sink correlates all of them. 1 to 64 of
+	// [A-Za-z0-9_-].
+	RunID string
+	// ShardCount > 0 runs shard ShardIndex (0 … ShardCount-1) of a run split
+	// among ShardCount processes (rundir.Shard): the run directory is
+	// <Out>/<id>/shard-<I>, and msgload report --merge makes the whole run
+	// from the shards' directories. Without RunID the id is ShardRunID of the
+	// scenario and StartAt, which must then be set.
+	ShardIndex, ShardCount int
+	// StartAt, when set, is the instant the attack begins (every shard of a
+	// sharded run on the same one); what is embedded starts before it.
+	StartAt time.Time
+
 	Now func() time.Time // default time.Now
 }
 
@@ -165,6 +179,27 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 
+	var shard *rundir.Shard
+	if o.ShardCount > 0 {
+		sc, sh, err := shardScenario(o.Scenario, o.ShardIndex, o.ShardCount)
+		if err != nil {
+			return nil, err
+		}
+		shard = &sh
+		parts = []*scenarios.Scenario{sc}
+	}
+	id := o.RunID
+	switch {
+	case id != "" && !rundir.ValidRunID(id):
+		return nil, fmt.Errorf("%w: run id %q: want 1 to 64 of [A-Za-z0-9_-]", ErrShard, id)
+	case id == "" && shard != nil && o.StartAt.IsZero():
+		return nil, fmt.Errorf("%w: a sharded run needs one run id for all its shards: give the run id, or the start instant it is derived from", ErrShard)
+	case id == "" && shard != nil:
+		id = ShardRunID(o.Scenario.Name, o.StartAt, shard.Count)
+	case id == "":
+		id = NewRunID(o.Scenario.Name, o.Now())
+	}
+
 	// Metrics first: a busy address stops the run before a directory exists.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -186,8 +221,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 
-	id := NewRunID(o.Scenario.Name, o.Now())
-	dir, err := createRunDir(o.Out, id)
+	var dir string
+	var err error
+	if shard != nil {
+		dir, err = createShardDir(o.Out, id, *shard)
+	} else {
+		dir, err = createRunDir(o.Out, id)
+	}
 	if err != nil {
 		closeMetrics()
 		return nil, err
@@ -246,7 +286,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if len(parts) > 1 {
 			preg = prometheus.WrapRegistererWith(prometheus.Labels{"part": p.Name}, reg)
 		}
-		runners[i] = &partRun{o: &o, s: p, id: id, dir: pdir, reg: preg, multi: len(parts) > 1, abortCh: abortSig, plan: p.Plan().Duration, metricsAddr: res.MetricsAddr}
+		runners[i] = &partRun{o: &o, s: p, id: id, dir: pdir, reg: preg, multi: len(parts) > 1, abortCh: abortSig, plan: p.Plan().Duration, metricsAddr: res.MetricsAddr, shard: shard}
+		if shard != nil {
+			runners[i].whole = o.Scenario
+		}
 	}
 
 	planned := int64(0)

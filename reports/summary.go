@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // ErrBadSummary means a summary.json could not be read as a summary.
@@ -66,6 +68,12 @@ type RunInfo struct {
 	Interrupted bool    `json:"interrupted" expr:"interrupted"`
 	DeliveryVia string  `json:"delivery_via" expr:"delivery_via"`
 	Grace       float64 `json:"grace_s" expr:"grace"`
+	// Shard is set in the summary of one shard of a sharded run: its figures
+	// are its share only; msgload report --merge makes the whole run's.
+	Shard *rundir.Shard `json:"shard,omitempty" expr:"shard"`
+	// Merged is set in the summary msgload report --merge built: how many
+	// shards the run had and which were merged.
+	Merged *rundir.Merged `json:"merged,omitempty" expr:"merged"`
 }
 
 // Percentiles are latencies in seconds, exact nearest-rank (hist.go). With

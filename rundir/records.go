@@ -126,6 +126,24 @@ type Meta struct {
 	Probes      float64   `json:"idempotency_probes,omitempty"` // share of messages probed, 0..1
 	Chain       []string  `json:"chain,omitempty"`              // messaging: the scenario's channels in order (the failover chain)
 	MaxInFlight int       `json:"max_in_flight,omitempty"`      // the attacker's cap on messages in flight; 0 = none
+	// Shard is set in the run directory of one shard of a sharded run
+	// (msgload run --shard I/N): which messages it sent. Planned is its share.
+	Shard *Shard `json:"shard,omitempty"`
+	// Merged is set in the run directory msgload report --merge built from
+	// the shards' directories.
+	Merged *Merged `json:"merged,omitempty"`
+}
+
+// Merged says which shards a merged run directory was built from.
+type Merged struct {
+	Shards  int      `json:"shards"`            // shards of the run (N)
+	Indexes []int    `json:"indexes"`           // the shards merged, in order
+	Missing []int    `json:"missing,omitempty"` // shards of the run not merged: the run is incomplete
+	By      string   `json:"by"`                // how the run was partitioned: clients or sequence
+	Dirs    []string `json:"dirs"`              // the shard directories, as given
+	// SinkLogs are the sink logs whose events replaced the shards' copies
+	// (msgload report --merge --sink-log), when any.
+	SinkLogs []string `json:"sink_logs,omitempty"`
 }
 
 // Plan is what the pacer was asked to do.

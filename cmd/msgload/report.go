@@ -1,24 +1,29 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/rundir"
 )
 
 // reportCommand rebuilds the reports of a run directory from its raw files.
 func (g *globalState) reportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "report",
-		Usage:     "rebuild summary.json, report.html, report.md and junit.xml of a run directory (of each part, for a run of several)",
-		ArgsUsage: "RUN_DIR",
+		Usage:     "rebuild summary.json, report.html, report.md and junit.xml of a run directory (of each part, for a run of several); with --merge, make one run of the shards of a sharded run",
+		ArgsUsage: "RUN_DIR | --merge OUT SHARD_DIR…",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
+			&cli.StringFlag{Name: "merge", Usage: "make the run directory `OUT` of a sharded run from its shards' directories (msgload run --shard I/N) given as arguments: its raw files are the union of theirs, its summary, reports and verdict those of the union (counts added, percentiles over every value, thresholds once); msgload report OUT builds them again"},
+			&cli.StringSliceFlag{Name: "sink-log", Usage: "with --merge: the events come from these sink logs (`FILE` events.jsonl, or a sink's data directory), one per sink replica, instead of the shards' copies; the run's tagged events and the untagged ones of its window"},
 		},
 		Action: func(c *cli.Context) error {
 			quiet := c.Bool("quiet")
@@ -29,6 +34,15 @@ func (g *globalState) reportCommand() *cli.Command {
 					continue
 				}
 				args = append(args, a)
+			}
+			if out := c.String("merge"); out != "" {
+				if len(args) == 0 {
+					return badInput(errors.New("report: --merge OUT needs the shards' directories as arguments; see 'msgload report --help'"))
+				}
+				return g.runMerge(out, args, c.StringSlice("sink-log"), quiet)
+			}
+			if len(c.StringSlice("sink-log")) > 0 {
+				return badInput(errors.New("report: --sink-log goes with --merge; see 'msgload report --help'"))
 			}
 			if len(args) != 1 {
 				return badInput(errors.New("report: want exactly one argument, the run directory; see 'msgload report --help'"))
@@ -41,6 +55,14 @@ func (g *globalState) reportCommand() *cli.Command {
 func (g *globalState) runReport(dir string, quiet bool) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return badInput(fmt.Errorf("report: %q is not a run directory", dir))
+	}
+	if _, err := os.Stat(filepath.Join(dir, rundir.MetaFile)); errors.Is(err, os.ErrNotExist) {
+		// The shards of a sharded run are not parts: their figures are shares
+		// of one run, judged only once merged. Merge them here (before the
+		// parts: reported as parts, no threshold would be judged).
+		if shards := shardDirs(dir); len(shards) > 0 {
+			return g.runMerge(dir, shards, nil, quiet)
+		}
 	}
 	if parts := reports.PartDirs(dir); len(parts) > 0 {
 		// A run of several parts: every part, then the whole run at the top.
@@ -77,4 +99,47 @@ func (g *globalState) runReport(dir string, quiet bool) error {
 		return &exitError{code: reports.ExitCode(v), err: fmt.Errorf("verdict %s: %s", strings.ToUpper(v), strings.Join(why, "; "))}
 	}
 	return nil
+}
+
+// runMerge makes the run directory out of a sharded run from its shards'
+// directories and prints its summary; the exit code follows its verdict.
+func (g *globalState) runMerge(out string, dirs, sinkLogs []string, quiet bool) error {
+	for _, d := range dirs {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			return badInput(fmt.Errorf("report --merge: %q is not a shard's run directory", d))
+		}
+	}
+	s, err := reports.Merge(out, dirs, reports.MergeOptions{SinkLogs: sinkLogs})
+	if err != nil {
+		return badInput(fmt.Errorf("report --merge: %w", err))
+	}
+	if !quiet {
+		s.TerminalWith(g.stdout, g.terminal())
+		m := s.Run.Merged
+		fmt.Fprintf(g.stdout, "merged %d of %d shards (%v) into %s\n", len(m.Indexes), m.Shards, m.Indexes, out)
+	}
+	if s.Verdict != reports.VerdictPass {
+		return &exitError{code: reports.ExitCode(s.Verdict), err: fmt.Errorf("verdict %s: %s", strings.ToUpper(s.Verdict), strings.Join(s.VerdictReasons, "; "))}
+	}
+	return nil
+}
+
+// shardDirs lists the directories under dir whose run.json names a shard of
+// a sharded run (msgload run --shard I/N writes them as dir/shard-I).
+func shardDirs(dir string) []string {
+	metas, _ := filepath.Glob(filepath.Join(dir, "*", rundir.MetaFile))
+	var out []string
+	for _, p := range metas {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var m struct {
+			Shard *rundir.Shard `json:"shard"`
+		}
+		if json.Unmarshal(b, &m) == nil && m.Shard != nil {
+			out = append(out, filepath.Dir(p))
+		}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,13 +44,76 @@ func (o *runOpts) flags() []cli.Flag {
 	}
 }
 
+// envJobIndex is what a Kubernetes Indexed Job sets in each pod: its index,
+// 0 … completions-1. With --shards N (MSGLOAD_RUN_SHARDS) it selects the shard.
+const envJobIndex = "JOB_COMPLETION_INDEX"
+
+// shardOpts are the flags of run that split a run among processes.
+type shardOpts struct {
+	shard   string
+	shards  int
+	startAt string
+	runID   string
+}
+
+func (o *shardOpts) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "shard", Usage: "run shard `SHARD` = I/N (I from 0 to N-1) of a run split among N processes: by clients (no client spans two shards) or, with fewer clients than shards, by sequence; writes OUT/<id>/shard-I; merge with msgload report --merge", Destination: &o.shard},
+		&cli.IntFlag{Name: "shards", Usage: "the run is split among `N` processes and this one's index is $" + envJobIndex + " (what a Kubernetes Indexed Job gives each pod); --shard wins", Destination: &o.shards},
+		&cli.StringFlag{Name: "start-at", Usage: "begin the attack at `TIME` (RFC 3339, e.g. 2026-11-23T15:00:00Z), so every shard begins on the same instant; without --run-id the shards derive their common run id from the scenario's name, TIME and N", Destination: &o.startAt},
+		&cli.StringFlag{Name: "run-id", Usage: "name the run `ID` (1 to 64 of [A-Za-z0-9_-]) instead of a new id: every shard of a sharded run gives the same", Destination: &o.runID},
+	}
+}
+
+// apply sets the shard, start instant and run id of ho from the flags and
+// JOB_COMPLETION_INDEX.
+func (o *shardOpts) apply(g *globalState, ho *harness.Options) error {
+	switch {
+	case o.shard != "":
+		i, n, err := rundir.ParseShard(o.shard)
+		if err != nil {
+			return badInput(fmt.Errorf("run: --shard: %w", err))
+		}
+		ho.ShardIndex, ho.ShardCount = i, n
+	case o.shards != 0:
+		if o.shards < 1 {
+			return badInput(fmt.Errorf("run: --shards %d: want N ≥ 1", o.shards))
+		}
+		v := g.getenv(envJobIndex)
+		if v == "" {
+			return badInput(fmt.Errorf("run: --shards %d needs the shard's index in $%s (Kubernetes sets it in the pods of an Indexed Job), or give --shard I/N", o.shards, envJobIndex))
+		}
+		i, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || i < 0 || i >= o.shards {
+			return badInput(fmt.Errorf("run: %s=%q: want an index from 0 to %d (--shards %d)", envJobIndex, v, o.shards-1, o.shards))
+		}
+		ho.ShardIndex, ho.ShardCount = i, o.shards
+	}
+	if o.startAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(o.startAt))
+		if err != nil {
+			return badInput(fmt.Errorf("run: --start-at %q: want an RFC 3339 time such as 2026-11-23T15:00:00Z", o.startAt))
+		}
+		ho.StartAt = t
+	}
+	if o.runID != "" && !rundir.ValidRunID(o.runID) {
+		return badInput(fmt.Errorf("run: --run-id %q: want 1 to 64 of [A-Za-z0-9_-]", o.runID))
+	}
+	ho.RunID = o.runID
+	if ho.ShardCount > 0 && ho.RunID == "" && ho.StartAt.IsZero() {
+		return badInput(errors.New("run: a sharded run needs one run id for all its shards: give --run-id ID, or --start-at TIME from which every shard derives the same id"))
+	}
+	return nil
+}
+
 func (g *globalState) runCommand() *cli.Command {
 	var opts runOpts
+	var sh shardOpts
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run a scenario: start what is embedded, attack, wait for callbacks, write runs/<id>/, exit by thresholds",
 		ArgsUsage: "SCENARIO (a built-in name: " + joinNames(scenarios.Builtins()) + "; or a file)",
-		Flags: append(opts.flags(), &cli.BoolFlag{Name: "json", Usage: "print the final summary.json on stdout (the terminal summary goes to stderr)",
+		Flags: append(append(opts.flags(), sh.flags()...), &cli.BoolFlag{Name: "json", Usage: "print the final summary.json on stdout (the terminal summary goes to stderr)",
 			EnvVars: []string{"MSGLOAD_JSON"}, Destination: &opts.json}),
 		Action: func(c *cli.Context) error {
 			if err := oneArg(c, "run", "scenario"); err != nil {
@@ -59,7 +123,11 @@ func (g *globalState) runCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return g.runHarness(c, harness.Options{Scenario: s}, opts)
+			ho := harness.Options{Scenario: s}
+			if err := sh.apply(g, &ho); err != nil {
+				return err
+			}
+			return g.runHarness(c, ho, opts)
 		},
 	}
 }
@@ -105,7 +173,7 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 
 	res, err := harness.Run(c.Context, ho)
 	if err != nil {
-		if errors.Is(err, harness.ErrUnconfirmedTarget) {
+		if errors.Is(err, harness.ErrUnconfirmedTarget) || errors.Is(err, harness.ErrShard) {
 			return badInput(err)
 		}
 		return &exitError{code: exitBadInput, err: fmt.Errorf("run: %w", err)}
@@ -143,6 +211,11 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 		fmt.Fprintln(out, res.Parts[0].Summary.Line(res.Dir))
 	default:
 		fmt.Fprintf(out, "%s: %s — %s (no report: msgload report %s builds it)\n", ho.Scenario.Name, strings.ToUpper(res.Verdict()), res.Dir, res.Dir)
+	}
+	if ho.ShardCount > 0 {
+		parent := filepath.Dir(res.Dir)
+		fmt.Fprintf(out, "shard %d/%d of run %s: once every shard is done, msgload report --merge %s %s\n",
+			ho.ShardIndex, ho.ShardCount, res.ID, parent, filepath.Join(parent, "shard-*"))
 	}
 	switch {
 	case res.Interrupted:

@@ -78,6 +78,8 @@ var examples = map[string][]string{
 		"msgload run my-scenario.yaml --max-messages 100 --quiet",
 		"MSGLOAD_RUN_OUT=/tmp/runs msgload run notify-respect-limit --metrics-addr 127.0.0.1:0",
 		"msgload run prod.yaml --confirm-target api.example.com",
+		"msgload run big.yaml --shard 0/3 --start-at 2026-11-23T15:00:00Z --out /runs   # one of three shards",
+		"JOB_COMPLETION_INDEX=1 MSGLOAD_RUN_SHARDS=3 msgload run big.yaml --run-id big-1   # the shard an Indexed Job's pod runs",
 	},
 	"validate": {
 		"msgload validate smoke soak",
@@ -94,6 +96,7 @@ var examples = map[string][]string{
 	"report": {
 		"msgload report runs/20261123T024146Z-smoke-16df98",
 		"msgload report --quiet runs/20261123T024146Z-smoke-16df98 && echo pass",
+		"msgload report --merge runs/big-1 runs/big-1/shard-*   # one run from the shards of a sharded run",
 	},
 	"compare": {
 		"msgload compare runs/BASE runs/NEW",

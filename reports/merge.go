@@ -1,0 +1,493 @@
+package reports
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// ErrMerge means the directories given to Merge are not shards of one run.
+var ErrMerge = errors.New("merge")
+
+// MergeOptions are the choices of Merge.
+type MergeOptions struct {
+	// SinkLogs are the logs (events.jsonl, or a sink's data directory) of the
+	// sink replicas the shards' services called back. When given, the merged
+	// events.jsonl is read from them instead of the shards' copies, by the
+	// rule a run copies from a standalone sink: the run's tagged events, and
+	// the untagged ones received between the run's first start and last end.
+	// A directory that holds no events.jsonl is a directory of sinks' data
+	// directories (DIR/*/events.jsonl), as replicas sharing a volume write.
+	SinkLogs []string
+}
+
+// shardDir is one shard's directory and its run.json.
+type shardDir struct {
+	dir  string
+	meta rundir.Meta
+}
+
+// Merge builds in out the run directory of a sharded run from its shards'
+// directories (msgload run --shard I/N) and then its reports (Build), so that
+// summary.json, the reports and the verdict are what a single process would
+// compute from the union of the shards' raw files: attempts.jsonl is their
+// concatenation (the shards keep the run's global sequences), events.jsonl
+// takes each tagged event from the shard that owns its message and every
+// untagged one once, run.json spans the shards (first start, last end, every
+// client, the plans added), truth.json joins the simulators' truths. Counts
+// add and percentiles are computed over every value of the union (never
+// averaged); thresholds are evaluated once, on the merged figures. The merged
+// raw files stay in out, so msgload report out builds the same again.
+//
+// Shards missing from the list make the run incomplete (run.json says which);
+// directories of different runs, or two of one shard, are refused (ErrMerge).
+func Merge(out string, dirs []string, o MergeOptions) (*Summary, error) {
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("%w: no shard directories", ErrMerge)
+	}
+	shards := make([]shardDir, 0, len(dirs))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, rundir.MetaFile))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrMerge, d, err)
+		}
+		var m rundir.Meta
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("%w: %s: %s: %v", ErrMerge, d, rundir.MetaFile, err)
+		}
+		if m.Shard == nil {
+			return nil, fmt.Errorf("%w: %s is not the directory of a shard (its run.json names no shard; run it with msgload run --shard I/N)", ErrMerge, d)
+		}
+		shards = append(shards, shardDir{dir: d, meta: m})
+	}
+	sort.SliceStable(shards, func(i, j int) bool { return shards[i].meta.Shard.Index < shards[j].meta.Shard.Index })
+	first := shards[0].meta
+	seen := map[int]string{}
+	for _, s := range shards {
+		m := s.meta
+		switch {
+		case m.ID != first.ID:
+			return nil, fmt.Errorf("%w: %s is of run %s, %s of run %s", ErrMerge, shards[0].dir, first.ID, s.dir, m.ID)
+		case m.Shard.Count != first.Shard.Count || m.Shard.By != first.Shard.By || m.Shard.Clients != first.Shard.Clients:
+			return nil, fmt.Errorf("%w: %s is shard %s by %s, %s shard %s by %s: not one split", ErrMerge, shards[0].dir, first.Shard, first.Shard.By, s.dir, m.Shard, m.Shard.By)
+		case seen[m.Shard.Index] != "":
+			return nil, fmt.Errorf("%w: %s and %s are both shard %s", ErrMerge, seen[m.Shard.Index], s.dir, m.Shard)
+		}
+		seen[m.Shard.Index] = s.dir
+	}
+	if ao, err := filepath.Abs(out); err == nil {
+		for _, s := range shards {
+			if ad, err := filepath.Abs(s.dir); err == nil && ad == ao {
+				return nil, fmt.Errorf("%w: the merged run cannot be written into shard %s's own directory %s; name another, e.g. its parent", ErrMerge, s.meta.Shard, s.dir)
+			}
+		}
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	meta := mergeMeta(shards, dirs)
+	meta.Merged.SinkLogs = slices.Clone(o.SinkLogs)
+	if err := mergeAttempts(out, shards); err != nil {
+		return nil, err
+	}
+	var err error
+	if len(o.SinkLogs) > 0 {
+		err = mergeSinkLogs(out, meta, o.SinkLogs)
+	} else {
+		err = mergeEvents(out, shards)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := mergeTruth(out, shards); err != nil {
+		return nil, err
+	}
+	if err := mergeResults(out, shards); err != nil {
+		return nil, err
+	}
+	if b, err := os.ReadFile(filepath.Join(shards[0].dir, rundir.ScenarioFile)); err == nil {
+		if err := writeAtomic(filepath.Join(out, rundir.ScenarioFile), b); err != nil {
+			return nil, err
+		}
+	}
+	b, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := writeAtomic(filepath.Join(out, rundir.MetaFile), append(b, '\n')); err != nil {
+		return nil, err
+	}
+	return Build(out)
+}
+
+// mergeMeta is the run.json of the whole run: the first start, the last ends,
+// the clients in the scenario's order, the plans added, no shard.
+func mergeMeta(shards []shardDir, dirs []string) rundir.Meta {
+	m := shards[0].meta
+	m.MetricsAddr = ""
+	sh := *m.Shard
+	m.Shard = nil
+	m.Planned.Requests, m.Planned.Rate = 0, 0
+	m.Clients = nil
+	merged := &rundir.Merged{Shards: sh.Count, By: sh.By, Dirs: slices.Clone(dirs), Indexes: []int{}}
+	have := map[int]bool{}
+	for _, s := range shards {
+		x := s.meta
+		have[x.Shard.Index] = true
+		merged.Indexes = append(merged.Indexes, x.Shard.Index)
+		if !x.Start.IsZero() && (m.Start.IsZero() || x.Start.Before(m.Start)) {
+			m.Start = x.Start
+		}
+		if x.AttackEnd.After(m.AttackEnd) {
+			m.AttackEnd = x.AttackEnd
+		}
+		if x.End.After(m.End) {
+			m.End = x.End
+		}
+		m.Interrupted = m.Interrupted || x.Interrupted
+		m.Planned.Requests += x.Planned.Requests
+		m.Planned.Rate += x.Planned.Rate
+		m.Planned.Duration = max(m.Planned.Duration, x.Planned.Duration)
+	}
+	for i := 0; i < sh.Count; i++ {
+		if !have[i] {
+			merged.Missing = append(merged.Missing, i)
+		}
+	}
+	// A shard that is missing did not finish: the run is incomplete.
+	m.Interrupted = m.Interrupted || len(merged.Missing) > 0
+	// Clients: by clients, client i was the (i/N)-th of shard i mod N; by
+	// sequence every shard had all of them.
+	byIndex := map[int][]string{}
+	for _, s := range shards {
+		byIndex[s.meta.Shard.Index] = s.meta.Clients
+	}
+	if sh.By == rundir.ShardByClients {
+		for i := 0; i < sh.Clients; i++ {
+			if cs := byIndex[i%sh.Count]; i/sh.Count < len(cs) {
+				m.Clients = append(m.Clients, cs[i/sh.Count])
+			}
+		}
+	} else {
+		m.Clients = slices.Clone(shards[0].meta.Clients)
+	}
+	m.Merged = merged
+	return m
+}
+
+// mergeAttempts concatenates the shards' attempts.jsonl: every shard kept the
+// run's global sequences, so the union is the run's.
+func mergeAttempts(out string, shards []shardDir) error {
+	return writeLines(out, rundir.AttemptsFile, func(emit func([]byte) error) error {
+		for _, s := range shards {
+			if err := eachLine(filepath.Join(s.dir, rundir.AttemptsFile), func(line []byte) error { return emit(line) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// eventTag is what merging needs of an event line.
+type eventTag struct {
+	ReceivedAt time.Time `json:"received_at"`
+	Corr       *struct {
+		Run string `json:"run"`
+		Seq int64  `json:"seq"`
+	} `json:"corr"`
+}
+
+// mergeEvents joins the shards' events.jsonl, each shard's in its order. All
+// shards share the run id, so a tagged event of the run is taken only from the
+// shard that owns its message (a shard that copied another's, as from a sink
+// all shards read, adds nothing); every other event (untagged, each shard
+// copying those of its own window from one sink; another run's) once, however
+// many shards copied it: the sink's record of one call is the same line in
+// every copy.
+func mergeEvents(out string, shards []shardDir) error {
+	return writeLines(out, rundir.EventsFile, func(emit func([]byte) error) error {
+		once := map[[32]byte]bool{}
+		for _, s := range shards {
+			sh := *s.meta.Shard
+			run := s.meta.ID
+			err := eachLine(filepath.Join(s.dir, rundir.EventsFile), func(line []byte) error {
+				var e eventTag
+				if json.Unmarshal(line, &e) == nil && e.Corr != nil && e.Corr.Run == run && e.Corr.Seq > 0 {
+					if !sh.Owns(e.Corr.Seq) {
+						return nil
+					}
+					return emit(line)
+				}
+				k := sha256.Sum256(bytes.TrimSpace(line))
+				if once[k] {
+					return nil
+				}
+				once[k] = true
+				return emit(line)
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// mergeSinkLogs reads the run's events from the sink replicas' logs, by the
+// rule of a run's copy: tagged with the run, or untagged and received in the
+// run's window.
+func mergeSinkLogs(out string, meta rundir.Meta, logs []string) error {
+	from, to := meta.Start, meta.End
+	return writeLines(out, rundir.EventsFile, func(emit func([]byte) error) error {
+		files, err := sinkLogFiles(logs)
+		if err != nil {
+			return err
+		}
+		for _, l := range files {
+			err := eachLine(l, func(line []byte) error {
+				var e eventTag
+				if json.Unmarshal(line, &e) != nil {
+					return nil // not a record of the sink: not the run's
+				}
+				if e.Corr != nil && e.Corr.Run != "" {
+					if e.Corr.Run != meta.ID {
+						return nil
+					}
+					return emit(line)
+				}
+				if (!from.IsZero() && e.ReceivedAt.Before(from)) || (!to.IsZero() && e.ReceivedAt.After(to)) {
+					return nil
+				}
+				return emit(line)
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// sinkLogFiles finds the logs: a file is one; a sink's data directory holds
+// one (events.jsonl); any other directory holds sinks' data directories, one
+// per replica (DIR/*/events.jsonl), as replicas sharing a volume write them.
+func sinkLogFiles(paths []string) ([]string, error) {
+	var files []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("%w: sink log: %v", ErrMerge, err)
+		}
+		if !st.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(p, rundir.EventsFile)); err == nil {
+			files = append(files, filepath.Join(p, rundir.EventsFile))
+			continue
+		}
+		found, _ := filepath.Glob(filepath.Join(p, "*", rundir.EventsFile))
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%w: sink log %s: neither %s in it nor sink data directories holding one", ErrMerge, p, rundir.EventsFile)
+		}
+		sort.Strings(found)
+		files = append(files, found...)
+	}
+	return files, nil
+}
+
+// mergeTruth joins the truths of the shards' simulators (embedded: one each).
+func mergeTruth(out string, shards []shardDir) error {
+	var t *rundir.Truth
+	for _, s := range shards {
+		b, err := os.ReadFile(filepath.Join(s.dir, rundir.TruthFile))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("merge %s: %w", s.dir, err)
+		}
+		var x rundir.Truth
+		if err := json.Unmarshal(b, &x); err != nil {
+			return fmt.Errorf("%w: %s: %s: %v", ErrBadRun, s.dir, rundir.TruthFile, err)
+		}
+		if t == nil {
+			t = &x
+			continue
+		}
+		t.Windows = append(t.Windows, x.Windows...)
+		t.Messages = append(t.Messages, x.Messages...)
+		t.Callbacks = append(t.Callbacks, x.Callbacks...)
+		t.Truncated = t.Truncated || x.Truncated
+	}
+	if t == nil {
+		return nil
+	}
+	b, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(out, rundir.TruthFile), b)
+}
+
+// mergeResults writes one results.bin (vegeta's gob encoding, one stream)
+// with every shard's results, merged by send time (each shard's file is in
+// send-time order; equal times keep the shards' order) and numbered Seq 0, 1,
+// 2… in that order, as one process writes it, so vegeta plot reads it.
+func mergeResults(out string, shards []shardDir) error {
+	type source struct {
+		dec  vegeta.Decoder
+		f    *os.File
+		next vegeta.Result
+		ok   bool
+		name string
+	}
+	var srcs []*source
+	defer func() {
+		for _, s := range srcs {
+			s.f.Close()
+		}
+	}()
+	advance := func(s *source) error {
+		var r vegeta.Result
+		err := s.dec.Decode(&r)
+		switch {
+		case err == nil:
+			s.next, s.ok = r, true
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			s.ok = false // a file cut short (a killed run) ends where it was cut
+		default:
+			return fmt.Errorf("merge %s: %w", s.name, err)
+		}
+		return nil
+	}
+	for _, sh := range shards {
+		name := filepath.Join(sh.dir, rundir.ResultsFile)
+		f, err := os.Open(name)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("merge: %w", err)
+		}
+		s := &source{f: f, dec: vegeta.NewDecoder(bufio.NewReader(f)), name: name}
+		srcs = append(srcs, s)
+		if err := advance(s); err != nil {
+			return err
+		}
+	}
+	if len(srcs) == 0 {
+		return nil
+	}
+	path := filepath.Join(out, rundir.ResultsFile)
+	tmp := path + ".merge"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	defer os.Remove(tmp)
+	w := bufio.NewWriter(f)
+	enc := vegeta.NewEncoder(w)
+	for seq := uint64(0); ; seq++ {
+		var first *source
+		for _, s := range srcs { // few shards: a scan is as good as a heap
+			if s.ok && (first == nil || s.next.Timestamp.Before(first.next.Timestamp)) {
+				first = s
+			}
+		}
+		if first == nil {
+			break
+		}
+		r := first.next
+		r.Seq = seq
+		if err := enc.Encode(&r); err != nil {
+			f.Close()
+			return fmt.Errorf("merge: %w", err)
+		}
+		if err := advance(first); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("merge: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// eachLine calls fn with every non-blank line of path (without its newline);
+// a missing file has none.
+func eachLine(path string, fn func([]byte) error) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<16)
+	for {
+		line, err := r.ReadBytes('\n')
+		if t := bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(t)) > 0 {
+			if ferr := fn(t); ferr != nil {
+				return ferr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("merge %s: %w", path, err)
+		}
+	}
+}
+
+// writeLines writes out/name from the lines fill emits, through a temporary
+// file and a rename.
+func writeLines(out, name string, fill func(emit func([]byte) error) error) error {
+	path := filepath.Join(out, name)
+	tmp := path + ".merge"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	defer os.Remove(tmp)
+	w := bufio.NewWriterSize(f, 1<<16)
+	err = fill(func(line []byte) error {
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+		return w.WriteByte('\n')
+	})
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("merge %s: %w", name, err)
+	}
+	return os.Rename(tmp, path)
+}
