@@ -251,28 +251,7 @@ func isTerminal(w any) bool {
 // modified) and its time — stamped by the toolchain, else given by make build.
 func buildVCS() (ver, rev, at string) {
 	bi, _ := debug.ReadBuildInfo()
-	dirty := false
-	if bi != nil {
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.time":
-				at = s.Value
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-	}
-	if rev != "" && dirty {
-		rev += "+dirty"
-	}
-	if rev == "" {
-		rev = commit
-	}
-	if at == "" {
-		at = commitDate
-	}
+	_, rev, at = vcsOf(bi, commit, commitDate)
 	return version(), rev, at
 }
 

@@ -20,7 +20,31 @@ func version() string {
 }
 
 func versionOf(bi *debug.BuildInfo, commit, date string) string {
-	v, rev, at, dirty := "", "", "", false
+	v, rev, at := vcsOf(bi, commit, date)
+	if h, dirty := strings.CutSuffix(rev, "+dirty"); len(h) > 12 {
+		rev = h[:12] // the short form; "+dirty" kept
+		if dirty {
+			rev += "+dirty"
+		}
+	}
+	var about []string
+	if rev != "" {
+		about = append(about, "commit "+rev)
+	}
+	if at != "" {
+		about = append(about, at)
+	}
+	if len(about) > 0 {
+		v += " (" + strings.Join(about, ", ") + ")"
+	}
+	return v
+}
+
+// vcsOf reads the module version, the VCS revision ("+dirty" when the work
+// tree was modified) and its time from the build information; what the
+// toolchain did not stamp comes from commit and date (make build's -X).
+func vcsOf(bi *debug.BuildInfo, commit, date string) (v, rev, at string) {
+	dirty := false
 	if bi != nil {
 		v = bi.Main.Version
 		for _, s := range bi.Settings {
@@ -34,10 +58,7 @@ func versionOf(bi *debug.BuildInfo, commit, date string) string {
 			}
 		}
 	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if dirty {
+	if rev != "" && dirty {
 		rev += "+dirty"
 	}
 	if rev == "" {
@@ -49,15 +70,5 @@ func versionOf(bi *debug.BuildInfo, commit, date string) string {
 	if v == "" {
 		v = "(devel)"
 	}
-	var about []string
-	if rev != "" {
-		about = append(about, "commit "+rev)
-	}
-	if at != "" {
-		about = append(about, at)
-	}
-	if len(about) > 0 {
-		v += " (" + strings.Join(about, ", ") + ")"
-	}
-	return v
+	return v, rev, at
 }
