@@ -214,6 +214,23 @@ func (s *scanner) scanLine(start, end int) *Error {
 				if err := s.level(i, i-start); err != nil {
 					return err
 				}
+				// Node properties (a tag "!x", an anchor "&a") before an
+				// indicator do not end the run of indicators: "- !t - - x"
+				// nests as deep as "- - - x" (found by FuzzCheck).
+				for j := i; j < end && (src[j] == '!' || src[j] == '&'); {
+					for j < end && !isSpace(src[j]) {
+						j++
+					}
+					for j < end && isSpace(src[j]) {
+						j++
+					}
+					if j < end && (src[j] == '-' || src[j] == '?') && (j+1 == end || isSpace(src[j+1])) {
+						i = j
+						if err := s.level(i, i-start); err != nil {
+							return err
+						}
+					}
+				}
 				if i < end && (src[i] == '-' || src[i] == '?') && (i+1 == end || isSpace(src[i+1])) {
 					if err := s.node(i); err != nil {
 						return err
