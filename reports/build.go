@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -34,14 +35,27 @@ func (s *Summary) WriteFiles(dir string) error {
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
 	}
+	return writeReportFiles(dir, js, s)
+}
+
+// reportWriter renders the three reports of a run or of a whole run.
+type reportWriter interface {
+	WriteHTML(io.Writer) error
+	WriteMarkdown(io.Writer) error
+	WriteJUnit(io.Writer) error
+}
+
+// writeReportFiles writes summary.json (js) and the three reports r renders
+// into dir, each file whole or not at all.
+func writeReportFiles(dir string, js []byte, r reportWriter) error {
 	for _, f := range []struct {
 		name  string
 		write func(*bytes.Buffer) error
 	}{
 		{rundir.SummaryFile, func(b *bytes.Buffer) error { _, err := b.Write(js); return err }},
-		{rundir.HTMLFile, func(b *bytes.Buffer) error { return s.WriteHTML(b) }},
-		{rundir.MarkdownFile, func(b *bytes.Buffer) error { return s.WriteMarkdown(b) }},
-		{rundir.JUnitFile, func(b *bytes.Buffer) error { return s.WriteJUnit(b) }},
+		{rundir.HTMLFile, func(b *bytes.Buffer) error { return r.WriteHTML(b) }},
+		{rundir.MarkdownFile, func(b *bytes.Buffer) error { return r.WriteMarkdown(b) }},
+		{rundir.JUnitFile, func(b *bytes.Buffer) error { return r.WriteJUnit(b) }},
 	} {
 		var b bytes.Buffer
 		if err := f.write(&b); err != nil {

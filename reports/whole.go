@@ -300,24 +300,7 @@ func (w *RunSummary) WriteFiles(dir string) error {
 		return fmt.Errorf("encode summary: %w", err)
 	}
 	js = append(js, '\n')
-	for _, f := range []struct {
-		name  string
-		write func(*bytes.Buffer) error
-	}{
-		{rundir.SummaryFile, func(b *bytes.Buffer) error { _, err := b.Write(js); return err }},
-		{rundir.HTMLFile, func(b *bytes.Buffer) error { return w.WriteHTML(b) }},
-		{rundir.MarkdownFile, func(b *bytes.Buffer) error { return w.WriteMarkdown(b) }},
-		{rundir.JUnitFile, func(b *bytes.Buffer) error { return w.WriteJUnit(b) }},
-	} {
-		var b bytes.Buffer
-		if err := f.write(&b); err != nil {
-			return fmt.Errorf("render %s: %w", f.name, err)
-		}
-		if err := writeAtomic(filepath.Join(dir, f.name), b.Bytes()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeReportFiles(dir, js, w)
 }
 
 // wholeTested says what the whole run was.
