@@ -184,22 +184,7 @@ func (s *Summary) testedRows() []keyFigure {
 		deliv += ", grace " + span(r.Grace)
 	}
 	rows = append(rows, keyFigure{"delivery", deliv})
-	ver := r.Version
-	if ver == "" {
-		ver = "unknown"
-	}
-	if r.Commit != "" {
-		ver += ", commit " + r.Commit
-		if r.CommitTime != "" {
-			ver += " of " + r.CommitTime
-		}
-	} else {
-		ver += ", commit unknown (built without VCS information)"
-	}
-	rows = append(rows, keyFigure{"msgload", ver})
-	if r.Host != "" {
-		rows = append(rows, keyFigure{"host", r.Host})
-	}
+	rows = append(rows, buildRows(r.Version, r.Commit, r.CommitTime, r.Host)...)
 	when := showTime(r.Start) + " to " + showTime(r.End)
 	if r.End == "" {
 		when = showTime(r.Start) + " (no end recorded)"
@@ -349,4 +334,26 @@ func (s *Summary) htmlView(prefix string) map[string]any {
 // loads nothing from anywhere.
 func (s *Summary) WriteHTML(w io.Writer) error {
 	return htmlTmpl.Execute(w, s.htmlView(""))
+}
+
+// buildRows are the header's rows on the msgload that ran: version and commit,
+// and the host.
+func buildRows(version, commit, commitTime, host string) []keyFigure {
+	ver := version
+	if ver == "" {
+		ver = "unknown"
+	}
+	if commit != "" {
+		ver += ", commit " + commit
+		if commitTime != "" {
+			ver += " of " + commitTime
+		}
+	} else {
+		ver += ", commit unknown (built without VCS information)"
+	}
+	rows := []keyFigure{{"msgload", ver}}
+	if host != "" {
+		rows = append(rows, keyFigure{"host", host})
+	}
+	return rows
 }

@@ -315,22 +315,7 @@ func (w *RunSummary) wholeTested() []keyFigure {
 		names = append(names, p.Name)
 	}
 	rows = append(rows, keyFigure{"parts", fmt.Sprintf("%d, side by side: %s", len(w.Parts), strings.Join(names, ", "))})
-	ver := r.Version
-	if ver == "" {
-		ver = "unknown"
-	}
-	if r.Commit != "" {
-		ver += ", commit " + r.Commit
-		if r.CommitTime != "" {
-			ver += " of " + r.CommitTime
-		}
-	} else {
-		ver += ", commit unknown (built without VCS information)"
-	}
-	rows = append(rows, keyFigure{"msgload", ver})
-	if r.Host != "" {
-		rows = append(rows, keyFigure{"host", r.Host})
-	}
+	rows = append(rows, buildRows(r.Version, r.Commit, r.CommitTime, r.Host)...)
 	when := showTime(r.Start) + " to " + showTime(r.End)
 	if r.Interrupted {
 		when += " — interrupted"
