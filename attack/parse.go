@@ -106,7 +106,7 @@ func badSendAnswer(api string, ans answer) string {
 		}
 		return ""
 	}
-	if !isUUID(ans.TxID) {
+	if !rundir.IsUUID(ans.TxID) {
 		return "txId is not a uuid"
 	}
 	if ans.State != "ACCEPTED" && ans.State != "FAILED" {
@@ -115,24 +115,3 @@ func badSendAnswer(api string, ans answer) string {
 	return ""
 }
 
-// isUUID reports whether s is a uuid in its canonical text form
-// (8-4-4-4-12 hex digits, either case).
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}

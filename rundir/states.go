@@ -146,3 +146,25 @@ func (c Chain) Item(channel string, cur int) int {
 	}
 	return cur
 }
+
+// IsUUID reports whether s is a uuid in its canonical text form, 8-4-4-4-12
+// hexadecimal digits of either case: the seeds' txId.
+func IsUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -27,7 +27,7 @@ func FuzzParseStatusRecord(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !isUUID(r.TxID) || stateIndex(r.State) < 0 || r.UpdatedAt.IsZero() {
+		if !rundir.IsUUID(r.TxID) || stateIndex(r.State) < 0 || r.UpdatedAt.IsZero() {
 			t.Fatalf("accepted an invalid record: %+v", r)
 		}
 		if r.Channel != "" && !statusChannels[r.Channel] {
@@ -59,10 +59,10 @@ func FuzzParseIncoming(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !isUUID(in.TxID) || !incomingChannels[in.Channel] || len([]rune(in.Sender)) > 21 {
+		if !rundir.IsUUID(in.TxID) || !incomingChannels[in.Channel] || len([]rune(in.Sender)) > 21 {
 			t.Fatalf("accepted an invalid incoming message: %+v", in)
 		}
-		if in.OutgoingTxID != "" && !isUUID(in.OutgoingTxID) {
+		if in.OutgoingTxID != "" && !rundir.IsUUID(in.OutgoingTxID) {
 			t.Fatalf("accepted outgoingTxId %q", in.OutgoingTxID)
 		}
 	})

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // ErrMalformed wraps every reason a payload breaks the specification's schema.
@@ -141,33 +143,12 @@ func str(m obj, k string, required bool) (string, bool, error) {
 	return s, true, nil
 }
 
-// isUUID accepts the canonical 8-4-4-4-12 hexadecimal form only.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 func uuidField(m obj, k string, required bool) (string, error) {
 	s, ok, err := str(m, k, required)
 	if err != nil || !ok {
 		return "", err
 	}
-	if !isUUID(s) {
+	if !rundir.IsUUID(s) {
 		return "", malformed("%s must be a uuid", k)
 	}
 	return s, nil
