@@ -112,6 +112,12 @@ type scanner struct {
 	// more than plainParent
 	plainOpen   bool
 	plainParent int
+
+	// dangling: the previous line ended with a node property (a tag, an
+	// anchor) after block indicators, the node itself to come. The YAML
+	// library then nests the next line under it whatever its indentation,
+	// so that line's levels are counted from the deepest open one.
+	dangling bool
 }
 
 func (s *scanner) errAt(i int, err error, msg string) *Error {
@@ -210,8 +216,13 @@ func (s *scanner) scanLine(start, end int) *Error {
 			// block levels: the line's indentation, then each "- " or "? "
 			// indicator opens one more at the column after it
 			i = ind
+			off := 0 // added to this line's columns (see dangling)
+			if s.dangling && len(s.block) > 0 && s.block[len(s.block)-1] >= indent {
+				off = s.block[len(s.block)-1] + 1 - indent
+			}
+			s.dangling = false
 			for {
-				if err := s.level(i, i-start); err != nil {
+				if err := s.level(i, i-start+off); err != nil {
 					return err
 				}
 				// Node properties (a tag "!x", an anchor "&a") before an
@@ -226,9 +237,12 @@ func (s *scanner) scanLine(start, end int) *Error {
 					}
 					if j < end && (src[j] == '-' || src[j] == '?') && (j+1 == end || isSpace(src[j+1])) {
 						i = j
-						if err := s.level(i, i-start); err != nil {
+						if err := s.level(i, i-start+off); err != nil {
 							return err
 						}
+					}
+					if j == end || src[j] == '#' {
+						s.dangling = true
 					}
 				}
 				if i < end && (src[i] == '-' || src[i] == '?') && (i+1 == end || isSpace(src[i+1])) {
