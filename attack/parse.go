@@ -114,4 +114,3 @@ func badSendAnswer(api string, ans answer) string {
 	}
 	return ""
 }
-
