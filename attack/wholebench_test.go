@@ -203,8 +203,15 @@ func BenchmarkRunVersusVegeta(b *testing.B) {
 				cr, rr := m.cpuPerReq()/v.cpuPerReq(), float64(m.rss)/float64(v.rss)
 				cpuRatios, rssRatios = append(cpuRatios, cr), append(rssRatios, rr)
 				vs, ms = append(vs, v), append(ms, m)
-				b.Logf("pair %d at %d/s for %v: vegeta %d req cpu %.2f s (%.1f µs/req) peak %d KiB | msgload %d req cpu %.2f s (%.1f µs/req) peak %d KiB | cpu/req ratio %.3f, peak ratio %.3f",
-					i+1, rate, du, v.reqs, v.cpu.Seconds(), v.cpuPerReq(), v.rss, m.reqs, m.cpu.Seconds(), m.cpuPerReq(), m.rss, cr, rr)
+				planned := int64(float64(rate) * du.Seconds())
+				short := func(r wholeRun) string {
+					if float64(r.reqs) < 0.99*float64(planned) {
+						return " (SHORT of the plan)"
+					}
+					return ""
+				}
+				b.Logf("pair %d at %d/s for %v: vegeta %d req%s cpu %.2f s (%.1f µs/req) peak %d KiB | msgload %d req%s cpu %.2f s (%.1f µs/req) peak %d KiB | cpu/req ratio %.3f, peak ratio %.3f",
+					i+1, rate, du, v.reqs, short(v), v.cpu.Seconds(), v.cpuPerReq(), v.rss, m.reqs, short(m), m.cpu.Seconds(), m.cpuPerReq(), m.rss, cr, rr)
 			}
 			med := func(rs []wholeRun, f func(wholeRun) float64) float64 {
 				var xs []float64
