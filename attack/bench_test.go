@@ -31,7 +31,7 @@ import (
 // bodies, Basic auth, metrics and the attempt log), built with go build, so
 // its CPU (user+sys, rusage) and peak RSS are its own.
 //
-//	go test ./attack -run '^$' -bench VersusVegeta -benchtime 1x
+//	go test ./attack -run '^$' -bench '^BenchmarkVersusVegeta$' -benchtime 1x
 //
 // Environment: MSGLOAD_BENCH_RATES (comma-separated, "max" = vegeta's own
 // maximum measured first; default "1000,4000,max"), MSGLOAD_BENCH_SECONDS

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmarks quoted in README.md and the package READMEs, one after the
 # other (never side by side with each other: they share the machine's cores).
-# Each line is the command the figures came from. About 20 minutes on 2 cores.
+# Each line is the command the figures came from. About 23 minutes on 2 cores.
 #   scripts/bench.sh            all of them
 #   scripts/bench.sh sim sink   only these packages
 set -euo pipefail
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 
 PKGS=" $* "
-[ $# -eq 0 ] && PKGS=" sim sink attack replay reports "
+[ $# -eq 0 ] && PKGS=" sim sink attack whole replay reports "
 run() { echo; echo "\$ $*"; "$@"; }
 for p in $PKGS; do
   case $p in
@@ -23,14 +23,18 @@ for p in $PKGS; do
     run env MSGLOAD_SINK_MEM_EVENTS=${MSGLOAD_SINK_MEM_EVENTS:-10000000} $GO test ./sink/ -run '^$' -bench Memory -benchtime 1x -timeout 30m ;;
   attack)
     run env MSGLOAD_BENCH_RATES=1000,4000,max MSGLOAD_BENCH_SECONDS=4 MSGLOAD_BENCH_REPEAT=3 \
-      $GO test ./attack -run '^$' -bench VersusVegeta -benchtime 1x -timeout 30m
+      $GO test ./attack -run '^$' -bench '^BenchmarkVersusVegeta$' -benchtime 1x -timeout 30m
     run env MSGLOAD_BENCH_RATES=none MSGLOAD_BENCH_MEMORY=100000,1000000 \
-      $GO test ./attack -run '^$' -bench VersusVegeta -benchtime 1x -timeout 30m ;;
+      $GO test ./attack -run '^$' -bench '^BenchmarkVersusVegeta$' -benchtime 1x -timeout 30m ;;
+  whole)
+    # The whole `msgload run` process (a messaging scenario, delivery: none) against `vegeta attack`.
+    run env MSGLOAD_BENCH_WHOLE_RATES=5000,max MSGLOAD_BENCH_PAIRS=5 MSGLOAD_BENCH_WHOLE_SECONDS=5 \
+      $GO test ./attack -run '^$' -bench '^BenchmarkRunVersusVegeta$' -benchtime 1x -timeout 30m ;;
   replay)
     run $GO test ./replay -run '^$' -bench 'BenchmarkReplayPacing|BenchmarkPacerVsConstant' -benchtime 2x ;;
   reports)
     run $GO test ./reports -run '^$' -bench Analyze -benchtime 3x -benchmem ;;
   *)
-    echo "bench.sh: unknown package $p (sim, sink, attack, replay, reports)" >&2; exit 2 ;;
+    echo "bench.sh: unknown package $p (sim, sink, attack, whole, replay, reports)" >&2; exit 2 ;;
   esac
 done
