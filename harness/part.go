@@ -223,6 +223,9 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	if r.tally != nil {
+		r.tally.chain = rundir.ParseChain(ld.chain) // before the attack: no event can come earlier
+	}
 	rec, err := attack.NewRecorder(r.dir)
 	if err != nil {
 		return fmt.Errorf("attempt log: %w", err)

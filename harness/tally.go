@@ -26,12 +26,13 @@ import (
 // a message not indexed is not counted, and the wait lasts until the grace
 // period ends (longer, never shorter, than needed).
 type tally struct {
-	run  string
-	seed maphash.Seed
+	run   string
+	seed  maphash.Seed
+	chain rundir.Chain // the scenario's failover chain (messaging), set before the attack
 
 	mu       sync.Mutex
 	ids      map[uint64]int64 // hash of an id of a send → its sequence
-	msgs     map[int64]uint8  // sequence → msgAccepted | msgFinal
+	msgs     map[int64]uint8  // sequence → msgAccepted | msgFinal | the chain item it is on << itemShift
 	accepted int64            // sequences with msgAccepted
 	done     int64            // sequences with both bits
 }
@@ -42,6 +43,8 @@ const maxIndexed = 1 << 22
 const (
 	msgAccepted uint8 = 1 << iota
 	msgFinal
+
+	itemShift = 2 // the rest of a msgs entry: the chain item a message is on
 )
 
 func newTally(run string) *tally {
@@ -61,7 +64,7 @@ func (t *tally) mark(seq int64, bit uint8) {
 	if bit == msgAccepted {
 		t.accepted++
 	}
-	if now == msgAccepted|msgFinal {
+	if now&(msgAccepted|msgFinal) == msgAccepted|msgFinal {
 		t.done++
 	}
 }
@@ -88,7 +91,7 @@ func (t *tally) attempt(a *rundir.Attempt) {
 // messages, by its tag or joined by its key.
 func (t *tally) event(e *rundir.Event) {
 	c := e.Corr
-	if c == nil || !c.Terminal || (e.Kind != rundir.KindCallback && e.Kind != rundir.KindWebhook) {
+	if c == nil || (e.Kind != rundir.KindCallback && e.Kind != rundir.KindWebhook) {
 		return
 	}
 	t.mu.Lock()
@@ -100,7 +103,23 @@ func (t *tally) event(e *rundir.Event) {
 	case c.Run == "" && c.Key != "":
 		seq = t.ids[t.hash(c.Key)]
 	}
-	if seq > 0 {
+	if seq <= 0 {
+		return
+	}
+	// The end of a message by the one rule (rundir.Chain) and the scenario's
+	// chain, as the report judges it: an untagged callback carries no chain,
+	// so the sink's own judgement of it is by state alone.
+	final := e.Kind == rundir.KindWebhook
+	if !final {
+		v := t.msgs[seq]
+		cur := int(v >> itemShift)
+		i := t.chain.Item(c.Channel, cur)
+		if t.chain.FailsOver(c.State, i) && i+1 > cur && i+1 < 64 {
+			t.msgs[seq] = v&(msgAccepted|msgFinal) | uint8(i+1)<<itemShift
+		}
+		final = t.chain.Ends(c.State, i)
+	}
+	if final {
 		t.mark(seq, msgFinal)
 	}
 }

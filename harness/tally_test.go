@@ -10,11 +10,18 @@ import (
 // messages (sequences), not the ids the service gave them.
 func TestTallyCountsMessages(t *testing.T) {
 	tl := newTally("r1")
+	tl.chain = rundir.Chain{{Channel: "viber", Until: rundir.StateDelivered}, {Channel: "sms"}}
 	send := func(seq int64, code int, tx, ext string) {
 		tl.attempt(&rundir.Attempt{Seq: seq, Op: "send", Code: code, TxID: tx, ExternalID: ext})
 	}
 	final := func(run string, seq int64, key string, kind string, terminal bool) {
-		tl.event(&rundir.Event{Kind: kind, Corr: &rundir.Correlation{Run: run, Seq: seq, Key: key, Terminal: terminal}})
+		// The tally judges the end by the chain, not by the sink's Terminal:
+		// a final status is DELIVERED on sms, a step NOT_DELIVERED on viber.
+		state, channel := rundir.StateDelivered, "sms"
+		if !terminal {
+			state, channel = rundir.StateNotDelivered, "viber"
+		}
+		tl.event(&rundir.Event{Kind: kind, Corr: &rundir.Correlation{Run: run, Seq: seq, Key: key, State: state, Channel: channel}})
 	}
 	want := func(step string, accepted, done int64, complete bool) {
 		t.Helper()
@@ -39,6 +46,8 @@ func TestTallyCountsMessages(t *testing.T) {
 	final("", 0, "tx-9", rundir.KindCallback, true)      // untagged, joins nothing of ours
 	final("", 0, "tx-3", rundir.KindIncoming, true)      // not a status
 	want("nothing that counts", 3, 1, false)
+	final("", 0, "tx-2", rundir.KindCallback, false) // untagged step: the sink alone, knowing no chain, would call it final
+	want("an untagged failover step", 3, 1, false)
 	final("", 0, "tx-2", rundir.KindCallback, true) // untagged (trackData dropped): joined by txId
 	want("joined by txId", 3, 2, false)
 	final("", 0, "tx-3", rundir.KindWebhook, true)
