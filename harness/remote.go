@@ -120,12 +120,18 @@ func (l *remoteLog) pull(ctx context.Context) error {
 var errSinkRefused = errors.New("events from the sink: the read API refused the credentials")
 
 // finish pulls what is left and closes the copy. A read that fails is tried
-// again, each try bounded, with a growing pause, until ctx ends: the last copy
-// is all the report will have.
+// again, with a growing pause, until ctx ends: the last copy is all the
+// report will have. Each try is bounded, first by what a read during the
+// grace wait gets, then twice that, up to 30 s: an answer lost on the way (a
+// proxy that drops it, a connection that stalls) costs seconds, not the whole
+// budget, while a slow sink serving a full page still gets the time it needs
+// on a later try. The cursor only moves past whole pages, so a try that fails
+// half way loses nothing.
 func (l *remoteLog) finish(ctx context.Context) error {
 	var err error
-	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-		try, cancel := context.WithTimeout(ctx, 30*time.Second)
+	limit := remoteRead
+	for wait := 250 * time.Millisecond; ; wait, limit = min(2*wait, 5*time.Second), min(2*limit, 30*time.Second) {
+		try, cancel := context.WithTimeout(ctx, limit)
 		err = l.pull(try)
 		cancel()
 		if err == nil || errors.Is(err, errSinkRefused) || ctx.Err() != nil {

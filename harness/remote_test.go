@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,4 +167,69 @@ func fetchEvents(ctx context.Context, sinkURL, run, path string) (int, error) {
 	}
 	err = l.finish(ctx)
 	return int(l.events.Load()), err
+}
+
+// TestFinishOutlivesALostAnswer puts a fault server of the test's own between
+// the copy and a real sink: it swallows the answer to the first read (the
+// connection stays open, nothing comes back, as behind a proxy that drops
+// it) and passes the rest. The last copy must try again after a short
+// bound and get every event within a budget that a single try as long as
+// the whole budget (what finish did before: 30 s a try) would have spent
+// waiting on the lost answer.
+func TestFinishOutlivesALostAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out one read bound (5 s)")
+	}
+	k, err := sink.New(sink.Options{LogPath: filepath.Join(t.TempDir(), "events.jsonl")}, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	real := httptest.NewServer(k.Handler())
+	defer real.Close()
+	const want = 5
+	for i := int64(1); i <= want; i++ {
+		tag := rundir.Tag{Run: "runA", Seq: i, First: time.Now()}
+		body := fmt.Sprintf(`{"notificationId":"n-%d","externalId":%q,"status":"DELIVERED","updatedAt":%q}`,
+			i, tag.ExternalID(), time.Now().UTC().Format(time.RFC3339Nano))
+		resp, err := http.Post(real.URL+"/webhook", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	var reads atomic.Int32
+	fault := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if reads.Add(1) == 1 {
+			<-r.Context().Done() // the answer is lost: the client gives up
+			return
+		}
+		req, _ := http.NewRequestWithContext(r.Context(), r.Method, real.URL+r.URL.RequestURI(), nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	defer fault.Close()
+
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	l, err := newRemoteLog(fault.URL, "runA", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	if err := l.finish(ctx); err != nil {
+		t.Fatalf("finish: %v (reads %d)", err, reads.Load())
+	}
+	if got := l.events.Load(); got != want {
+		t.Fatalf("copied %d events, want %d", got, want)
+	}
+	if r := reads.Load(); r < 2 {
+		t.Fatalf("%d reads: the lost answer was not tried again", r)
+	}
 }
