@@ -20,7 +20,8 @@ import (
 //     not measured (delivery: none);
 //   - delivery.received, .lost and .late when no message was accepted (there
 //     was nothing to deliver or lose);
-//   - requests.error_rate when no request was made.
+//   - requests.error_rate when no request was made, requests.achieved_rate
+//     when no message was sent.
 
 // memberPaths returns the fixed paths of summary fields the expression reads:
 // the identifier, then each property (a string) or index (an int).
@@ -149,6 +150,9 @@ func (s *Summary) noData(p []any) string {
 	}
 	if len(p) == 2 && p[0] == "requests" && p[1] == "error_rate" && s.Requests.Total == 0 {
 		return "no request was made"
+	}
+	if len(p) == 2 && p[0] == "requests" && p[1] == "achieved_rate" && s.Requests.Messages == 0 {
+		return "no message was sent"
 	}
 	v := reflect.ValueOf(*s)
 	for i, e := range p {

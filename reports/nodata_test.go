@@ -200,3 +200,35 @@ func TestComputedLatencyPathRefused(t *testing.T) {
 		}
 	}
 }
+
+// A run that sent nothing has no error rate and no achieved rate: both are
+// null in summary.json, "no data" in the reports, and a threshold on either
+// fails for no data instead of passing on 0. With sends, both are numbers.
+func TestNoRequestsNoRates(t *testing.T) {
+	r := newRun(rundir.APIMessaging)
+	r.meta.Thresholds = []string{"requests.error_rate < 0.01", "requests.achieved_rate > 0"}
+	s, files := build(t, r)
+	for _, k := range []string{"error_rate", "achieved_rate"} {
+		if v := jsonAt(t, files[rundir.SummaryFile], "requests", k); v != nil {
+			t.Errorf("requests.%s = %v, want null", k, v)
+		}
+	}
+	requireNoData(t, s, "requests.error_rate < 0.01")
+	requireNoData(t, s, "requests.achieved_rate > 0")
+	for _, f := range []string{"terminal", rundir.MarkdownFile, rundir.HTMLFile} {
+		if !strings.Contains(files[f], "0 messages, no data errors") || !strings.Contains(files[f], "no data / ") {
+			t.Errorf("%s does not say no data for the rates:\n%s", f, files[f])
+		}
+	}
+
+	r = newRun(rundir.APIMessaging)
+	r.send(1, "c1", 0, 202, 0.01)
+	r.send(2, "c1", 1, 503, 0.01)
+	_, files = build(t, r)
+	if v := jsonAt(t, files[rundir.SummaryFile], "requests", "error_rate"); v != 0.5 {
+		t.Errorf("requests.error_rate = %v, want 0.5", v)
+	}
+	if v := jsonAt(t, files[rundir.SummaryFile], "requests", "achieved_rate"); v != 1.0 {
+		t.Errorf("requests.achieved_rate = %v, want 1 (2 messages 1 s apart)", v)
+	}
+}

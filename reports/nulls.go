@@ -39,6 +39,36 @@ func (p Percentiles) show(v float64) string {
 	return dur(v)
 }
 
+// MarshalJSON writes the request figures, with error_rate null when no
+// request was made and achieved_rate null when no message was sent: a rate of
+// nothing is no data, not 0.
+func (r Requests) MarshalJSON() ([]byte, error) {
+	type plain Requests
+	b, err := json.Marshal(plain(r))
+	if err != nil {
+		return b, err
+	}
+	var null []string
+	if r.Total == 0 {
+		null = append(null, "error_rate")
+	}
+	if r.Messages == 0 {
+		null = append(null, "achieved_rate")
+	}
+	if len(null) == 0 {
+		return b, nil
+	}
+	return nullKeys(b, null)
+}
+
+// showRate formats a rate of r's for people, or "no data" when has is false.
+func showRate(v float64, has bool, format func(float64) string) string {
+	if !has {
+		return NoData
+	}
+	return format(v)
+}
+
 // deliveryCounts are the JSON names of the Delivery figures that only a
 // measured delivery has: null in summary.json when delivery is not measured.
 var deliveryCounts = []string{"expected", "received", "lost", "late", "duplicates", "unmatched",

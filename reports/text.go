@@ -45,8 +45,9 @@ type keyFigure struct{ name, value string }
 func (s *Summary) keyFigures() []keyFigure {
 	r, d, rl := s.Requests, s.Delivery, s.RateLimit
 	kf := []keyFigure{
-		{"requests", fmt.Sprintf("%d (%d messages, %s errors)", r.Total, r.Messages, strconv.FormatFloat(100*r.ErrorRate, 'f', 2, 64)+"%")},
-		{"rate achieved / planned", fmt.Sprintf("%s / %s per second", twoDecimals(r.AchievedRate), twoDecimals(r.PlannedRate))},
+		{"requests", fmt.Sprintf("%d (%d messages, %s errors)", r.Total, r.Messages,
+			showRate(r.ErrorRate, r.Total > 0, func(v float64) string { return strconv.FormatFloat(100*v, 'f', 2, 64) + "%" }))},
+		{"rate achieved / planned", fmt.Sprintf("%s / %s per second", showRate(r.AchievedRate, r.Messages > 0, twoDecimals), twoDecimals(r.PlannedRate))},
 		{"request latency p50 / p95 / p99 / max", latencies(r.Latency, r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.Max)},
 		{"from intended send p99", fmt.Sprintf("%s (%d late starts)", r.LatencyIntended.show(r.LatencyIntended.P99), r.Late)},
 	}

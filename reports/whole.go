@@ -62,7 +62,7 @@ type PartResult struct {
 	Verdict          string      `json:"verdict"`
 	VerdictReasons   []string    `json:"verdict_reasons"`
 	Requests         int64       `json:"requests"`
-	ErrorRate        float64     `json:"error_rate"`
+	ErrorRate        *float64    `json:"error_rate"` // null: no request was made
 	RequestLatency   Percentiles `json:"request_latency"`
 	DeliveryLatency  Percentiles `json:"delivery_latency"`
 	Outcomes         Outcomes    `json:"outcomes"`
@@ -121,7 +121,10 @@ func NewRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 			pr.VerdictReasons = append(pr.VerdictReasons, why)
 		} else {
 			pr.API, pr.Verdict, pr.VerdictReasons = s.Run.API, s.Verdict, append(pr.VerdictReasons, s.VerdictReasons...)
-			pr.Requests, pr.ErrorRate = s.Requests.Total, s.Requests.ErrorRate
+			pr.Requests = s.Requests.Total
+			if s.Requests.Total > 0 {
+				pr.ErrorRate = &s.Requests.ErrorRate
+			}
 			pr.RequestLatency, pr.DeliveryLatency, pr.Outcomes = s.Requests.Latency, s.Delivery.Latency, s.Outcomes
 			for _, t := range s.Thresholds {
 				pr.Thresholds++
