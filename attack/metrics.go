@@ -32,7 +32,7 @@ type Metrics struct {
 	mismatches  *prometheus.CounterVec   // api
 	retryAfter  *prometheus.HistogramVec // api
 	tokens      *prometheus.CounterVec   // client, code
-	runInfo     *prometheus.GaugeVec     // run_id, scenario, api
+	runInfo     *prometheus.GaugeVec     // run_id, scenario, api, shard
 	runStart    prometheus.Gauge
 	runEnd      prometheus.Gauge
 
@@ -95,7 +95,7 @@ func NewMetrics(reg prometheus.Registerer, maxClientLabels int) (*Metrics, error
 			Help: "Token requests to the identity provider, by client and status code (0 = no answer)."},
 			[]string{"client", "code"}),
 		runInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "msgload_run_info",
-			Help: "Always 1: the run, its scenario and API."}, []string{"run_id", "scenario", "api"}),
+			Help: "Always 1: the run, its scenario and API, and the shard (I/N) of a sharded run (empty otherwise)."}, []string{"run_id", "scenario", "api", "shard"}),
 		runStart: prometheus.NewGauge(prometheus.GaugeOpts{Name: "msgload_run_start_timestamp_seconds",
 			Help: "Unix time the attack started."}),
 		runEnd: prometheus.NewGauge(prometheus.GaugeOpts{Name: "msgload_run_end_timestamp_seconds",
@@ -130,7 +130,7 @@ func (m *Metrics) clientLabel(id string) string {
 
 // start sets the run's info and pre-creates the known series at zero.
 func (m *Metrics) start(o *Options, at time.Time) {
-	m.runInfo.WithLabelValues(o.RunID, o.Scenario, o.API).Set(1)
+	m.runInfo.WithLabelValues(o.RunID, o.Scenario, o.API, o.Shard).Set(1)
 	m.runStart.Set(float64(at.UnixNano()) / 1e9)
 	m.runEnd.Set(0)
 	api := o.API

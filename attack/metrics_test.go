@@ -58,9 +58,9 @@ msgload_rate_limited_total{api="notify",client="other"} 1
 # TYPE msgload_retries_total counter
 msgload_retries_total{api="notify",client="c1"} 0
 msgload_retries_total{api="notify",client="other"} 1
-# HELP msgload_run_info Always 1: the run, its scenario and API.
+# HELP msgload_run_info Always 1: the run, its scenario and API, and the shard (I/N) of a sharded run (empty otherwise).
 # TYPE msgload_run_info gauge
-msgload_run_info{api="notify",run_id="met",scenario="smoke"} 1
+msgload_run_info{api="notify",run_id="met",scenario="smoke",shard=""} 1
 # HELP msgload_idempotency_probes_total Idempotency probes: resends of a message with the same externalId.
 # TYPE msgload_idempotency_probes_total counter
 msgload_idempotency_probes_total{api="notify"} 2

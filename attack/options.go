@@ -136,6 +136,11 @@ type Options struct {
 
 	RunID    string
 	Scenario string // for msgload_run_info
+	// Shard, for msgload_run_info's shard label: "I/N" of shard I of a
+	// sharded run (rundir.Shard.String), "" otherwise. Every shard shares the
+	// run id, so the dashboards show a sharded run as one run, broken down by
+	// this label.
+	Shard string
 
 	Limit            Limit
 	Retry            Retry

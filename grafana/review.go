@@ -14,6 +14,9 @@ var BoundedLabels = map[string]bool{
 	"state": true, "kind": true, "result": true, "fault": true, "route": true,
 	"reason": true, "from": true, "to": true, "run_id": true, "scenario": true,
 	"part": true, // the harness labels each part of a multi-part scenario
+	// msgload_run_info's shard of a sharded run: I/N, as many values as the
+	// run has shards.
+	"shard": true,
 }
 
 // ReviewFamilies checks gathered metric families against the conventions

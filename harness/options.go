@@ -256,6 +256,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		meta.Planned.Rate = whole.RatePerSecond * sh.Share()
 		c := *sh
 		meta.Shard = &c
+		o.Shard = sh.String()
 	}
 	if via != "sink" {
 		meta.Delivery.Grace = 0
