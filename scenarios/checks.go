@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/msgload/msgload/scenarios/msgspec"
 )
 
 func reflectValue(s *Scenario) reflect.Value { return reflect.ValueOf(s).Elem() }
@@ -279,7 +281,7 @@ func (s *Scenario) ResolvePath(name string) string {
 }
 
 func (c *checker) template(p, text string) {
-	if _, err := ParseTemplate(text); err != nil {
+	if _, err := msgspec.ParseTemplate(text); err != nil {
 		c.errorf(p, "%v", err)
 	}
 }
@@ -294,7 +296,7 @@ func (c *checker) message(s *Scenario, p string, notify bool) {
 		m.Recipient = "+7999{0000000-9999999}"
 	}
 	if m.Recipient != "" {
-		if _, err := ParseRecipient(m.Recipient); err != nil {
+		if _, err := msgspec.ParseRecipient(m.Recipient); err != nil {
 			c.errorf(at("recipient"), "%v", err)
 		}
 	}
@@ -304,7 +306,7 @@ func (c *checker) message(s *Scenario, p string, notify bool) {
 		case rangeSet && r.CSV != "":
 			c.errorf(at("recipients"), "set from/to or csv, not both")
 		case rangeSet:
-			if _, err := ParseNumberRange(r.From, r.To); err != nil {
+			if _, err := msgspec.ParseNumberRange(r.From, r.To); err != nil {
 				c.errorf(at("recipients"), "%v", err)
 			}
 		case r.CSV != "":
@@ -342,7 +344,7 @@ func (c *checker) message(s *Scenario, p string, notify bool) {
 			m.ExternalID = "tagged"
 		}
 		if m.ExternalID != "tagged" && m.ExternalID != "none" {
-			if t, err := ParseTemplate(m.ExternalID); err != nil {
+			if t, err := msgspec.ParseTemplate(m.ExternalID); err != nil {
 				c.errorf(at("externalId"), "%v", err)
 			} else if t.Static() {
 				c.errorf(at("externalId"), "%q is the same for every message: write tagged, none, or a template such as order-{{.Seq}}", m.ExternalID)
