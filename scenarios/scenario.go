@@ -134,11 +134,11 @@ type (
 
 // Retry is the retry policy: same body and externalId on every attempt.
 type Retry struct {
-	On         []string `json:"on,omitempty" jsonschema_description:"HTTP codes (500, 503, 429) and timeout or reset that are retried"`
-	Max        int      `json:"max,omitempty" jsonschema:"minimum=0" jsonschema_description:"retries after the first attempt"`
+	On         []string `json:"on,omitempty" jsonschema_description:"HTTP codes (500, 503, 429) and timeout or reset that are retried (default [500, 503, timeout] when retry is absent)"`
+	Max        int      `json:"max,omitempty" jsonschema:"minimum=0" jsonschema_description:"retries after the first attempt (default 3 when retry is absent, else 0)"`
 	Backoff    Duration `json:"backoff,omitempty" jsonschema_description:"first wait; doubled each retry"`
 	MaxBackoff Duration `json:"maxBackoff,omitempty" jsonschema_description:"cap on one backoff wait; a longer Retry-After is honoured in full while the retry still leaves before the run's end (load duration + delivery.grace)"`
-	Jitter     Percent  `json:"jitter,omitempty" jsonschema_description:"random share added or removed from each backoff wait; only added to a Retry-After wait"`
+	Jitter     Percent  `json:"jitter,omitempty" jsonschema_description:"random share added or removed from each backoff wait; only added to a Retry-After wait (default 20% when not written; 0 turns it off)"`
 	Timeout    Duration `json:"timeout,omitempty" jsonschema_description:"per-request timeout (default 10s)"`
 }
 

@@ -2,7 +2,7 @@ package msgspec
 
 // Message says what every request carries.
 type Message struct {
-	Recipient  string      `json:"recipient,omitempty" jsonschema_description:"a number or a pattern with one digit range: +7999{0000000-9999999}"`
+	Recipient  string      `json:"recipient,omitempty" jsonschema_description:"a number or a pattern with one digit range: +7999{0000000-9999999} (the default without recipients)"`
 	Recipients *Recipients `json:"recipients,omitempty" jsonschema_description:"recipients from a range or a CSV file (instead of recipient)"`
 	Text       string      `json:"text,omitempty" jsonschema_description:"text template: {{.Seq}} {{.Client}} {{.Recipient}} {{.Run}} {{words N}} {{digits N}}"`
 	TextBytes  int         `json:"textBytes,omitempty" jsonschema:"minimum=0" jsonschema_description:"pad or cut the rendered text to this many bytes"`
