@@ -59,10 +59,10 @@ type Generator struct {
 
 // item is one messaging scenario item, pre-encoded around its variable parts.
 type item struct {
-	head []byte              // {"channel":…,"recipient":{"type":"MSISDN","value":"
-	mid  []byte              // "},"sender":…,"text":"
+	head []byte            // {"channel":…,"recipient":{"type":"MSISDN","value":"
+	mid  []byte            // "},"sender":…,"text":"
 	text *msgspec.Template // nil: the message's text
-	rest []byte              // ",…static fields…}
+	rest []byte            // ",…static fields…}
 }
 
 // New builds a generator for api ("messaging" or "notify") from a message spec
