@@ -111,7 +111,7 @@ func startRun(t *testing.T) *testRun {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gen, err := message.ForScenario(sc)
+		gen, err := message.New(sc.API, sc.ResolvedMessage(), sc.Sim.Seed)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -76,7 +76,7 @@ func scenarioLoad(s *scenarios.Scenario, sinkURL string) (load, error) {
 	if s.API == rundir.APIMessaging && s.Message.Callback == "" && s.Delivery.Via != "poll" && s.Delivery.Via != "none" {
 		s.Message.Callback = sinkURL + "/callback"
 	}
-	gen, err := message.ForScenario(s)
+	gen, err := message.New(s.API, s.ResolvedMessage(), s.Sim.Seed)
 	if err != nil {
 		return load{}, fmt.Errorf("message generator: %w", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/msgload/msgload/thresholds"
 )
 
 func secondsAxis(v float64) string { return dur(v) }
@@ -37,11 +39,7 @@ func (s *Summary) latencyBounds() []bound {
 		if m == nil {
 			continue
 		}
-		lit, err := rewriteLiterals(m[5])
-		if err != nil {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.ReplaceAll(lit, "_", ""), 64)
+		v, err := thresholds.Number(m[5])
 		if err != nil || !(v > 0) {
 			continue
 		}

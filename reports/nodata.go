@@ -2,10 +2,6 @@ package reports
 
 import (
 	"reflect"
-	"strconv"
-	"strings"
-
-	"github.com/expr-lang/expr/ast"
 )
 
 // A threshold passes only on figures that have data. Before a threshold is
@@ -23,110 +19,8 @@ import (
 //   - requests.error_rate when no request was made, requests.achieved_rate
 //     when no message was sent.
 
-// memberPaths returns the fixed paths of summary fields the expression reads:
-// the identifier, then each property (a string) or index (an int).
-func memberPaths(node ast.Node) [][]any {
-	var paths [][]any
-	ast.Walk(&node, visitor(func(n *ast.Node) {
-		if m, ok := (*n).(*ast.MemberNode); ok {
-			if p := memberPath(m); p != nil {
-				paths = append(paths, p)
-			}
-		}
-	}))
-	return paths
-}
-
-// computedLatencyRead returns the first place where the expression reads a
-// percentile, max or mean of a latency object through a path that is not fixed
-// (a computed map key, a closure over several latency objects): whether it has
-// data cannot be told before evaluation, so such a threshold is refused.
-func computedLatencyRead(node ast.Node) string {
-	found := ""
-	ast.Walk(&node, visitor(func(n *ast.Node) {
-		m, ok := (*n).(*ast.MemberNode)
-		if !ok || found != "" || m.Node == nil || memberPath(m) != nil {
-			return
-		}
-		p, ok := m.Property.(*ast.StringNode)
-		if !ok {
-			return
-		}
-		switch t := m.Node.Type(); {
-		case t == percentilesType && p.Value != "count",
-			t.Kind() == reflect.Interface && latencyFigure[p.Value]: // values(delivery.by_channel) is []any
-			found = m.String()
-		}
-	}))
-	return found
-}
-
 // latencyFigure are the figures of a latency object that have no data when its count is 0.
 var latencyFigure = map[string]bool{"p50": true, "p90": true, "p95": true, "p99": true, "max": true, "mean": true}
-
-type visitor func(*ast.Node)
-
-func (v visitor) Visit(n *ast.Node) { v(n) }
-
-// memberPath is the fixed path of m, or nil when part of it is computed.
-func memberPath(m *ast.MemberNode) []any {
-	var prop any
-	switch p := m.Property.(type) {
-	case *ast.StringNode:
-		prop = p.Value
-	case *ast.IntegerNode:
-		prop = p.Value
-	default:
-		return nil
-	}
-	var head []any
-	switch n := m.Node.(type) {
-	case *ast.IdentifierNode:
-		head = []any{n.Value}
-	case *ast.MemberNode:
-		head = memberPath(n)
-	case *ast.ChainNode:
-		if mm, ok := n.Node.(*ast.MemberNode); ok {
-			head = memberPath(mm)
-		}
-	}
-	if head == nil {
-		return nil
-	}
-	return append(head, prop)
-}
-
-func pathString(p []any) string {
-	var b strings.Builder
-	for i, e := range p {
-		switch v := e.(type) {
-		case string:
-			if i > 0 && !isName(v) {
-				b.WriteString("[" + strconv.Quote(v) + "]")
-				continue
-			}
-			if i > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(v)
-		case int:
-			b.WriteString("[" + strconv.Itoa(v) + "]")
-		}
-	}
-	return b.String()
-}
-
-func isName(s string) bool {
-	if s == "" || isDigit(s[0]) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isIdent(s[i]) {
-			return false
-		}
-	}
-	return true
-}
 
 var percentilesType = reflect.TypeOf(Percentiles{})
 

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/scenarios/msgspec"
 )
 
 func reflectValue(s *Scenario) reflect.Value { return reflect.ValueOf(s).Elem() }
@@ -19,19 +22,89 @@ func loadIsZero(l LoadSpec) bool {
 	return reflect.ValueOf(l).IsZero()
 }
 
-// inheritPart copies the top-level fields a part leaves unset.
-func inheritPart(top, part *Scenario) {
-	if part.Target.IsZero() {
-		part.Target = top.Target
+// scenario completes s (a part at p) and checks it: the defaults first, then
+// the values derived from other fields (both in defaults.go), then every
+// check. Only the first two set fields; the checks only report.
+func (c *checker) scenario(s *Scenario, p string) {
+	if len(s.Parts) > 0 {
+		if p == "" {
+			c.deriveParts(s)
+		}
+		c.parts(s, p)
+		return
 	}
-	if part.Confirm == "" {
-		part.Confirm = top.Confirm
+	if !c.api(s, p) {
+		return // the defaults and most checks depend on the api
 	}
-	if part.Sink == "" {
-		part.Sink = top.Sink
+	c.applyDefaults(s, p)
+	derive(s)
+	c.check(s, p)
+}
+
+// check runs every check of a completed scenario without parts (a part at p).
+func (c *checker) check(s *Scenario, p string) {
+	notify := s.API == "notify"
+	c.target(s, p, notify)
+	c.clients(s, p, notify)
+	c.load(s, p)
+	c.limit(s, p)
+	c.message(s, p, notify)
+	c.retry(s, p)
+	c.idempotency(s, p, notify)
+	c.delivery(s, p, notify)
+	c.sim(s, p)
+	c.thresholds(s, p)
+	if s.MaxMessages < 0 {
+		c.errorf(joinPath(p, "maxMessages"), "must not be negative")
 	}
-	if part.MaxMessages == 0 {
-		part.MaxMessages = top.MaxMessages
+	c.respect(s, p)
+}
+
+// parts checks a file with parts (derive filled them) and each part as a
+// scenario of its own.
+func (c *checker) parts(s *Scenario, p string) {
+	if p != "" {
+		c.errorf(joinPath(p, "parts"), "parts cannot be nested")
+		return
+	}
+	if s.API != "" || !loadIsZero(s.Load) || len(s.Thresholds) > 0 || s.Message.Text != "" || len(s.Message.Scenario) > 0 {
+		c.errorf("parts", "a file with parts holds only name, description, target, confirm, sink, sim, maxMessages and parts; move api, load, message and thresholds into the parts")
+	}
+	names := map[string]bool{}
+	for i := range s.Parts {
+		part := &s.Parts[i]
+		pp := fmt.Sprintf("parts[%d]", i)
+		if names[part.Name] {
+			c.errorf(pp+".name", "two parts are named %q", part.Name)
+		}
+		names[part.Name] = true
+		c.scenario(part, pp)
+	}
+}
+
+func (c *checker) api(s *Scenario, p string) bool {
+	if s.API == "" {
+		c.errorf(joinPath(p, "api"), "required: messaging or notify")
+		return false
+	}
+	return c.oneOf(joinPath(p, "api"), s.API, apis)
+}
+
+func (c *checker) target(s *Scenario, p string, notify bool) {
+	at := func(f string) string { return joinPath(p, f) }
+	if !s.Target.Embedded {
+		c.url(at("target.baseUrl"), s.Target.BaseURL, true)
+		if notify {
+			c.url(at("target.tokenUrl"), s.Target.TokenURL, true)
+		} else if s.Target.TokenURL != "" {
+			c.errorf(at("target.tokenUrl"), "only the notify API has a token endpoint")
+		}
+	}
+	if s.Confirm != "" && (strings.Contains(s.Confirm, "/") || strings.ContainsAny(s.Confirm, " \t@")) {
+		c.errorf(at("confirm"), "want a host name such as api.example.com (no scheme, path or user)")
+	}
+	if s.Sink != "embedded" {
+		c.url(at("sink"), s.Sink, true)
 	}
 }
 
@@ -50,10 +123,7 @@ func (c *checker) url(p, raw string, required bool) {
 
 func (c *checker) clients(s *Scenario, p string, notify bool) {
 	at := func(f string) string { return joinPath(p, f) }
-	idField, secretField := "auth.login", "auth.password"
-	if notify {
-		idField, secretField = "auth.clientId", "auth.clientSecret"
-	}
+	id, secret, idField, secretField := auth(s)
 	// the other API's fields are a mistake worth naming
 	if notify && (s.Auth.Login != "" || s.Auth.Password != "") {
 		c.errorf(at("auth"), "login and password belong to the messaging API; notify uses clientId and clientSecret")
@@ -61,20 +131,12 @@ func (c *checker) clients(s *Scenario, p string, notify bool) {
 	if !notify && (s.Auth.ClientID != "" || s.Auth.ClientSecret != "") {
 		c.errorf(at("auth"), "clientId and clientSecret belong to the notify API; messaging uses login and password")
 	}
-	id, secret := s.Auth.Login, s.Auth.Password
-	if notify {
-		id, secret = s.Auth.ClientID, s.Auth.ClientSecret
-	}
-	if s.Clients.IsZero() {
-		s.Clients.N = 1
-	}
 	if s.Clients.N < 1 || s.Clients.N > 10000 {
 		c.errorf(at("clients"), "must be from 1 to 10000")
 		return
 	}
 	if s.Clients.List != nil {
 		seen := map[string]bool{}
-		s.Creds = make([]Cred, len(s.Clients.List))
 		for i, cr := range s.Clients.List {
 			cp := fmt.Sprintf("%s[%d]", at("clients"), i)
 			if cr.Login != "" || cr.Password != "" {
@@ -84,51 +146,31 @@ func (c *checker) clients(s *Scenario, p string, notify bool) {
 				if cr.ID != "" && cr.Login != "" || cr.Secret != "" && cr.Password != "" {
 					c.errorf(cp, "set login or clientId, password or clientSecret, not both")
 				}
-				cr = Cred{ID: cr.ID + cr.Login, Secret: cr.Secret + cr.Password}
 			}
-			if cr.ID == "" {
+			var resolved Cred
+			if i < len(s.Creds) {
+				resolved = s.Creds[i]
+			}
+			if resolved.ID == "" {
 				c.errorf(cp+".clientId", "required")
 			}
-			if seen[cr.ID] {
-				c.errorf(cp+".clientId", "client %q is listed twice", cr.ID)
+			if seen[resolved.ID] {
+				c.errorf(cp+".clientId", "client %q is listed twice", resolved.ID)
 			}
-			seen[cr.ID] = true
-			if cr.Secret == "" {
-				cr.Secret = secret
+			seen[resolved.ID] = true
+			if resolved.Secret == "" {
+				c.errorf(cp+".clientSecret", "required (or set %s for all clients); take it from the environment: ${VAR}", secretField)
 			}
-			if cr.Secret == "" {
-				if s.Target.Embedded {
-					cr.Secret = "demo"
-				} else {
-					c.errorf(cp+".clientSecret", "required (or set %s for all clients); take it from the environment: ${VAR}", secretField)
-				}
-			}
-			s.Creds[i] = cr
 		}
 		return
 	}
-	if s.Target.Embedded {
-		if id == "" {
-			id = "demo"
-		}
-		if secret == "" {
-			secret = "demo"
-		}
-	} else {
+	if !s.Target.Embedded {
 		if id == "" {
 			c.errorf(at(idField), "required for a real target")
 		}
 		if secret == "" {
 			c.errorf(at(secretField), "required for a real target; take it from the environment: ${VAR}")
 		}
-	}
-	s.Creds = make([]Cred, s.Clients.N)
-	for i := range s.Creds {
-		cid := id
-		if s.Clients.N > 1 || (notify && s.Target.Embedded && id == "demo") {
-			cid = id + "-" + strconv.Itoa(i+1)
-		}
-		s.Creds[i] = Cred{ID: cid, Secret: secret}
 	}
 }
 
@@ -159,9 +201,6 @@ func (c *checker) rate(p string, r Rate, required bool) {
 func (c *checker) load(s *Scenario, p string) {
 	at := func(f string) string { return joinPath(p, "load."+f) }
 	l := &s.Load
-	if l.Profile == "" {
-		l.Profile = "constant"
-	}
 	if !c.oneOf(at("profile"), l.Profile, profiles) {
 		return
 	}
@@ -225,19 +264,10 @@ func (c *checker) load(s *Scenario, p string) {
 		} else {
 			c.checkFile(at("file"), l.File)
 		}
-		if l.Speed == 0 {
-			l.Speed = 1
-		}
 		if l.Speed < 0 || l.Speed > 1000 {
 			c.errorf(at("speed"), "must be above 0 and at most 1000")
 		}
-		if l.Format == "" {
-			l.Format = "auto"
-		}
 		c.oneOf(at("format"), l.Format, replayFormats)
-		if l.ExternalIDs == "" {
-			l.ExternalIDs = "new"
-		}
 		c.oneOf(at("externalIds"), l.ExternalIDs, replayExternalIDs)
 	}
 	if l.Profile != "replay" {
@@ -279,22 +309,21 @@ func (s *Scenario) ResolvePath(name string) string {
 }
 
 func (c *checker) template(p, text string) {
-	if _, err := ParseTemplate(text); err != nil {
+	if _, err := msgspec.ParseTemplate(text); err != nil {
 		c.errorf(p, "%v", err)
 	}
 }
 
+// message checks what every request carries, then the half of the message
+// that belongs to the scenario's API.
 func (c *checker) message(s *Scenario, p string, notify bool) {
 	at := func(f string) string { return joinPath(p, "message."+f) }
 	m := &s.Message
 	if m.Recipient != "" && m.Recipients != nil {
 		c.errorf(at("recipients"), "set recipient (a pattern) or recipients (a range or CSV), not both")
 	}
-	if m.Recipient == "" && m.Recipients == nil {
-		m.Recipient = "+7999{0000000-9999999}"
-	}
 	if m.Recipient != "" {
-		if _, err := ParseRecipient(m.Recipient); err != nil {
+		if _, err := msgspec.ParseRecipient(m.Recipient); err != nil {
 			c.errorf(at("recipient"), "%v", err)
 		}
 	}
@@ -304,7 +333,7 @@ func (c *checker) message(s *Scenario, p string, notify bool) {
 		case rangeSet && r.CSV != "":
 			c.errorf(at("recipients"), "set from/to or csv, not both")
 		case rangeSet:
-			if _, err := ParseNumberRange(r.From, r.To); err != nil {
+			if _, err := msgspec.ParseNumberRange(r.From, r.To); err != nil {
 				c.errorf(at("recipients"), "%v", err)
 			}
 		case r.CSV != "":
@@ -315,18 +344,9 @@ func (c *checker) message(s *Scenario, p string, notify bool) {
 		if r.Column != "" && r.CSV == "" {
 			c.errorf(at("recipients.column"), "only used with csv")
 		}
-		if r.Order == "" {
-			r.Order = "sequential"
-		}
 		c.oneOf(at("recipients.order"), r.Order, []string{"sequential", "random"})
 	}
-	if m.Text == "" {
-		m.Text = "msgload {{.Run}} #{{.Seq}}"
-	}
 	c.template(at("text"), m.Text)
-	if m.Fill == "" {
-		m.Fill = "ascii"
-	}
 	c.oneOf(at("fill"), m.Fill, fills)
 	if m.TextBytes < 0 || m.TextBytes > 39015 {
 		c.errorf(at("textBytes"), "must be from 0 to 39015 (the longest text the messaging API takes)")
@@ -338,32 +358,39 @@ func (c *checker) message(s *Scenario, p string, notify bool) {
 		c.errorf(at("textParts"), "set textBytes or textParts, not both")
 	}
 	if notify {
-		if m.ExternalID == "" {
-			m.ExternalID = "tagged"
-		}
-		if m.ExternalID != "tagged" && m.ExternalID != "none" {
-			if t, err := ParseTemplate(m.ExternalID); err != nil {
-				c.errorf(at("externalId"), "%v", err)
-			} else if t.Static() {
-				c.errorf(at("externalId"), "%q is the same for every message: write tagged, none, or a template such as order-{{.Seq}}", m.ExternalID)
-			}
-		}
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{{"scenario", m.Scenario != nil}, {"callback", m.Callback != ""}, {"schedule", m.Schedule != nil},
-			{"urlOptions", m.URLOptions != nil}, {"trackData", m.TrackData != nil}, {"clientRequestId", m.ClientRequestID != ""}} {
-			if f.set {
-				c.errorf(at(f.name), "a messaging field; the notify API does not take it")
-			}
-		}
-		return
+		c.notifyMessage(m, at)
+	} else {
+		c.messagingMessage(m, at)
 	}
+}
+
+// notifyMessage checks the notify half of a message: the externalId, and no
+// field of the messaging API.
+func (c *checker) notifyMessage(m *Message, at func(string) string) {
+	if m.ExternalID != "tagged" && m.ExternalID != "none" {
+		if t, err := msgspec.ParseTemplate(m.ExternalID); err != nil {
+			c.errorf(at("externalId"), "%v", err)
+		} else if t.Static() {
+			c.errorf(at("externalId"), "%q is the same for every message: write tagged, none, or a template such as order-{{.Seq}}", m.ExternalID)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"scenario", m.Scenario != nil}, {"callback", m.Callback != ""}, {"schedule", m.Schedule != nil},
+		{"urlOptions", m.URLOptions != nil}, {"trackData", m.TrackData != nil}, {"clientRequestId", m.ClientRequestID != ""}} {
+		if f.set {
+			c.errorf(at(f.name), "a messaging field; the notify API does not take it")
+		}
+	}
+}
+
+// messagingMessage checks the messaging half of a message: the channels of
+// the scenario with their failover (the seed's rules), the callback, the
+// schedule, trackData and clientRequestId.
+func (c *checker) messagingMessage(m *Message, at func(string) string) {
 	if m.ExternalID != "" {
 		c.errorf(at("externalId"), "a notify field; messaging correlates through trackData")
-	}
-	if len(m.Scenario) == 0 {
-		m.Scenario = []Item{{Channel: "sms", Sender: "msgload"}}
 	}
 	seen := map[string]bool{}
 	for i := range m.Scenario {
@@ -380,9 +407,6 @@ func (c *checker) message(s *Scenario, p string, notify bool) {
 		maxSender := 21
 		if it.Channel == "sms" {
 			maxSender = 11
-		}
-		if it.Sender == "" {
-			it.Sender = "msgload"
 		}
 		if n := utf8.RuneCountInString(it.Sender); n > maxSender {
 			c.errorf(ip+".sender", "%q has %d characters; at most %d for %s", it.Sender, n, maxSender, it.Channel)
@@ -431,6 +455,58 @@ func (c *checker) message(s *Scenario, p string, notify bool) {
 	}
 }
 
+func (c *checker) limit(s *Scenario, p string) {
+	c.oneOf(joinPath(p, "limit.mode"), s.Limit.Mode, modes)
+	if !s.Limit.Rate.IsZero() && s.Limit.Rate.Count < 1 {
+		c.errorf(joinPath(p, "limit.rate"), "a limit must allow at least 1 request per window")
+	}
+}
+
+func (c *checker) idempotency(s *Scenario, p string, notify bool) {
+	at := func(f string) string { return joinPath(p, f) }
+	if s.Idempotency.Probes.IsZero() && s.Idempotency.Concurrent <= 0 {
+		return // no probes: nothing here is used
+	}
+	if !notify {
+		c.errorf(at("idempotency"), "idempotency probes need the notify API (externalId)")
+	}
+	if s.Idempotency.Concurrent < 0 || s.Idempotency.Concurrent > 100 {
+		c.errorf(at("idempotency.concurrent"), "must be from 0 to 100")
+	}
+}
+
+func (c *checker) delivery(s *Scenario, p string, notify bool) {
+	at := func(f string) string { return joinPath(p, "delivery."+f) }
+	if c.oneOf(at("via"), s.Delivery.Via, deliveryVia) && s.Delivery.Via == "poll" && notify {
+		c.errorf(at("via"), "poll needs the messaging API (check-status); notify reports by webhook only")
+	}
+	if !s.Delivery.PollInterval.IsZero() && s.Delivery.PollInterval.D <= 0 {
+		c.errorf(at("pollInterval"), "must be above 0")
+	}
+}
+
+// thresholds checks each expression where it is written, so a mistyped
+// threshold stops the run before it starts.
+func (c *checker) thresholds(s *Scenario, p string) {
+	for i, t := range s.Thresholds {
+		at := fmt.Sprintf("%s[%d]", joinPath(p, "thresholds"), i)
+		if strings.TrimSpace(t) == "" {
+			c.errorf(at, "empty threshold expression")
+		} else if err := reports.CheckThreshold(t); err != nil {
+			c.errorf(at, "threshold %q: %s", t, oneLine(err.Error()))
+		}
+	}
+}
+
+// oneLine keeps the first line of a multi-line message (expr points at the
+// column with a second and third line).
+func oneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
 func (c *checker) schedule(p string, sc *Schedule) {
 	if sc.SendAfter == "" && sc.StartTime == "" {
 		c.errorf(p, "set sendAfter, or startTime and stopTime")
@@ -465,10 +541,6 @@ func retryOnValid(v string) bool {
 func (c *checker) retry(s *Scenario, p string) {
 	at := func(f string) string { return joinPath(p, "retry."+f) }
 	r := &s.Retry
-	if !c.set(joinPath(p, "retry")) {
-		r.On = []string{"500", "503", "timeout"}
-		r.Max = 3
-	}
 	for i, v := range r.On {
 		if !retryOnValid(v) {
 			c.errorf(fmt.Sprintf("%s[%d]", at("on"), i), "%q is not an HTTP code from 400 to 599, timeout or reset", v)
@@ -477,21 +549,10 @@ func (c *checker) retry(s *Scenario, p string) {
 	if r.Max < 0 || r.Max > 100 {
 		c.errorf(at("max"), "must be from 0 to 100")
 	}
-	if r.Backoff.IsZero() {
-		r.Backoff, _ = ParseDuration("500ms")
-	}
-	if r.MaxBackoff.IsZero() {
-		r.MaxBackoff, _ = ParseDuration("10s")
-	}
 	if r.MaxBackoff.D < r.Backoff.D {
 		c.errorf(at("maxBackoff"), "%s is below backoff %s", r.MaxBackoff, r.Backoff)
 	}
-	if r.Jitter.IsZero() && !c.set(at("jitter")) {
-		r.Jitter, _ = ParsePercent("20%")
-	}
-	if r.Timeout.IsZero() {
-		r.Timeout, _ = ParseDuration("10s")
-	} else if r.Timeout.D <= 0 {
+	if !r.Timeout.IsZero() && r.Timeout.D <= 0 {
 		c.errorf(at("timeout"), "must be above 0")
 	}
 }
@@ -504,12 +565,6 @@ func (c *checker) sim(s *Scenario, p string) {
 			c.errorf(joinPath(p, "sim"), "simulator settings are used only with target: embedded")
 		}
 		return
-	}
-	if sm.RateLimit.Rate.IsZero() {
-		sm.RateLimit.Rate = s.Limit.Rate
-	}
-	if sm.RateLimit.Algorithm == "" {
-		sm.RateLimit.Algorithm = "sliding" // the simulator's default
 	}
 	c.oneOf(at("rateLimit.algorithm"), sm.RateLimit.Algorithm, algorithms)
 	f := sm.Faults
@@ -537,9 +592,6 @@ func (c *checker) sim(s *Scenario, p string) {
 	}
 	if d := sm.NotifyDelay; !d.P95.IsZero() && d.P95.D < d.Median.D {
 		c.errorf(at("notifyDelay.p95"), "%s is below the median %s", d.P95, d.Median)
-	}
-	if sm.Seed == 0 {
-		sm.Seed = 1
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/goccy/go-yaml/token"
 
 	"github.com/msgload/msgload/internal/yamlguard"
-	"github.com/msgload/msgload/reports"
 )
 
 //go:embed *.yaml
@@ -224,7 +223,8 @@ func syntaxError(file string, err error) *Error {
 	return &Error{File: file, Msg: "YAML: " + err.Error()}
 }
 
-// checker applies defaults and collects every problem with its position.
+// checker applies the defaults (defaults.go) and the derived values, then
+// checks (checks.go), collecting every problem with its position.
 type checker struct {
 	file, dir string
 	pos       map[string]Pos
@@ -276,134 +276,4 @@ func (c *checker) oneOf(p, v string, allowed []string) bool {
 		return false
 	}
 	return true
-}
-
-func (c *checker) scenario(s *Scenario, p string) {
-	at := func(f string) string { return joinPath(p, f) }
-	if len(s.Parts) > 0 {
-		if p != "" {
-			c.errorf(at("parts"), "parts cannot be nested")
-			return
-		}
-		if s.API != "" || !loadIsZero(s.Load) || len(s.Thresholds) > 0 || s.Message.Text != "" || len(s.Message.Scenario) > 0 {
-			c.errorf("parts", "a file with parts holds only name, description, target, confirm, sink, sim, maxMessages and parts; move api, load, message and thresholds into the parts")
-		}
-		names := map[string]bool{}
-		for i := range s.Parts {
-			part := &s.Parts[i]
-			pp := fmt.Sprintf("parts[%d]", i)
-			inheritPart(s, part)
-			if part.Name == "" {
-				part.Name = s.Name + "-" + part.API
-			}
-			if names[part.Name] {
-				c.errorf(pp+".name", "two parts are named %q", part.Name)
-			}
-			names[part.Name] = true
-			part.File = s.File
-			part.pos, part.dir = c.pos, c.dir
-			c.scenario(part, pp)
-		}
-		return
-	}
-	if s.API == "" {
-		c.errorf(at("api"), "required: messaging or notify")
-		return
-	}
-	if !c.oneOf(at("api"), s.API, apis) {
-		return
-	}
-	notify := s.API == "notify"
-
-	// target and sink
-	if s.Target.IsZero() {
-		s.Target.Embedded = true
-	}
-	if !s.Target.Embedded {
-		c.url(at("target.baseUrl"), s.Target.BaseURL, true)
-		if notify {
-			c.url(at("target.tokenUrl"), s.Target.TokenURL, true)
-		} else if s.Target.TokenURL != "" {
-			c.errorf(at("target.tokenUrl"), "only the notify API has a token endpoint")
-		}
-	}
-	if s.Sink == "" {
-		s.Sink = "embedded"
-	}
-	if s.Confirm != "" && (strings.Contains(s.Confirm, "/") || strings.ContainsAny(s.Confirm, " \t@")) {
-		c.errorf(at("confirm"), "want a host name such as api.example.com (no scheme, path or user)")
-	}
-	if s.Sink != "embedded" {
-		c.url(at("sink"), s.Sink, true)
-	}
-
-	c.clients(s, p, notify)
-	c.load(s, p)
-
-	// limit
-	if s.Limit.Mode == "" {
-		s.Limit.Mode = "respect"
-	}
-	c.oneOf(at("limit.mode"), s.Limit.Mode, modes)
-	if s.Limit.Rate.IsZero() && notify {
-		s.Limit.Rate, _ = ParseRate("100/1m")
-	}
-	if !s.Limit.Rate.IsZero() && s.Limit.Rate.Count < 1 {
-		c.errorf(at("limit.rate"), "a limit must allow at least 1 request per window")
-	}
-
-	c.message(s, p, notify)
-	c.retry(s, p)
-
-	// idempotency
-	if !s.Idempotency.Probes.IsZero() || s.Idempotency.Concurrent > 0 {
-		if !notify {
-			c.errorf(at("idempotency"), "idempotency probes need the notify API (externalId)")
-		}
-		if s.Idempotency.Concurrent < 0 || s.Idempotency.Concurrent > 100 {
-			c.errorf(at("idempotency.concurrent"), "must be from 0 to 100")
-		}
-		if s.Idempotency.Concurrent == 0 && !c.set(at("idempotency.concurrent")) {
-			s.Idempotency.Concurrent = 2 // the attacker's default
-		}
-	}
-
-	// delivery
-	if s.Delivery.Via == "" {
-		s.Delivery.Via = "sink"
-	}
-	if c.oneOf(at("delivery.via"), s.Delivery.Via, deliveryVia) && s.Delivery.Via == "poll" && notify {
-		c.errorf(at("delivery.via"), "poll needs the messaging API (check-status); notify reports by webhook only")
-	}
-	if s.Delivery.Grace.IsZero() {
-		s.Delivery.Grace, _ = ParseDuration("30s")
-	}
-	if s.Delivery.PollInterval.IsZero() {
-		s.Delivery.PollInterval, _ = ParseDuration("1s")
-	} else if s.Delivery.PollInterval.D <= 0 {
-		c.errorf(at("delivery.pollInterval"), "must be above 0")
-	}
-
-	c.sim(s, p)
-
-	for i, t := range s.Thresholds {
-		if strings.TrimSpace(t) == "" {
-			c.errorf(fmt.Sprintf("%s[%d]", at("thresholds"), i), "empty threshold expression")
-		} else if err := reports.CheckThreshold(t); err != nil {
-			c.errorf(fmt.Sprintf("%s[%d]", at("thresholds"), i), "threshold %q: %s", t, oneLine(err.Error()))
-		}
-	}
-	if s.MaxMessages < 0 {
-		c.errorf(at("maxMessages"), "must not be negative")
-	}
-	c.respect(s, p)
-}
-
-// oneLine keeps the first line of a multi-line message (expr points at the
-// column with a second and third line).
-func oneLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

@@ -1,5 +1,7 @@
 package scenarios
 
+import "github.com/msgload/msgload/scenarios/msgspec"
+
 // The scenario file, field by field. Every field is documented in README.md; the
 // json tags are the YAML names (the decoder, the YAML encoder and the JSON Schema
 // generator all read them).
@@ -34,6 +36,19 @@ type Scenario struct {
 
 	pos map[string]Pos // field path → position, for errors found after decoding
 	dir string         // where relative paths in the file are resolved
+}
+
+// ResolvedMessage is the scenario's message spec with the paths in it (CSV
+// recipients) resolved against the scenario file, as the body generator reads
+// them (message.New).
+func (s *Scenario) ResolvedMessage() Message {
+	m := s.Message
+	if m.Recipients != nil && m.Recipients.CSV != "" {
+		r := *m.Recipients
+		r.CSV = s.ResolvePath(r.CSV)
+		m.Recipients = &r
+	}
+	return m
 }
 
 // Pos is a position in a scenario file.
@@ -103,84 +118,27 @@ type Limit struct {
 	Mode string `json:"mode,omitempty" jsonschema:"enum=respect,enum=exceed" jsonschema_description:"respect: stay at or under the limit (plans that cannot are refused); exceed: send the planned excess on purpose"`
 }
 
-// Message says what every request carries.
-type Message struct {
-	Recipient  string      `json:"recipient,omitempty" jsonschema_description:"a number or a pattern with one digit range: +7999{0000000-9999999}"`
-	Recipients *Recipients `json:"recipients,omitempty" jsonschema_description:"recipients from a range or a CSV file (instead of recipient)"`
-	Text       string      `json:"text,omitempty" jsonschema_description:"text template: {{.Seq}} {{.Client}} {{.Recipient}} {{.Run}} {{words N}} {{digits N}}"`
-	TextBytes  int         `json:"textBytes,omitempty" jsonschema:"minimum=0" jsonschema_description:"pad or cut the rendered text to this many bytes"`
-	TextParts  int         `json:"textParts,omitempty" jsonschema:"minimum=0" jsonschema_description:"pad the text to fill this many SMS parts (153 GSM or 67 UCS-2 characters each)"`
-	Fill       string      `json:"fill,omitempty" jsonschema:"enum=ascii,enum=cyrillic,enum=emoji" jsonschema_description:"characters used for padding (default ascii)"`
-	ExternalID string      `json:"externalId,omitempty" jsonschema_description:"notify: tagged (default) sends the correlation tag as externalId; none sends no externalId; anything else is a template of your own ids such as order-{{.Seq}} (the report then matches callbacks by joining attempts)"`
-
-	// messaging
-	Scenario        []Item            `json:"scenario,omitempty" jsonschema_description:"messaging: the ordered channels with failover"`
-	Callback        string            `json:"callback,omitempty" jsonschema_description:"messaging: callback URL (default: the sink)"`
-	Schedule        *Schedule         `json:"schedule,omitempty"`
-	URLOptions      *URLOptions       `json:"urlOptions,omitempty"`
-	TrackData       map[string]string `json:"trackData,omitempty" jsonschema_description:"messaging: extra trackData keys (msgload adds its correlation keys)"`
-	ClientRequestID string            `json:"clientRequestId,omitempty" jsonschema_description:"messaging: clientRequestId template (at most 100 characters once rendered)"`
-}
-
-// Recipients lists recipients from a range or a CSV file.
-type Recipients struct {
-	From   string `json:"from,omitempty" jsonschema_description:"first number of a range (+79990000000)"`
-	To     string `json:"to,omitempty" jsonschema_description:"last number of a range, same length as from"`
-	CSV    string `json:"csv,omitempty" jsonschema_description:"CSV file of numbers (relative to the scenario file)"`
-	Column string `json:"column,omitempty" jsonschema_description:"CSV column name holding the number (default: the first column)"`
-	Order  string `json:"order,omitempty" jsonschema:"enum=sequential,enum=random" jsonschema_description:"sequential (default) or random"`
-}
-
-// Item is one messaging scenario item (a channel of the cascade).
-type Item struct {
-	Channel          string       `json:"channel" jsonschema:"required,enum=sms,enum=viber,enum=vkok,enum=push,enum=whatsapp,enum=tgotp"`
-	Sender           string       `json:"sender" jsonschema_description:"sender name: at most 11 characters for sms, 21 otherwise"`
-	Text             string       `json:"text,omitempty" jsonschema_description:"text template for this channel (default: message.text)"`
-	Failover         *Failover    `json:"failover,omitempty"`
-	Attachments      []Attachment `json:"attachments,omitempty"`
-	Buttons          []Button     `json:"buttons,omitempty"`
-	MobilePushAction string       `json:"mobilePushAction,omitempty"`
-	MobilePushTitle  string       `json:"mobilePushTitle,omitempty"`
-}
-
-// Failover is the cascading rule of an item.
-type Failover struct {
-	TTL             int    `json:"ttl,omitempty" jsonschema:"minimum=0,maximum=259200" jsonschema_description:"seconds to wait for condition_status"`
-	ConditionStatus string `json:"condition_status,omitempty" jsonschema:"enum=DELIVERED,enum=SEEN"`
-}
-
-// Attachment is media content.
-type Attachment struct {
-	Type string `json:"type" jsonschema:"required,enum=IMAGE,enum=AUDIO,enum=VIDEO,enum=FILE"`
-	URL  string `json:"url" jsonschema:"required"`
-}
-
-// Button is a message button.
-type Button struct {
-	Caption string `json:"caption" jsonschema:"required"`
-	Action  string `json:"action" jsonschema:"required"`
-}
-
-// Schedule is deferred or time-windowed sending.
-type Schedule struct {
-	SendAfter            string `json:"sendAfter,omitempty" jsonschema_description:"RFC 3339 time"`
-	StartTime            string `json:"startTime,omitempty" jsonschema_description:"HH:MM:SS"`
-	StopTime             string `json:"stopTime,omitempty" jsonschema_description:"HH:MM:SS"`
-	UseRecipientTimeZone bool   `json:"useRecipientTimeZone,omitempty"`
-}
-
-// URLOptions is link shortening.
-type URLOptions struct {
-	ShortenURL bool `json:"shortenUrl"`
-}
+// The message part of a scenario (what every request carries) is defined in
+// package msgspec, so the body generator on the attack's hot path can take it
+// without linking the loader (YAML, JSON Schema, the threshold language).
+type (
+	Message    = msgspec.Message
+	Recipients = msgspec.Recipients
+	Item       = msgspec.Item
+	Failover   = msgspec.Failover
+	Attachment = msgspec.Attachment
+	Button     = msgspec.Button
+	Schedule   = msgspec.Schedule
+	URLOptions = msgspec.URLOptions
+)
 
 // Retry is the retry policy: same body and externalId on every attempt.
 type Retry struct {
-	On         []string `json:"on,omitempty" jsonschema_description:"HTTP codes (500, 503, 429) and timeout or reset that are retried"`
-	Max        int      `json:"max,omitempty" jsonschema:"minimum=0" jsonschema_description:"retries after the first attempt"`
+	On         []string `json:"on,omitempty" jsonschema_description:"HTTP codes (500, 503, 429) and timeout or reset that are retried (default [500, 503, timeout] when retry is absent)"`
+	Max        int      `json:"max,omitempty" jsonschema:"minimum=0" jsonschema_description:"retries after the first attempt (default 3 when retry is absent, else 0)"`
 	Backoff    Duration `json:"backoff,omitempty" jsonschema_description:"first wait; doubled each retry"`
 	MaxBackoff Duration `json:"maxBackoff,omitempty" jsonschema_description:"cap on one backoff wait; a longer Retry-After is honoured in full while the retry still leaves before the run's end (load duration + delivery.grace)"`
-	Jitter     Percent  `json:"jitter,omitempty" jsonschema_description:"random share added or removed from each backoff wait; only added to a Retry-After wait"`
+	Jitter     Percent  `json:"jitter,omitempty" jsonschema_description:"random share added or removed from each backoff wait; only added to a Retry-After wait (default 20% when not written; 0 turns it off)"`
 	Timeout    Duration `json:"timeout,omitempty" jsonschema_description:"per-request timeout (default 10s)"`
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/invopop/jsonschema"
 )
@@ -30,6 +31,9 @@ func Schema() ([]byte, error) {
 			td.AdditionalProperties = scalarOrString
 		}
 	}
+	if err := schemaDefaults(s); err != nil {
+		return nil, err
+	}
 	s.ID = SchemaID
 	s.Title = "msgload scenario"
 	s.Description = "A msgload scenario file; see scenarios/README.md for every field."
@@ -38,6 +42,54 @@ func Schema() ([]byte, error) {
 		return nil, fmt.Errorf("encode schema: %w", err)
 	}
 	return append(b, '\n'), nil
+}
+
+// schemaDefaults writes each default of the table (defaults.go) as the
+// `default` of its property, so editors show what a field left out becomes.
+// A default with a condition (notify only, profile replay) is written too: the
+// field's description says when it applies.
+func schemaDefaults(root *jsonschema.Schema) error {
+	for _, fd := range defaults {
+		prop, err := schemaProperty(root, fd.path)
+		if err != nil {
+			return err
+		}
+		v, err := fd.json()
+		if err != nil {
+			return err
+		}
+		prop.Default = v
+	}
+	return nil
+}
+
+// schemaProperty finds the property at path (JSON names, "[]" for the items of
+// a list) from the Scenario definition, following $ref into the definitions.
+func schemaProperty(root *jsonschema.Schema, path string) (*jsonschema.Schema, error) {
+	def := root.Definitions["Scenario"]
+	segs := strings.Split(path, ".")
+	for i, seg := range segs {
+		name, each := strings.CutSuffix(seg, "[]")
+		if def == nil || def.Properties == nil {
+			return nil, fmt.Errorf("schema: no object on the way to %s", path)
+		}
+		prop, ok := def.Properties.Get(name)
+		if !ok {
+			return nil, fmt.Errorf("schema: no property %s on the way to %s", name, path)
+		}
+		if i == len(segs)-1 {
+			return prop, nil
+		}
+		next := prop
+		if each {
+			next = prop.Items
+		}
+		if next != nil && next.Ref != "" {
+			next = root.Definitions[strings.TrimPrefix(next.Ref, "#/$defs/")]
+		}
+		def = next
+	}
+	return nil, fmt.Errorf("schema: empty path")
 }
 
 // JSONSchema: "embedded" or the addresses of a real service.

@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/msgload/msgload/rundir"
-	"github.com/msgload/msgload/scenarios"
+	"github.com/msgload/msgload/scenarios/msgspec"
 )
 
 // ErrUnknownAPI means the API is neither messaging nor notify.
@@ -37,12 +37,12 @@ type Generator struct {
 	notify    bool
 	seed      uint64
 	rc        recipients
-	text      *scenarios.Template
+	text      *msgspec.Template
 	textBytes int
 	textParts int
 	fill      string
 	noExtID   bool
-	extID     *scenarios.Template // notify: a template of the user's own ids; nil = the tag
+	extID     *msgspec.Template // notify: a template of the user's own ids; nil = the tag
 
 	// messaging
 	items      []item
@@ -51,7 +51,7 @@ type Generator struct {
 	chain      string
 	tail       []byte // urlOptions, schedule, callback: static top-level fields, each with a leading comma
 	trackExtra []byte // extra trackData entries, each followed by a comma
-	crid       *scenarios.Template
+	crid       *msgspec.Template
 
 	sizeHint atomic.Int64
 	scratch  sync.Pool
@@ -59,16 +59,16 @@ type Generator struct {
 
 // item is one messaging scenario item, pre-encoded around its variable parts.
 type item struct {
-	head []byte              // {"channel":…,"recipient":{"type":"MSISDN","value":"
-	mid  []byte              // "},"sender":…,"text":"
-	text *scenarios.Template // nil: the message's text
-	rest []byte              // ",…static fields…}
+	head []byte            // {"channel":…,"recipient":{"type":"MSISDN","value":"
+	mid  []byte            // "},"sender":…,"text":"
+	text *msgspec.Template // nil: the message's text
+	rest []byte            // ",…static fields…}
 }
 
 // New builds a generator for api ("messaging" or "notify") from a message spec
-// as Load returns it (defaults applied). A CSV recipients path is read as given:
-// resolve it first (Scenario.ResolvePath) or use ForScenario.
-func New(api string, spec scenarios.Message, seed int64) (*Generator, error) {
+// as scenarios.Load returns it (defaults applied). A CSV recipients path is read
+// as given: pass a scenario's Scenario.ResolvedMessage.
+func New(api string, spec msgspec.Message, seed int64) (*Generator, error) {
 	g := &Generator{seed: uint64(seed), textBytes: spec.TextBytes, textParts: spec.TextParts, fill: spec.Fill, noExtID: spec.ExternalID == "none"}
 	switch api {
 	case "notify":
@@ -88,11 +88,11 @@ func New(api string, spec scenarios.Message, seed int64) (*Generator, error) {
 		text = "msgload {{.Run}} #{{.Seq}}"
 	}
 	var err error
-	if g.text, err = scenarios.ParseTemplate(text); err != nil {
+	if g.text, err = msgspec.ParseTemplate(text); err != nil {
 		return nil, fmt.Errorf("message text: %w", err)
 	}
 	if g.notify && spec.ExternalID != "" && spec.ExternalID != "tagged" && spec.ExternalID != "none" {
-		if g.extID, err = scenarios.ParseTemplate(spec.ExternalID); err != nil {
+		if g.extID, err = msgspec.ParseTemplate(spec.ExternalID); err != nil {
 			return nil, fmt.Errorf("externalId: %w", err)
 		}
 	}
@@ -105,20 +105,7 @@ func New(api string, spec scenarios.Message, seed int64) (*Generator, error) {
 	return g, nil
 }
 
-// ForScenario builds the generator of a loaded scenario (one without parts):
-// its API, its message spec with CSV paths resolved against the scenario file,
-// and its simulator seed.
-func ForScenario(s *scenarios.Scenario) (*Generator, error) {
-	spec := s.Message
-	if spec.Recipients != nil && spec.Recipients.CSV != "" {
-		r := *spec.Recipients
-		r.CSV = s.ResolvePath(r.CSV)
-		spec.Recipients = &r
-	}
-	return New(s.API, spec, s.Sim.Seed)
-}
-
-func (g *Generator) setRecipients(spec scenarios.Message) error {
+func (g *Generator) setRecipients(spec msgspec.Message) error {
 	r := spec.Recipients
 	switch {
 	case r == nil:
@@ -126,7 +113,7 @@ func (g *Generator) setRecipients(spec scenarios.Message) error {
 		if pat == "" {
 			pat = "+7999{0000000-9999999}"
 		}
-		rng, err := scenarios.ParseRecipient(pat)
+		rng, err := msgspec.ParseRecipient(pat)
 		if err != nil {
 			return fmt.Errorf("message recipient: %w", err)
 		}
@@ -143,7 +130,7 @@ func (g *Generator) setRecipients(spec scenarios.Message) error {
 		}
 		g.rc.list = list
 	default:
-		rng, err := scenarios.ParseNumberRange(r.From, r.To)
+		rng, err := msgspec.ParseNumberRange(r.From, r.To)
 		if err != nil {
 			return fmt.Errorf("message recipients: %w", err)
 		}
@@ -164,10 +151,10 @@ func jsonField(dst []byte, name string, v any) ([]byte, error) {
 	return append(dst, b...), nil
 }
 
-func (g *Generator) setMessaging(spec scenarios.Message) error {
+func (g *Generator) setMessaging(spec msgspec.Message) error {
 	items := spec.Scenario
 	if len(items) == 0 {
-		items = []scenarios.Item{{Channel: "sms", Sender: "msgload"}}
+		items = []msgspec.Item{{Channel: "sms", Sender: "msgload"}}
 	}
 	for i, it := range items {
 		var x item
@@ -178,7 +165,7 @@ func (g *Generator) setMessaging(spec scenarios.Message) error {
 		x.mid = appendJSONString(x.mid, it.Sender)
 		x.mid = append(x.mid, `,"text":"`...)
 		if it.Text != "" {
-			t, err := scenarios.ParseTemplate(it.Text)
+			t, err := msgspec.ParseTemplate(it.Text)
 			if err != nil {
 				return fmt.Errorf("scenario[%d] text: %w", i, err)
 			}
@@ -246,7 +233,7 @@ func (g *Generator) setMessaging(spec scenarios.Message) error {
 		g.trackExtra = append(g.trackExtra, ',')
 	}
 	if spec.ClientRequestID != "" {
-		if g.crid, err = scenarios.ParseTemplate(spec.ClientRequestID); err != nil {
+		if g.crid, err = msgspec.ParseTemplate(spec.ClientRequestID); err != nil {
 			return fmt.Errorf("clientRequestId: %w", err)
 		}
 	}
@@ -261,7 +248,7 @@ func (g *Generator) Channels() []string { return g.channels }
 func (g *Generator) Chain() []string { return g.links }
 
 // renderText appends the sized text of template t.
-func (g *Generator) renderText(dst []byte, t *scenarios.Template, v *vars, r *rand.PCG) []byte {
+func (g *Generator) renderText(dst []byte, t *msgspec.Template, v *vars, r *rand.PCG) []byte {
 	start := len(dst)
 	dst = render(dst, t, v, r)
 	switch {

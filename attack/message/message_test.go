@@ -27,9 +27,15 @@ func load(t testing.TB, src string) *scenarios.Scenario {
 	return s
 }
 
+// forScenario builds the generator of a loaded scenario the way the harness
+// does: its API, its message spec with paths resolved, its seed.
+func forScenario(s *scenarios.Scenario) (*Generator, error) {
+	return New(s.API, s.ResolvedMessage(), s.Sim.Seed)
+}
+
 func TestNotifyBody(t *testing.T) {
 	s := load(t, "api: notify\nload: { rate: 1/s, requests: 1 }\nmessage: { recipient: \"+7999{000-999}\", text: \"hi \\\"{{.Client}}\\\" #{{.Seq}} to {{.Recipient}}\" }\n")
-	g, err := ForScenario(s)
+	g, err := forScenario(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +92,7 @@ message:
   trackData: { campaign: spring, "quote\"key": v }
   clientRequestId: "req-{{.Run}}-{{.Seq}}"
 `)
-	g, err := ForScenario(s)
+	g, err := forScenario(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +149,8 @@ message:
 
 func TestDeterministic(t *testing.T) {
 	s := load(t, "api: notify\nload: { rate: 1/s, requests: 1 }\nmessage: { text: \"{{words 5}} {{digits 6}} {{cyrillic 2}} {{emoji 2}}\" }\n")
-	g1, _ := ForScenario(s)
-	g2, _ := ForScenario(s)
+	g1, _ := forScenario(s)
+	g2, _ := forScenario(s)
 	a, _, _ := g1.Body(3, "c", testTag)
 	b, _, _ := g2.Body(3, "c", testTag)
 	c, _, _ := g1.Body(4, "c", testTag)
@@ -153,7 +159,7 @@ func TestDeterministic(t *testing.T) {
 		t.Fatalf("not deterministic per (seed, seq):\n%s\n%s\n%s", a, b, c)
 	}
 	s.Sim.Seed = 99
-	g3, _ := ForScenario(s)
+	g3, _ := forScenario(s)
 	d, _, _ := g3.Body(3, "c", testTag)
 	if bytes.Equal(a, d) {
 		t.Fatal("another seed gave the same random text")
@@ -187,7 +193,7 @@ func TestTextSizes(t *testing.T) {
 				tt.extra += "\n  text: \"текст {{.Seq}}\""
 			}
 			s := load(t, "api: notify\nload: { rate: 1/s, requests: 1 }\nmessage:\n  "+tt.extra+"\n")
-			g, err := ForScenario(s)
+			g, err := forScenario(s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -317,7 +323,7 @@ func BenchmarkBody(b *testing.B) {
 		{"notify-1KiB-cyrillic", "api: notify\nload: { rate: 1/s, requests: 1 }\nmessage: { text: \"{{cyrillic 4}}\", textBytes: 1024, fill: cyrillic }\n"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			g, err := ForScenario(load(b, c.src))
+			g, err := forScenario(load(b, c.src))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -338,7 +344,7 @@ func BenchmarkBody(b *testing.B) {
 // between calls (run with -race to check).
 func TestConcurrentBodies(t *testing.T) {
 	s := load(t, "api: messaging\nload: { rate: 1/s, requests: 1 }\nmessage:\n  text: \"{{words 3}} {{.Seq}}\"\n  textBytes: 300\n  fill: cyrillic\n  scenario: [{channel: viber, sender: s, text: \"{{emoji 2}}\", failover: {ttl: 5}}, {channel: sms, sender: s}]\n")
-	g, err := ForScenario(s)
+	g, err := forScenario(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +393,7 @@ func TestCSVRecipientsRelative(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := ForScenario(s)
+	g, err := forScenario(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +447,7 @@ func TestExternalIDModes(t *testing.T) {
 			if tt.mode != "" {
 				extra = ", externalId: \"" + tt.mode + "\""
 			}
-			g, err := ForScenario(load(t, "api: notify\nload: { rate: 1/s, requests: 1 }\nmessage: { text: x"+extra+" }\n"))
+			g, err := forScenario(load(t, "api: notify\nload: { rate: 1/s, requests: 1 }\nmessage: { text: x"+extra+" }\n"))
 			if err != nil {
 				t.Fatal(err)
 			}

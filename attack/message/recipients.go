@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/msgload/msgload/scenarios"
+	"github.com/msgload/msgload/scenarios/msgspec"
 )
 
 // Sentinel errors of the recipients reader.
@@ -83,7 +83,7 @@ func ReadRecipientsCSV(r io.Reader, column string) ([]string, error) {
 
 // recipients picks the recipient of a message.
 type recipients struct {
-	rng    scenarios.NumberRange
+	rng    msgspec.NumberRange
 	list   []string
 	random bool
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/msgload/msgload/scenarios"
+	"github.com/msgload/msgload/scenarios/msgspec"
 )
 
 // vars are the values a template can print.
@@ -28,28 +28,28 @@ var (
 )
 
 // render appends the template to dst.
-func render(dst []byte, t *scenarios.Template, v *vars, r *rand.PCG) []byte {
+func render(dst []byte, t *msgspec.Template, v *vars, r *rand.PCG) []byte {
 	for _, s := range t.Segments() {
 		switch s.Kind {
-		case scenarios.SegLit:
+		case msgspec.SegLit:
 			dst = append(dst, s.Lit...)
-		case scenarios.SegSeq:
+		case msgspec.SegSeq:
 			dst = strconv.AppendInt(dst, v.seq, 10)
-		case scenarios.SegClient:
+		case msgspec.SegClient:
 			dst = append(dst, v.client...)
-		case scenarios.SegRecipient:
+		case msgspec.SegRecipient:
 			dst = append(dst, v.recipient...)
-		case scenarios.SegRun:
+		case msgspec.SegRun:
 			dst = append(dst, v.run...)
-		case scenarios.SegWords:
+		case msgspec.SegWords:
 			dst = appendWords(dst, englishWords, s.N, r)
-		case scenarios.SegCyrillic:
+		case msgspec.SegCyrillic:
 			dst = appendWords(dst, cyrillicWords, s.N, r)
-		case scenarios.SegEmoji:
+		case msgspec.SegEmoji:
 			for range s.N {
 				dst = append(dst, emojis[r.Uint64()%uint64(len(emojis))]...)
 			}
-		case scenarios.SegDigits:
+		case msgspec.SegDigits:
 			for range s.N {
 				dst = append(dst, byte('0'+r.Uint64()%10))
 			}
