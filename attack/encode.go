@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
+	"github.com/msgload/msgload/internal/jsonesc"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -36,11 +36,11 @@ func appendAttempt(b []byte, a *rundir.Attempt) []byte {
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendInt(b, a.Seq, 10)
 	b = append(b, `,"api":`...)
-	b = appendString(b, a.API)
+	b = jsonesc.Append(b, a.API)
 	b = append(b, `,"op":`...)
-	b = appendString(b, a.Op)
+	b = jsonesc.Append(b, a.Op)
 	b = append(b, `,"client":`...)
-	b = appendString(b, a.Client)
+	b = jsonesc.Append(b, a.Client)
 	b = append(b, `,"attempt":`...)
 	b = strconv.AppendInt(b, int64(a.Attempt), 10)
 	b = appendOpt(b, `,"probe":`, a.Probe)
@@ -59,9 +59,9 @@ func appendAttempt(b []byte, a *rundir.Attempt) []byte {
 	b = append(b, `,"bytes_in":`...)
 	b = strconv.AppendInt(b, a.BytesIn, 10)
 	b = append(b, `,"outcome":`...)
-	b = appendString(b, a.Outcome)
+	b = jsonesc.Append(b, a.Outcome)
 	b = append(b, `,"class":`...)
-	b = appendString(b, a.Class)
+	b = jsonesc.Append(b, a.Class)
 	b = appendOpt(b, `,"error":`, a.Error)
 	b = appendOpt(b, `,"tx_id":`, a.TxID)
 	b = appendOpt(b, `,"state":`, a.State)
@@ -85,7 +85,7 @@ func appendOpt(b []byte, key, v string) []byte {
 	if v == "" {
 		return b
 	}
-	return appendString(append(b, key...), v)
+	return jsonesc.Append(append(b, key...), v)
 }
 
 // appendTime is time.Time's MarshalJSON (RFC 3339 with nanoseconds).
@@ -114,60 +114,4 @@ func appendFloat(b []byte, f float64) []byte {
 		}
 	}
 	return b
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString is encoding/json's string encoding with HTML escaping (what
-// json.Marshal does).
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

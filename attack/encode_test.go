@@ -56,19 +56,6 @@ func TestAppendAttemptMatchesJSON(t *testing.T) {
 	}
 }
 
-// FuzzAppendString: every string is encoded as encoding/json does.
-func FuzzAppendString(f *testing.F) {
-	f.Add("plain")
-	f.Add("<script>&\"\\\u2028\u2029\x00\x7f")
-	f.Add("\xff\xfe")
-	f.Fuzz(func(t *testing.T, s string) {
-		want, _ := json.Marshal(s)
-		if got := appendString(nil, s); string(got) != string(want) {
-			t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
-		}
-	})
-}
-
 func BenchmarkEncodeAttempt(b *testing.B) {
 	now := time.Now()
 	a := &rundir.Attempt{Seq: 123456, API: "messaging", Op: "send", Client: "demo", Attempt: 1, Intended: now, Sent: now,

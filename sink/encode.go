@@ -4,8 +4,8 @@ import (
 	"math"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
+	"github.com/msgload/msgload/internal/jsonesc"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -15,14 +15,14 @@ import (
 // (json.Compact), so the line holds no newline.
 func appendEvent(b []byte, ev *rundir.Event) []byte {
 	b = append(b, `{"kind":`...)
-	b = appendString(b, ev.Kind)
+	b = jsonesc.Append(b, ev.Kind)
 	b = append(b, `,"route":`...)
-	b = appendString(b, ev.Route)
+	b = jsonesc.Append(b, ev.Route)
 	b = append(b, `,"received_at":`...)
 	b = appendTime(b, ev.ReceivedAt)
 	if ev.API != "" {
 		b = append(b, `,"api":`...)
-		b = appendString(b, ev.API)
+		b = jsonesc.Append(b, ev.API)
 	}
 	if len(ev.Payload) > 0 {
 		b = append(b, `,"payload":`...)
@@ -30,11 +30,11 @@ func appendEvent(b []byte, ev *rundir.Event) []byte {
 	}
 	if ev.Raw != "" {
 		b = append(b, `,"raw":`...)
-		b = appendString(b, ev.Raw)
+		b = jsonesc.Append(b, ev.Raw)
 	}
 	if ev.Reason != "" {
 		b = append(b, `,"reason":`...)
-		b = appendString(b, ev.Reason)
+		b = jsonesc.Append(b, ev.Reason)
 	}
 	if c := ev.Corr; c != nil {
 		b = append(b, `,"corr":{`...)
@@ -50,11 +50,11 @@ func appendEvent(b []byte, ev *rundir.Event) []byte {
 		}
 		if c.Key != "" {
 			key("key")
-			b = appendString(b, c.Key)
+			b = jsonesc.Append(b, c.Key)
 		}
 		if c.Run != "" {
 			key("run")
-			b = appendString(b, c.Run)
+			b = jsonesc.Append(b, c.Run)
 		}
 		if c.Seq != 0 {
 			key("seq")
@@ -66,11 +66,11 @@ func appendEvent(b []byte, ev *rundir.Event) []byte {
 		}
 		if c.State != "" {
 			key("state")
-			b = appendString(b, c.State)
+			b = jsonesc.Append(b, c.State)
 		}
 		if c.Channel != "" {
 			key("channel")
-			b = appendString(b, c.Channel)
+			b = jsonesc.Append(b, c.Channel)
 		}
 		if c.Terminal {
 			key("terminal")
@@ -92,7 +92,7 @@ func appendEvent(b []byte, ev *rundir.Event) []byte {
 		}
 		if c.OutgoingTxID != "" {
 			key("outgoing_tx_id")
-			b = appendString(b, c.OutgoingTxID)
+			b = jsonesc.Append(b, c.OutgoingTxID)
 		}
 		b = append(b, '}')
 	}
@@ -116,56 +116,4 @@ func appendFloat(b []byte, f float64) []byte {
 		return strconv.AppendFloat(b, f, 'e', -1, 64)
 	}
 	return strconv.AppendFloat(b, f, 'f', -1, 64)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string; invalid UTF-8 becomes U+FFFD, as with
-// encoding/json.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/msgload/msgload/internal/jsonesc"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios/msgspec"
 )
@@ -146,7 +147,7 @@ func jsonField(dst []byte, name string, v any) ([]byte, error) {
 		return nil, fmt.Errorf("encode %s: %w", name, err)
 	}
 	dst = append(dst, ',')
-	dst = appendJSONString(dst, name)
+	dst = jsonesc.Append(dst, name)
 	dst = append(dst, ':')
 	return append(dst, b...), nil
 }
@@ -159,10 +160,10 @@ func (g *Generator) setMessaging(spec msgspec.Message) error {
 	for i, it := range items {
 		var x item
 		x.head = append(x.head, `{"channel":`...)
-		x.head = appendJSONString(x.head, it.Channel)
+		x.head = jsonesc.Append(x.head, it.Channel)
 		x.head = append(x.head, `,"recipient":{"type":"MSISDN","value":"`...)
 		x.mid = append(x.mid, `"},"sender":`...)
-		x.mid = appendJSONString(x.mid, it.Sender)
+		x.mid = jsonesc.Append(x.mid, it.Sender)
 		x.mid = append(x.mid, `,"text":"`...)
 		if it.Text != "" {
 			t, err := msgspec.ParseTemplate(it.Text)
@@ -190,11 +191,11 @@ func (g *Generator) setMessaging(spec msgspec.Message) error {
 		}
 		if it.MobilePushAction != "" {
 			x.rest = append(x.rest, `,"mobilePushAction":`...)
-			x.rest = appendJSONString(x.rest, it.MobilePushAction)
+			x.rest = jsonesc.Append(x.rest, it.MobilePushAction)
 		}
 		if it.MobilePushTitle != "" {
 			x.rest = append(x.rest, `,"mobilePushTitle":`...)
-			x.rest = appendJSONString(x.rest, it.MobilePushTitle)
+			x.rest = jsonesc.Append(x.rest, it.MobilePushTitle)
 		}
 		x.rest = append(x.rest, '}')
 		g.items = append(g.items, x)
@@ -209,7 +210,7 @@ func (g *Generator) setMessaging(spec msgspec.Message) error {
 	var err error
 	if spec.Callback != "" {
 		g.tail = append(g.tail, `,"callback":`...)
-		g.tail = appendJSONString(g.tail, spec.Callback)
+		g.tail = jsonesc.Append(g.tail, spec.Callback)
 	}
 	if spec.URLOptions != nil {
 		if g.tail, err = jsonField(g.tail, "urlOptions", spec.URLOptions); err != nil {
@@ -227,9 +228,9 @@ func (g *Generator) setMessaging(spec msgspec.Message) error {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		g.trackExtra = appendJSONString(g.trackExtra, k)
+		g.trackExtra = jsonesc.Append(g.trackExtra, k)
 		g.trackExtra = append(g.trackExtra, ':')
-		g.trackExtra = appendJSONString(g.trackExtra, spec.TrackData[k])
+		g.trackExtra = jsonesc.Append(g.trackExtra, spec.TrackData[k])
 		g.trackExtra = append(g.trackExtra, ',')
 	}
 	if spec.ClientRequestID != "" {
@@ -288,9 +289,9 @@ func (g *Generator) Body(seq int64, client string, tag rundir.Tag) ([]byte, Info
 		text := scratch[recipLen:]
 		info.TextBytes = len(text)
 		out = append(out, `{"recipient":{"value":"`...)
-		out = appendJSONInner(out, info.Recipient)
+		out = jsonesc.AppendInner(out, info.Recipient)
 		out = append(out, `"},"notificationText":"`...)
-		out = appendJSONInner(out, text)
+		out = jsonesc.AppendInner(out, text)
 		switch {
 		case g.noExtID:
 			out = append(out, `"}`...)
@@ -299,12 +300,12 @@ func (g *Generator) Body(seq int64, client string, tag rundir.Tag) ([]byte, Info
 			scratch = render(scratch, g.extID, &v, &r)
 			info.ExternalID = string(scratch[start:])
 			out = append(out, `","externalId":"`...)
-			out = appendJSONInner(out, info.ExternalID)
+			out = jsonesc.AppendInner(out, info.ExternalID)
 			out = append(out, `"}`...)
 		default:
 			info.ExternalID = tag.ExternalID()
 			out = append(out, `","externalId":"`...)
-			out = appendJSONInner(out, info.ExternalID)
+			out = jsonesc.AppendInner(out, info.ExternalID)
 			out = append(out, `"}`...)
 		}
 	} else {
@@ -327,10 +328,10 @@ func (g *Generator) messagingBody(out []byte, scratch *[]byte, recipLen int, v *
 			out = append(out, ',')
 		}
 		out = append(out, it.head...)
-		out = appendJSONInner(out, recip)
+		out = jsonesc.AppendInner(out, recip)
 		out = append(out, it.mid...)
 		if it.text == nil {
-			out = appendJSONInner(out, mainText)
+			out = jsonesc.AppendInner(out, mainText)
 		} else {
 			start := len(*scratch)
 			*scratch = g.renderText(*scratch, it.text, v, r)
@@ -338,7 +339,7 @@ func (g *Generator) messagingBody(out []byte, scratch *[]byte, recipLen int, v *
 			if i == 0 {
 				info.TextBytes = len(*scratch) - start
 			}
-			out = appendJSONInner(out, (*scratch)[start:])
+			out = jsonesc.AppendInner(out, (*scratch)[start:])
 			*scratch = (*scratch)[:start]
 		}
 		out = append(out, it.rest...)
@@ -359,13 +360,13 @@ func (g *Generator) messagingBody(out []byte, scratch *[]byte, recipLen int, v *
 			}
 		}
 		out = append(out, `,"clientRequestId":"`...)
-		out = appendJSONInner(out, id)
+		out = jsonesc.AppendInner(out, id)
 		out = append(out, '"')
 	}
 	out = append(out, `,"trackData":{`...)
 	out = append(out, g.trackExtra...)
 	out = append(out, `"`+rundir.TrackRun+`":`...)
-	out = appendJSONString(out, tag.Run)
+	out = jsonesc.Append(out, tag.Run)
 	out = append(out, `,"`+rundir.TrackSeq+`":"`...)
 	out = strconv.AppendInt(out, tag.Seq, 10)
 	out = append(out, `","`+rundir.TrackSent+`":"`...)
@@ -373,7 +374,7 @@ func (g *Generator) messagingBody(out []byte, scratch *[]byte, recipLen int, v *
 	out = append(out, '"')
 	if g.chain != "" {
 		out = append(out, `,"`+rundir.TrackChain+`":`...)
-		out = appendJSONString(out, g.chain)
+		out = jsonesc.Append(out, g.chain)
 	}
 	out = append(out, `}}`...)
 	return out
