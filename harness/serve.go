@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,16 +11,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/msgload/msgload/internal/httpserve"
-	"github.com/msgload/msgload/internal/shutdown"
 )
 
 // server is an HTTP server on a listener that is bound before it serves, so an
 // address error comes back at once.
 type server struct {
-	srv  *http.Server
-	tr   *shutdown.Tracker
-	ln   net.Listener
-	done chan error
+	sv *httpserve.Served
+	ln net.Listener
 }
 
 // listen binds addr and serves h on it in the background.
@@ -30,21 +26,8 @@ func listen(addr string, h http.Handler) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	s := &server{
-		// read, write and idle timeouts a slow client cannot defeat
-		srv:  httpserve.New(h, httpserve.Default),
-		ln:   ln,
-		done: make(chan error, 1),
-	}
-	s.tr = shutdown.Track(s.srv)
-	go func() {
-		err := s.srv.Serve(ln)
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		s.done <- err
-	}()
-	return s, nil
+	// read, write and idle timeouts a slow client cannot defeat
+	return &server{sv: httpserve.Start(ln, httpserve.New(h, httpserve.Default)), ln: ln}, nil
 }
 
 // URL is the base URL of the server, http://host:port.
@@ -58,14 +41,7 @@ func (s *server) Addr() string { return s.ln.Addr().String() }
 func (s *server) shutdown(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	err := s.tr.Shutdown(ctx)
-	if err != nil {
-		_ = s.srv.Close()
-	}
-	if serr := <-s.done; serr != nil && err == nil {
-		err = serr
-	}
-	return err
+	return s.sv.Stop(ctx)
 }
 
 // metricsHandler serves the registry with the OpenMetrics format available, so

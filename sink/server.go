@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/msgload/msgload/internal/shutdown"
+	"github.com/msgload/msgload/internal/httpserve"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -128,21 +128,14 @@ func Serve(ctx context.Context, cfg ServerConfig) (err error) {
 		IdleTimeout:       t.or(t.idle, IdleTimeout),
 		MaxHeaderBytes:    MaxHeaderBytes,
 	}
-	tr := shutdown.Track(srv)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
 	if cfg.Ready != nil {
-		cfg.Ready(ln.Addr().String())
+		cfg.Ready(ln.Addr().String()) // bound: a call waits in the backlog until Serve accepts it
 	}
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
+	err = httpserve.Serve(ctx, ln, srv, shutdownTimeout)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// calls still in flight at the bound: not the sink's failure (their
+		// events are either committed or not acknowledged)
+		return nil
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	if err := tr.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("shut down: %w", err)
-	}
-	return nil
+	return err
 }

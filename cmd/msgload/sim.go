@@ -16,7 +16,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/msgload/msgload/internal/httpserve"
-	"github.com/msgload/msgload/internal/shutdown"
 	"github.com/msgload/msgload/sim"
 )
 
@@ -130,22 +129,24 @@ func (g *globalState) runSim(parent context.Context, cfg sim.Config, addr string
 	if err != nil {
 		return badInput(fmt.Errorf("listen on %s: %w", addr, err))
 	}
-	srv := httpserve.New(mux, httpserve.Default) // read, write and idle timeouts a slow client cannot defeat
-	tr := shutdown.Track(srv)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	sv := httpserve.Start(ln, httpserve.New(mux, httpserve.Default)) // read, write and idle timeouts a slow client cannot defeat
 	fmt.Fprintf(g.stderr, "msgload sim: listening on http://%s (rate limit %d/%s %s per client_id)\n",
 		ln.Addr(), cfg.RateLimit.Requests, cfg.RateLimit.Window, cfg.RateLimit.Algorithm)
+	failed := false
 	select {
 	case <-ctx.Done():
-	case err := <-done:
-		if err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("serve: %w", err)
-		}
+	case <-sv.Failed():
+		failed = true
 	}
+	// one bound for the server and the simulator's callbacks in flight
 	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer scancel()
-	_ = tr.Shutdown(sctx) // a client's spare connection does not hold it
+	stopErr := sv.Stop(sctx)
+	if failed {
+		return stopErr // serve: …
+	}
+	// a shutdown past its bound (requests still in flight, now cut off) is
+	// not the simulator's failure: stopErr goes no further
 	if err := s.Shutdown(sctx); err != nil {
 		return fmt.Errorf("stop simulator: %w", err)
 	}

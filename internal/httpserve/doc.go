@@ -6,4 +6,11 @@
 // timeout, one that keeps a connection open without a request at the idle
 // timeout. The standalone sink builds its own server (sink/server.go) with
 // the same kind of timeouts.
+//
+// Every server msgload runs, the standalone sink included, is served and
+// stopped the same way: Serve (or Start and Stop) serves in the background
+// until the caller is done, then stops within a bound without waiting on
+// connections that never sent a request (internal/shutdown), closes what the
+// bound leaves, and returns the first real error, serving's own or the
+// shutdown's.
 package httpserve
