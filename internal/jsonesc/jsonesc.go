@@ -4,18 +4,20 @@ import "unicode/utf8"
 
 const hexDigits = "0123456789abcdef"
 
-// plain[c] is true for a byte copied as it is, provided the string is valid
-// UTF-8: printable ASCII but ", \, <, > and &, and every byte of a multi-byte
-// sequence except 0xE2, the lead byte of U+2028 and U+2029. One table load per
-// byte is the whole cost of a string that needs no escape.
-var plain = func() (t [256]bool) {
+// ascii[c] is true for an ASCII byte copied as it is: printable but ", \, <,
+// > and &. plain[c] adds, for the part of a string known to be valid UTF-8,
+// every byte of a multi-byte sequence except 0xE2, the lead byte of U+2028
+// and U+2029. One table load per byte is the whole cost of a string that
+// needs no escape.
+var ascii, plain = func() (a, p [256]bool) {
 	for c := 0x20; c < 256; c++ {
-		t[c] = true
+		a[c] = c < utf8.RuneSelf
+		p[c] = true
 	}
 	for _, c := range []byte{'"', '\\', '<', '>', '&', 0xE2} {
-		t[c] = false
+		a[c], p[c] = false, false
 	}
-	return t
+	return a, p
 }()
 
 // Append appends s to dst as a JSON string, quotes included.
@@ -28,11 +30,32 @@ func Append[S ~string | ~[]byte](dst []byte, s S) []byte {
 // AppendInner appends s to dst as the inside of a JSON string, without the
 // quotes: for a string whose quotes are already part of a template.
 func AppendInner[S ~string | ~[]byte](dst []byte, s S) []byte {
-	if !valid(s) {
-		return appendInvalid(dst, s)
-	}
 	start := 0
 	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if ascii[c] {
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			// the rest is checked once (utf8.Valid skips ASCII eight bytes at
+			// a time; converting a string here copies nothing, s does not
+			// escape), so an ASCII string is never checked at all
+			if utf8.Valid([]byte(s[i:])) {
+				return appendValid(dst, s, start, i)
+			}
+			return appendInvalid(dst, s, start, i)
+		}
+		dst = append(dst, s[start:i]...)
+		dst = appendByte(dst, c)
+		start = i + 1
+	}
+	return append(dst, s[start:]...)
+}
+
+// appendValid goes on from i with s[i:] valid UTF-8; s[start:i] is not in
+// dst yet.
+func appendValid[S ~string | ~[]byte](dst []byte, s S, start, i int) []byte {
+	for ; i < len(s); i++ {
 		c := s[i]
 		if plain[c] {
 			continue
@@ -54,12 +77,6 @@ func AppendInner[S ~string | ~[]byte](dst []byte, s S) []byte {
 	return append(dst, s[start:]...)
 }
 
-// valid reports whether s is valid UTF-8. utf8.Valid skips ASCII eight bytes
-// at a time; the conversion of a string is not copied (s does not escape).
-func valid[S ~string | ~[]byte](s S) bool {
-	return utf8.Valid([]byte(s))
-}
-
 // appendByte appends the escape of an ASCII byte that is not plain.
 func appendByte(dst []byte, c byte) []byte {
 	switch c {
@@ -79,15 +96,14 @@ func appendByte(dst []byte, c byte) []byte {
 	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 }
 
-// appendInvalid is AppendInner for a string that is not valid UTF-8: it
-// decodes rune by rune, as encoding/json does, writing \ufffd for each byte
-// that starts no valid sequence.
-func appendInvalid[S ~string | ~[]byte](dst []byte, s S) []byte {
-	start := 0
-	for i := 0; i < len(s); {
+// appendInvalid goes on from i with s[i:] not valid UTF-8 (s[start:i] is not
+// in dst yet): it decodes rune by rune, as encoding/json does, writing \ufffd
+// for each byte that starts no valid sequence.
+func appendInvalid[S ~string | ~[]byte](dst []byte, s S, start, i int) []byte {
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if !plain[c] {
+			if !ascii[c] {
 				dst = append(dst, s[start:i]...)
 				dst = appendByte(dst, c)
 				start = i + 1
