@@ -57,12 +57,14 @@ func TestSlowClientsCutOff(t *testing.T) {
 	}), to)
 
 	t.Run("slow body", func(t *testing.T) {
+		// before the dial: the server's read deadline runs from after its
+		// accept, which a start taken after Dial returns can follow
+		start := time.Now()
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		start := time.Now()
 		io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
 		done := make(chan struct{})
 		go func() { // one byte every 50 ms, until the server hangs up
