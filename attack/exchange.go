@@ -1,0 +1,299 @@
+package attack
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// maxAnswer caps how much of a response body is read.
+const maxAnswer = 1 << 20
+
+// answerPool holds buffers for response bodies, read once per request.
+var answerPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func putAnswer(b *bytes.Buffer) {
+	if b.Cap() <= 64<<10 { // a rare huge answer is not kept
+		answerPool.Put(b)
+	}
+}
+
+func (e *engine) attempt(m *message, op string, n int) *rundir.Attempt {
+	a := &rundir.Attempt{Seq: m.seq, API: e.o.API, Op: op, Client: m.client.ID, Attempt: n,
+		FirstSent: m.first, ExternalID: m.extID}
+	if e.o.API == rundir.APIMessaging && op == OpSend && len(e.o.Chain) > 0 {
+		a.Channel, _, _ = strings.Cut(e.o.Chain[0], ":") // the first item's channel
+	}
+	return a
+}
+
+// exchange makes one HTTP request for a, after the client's limiter (respect
+// mode; its wait ends with ctx), fills a with what happened and returns the
+// answer read from the body and the response headers.
+func (e *engine) exchange(ctx context.Context, c *clientState, a *rundir.Attempt, method, u string, body []byte) (answer, http.Header) {
+	return e.exchangeReq(ctx, c, a, method, u, body, noSlot, nil)
+}
+
+// exchangeReq is exchange that may send reuse, the request vegeta built for
+// the first attempt (with body), instead of building another, and that may
+// hold slot, a limiter slot already granted (the first attempt, in the
+// targeter). The slot is released when the exchange is over.
+func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Attempt, method, u string, body []byte, slot int, reuse *http.Request) (answer, http.Header) {
+	if c.lim != nil {
+		if slot == noSlot {
+			var err error
+			if slot, err = c.lim.wait(wait, e.end); err != nil {
+				if reuse != nil && reuse.Body != nil {
+					reuse.Body.Close()
+				}
+				e.notSent(a, gaveUpReason(err))
+				e.prog.GaveUp.Add(1)
+				return answer{}, nil
+			}
+		}
+		defer c.lim.answered(slot)
+	}
+	ctx, cancel := context.WithTimeout(e.abort, e.timeout)
+	defer cancel()
+	var req *http.Request
+	var err error
+	if reuse != nil {
+		req = reuse.WithContext(ctx)
+		req.URL.Fragment = ""
+		delete(req.Header, "X-Vegeta-Seq")
+		delete(req.Header, "X-Vegeta-Attack")
+	} else {
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		req, err = http.NewRequestWithContext(ctx, method, u, rd)
+		if err != nil {
+			a.Sent = time.Now()
+			a.Outcome, a.Class, a.Error = rundir.OutcomeFail, "other", "build request: "+err.Error()
+			return answer{}, nil
+		}
+	}
+	if body != nil && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "application/json")
+	}
+	var bearer string
+	if c.tok != nil {
+		bearer, err = c.tok.token(ctx)
+		if err != nil {
+			// Nothing was sent (fail), but a token request that timed out or was
+			// reset is classed so, and retried like a send that was (retryable).
+			a.Sent = time.Now()
+			a.Outcome, a.Class, a.Error = rundir.OutcomeFail, errClass(err), err.Error()
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				a.Class = "timeout" // the attempt's time ran out (the token request reports it as canceled)
+			}
+			return answer{}, nil
+		}
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	} else {
+		req.Header.Set("Authorization", c.basic)
+	}
+	a.BytesOut = int64(len(body))
+	e.prog.InFlight.Add(1)
+	if e.inFlight != nil {
+		e.inFlight.Add(1)
+	}
+	a.Sent = time.Now()
+	resp, err := e.rt.RoundTrip(req)
+	var data []byte
+	if err == nil {
+		buf := answerPool.Get().(*bytes.Buffer)
+		defer putAnswer(buf) // data is used below only: parseAnswer copies what it keeps
+		buf.Reset()
+		_, err = buf.ReadFrom(io.LimitReader(resp.Body, maxAnswer))
+		resp.Body.Close()
+		data = buf.Bytes()
+	}
+	a.Latency = time.Since(a.Sent).Seconds()
+	e.prog.InFlight.Add(-1)
+	if e.inFlight != nil {
+		e.inFlight.Add(-1)
+	}
+	if resp == nil {
+		a.Outcome, a.Class = rundir.OutcomeUnknown, errClass(err)
+		if a.Class == "conn" {
+			a.Outcome = rundir.OutcomeFail // refused: nothing reached the service
+		}
+		a.Error = err.Error()
+		return answer{}, nil
+	}
+	a.Code = resp.StatusCode
+	a.BytesIn = int64(len(data))
+	a.RetryAfter = resp.Header.Get("Retry-After")
+	a.RateLimit = resp.Header.Get("RateLimit")
+	a.RateLimitPolicy = resp.Header.Get("RateLimit-Policy")
+	a.Outcome, a.Class = codeClass(resp.StatusCode)
+	ans := parseAnswer(data)
+	if err != nil { // the body broke off: the service answered, the answer is partial
+		a.Error = "read answer: " + err.Error()
+	} else if a.Outcome != rundir.OutcomeOK {
+		a.Error = resp.Status
+	}
+	if a.Outcome == rundir.OutcomeOK && a.Op == OpSend {
+		if why := badSendAnswer(e.o.API, ans); why != "" {
+			// The service may have acted, but this is not its answer: no acceptance.
+			a.Outcome, a.Class = rundir.OutcomeUnknown, ClassBadAnswer
+			if a.Error == "" {
+				a.Error = resp.Status + " whose body is not the send answer: " + why
+			}
+		}
+	}
+	a.TxID, a.NotificationID = ans.TxID, ans.NotificationID
+	if ans.State != "" {
+		a.State = ans.State
+	}
+	if ans.Channel != "" {
+		a.Channel = ans.Channel
+	}
+	if resp.StatusCode == http.StatusUnauthorized && c.tok != nil {
+		c.tok.invalidate(bearer)
+	}
+	if resp.StatusCode == http.StatusTooManyRequests && c.lim != nil {
+		if d, ok := parseRetryAfter(a.RetryAfter, time.Now()); ok {
+			c.lim.block(time.Now().Add(d))
+		}
+	}
+	return ans, resp.Header
+}
+
+// write counts a in the metrics and progress and hands it to the recorder.
+func (e *engine) write(c *clientState, a *rundir.Attempt) { e.writeAs(c, a, "", "") }
+
+// writeAs is write with the method and URL of the request for results.bin
+// ("": the op's own).
+func (e *engine) writeAs(c *clientState, a *rundir.Attempt, method, u string) {
+	e.prog.Requests.Add(1)
+	if a.Outcome != rundir.OutcomeOK {
+		e.prog.Errors.Add(1)
+	}
+	if a.Code == http.StatusTooManyRequests {
+		e.prog.RateLimited.Add(1)
+	}
+	if c.met != nil {
+		c.met.request(a.Op, a.Code).Inc()
+		e.durations[a.Op].Observe(a.Latency)
+		if a.Code == http.StatusTooManyRequests {
+			c.met.rateLimited.Inc()
+		}
+		if a.RetryAfter != "" {
+			if d, ok := parseRetryAfter(a.RetryAfter, a.Sent); ok {
+				e.retryAfter.Observe(d.Seconds())
+			}
+		}
+	}
+	if e.o.Out == nil {
+		return
+	}
+	r := &vegeta.Result{
+		Attack:    e.o.RunID,
+		Seq:       e.vseq.Add(1) - 1,
+		Code:      uint16(a.Code),
+		Timestamp: a.Sent,
+		Latency:   time.Duration(a.Latency * 1e9),
+		BytesOut:  uint64(a.BytesOut),
+		BytesIn:   uint64(a.BytesIn),
+		Error:     a.Error,
+		Method:    http.MethodPost,
+		URL:       e.sendURL,
+	}
+	switch a.Op {
+	case OpCheckStatus:
+		r.Method, r.URL = http.MethodGet, e.statusURL+a.TxID
+	case OpToken:
+		r.URL = e.o.TokenURL
+	case OpWebhook:
+		r.URL = strings.TrimRight(e.o.BaseURL, "/") + "/api/v1/webhooks"
+	}
+	if method != "" {
+		r.Method, r.URL = method, u
+	}
+	if err := e.o.Out.Record(a, r); err != nil {
+		e.fail(err)
+	}
+}
+
+// ClassBadAnswer is the class of a 2xx send answer whose body is not the
+// API's answer (HTML from a proxy, invalid JSON, random bytes, no txId/state
+// or notificationId): its outcome is unknown (the service may have acted) and
+// it is not an acceptance.
+const ClassBadAnswer = "bad_answer"
+
+func codeClass(code int) (outcome, class string) {
+	switch {
+	case code >= 200 && code < 300:
+		return rundir.OutcomeOK, "ok"
+	case code == http.StatusTooManyRequests:
+		return rundir.OutcomeFail, "http_429"
+	case code >= 500:
+		return rundir.OutcomeFail, "http_5xx"
+	default:
+		return rundir.OutcomeFail, "http_4xx"
+	}
+}
+
+// errClass names a transport error: timeout, reset, conn (could not connect) or other.
+func errClass(err error) string {
+	var ne net.Error
+	var op *net.OpError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		return "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &op) && op.Op == "dial"):
+		return "conn"
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE):
+		return "reset"
+	default:
+		return "other"
+	}
+}
+
+// tokenRecorder records the token requests of one client as attempts (op
+// token). Nothing of the request or answer body is kept.
+type tokenRecorder struct {
+	e    *engine
+	c    *clientState
+	next http.RoundTripper
+}
+
+func (t *tokenRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	a := &rundir.Attempt{API: t.e.o.API, Op: OpToken, Client: t.c.ID, Attempt: 1, Intended: time.Now()}
+	if req.ContentLength > 0 {
+		a.BytesOut = req.ContentLength
+	}
+	a.Sent = time.Now()
+	resp, err := t.next.RoundTrip(req)
+	a.Latency = time.Since(a.Sent).Seconds()
+	if err != nil {
+		a.Outcome, a.Class, a.Error = rundir.OutcomeUnknown, errClass(err), "token request failed: "+errClass(err)
+		t.e.write(t.c, a)
+		return nil, err
+	}
+	a.Code = resp.StatusCode
+	a.Outcome, a.Class = codeClass(resp.StatusCode)
+	if a.Outcome != rundir.OutcomeOK {
+		a.Error = resp.Status
+	}
+	a.BytesIn = max(resp.ContentLength, 0)
+	t.e.write(t.c, a)
+	return resp, nil
+}

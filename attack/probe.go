@@ -1,0 +1,52 @@
+package attack
+
+import (
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// probed spreads a share p of the messages evenly over the sequence.
+func probed(seq int64, p float64) bool {
+	return math.Floor(float64(seq)*p) > math.Floor(float64(seq-1)*p)
+}
+
+// probe resends message m with the same body and externalId: once, then
+// ProbeConcurrency times at once, and compares the notificationIds.
+func (e *engine) probe(m *message, want string) {
+	n := m.attempts
+	one := func(kind string, k int) {
+		a := e.attempt(m, OpSend, k)
+		a.Probe = kind
+		a.Intended = time.Now()
+		ans, _ := e.exchange(e.halt, m.client, a, http.MethodPost, e.sendURL, m.body)
+		e.prog.Probes.Add(1)
+		if m.client.met != nil {
+			m.client.met.m.probes.WithLabelValues(e.o.API).Inc()
+		}
+		if a.Outcome == rundir.OutcomeOK && ans.NotificationID != want {
+			a.Mismatch = true
+			e.prog.Mismatches.Add(1)
+			if m.client.met != nil {
+				m.client.met.m.mismatches.WithLabelValues(e.o.API).Inc()
+			}
+		}
+		e.write(m.client, a)
+	}
+	if e.abort.Err() != nil {
+		return
+	}
+	one(ProbeSequential, n+1)
+	conc := e.o.ProbeConcurrency
+	if conc <= 0 {
+		conc = 2
+	}
+	var wg sync.WaitGroup
+	for i := range conc {
+		wg.Go(func() { one(ProbeConcurrent, n+2+i) })
+	}
+	wg.Wait()
+}
