@@ -5,11 +5,9 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -81,7 +79,7 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 		req, err = http.NewRequestWithContext(ctx, method, u, rd)
 		if err != nil {
 			a.Sent = time.Now()
-			a.Outcome, a.Class, a.Error = rundir.OutcomeFail, "other", "build request: "+err.Error()
+			a.Outcome, a.Class, a.Error = rundir.OutcomeFail, rundir.ClassOther, "build request: "+err.Error()
 			return answer{}, nil
 		}
 	}
@@ -98,9 +96,10 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 			// Nothing was sent (fail), but a token request that timed out or was
 			// reset is classed so, and retried like a send that was (retryable).
 			a.Sent = time.Now()
-			a.Outcome, a.Class, a.Error = rundir.OutcomeFail, errClass(err), err.Error()
+			_, a.Class = rundir.Classify(0, err)
+			a.Outcome, a.Error = rundir.OutcomeFail, err.Error()
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				a.Class = "timeout" // the attempt's time ran out (the token request reports it as canceled)
+				a.Class = rundir.ClassTimeout // the attempt's time ran out (the token request reports it as canceled)
 			}
 			return answer{}, nil
 		}
@@ -130,10 +129,7 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 		e.inFlight.Add(-1)
 	}
 	if resp == nil {
-		a.Outcome, a.Class = rundir.OutcomeUnknown, errClass(err)
-		if a.Class == "conn" {
-			a.Outcome = rundir.OutcomeFail // refused: nothing reached the service
-		}
+		a.Outcome, a.Class = rundir.Classify(0, err) // conn (refused): nothing reached the service, a failure
 		a.Error = err.Error()
 		return answer{}, nil
 	}
@@ -142,7 +138,7 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 	a.RetryAfter = resp.Header.Get("Retry-After")
 	a.RateLimit = resp.Header.Get("RateLimit")
 	a.RateLimitPolicy = resp.Header.Get("RateLimit-Policy")
-	a.Outcome, a.Class = codeClass(resp.StatusCode)
+	a.Outcome, a.Class = rundir.Classify(resp.StatusCode, nil)
 	ans := parseAnswer(data)
 	if err != nil { // the body broke off: the service answered, the answer is partial
 		a.Error = "read answer: " + err.Error()
@@ -152,7 +148,7 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 	if a.Outcome == rundir.OutcomeOK && a.Op == OpSend {
 		if why := badSendAnswer(e.o.API, ans); why != "" {
 			// The service may have acted, but this is not its answer: no acceptance.
-			a.Outcome, a.Class = rundir.OutcomeUnknown, ClassBadAnswer
+			a.Outcome, a.Class = rundir.OutcomeUnknown, rundir.ClassBadAnswer
 			if a.Error == "" {
 				a.Error = resp.Status + " whose body is not the send answer: " + why
 			}
@@ -169,7 +165,7 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 		c.tok.invalidate(bearer)
 	}
 	if resp.StatusCode == http.StatusTooManyRequests && c.lim != nil {
-		if d, ok := parseRetryAfter(a.RetryAfter, time.Now()); ok {
+		if d, ok := rundir.ParseRetryAfter(a.RetryAfter, time.Now()); ok {
 			c.lim.block(time.Now().Add(d))
 		}
 	}
@@ -196,7 +192,7 @@ func (e *engine) writeAs(c *clientState, a *rundir.Attempt, method, u string) {
 			c.met.rateLimited.Inc()
 		}
 		if a.RetryAfter != "" {
-			if d, ok := parseRetryAfter(a.RetryAfter, a.Sent); ok {
+			if d, ok := rundir.ParseRetryAfter(a.RetryAfter, a.Sent); ok {
 				e.retryAfter.Observe(d.Seconds())
 			}
 		}
@@ -232,41 +228,6 @@ func (e *engine) writeAs(c *clientState, a *rundir.Attempt, method, u string) {
 	}
 }
 
-// ClassBadAnswer is the class of a 2xx send answer whose body is not the
-// API's answer (HTML from a proxy, invalid JSON, random bytes, no txId/state
-// or notificationId): its outcome is unknown (the service may have acted) and
-// it is not an acceptance.
-const ClassBadAnswer = "bad_answer"
-
-func codeClass(code int) (outcome, class string) {
-	switch {
-	case code >= 200 && code < 300:
-		return rundir.OutcomeOK, "ok"
-	case code == http.StatusTooManyRequests:
-		return rundir.OutcomeFail, "http_429"
-	case code >= 500:
-		return rundir.OutcomeFail, "http_5xx"
-	default:
-		return rundir.OutcomeFail, "http_4xx"
-	}
-}
-
-// errClass names a transport error: timeout, reset, conn (could not connect) or other.
-func errClass(err error) string {
-	var ne net.Error
-	var op *net.OpError
-	switch {
-	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
-		return "timeout"
-	case errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &op) && op.Op == "dial"):
-		return "conn"
-	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE):
-		return "reset"
-	default:
-		return "other"
-	}
-}
-
 // tokenRecorder records the token requests of one client as attempts (op
 // token). Nothing of the request or answer body is kept.
 type tokenRecorder struct {
@@ -284,12 +245,13 @@ func (t *tokenRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	a.Latency = time.Since(a.Sent).Seconds()
 	if err != nil {
-		a.Outcome, a.Class, a.Error = rundir.OutcomeUnknown, errClass(err), "token request failed: "+errClass(err)
+		_, class := rundir.Classify(0, err)
+		a.Outcome, a.Class, a.Error = rundir.OutcomeUnknown, class, "token request failed: "+class
 		t.e.write(t.c, a)
 		return nil, err
 	}
 	a.Code = resp.StatusCode
-	a.Outcome, a.Class = codeClass(resp.StatusCode)
+	a.Outcome, a.Class = rundir.Classify(resp.StatusCode, nil)
 	if a.Outcome != rundir.OutcomeOK {
 		a.Error = resp.Status
 	}

@@ -50,7 +50,7 @@ func (e *engine) extra(x *Extra, intended time.Time) {
 	req, err := http.NewRequest(x.Method, u, body)
 	if err != nil {
 		a.Sent = time.Now()
-		a.Outcome, a.Class, a.Error = rundir.OutcomeFail, "other", "build request: "+err.Error()
+		a.Outcome, a.Class, a.Error = rundir.OutcomeFail, rundir.ClassOther, "build request: "+err.Error()
 		e.writeAs(c, a, x.Method, u)
 		return
 	}

@@ -3,7 +3,6 @@ package attack
 import (
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/msgload/msgload/rundir"
 )
@@ -36,50 +35,6 @@ func FuzzParseAnswer(f *testing.F) {
 			}
 		}
 	})
-}
-
-// FuzzParseRetryAfter: any header value is read without panic and never
-// yields a negative or absurd wait.
-func FuzzParseRetryAfter(f *testing.F) {
-	f.Add("3")
-	f.Add("0.5")
-	f.Add("Wed, 21 Oct 2015 07:28:00 GMT")
-	f.Add("-1")
-	f.Add("NaN")
-	f.Add("1e309")
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	f.Fuzz(func(t *testing.T, v string) {
-		d, ok := parseRetryAfter(v, now)
-		if !ok && d != 0 {
-			t.Fatalf("%q: not ok but %v", v, d)
-		}
-		if d < 0 {
-			t.Fatalf("%q: negative wait %v", v, d)
-		}
-	})
-}
-
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{"3", 3 * time.Second, true},                              // delay seconds
-		{" 120 ", 2 * time.Minute, true},                          // spaces around
-		{"Thu, 01 Jan 2026 00:00:10 GMT", 10 * time.Second, true}, // an HTTP date ahead
-		{"Wed, 31 Dec 2025 23:59:00 GMT", 0, true},                // a date passed: no wait
-		{"", 0, false},     // absent
-		{"-5", 0, false},   // negative
-		{"soon", 0, false}, // garbage
-		{"NaN", 0, false},  // not a number
-	} {
-		d, ok := parseRetryAfter(tc.in, now)
-		if d != tc.want || ok != tc.ok {
-			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, %v", tc.in, d, ok, tc.want, tc.ok)
-		}
-	}
 }
 
 func TestExternalID(t *testing.T) {

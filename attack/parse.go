@@ -3,10 +3,6 @@ package attack
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/msgload/msgload/rundir"
 )
@@ -32,31 +28,6 @@ func parseAnswer(body []byte) answer {
 		return answer{}
 	}
 	return a
-}
-
-// parseRetryAfter reads a Retry-After header: delay seconds or an HTTP date
-// (relative to now). ok is false when the value is absent or malformed.
-func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if n, err := strconv.ParseFloat(v, 64); err == nil {
-		// RFC 9110 wants whole seconds; fractional ones are accepted, negative are not.
-		if n < 0 || n > 1e9 || n != n {
-			return 0, false
-		}
-		return time.Duration(n * float64(time.Second)), true
-	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return 0, false
-	}
-	d := t.Sub(now)
-	if d < 0 {
-		d = 0
-	}
-	return d, true
 }
 
 var externalKey = []byte(`"externalId"`)
@@ -109,7 +80,7 @@ func badSendAnswer(api string, ans answer) string {
 	if !rundir.IsUUID(ans.TxID) {
 		return "txId is not a uuid"
 	}
-	if ans.State != "ACCEPTED" && ans.State != "FAILED" {
+	if ans.State != rundir.StateAccepted && ans.State != rundir.StateFailed {
 		return "state is neither ACCEPTED nor FAILED"
 	}
 	return ""

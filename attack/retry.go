@@ -11,7 +11,7 @@ import (
 // notSent fills a for a request that was not made because of a GaveUp reason.
 func (e *engine) notSent(a *rundir.Attempt, why string) {
 	a.Sent = time.Now()
-	a.Outcome, a.Class, a.GaveUp = rundir.OutcomeFail, "other", why
+	a.Outcome, a.Class, a.GaveUp = rundir.OutcomeFail, rundir.ClassOther, why
 	a.Error = "not sent: " + gaveUpText[why]
 }
 
@@ -29,7 +29,7 @@ var gaveUpText = map[string]string{
 // notificationId and sends nothing twice); never for messaging, where a
 // resend is a new message.
 func (e *engine) retryable(a *rundir.Attempt) bool {
-	if a.Class == ClassBadAnswer {
+	if a.Class == rundir.ClassBadAnswer {
 		return e.o.Retry.OnTimeout && a.API == rundir.APINotify && a.ExternalID != ""
 	}
 	if e.retryOn[a.Code] {
@@ -40,7 +40,7 @@ func (e *engine) retryable(a *rundir.Attempt) bool {
 	}
 	// No answer: an unknown outcome, or a token request that timed out or was
 	// reset (the attempt itself was never sent).
-	return a.Outcome == rundir.OutcomeUnknown || a.Class == "timeout" || a.Class == "reset"
+	return a.Outcome == rundir.OutcomeUnknown || a.Class == rundir.ClassTimeout || a.Class == rundir.ClassReset
 }
 
 // backoff is the wait before retry n: Backoff·2^(n-1) with jitter (a random

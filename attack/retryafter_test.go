@@ -333,8 +333,8 @@ func TestBadAnswer(t *testing.T) {
 				}
 				as := rec.ops(OpSend)
 				for _, a := range as {
-					if a.Code != 200 || a.Class != ClassBadAnswer || a.Outcome != rundir.OutcomeUnknown || a.Error == "" {
-						t.Errorf("attempt code %d class %q outcome %q error %q; want 200 %s unknown", a.Code, a.Class, a.Outcome, a.Error, ClassBadAnswer)
+					if a.Code != 200 || a.Class != rundir.ClassBadAnswer || a.Outcome != rundir.OutcomeUnknown || a.Error == "" {
+						t.Errorf("attempt code %d class %q outcome %q error %q; want 200 %s unknown", a.Code, a.Class, a.Outcome, a.Error, rundir.ClassBadAnswer)
 					}
 				}
 				want := 1 // messaging: a resend would be a new message

@@ -610,7 +610,7 @@ func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer)
 			}
 			retries++
 			wait = e.backoff(retries)
-			if d, ok := parseRetryAfter(hdr.Get("Retry-After"), time.Now()); ok && d >= wait {
+			if d, ok := rundir.ParseRetryAfter(hdr.Get("Retry-After"), time.Now()); ok && d >= wait {
 				// Honoured in full (not cut at MaxWait), jittered upwards only.
 				wait, pastEnd = e.retryAfterWait(d), GaveUpRetryAfter
 			}

@@ -62,5 +62,5 @@ const (
 // may be retried: 500, 503, or no answer.
 func setupRetryable(a *rundir.Attempt) bool {
 	return a.Code == http.StatusInternalServerError || a.Code == http.StatusServiceUnavailable ||
-		a.Code == 0 && (a.Outcome == rundir.OutcomeUnknown || a.Class == "timeout" || a.Class == "reset")
+		a.Code == 0 && (a.Outcome == rundir.OutcomeUnknown || a.Class == rundir.ClassTimeout || a.Class == rundir.ClassReset)
 }

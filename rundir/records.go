@@ -39,7 +39,7 @@ type Attempt struct {
 	BytesOut        int64     `json:"bytes_out"`                  //
 	BytesIn         int64     `json:"bytes_in"`                   //
 	Outcome         string    `json:"outcome"`                    // OutcomeOK, OutcomeFail, OutcomeUnknown
-	Class           string    `json:"class"`                      // ok, http_4xx, http_429, http_5xx, timeout, reset, conn, other, bad_answer (a 2xx send answer whose body is not the API's answer: outcome unknown, not an acceptance)
+	Class           string    `json:"class"`                      // a Class… constant: Classify, or ClassBadAnswer (a 2xx send answer whose body is not the API's answer: outcome unknown, not an acceptance)
 	Error           string    `json:"error,omitempty"`            // error text, when any (never used as a metric label)
 	TxID            string    `json:"tx_id,omitempty"`            // messaging: txId of the answer
 	State           string    `json:"state,omitempty"`            // messaging: state of the answer (ACCEPTED, FAILED, or a polled state)

@@ -1,6 +1,9 @@
 package rundir
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Status-record states of messaging-api.md.
 const (
@@ -13,13 +16,7 @@ const (
 
 // finalState reports whether state is one of the status record's states (every
 // one of them is final for the channel it is on).
-func finalState(state string) bool {
-	switch state {
-	case StateDelivered, StateNotDelivered, StateSeen, StateExpired, StateFailed:
-		return true
-	}
-	return false
-}
+func finalState(state string) bool { return slices.Contains(statusStates[:], state) }
 
 // shortOfDelivery reports whether state is final without a delivery.
 func shortOfDelivery(state string) bool {
