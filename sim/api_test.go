@@ -14,6 +14,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 func TestMessagingAuth(t *testing.T) {
@@ -85,7 +87,7 @@ func TestSendAnswers(t *testing.T) {
 	w := sendAs(s, "demo", "demo", `{"trackData":{"a":[1,2],"b":"x"},"scenario":[`+itemJSON()+`]}`)
 	var ok map[string]any
 	_ = json.Unmarshal(w.Body.Bytes(), &ok)
-	if w.Code != 200 || ok["state"] != StateAccepted || len(ok["txId"].(string)) != 36 {
+	if w.Code != 200 || ok["state"] != rundir.StateAccepted || len(ok["txId"].(string)) != 36 {
 		t.Fatalf("accepted: %d %s", w.Code, w.Body)
 	}
 	if ua, _ := ok["updatedAt"].(string); !strings.HasSuffix(ua, "Z") || !strings.Contains(ua, ".") {
@@ -130,7 +132,7 @@ func TestCheckStatus(t *testing.T) {
 			return w.Code, m
 		}
 		// Before the first change: the acceptance record.
-		if code, m := get(sr.TxID, "demo"); code != 200 || m["state"] != StateAccepted {
+		if code, m := get(sr.TxID, "demo"); code != 200 || m["state"] != rundir.StateAccepted {
 			t.Fatalf("before delivery: %d %v", code, m)
 		}
 		time.Sleep(2 * time.Second)

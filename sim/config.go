@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"reflect"
@@ -17,6 +18,7 @@ import (
 	"github.com/msgload/msgload/internal/httpserve"
 	"github.com/msgload/msgload/internal/suggest"
 	"github.com/msgload/msgload/internal/yamlguard"
+	"github.com/msgload/msgload/rundir"
 )
 
 // Sentinel errors of configuration.
@@ -24,18 +26,19 @@ var (
 	ErrConfig = errors.New("sim config")
 )
 
-// Channels of the messaging API.
+// Channels of the messaging API, the names other packages configure the
+// simulator with; the words are rundir's.
 const (
-	ChanSMS      = "sms"
-	ChanViber    = "viber"
-	ChanVKOK     = "vkok"
-	ChanPush     = "push"
-	ChanWhatsApp = "whatsapp"
-	ChanTGOTP    = "tgotp"
+	ChanSMS      = rundir.ChannelSMS
+	ChanViber    = rundir.ChannelViber
+	ChanVKOK     = rundir.ChannelVKOK
+	ChanPush     = rundir.ChannelPush
+	ChanWhatsApp = rundir.ChannelWhatsApp
 )
 
-// AllChannels lists the channels of the messaging API in the seed's order.
-var AllChannels = []string{ChanSMS, ChanViber, ChanVKOK, ChanPush, ChanWhatsApp, ChanTGOTP}
+// allChannels lists the channels of the messaging API in the seed's order; a
+// channel's index is its compact id in the delivery engine.
+var allChannels = rundir.Channels()
 
 // Scopes of the notification API.
 const (
@@ -206,22 +209,17 @@ type Callbacks struct {
 	SigningSecret string `yaml:"signingSecret"`
 }
 
-// Messaging delivery states.
+// Messaging delivery states and notification statuses, the names other
+// packages configure the simulator with; the words are rundir's.
 const (
-	StateAccepted     = "ACCEPTED"
-	StateDelivered    = "DELIVERED"
-	StateNotDelivered = "NOT_DELIVERED"
-	StateSeen         = "SEEN"
-	StateExpired      = "EXPIRED"
-	StateFailed       = "FAILED"
-)
+	StateDelivered    = rundir.StateDelivered
+	StateNotDelivered = rundir.StateNotDelivered
+	StateSeen         = rundir.StateSeen
+	StateFailed       = rundir.StateFailed
 
-// Notification statuses.
-const (
-	NotifyAccepted    = "ACCEPTED"
-	NotifyDelivered   = "DELIVERED"
-	NotifyUndelivered = "UNDELIVERED"
-	NotifyFailed      = "FAILED"
+	NotifyDelivered   = rundir.NotifyDelivered
+	NotifyUndelivered = rundir.NotifyUndelivered
+	NotifyFailed      = rundir.NotifyFailed
 )
 
 // DefaultConfig returns the built-in accounts, clients and profiles: delays
@@ -250,12 +248,12 @@ func DefaultConfig() Config {
 				{Login: "blocked", Password: "blocked", NoAPIRight: true, Channels: []string{ChanSMS}},
 			},
 			Profiles: map[string]ChannelProfile{
-				ChanSMS:      {Delay: quick(300*time.Millisecond, 2*time.Second), Outcomes: smsOut},
-				ChanViber:    {Delay: quick(200*time.Millisecond, time.Second), Outcomes: msgrOut, SeenShare: 0.5, SeenDelay: quick(time.Second, 3*time.Second)},
-				ChanWhatsApp: {Delay: quick(200*time.Millisecond, time.Second), Outcomes: msgrOut, SeenShare: 0.6, SeenDelay: quick(time.Second, 3*time.Second)},
-				ChanVKOK:     {Delay: quick(250*time.Millisecond, 1500*time.Millisecond), Outcomes: msgrOut, SeenShare: 0.4, SeenDelay: quick(time.Second, 3*time.Second)},
-				ChanTGOTP:    {Delay: quick(150*time.Millisecond, 800*time.Millisecond), Outcomes: msgrOut, SeenShare: 0.7, SeenDelay: quick(500*time.Millisecond, 2*time.Second)},
-				ChanPush:     {Delay: quick(100*time.Millisecond, 600*time.Millisecond), Outcomes: msgrOut},
+				rundir.ChannelSMS:      {Delay: quick(300*time.Millisecond, 2*time.Second), Outcomes: smsOut},
+				rundir.ChannelViber:    {Delay: quick(200*time.Millisecond, time.Second), Outcomes: msgrOut, SeenShare: 0.5, SeenDelay: quick(time.Second, 3*time.Second)},
+				rundir.ChannelWhatsApp: {Delay: quick(200*time.Millisecond, time.Second), Outcomes: msgrOut, SeenShare: 0.6, SeenDelay: quick(time.Second, 3*time.Second)},
+				rundir.ChannelVKOK:     {Delay: quick(250*time.Millisecond, 1500*time.Millisecond), Outcomes: msgrOut, SeenShare: 0.4, SeenDelay: quick(time.Second, 3*time.Second)},
+				rundir.ChannelTGOTP:    {Delay: quick(150*time.Millisecond, 800*time.Millisecond), Outcomes: msgrOut, SeenShare: 0.7, SeenDelay: quick(500*time.Millisecond, 2*time.Second)},
+				rundir.ChannelPush:     {Delay: quick(100*time.Millisecond, 600*time.Millisecond), Outcomes: msgrOut},
 			},
 			StatusRetention: 48 * time.Hour,
 			AuthQueryParam:  "authorization",
@@ -442,7 +440,7 @@ func (c *Config) Validate() []error {
 		}
 		logins[a.Login] = true
 		for j, ch := range a.Channels {
-			if !validChannel(ch) {
+			if !rundir.IsChannel(ch) {
 				bad("%s.channels[%d]: unknown channel %q", p, j, ch)
 			}
 		}
@@ -454,7 +452,7 @@ func (c *Config) Validate() []error {
 	}
 	for ch, p := range c.Messaging.Profiles {
 		name := "messaging.profiles." + ch
-		if !validChannel(ch) {
+		if !rundir.IsChannel(ch) {
 			bad("%s: unknown channel", name)
 		}
 		if err := p.Delay.validate(); err != nil {
@@ -490,7 +488,7 @@ func (c *Config) Validate() []error {
 	if err := c.Notify.Delay.validate(); err != nil {
 		bad("notify.delay: %v", err)
 	}
-	if err := validOutcomes(c.Notify.Outcomes, []string{NotifyDelivered, NotifyUndelivered, NotifyFailed}); err != nil {
+	if err := validOutcomes(c.Notify.Outcomes, rundir.NotifyStates()); err != nil {
 		bad("notify.outcomes: %v", err)
 	}
 	switch c.Notify.IdempotencyMismatch {
@@ -545,15 +543,6 @@ func (c *Config) Validate() []error {
 		bad("maxBodyBytes: must be positive")
 	}
 	return errs
-}
-
-func validChannel(ch string) bool {
-	for _, c := range AllChannels {
-		if c == ch {
-			return true
-		}
-	}
-	return false
 }
 
 func validOutcomes(os []Outcome, states []string) error {
@@ -620,26 +609,19 @@ func parseAllow(s string) (*net.IPNet, error) {
 	return n, nil
 }
 
-// ParseRate reads a limit written "100/1m" (requests per window); a bare unit
-// ("100/m", "5/s", "1000/h") means one of it.
+// ParseRate reads a limit written in the one rate grammar (rundir.ParseRate:
+// "100/1m", "100/m", "100/min", "5/s"...), whose count must here be a whole
+// number of requests.
 func ParseRate(s string) (requests int, window time.Duration, err error) {
-	n, w, ok := strings.Cut(strings.TrimSpace(s), "/")
-	if !ok {
-		return 0, 0, fmt.Errorf("rate %q: want N/DURATION, e.g. 100/1m", s)
+	n, w, err := rundir.ParseRate(s)
+	if err != nil {
+		return 0, 0, fmt.Errorf("rate %q: %w", s, err)
 	}
-	var req int
-	if _, err := fmt.Sscan(n, &req); err != nil || req < 0 || fmt.Sprint(req) != strings.TrimSpace(n) {
-		return 0, 0, fmt.Errorf("rate %q: %q is not a whole number of requests", s, n)
+	// Whole, and small enough to be exact in a float64 and to fit an int.
+	if n != math.Trunc(n) || n > 1<<53 {
+		return 0, 0, fmt.Errorf("rate %q: %v is not a whole number of requests", s, n)
 	}
-	w = strings.TrimSpace(w)
-	if w != "" && (w[0] < '0' || w[0] > '9') {
-		w = "1" + w
-	}
-	d, err := time.ParseDuration(w)
-	if err != nil || d <= 0 {
-		return 0, 0, fmt.Errorf("rate %q: %q is not a positive duration", s, w)
-	}
-	return req, d, nil
+	return int(n), w, nil
 }
 
 var unknownKey = regexp.MustCompile(`unknown field "([^"]*)"`)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // fakeRT receives the simulator's calls without a network, on fake time.
@@ -100,10 +102,10 @@ func engineConfig() Config {
 	cfg := DefaultConfig()
 	cfg.Seed = 7
 	cfg.Messaging.IncomingShare = 0
-	for _, ch := range AllChannels {
+	for _, ch := range allChannels {
 		cfg.Messaging.Profiles[ch] = ChannelProfile{Delay: fixed(time.Second), Outcomes: []Outcome{{State: StateDelivered, Weight: 1}}, SeenDelay: fixed(0)}
 	}
-	cfg.Messaging.Accounts[0].Channels = AllChannels
+	cfg.Messaging.Accounts[0].Channels = allChannels
 	return cfg
 }
 
@@ -126,7 +128,7 @@ func TestFailoverTiming(t *testing.T) {
 	}{
 		// The awaited DELIVERED comes after the ttl: EXPIRED at ttl (code 245), sms starts then.
 		{"delivered too late", viber(5*time.Second, StateDelivered, 0, 0), `{"ttl":2,"condition_status":"DELIVERED"}`, false,
-			[]step{{2 * time.Second, StateExpired, "viber"}, {3 * time.Second, StateDelivered, "sms"}}},
+			[]step{{2 * time.Second, rundir.StateExpired, "viber"}, {3 * time.Second, StateDelivered, "sms"}}},
 		// One second before the ttl boundary (delay = ttl exactly) counts as in time.
 		{"delivered at ttl", viber(2*time.Second, StateDelivered, 0, 0), `{"ttl":2,"condition_status":"DELIVERED"}`, false,
 			[]step{{2 * time.Second, StateDelivered, "viber"}}},
@@ -138,16 +140,16 @@ func TestFailoverTiming(t *testing.T) {
 			[]step{{time.Second, StateNotDelivered, "viber"}, {2 * time.Second, StateDelivered, "sms"}}},
 		// Awaiting SEEN: DELIVERED is reported, SEEN comes too late, EXPIRED at ttl, then sms.
 		{"seen too late", viber(time.Second, StateDelivered, 1, 5*time.Second), `{"ttl":2,"condition_status":"SEEN"}`, false,
-			[]step{{time.Second, StateDelivered, "viber"}, {2 * time.Second, StateExpired, "viber"}, {3 * time.Second, StateDelivered, "sms"}}},
+			[]step{{time.Second, StateDelivered, "viber"}, {2 * time.Second, rundir.StateExpired, "viber"}, {3 * time.Second, StateDelivered, "sms"}}},
 		// Awaiting SEEN and it comes in time: DELIVERED then SEEN, no sms.
 		{"seen in time", viber(time.Second, StateDelivered, 1, 500*time.Millisecond), `{"ttl":2,"condition_status":"SEEN"}`, false,
 			[]step{{time.Second, StateDelivered, "viber"}, {1500 * time.Millisecond, StateSeen, "viber"}}},
 		// Awaiting SEEN when the channel never draws SEEN: EXPIRED at ttl.
 		{"never seen", viber(time.Second, StateDelivered, 0, 0), `{"ttl":2,"condition_status":"SEEN"}`, false,
-			[]step{{time.Second, StateDelivered, "viber"}, {2 * time.Second, StateExpired, "viber"}, {3 * time.Second, StateDelivered, "sms"}}},
+			[]step{{time.Second, StateDelivered, "viber"}, {2 * time.Second, rundir.StateExpired, "viber"}, {3 * time.Second, StateDelivered, "sms"}}},
 		// Failover on the last item: EXPIRED is final.
 		{"last item expires", viber(5*time.Second, StateDelivered, 0, 0), `{"ttl":2}`, true,
-			[]step{{2 * time.Second, StateExpired, "viber"}}},
+			[]step{{2 * time.Second, rundir.StateExpired, "viber"}}},
 		// Without failover, SEEN follows DELIVERED for messengers.
 		{"seen after delivered", viber(time.Second, StateDelivered, 1, 3*time.Second), ``, true,
 			[]step{{time.Second, StateDelivered, "viber"}, {4 * time.Second, StateSeen, "viber"}}},
@@ -186,7 +188,7 @@ func TestFailoverTiming(t *testing.T) {
 					if td, _ := c.body["trackData"].(map[string]any); td["k"] != "v" {
 						t.Errorf("callback %d: trackData not echoed: %v", i, c.body["trackData"])
 					}
-					if w.state == StateExpired {
+					if w.state == rundir.StateExpired {
 						if e, _ := c.body["error"].(map[string]any); e["code"] != float64(245) {
 							t.Errorf("EXPIRED code: %v", c.body["error"])
 						}

@@ -19,7 +19,7 @@ func FuzzSend(f *testing.F) {
 	f.Add(`{"scenario":[{"channel":null}]}`)
 	f.Add(`[]`)
 	cfg := engineConfig()
-	cfg.Messaging.Accounts[0].Channels = AllChannels
+	cfg.Messaging.Accounts[0].Channels = allChannels
 	for ch, p := range cfg.Messaging.Profiles {
 		p.Delay = fixed(time.Hour) // nothing is delivered while fuzzing
 		cfg.Messaging.Profiles[ch] = p

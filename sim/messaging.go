@@ -18,7 +18,7 @@ import (
 )
 
 func chanIndex(ch string) int {
-	for i, c := range AllChannels {
+	for i, c := range allChannels {
 		if c == ch {
 			return i
 		}
@@ -70,7 +70,7 @@ const (
 	stFailed
 )
 
-var stateNames = [...]string{"", StateAccepted, StateDelivered, StateNotDelivered, StateSeen, StateExpired, StateFailed}
+var stateNames = [...]string{"", rundir.StateAccepted, StateDelivered, StateNotDelivered, StateSeen, rundir.StateExpired, StateFailed}
 
 func stateCode(s string) uint8 {
 	for i, n := range stateNames {
@@ -269,7 +269,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, sendResponse{
-		TxID: uuid.UUID(m.id).String(), UpdatedAt: utc(time.Unix(0, m.accepted)), State: StateAccepted,
+		TxID: uuid.UUID(m.id).String(), UpdatedAt: utc(time.Unix(0, m.accepted)), State: rundir.StateAccepted,
 		TrackData: req.TrackData, Error: &codeMessage{Code: 0, Message: "accepted"},
 	})
 }
@@ -326,7 +326,7 @@ var linkRE = regexp.MustCompile(`https?://[^\s]+`)
 // shorten replaces links longer than the threshold by short links.
 func (s *Server) shorten(text string) string {
 	return linkRE.ReplaceAllStringFunc(text, func(link string) string {
-		if len(link) <= shortenThreshold {
+		if len(link) <= rundir.ShortenThreshold {
 			return link
 		}
 		return s.cfg.Messaging.ShortLinkDomain + "/" + uuid.NewString()[:8]
@@ -481,7 +481,7 @@ func (s *Server) status(m *message, now time.Time, st, ch uint8, code uint16, fi
 	s.msgMu.Lock()
 	m.lastState, m.lastChan, m.lastCode, m.lastAt = st, ch, code, now.UnixNano()
 	s.msgMu.Unlock()
-	chName := AllChannels[ch]
+	chName := allChannels[ch]
 	s.met.statusChanges.WithLabelValues(apiMessaging, chName, stateNames[st]).Inc()
 	s.truth.step(m.truth, rundir.TruthStep{
 		Channel: chName, State: stateNames[st], Code: int(code),
@@ -511,12 +511,12 @@ func (s *Server) record(m *message) any {
 	id := uuid.UUID(m.id).String()
 	at := utc(time.Unix(0, m.lastAt))
 	if m.lastState == stAccepted {
-		return sendResponse{TxID: id, UpdatedAt: at, State: StateAccepted, TrackData: raw(m.trackData), Error: &codeMessage{Code: 0, Message: "accepted"}}
+		return sendResponse{TxID: id, UpdatedAt: at, State: rundir.StateAccepted, TrackData: raw(m.trackData), Error: &codeMessage{Code: 0, Message: "accepted"}}
 	}
 	r := statusRecord{TxID: id, UpdatedAt: at, State: stateNames[m.lastState], TrackData: raw(m.trackData),
 		Error: &codeMessage{Code: int(m.lastCode), Message: deliveryText(int(m.lastCode))}}
 	// vkok is not in the status record's channel enum: the field is left out.
-	if ch := AllChannels[m.lastChan]; ch != ChanVKOK {
+	if ch := allChannels[m.lastChan]; ch != ChanVKOK {
 		r.Channel = ch
 	}
 	return r
@@ -524,7 +524,7 @@ func (s *Server) record(m *message) any {
 
 // maybeIncoming draws a subscriber reply to a delivered message.
 func (s *Server) maybeIncoming(m *message, now time.Time, ch uint8) {
-	chName := AllChannels[ch]
+	chName := allChannels[ch]
 	if m.acct.PartnerURL == "" || (chName != ChanSMS && chName != ChanViber && chName != ChanWhatsApp) {
 		return
 	}
@@ -532,12 +532,12 @@ func (s *Server) maybeIncoming(m *message, now time.Time, ch uint8) {
 		return
 	}
 	sender := m.sender
-	if len(sender) > maxIncomingSender {
-		sender = sender[:maxIncomingSender]
+	if len(sender) > rundir.MaxIncomingSender {
+		sender = sender[:rundir.MaxIncomingSender]
 	}
 	out := uuid.UUID(m.id).String()
 	in := incomingMessage{
-		TxID: uuid.NewString(), Channel: chName, Recipient: recipient{Type: "MSISDN", Value: "+" + strconv.FormatUint(m.msisdn, 10)},
+		TxID: uuid.NewString(), Channel: chName, Recipient: recipient{Type: rundir.RecipientMSISDN, Value: "+" + strconv.FormatUint(m.msisdn, 10)},
 		Sender: sender, Text: "reply to " + out, OutgoingTxID: out,
 	}
 	if s.chance(s.cfg.Messaging.ReplyOnShare) {

@@ -281,7 +281,7 @@ func DecodeNotification(body []byte) (*NotificationRequest, error) {
 	if req.Recipient.Value == nil || *req.Recipient.Value == "" {
 		return nil, &FieldError{"recipient.value", "required"}
 	}
-	if !e164.MatchString(*req.Recipient.Value) {
+	if !rundir.IsMSISDN(*req.Recipient.Value) {
 		return nil, &FieldError{"recipient.value", "not an E.164 number (+ and 7 to 15 digits)"}
 	}
 	if req.NotificationText == nil || *req.NotificationText == "" {
@@ -314,7 +314,7 @@ func (s *Server) createNotification(client string, req *NotificationRequest, bod
 			if e.hash != h && s.cfg.Notify.IdempotencyMismatch == "422" {
 				return notificationResponse{}, false, http.StatusUnprocessableEntity
 			}
-			return notificationResponse{NotificationID: uuid.UUID(e.id).String(), ExternalID: ext, Status: NotifyAccepted, CreatedAt: utc(e.created)}, true, http.StatusOK
+			return notificationResponse{NotificationID: uuid.UUID(e.id).String(), ExternalID: ext, Status: rundir.NotifyAccepted, CreatedAt: utc(e.created)}, true, http.StatusOK
 		}
 	}
 	n := &notification{id: uuid.New(), client: client, externalID: ext, accepted: now.UnixNano(), truth: -1}
@@ -333,7 +333,7 @@ func (s *Server) createNotification(client string, req *NotificationRequest, bod
 	s.pendingNt.Add(1)
 	s.owed.Add(1)
 	s.eng.at(now.Add(s.draw(s.cfg.Notify.Delay)), n)
-	return notificationResponse{NotificationID: uuid.UUID(n.id).String(), ExternalID: ext, Status: NotifyAccepted, CreatedAt: utc(now)}, false, http.StatusOK
+	return notificationResponse{NotificationID: uuid.UUID(n.id).String(), ExternalID: ext, Status: rundir.NotifyAccepted, CreatedAt: utc(now)}, false, http.StatusOK
 }
 
 // runNotification draws the terminal status of n and posts the webhook.

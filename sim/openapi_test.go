@@ -51,7 +51,7 @@ func TestOpenAPI(t *testing.T) {
 	cfg.Messaging.ReplyOnShare = 0.5
 	cfg.Messaging.IncomingDelay = fixed(10 * time.Millisecond)
 	cfg.Messaging.Accounts[0].PartnerURL = rc.srv.URL
-	cfg.Messaging.Accounts[0].Channels = AllChannels
+	cfg.Messaging.Accounts[0].Channels = allChannels
 	cfg.Messaging.Profiles[ChanViber] = ChannelProfile{Delay: fixed(10 * time.Millisecond), Outcomes: []Outcome{{State: StateDelivered, Weight: 1}}, SeenShare: 1, SeenDelay: fixed(10 * time.Millisecond)}
 	cfg.Messaging.Profiles[ChanSMS] = ChannelProfile{Delay: fixed(10 * time.Millisecond), Outcomes: []Outcome{{State: StateNotDelivered, Code: 6, Weight: 1}}}
 	cfg.RateLimit.Requests = 8

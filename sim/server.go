@@ -123,7 +123,7 @@ func New(cfg Config, reg prometheus.Registerer) (*Server, error) {
 		}
 	}
 	defaults := DefaultConfig().Messaging.Profiles
-	for i, ch := range AllChannels {
+	for i, ch := range allChannels {
 		p, ok := cfg.Messaging.Profiles[ch]
 		if !ok {
 			p = defaults[ch]

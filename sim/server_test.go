@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // receiver collects the calls the simulator makes.
@@ -94,7 +96,7 @@ func TestSmokeOverNetwork(t *testing.T) {
 	var sr sendResponse
 	_ = json.NewDecoder(resp.Body).Decode(&sr)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || sr.State != StateAccepted || sr.TxID == "" {
+	if resp.StatusCode != 200 || sr.State != rundir.StateAccepted || sr.TxID == "" {
 		t.Fatalf("send: %d %+v", resp.StatusCode, sr)
 	}
 

@@ -6,23 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
-)
 
-// Limits of the messaging seed.
-const (
-	maxSenderSMS      = 11
-	maxSender         = 21
-	maxRecipient      = 200
-	maxTextBytes      = 39015
-	maxClientReqID    = 100
-	maxFailoverTTL    = 259200
-	shortenThreshold  = 20
-	maxIncomingText   = 2000
-	maxIncomingSender = 21
+	"github.com/msgload/msgload/rundir"
 )
 
 // SendRequest is the messaging send request.
@@ -98,8 +87,6 @@ func (e *FieldError) Error() string {
 	return e.Path + ": " + e.Msg
 }
 
-var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
-
 // DecodeSend reads a send request. Malformed JSON and wrong types are
 // FieldErrors naming where they are.
 func DecodeSend(r io.Reader) (*SendRequest, error) {
@@ -163,8 +150,8 @@ func ValidateSend(req *SendRequest, enabled func(channel string) bool) error {
 			return &FieldError{p + ".channel", "required"}
 		}
 		ch := *it.Channel
-		if !validChannel(ch) {
-			return &FieldError{p + ".channel", fmt.Sprintf("%q is not one of sms, viber, vkok, push, whatsapp, tgotp", ch)}
+		if !rundir.IsChannel(ch) {
+			return &FieldError{p + ".channel", fmt.Sprintf("%q is not one of %s", ch, strings.Join(rundir.Channels(), ", "))}
 		}
 		if j, dup := seen[ch]; dup {
 			return &FieldError{p + ".channel", fmt.Sprintf("scenario channels are not unique: %s is also scenario[%d]", ch, j)}
@@ -179,40 +166,37 @@ func ValidateSend(req *SendRequest, enabled func(channel string) bool) error {
 		if it.Recipient.Type == nil {
 			return &FieldError{p + ".recipient.type", "required"}
 		}
-		if *it.Recipient.Type != "MSISDN" {
+		if *it.Recipient.Type != rundir.RecipientMSISDN {
 			return &FieldError{p + ".recipient.type", fmt.Sprintf("%q is not MSISDN", *it.Recipient.Type)}
 		}
 		if it.Recipient.Value == nil || *it.Recipient.Value == "" {
 			return &FieldError{p + ".recipient.value", "required"}
 		}
 		v := *it.Recipient.Value
-		if utf8.RuneCountInString(v) > maxRecipient {
-			return &FieldError{p + ".recipient.value", fmt.Sprintf("at most %d characters", maxRecipient)}
+		if utf8.RuneCountInString(v) > rundir.MaxRecipient {
+			return &FieldError{p + ".recipient.value", fmt.Sprintf("at most %d characters", rundir.MaxRecipient)}
 		}
-		if !e164.MatchString(v) {
+		if !rundir.IsMSISDN(v) {
 			return &FieldError{p + ".recipient.value", "not an E.164 number (+ and 7 to 15 digits)"}
 		}
 		if it.Sender == nil || *it.Sender == "" {
 			return &FieldError{p + ".sender", "required"}
 		}
-		max := maxSender
-		if ch == ChanSMS {
-			max = maxSenderSMS
-		}
+		max := rundir.MaxSenderFor(ch)
 		if n := utf8.RuneCountInString(*it.Sender); n > max {
 			return &FieldError{p + ".sender", fmt.Sprintf("at most %d characters for channel %s", max, ch)}
 		}
 		if it.Text != nil {
 			// UTF-8 is checked on the raw body by DecodeSend (checkUTF8)
-			if len(*it.Text) > maxTextBytes {
-				return &FieldError{p + ".text", fmt.Sprintf("at most %d bytes (255 parts), got %d", maxTextBytes, len(*it.Text))}
+			if len(*it.Text) > rundir.MaxTextBytes {
+				return &FieldError{p + ".text", fmt.Sprintf("at most %d bytes (255 parts), got %d", rundir.MaxTextBytes, len(*it.Text))}
 			}
 		}
 		if f := it.Failover; f != nil {
-			if f.TTL != nil && (*f.TTL < 0 || *f.TTL > maxFailoverTTL) {
-				return &FieldError{p + ".failover.ttl", fmt.Sprintf("must be between 0 and %d seconds", maxFailoverTTL)}
+			if f.TTL != nil && (*f.TTL < 0 || *f.TTL > rundir.MaxFailoverTTL) {
+				return &FieldError{p + ".failover.ttl", fmt.Sprintf("must be between 0 and %d seconds", rundir.MaxFailoverTTL)}
 			}
-			if f.ConditionStatus != nil && *f.ConditionStatus != StateDelivered && *f.ConditionStatus != StateSeen {
+			if f.ConditionStatus != nil && !slices.Contains(rundir.ConditionStatuses(), *f.ConditionStatus) {
 				return &FieldError{p + ".failover.condition_status", fmt.Sprintf("%q is not DELIVERED or SEEN", *f.ConditionStatus)}
 			}
 		}
@@ -221,10 +205,8 @@ func ValidateSend(req *SendRequest, enabled func(channel string) bool) error {
 			if a.Type == nil {
 				return &FieldError{ap + ".type", "required"}
 			}
-			switch *a.Type {
-			case "IMAGE", "AUDIO", "VIDEO", "FILE":
-			default:
-				return &FieldError{ap + ".type", fmt.Sprintf("%q is not one of IMAGE, AUDIO, VIDEO, FILE", *a.Type)}
+			if types := rundir.AttachmentTypes(); !slices.Contains(types, *a.Type) {
+				return &FieldError{ap + ".type", fmt.Sprintf("%q is not one of %s", *a.Type, strings.Join(types, ", "))}
 			}
 			if a.URL == nil || *a.URL == "" {
 				return &FieldError{ap + ".url", "required"}
@@ -239,7 +221,7 @@ func ValidateSend(req *SendRequest, enabled func(channel string) bool) error {
 				return &FieldError{bp + ".action", "required"}
 			}
 		}
-		if ch != ChanPush {
+		if ch != rundir.ChannelPush {
 			if it.MobilePushAction != nil {
 				return &FieldError{p + ".mobilePushAction", "only for channel push"}
 			}
@@ -248,8 +230,8 @@ func ValidateSend(req *SendRequest, enabled func(channel string) bool) error {
 			}
 		}
 	}
-	if req.ClientRequestID != nil && utf8.RuneCountInString(*req.ClientRequestID) > maxClientReqID {
-		return &FieldError{"clientRequestId", fmt.Sprintf("at most %d characters", maxClientReqID)}
+	if req.ClientRequestID != nil && utf8.RuneCountInString(*req.ClientRequestID) > rundir.MaxClientRequestID {
+		return &FieldError{"clientRequestId", fmt.Sprintf("at most %d characters", rundir.MaxClientRequestID)}
 	}
 	if req.Callback != nil && *req.Callback != "" && !validURL(*req.Callback) {
 		return &FieldError{"callback", "not an absolute http or https URL"}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // item returns one scenario item as JSON with fields overridden by kv pairs
@@ -45,7 +47,7 @@ func q(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 func TestValidateSend(t *testing.T) {
 	allEnabled := func(string) bool { return true }
-	demo := func(ch string) bool { return ch != ChanWhatsApp && ch != ChanTGOTP }
+	demo := func(ch string) bool { return ch != ChanWhatsApp && ch != rundir.ChannelTGOTP }
 	tests := []struct {
 		name    string
 		body    string
