@@ -123,12 +123,17 @@ func TestParseRate(t *testing.T) {
 		{"100/1m", 100, time.Minute, false}, // the seed's limit
 		{"100/m", 100, time.Minute, false},  // bare unit means one
 		{"5/10s", 5, 10 * time.Second, false},
-		{"0/1m", 0, time.Minute, false}, // 0 disables
-		{"100", 0, 0, true},             // no window
-		{"x/1m", 0, 0, true},            // not a number
-		{"-1/1m", 0, 0, true},           // negative
-		{"10/0s", 0, 0, true},           // empty window
-		{"10/fortnight", 0, 0, true},    // not a duration
+		{"0/1m", 0, time.Minute, false},         // 0 disables
+		{"100", 0, 0, true},                     // no window
+		{"x/1m", 0, 0, true},                    // not a number
+		{"-1/1m", 0, 0, true},                   // negative
+		{"10/0s", 0, 0, true},                   // empty window
+		{"10/fortnight", 0, 0, true},            // not a duration
+		{"100/min", 100, time.Minute, false},    // the one grammar: scenarios' unit names too
+		{"20/sec", 20, time.Second, false},      //
+		{"10/.5m", 10, 30 * time.Second, false}, // a fraction of a minute, not 1.5m
+		{"2.5/s", 0, 0, true},                   // a number of requests is whole
+		{"1e20/1m", 0, 0, true},                 // and fits
 	}
 	for _, tt := range tests {
 		n, w, err := ParseRate(tt.in)

@@ -15,31 +15,30 @@ import (
 // ErrMalformed wraps every reason a payload breaks the specification's schema.
 var ErrMalformed = errors.New("malformed payload")
 
-// Messaging status-record states (messaging seed, "Status record").
-const (
-	StateDelivered    = "DELIVERED"
-	StateNotDelivered = "NOT_DELIVERED"
-	StateSeen         = "SEEN"
-	StateExpired      = "EXPIRED"
-	StateFailed       = "FAILED"
-)
+// states lists the status-record states (rundir's); the index is the bit used
+// in the per-message state set.
+var states = rundir.States()
 
-// states lists the five status-record states; the index is the bit used in the
-// per-message state set.
-var states = [...]string{StateDelivered, StateNotDelivered, StateSeen, StateExpired, StateFailed}
-
-// channels are every channel name the messaging API knows (scenario items); the
-// index is the compact id kept per message (0 means none).
-var channels = [...]string{"", "sms", "viber", "vkok", "push", "whatsapp", "tgotp"}
+// channels are every channel name the messaging API knows (scenario items,
+// rundir's); the index is the compact id kept per message (0 means none).
+var channels = append([]string{""}, rundir.Channels()...)
 
 // statusChannels is the channel enum of a status record; incomingChannels that of an
 // incoming message.
 var (
-	statusChannels   = map[string]bool{"sms": true, "whatsapp": true, "viber": true, "tgotp": true, "push": true}
-	incomingChannels = map[string]bool{"sms": true, "whatsapp": true, "viber": true}
-	attachmentTypes  = map[string]bool{"IMAGE": true, "AUDIO": true, "VIDEO": true, "FILE": true}
+	statusChannels   = setOf(rundir.StatusChannels())
+	incomingChannels = setOf(rundir.IncomingChannels())
+	attachmentTypes  = setOf(rundir.AttachmentTypes())
 	replyTypes       = map[string]bool{"OUTGOING": true, "INCOMING": true}
 )
+
+func setOf(words []string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
 
 func stateIndex(s string) int {
 	for i, v := range states {
@@ -248,7 +247,7 @@ func ParseStatusRecord(body []byte) (StatusRecord, error) {
 		return r, err
 	}
 	if stateIndex(s) < 0 {
-		return r, malformed("state %q is not one of DELIVERED, NOT_DELIVERED, SEEN, EXPIRED, FAILED", truncate(s, 40))
+		return r, malformed("state %q is not one of %s", truncate(s, 40), strings.Join(states, ", "))
 	}
 	r.State = s
 	if r.Channel, err = enum(m, "channel", false, statusChannels); err != nil {
@@ -320,16 +319,16 @@ func ParseIncoming(body []byte) (Incoming, error) {
 	if err != nil {
 		return in, err
 	}
-	if _, err := enum(rec, "type", true, map[string]bool{"MSISDN": true}); err != nil {
+	if _, err := enum(rec, "type", true, map[string]bool{rundir.RecipientMSISDN: true}); err != nil {
 		return in, within("recipient", err)
 	}
-	if _, err := maxChars(rec, "value", true, 200); err != nil {
+	if _, err := maxChars(rec, "value", true, rundir.MaxRecipient); err != nil {
 		return in, within("recipient", err)
 	}
-	if in.Sender, err = maxChars(m, "sender", true, 21); err != nil {
+	if in.Sender, err = maxChars(m, "sender", true, rundir.MaxIncomingSender); err != nil {
 		return in, err
 	}
-	if _, err := maxChars(m, "text", false, 2000); err != nil {
+	if _, err := maxChars(m, "text", false, rundir.MaxIncomingText); err != nil {
 		return in, err
 	}
 	if present(m, "attachments") {
