@@ -91,7 +91,8 @@ const (
 	MaxSenderSMS       = 11     // characters of sender for channel sms
 	MaxSender          = 21     // characters of sender for every other channel
 	MaxRecipient       = 200    // characters of recipient.value
-	MaxTextBytes       = 39015  // bytes of text (255 parts)
+	MaxTextBytes       = 39015  // bytes of text
+	MaxTextParts       = 255    // parts of text (MaxTextBytes)
 	MaxClientRequestID = 100    // characters of clientRequestId
 	MaxFailoverTTL     = 259200 // seconds of failover.ttl
 	ShortenThreshold   = 20     // characters of a link urlOptions.shortenUrl replaces

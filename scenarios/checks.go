@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios/msgspec"
 )
 
@@ -348,11 +349,11 @@ func (c *checker) message(s *Scenario, p string, notify bool) {
 	}
 	c.template(at("text"), m.Text)
 	c.oneOf(at("fill"), m.Fill, fills)
-	if m.TextBytes < 0 || m.TextBytes > 39015 {
-		c.errorf(at("textBytes"), "must be from 0 to 39015 (the longest text the messaging API takes)")
+	if m.TextBytes < 0 || m.TextBytes > rundir.MaxTextBytes {
+		c.errorf(at("textBytes"), "must be from 0 to %d (the longest text the messaging API takes)", rundir.MaxTextBytes)
 	}
-	if m.TextParts < 0 || m.TextParts > 255 {
-		c.errorf(at("textParts"), "must be from 0 to 255")
+	if m.TextParts < 0 || m.TextParts > rundir.MaxTextParts {
+		c.errorf(at("textParts"), "must be from 0 to %d", rundir.MaxTextParts)
 	}
 	if m.TextBytes > 0 && m.TextParts > 0 {
 		c.errorf(at("textParts"), "set textBytes or textParts, not both")
@@ -404,10 +405,7 @@ func (c *checker) messagingMessage(m *Message, at func(string) string) {
 			}
 			seen[it.Channel] = true
 		}
-		maxSender := 21
-		if it.Channel == "sms" {
-			maxSender = 11
-		}
+		maxSender := rundir.MaxSenderFor(it.Channel)
 		if n := utf8.RuneCountInString(it.Sender); n > maxSender {
 			c.errorf(ip+".sender", "%q has %d characters; at most %d for %s", it.Sender, n, maxSender, it.Channel)
 		}
@@ -415,11 +413,11 @@ func (c *checker) messagingMessage(m *Message, at func(string) string) {
 			c.template(ip+".text", it.Text)
 		}
 		if f := it.Failover; f != nil {
-			if f.TTL < 0 || f.TTL > 259200 {
-				c.errorf(ip+".failover.ttl", "must be from 0 to 259200 seconds")
+			if f.TTL < 0 || f.TTL > rundir.MaxFailoverTTL {
+				c.errorf(ip+".failover.ttl", "must be from 0 to %d seconds", rundir.MaxFailoverTTL)
 			}
 			if f.ConditionStatus != "" {
-				c.oneOf(ip+".failover.condition_status", f.ConditionStatus, []string{"DELIVERED", "SEEN"})
+				c.oneOf(ip+".failover.condition_status", f.ConditionStatus, rundir.ConditionStatuses())
 			}
 			if i == len(m.Scenario)-1 {
 				c.errorf(ip+".failover", "the last item has no next channel to fail over to")
@@ -435,7 +433,7 @@ func (c *checker) messagingMessage(m *Message, at func(string) string) {
 			}
 			c.url(fmt.Sprintf("%s.buttons[%d].action", ip, j), b.Action, true)
 		}
-		if it.Channel != "push" && (it.MobilePushAction != "" || it.MobilePushTitle != "") {
+		if it.Channel != rundir.ChannelPush && (it.MobilePushAction != "" || it.MobilePushTitle != "") {
 			c.errorf(ip, "mobilePushAction and mobilePushTitle are used only for channel push")
 		}
 	}

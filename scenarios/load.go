@@ -15,6 +15,7 @@ import (
 	"github.com/goccy/go-yaml/token"
 
 	"github.com/msgload/msgload/internal/yamlguard"
+	"github.com/msgload/msgload/rundir"
 )
 
 //go:embed *.yaml
@@ -262,9 +263,9 @@ var (
 	replayFormats     = []string{"auto", "msgload", "har", "vegeta"}
 	replayExternalIDs = []string{"new", "keep"}
 	modes             = []string{"respect", "exceed"}
-	channels          = []string{"sms", "viber", "vkok", "push", "whatsapp", "tgotp"}
-	mediaTypes        = []string{"IMAGE", "AUDIO", "VIDEO", "FILE"}
-	states            = []string{"DELIVERED", "NOT_DELIVERED", "SEEN", "EXPIRED", "FAILED"}
+	channels          = rundir.Channels()
+	mediaTypes        = rundir.AttachmentTypes()
+	states            = rundir.States()
 	algorithms        = []string{"fixed", "sliding", "token-bucket"}
 	fills             = []string{"ascii", "cyrillic", "emoji"}
 	deliveryVia       = []string{"sink", "poll", "none"}

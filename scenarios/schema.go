@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/invopop/jsonschema"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // SchemaID is the $id of the generated JSON Schema.
@@ -26,6 +29,28 @@ func Schema() ([]byte, error) {
 			on.Items = &jsonschema.Schema{OneOf: []*jsonschema.Schema{{Type: "string", Enum: []any{"timeout", "reset"}}, {Type: "integer", Minimum: "400", Maximum: "599"}, {Type: "string", Pattern: "^[45][0-9][0-9]$"}}}
 		}
 	}
+	// The seeds' words and limits are rundir's, not repeated in struct tags.
+	words := func(def, prop string, f func(p *jsonschema.Schema)) {
+		if d, ok := s.Definitions[def]; ok {
+			if p, ok := d.Properties.Get(prop); ok {
+				f(p)
+			}
+		}
+	}
+	enum := func(ws []string) []any {
+		out := make([]any, len(ws))
+		for i, w := range ws {
+			out[i] = w
+		}
+		return out
+	}
+	words("Item", "channel", func(p *jsonschema.Schema) { p.Enum = enum(rundir.Channels()) })
+	words("Item", "sender", func(p *jsonschema.Schema) {
+		p.Description = fmt.Sprintf("sender name: at most %d characters for %s, %d otherwise", rundir.MaxSenderSMS, rundir.ChannelSMS, rundir.MaxSender)
+	})
+	words("Failover", "ttl", func(p *jsonschema.Schema) { p.Maximum = json.Number(strconv.Itoa(rundir.MaxFailoverTTL)) })
+	words("Failover", "condition_status", func(p *jsonschema.Schema) { p.Enum = enum(rundir.ConditionStatuses()) })
+	words("Attachment", "type", func(p *jsonschema.Schema) { p.Enum = enum(rundir.AttachmentTypes()) })
 	if d, ok := s.Definitions["Message"]; ok {
 		if td, ok := d.Properties.Get("trackData"); ok {
 			td.AdditionalProperties = scalarOrString

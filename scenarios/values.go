@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/invopop/jsonschema"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // Sentinel errors of the value parsers.
@@ -27,32 +29,14 @@ type Rate struct {
 	Per   time.Duration // the window
 }
 
-// ParseRate parses "N/W": N a non-negative number, W a Go duration ("1m", "10s",
-// "500ms") or a bare unit ("s", "sec", "m", "min", "h").
+// ParseRate parses a rate in the one rate grammar (rundir.ParseRate): "N/W",
+// N a non-negative number, W a Go duration ("1m", "10s", "500ms"), a bare Go
+// unit ("s", "m", "h", "ms") or a unit name ("sec", "min", "hour").
 func ParseRate(s string) (Rate, error) {
 	s = strings.TrimSpace(s)
-	num, unit, ok := strings.Cut(s, "/")
-	if !ok {
-		return Rate{}, fmt.Errorf("%w %q: want COUNT/WINDOW such as 150/1m or 20/s", ErrBadRate, s)
-	}
-	n, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil || n < 0 || math.IsInf(n, 0) || math.IsNaN(n) {
-		return Rate{}, fmt.Errorf("%w %q: count %q is not a non-negative number", ErrBadRate, s, num)
-	}
-	unit = strings.TrimSpace(unit)
-	var per time.Duration
-	switch unit {
-	case "s", "sec", "second":
-		per = time.Second
-	case "m", "min", "minute":
-		per = time.Minute
-	case "h", "hour":
-		per = time.Hour
-	default:
-		per, err = time.ParseDuration(unit)
-		if err != nil || per <= 0 {
-			return Rate{}, fmt.Errorf("%w %q: window %q is not a positive duration such as 1m, 10s or s", ErrBadRate, s, unit)
-		}
+	n, per, err := rundir.ParseRate(s)
+	if err != nil {
+		return Rate{}, fmt.Errorf("%w %q: %w", ErrBadRate, s, err)
 	}
 	return Rate{Raw: s, Count: n, Per: per}, nil
 }

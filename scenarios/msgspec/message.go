@@ -30,8 +30,8 @@ type Recipients struct {
 
 // Item is one messaging scenario item (a channel of the cascade).
 type Item struct {
-	Channel          string       `json:"channel" jsonschema:"required,enum=sms,enum=viber,enum=vkok,enum=push,enum=whatsapp,enum=tgotp"`
-	Sender           string       `json:"sender" jsonschema_description:"sender name: at most 11 characters for sms, 21 otherwise"`
+	Channel          string       `json:"channel" jsonschema:"required"` // enum: scenarios.Schema, from rundir
+	Sender           string       `json:"sender"`                        // description: scenarios.Schema, from rundir's limits
 	Text             string       `json:"text,omitempty" jsonschema_description:"text template for this channel (default: message.text)"`
 	Failover         *Failover    `json:"failover,omitempty"`
 	Attachments      []Attachment `json:"attachments,omitempty"`
@@ -42,13 +42,13 @@ type Item struct {
 
 // Failover is the cascading rule of an item.
 type Failover struct {
-	TTL             int    `json:"ttl,omitempty" jsonschema:"minimum=0,maximum=259200" jsonschema_description:"seconds to wait for condition_status"`
-	ConditionStatus string `json:"condition_status,omitempty" jsonschema:"enum=DELIVERED,enum=SEEN"`
+	TTL             int    `json:"ttl,omitempty" jsonschema:"minimum=0" jsonschema_description:"seconds to wait for condition_status"` // maximum: scenarios.Schema
+	ConditionStatus string `json:"condition_status,omitempty"`                                                                         // enum: scenarios.Schema
 }
 
 // Attachment is media content.
 type Attachment struct {
-	Type string `json:"type" jsonschema:"required,enum=IMAGE,enum=AUDIO,enum=VIDEO,enum=FILE"`
+	Type string `json:"type" jsonschema:"required"` // enum: scenarios.Schema
 	URL  string `json:"url" jsonschema:"required"`
 }
 
