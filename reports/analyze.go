@@ -31,11 +31,11 @@ const LateAfter = 10 * time.Millisecond
 // Messaging states, ranked so that the final status of a message comes from its
 // terminal states, not from the order in which they arrived.
 var stateRank = map[string]int{
-	"FAILED":        1,
-	"EXPIRED":       2,
-	"NOT_DELIVERED": 3,
-	"DELIVERED":     4,
-	"SEEN":          5,
+	rundir.StateFailed:       1,
+	rundir.StateExpired:      2,
+	rundir.StateNotDelivered: 3,
+	rundir.StateDelivered:    4,
+	rundir.StateSeen:         5,
 }
 
 // msg is the compact per-message state kept while reading a run.
@@ -272,7 +272,7 @@ func (a *analyzer) readMeta() error {
 // "timeout".
 func (a *analyzer) retryable(at *rundir.Attempt) bool {
 	if at.Code == 0 { // as the attacker: no answer with an unknown outcome (a timeout, a reset)
-		unknown := at.Outcome == rundir.OutcomeUnknown || at.Outcome == "" && (at.Class == "timeout" || at.Class == "reset")
+		unknown := at.Outcome == rundir.OutcomeUnknown || at.Outcome == "" && (at.Class == rundir.ClassTimeout || at.Class == rundir.ClassReset)
 		return unknown && a.retryOn["timeout"]
 	}
 	return a.retryOn[strconv.Itoa(at.Code)]
@@ -329,24 +329,17 @@ func hashID(s string) uint64 {
 	return h.Sum64() | 1 // never 0: 0 means "no id yet"
 }
 
-// parseRetryAfter reads a Retry-After value (seconds or an HTTP date, against
+// retryAfterSeconds reads a Retry-After value (rundir.ParseRetryAfter, against
 // the time the answer came) as seconds; -1 when absent, -2 when unreadable.
-func parseRetryAfter(v string, at time.Time) float32 {
-	v = strings.TrimSpace(v)
-	if v == "" {
+func retryAfterSeconds(v string, at time.Time) float32 {
+	if strings.TrimSpace(v) == "" {
 		return -1
 	}
-	if n, err := strconv.ParseFloat(v, 64); err == nil && n >= 0 && !math.IsInf(n, 0) {
-		return float32(n)
+	d, ok := rundir.ParseRetryAfter(v, at)
+	if !ok {
+		return -2
 	}
-	if t, err := http.ParseTime(v); err == nil {
-		d := t.Sub(at).Seconds()
-		if d < 0 {
-			d = 0
-		}
-		return float32(d)
-	}
-	return -2
+	return float32(d.Seconds())
 }
 
 func (a *analyzer) readAttempts() error {
@@ -380,7 +373,8 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 	if at.Class != "" && at.Class != "ok" {
 		r.Errors[at.Class]++
 	} else if at.Class == "" && !is2xx(at.Code) {
-		r.Errors[classOf(at.Code)]++
+		_, class := rundir.Classify(at.Code, nil) // a record without a class (another tool's)
+		r.Errors[class]++
 	}
 	if at.Capped {
 		r.Capped++
@@ -422,7 +416,7 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 	if op != "token" && at.Client != "" && sane(at.Sent) {
 		ra := float32(-1)
 		if at.Code == http.StatusTooManyRequests {
-			ra = parseRetryAfter(at.RetryAfter, at.Sent.Add(time.Duration(at.Latency*float64(time.Second))))
+			ra = retryAfterSeconds(at.RetryAfter, at.Sent.Add(time.Duration(at.Latency*float64(time.Second))))
 		}
 		a.clients[at.Client] = append(a.clients[at.Client], rec{t: at.Sent.UnixNano(), code: int16(at.Code), ra: ra,
 			lat: int64(max(at.Latency, 0) * 1e9)})
@@ -501,20 +495,6 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 			a.needKeys[k] = at.Seq
 		}
 	}
-}
-
-func classOf(code int) string {
-	switch {
-	case code == 0:
-		return "other"
-	case code == 429:
-		return "http_429"
-	case code >= 500:
-		return "http_5xx"
-	case code >= 400:
-		return "http_4xx"
-	}
-	return "other"
 }
 
 func (a *analyzer) finishRequests() {

@@ -64,18 +64,20 @@ func (c *charts) bucket(t time.Time) int {
 	return i
 }
 
+// codeClass is the chart's label of an attempt's class (rundir.Classify).
 func codeClass(code int) string {
-	switch {
-	case code == 0:
+	if code == 0 {
 		return "no answer"
-	case code == 429:
-		return "429"
-	case code < 300:
-		return "2xx"
-	case code < 500:
-		return "4xx"
 	}
-	return "5xx"
+	switch _, class := rundir.Classify(code, nil); class {
+	case rundir.ClassOK:
+		return "2xx"
+	case rundir.ClassHTTP429:
+		return "429"
+	case rundir.ClassHTTP5xx:
+		return "5xx"
+	}
+	return "4xx"
 }
 
 func (c *charts) attempt(at *rundir.Attempt) {

@@ -42,7 +42,7 @@ func (r *run) send(seq int64, client string, sec float64, code int, latency floa
 	if code == 0 {
 		a.Outcome, a.Class = rundir.OutcomeUnknown, "timeout"
 	} else if code >= 300 {
-		a.Outcome, a.Class = rundir.OutcomeFail, classOf(code)
+		a.Outcome, a.Class = rundir.Classify(code, nil)
 	}
 	if code >= 200 && code < 300 {
 		if r.meta.API == rundir.APINotify {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // Outcomes says what became of each message the run sent, one count per
@@ -41,13 +43,13 @@ func (o *Outcomes) count(state string) {
 	}
 	o.ByState[state]++
 	switch state {
-	case "DELIVERED", "SEEN":
+	case rundir.StateDelivered, rundir.StateSeen:
 		o.Delivered++
-	case "NOT_DELIVERED", "UNDELIVERED":
+	case rundir.StateNotDelivered, rundir.NotifyUndelivered:
 		o.NotDelivered++
-	case "FAILED":
+	case rundir.StateFailed:
 		o.Failed++
-	case "EXPIRED":
+	case rundir.StateExpired:
 		o.Expired++
 	default:
 		o.OtherFinal++
@@ -125,7 +127,7 @@ func (s *Summary) outcomeLines() []string {
 	}
 	var why []string
 	for _, st := range sortedStates(o.ByState) {
-		if st == "DELIVERED" || st == "SEEN" {
+		if rundir.Delivered(st) {
 			continue
 		}
 		why = append(why, fmt.Sprintf("%d %s", o.ByState[st], st))

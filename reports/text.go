@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // dur formats seconds for people: 850µs, 12.3ms, 1.25s, 2m5s.
@@ -85,7 +87,7 @@ func (s *Summary) deliveredFigure() string {
 	o, d := s.Outcomes, s.Delivery
 	var parts []string
 	for _, st := range sortedStates(o.ByState) {
-		if st != "DELIVERED" && st != "SEEN" {
+		if !rundir.Delivered(st) {
 			parts = append(parts, fmt.Sprintf("%d %s", o.ByState[st], st))
 		}
 	}
