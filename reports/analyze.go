@@ -370,7 +370,7 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 	}
 	r.ByOp[op]++
 	r.Codes[strconv.Itoa(at.Code)]++
-	if at.Class != "" && at.Class != "ok" {
+	if at.Class != "" && at.Class != rundir.ClassOK {
 		r.Errors[at.Class]++
 	} else if at.Class == "" && !is2xx(at.Code) {
 		_, class := rundir.Classify(at.Code, nil) // a record without a class (another tool's)
@@ -458,7 +458,7 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 	}
 	// Accepted: a 2xx whose body was the API's answer (class ok; "" in runs
 	// older than the class); a bad_answer 2xx is an error, not an acceptance.
-	if is2xx(at.Code) && (at.Class == "ok" || at.Class == "") {
+	if is2xx(at.Code) && (at.Class == rundir.ClassOK || at.Class == "") {
 		if !m.accepted {
 			r.Accepted++
 		}

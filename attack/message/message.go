@@ -155,7 +155,7 @@ func jsonField(dst []byte, name string, v any) ([]byte, error) {
 func (g *Generator) setMessaging(spec msgspec.Message) error {
 	items := spec.Scenario
 	if len(items) == 0 {
-		items = []msgspec.Item{{Channel: "sms", Sender: "msgload"}}
+		items = []msgspec.Item{{Channel: rundir.ChannelSMS, Sender: "msgload"}}
 	}
 	for i, it := range items {
 		var x item
