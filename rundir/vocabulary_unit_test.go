@@ -96,12 +96,13 @@ func TestParseRetryAfter(t *testing.T) {
 }
 
 func TestParseRate(t *testing.T) {
-	for _, tc := range []struct {
+	type rateCase struct {
 		in   string
 		n    float64
 		w    time.Duration
-		fail string
-	}{
+		fail string // a part of the error, "" when it parses
+	}
+	for _, tc := range []rateCase{
 		// every spelling the simulator's config took
 		{"100/1m", 100, time.Minute, ""},
 		{"100/m", 100, time.Minute, ""},
