@@ -42,9 +42,9 @@ func simNotifyBody(seq int64, client string, tag rundir.Tag) ([]byte, error) {
 func TestSimMessagingPoll(t *testing.T) {
 	cfg := sim.DefaultConfig()
 	cfg.Seed = 1
-	p := cfg.Messaging.Profiles[sim.ChanSMS]
+	p := cfg.Messaging.Profiles[rundir.ChannelSMS]
 	p.Delay = sim.Delay{Dist: "fixed", Median: 30 * time.Millisecond}
-	cfg.Messaging.Profiles[sim.ChanSMS] = p
+	cfg.Messaging.Profiles[rundir.ChannelSMS] = p
 	srv := startSim(t, cfg)
 	rec := &memRecorder{}
 	res, err := Run(context.Background(), Options{

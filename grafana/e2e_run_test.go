@@ -78,9 +78,9 @@ func startRun(t *testing.T) *testRun {
 		cfg.Messaging.Accounts[i].PartnerURL = sinkSrc.url
 	}
 	cfg.Messaging.IncomingShare = 0.5
-	viber := cfg.Messaging.Profiles[sim.ChanViber]
+	viber := cfg.Messaging.Profiles[rundir.ChannelViber]
 	viber.Delay = sim.Delay{Dist: "lognormal", Median: 800 * time.Millisecond, P95: 3 * time.Second}
-	cfg.Messaging.Profiles[sim.ChanViber] = viber
+	cfg.Messaging.Profiles[rundir.ChannelViber] = viber
 	cfg.RateLimit = sim.RateLimit{Requests: 15, Window: 5 * time.Second, Algorithm: sim.AlgSliding, RetryAfter: true}
 	cfg.Faults = sim.Faults{Error500: 0.03, Error503: 0.03}
 	// Webhooks registered in advance: with faults on, a registration call of

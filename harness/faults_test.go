@@ -154,9 +154,9 @@ func startFaultEnv(t *testing.T) *faultEnv {
 	}
 	// Some viber messages fail over to sms; short callback timeouts so that a
 	// call into a timeout toxic is retried within the grace period.
-	viber := cfg.Messaging.Profiles[sim.ChanViber]
-	viber.Outcomes = []sim.Outcome{{State: sim.StateDelivered, Weight: 0.75}, {State: sim.StateNotDelivered, Code: 501, Weight: 0.25}}
-	cfg.Messaging.Profiles[sim.ChanViber] = viber
+	viber := cfg.Messaging.Profiles[rundir.ChannelViber]
+	viber.Outcomes = []sim.Outcome{{State: rundir.StateDelivered, Weight: 0.75}, {State: rundir.StateNotDelivered, Code: 501, Weight: 0.25}}
+	cfg.Messaging.Profiles[rundir.ChannelViber] = viber
 	cfg.Callbacks.Timeout = time.Second
 	cfg.Callbacks.Attempts = 4
 	sv, err := sim.New(cfg, prometheus.NewRegistry())

@@ -345,7 +345,7 @@ func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 		for _, c := range s.Creds {
 			if !known[c.ID] {
 				cfg.Messaging.Accounts = append(cfg.Messaging.Accounts, sim.Account{Login: c.ID, Password: c.Secret,
-					Channels: []string{sim.ChanSMS, sim.ChanViber, sim.ChanVKOK, sim.ChanPush}})
+					Channels: []string{rundir.ChannelSMS, rundir.ChannelViber, rundir.ChannelVKOK, rundir.ChannelPush}})
 			}
 		}
 	}
@@ -393,24 +393,24 @@ func outcomes(ch string, m map[string]scenarios.Percent) ([]sim.Outcome, float64
 	for _, state := range keys {
 		share := m[state].F
 		switch state {
-		case sim.StateDelivered:
-			out = append(out, sim.Outcome{State: state, Weight: share + m[sim.StateSeen].F})
-		case sim.StateNotDelivered:
+		case rundir.StateDelivered:
+			out = append(out, sim.Outcome{State: state, Weight: share + m[rundir.StateSeen].F})
+		case rundir.StateNotDelivered:
 			code := 6 // sms: subscriber unavailable
-			if ch != sim.ChanSMS {
+			if ch != rundir.ChannelSMS {
 				code = 501 // messengers: not a user of the messenger
 			}
 			out = append(out, sim.Outcome{State: state, Code: code, Weight: share})
-		case sim.StateFailed:
+		case rundir.StateFailed:
 			out = append(out, sim.Outcome{State: state, Code: 252, Weight: share})
-		case sim.StateSeen:
-			if d := m[sim.StateDelivered].F + share; d > 0 {
+		case rundir.StateSeen:
+			if d := m[rundir.StateDelivered].F + share; d > 0 {
 				seen = share / d
 			} else {
 				seen = 0
 			}
-			if _, ok := m[sim.StateDelivered]; !ok {
-				out = append(out, sim.Outcome{State: sim.StateDelivered, Weight: share})
+			if _, ok := m[rundir.StateDelivered]; !ok {
+				out = append(out, sim.Outcome{State: rundir.StateDelivered, Weight: share})
 			}
 		default:
 			return nil, 0, fmt.Errorf("sim.profiles.%s.outcomes.%s: the simulator draws DELIVERED, NOT_DELIVERED, FAILED and SEEN; EXPIRED comes from failover ttl", ch, state)

@@ -126,15 +126,15 @@ func genCase(seed int64) oCase {
 		if !c.Simple {
 			length = 1 + r.IntN(3)
 		}
-		chans := []string{sim.ChanSMS, sim.ChanViber, sim.ChanPush, sim.ChanWhatsApp}
+		chans := []string{rundir.ChannelSMS, rundir.ChannelViber, rundir.ChannelPush, rundir.ChannelWhatsApp}
 		r.Shuffle(len(chans), func(i, j int) { chans[i], chans[j] = chans[j], chans[i] })
 		if c.Simple {
-			chans[0] = pick(sim.ChanSMS, sim.ChanViber)
+			chans[0] = pick(rundir.ChannelSMS, rundir.ChannelViber)
 		}
 		for i := range length {
 			it := oItem{Channel: chans[i]}
 			if i < length-1 && r.IntN(8) > 0 {
-				it.Cond = pick(sim.StateDelivered, sim.StateDelivered, sim.StateSeen)
+				it.Cond = pick(rundir.StateDelivered, rundir.StateDelivered, rundir.StateSeen)
 				it.TTL = 1 + r.IntN(2)
 				if r.IntN(15) == 0 {
 					it.TTL = 0
@@ -143,19 +143,19 @@ func genCase(seed int64) oCase {
 			c.Chain = append(c.Chain, it)
 			p := oProf{Delay: delay(), Outcomes: map[string]float64{}}
 			left := 1.0
-			for _, st := range []string{sim.StateNotDelivered, sim.StateFailed} {
+			for _, st := range []string{rundir.StateNotDelivered, rundir.StateFailed} {
 				if !c.Simple || r.IntN(3) == 0 {
 					s := share(0.25)
 					p.Outcomes[st] = s
 					left -= s
 				}
 			}
-			if it.Channel == sim.ChanViber || it.Channel == sim.ChanWhatsApp {
+			if it.Channel == rundir.ChannelViber || it.Channel == rundir.ChannelWhatsApp {
 				s := share(left * 0.8)
-				p.Outcomes[sim.StateSeen] = s
+				p.Outcomes[rundir.StateSeen] = s
 				left -= s
 			}
-			p.Outcomes[sim.StateDelivered] = float64(int(left*100+0.5)) / 100
+			p.Outcomes[rundir.StateDelivered] = float64(int(left*100+0.5)) / 100
 			c.Profiles[it.Channel] = p
 		}
 	} else {
@@ -204,7 +204,7 @@ func genCase(seed int64) oCase {
 			// simulator can: notification outcomes, a share of delayed calls.
 			if c.API == rundir.APINotify && r.IntN(2) == 0 {
 				u, f := share(0.3), share(0.2)
-				c.NotifyOutcomes = map[string]float64{sim.NotifyUndelivered: u, sim.NotifyFailed: f, sim.NotifyDelivered: 1 - u - f}
+				c.NotifyOutcomes = map[string]float64{rundir.NotifyUndelivered: u, rundir.NotifyFailed: f, rundir.NotifyDelivered: 1 - u - f}
 			}
 			if c.Callbacks.Delay > 0 {
 				c.Callbacks.DelayShare = 0.2 + share(0.8)
@@ -337,8 +337,8 @@ func (c oCase) simConfig() sim.Config {
 	cfg.Messaging.IncomingShare = 0
 	for i := range cfg.Messaging.Accounts {
 		a := &cfg.Messaging.Accounts[i]
-		if !a.NoAPIRight && !slices.Contains(a.Channels, sim.ChanWhatsApp) {
-			a.Channels = append(a.Channels, sim.ChanWhatsApp)
+		if !a.NoAPIRight && !slices.Contains(a.Channels, rundir.ChannelWhatsApp) {
+			a.Channels = append(a.Channels, rundir.ChannelWhatsApp)
 		}
 	}
 	lognormal := func(d oDelay) sim.Delay { return sim.Delay{Dist: "lognormal", Median: d.Median, P95: d.P95} }
@@ -346,19 +346,19 @@ func (c oCase) simConfig() sim.Config {
 		cp := cfg.Messaging.Profiles[ch]
 		cp.Delay = lognormal(p.Delay)
 		cp.Outcomes = nil
-		delivered := p.Outcomes[sim.StateDelivered] + p.Outcomes[sim.StateSeen]
+		delivered := p.Outcomes[rundir.StateDelivered] + p.Outcomes[rundir.StateSeen]
 		if delivered > 0 {
-			cp.Outcomes = append(cp.Outcomes, sim.Outcome{State: sim.StateDelivered, Weight: delivered})
+			cp.Outcomes = append(cp.Outcomes, sim.Outcome{State: rundir.StateDelivered, Weight: delivered})
 		}
-		if w := p.Outcomes[sim.StateNotDelivered]; w > 0 {
-			cp.Outcomes = append(cp.Outcomes, sim.Outcome{State: sim.StateNotDelivered, Code: 6, Weight: w})
+		if w := p.Outcomes[rundir.StateNotDelivered]; w > 0 {
+			cp.Outcomes = append(cp.Outcomes, sim.Outcome{State: rundir.StateNotDelivered, Code: 6, Weight: w})
 		}
-		if w := p.Outcomes[sim.StateFailed]; w > 0 {
-			cp.Outcomes = append(cp.Outcomes, sim.Outcome{State: sim.StateFailed, Code: 252, Weight: w})
+		if w := p.Outcomes[rundir.StateFailed]; w > 0 {
+			cp.Outcomes = append(cp.Outcomes, sim.Outcome{State: rundir.StateFailed, Code: 252, Weight: w})
 		}
 		cp.SeenShare = 0
 		if delivered > 0 {
-			cp.SeenShare = p.Outcomes[sim.StateSeen] / delivered
+			cp.SeenShare = p.Outcomes[rundir.StateSeen] / delivered
 		}
 		cfg.Messaging.Profiles[ch] = cp
 	}
@@ -385,10 +385,10 @@ func (c oCase) simConfig() sim.Config {
 	}
 	if len(c.NotifyOutcomes) > 0 {
 		cfg.Notify.Outcomes = nil
-		for _, st := range []string{sim.NotifyDelivered, sim.NotifyUndelivered, sim.NotifyFailed} {
+		for _, st := range []string{rundir.NotifyDelivered, rundir.NotifyUndelivered, rundir.NotifyFailed} {
 			if w := c.NotifyOutcomes[st]; w > 0 {
 				code := 0
-				if st != sim.NotifyDelivered {
+				if st != rundir.NotifyDelivered {
 					code = 6
 				}
 				cfg.Notify.Outcomes = append(cfg.Notify.Outcomes, sim.Outcome{State: st, Code: code, Weight: w})

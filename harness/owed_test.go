@@ -103,11 +103,11 @@ func TestRealTargetRetryAfterResetIsNotLost(t *testing.T) {
 		t.Run(where+" sink", func(t *testing.T) {
 			simSrv := realSim(t, func(c *sim.Config) {
 				c.Faults.ProcessedThenReset = 0.25
-				p := c.Messaging.Profiles[sim.ChanSMS]
+				p := c.Messaging.Profiles[rundir.ChannelSMS]
 				p.Delay = sim.Delay{Dist: "uniform", Min: 100 * time.Millisecond, Max: 4 * time.Second}
-				p.Outcomes = []sim.Outcome{{State: sim.StateDelivered, Weight: 1}}
+				p.Outcomes = []sim.Outcome{{State: rundir.StateDelivered, Weight: 1}}
 				p.SeenShare = 0
-				c.Messaging.Profiles[sim.ChanSMS] = p
+				c.Messaging.Profiles[rundir.ChannelSMS] = p
 			})
 			sinkLine := ""
 			if where == "standalone" {
@@ -251,11 +251,11 @@ func TestDroppedTrackDataJoinedByTxID(t *testing.T) {
 	}))
 	defer strip.Close()
 	simSrv := realSim(t, func(c *sim.Config) {
-		p := c.Messaging.Profiles[sim.ChanSMS]
+		p := c.Messaging.Profiles[rundir.ChannelSMS]
 		p.Delay = sim.Delay{Dist: "uniform", Min: 100 * time.Millisecond, Max: time.Second}
-		p.Outcomes = []sim.Outcome{{State: sim.StateDelivered, Weight: 1}}
+		p.Outcomes = []sim.Outcome{{State: rundir.StateDelivered, Weight: 1}}
 		p.SeenShare = 0
-		c.Messaging.Profiles[sim.ChanSMS] = p
+		c.Messaging.Profiles[rundir.ChannelSMS] = p
 	})
 	const grace = 30 * time.Second
 	src := fmt.Sprintf(`name: no-trackdata

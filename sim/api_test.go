@@ -51,7 +51,7 @@ func TestMessagingAuth(t *testing.T) {
 		{"ip refused", "Basic " + basic("fenced", "pw"), "", "192.0.2.9:5555", 403, "forbidden"},
 	}
 	cfg := engineConfig()
-	cfg.Messaging.Accounts = append(cfg.Messaging.Accounts, Account{Login: "fenced", Password: "pw", Channels: []string{ChanSMS}, AllowIPs: []string{"10.0.0.0/8"}})
+	cfg.Messaging.Accounts = append(cfg.Messaging.Accounts, Account{Login: "fenced", Password: "pw", Channels: []string{rundir.ChannelSMS}, AllowIPs: []string{"10.0.0.0/8"}})
 	s, _ := newFakeSim(t, cfg)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,7 +103,7 @@ func TestSendAnswers(t *testing.T) {
 	w = sendAs(s, "demo", "demo", `{"scenario":[`+itemJSON("sender", `"ABCDEFGHIJKL"`)+`]}`)
 	var bad sendResponse
 	_ = json.Unmarshal(w.Body.Bytes(), &bad)
-	if w.Code != 400 || bad.State != StateFailed || bad.Error == nil || bad.Error.Code != 400 ||
+	if w.Code != 400 || bad.State != rundir.StateFailed || bad.Error == nil || bad.Error.Code != 400 ||
 		bad.Error.Message != "scenario[0].sender: at most 11 characters for channel sms" {
 		t.Fatalf("format error: %d %s", w.Code, w.Body)
 	}
@@ -138,7 +138,7 @@ func TestCheckStatus(t *testing.T) {
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		// After: the latest status record, trackData echoed.
-		if code, m := get(sr.TxID, "demo"); code != 200 || m["state"] != StateDelivered || m["channel"] != "sms" || m["trackData"] == nil {
+		if code, m := get(sr.TxID, "demo"); code != 200 || m["state"] != rundir.StateDelivered || m["channel"] != "sms" || m["trackData"] == nil {
 			t.Fatalf("after delivery: %d %v", code, m)
 		}
 		// Unknown id and malformed id: 404 with an error body.

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 const benchTrack = `{"msgload_run":"bench-run-0001","msgload_seq":"123456","msgload_sent":"1763870000000000000","msgload_chain":"sms"}`
@@ -33,7 +35,7 @@ func BenchmarkSendWithCallbacks(b *testing.B) {
 	for ch, p := range cfg.Messaging.Profiles {
 		p.Delay = fixed(0)
 		p.SeenShare = 0
-		p.Outcomes = []Outcome{{State: StateDelivered, Weight: 1}}
+		p.Outcomes = []Outcome{{State: rundir.StateDelivered, Weight: 1}}
 		cfg.Messaging.Profiles[ch] = p
 	}
 	s, err := New(cfg, prometheus.NewRegistry())
@@ -86,7 +88,7 @@ func BenchmarkSendOverHTTP(b *testing.B) {
 	for ch, p := range cfg.Messaging.Profiles {
 		p.Delay = fixed(0)
 		p.SeenShare = 0
-		p.Outcomes = []Outcome{{State: StateDelivered, Weight: 1}}
+		p.Outcomes = []Outcome{{State: rundir.StateDelivered, Weight: 1}}
 		cfg.Messaging.Profiles[ch] = p
 	}
 	s, err := New(cfg, prometheus.NewRegistry())

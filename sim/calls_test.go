@@ -11,6 +11,8 @@ import (
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 func TestWhereCallsGo(t *testing.T) {
@@ -77,7 +79,7 @@ func TestWebhookReplaced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := engineConfig()
 		cfg.Notify.Delay = fixed(time.Second)
-		cfg.Notify.Outcomes = []Outcome{{State: NotifyUndelivered, Code: 6, Weight: 1}}
+		cfg.Notify.Outcomes = []Outcome{{State: rundir.NotifyUndelivered, Code: 6, Weight: 1}}
 		s, rt := newFakeSim(t, cfg)
 		tok := "Bearer " + token(t, s, "demo-3")
 		do(s, http.MethodPost, "/api/v1/webhooks", `{"url":"http://one.test/first"}`, "Authorization", tok)
@@ -95,7 +97,7 @@ func TestWebhookReplaced(t *testing.T) {
 			t.Fatalf("calls %+v", calls)
 		}
 		b := calls[0].body
-		if b["notificationId"] != nr.NotificationID || b["externalId"] != "ext-1" || b["status"] != NotifyUndelivered || b["errorCode"] != float64(6) || b["updatedAt"] == "" {
+		if b["notificationId"] != nr.NotificationID || b["externalId"] != "ext-1" || b["status"] != rundir.NotifyUndelivered || b["errorCode"] != float64(6) || b["updatedAt"] == "" {
 			t.Fatalf("event %v", b)
 		}
 	})
@@ -193,7 +195,7 @@ func TestCallbackTimeoutRetried(t *testing.T) {
 	defer rcv.Close()
 	defer close(release)
 	cfg := engineConfig()
-	cfg.Messaging.Profiles[ChanSMS] = ChannelProfile{Delay: fixed(0), Outcomes: []Outcome{{State: StateDelivered, Weight: 1}}}
+	cfg.Messaging.Profiles[rundir.ChannelSMS] = ChannelProfile{Delay: fixed(0), Outcomes: []Outcome{{State: rundir.StateDelivered, Weight: 1}}}
 	cfg.Callbacks.Timeout = 200 * time.Millisecond
 	cfg.Callbacks.Backoff = 10 * time.Millisecond
 	cfg.Callbacks.Attempts = 2

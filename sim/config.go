@@ -26,16 +26,6 @@ var (
 	ErrConfig = errors.New("sim config")
 )
 
-// Channels of the messaging API, the names other packages configure the
-// simulator with; the words are rundir's.
-const (
-	ChanSMS      = rundir.ChannelSMS
-	ChanViber    = rundir.ChannelViber
-	ChanVKOK     = rundir.ChannelVKOK
-	ChanPush     = rundir.ChannelPush
-	ChanWhatsApp = rundir.ChannelWhatsApp
-)
-
 // allChannels lists the channels of the messaging API in the seed's order; a
 // channel's index is its compact id in the delivery engine.
 var allChannels = rundir.Channels()
@@ -209,19 +199,6 @@ type Callbacks struct {
 	SigningSecret string `yaml:"signingSecret"`
 }
 
-// Messaging delivery states and notification statuses, the names other
-// packages configure the simulator with; the words are rundir's.
-const (
-	StateDelivered    = rundir.StateDelivered
-	StateNotDelivered = rundir.StateNotDelivered
-	StateSeen         = rundir.StateSeen
-	StateFailed       = rundir.StateFailed
-
-	NotifyDelivered   = rundir.NotifyDelivered
-	NotifyUndelivered = rundir.NotifyUndelivered
-	NotifyFailed      = rundir.NotifyFailed
-)
-
 // DefaultConfig returns the built-in accounts, clients and profiles: delays
 // short enough that a test scenario ends in seconds.
 func DefaultConfig() Config {
@@ -229,23 +206,23 @@ func DefaultConfig() Config {
 		return Delay{Dist: "lognormal", Median: median, P95: p95}
 	}
 	smsOut := []Outcome{
-		{State: StateDelivered, Code: 0, Weight: 0.95},
-		{State: StateNotDelivered, Code: 6, Weight: 0.02},
-		{State: StateNotDelivered, Code: 1, Weight: 0.01},
-		{State: StateNotDelivered, Code: 4, Weight: 0.01},
-		{State: StateFailed, Code: 252, Weight: 0.01},
+		{State: rundir.StateDelivered, Code: 0, Weight: 0.95},
+		{State: rundir.StateNotDelivered, Code: 6, Weight: 0.02},
+		{State: rundir.StateNotDelivered, Code: 1, Weight: 0.01},
+		{State: rundir.StateNotDelivered, Code: 4, Weight: 0.01},
+		{State: rundir.StateFailed, Code: 252, Weight: 0.01},
 	}
 	msgrOut := []Outcome{
-		{State: StateDelivered, Code: 0, Weight: 0.93},
-		{State: StateNotDelivered, Code: 501, Weight: 0.04},
-		{State: StateNotDelivered, Code: 500, Weight: 0.02},
-		{State: StateNotDelivered, Code: 1, Weight: 0.01},
+		{State: rundir.StateDelivered, Code: 0, Weight: 0.93},
+		{State: rundir.StateNotDelivered, Code: 501, Weight: 0.04},
+		{State: rundir.StateNotDelivered, Code: 500, Weight: 0.02},
+		{State: rundir.StateNotDelivered, Code: 1, Weight: 0.01},
 	}
 	cfg := Config{
 		Messaging: MessagingConfig{
 			Accounts: []Account{
-				{Login: "demo", Password: "demo", Channels: []string{ChanSMS, ChanViber, ChanVKOK, ChanPush}},
-				{Login: "blocked", Password: "blocked", NoAPIRight: true, Channels: []string{ChanSMS}},
+				{Login: "demo", Password: "demo", Channels: []string{rundir.ChannelSMS, rundir.ChannelViber, rundir.ChannelVKOK, rundir.ChannelPush}},
+				{Login: "blocked", Password: "blocked", NoAPIRight: true, Channels: []string{rundir.ChannelSMS}},
 			},
 			Profiles: map[string]ChannelProfile{
 				rundir.ChannelSMS:      {Delay: quick(300*time.Millisecond, 2*time.Second), Outcomes: smsOut},
@@ -267,9 +244,9 @@ func DefaultConfig() Config {
 			TokenLifetime: time.Hour,
 			Delay:         quick(300*time.Millisecond, 2*time.Second),
 			Outcomes: []Outcome{
-				{State: NotifyDelivered, Weight: 0.95},
-				{State: NotifyUndelivered, Code: 6, Weight: 0.03},
-				{State: NotifyFailed, Code: 1, Weight: 0.02},
+				{State: rundir.NotifyDelivered, Weight: 0.95},
+				{State: rundir.NotifyUndelivered, Code: 6, Weight: 0.03},
+				{State: rundir.NotifyFailed, Code: 1, Weight: 0.02},
 			},
 			IdempotencyRetention: 24 * time.Hour,
 			IdempotencyMismatch:  "first",
@@ -462,7 +439,7 @@ func (c *Config) Validate() []error {
 			bad("%s.seenDelay: %v", name, err)
 		}
 		share(name+".seenShare", p.SeenShare)
-		if err := validOutcomes(p.Outcomes, []string{StateDelivered, StateNotDelivered, StateFailed}); err != nil {
+		if err := validOutcomes(p.Outcomes, []string{rundir.StateDelivered, rundir.StateNotDelivered, rundir.StateFailed}); err != nil {
 			bad("%s.outcomes: %v", name, err)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 func TestDefaultConfig(t *testing.T) {
@@ -52,7 +54,7 @@ func TestParseConfig(t *testing.T) {
 		// A profile named replaces that channel's; the others keep theirs.
 		{"one profile", "messaging:\n  profiles:\n    sms:\n      outcomes: [{state: FAILED, code: 252, weight: 1}]\n", "",
 			func(c Config) bool {
-				return len(c.Messaging.Profiles) == 6 && c.Messaging.Profiles["sms"].Outcomes[0].State == StateFailed &&
+				return len(c.Messaging.Profiles) == 6 && c.Messaging.Profiles["sms"].Outcomes[0].State == rundir.StateFailed &&
 					c.Messaging.Profiles["viber"].SeenShare == DefaultConfig().Messaging.Profiles["viber"].SeenShare
 			}},
 		// Rate limit and algorithm.

@@ -103,7 +103,7 @@ func engineConfig() Config {
 	cfg.Seed = 7
 	cfg.Messaging.IncomingShare = 0
 	for _, ch := range allChannels {
-		cfg.Messaging.Profiles[ch] = ChannelProfile{Delay: fixed(time.Second), Outcomes: []Outcome{{State: StateDelivered, Weight: 1}}, SeenDelay: fixed(0)}
+		cfg.Messaging.Profiles[ch] = ChannelProfile{Delay: fixed(time.Second), Outcomes: []Outcome{{State: rundir.StateDelivered, Weight: 1}}, SeenDelay: fixed(0)}
 	}
 	cfg.Messaging.Accounts[0].Channels = allChannels
 	return cfg
@@ -117,7 +117,7 @@ type step struct {
 
 func TestFailoverTiming(t *testing.T) {
 	viber := func(d time.Duration, state string, seenShare float64, seenDelay time.Duration) ChannelProfile {
-		return ChannelProfile{Delay: fixed(d), Outcomes: []Outcome{{State: state, Code: map[bool]int{true: 0, false: 6}[state == StateDelivered], Weight: 1}}, SeenShare: seenShare, SeenDelay: fixed(seenDelay)}
+		return ChannelProfile{Delay: fixed(d), Outcomes: []Outcome{{State: state, Code: map[bool]int{true: 0, false: 6}[state == rundir.StateDelivered], Weight: 1}}, SeenShare: seenShare, SeenDelay: fixed(seenDelay)}
 	}
 	tests := []struct {
 		name     string
@@ -127,38 +127,38 @@ func TestFailoverTiming(t *testing.T) {
 		want     []step
 	}{
 		// The awaited DELIVERED comes after the ttl: EXPIRED at ttl (code 245), sms starts then.
-		{"delivered too late", viber(5*time.Second, StateDelivered, 0, 0), `{"ttl":2,"condition_status":"DELIVERED"}`, false,
-			[]step{{2 * time.Second, rundir.StateExpired, "viber"}, {3 * time.Second, StateDelivered, "sms"}}},
+		{"delivered too late", viber(5*time.Second, rundir.StateDelivered, 0, 0), `{"ttl":2,"condition_status":"DELIVERED"}`, false,
+			[]step{{2 * time.Second, rundir.StateExpired, "viber"}, {3 * time.Second, rundir.StateDelivered, "sms"}}},
 		// One second before the ttl boundary (delay = ttl exactly) counts as in time.
-		{"delivered at ttl", viber(2*time.Second, StateDelivered, 0, 0), `{"ttl":2,"condition_status":"DELIVERED"}`, false,
-			[]step{{2 * time.Second, StateDelivered, "viber"}}},
+		{"delivered at ttl", viber(2*time.Second, rundir.StateDelivered, 0, 0), `{"ttl":2,"condition_status":"DELIVERED"}`, false,
+			[]step{{2 * time.Second, rundir.StateDelivered, "viber"}}},
 		// DELIVERED in time ends the cascade: sms is never used.
-		{"delivered in time", viber(time.Second, StateDelivered, 0, 0), `{"ttl":2,"condition_status":"DELIVERED"}`, false,
-			[]step{{time.Second, StateDelivered, "viber"}}},
+		{"delivered in time", viber(time.Second, rundir.StateDelivered, 0, 0), `{"ttl":2,"condition_status":"DELIVERED"}`, false,
+			[]step{{time.Second, rundir.StateDelivered, "viber"}}},
 		// A definite failure in time is reported and the next item starts at once.
-		{"not delivered", viber(time.Second, StateNotDelivered, 0, 0), `{"ttl":2}`, false,
-			[]step{{time.Second, StateNotDelivered, "viber"}, {2 * time.Second, StateDelivered, "sms"}}},
+		{"not delivered", viber(time.Second, rundir.StateNotDelivered, 0, 0), `{"ttl":2}`, false,
+			[]step{{time.Second, rundir.StateNotDelivered, "viber"}, {2 * time.Second, rundir.StateDelivered, "sms"}}},
 		// Awaiting SEEN: DELIVERED is reported, SEEN comes too late, EXPIRED at ttl, then sms.
-		{"seen too late", viber(time.Second, StateDelivered, 1, 5*time.Second), `{"ttl":2,"condition_status":"SEEN"}`, false,
-			[]step{{time.Second, StateDelivered, "viber"}, {2 * time.Second, rundir.StateExpired, "viber"}, {3 * time.Second, StateDelivered, "sms"}}},
+		{"seen too late", viber(time.Second, rundir.StateDelivered, 1, 5*time.Second), `{"ttl":2,"condition_status":"SEEN"}`, false,
+			[]step{{time.Second, rundir.StateDelivered, "viber"}, {2 * time.Second, rundir.StateExpired, "viber"}, {3 * time.Second, rundir.StateDelivered, "sms"}}},
 		// Awaiting SEEN and it comes in time: DELIVERED then SEEN, no sms.
-		{"seen in time", viber(time.Second, StateDelivered, 1, 500*time.Millisecond), `{"ttl":2,"condition_status":"SEEN"}`, false,
-			[]step{{time.Second, StateDelivered, "viber"}, {1500 * time.Millisecond, StateSeen, "viber"}}},
+		{"seen in time", viber(time.Second, rundir.StateDelivered, 1, 500*time.Millisecond), `{"ttl":2,"condition_status":"SEEN"}`, false,
+			[]step{{time.Second, rundir.StateDelivered, "viber"}, {1500 * time.Millisecond, rundir.StateSeen, "viber"}}},
 		// Awaiting SEEN when the channel never draws SEEN: EXPIRED at ttl.
-		{"never seen", viber(time.Second, StateDelivered, 0, 0), `{"ttl":2,"condition_status":"SEEN"}`, false,
-			[]step{{time.Second, StateDelivered, "viber"}, {2 * time.Second, rundir.StateExpired, "viber"}, {3 * time.Second, StateDelivered, "sms"}}},
+		{"never seen", viber(time.Second, rundir.StateDelivered, 0, 0), `{"ttl":2,"condition_status":"SEEN"}`, false,
+			[]step{{time.Second, rundir.StateDelivered, "viber"}, {2 * time.Second, rundir.StateExpired, "viber"}, {3 * time.Second, rundir.StateDelivered, "sms"}}},
 		// Failover on the last item: EXPIRED is final.
-		{"last item expires", viber(5*time.Second, StateDelivered, 0, 0), `{"ttl":2}`, true,
+		{"last item expires", viber(5*time.Second, rundir.StateDelivered, 0, 0), `{"ttl":2}`, true,
 			[]step{{2 * time.Second, rundir.StateExpired, "viber"}}},
 		// Without failover, SEEN follows DELIVERED for messengers.
-		{"seen after delivered", viber(time.Second, StateDelivered, 1, 3*time.Second), ``, true,
-			[]step{{time.Second, StateDelivered, "viber"}, {4 * time.Second, StateSeen, "viber"}}},
+		{"seen after delivered", viber(time.Second, rundir.StateDelivered, 1, 3*time.Second), ``, true,
+			[]step{{time.Second, rundir.StateDelivered, "viber"}, {4 * time.Second, rundir.StateSeen, "viber"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				cfg := engineConfig()
-				cfg.Messaging.Profiles[ChanViber] = tt.viber
+				cfg.Messaging.Profiles[rundir.ChannelViber] = tt.viber
 				s, rt := newFakeSim(t, cfg)
 				fo := ""
 				if tt.failover != "" {
@@ -240,7 +240,7 @@ func TestScheduleTiming(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				cfg := engineConfig()
-				cfg.Messaging.Profiles[ChanSMS] = ChannelProfile{Delay: fixed(0), Outcomes: []Outcome{{State: StateDelivered, Weight: 1}}}
+				cfg.Messaging.Profiles[rundir.ChannelSMS] = ChannelProfile{Delay: fixed(0), Outcomes: []Outcome{{State: rundir.StateDelivered, Weight: 1}}}
 				s, rt := newFakeSim(t, cfg)
 				start := time.Now()
 				body := `{"callback":"http://cb.test/c","schedule":` + tt.schedule + `,"scenario":[` +
@@ -412,7 +412,7 @@ func TestCallbackRetriesAndFaults(t *testing.T) {
 func TestReorder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := engineConfig()
-		cfg.Messaging.Profiles[ChanViber] = ChannelProfile{Delay: fixed(time.Second), Outcomes: []Outcome{{State: StateDelivered, Weight: 1}}, SeenShare: 1, SeenDelay: fixed(100 * time.Millisecond)}
+		cfg.Messaging.Profiles[rundir.ChannelViber] = ChannelProfile{Delay: fixed(time.Second), Outcomes: []Outcome{{State: rundir.StateDelivered, Weight: 1}}, SeenShare: 1, SeenDelay: fixed(100 * time.Millisecond)}
 		cfg.Callbacks.Reorder = 0.5
 		cfg.Callbacks.ReorderBy = 200 * time.Millisecond
 		s, rt := newFakeSim(t, cfg)
@@ -431,7 +431,7 @@ func TestReorder(t *testing.T) {
 		for _, c := range calls {
 			if _, ok := first[c.body["txId"]]; !ok {
 				first[c.body["txId"]] = c.body["state"]
-				if c.body["state"] == StateSeen {
+				if c.body["state"] == rundir.StateSeen {
 					overtaken++
 				}
 			}

@@ -70,7 +70,7 @@ const (
 	stFailed
 )
 
-var stateNames = [...]string{"", rundir.StateAccepted, StateDelivered, StateNotDelivered, StateSeen, rundir.StateExpired, StateFailed}
+var stateNames = [...]string{"", rundir.StateAccepted, rundir.StateDelivered, rundir.StateNotDelivered, rundir.StateSeen, rundir.StateExpired, rundir.StateFailed}
 
 func stateCode(s string) uint8 {
 	for i, n := range stateNames {
@@ -254,7 +254,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 			td = req.TrackData
 		}
 		writeJSON(w, code, sendResponse{
-			TxID: uuid.NewString(), UpdatedAt: utc(time.Now()), State: StateFailed, TrackData: td,
+			TxID: uuid.NewString(), UpdatedAt: utc(time.Now()), State: rundir.StateFailed, TrackData: td,
 			Error: &codeMessage{Code: 400, Message: msg},
 		})
 		return
@@ -516,7 +516,7 @@ func (s *Server) record(m *message) any {
 	r := statusRecord{TxID: id, UpdatedAt: at, State: stateNames[m.lastState], TrackData: raw(m.trackData),
 		Error: &codeMessage{Code: int(m.lastCode), Message: deliveryText(int(m.lastCode))}}
 	// vkok is not in the status record's channel enum: the field is left out.
-	if ch := allChannels[m.lastChan]; ch != ChanVKOK {
+	if ch := allChannels[m.lastChan]; ch != rundir.ChannelVKOK {
 		r.Channel = ch
 	}
 	return r
@@ -525,7 +525,7 @@ func (s *Server) record(m *message) any {
 // maybeIncoming draws a subscriber reply to a delivered message.
 func (s *Server) maybeIncoming(m *message, now time.Time, ch uint8) {
 	chName := allChannels[ch]
-	if m.acct.PartnerURL == "" || (chName != ChanSMS && chName != ChanViber && chName != ChanWhatsApp) {
+	if m.acct.PartnerURL == "" || (chName != rundir.ChannelSMS && chName != rundir.ChannelViber && chName != rundir.ChannelWhatsApp) {
 		return
 	}
 	if !s.chance(s.cfg.Messaging.IncomingShare) {

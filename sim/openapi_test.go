@@ -17,6 +17,8 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 const uuidPattern = `^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`
@@ -52,8 +54,8 @@ func TestOpenAPI(t *testing.T) {
 	cfg.Messaging.IncomingDelay = fixed(10 * time.Millisecond)
 	cfg.Messaging.Accounts[0].PartnerURL = rc.srv.URL
 	cfg.Messaging.Accounts[0].Channels = allChannels
-	cfg.Messaging.Profiles[ChanViber] = ChannelProfile{Delay: fixed(10 * time.Millisecond), Outcomes: []Outcome{{State: StateDelivered, Weight: 1}}, SeenShare: 1, SeenDelay: fixed(10 * time.Millisecond)}
-	cfg.Messaging.Profiles[ChanSMS] = ChannelProfile{Delay: fixed(10 * time.Millisecond), Outcomes: []Outcome{{State: StateNotDelivered, Code: 6, Weight: 1}}}
+	cfg.Messaging.Profiles[rundir.ChannelViber] = ChannelProfile{Delay: fixed(10 * time.Millisecond), Outcomes: []Outcome{{State: rundir.StateDelivered, Weight: 1}}, SeenShare: 1, SeenDelay: fixed(10 * time.Millisecond)}
+	cfg.Messaging.Profiles[rundir.ChannelSMS] = ChannelProfile{Delay: fixed(10 * time.Millisecond), Outcomes: []Outcome{{State: rundir.StateNotDelivered, Code: 6, Weight: 1}}}
 	cfg.RateLimit.Requests = 8
 	s, err := New(cfg, prometheus.NewRegistry())
 	if err != nil {

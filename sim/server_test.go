@@ -52,11 +52,11 @@ func fastConfig() Config {
 	for ch, p := range cfg.Messaging.Profiles {
 		p.Delay = Delay{Dist: "fixed", Median: 10 * time.Millisecond}
 		p.SeenDelay = Delay{Dist: "fixed", Median: 10 * time.Millisecond}
-		p.Outcomes = []Outcome{{State: StateDelivered, Weight: 1}}
+		p.Outcomes = []Outcome{{State: rundir.StateDelivered, Weight: 1}}
 		cfg.Messaging.Profiles[ch] = p
 	}
 	cfg.Notify.Delay = Delay{Dist: "fixed", Median: 10 * time.Millisecond}
-	cfg.Notify.Outcomes = []Outcome{{State: NotifyDelivered, Weight: 1}}
+	cfg.Notify.Outcomes = []Outcome{{State: rundir.NotifyDelivered, Weight: 1}}
 	cfg.Seed = 1
 	return cfg
 }
@@ -144,18 +144,18 @@ func TestSmokeOverNetwork(t *testing.T) {
 			var rec map[string]any
 			_ = json.Unmarshal(c.Body, &rec)
 			td, _ := rec["trackData"].(map[string]any)
-			sawCB = rec["txId"] == sr.TxID && rec["state"] == StateDelivered && td["msgload_seq"] == "7"
+			sawCB = rec["txId"] == sr.TxID && rec["state"] == rundir.StateDelivered && td["msgload_seq"] == "7"
 		case "/webhook":
 			var ev NotificationCallbackEvent
 			_ = json.Unmarshal(c.Body, &ev)
-			sawWH = ev.NotificationID == nr.NotificationID && ev.Status == NotifyDelivered && ev.ExternalID == "ml.r1.8.1700000000000000000"
+			sawWH = ev.NotificationID == nr.NotificationID && ev.Status == rundir.NotifyDelivered && ev.ExternalID == "ml.r1.8.1700000000000000000"
 		}
 	}
 	if !sawCB || !sawWH {
 		t.Fatalf("callback %v webhook %v: %+v", sawCB, sawWH, rc.snapshot())
 	}
 	tr := s.Truth()
-	if len(tr.Messages) != 2 || tr.Messages[0].Final != StateDelivered {
+	if len(tr.Messages) != 2 || tr.Messages[0].Final != rundir.StateDelivered {
 		t.Fatalf("truth: %+v", tr.Messages)
 	}
 }

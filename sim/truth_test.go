@@ -25,7 +25,7 @@ func TestTruthAcrossChunks(t *testing.T) {
 	}
 	for _, i := range []int32{0, chunkLen - 1, chunkLen, 2 * chunkLen, n - 1} {
 		tr.sent(i)
-		tr.step(i, rundir.TruthStep{State: StateDelivered}, true)
+		tr.step(i, rundir.TruthStep{State: rundir.StateDelivered}, true)
 	}
 	got := tr.snapshot()
 	if len(got.Messages) != n || len(got.Callbacks) != n || !got.Truncated {
@@ -36,7 +36,7 @@ func TestTruthAcrossChunks(t *testing.T) {
 			t.Fatalf("record %d: message %q callback %q", i, m.ID, got.Callbacks[i].ID)
 		}
 		touched := i == 0 || i == chunkLen-1 || i == chunkLen || i == 2*chunkLen || i == n-1
-		if touched != (m.Sends == 1 && m.Final == StateDelivered && len(m.Steps) == 1) {
+		if touched != (m.Sends == 1 && m.Final == rundir.StateDelivered && len(m.Steps) == 1) {
 			t.Fatalf("record %d: sends %d final %q steps %d (updated: %v)", i, m.Sends, m.Final, len(m.Steps), touched)
 		}
 	}

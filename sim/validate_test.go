@@ -47,7 +47,7 @@ func q(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 func TestValidateSend(t *testing.T) {
 	allEnabled := func(string) bool { return true }
-	demo := func(ch string) bool { return ch != ChanWhatsApp && ch != rundir.ChannelTGOTP }
+	demo := func(ch string) bool { return ch != rundir.ChannelWhatsApp && ch != rundir.ChannelTGOTP }
 	tests := []struct {
 		name    string
 		body    string
