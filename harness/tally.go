@@ -82,7 +82,7 @@ func (t *tally) attempt(a *rundir.Attempt) {
 			t.ids[t.hash(id)] = a.Seq
 		}
 	}
-	if a.Code >= 200 && a.Code < 300 && (a.Class == "ok" || a.Class == "") { // the report's rule: a 2xx that is the API's answer
+	if a.Code >= 200 && a.Code < 300 && (a.Class == rundir.ClassOK || a.Class == "") { // the report's rule: a 2xx that is the API's answer
 		t.mark(a.Seq, msgAccepted)
 	}
 }
