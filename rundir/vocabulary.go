@@ -50,6 +50,12 @@ func IncomingChannels() []string { return slices.Clone(incomingChannels[:]) }
 // IsChannel reports whether s is a channel of a scenario item.
 func IsChannel(s string) bool { return slices.Contains(channels[:], s) }
 
+// IsStatusChannel reports whether s is in the status record's channel enum.
+func IsStatusChannel(s string) bool { return slices.Contains(statusChannels[:], s) }
+
+// IsIncomingChannel reports whether s is in the incoming message's channel enum.
+func IsIncomingChannel(s string) bool { return slices.Contains(incomingChannels[:], s) }
+
 // StateAccepted is the send response's state for an accepted request (its
 // other state is StateFailed).
 const StateAccepted = "ACCEPTED"

@@ -200,3 +200,22 @@ func TestVocabularyCopies(t *testing.T) {
 		t.Error("ACCEPTED or nothing taken as final")
 	}
 }
+
+func TestChannelEnums(t *testing.T) {
+	for _, ch := range Channels() {
+		if !IsChannel(ch) {
+			t.Errorf("IsChannel(%s) false", ch)
+		}
+		if got, want := IsStatusChannel(ch), ch != ChannelVKOK; got != want {
+			t.Errorf("IsStatusChannel(%s) = %v", ch, got) // the seed's status record names all but vkok
+		}
+		if got, want := IsIncomingChannel(ch), ch == ChannelSMS || ch == ChannelViber || ch == ChannelWhatsApp; got != want {
+			t.Errorf("IsIncomingChannel(%s) = %v", ch, got)
+		}
+	}
+	for _, s := range []string{"", "SMS", "telegram", StateDelivered} {
+		if IsChannel(s) || IsStatusChannel(s) || IsIncomingChannel(s) {
+			t.Errorf("%q taken as a channel", s)
+		}
+	}
+}

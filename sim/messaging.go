@@ -515,8 +515,8 @@ func (s *Server) record(m *message) any {
 	}
 	r := statusRecord{TxID: id, UpdatedAt: at, State: stateNames[m.lastState], TrackData: raw(m.trackData),
 		Error: &codeMessage{Code: int(m.lastCode), Message: deliveryText(int(m.lastCode))}}
-	// vkok is not in the status record's channel enum: the field is left out.
-	if ch := allChannels[m.lastChan]; ch != rundir.ChannelVKOK {
+	// A channel not in the status record's channel enum (vkok) is left out.
+	if ch := allChannels[m.lastChan]; rundir.IsStatusChannel(ch) {
 		r.Channel = ch
 	}
 	return r
@@ -525,7 +525,7 @@ func (s *Server) record(m *message) any {
 // maybeIncoming draws a subscriber reply to a delivered message.
 func (s *Server) maybeIncoming(m *message, now time.Time, ch uint8) {
 	chName := allChannels[ch]
-	if m.acct.PartnerURL == "" || (chName != rundir.ChannelSMS && chName != rundir.ChannelViber && chName != rundir.ChannelWhatsApp) {
+	if m.acct.PartnerURL == "" || !rundir.IsIncomingChannel(chName) {
 		return
 	}
 	if !s.chance(s.cfg.Messaging.IncomingShare) {
