@@ -11,74 +11,74 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 )
 
-// Metric types of ContractMetrics.
+// Metric types of contractMetrics.
 const (
-	Counter   = "counter"
-	Gauge     = "gauge"
-	Histogram = "histogram"
+	counter   = "counter"
+	gauge     = "gauge"
+	histogram = "histogram"
 )
 
-// ContractMetrics is the list of metric names the dashboards are built on
+// contractMetrics is the list of metric names the dashboards are built on
 // (DESIGN.md "Metrics" and the task contract), with their types. The tests
 // check dashboards against the metrics the packages really register; this list
 // is what they must register at least.
-var ContractMetrics = map[string]string{
+var contractMetrics = map[string]string{
 	// attack
-	"msgload_requests_total":               Counter,
-	"msgload_request_duration_seconds":     Histogram,
-	"msgload_messages_sent_total":          Counter,
-	"msgload_retries_total":                Counter,
-	"msgload_rate_limited_total":           Counter,
-	"msgload_requests_in_flight":           Gauge,
-	"msgload_planned_requests_per_second":  Gauge,
-	"msgload_late_starts_total":            Counter,
-	"msgload_send_lag_seconds":             Histogram,
-	"msgload_idempotency_probes_total":     Counter,
-	"msgload_idempotency_mismatches_total": Counter,
-	"msgload_retry_after_seconds":          Histogram,
-	"msgload_token_requests_total":         Counter,
-	"msgload_run_info":                     Gauge,
-	"msgload_run_start_timestamp_seconds":  Gauge,
-	"msgload_run_end_timestamp_seconds":    Gauge,
+	"msgload_requests_total":               counter,
+	"msgload_request_duration_seconds":     histogram,
+	"msgload_messages_sent_total":          counter,
+	"msgload_retries_total":                counter,
+	"msgload_rate_limited_total":           counter,
+	"msgload_requests_in_flight":           gauge,
+	"msgload_planned_requests_per_second":  gauge,
+	"msgload_late_starts_total":            counter,
+	"msgload_send_lag_seconds":             histogram,
+	"msgload_idempotency_probes_total":     counter,
+	"msgload_idempotency_mismatches_total": counter,
+	"msgload_retry_after_seconds":          histogram,
+	"msgload_token_requests_total":         counter,
+	"msgload_run_info":                     gauge,
+	"msgload_run_start_timestamp_seconds":  gauge,
+	"msgload_run_end_timestamp_seconds":    gauge,
 	// sink
-	"msgload_sink_events_total":                Counter,
-	"msgload_delivery_latency_seconds":         Histogram,
-	"msgload_sink_duplicates_total":            Counter,
-	"msgload_sink_unmatched_total":             Counter,
-	"msgload_sink_malformed_total":             Counter,
-	"msgload_sink_unauthorized_total":          Counter,
-	"msgload_sink_refused_total":               Counter,
-	"msgload_sink_incoming_total":              Counter,
-	"msgload_sink_failover_steps_total":        Counter,
-	"msgload_sink_log_write_duration_seconds":  Histogram,
-	"msgload_sink_log_batch_size":              Histogram,
-	"msgload_sink_correlation_evictions_total": Counter, // added by sink beyond the contract
+	"msgload_sink_events_total":                counter,
+	"msgload_delivery_latency_seconds":         histogram,
+	"msgload_sink_duplicates_total":            counter,
+	"msgload_sink_unmatched_total":             counter,
+	"msgload_sink_malformed_total":             counter,
+	"msgload_sink_unauthorized_total":          counter,
+	"msgload_sink_refused_total":               counter,
+	"msgload_sink_incoming_total":              counter,
+	"msgload_sink_failover_steps_total":        counter,
+	"msgload_sink_log_write_duration_seconds":  histogram,
+	"msgload_sink_log_batch_size":              histogram,
+	"msgload_sink_correlation_evictions_total": counter, // added by sink beyond the contract
 	// sim
-	"msgload_sim_requests_total":            Counter,
-	"msgload_sim_request_duration_seconds":  Histogram,
-	"msgload_sim_rate_limited_total":        Counter,
-	"msgload_sim_messages_accepted_total":   Counter,
-	"msgload_sim_deliveries_pending":        Gauge,
-	"msgload_sim_status_changes_total":      Counter,
-	"msgload_sim_callbacks_total":           Counter,
-	"msgload_sim_callback_duration_seconds": Histogram,
-	"msgload_sim_faults_total":              Counter,
-	"msgload_sim_idempotent_replays_total":  Counter,
-	"msgload_sim_tokens_issued_total":       Counter,
+	"msgload_sim_requests_total":            counter,
+	"msgload_sim_request_duration_seconds":  histogram,
+	"msgload_sim_rate_limited_total":        counter,
+	"msgload_sim_messages_accepted_total":   counter,
+	"msgload_sim_deliveries_pending":        gauge,
+	"msgload_sim_status_changes_total":      counter,
+	"msgload_sim_callbacks_total":           counter,
+	"msgload_sim_callback_duration_seconds": histogram,
+	"msgload_sim_faults_total":              counter,
+	"msgload_sim_idempotent_replays_total":  counter,
+	"msgload_sim_tokens_issued_total":       counter,
 }
 
-// ErrNoMetricName is returned for a selector that names no metric: every
+// errNoMetricName is returned for a selector that names no metric: every
 // dashboard query must say which metric it reads.
-var ErrNoMetricName = errors.New("selector without a metric name")
+var errNoMetricName = errors.New("selector without a metric name")
 
-// SeriesNames lists the series names a set of metric families exposes to
+// seriesNames lists the series names a set of metric families exposes to
 // Prometheus: a histogram adds _bucket, _sum and _count (and keeps its own
 // name for native histograms). Values are the family names.
-func SeriesNames(types map[string]string) map[string]string {
+func seriesNames(types map[string]string) map[string]string {
 	out := map[string]string{}
 	for name, typ := range types {
 		out[name] = name
-		if typ == Histogram {
+		if typ == histogram {
 			for _, s := range []string{"_bucket", "_sum", "_count"} {
 				out[name+s] = name
 			}
@@ -87,22 +87,22 @@ func SeriesNames(types map[string]string) map[string]string {
 	return out
 }
 
-// FamilyTypes turns gathered metric families into name → type.
-func FamilyTypes(mfs []*dto.MetricFamily) map[string]string {
+// familyTypes turns gathered metric families into name → type.
+func familyTypes(mfs []*dto.MetricFamily) map[string]string {
 	out := map[string]string{}
 	for _, mf := range mfs {
 		t := strings.ToLower(mf.GetType().String())
 		if t == "gauge_histogram" {
-			t = Histogram
+			t = histogram
 		}
 		out[mf.GetName()] = t
 	}
 	return out
 }
 
-// MetricNames parses a PromQL expression and lists the metric names its
+// metricNames parses a PromQL expression and lists the metric names its
 // selectors read, sorted and without repeats.
-func MetricNames(expr string) ([]string, error) {
+func metricNames(expr string) ([]string, error) {
 	e, err := parser.ParseExpr(expr)
 	if err != nil {
 		return nil, fmt.Errorf("parse %q: %w", expr, err)
@@ -123,7 +123,7 @@ func MetricNames(expr string) ([]string, error) {
 			}
 		}
 		if name == "" {
-			bad = fmt.Errorf("%w: %s", ErrNoMetricName, vs.String())
+			bad = fmt.Errorf("%w: %s", errNoMetricName, vs.String())
 			return nil
 		}
 		seen[name] = true

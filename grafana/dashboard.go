@@ -10,38 +10,38 @@ import (
 	"time"
 )
 
-// ErrNotDashboard is returned when the JSON is not a dashboard object.
-var ErrNotDashboard = errors.New("not a Grafana dashboard")
+// errNotDashboard is returned when the JSON is not a dashboard object.
+var errNotDashboard = errors.New("not a Grafana dashboard")
 
-// Dashboard is the part of a Grafana dashboard model msgload checks and draws.
+// dashboard is the part of a Grafana dashboard model msgload checks and draws.
 // Raw keeps the whole document for the rules that look at any key.
-type Dashboard struct {
+type dashboard struct {
 	File       string          `json:"-"`
 	ID         json.RawMessage `json:"id"`
 	UID        string          `json:"uid"`
 	Title      string          `json:"title"`
 	Inputs     json.RawMessage `json:"__inputs"`
-	Panels     []Panel         `json:"panels"`
+	Panels     []panel         `json:"panels"`
 	Templating struct {
-		List []Variable `json:"list"`
+		List []variable `json:"list"`
 	} `json:"templating"`
 	Annotations struct {
-		List []Annotation `json:"list"`
+		List []annotation `json:"list"`
 	} `json:"annotations"`
-	Links []Link         `json:"links"`
+	Links []link         `json:"links"`
 	Raw   map[string]any `json:"-"`
 }
 
-// Panel is one panel or row; rows may hold collapsed panels.
-type Panel struct {
+// panel is one panel or row; rows may hold collapsed panels.
+type panel struct {
 	ID         int             `json:"id"`
 	Type       string          `json:"type"`
 	Title      string          `json:"title"`
 	Datasource json.RawMessage `json:"datasource"`
-	GridPos    GridPos         `json:"gridPos"`
-	Targets    []Target        `json:"targets"`
+	GridPos    gridPos         `json:"gridPos"`
+	Targets    []target        `json:"targets"`
 	Repeat     string          `json:"repeat"`
-	Panels     []Panel         `json:"panels"`
+	Panels     []panel         `json:"panels"`
 	// FieldConfig.Defaults.NoValue is what the panel shows when its queries
 	// return nothing for the selected run, instead of an empty frame.
 	FieldConfig struct {
@@ -51,24 +51,24 @@ type Panel struct {
 	} `json:"fieldConfig"`
 }
 
-// GridPos is a panel's place on Grafana's 24-column grid.
-type GridPos struct {
+// gridPos is a panel's place on Grafana's 24-column grid.
+type gridPos struct {
 	H int `json:"h"`
 	W int `json:"w"`
 	X int `json:"x"`
 	Y int `json:"y"`
 }
 
-// Target is one query of a panel.
-type Target struct {
+// target is one query of a panel.
+type target struct {
 	RefID      string          `json:"refId"`
 	Expr       string          `json:"expr"`
 	Datasource json.RawMessage `json:"datasource"`
 	Format     string          `json:"format"`
 }
 
-// Variable is a template variable.
-type Variable struct {
+// variable is a template variable.
+type variable struct {
 	Name       string          `json:"name"`
 	Type       string          `json:"type"`
 	Query      json.RawMessage `json:"query"`
@@ -82,8 +82,8 @@ type Variable struct {
 	} `json:"current"`
 }
 
-// Link is one of the dashboard's links to other dashboards.
-type Link struct {
+// link is one of the dashboard's links to other dashboards.
+type link struct {
 	Type        string `json:"type"`
 	IncludeVars bool   `json:"includeVars"`
 	KeepTime    bool   `json:"keepTime"`
@@ -91,21 +91,21 @@ type Link struct {
 
 // Grafana's sort codes of a query variable's options.
 const (
-	SortAlphaAsc  = 1
-	SortAlphaDesc = 2
+	sortAlphaAsc  = 1
+	sortAlphaDesc = 2
 )
 
-// Annotation is an annotation query.
-type Annotation struct {
+// annotation is an annotation query.
+type annotation struct {
 	Name       string          `json:"name"`
 	Expr       string          `json:"expr"`
 	Datasource json.RawMessage `json:"datasource"`
 	BuiltIn    int             `json:"builtIn"`
 }
 
-// ParseDashboard decodes a dashboard model.
-func ParseDashboard(b []byte) (*Dashboard, error) {
-	var d Dashboard
+// parseDashboard decodes a dashboard model.
+func parseDashboard(b []byte) (*dashboard, error) {
+	var d dashboard
 	if err := json.Unmarshal(b, &d); err != nil {
 		return nil, fmt.Errorf("decode dashboard: %w", err)
 	}
@@ -113,19 +113,19 @@ func ParseDashboard(b []byte) (*Dashboard, error) {
 		return nil, fmt.Errorf("decode dashboard: %w", err)
 	}
 	if d.Raw == nil {
-		return nil, ErrNotDashboard
+		return nil, errNotDashboard
 	}
 	if _, ok := d.Raw["panels"]; !ok {
-		return nil, fmt.Errorf("%w: no panels", ErrNotDashboard)
+		return nil, fmt.Errorf("%w: no panels", errNotDashboard)
 	}
 	return &d, nil
 }
 
 // AllPanels lists every panel, rows' nested panels included, rows themselves too.
-func (d *Dashboard) AllPanels() []Panel {
-	var out []Panel
-	var walk func([]Panel)
-	walk = func(ps []Panel) {
+func (d *dashboard) AllPanels() []panel {
+	var out []panel
+	var walk func([]panel)
+	walk = func(ps []panel) {
 		for _, p := range ps {
 			out = append(out, p)
 			walk(p.Panels)
@@ -135,8 +135,8 @@ func (d *Dashboard) AllPanels() []Panel {
 	return out
 }
 
-// Query is one PromQL expression of a dashboard and where it lives.
-type Query struct {
+// query is one PromQL expression of a dashboard and where it lives.
+type query struct {
 	Where string // "panel 3 \"Answers by code\" A", "variable api", "annotation Run start"
 	Panel string // the panel's title; "" for variables and annotations
 	Expr  string
@@ -149,19 +149,19 @@ var labelValuesRE = regexp.MustCompile(`^\s*label_values\(\s*(.*?)\s*(?:,\s*([a-
 
 // Queries lists every PromQL expression in the dashboard: panel targets,
 // annotation queries and the selector of label_values variable queries.
-func (d *Dashboard) Queries() []Query {
-	var out []Query
+func (d *dashboard) Queries() []query {
+	var out []query
 	for _, p := range d.AllPanels() {
 		for _, t := range p.Targets {
 			if strings.TrimSpace(t.Expr) == "" {
 				continue
 			}
-			out = append(out, Query{Where: fmt.Sprintf("panel %d %q %s", p.ID, p.Title, t.RefID), Panel: p.Title, Expr: t.Expr})
+			out = append(out, query{Where: fmt.Sprintf("panel %d %q %s", p.ID, p.Title, t.RefID), Panel: p.Title, Expr: t.Expr})
 		}
 	}
 	for _, a := range d.Annotations.List {
 		if a.Expr != "" {
-			out = append(out, Query{Where: "annotation " + a.Name, Expr: a.Expr})
+			out = append(out, query{Where: "annotation " + a.Name, Expr: a.Expr})
 		}
 	}
 	for _, v := range d.Templating.List {
@@ -170,9 +170,9 @@ func (d *Dashboard) Queries() []Query {
 		}
 		q := v.QueryString()
 		if m := labelValuesRE.FindStringSubmatch(q); m != nil {
-			out = append(out, Query{Where: "variable " + v.Name, Expr: m[1], Variable: true})
+			out = append(out, query{Where: "variable " + v.Name, Expr: m[1], Variable: true})
 		} else if q != "" {
-			out = append(out, Query{Where: "variable " + v.Name, Expr: q, Variable: true})
+			out = append(out, query{Where: "variable " + v.Name, Expr: q, Variable: true})
 		}
 	}
 	return out
@@ -180,7 +180,7 @@ func (d *Dashboard) Queries() []Query {
 
 // QueryString is the text of a variable's query, whether Grafana stored it as
 // a string or as an object with a "query" key.
-func (v Variable) QueryString() string {
+func (v variable) QueryString() string {
 	if len(v.Query) == 0 {
 		return ""
 	}
@@ -198,16 +198,16 @@ func (v Variable) QueryString() string {
 }
 
 // LabelValuesLabel is the label a label_values variable lists, "" otherwise.
-func (v Variable) LabelValuesLabel() string {
+func (v variable) LabelValuesLabel() string {
 	if m := labelValuesRE.FindStringSubmatch(v.QueryString()); m != nil {
 		return m[2]
 	}
 	return ""
 }
 
-// DatasourceUID reads a datasource reference, either {"uid": "..."} or a bare
+// datasourceUID reads a datasource reference, either {"uid": "..."} or a bare
 // string (older dashboards).
-func DatasourceRef(raw json.RawMessage) string {
+func datasourceRef(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
@@ -226,11 +226,11 @@ func DatasourceRef(raw json.RawMessage) string {
 
 var varRE = regexp.MustCompile(`\$\{([a-zA-Z_][a-zA-Z0-9_]*)(?::[a-z]+)?\}|\$([a-zA-Z_][a-zA-Z0-9_]*)|\[\[([a-zA-Z_][a-zA-Z0-9_]*)\]\]`)
 
-// Expand replaces template variables ($name, ${name}, ${name:fmt}, [[name]])
+// expand replaces template variables ($name, ${name}, ${name:fmt}, [[name]])
 // by vars[name], and Grafana's built-ins $__rate_interval, $__interval and
 // $__range by durations derived from step and rng. An unknown variable is
 // left as it is, so the parser reports it.
-func Expand(expr string, vars map[string]string, step, rng time.Duration) string {
+func expand(expr string, vars map[string]string, step, rng time.Duration) string {
 	builtin := map[string]string{
 		"__rate_interval": promDuration(max(4*step, step+15*time.Second)),
 		"__interval":      promDuration(step),
@@ -260,7 +260,7 @@ func promDuration(d time.Duration) string {
 }
 
 // VariableNames lists the names of the dashboard's template variables.
-func (d *Dashboard) VariableNames() []string {
+func (d *dashboard) VariableNames() []string {
 	var out []string
 	for _, v := range d.Templating.List {
 		out = append(out, v.Name)
@@ -272,7 +272,7 @@ func (d *Dashboard) VariableNames() []string {
 // SampleVariables gives every template variable a value that makes the
 // queries valid PromQL without a Prometheus: its current value when it has
 // one, else ".*" (what Grafana sends for "All").
-func (d *Dashboard) SampleVariables() map[string]string {
+func (d *dashboard) SampleVariables() map[string]string {
 	vars := map[string]string{}
 	for _, v := range d.Templating.List {
 		val := ".*"

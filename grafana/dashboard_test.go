@@ -33,7 +33,7 @@ func walkDatasources(path string, v any, fn func(path string, ds any)) {
 // checkDashboard applies the shipping rules of STYLE.md "Grafana" and the
 // issue to one dashboard and returns every breach. allowed maps series names
 // (histogram suffixes included) to the metric family that registers them.
-func checkDashboard(d *Dashboard, allowed map[string]string) []string {
+func checkDashboard(d *dashboard, allowed map[string]string) []string {
 	var errs []string
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
 
@@ -51,16 +51,16 @@ func checkDashboard(d *Dashboard, allowed map[string]string) []string {
 	}
 	walkDatasources("$", d.Raw, func(path string, ds any) {
 		b, _ := json.Marshal(ds)
-		if got := DatasourceRef(b); got != "${"+DatasourceVariable+"}" {
-			bad("%s: datasource %s, want uid ${%s}", path, b, DatasourceVariable)
+		if got := datasourceRef(b); got != "${"+datasourceVariable+"}" {
+			bad("%s: datasource %s, want uid ${%s}", path, b, datasourceVariable)
 		}
 	})
-	vars := map[string]Variable{}
+	vars := map[string]variable{}
 	for _, v := range d.Templating.List {
 		vars[v.Name] = v
 	}
-	if v, ok := vars[DatasourceVariable]; !ok || v.Type != "datasource" || v.QueryString() != "prometheus" {
-		bad("no datasource variable %s of type prometheus", DatasourceVariable)
+	if v, ok := vars[datasourceVariable]; !ok || v.Type != "datasource" || v.QueryString() != "prometheus" {
+		bad("no datasource variable %s of type prometheus", datasourceVariable)
 	}
 	for name, label := range map[string]string{"run_id": "run_id", "api": "api", "client": "client"} {
 		if v, ok := vars[name]; !ok || v.Type != "query" || v.LabelValuesLabel() != label {
@@ -75,9 +75,9 @@ func checkDashboard(d *Dashboard, allowed map[string]string) []string {
 	// All option Grafana selects the first option. (With includeAll, Grafana
 	// ≥ 11 would default to All instead.) Several or all runs are ticked in
 	// the multi-value list.
-	if v := vars["run_id"]; v.Sort != SortAlphaDesc || !v.Multi || v.IncludeAll || v.Current.Value != nil {
+	if v := vars["run_id"]; v.Sort != sortAlphaDesc || !v.Multi || v.IncludeAll || v.Current.Value != nil {
 		bad("variable run_id must list runs newest first (sort %d, got %d), multi-value without an All option (multi %v, includeAll %v) and no saved value (got %v): the newest run is the default",
-			SortAlphaDesc, v.Sort, v.Multi, v.IncludeAll, v.Current.Value)
+			sortAlphaDesc, v.Sort, v.Multi, v.IncludeAll, v.Current.Value)
 	}
 	if v, ok := vars["part"]; !ok || v.LabelValuesLabel() != "part" || !strings.Contains(v.QueryString(), "msgload_run_info") ||
 		!v.IncludeAll || v.AllValue == nil || *v.AllValue != ".*" {
@@ -106,18 +106,18 @@ func checkDashboard(d *Dashboard, allowed map[string]string) []string {
 		bad("no queries")
 	}
 	for _, q := range qs {
-		expr := Expand(q.Expr, sample, 5*time.Second, 10*time.Minute)
+		expr := expand(q.Expr, sample, 5*time.Second, 10*time.Minute)
 		if strings.Contains(expr, "$") || strings.Contains(expr, "[[") {
 			bad("%s: undefined variable left in %q", q.Where, expr)
 			continue
 		}
-		names, err := MetricNames(expr)
+		names, err := metricNames(expr)
 		if err != nil {
 			bad("%s: %v", q.Where, err)
 			continue
 		}
 		if !q.Variable {
-			if err := CheckRunFilter(q.Expr, sample); err != nil {
+			if err := checkRunFilter(q.Expr, sample); err != nil {
 				bad("%s: %v", q.Where, err)
 			}
 		}
@@ -145,7 +145,7 @@ func checkDashboard(d *Dashboard, allowed map[string]string) []string {
 // metric names against the contract list (TestDashboardsUseRegisteredMetrics
 // does it against the real registries).
 func TestDashboardRules(t *testing.T) {
-	ds, err := LoadDashboards(Files)
+	ds, err := loadDashboards(Files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestDashboardRules(t *testing.T) {
 	uids := map[string]string{}
 	for _, d := range ds {
 		t.Run(d.File, func(t *testing.T) {
-			for _, e := range checkDashboard(d, SeriesNames(ContractMetrics)) {
+			for _, e := range checkDashboard(d, seriesNames(contractMetrics)) {
 				t.Error(e)
 			}
 			if prev, ok := uids[d.UID]; ok {
@@ -185,7 +185,7 @@ func TestCheckDashboardCatches(t *testing.T) {
 		return string(b)
 	}
 	good := read("")
-	allowed := SeriesNames(ContractMetrics)
+	allowed := seriesNames(contractMetrics)
 	rows := []struct {
 		name, old, new, want string
 		file                 string // "" = overview.json
@@ -228,7 +228,7 @@ func TestCheckDashboardCatches(t *testing.T) {
 			if !strings.Contains(src, r.old) {
 				t.Fatalf("fixture text %q not in %s", r.old, r.file)
 			}
-			d, err := ParseDashboard([]byte(strings.Replace(src, r.old, r.new, 1)))
+			d, err := parseDashboard([]byte(strings.Replace(src, r.old, r.new, 1)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -238,7 +238,7 @@ func TestCheckDashboardCatches(t *testing.T) {
 			}
 		})
 	}
-	d, err := ParseDashboard([]byte(good))
+	d, err := parseDashboard([]byte(good))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestExpand(t *testing.T) {
 		{`increase(x[$__range]) / $__range_s`, `increase(x[600s]) / 600`}, // range built-ins
 	}
 	for _, r := range rows {
-		if got := Expand(r.in, vars, 5*time.Second, 10*time.Minute); got != r.want {
+		if got := expand(r.in, vars, 5*time.Second, 10*time.Minute); got != r.want {
 			t.Errorf("Expand(%q) = %q, want %q", r.in, got, r.want)
 		}
 	}
@@ -282,7 +282,7 @@ func TestMetricNames(t *testing.T) {
 		{`sum(rate(a_total[1m])`, "", true}, // unbalanced
 	}
 	for _, r := range rows {
-		got, err := MetricNames(r.expr)
+		got, err := metricNames(r.expr)
 		if (err != nil) != r.err {
 			t.Errorf("MetricNames(%q) err = %v, want error %v", r.expr, err, r.err)
 			continue
@@ -316,7 +316,7 @@ func TestReviewFamilies(t *testing.T) {
 			Histogram: &dto.Histogram{Bucket: []*dto.Bucket{{}}}}}}, "without native buckets"},
 	}
 	for _, r := range rows {
-		got := strings.Join(ReviewFamilies([]*dto.MetricFamily{r.mf}), "\n")
+		got := strings.Join(reviewFamilies([]*dto.MetricFamily{r.mf}), "\n")
 		if (r.want == "") != (got == "") || !strings.Contains(got, r.want) {
 			t.Errorf("%s: problems %q, want one mentioning %q", r.name, got, r.want)
 		}

@@ -135,7 +135,7 @@ func TestDashboardsFollowTheRun(t *testing.T) {
 		t.Fatalf("run_id lists %v, want both runs %s and %s", ids, a.id, b.id)
 	}
 
-	ds, err := LoadDashboards(Files)
+	ds, err := loadDashboards(Files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestDashboardsFollowTheRun(t *testing.T) {
 			}
 			c := &check{where: d.UID + ": " + q.Where, exprs: map[string]string{}, got: map[string][]rangeSeries{}}
 			for sel, runIDs := range selections {
-				c.exprs[sel] = Expand(q.Expr, grafanaVariables(t, d, runIDs), step, end.Sub(start))
+				c.exprs[sel] = expand(q.Expr, grafanaVariables(t, d, runIDs), step, end.Sub(start))
 			}
 			checks = append(checks, c)
 		}
@@ -230,9 +230,9 @@ func TestDashboardsFollowTheRun(t *testing.T) {
 			for _, v := range d.Templating.List {
 				if v.Name == partVariable {
 					vars[partVariable] = grafanaFormat(v, []string{"msg"})
-					pc.msg = Expand(q.Expr, vars, step, end.Sub(start))
+					pc.msg = expand(q.Expr, vars, step, end.Sub(start))
 					vars[partVariable] = grafanaFormat(v, []string{"ntf"})
-					pc.ntf = Expand(q.Expr, vars, step, end.Sub(start))
+					pc.ntf = expand(q.Expr, vars, step, end.Sub(start))
 				}
 			}
 			pc.got = query(p, pc.msg)
@@ -275,7 +275,7 @@ func contains2(ss []string, s string) bool {
 // Prometheus query: run_id the selected runs, every other query variable its
 // default (All: its allValue), custom and textbox variables their current
 // value.
-func grafanaVariables(t *testing.T, d *Dashboard, runIDs []string) map[string]string {
+func grafanaVariables(t *testing.T, d *dashboard, runIDs []string) map[string]string {
 	t.Helper()
 	vars := map[string]string{}
 	for _, v := range d.Templating.List {
@@ -283,7 +283,7 @@ func grafanaVariables(t *testing.T, d *Dashboard, runIDs []string) map[string]st
 		case v.Name == runIDVariable:
 			vars[v.Name] = grafanaFormat(v, runIDs)
 		case v.Type == "datasource":
-			vars[v.Name] = DatasourceUID
+			vars[v.Name] = datasourceUID
 		case v.Type == "query":
 			if !v.IncludeAll || v.Current.Value != "$__all" || v.AllValue == nil {
 				t.Fatalf("%s: variable %s: the test knows defaults of All with an allValue only", d.UID, v.Name)
@@ -301,7 +301,7 @@ func grafanaVariables(t *testing.T, d *Dashboard, runIDs []string) map[string]st
 // variable with the selected values (interpolateQueryExpr): a variable that
 // is neither multi-value nor has All gets its value with \ and ' escaped; else
 // each value is regex-escaped and several are joined as (a|b).
-func grafanaFormat(v Variable, values []string) string {
+func grafanaFormat(v variable, values []string) string {
 	if !v.Multi && !v.IncludeAll {
 		return strings.NewReplacer(`\`, `\\`, `'`, `\\'`).Replace(values[0])
 	}
@@ -330,7 +330,7 @@ func grafanaFormat(v Variable, values []string) string {
 // TestGrafanaFormat: the substitution matches the values it was given and
 // nothing else, special characters included, once parsed as PromQL.
 func TestGrafanaFormat(t *testing.T) {
-	multi := Variable{Multi: true}
+	multi := variable{Multi: true}
 	rows := []struct {
 		values        []string
 		match, nomatc []string

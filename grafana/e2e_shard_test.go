@@ -93,7 +93,7 @@ func TestShardBreakdown(t *testing.T) {
 		t.Fatalf("run_id lists %v, want the sharded run once", ids)
 	}
 
-	ds, err := LoadDashboards(Files)
+	ds, err := loadDashboards(Files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestShardBreakdown(t *testing.T) {
 				continue
 			}
 			found = true
-			expr := Expand(q.Expr, grafanaVariables(t, d, ids), time.Second, end.Sub(start))
+			expr := expand(q.Expr, grafanaVariables(t, d, ids), time.Second, end.Sub(start))
 			res, err := p.queryRange(expr, start.Add(-5*time.Second), end, time.Second)
 			if err != nil {
 				t.Fatalf("%v\n  %s", err, expr)

@@ -297,7 +297,7 @@ func (p *promServer) labelValues(label, selector string, start, end time.Time) (
 // textbox variables keep their current value; the datasource variable is not
 // used in PromQL.
 // fixed sets a variable's value instead.
-func resolveVariables(t *testing.T, p *promServer, d *Dashboard, start, end time.Time, step time.Duration, fixed map[string]string) map[string]string {
+func resolveVariables(t *testing.T, p *promServer, d *dashboard, start, end time.Time, step time.Duration, fixed map[string]string) map[string]string {
 	t.Helper()
 	vars := map[string]string{}
 	for _, v := range d.Templating.List {
@@ -307,13 +307,13 @@ func resolveVariables(t *testing.T, p *promServer, d *Dashboard, start, end time
 		}
 		switch v.Type {
 		case "datasource":
-			vars[v.Name] = DatasourceUID
+			vars[v.Name] = datasourceUID
 		case "query":
 			m := labelValuesRE.FindStringSubmatch(v.QueryString())
 			if m == nil || m[2] == "" {
 				t.Fatalf("variable %s: only label_values(selector, label) queries are supported, got %q", v.Name, v.QueryString())
 			}
-			sel := Expand(m[1], vars, step, end.Sub(start))
+			sel := expand(m[1], vars, step, end.Sub(start))
 			vals, err := p.labelValues(m[2], sel, start, end)
 			if err != nil {
 				t.Fatalf("variable %s: %v", v.Name, err)
@@ -499,12 +499,12 @@ func dashboardsAgainstRun(t *testing.T, promtool string, run *testRun) {
 			t.Fatalf("%s: /metrics read empty", src.job)
 		}
 		checkMetricsText(t, promtool, src.job, sn.text)
-		for _, p := range ReviewFamilies(sn.families) {
+		for _, p := range reviewFamilies(sn.families) {
 			t.Errorf("metric review: %s", p)
 		}
 	}
 
-	ds, err := LoadDashboards(Files)
+	ds, err := loadDashboards(Files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -543,7 +543,7 @@ func dashboardsAgainstRun(t *testing.T, promtool string, run *testRun) {
 						byWhere[q.Where] = r
 						results = append(results, r)
 					}
-					expr := Expand(q.Expr, vars, step, end.Sub(start))
+					expr := expand(q.Expr, vars, step, end.Sub(start))
 					r.exprs[api] = expr
 					res, err := p.queryRange(expr, start.Add(-5*time.Second), end, step)
 					if err != nil {

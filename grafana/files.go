@@ -14,28 +14,28 @@ import (
 //go:embed dashboards/*.json provisioning
 var Files embed.FS
 
-// DatasourceUID is the fixed uid of the provisioned Prometheus datasource.
-const DatasourceUID = "msgload-prometheus"
+// datasourceUID is the fixed uid of the provisioned Prometheus datasource.
+const datasourceUID = "msgload-prometheus"
 
-// DatasourceVariable is the template variable every panel names as its
+// datasourceVariable is the template variable every panel names as its
 // datasource, written ${DS_PROMETHEUS} in the JSON.
-const DatasourceVariable = "DS_PROMETHEUS"
+const datasourceVariable = "DS_PROMETHEUS"
 
-// LoadDashboards reads and parses every dashboards/*.json in fsys, sorted by
+// loadDashboards reads and parses every dashboards/*.json in fsys, sorted by
 // file name.
-func LoadDashboards(fsys fs.FS) ([]*Dashboard, error) {
+func loadDashboards(fsys fs.FS) ([]*dashboard, error) {
 	names, err := fs.Glob(fsys, "dashboards/*.json")
 	if err != nil {
 		return nil, fmt.Errorf("list dashboards: %w", err)
 	}
 	sort.Strings(names)
-	out := make([]*Dashboard, 0, len(names))
+	out := make([]*dashboard, 0, len(names))
 	for _, n := range names {
 		b, err := fs.ReadFile(fsys, n)
 		if err != nil {
 			return nil, fmt.Errorf("read dashboard %s: %w", n, err)
 		}
-		d, err := ParseDashboard(b)
+		d, err := parseDashboard(b)
 		if err != nil {
 			return nil, fmt.Errorf("dashboard %s: %w", path.Base(n), err)
 		}

@@ -18,10 +18,10 @@ const (
 	headerH = 40
 )
 
-// LayoutSVG draws the dashboard's layout: every panel at its grid position with
+// layoutSVG draws the dashboard's layout: every panel at its grid position with
 // its title, type and the metrics it reads, rows as bands. It is how the README
 // shows a dashboard without running Grafana.
-func LayoutSVG(d *Dashboard) []byte {
+func layoutSVG(d *dashboard) []byte {
 	panels := d.AllPanels()
 	vars := d.SampleVariables()
 	bottom := 0
@@ -70,10 +70,10 @@ func LayoutSVG(d *Dashboard) []byte {
 
 // panelMetrics lists the metric families a panel reads (histogram suffixes
 // dropped), sorted.
-func panelMetrics(p Panel, vars map[string]string) []string {
+func panelMetrics(p panel, vars map[string]string) []string {
 	seen := map[string]bool{}
 	for _, t := range p.Targets {
-		names, err := MetricNames(Expand(t.Expr, vars, 5*time.Second, 10*time.Minute))
+		names, err := metricNames(expand(t.Expr, vars, 5*time.Second, 10*time.Minute))
 		if err != nil {
 			continue // the dashboard test reports it; the picture shows what parses
 		}

@@ -31,17 +31,17 @@ func wellFormed(b []byte) error {
 	}
 }
 
-// TestLayoutPictures keeps docs/dashboards/<uid>.svg equal to what LayoutSVG
+// TestLayoutPictures keeps docs/dashboards/<uid>.svg equal to what layoutSVG
 // draws from the shipped JSON (go test ./grafana -run TestLayoutPictures
 // -update rewrites them), and checks each picture is well-formed XML naming
 // every panel.
 func TestLayoutPictures(t *testing.T) {
-	ds, err := LoadDashboards(Files)
+	ds, err := loadDashboards(Files)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range ds {
-		got := LayoutSVG(d)
+		got := layoutSVG(d)
 		if err := wellFormed(got); err != nil {
 			t.Errorf("%s: picture is not well-formed XML: %v", d.UID, err)
 		}
@@ -74,14 +74,14 @@ func TestLayoutPictures(t *testing.T) {
 // TestLayoutSVGPlacesPanels checks geometry on a small dashboard: a full-width
 // row band, then a half-width panel at x=12 drawn at 12 columns from the left.
 func TestLayoutSVGPlacesPanels(t *testing.T) {
-	d, err := ParseDashboard([]byte(`{"uid":"msgload-x","title":"X <&>","panels":[
+	d, err := parseDashboard([]byte(`{"uid":"msgload-x","title":"X <&>","panels":[
 		{"type":"row","title":"R","gridPos":{"x":0,"y":0,"w":24,"h":1}},
 		{"type":"timeseries","title":"P","gridPos":{"x":12,"y":1,"w":12,"h":8},
 		 "targets":[{"expr":"rate(a_total[1m])"}]}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	svg := string(LayoutSVG(d))
+	svg := string(layoutSVG(d))
 	if err := wellFormed([]byte(svg)); err != nil {
 		t.Fatalf("not well-formed: %v\n%s", err, svg)
 	}
@@ -105,7 +105,7 @@ func FuzzParseDashboard(f *testing.F) {
 	f.Add([]byte(`{"panels":[{"type":"row","panels":[{"title":"\u0000<","gridPos":{"w":-3,"h":2}}]}],"templating":{"list":[{"name":"v","type":"query","query":{"query":"label_values(m, l)"}}]}}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		d, err := ParseDashboard(b)
+		d, err := parseDashboard(b)
 		if err != nil {
 			return
 		}
@@ -118,7 +118,7 @@ func FuzzParseDashboard(f *testing.F) {
 				return
 			}
 		}
-		if err := wellFormed(LayoutSVG(d)); err != nil {
+		if err := wellFormed(layoutSVG(d)); err != nil {
 			t.Fatalf("picture not well-formed: %v", err)
 		}
 	})

@@ -82,10 +82,10 @@ func TestDashboardsUseRegisteredMetrics(t *testing.T) {
 	names, regs := registeredMetrics(t)
 	types := map[string]string{}
 	for n := range names {
-		types[n] = ContractMetrics[n] // "" for a metric beyond the contract: no suffixes allowed
+		types[n] = contractMetrics[n] // "" for a metric beyond the contract: no suffixes allowed
 	}
 	var missing []string
-	for n := range ContractMetrics {
+	for n := range contractMetrics {
 		if !names[n] {
 			missing = append(missing, n)
 		}
@@ -94,11 +94,11 @@ func TestDashboardsUseRegisteredMetrics(t *testing.T) {
 	for _, n := range missing {
 		t.Errorf("contract metric %s is registered by none of sim, sink, attack", n)
 	}
-	ds, err := LoadDashboards(Files)
+	ds, err := loadDashboards(Files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	allowed := SeriesNames(types)
+	allowed := seriesNames(types)
 	for _, d := range ds {
 		for _, e := range checkDashboard(d, allowed) {
 			t.Errorf("%s: %s", d.UID, e)

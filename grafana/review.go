@@ -7,9 +7,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// BoundedLabels are the label names msgload metrics may carry (DESIGN.md
+// boundedLabels are the label names msgload metrics may carry (DESIGN.md
 // "Metrics"): each takes a bounded set of values. No URL, no error text.
-var BoundedLabels = map[string]bool{
+var boundedLabels = map[string]bool{
 	"api": true, "operation": true, "code": true, "client": true, "channel": true,
 	"state": true, "kind": true, "result": true, "fault": true, "route": true,
 	"reason": true, "from": true, "to": true, "run_id": true, "scenario": true,
@@ -19,12 +19,12 @@ var BoundedLabels = map[string]bool{
 	"shard": true,
 }
 
-// ReviewFamilies checks gathered metric families against the conventions
-// promlint does not know: the msgload_ prefix, labels from BoundedLabels only,
+// reviewFamilies checks gathered metric families against the conventions
+// promlint does not know: the msgload_ prefix, labels from boundedLabels only,
 // and latency histograms (names ending _seconds) with classic buckets and a
 // native schema, so both kinds of Prometheus get a distribution. It returns one
 // line per problem.
-func ReviewFamilies(mfs []*dto.MetricFamily) []string {
+func reviewFamilies(mfs []*dto.MetricFamily) []string {
 	var out []string
 	for _, mf := range mfs {
 		name := mf.GetName()
@@ -37,7 +37,7 @@ func ReviewFamilies(mfs []*dto.MetricFamily) []string {
 		seen := map[string]bool{}
 		for _, m := range mf.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if !BoundedLabels[l.GetName()] && !seen[l.GetName()] {
+				if !boundedLabels[l.GetName()] && !seen[l.GetName()] {
 					seen[l.GetName()] = true
 					out = append(out, fmt.Sprintf("%s: label %q is not one of the bounded labels", name, l.GetName()))
 				}

@@ -35,22 +35,22 @@ const (
 // served the series and the part of the run.
 var joinLabels = []string{"instance", "job", "part"}
 
-// ErrNoRunFilter is returned for a query that reads a series without the run
+// errNoRunFilter is returned for a query that reads a series without the run
 // filter.
-var ErrNoRunFilter = errors.New("not filtered by the selected run")
+var errNoRunFilter = errors.New("not filtered by the selected run")
 
-// CheckRunFilter parses a panel or annotation expression, with $run_id and
+// checkRunFilter parses a panel or annotation expression, with $run_id and
 // $part replaced by sentinels and the other variables by vars, and returns an
 // error naming each selector that does not follow the run filter. A query that
 // reads no series at all is refused too: it would draw the same line for every
 // run.
-func CheckRunFilter(expr string, vars map[string]string) error {
+func checkRunFilter(expr string, vars map[string]string) error {
 	vs := map[string]string{}
 	for k, v := range vars {
 		vs[k] = v
 	}
 	vs[runIDVariable], vs[partVariable] = runSentinel, partSentinel
-	e, err := parser.ParseExpr(Expand(expr, vs, 5*time.Second, 10*time.Minute))
+	e, err := parser.ParseExpr(expand(expr, vs, 5*time.Second, 10*time.Minute))
 	if err != nil {
 		return fmt.Errorf("parse: %w", err)
 	}
@@ -72,7 +72,7 @@ func CheckRunFilter(expr string, vars map[string]string) error {
 	}
 	if len(problems) > 0 {
 		back := strings.NewReplacer(runSentinel, "$"+runIDVariable, partSentinel, "$"+partVariable)
-		return fmt.Errorf("%w: %s", ErrNoRunFilter, back.Replace(strings.Join(problems, "; ")))
+		return fmt.Errorf("%w: %s", errNoRunFilter, back.Replace(strings.Join(problems, "; ")))
 	}
 	return nil
 }

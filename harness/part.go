@@ -87,7 +87,7 @@ type partRun struct {
 }
 
 // addTo adds this part's live counts to c.
-func (r *partRun) addTo(c *Counters) {
+func (r *partRun) addTo(c *counters) {
 	s := r.prog.Snapshot()
 	c.Sent += s.Sent
 	c.Accepted += s.Accepted

@@ -10,8 +10,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 )
 
-// Counters is a snapshot of a run, shown while it goes.
-type Counters struct {
+// counters is a snapshot of a run, shown while it goes.
+type counters struct {
 	Phase       string // attack, grace
 	Planned     int64  // messages the attack plans (the scenario's, or its rate over its duration); 0 when unknown
 	Sent        int64  // messages sent (first attempts)
@@ -27,7 +27,7 @@ type Counters struct {
 // String is the progress line: one count (messages sent of those planned) and
 // one estimate of the time left in the phase ("≤" in the grace wait, which
 // ends as soon as every final status arrived).
-func (c Counters) String() string {
+func (c counters) String() string {
 	sent := fmt.Sprint(c.Sent)
 	if c.Planned > 0 {
 		sent += "/" + fmt.Sprint(c.Planned)
@@ -48,7 +48,7 @@ func (c Counters) String() string {
 // (CI logs). The bar draws no count and no time of its own: the line has one
 // of each.
 type progress struct {
-	snap   func() Counters
+	snap   func() counters
 	bar    *progressbar.ProgressBar
 	w      io.Writer
 	every  time.Duration
@@ -58,7 +58,7 @@ type progress struct {
 
 // newProgress starts showing snap on w until stop. planned is the number of
 // messages the attack will send (0 when unknown: a spinner).
-func newProgress(w io.Writer, tty bool, planned int64, snap func() Counters) *progress {
+func newProgress(w io.Writer, tty bool, planned int64, snap func() counters) *progress {
 	p := &progress{snap: snap, w: w, every: 5 * time.Second, stopc: make(chan struct{})}
 	if tty {
 		max := planned

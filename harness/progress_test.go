@@ -11,17 +11,17 @@ import (
 func TestCountersString(t *testing.T) {
 	tests := []struct {
 		name string
-		c    Counters
+		c    counters
 		want string
 	}{
 		// The attack: messages sent of planned, and the time left by the plan.
-		{"attack", Counters{Phase: "attack", Planned: 40, Sent: 10, Accepted: 9, RateLimited: 1, Callbacks: 7, Elapsed: time.Second, Left: 3 * time.Second},
+		{"attack", counters{Phase: "attack", Planned: 40, Sent: 10, Accepted: 9, RateLimited: 1, Callbacks: 7, Elapsed: time.Second, Left: 3 * time.Second},
 			"attack sent 10/40  accepted 9  429 1  errors 0  callbacks 7  elapsed 1s  ETA 3s"},
 		// Nothing planned (a replay of unknown length): the count alone, no estimate.
-		{"unknown plan", Counters{Phase: "attack", Sent: 10, Elapsed: time.Second},
+		{"unknown plan", counters{Phase: "attack", Sent: 10, Elapsed: time.Second},
 			"attack sent 10  accepted 0  429 0  errors 0  callbacks 0  elapsed 1s  ETA ?"},
 		// The grace wait: at most what is left of the grace period.
-		{"grace", Counters{Phase: "grace", Planned: 40, Sent: 40, Accepted: 40, Callbacks: 38, Elapsed: 5 * time.Second, GraceLeft: 8 * time.Second},
+		{"grace", counters{Phase: "grace", Planned: 40, Sent: 40, Accepted: 40, Callbacks: 38, Elapsed: 5 * time.Second, GraceLeft: 8 * time.Second},
 			"grace  sent 40/40  accepted 40  429 0  errors 0  callbacks 38  elapsed 5s  ETA ≤8s"},
 	}
 	for _, tt := range tests {
@@ -37,8 +37,8 @@ func TestCountersString(t *testing.T) {
 // and one estimate (the bar draws neither a count nor a time of its own).
 func TestProgressOneCountOneETA(t *testing.T) {
 	var buf bytes.Buffer
-	c := Counters{Phase: "attack", Planned: 40, Sent: 10, Accepted: 10, Elapsed: time.Second, Left: 8 * time.Second}
-	p := newProgress(&buf, true, 40, func() Counters { return c })
+	c := counters{Phase: "attack", Planned: 40, Sent: 10, Accepted: 10, Elapsed: time.Second, Left: 8 * time.Second}
+	p := newProgress(&buf, true, 40, func() counters { return c })
 	p.show()
 	c.Sent = 12
 	p.show()

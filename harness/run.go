@@ -27,7 +27,7 @@ type Options struct {
 
 	// MetricsAddr serves /metrics of the attacker and of what is embedded;
 	// "" serves none, port 0 any free port. A busy address is an error
-	// (ErrMetricsAddr) before anything starts: falling back to another port
+	// (errMetricsAddr) before anything starts: falling back to another port
 	// would leave the Prometheus of deploy/ scraping the wrong process. The
 	// address in use is in Result.MetricsAddr and in run.json.
 	MetricsAddr string
@@ -70,7 +70,7 @@ type Options struct {
 	// ShardCount > 0 runs shard ShardIndex (0 … ShardCount-1) of a run split
 	// among ShardCount processes (rundir.Shard): the run directory is
 	// <Out>/<id>/shard-<I>, and msgload report --merge makes the whole run
-	// from the shards' directories. Without RunID the id is ShardRunID of the
+	// from the shards' directories. Without RunID the id is shardRunID of the
 	// scenario and StartAt, which must then be set.
 	ShardIndex, ShardCount int
 	// StartAt, when set, is the instant the attack begins (every shard of a
@@ -80,9 +80,9 @@ type Options struct {
 	Now func() time.Time // default time.Now
 }
 
-// ErrMetricsAddr: the metrics address could not be listened on (busy, or not
+// errMetricsAddr: the metrics address could not be listened on (busy, or not
 // an address); the run did not start.
-var ErrMetricsAddr = errors.New("metrics address")
+var errMetricsAddr = errors.New("metrics address")
 
 // Part is the outcome of one part of a run (a scenario without parts is one part).
 type Part struct {
@@ -195,7 +195,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	case id == "" && shard != nil && o.StartAt.IsZero():
 		return nil, fmt.Errorf("%w: a sharded run needs one run id for all its shards: give the run id, or the start instant it is derived from", ErrShard)
 	case id == "" && shard != nil:
-		id = ShardRunID(o.Scenario.Name, o.StartAt, shard.Count)
+		id = shardRunID(o.Scenario.Name, o.StartAt, shard.Count)
 	case id == "":
 		id = NewRunID(o.Scenario.Name, o.Now())
 	}
@@ -209,7 +209,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		watch = newScrapeWatch(metricsHandler(reg))
 		var err error
 		if metrics, err = listen(o.MetricsAddr, watch); err != nil {
-			return nil, fmt.Errorf("%w: %v (another process holds it? pass another address, a port of 0 for any free one, or \"\" for none)", ErrMetricsAddr, err)
+			return nil, fmt.Errorf("%w: %v (another process holds it? pass another address, a port of 0 for any free one, or \"\" for none)", errMetricsAddr, err)
 		}
 		if !o.Quiet {
 			fmt.Fprintf(o.Stderr, "metrics: %s/metrics\n", metrics.URL())
@@ -299,8 +299,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	started := o.Now()
 	var prog *progress
 	if !o.Quiet {
-		prog = newProgress(o.Stderr, o.TTY, planned, func() Counters {
-			c := Counters{Planned: planned, Elapsed: o.Now().Sub(started)}
+		prog = newProgress(o.Stderr, o.TTY, planned, func() counters {
+			c := counters{Planned: planned, Elapsed: o.Now().Sub(started)}
 			for _, r := range runners {
 				r.addTo(&c)
 			}

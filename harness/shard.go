@@ -18,10 +18,10 @@ import (
 // ErrShard: a sharded run cannot be made of these options (exit 2).
 var ErrShard = errors.New("shard")
 
-// ShardRunID is the run id every shard of a sharded run derives alike from the
+// shardRunID is the run id every shard of a sharded run derives alike from the
 // scenario's name, the shared start instant and the number of shards, when no
 // id is given: <start UTC>-<name>-<6 hex of a hash of the three>.
-func ShardRunID(scenario string, startAt time.Time, count int) string {
+func shardRunID(scenario string, startAt time.Time, count int) string {
 	name := sanitize(scenario)
 	if name == "" {
 		name = "run"

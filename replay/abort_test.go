@@ -46,9 +46,9 @@ func TestRecorderKeepsExchangeAbortedMidDownload(t *testing.T) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 16<<20)
-	var ex []Exchange
+	var ex []exchange
 	for sc.Scan() {
-		var e Exchange
+		var e exchange
 		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Method != "" {
 			ex = append(ex, e)
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// AttackPlan adapts one API of a recording to the attack package
+// attackPlan adapts one API of a recording to the attack package
 // (attack.Options: Pacer, Requests, Body, ClientFor, Extra), so a replay runs
 // through the harness with its retries, limits, probes and metrics:
 //
@@ -23,11 +23,11 @@ import (
 // the recording has no messaging sends) are Extra: sent at their recorded
 // offsets on the same clock, not as messages. Recorded token calls are never
 // replayed: the attacker authenticates its clients afresh.
-type AttackPlan struct {
+type attackPlan struct {
 	Pacer    *Pacer
 	Requests int64
 	// Sends are the recorded sends, message seq at index seq-1.
-	Sends []Request
+	Sends []request
 	// Extra are the other recorded requests, ready for attack.Options.Extra.
 	Extra []attack.Extra
 	// Skipped counts the recorded requests this plan does not replay, by reason.
@@ -40,7 +40,7 @@ type AttackPlan struct {
 
 	// Clients maps recorded clients onto the scenario's; ClientFor(seq) is the
 	// scenario client the recording's client of message seq maps to.
-	Clients *ClientMap
+	Clients *clientMap
 
 	rewrite AttackRewrite
 }
@@ -51,37 +51,37 @@ type AttackRewrite struct {
 	ExternalIDs string // ExternalIDsKeep (default) or ExternalIDsNew (the tag's externalId)
 }
 
-// Reasons a recorded request is not replayed (AttackPlan.Skipped, replay.json).
+// Reasons a recorded request is not replayed (attackPlan.Skipped, replay.json).
 const (
 	SkipToken  = "token endpoint (fresh tokens are used)"
-	SkipNoPart = "no sends of its API recorded (a replay part is an API with sends)"
+	skipNoPart = "no sends of its API recorded (a replay part is an API with sends)"
 )
 
 // ForAttack returns the plan for the requests of api (rundir.APIMessaging or
 // rundir.APINotify) in reqs at speed, with clients the scenario's client ids.
-func ForAttack(reqs []Request, api string, clients []string, rw AttackRewrite, speed float64) (*AttackPlan, error) {
+func ForAttack(reqs []request, api string, clients []string, rw AttackRewrite, speed float64) (*attackPlan, error) {
 	hasSends := map[string]bool{}
 	for _, r := range reqs {
 		if r.Op == OpSend {
 			hasSends[r.API] = true
 		}
 	}
-	other := api == APIMessaging || !hasSends[APIMessaging] // who replays requests of no known API
-	var sends, extras, mine []Request
+	other := api == apiMessaging || !hasSends[apiMessaging] // who replays requests of no known API
+	var sends, extras, mine []request
 	skipped := map[string]int{}
 	for _, r := range reqs {
 		switch {
 		case r.API == api && r.Op == OpSend:
 			sends = append(sends, r)
-		case r.API == APIToken:
-			if api == APINotify {
+		case r.API == apiToken:
+			if api == apiNotify {
 				skipped[SkipToken]++
 			}
 			continue
-		case r.API == api, r.API == APIOther && other:
+		case r.API == api, r.API == apiOther && other:
 			extras = append(extras, r)
-		case r.API != api && r.API != APIOther && !hasSends[r.API] && api == firstPart(hasSends):
-			skipped[SkipNoPart]++
+		case r.API != api && r.API != apiOther && !hasSends[r.API] && api == firstPart(hasSends):
+			skipped[skipNoPart]++
 			continue
 		default:
 			continue
@@ -97,12 +97,12 @@ func ForAttack(reqs []Request, api string, clients []string, rw AttackRewrite, s
 	if rw.ExternalIDs != ExternalIDsKeep && rw.ExternalIDs != ExternalIDsNew {
 		return nil, fmt.Errorf("external ids %q: want keep or new", rw.ExternalIDs)
 	}
-	p, err := NewPacer(sends, speed)
+	p, err := newPacer(sends, speed)
 	if err != nil {
 		return nil, err
 	}
-	cm := NewClientMap(mine, map[string][]string{api: clients, APIOther: clients})
-	plan := &AttackPlan{Pacer: p, Requests: int64(len(sends)), Sends: sends, Skipped: skipped, Clients: cm, rewrite: rw}
+	cm := newClientMap(mine, map[string][]string{api: clients, apiOther: clients})
+	plan := &attackPlan{Pacer: p, Requests: int64(len(sends)), Sends: sends, Skipped: skipped, Clients: cm, rewrite: rw}
 	first := map[[2]string]int64{} // recorded client and externalId → the seq that sent it first
 	plan.repeatOf = make([]int64, len(sends))
 	for i, r := range sends {
@@ -121,7 +121,7 @@ func ForAttack(reqs []Request, api string, clients []string, rw AttackRewrite, s
 		r := &extras[i]
 		x := attack.Extra{At: time.Duration(float64(r.Offset) / speed), Op: r.Op, Client: cm.Client(i, r),
 			Method: r.Method, Path: r.Path, Header: r.Header.Clone()}
-		if r.Op == OpOther {
+		if r.Op == opOther {
 			x.Op = attack.OpOther
 		}
 		if r.Query != "" {
@@ -130,7 +130,7 @@ func ForAttack(reqs []Request, api string, clients []string, rw AttackRewrite, s
 		if !slices.Contains(clients, x.Client) {
 			x.Client = "" // the attacker's first client
 		}
-		if x.Body, err = RewriteBody(r, BodyRewrite{SinkURL: rw.SinkURL}); err != nil {
+		if x.Body, err = rewriteBody(r, bodyRewrite{SinkURL: rw.SinkURL}); err != nil {
 			x.Body = r.Body
 		}
 		plan.Extra = append(plan.Extra, x)
@@ -141,14 +141,14 @@ func ForAttack(reqs []Request, api string, clients []string, rw AttackRewrite, s
 // firstPart is the API whose plan counts the requests no part replays: the
 // first API with sends.
 func firstPart(hasSends map[string]bool) string {
-	if hasSends[APIMessaging] {
-		return APIMessaging
+	if hasSends[apiMessaging] {
+		return apiMessaging
 	}
-	return APINotify
+	return apiNotify
 }
 
 // ClientFor is the scenario client for message seq.
-func (p *AttackPlan) ClientFor(seq int64) string {
+func (p *attackPlan) ClientFor(seq int64) string {
 	i := int(seq - 1)
 	if i < 0 || i >= len(p.Sends) {
 		return ""
@@ -160,7 +160,7 @@ func (p *AttackPlan) ClientFor(seq int64) string {
 // earlier send's externalId (for the same recorded client) is that message's
 // next attempt, so a replay with new externalIds sends the repeat with the
 // same fresh id and the report counts one message, as the service does.
-func (p *AttackPlan) RepeatOf(seq int64) int64 {
+func (p *attackPlan) RepeatOf(seq int64) int64 {
 	if seq < 1 || seq > int64(len(p.repeatOf)) {
 		return 0
 	}
@@ -170,44 +170,44 @@ func (p *AttackPlan) RepeatOf(seq int64) int64 {
 // Body is attack.Options.Body: the recorded body of message seq, rewritten —
 // callback to the sink, the tag in trackData (with the message's own channel
 // chain), externalId kept or replaced by the tag's.
-func (p *AttackPlan) Body(seq int64, _ string, tag rundir.Tag) ([]byte, error) {
+func (p *attackPlan) Body(seq int64, _ string, tag rundir.Tag) ([]byte, error) {
 	i := int(seq - 1)
 	if i < 0 || i >= len(p.Sends) {
 		return nil, fmt.Errorf("message %d: %w", seq, ErrNoRequests)
 	}
 	r := &p.Sends[i]
-	o := BodyRewrite{SinkURL: p.rewrite.SinkURL}
+	o := bodyRewrite{SinkURL: p.rewrite.SinkURL}
 	switch r.API {
-	case APIMessaging:
+	case apiMessaging:
 		tag.Chain = channelsOf(r.Body)
 		o.TrackData = tag.TrackData()
-	case APINotify:
+	case apiNotify:
 		if p.rewrite.ExternalIDs == ExternalIDsNew || r.ExternalID == "" {
 			o.ExternalID = tag.ExternalID()
 		}
 	}
-	return RewriteBody(r, o)
+	return rewriteBody(r, o)
 }
 
 // Report builds the replay report (replay.json) of a replay run through the
 // attack package, from the attempts it recorded in attemptsPath: the first
 // attempt of message seq is compared with recorded send seq. Lateness is taken
 // from the attempts (sent − intended of first attempts).
-func (p *AttackPlan) Report(runID string, speed float64, attemptsPath string) (*Report, error) {
+func (p *attackPlan) Report(runID string, speed float64, attemptsPath string) (*Report, error) {
 	rep := &Report{RunID: runID, Speed: speed, ExternalIDs: p.rewrite.ExternalIDs, Planned: len(p.Sends),
 		Other: len(p.Extra), Repeats: p.Repeats, Clients: p.Clients.Pairs()}
 	if len(p.Skipped) > 0 {
 		rep.Skipped = maps.Clone(p.Skipped)
 	}
 	hooked := map[string]bool{}
-	codes := map[CodeRow]int{}
+	codes := map[codeRow]int{}
 	var late []time.Duration
 	first := true
 	err := rundir.ReadJSONL(attemptsPath, func(a rundir.Attempt) error {
 		switch {
-		case a.Op == OpToken && a.Outcome != rundir.OutcomeOK:
+		case a.Op == opToken && a.Outcome != rundir.OutcomeOK:
 			rep.TokenErrors++
-		case a.Op == OpWebhook && a.Outcome == rundir.OutcomeOK && !hooked[a.Client]:
+		case a.Op == opWebhook && a.Outcome == rundir.OutcomeOK && !hooked[a.Client]:
 			hooked[a.Client] = true
 			rep.Webhooks++
 		}
@@ -216,7 +216,7 @@ func (p *AttackPlan) Report(runID string, speed float64, attemptsPath string) (*
 		}
 		r := &p.Sends[a.Seq-1]
 		rep.Sent++
-		codes[CodeRow{API: r.API, Recorded: r.RecordedCode, Replayed: a.Code}]++
+		codes[codeRow{API: r.API, Recorded: r.RecordedCode, Replayed: a.Code}]++
 		if a.Code == r.RecordedCode {
 			rep.Matching++
 		}
@@ -243,7 +243,7 @@ func latenessOf(xs []time.Duration) Lateness {
 	var l Lateness
 	l.Hits = len(xs)
 	for i, d := range xs {
-		if d > LateThreshold {
+		if d > lateThreshold {
 			l.Late++
 		}
 		if d > l.Max {

@@ -29,7 +29,7 @@ func TestForAttackThroughAttacker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := ForAttack(reqs, APINotify, []string{"demo-3", "demo-4"}, AttackRewrite{ExternalIDs: ExternalIDsKeep}, 10)
+	plan, err := ForAttack(reqs, apiNotify, []string{"demo-3", "demo-4"}, AttackRewrite{ExternalIDs: ExternalIDsKeep}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestForAttackThroughAttacker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Sent != n || rep.Matching != n || len(rep.Codes) != 1 || rep.Codes[0] != (CodeRow{API: APINotify, Recorded: 200, Replayed: 200, Count: n}) {
+	if rep.Sent != n || rep.Matching != n || len(rep.Codes) != 1 || rep.Codes[0] != (codeRow{API: apiNotify, Recorded: 200, Replayed: 200, Count: n}) {
 		t.Errorf("report %+v", rep)
 	}
 	// One recorded client (demo-1) maps onto the first scenario client.

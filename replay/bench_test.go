@@ -31,17 +31,17 @@ func BenchmarkReplayPacing(b *testing.B) {
 	defer srv.Close()
 	for _, rate := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("rate=%d", rate), func(b *testing.B) {
-			reqs := make([]Request, rate)
+			reqs := make([]request, rate)
 			for i := range reqs {
-				reqs[i] = Request{Offset: time.Duration(i) * time.Second / time.Duration(rate), Method: "POST",
-					Path: "/messaging/v1/send", API: APIMessaging, Op: OpSend, ClientID: "app", RecordedCode: 200,
+				reqs[i] = request{Offset: time.Duration(i) * time.Second / time.Duration(rate), Method: "POST",
+					Path: "/messaging/v1/send", API: apiMessaging, Op: OpSend, ClientID: "app", RecordedCode: 200,
 					Body:   []byte(`{"scenario":[{"channel":"sms","sender":"s","recipient":{"type":"MSISDN","value":"+79990000000"}}]}`),
 					Header: http.Header{"Content-Type": {"application/json"}}}
 			}
 			var errs []time.Duration
 			for i := 0; b.Loop(); i++ {
 				dir := b.TempDir()
-				plan, err := ForAttack(reqs, APIMessaging, []string{"app"}, AttackRewrite{SinkURL: "http://127.0.0.1:1"}, 1)
+				plan, err := ForAttack(reqs, apiMessaging, []string{"app"}, AttackRewrite{SinkURL: "http://127.0.0.1:1"}, 1)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -93,7 +93,7 @@ func BenchmarkPacerVsConstant(b *testing.B) {
 						for i := range offs {
 							offs[i] = time.Duration(i) * time.Second / time.Duration(rate)
 						}
-						p, _ = NewPacerOffsets(offs, 1)
+						p, _ = newPacerOffsets(offs, 1)
 					}
 					tr := vegeta.NewStaticTargeter(vegeta.Target{Method: "GET", URL: srv.URL})
 					atk := vegeta.NewAttacker(vegeta.Workers(50), vegeta.MaxBody(0))

@@ -14,8 +14,8 @@ const (
 	FormatVersion = 1
 )
 
-// Header is the first line of a recording.
-type Header struct {
+// header is the first line of a recording.
+type header struct {
 	Format   string    `json:"format"`   // always FormatName
 	Version  int       `json:"version"`  // FormatVersion
 	Started  time.Time `json:"started"`  // when the recorder started; offsets count from here
@@ -24,8 +24,8 @@ type Header struct {
 	Redacted []string  `json:"redacted,omitempty"` // the secret fields removed, for the reader's information
 }
 
-// Exchange is one request and its answer: one line of a recording.
-type Exchange struct {
+// exchange is one request and its answer: one line of a recording.
+type exchange struct {
 	Time         time.Time   `json:"time"`                    // when the request arrived, RFC 3339 with nanoseconds
 	Offset       int64       `json:"offset_ns"`               // Time - Header.Started, nanoseconds
 	Method       string      `json:"method"`                  //
@@ -58,7 +58,7 @@ func decodeBody(s, enc string) ([]byte, error) {
 	case "base64":
 		return base64.StdEncoding.DecodeString(s)
 	}
-	return nil, ErrBadLine
+	return nil, errBadLine
 }
 
 // marshalLine returns v as one JSON line.

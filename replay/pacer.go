@@ -29,18 +29,18 @@ type Pacer struct {
 
 var _ vegeta.Pacer = (*Pacer)(nil)
 
-// NewPacer returns a pacer for reqs (sorted by offset, as the readers return
+// newPacer returns a pacer for reqs (sorted by offset, as the readers return
 // them) at speed (2 = twice as fast as recorded).
-func NewPacer(reqs []Request, speed float64) (*Pacer, error) {
+func newPacer(reqs []request, speed float64) (*Pacer, error) {
 	offs := make([]time.Duration, len(reqs))
 	for i, r := range reqs {
 		offs[i] = r.Offset
 	}
-	return NewPacerOffsets(offs, speed)
+	return newPacerOffsets(offs, speed)
 }
 
-// NewPacerOffsets is NewPacer from bare offsets. Unsorted offsets are sorted.
-func NewPacerOffsets(offsets []time.Duration, speed float64) (*Pacer, error) {
+// newPacerOffsets is newPacer from bare offsets. Unsorted offsets are sorted.
+func newPacerOffsets(offsets []time.Duration, speed float64) (*Pacer, error) {
 	if !(speed > 0) || math.IsInf(speed, 0) {
 		return nil, fmt.Errorf("speed %v: %w", speed, ErrBadSpeed)
 	}
@@ -104,15 +104,15 @@ func (p *Pacer) Rate(elapsed time.Duration) float64 {
 // Lateness summarises how late the hits left against their planned offsets.
 type Lateness struct {
 	Hits   int           `json:"hits"`    // hits whose send time is known
-	Late   int           `json:"late"`    // hits more than LateThreshold behind plan
+	Late   int           `json:"late"`    // hits more than lateThreshold behind plan
 	P50    time.Duration `json:"p50_ns"`  //
 	P99    time.Duration `json:"p99_ns"`  //
 	Max    time.Duration `json:"max_ns"`  //
 	MaxHit int           `json:"max_hit"` // index of the latest hit
 }
 
-// LateThreshold is how far behind plan a hit must be to count as late.
-const LateThreshold = 10 * time.Millisecond
+// lateThreshold is how far behind plan a hit must be to count as late.
+const lateThreshold = 10 * time.Millisecond
 
 // Lateness returns how late the hits sent so far left.
 func (p *Pacer) Lateness() Lateness {
@@ -126,7 +126,7 @@ func (p *Pacer) Lateness() Lateness {
 		}
 		d := p.late[i]
 		xs = append(xs, d)
-		if d > LateThreshold {
+		if d > lateThreshold {
 			l.Late++
 		}
 		if d > l.Max {

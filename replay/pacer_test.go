@@ -10,7 +10,7 @@ import (
 const ms = time.Millisecond
 
 func TestPacerPace(t *testing.T) {
-	p, err := NewPacerOffsets([]time.Duration{0, 100 * ms, 100 * ms, 300 * ms}, 2)
+	p, err := newPacerOffsets([]time.Duration{0, 100 * ms, 100 * ms, 300 * ms}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestPacerPace(t *testing.T) {
 
 func TestPacerRejectsBadSpeed(t *testing.T) {
 	for _, s := range []float64{0, -1} { // zero and negative speeds mean nothing
-		if _, err := NewPacerOffsets([]time.Duration{0}, s); !errors.Is(err, ErrBadSpeed) {
+		if _, err := newPacerOffsets([]time.Duration{0}, s); !errors.Is(err, ErrBadSpeed) {
 			t.Errorf("speed %v: err %v, want ErrBadSpeed", s, err)
 		}
 	}
@@ -46,7 +46,7 @@ func TestPacerRejectsBadSpeed(t *testing.T) {
 
 func TestPacerIntendedIsScaledAndSorted(t *testing.T) {
 	// Out-of-order offsets (as a careless file might give) are sorted, and scaled.
-	p, err := NewPacerOffsets([]time.Duration{3 * time.Second, 0, time.Second}, 10)
+	p, err := newPacerOffsets([]time.Duration{3 * time.Second, 0, time.Second}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestPacerRate(t *testing.T) {
 	for i := range 10 { // then 10 hits at 10s
 		offs = append(offs, 10*time.Second+time.Duration(i))
 	}
-	p, _ := NewPacerOffsets(offs, 1)
+	p, _ := newPacerOffsets(offs, 1)
 	if r := p.Rate(500 * ms); r != 20 {
 		t.Errorf("Rate(0.5s) = %v, want 20", r)
 	}
@@ -102,7 +102,7 @@ func TestPacerKeepsPaceAndReportsLateness(t *testing.T) {
 		// A burst of 5 hits at 1s, then hits at 2s and 3s, at speed 1. Handing a hit
 		// over takes 100ms during the burst, nothing otherwise.
 		offs := []time.Duration{0, time.Second, time.Second, time.Second, time.Second, time.Second, 2 * time.Second, 3 * time.Second}
-		p, _ := NewPacerOffsets(offs, 1)
+		p, _ := newPacerOffsets(offs, 1)
 		sent := runLikeVegeta(p, func(i int) time.Duration {
 			if i >= 1 && i <= 5 {
 				return 100 * ms

@@ -2,9 +2,9 @@ package replay
 
 import "time"
 
-// Plan is what replaying the sends of one API will do, for `msgload validate`
+// plan is what replaying the sends of one API will do, for `msgload validate`
 // and the scenario plan of `load.profile: replay`.
-type Plan struct {
+type plan struct {
 	Sends         int64         // messages (first attempts) the replay sends
 	Duration      time.Duration // from the first to the last send, scaled
 	RatePerSecond float64       // mean sends per second over Duration (0 when Duration is 0)
@@ -12,13 +12,13 @@ type Plan struct {
 	Clients       []string      // recorded clients, in order of first appearance
 }
 
-// PlanOf returns the plan of replaying the sends of api (APIMessaging or
-// APINotify) in reqs (sorted, as Load returns them) at speed.
-func PlanOf(reqs []Request, api string, speed float64) Plan {
+// planOf returns the plan of replaying the sends of api (apiMessaging or
+// apiNotify) in reqs (sorted, as Load returns them) at speed.
+func planOf(reqs []request, api string, speed float64) plan {
 	if !(speed > 0) {
 		speed = 1
 	}
-	var p Plan
+	var p plan
 	var offs []time.Duration
 	seen := map[string]bool{}
 	for _, r := range reqs {

@@ -174,7 +174,7 @@ func TestRecorderConcurrentAndSecretFree(t *testing.T) {
 	counts := map[string]int{}
 	for _, r := range rs {
 		counts[r.API+"/"+r.ClientID+"/"+fmt.Sprint(r.RecordedCode)]++
-		if r.API == APINotify && (r.ExternalID == "" || !strings.Contains(r.Query, "v=1") || strings.Contains(r.Query, "access_token")) {
+		if r.API == apiNotify && (r.ExternalID == "" || !strings.Contains(r.Query, "v=1") || strings.Contains(r.Query, "access_token")) {
 			t.Errorf("notify request %+v", r)
 		}
 	}
@@ -233,17 +233,17 @@ func TestMaskPhone(t *testing.T) {
 		{"12345678901234567", "12345678901234567"}, // too long
 	}
 	for _, tt := range tests {
-		if got := MaskPhone(tt.in); got != tt.want {
+		if got := maskPhone(tt.in); got != tt.want {
 			t.Errorf("MaskPhone(%q) = %q, want %q", tt.in, got, tt.want)
 		}
-		if len(MaskPhone(tt.in)) != len(tt.in) {
+		if len(maskPhone(tt.in)) != len(tt.in) {
 			t.Errorf("MaskPhone(%q) changed the length", tt.in)
 		}
 	}
 }
 
 func TestRedactorBody(t *testing.T) {
-	r := NewRedactor(RedactOptions{SecretFields: []string{"pin"}})
+	r := newRedactor(RedactOptions{SecretFields: []string{"pin"}})
 	tests := []struct{ ct, in, want string }{
 		{"application/json", `{"a":1,"password":"x","n":{"PIN":"1234","k":[{"client_secret":"s"}]}}`, `{"a":1,"n":{"k":[{}]}}`},                         // nested, case-insensitive, configured field
 		{"application/x-www-form-urlencoded", "grant_type=client_credentials&client_id=a&client_secret=s", "client_id=a&grant_type=client_credentials"}, // form
@@ -393,7 +393,7 @@ func TestRecorderQueryCredentials(t *testing.T) {
 }
 
 func TestScrubEscapedSecret(t *testing.T) {
-	r := NewRedactor(RedactOptions{})
+	r := newRedactor(RedactOptions{})
 	r.Headers(http.Header{"Authorization": {"Bearer tok<&>en-123"}})
 	// A service echoing the token inside JSON: json.Marshal escapes < & >.
 	line, _ := marshalLine(map[string]string{"echo": "tok<&>en-123"})

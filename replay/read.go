@@ -21,9 +21,9 @@ const (
 	FormatVegeta  = "vegeta"
 )
 
-// VegetaInterval is the spacing given to vegeta targets, which carry no timing:
+// vegetaInterval is the spacing given to vegeta targets, which carry no timing:
 // one request every 100 ms (10/s) at speed 1. Scale it with the replay speed.
-const VegetaInterval = 100 * time.Millisecond
+const vegetaInterval = 100 * time.Millisecond
 
 // maxLine bounds one line of a recording or of a targets file.
 const maxLine = 64 << 20
@@ -37,12 +37,12 @@ type ReadOptions struct {
 
 // Load reads the file at path in format (FormatAuto or "" guesses it) and
 // returns its requests sorted by offset.
-func Load(path, format string) ([]Request, error) {
+func Load(path, format string) ([]request, error) {
 	return LoadWith(path, format, ReadOptions{})
 }
 
 // LoadWith is Load with options.
-func LoadWith(path, format string, o ReadOptions) ([]Request, error) {
+func LoadWith(path, format string, o ReadOptions) ([]request, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open recording: %w", err)
@@ -51,21 +51,21 @@ func LoadWith(path, format string, o ReadOptions) ([]Request, error) {
 	br := bufio.NewReaderSize(f, 64<<10)
 	if format == "" || format == FormatAuto {
 		head, _ := br.Peek(4096)
-		format = Detect(head)
+		format = detect(head)
 		if format == "" {
-			return nil, fmt.Errorf("read %s: %w (want a msgload recording, HAR 1.2 or vegeta JSON targets; set --format)", path, ErrFormat)
+			return nil, fmt.Errorf("read %s: %w (want a msgload recording, HAR 1.2 or vegeta JSON targets; set --format)", path, errFormat)
 		}
 	}
-	var rs []Request
+	var rs []request
 	switch format {
 	case FormatMsgload:
-		rs, _, err = ReadRecording(br, o)
+		rs, _, err = readRecording(br, o)
 	case FormatHAR:
-		rs, err = ReadHAR(br, o)
+		rs, err = readHAR(br, o)
 	case FormatVegeta:
-		rs, err = ReadVegetaTargets(br, o)
+		rs, err = readVegetaTargets(br, o)
 	default:
-		return nil, fmt.Errorf("format %q: %w", format, ErrFormat)
+		return nil, fmt.Errorf("format %q: %w", format, errFormat)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s as %s: %w", path, format, err)
@@ -76,8 +76,8 @@ func LoadWith(path, format string, o ReadOptions) ([]Request, error) {
 	return rs, nil
 }
 
-// Detect guesses the format of a file from its first bytes: "" when it cannot tell.
-func Detect(head []byte) string {
+// detect guesses the format of a file from its first bytes: "" when it cannot tell.
+func detect(head []byte) string {
 	t := bytes.TrimLeft(head, " \t\r\n\ufeff")
 	if len(t) == 0 || t[0] != '{' {
 		return ""
@@ -97,13 +97,13 @@ func Detect(head []byte) string {
 	return ""
 }
 
-// ReadRecording reads a msgload recording: a Header line, then one Exchange a
+// readRecording reads a msgload recording: a Header line, then one Exchange a
 // line. Blank lines are skipped; a malformed line is an error naming its number.
-func ReadRecording(r io.Reader, o ReadOptions) ([]Request, Header, error) {
+func readRecording(r io.Reader, o ReadOptions) ([]request, header, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
-	var h Header
-	var rs []Request
+	var h header
+	var rs []request
 	var times []time.Time
 	line := 0
 	for sc.Scan() {
@@ -114,25 +114,25 @@ func ReadRecording(r io.Reader, o ReadOptions) ([]Request, Header, error) {
 		}
 		if h.Format == "" {
 			if err := json.Unmarshal(b, &h); err != nil || h.Format != FormatName {
-				return nil, h, fmt.Errorf("line %d: %w", line, ErrNotRecording)
+				return nil, h, fmt.Errorf("line %d: %w", line, errNotRecording)
 			}
 			if h.Version != FormatVersion {
-				return nil, h, fmt.Errorf("line %d: version %d: %w", line, h.Version, ErrVersion)
+				return nil, h, fmt.Errorf("line %d: version %d: %w", line, h.Version, errVersion)
 			}
 			continue
 		}
-		var e Exchange
+		var e exchange
 		if err := json.Unmarshal(b, &e); err != nil {
-			return nil, h, fmt.Errorf("line %d: %w: %v", line, ErrBadLine, err)
+			return nil, h, fmt.Errorf("line %d: %w: %v", line, errBadLine, err)
 		}
 		body, err := decodeBody(e.Body, e.BodyEncoding)
 		if err != nil {
-			return nil, h, fmt.Errorf("line %d: body: %w", line, ErrBadLine)
+			return nil, h, fmt.Errorf("line %d: body: %w", line, errBadLine)
 		}
 		if e.Method == "" || !strings.HasPrefix(e.Path, "/") {
-			return nil, h, fmt.Errorf("line %d: %w: method and an absolute path are required", line, ErrBadLine)
+			return nil, h, fmt.Errorf("line %d: %w: method and an absolute path are required", line, errBadLine)
 		}
-		req := Request{Method: e.Method, Path: e.Path, Query: e.Query, Header: e.Header, Body: body,
+		req := request{Method: e.Method, Path: e.Path, Query: e.Query, Header: e.Header, Body: body,
 			RecordedCode: e.Code, ClientID: e.Client}
 		req.finish(o.ClientHeader)
 		rs = append(rs, req)
@@ -146,7 +146,7 @@ func ReadRecording(r io.Reader, o ReadOptions) ([]Request, Header, error) {
 		return nil, h, fmt.Errorf("line %d: %w", line+1, err)
 	}
 	if h.Format == "" {
-		return nil, h, ErrNotRecording
+		return nil, h, errNotRecording
 	}
 	offsetsFrom(rs, times)
 	return rs, h, nil
@@ -186,25 +186,25 @@ type harHeader struct {
 	Value string `json:"value"`
 }
 
-// ReadHAR reads a HAR 1.2 file (log.entries[]). Entries are sorted by
+// readHAR reads a HAR 1.2 file (log.entries[]). Entries are sorted by
 // startedDateTime, whatever their order in the file; HTTP/2 pseudo-headers are
 // dropped.
-func ReadHAR(r io.Reader, o ReadOptions) ([]Request, error) {
+func readHAR(r io.Reader, o ReadOptions) ([]request, error) {
 	var f harFile
 	dec := json.NewDecoder(io.LimitReader(r, 1<<30))
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("decode HAR: %w", err)
 	}
-	rs := make([]Request, 0, len(f.Log.Entries))
+	rs := make([]request, 0, len(f.Log.Entries))
 	times := make([]time.Time, 0, len(f.Log.Entries))
 	for i, e := range f.Log.Entries {
 		t, err := time.Parse(time.RFC3339Nano, e.Started)
 		if err != nil {
-			return nil, fmt.Errorf("entry %d: startedDateTime %q: %w", i, e.Started, ErrBadLine)
+			return nil, fmt.Errorf("entry %d: startedDateTime %q: %w", i, e.Started, errBadLine)
 		}
 		u, err := url.Parse(e.Request.URL)
 		if err != nil || e.Request.Method == "" {
-			return nil, fmt.Errorf("entry %d: request url %q: %w", i, e.Request.URL, ErrBadLine)
+			return nil, fmt.Errorf("entry %d: request url %q: %w", i, e.Request.URL, errBadLine)
 		}
 		h := http.Header{}
 		for _, hh := range e.Request.Headers {
@@ -236,7 +236,7 @@ func ReadHAR(r io.Reader, o ReadOptions) ([]Request, error) {
 		if path == "" {
 			path = "/"
 		}
-		req := Request{Method: e.Request.Method, Path: path, Query: u.RawQuery, Header: h, Body: body,
+		req := request{Method: e.Request.Method, Path: path, Query: u.RawQuery, Header: h, Body: body,
 			RecordedCode: e.Response.Status}
 		req.finish(o.ClientHeader)
 		rs = append(rs, req)
@@ -254,12 +254,12 @@ type vegetaTarget struct {
 	Header map[string][]string `json:"header"`
 }
 
-// ReadVegetaTargets reads vegeta JSON targets, one object a line. They carry no
-// timing: request i gets offset i×VegetaInterval, in file order.
-func ReadVegetaTargets(r io.Reader, o ReadOptions) ([]Request, error) {
+// readVegetaTargets reads vegeta JSON targets, one object a line. They carry no
+// timing: request i gets offset i×vegetaInterval, in file order.
+func readVegetaTargets(r io.Reader, o ReadOptions) ([]request, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
-	var rs []Request
+	var rs []request
 	line := 0
 	for sc.Scan() {
 		line++
@@ -269,11 +269,11 @@ func ReadVegetaTargets(r io.Reader, o ReadOptions) ([]Request, error) {
 		}
 		var t vegetaTarget
 		if err := json.Unmarshal(b, &t); err != nil {
-			return nil, fmt.Errorf("line %d: %w: %v", line, ErrBadLine, err)
+			return nil, fmt.Errorf("line %d: %w: %v", line, errBadLine, err)
 		}
 		u, err := url.Parse(t.URL)
 		if err != nil || t.Method == "" || t.URL == "" {
-			return nil, fmt.Errorf("line %d: %w: method and url are required", line, ErrBadLine)
+			return nil, fmt.Errorf("line %d: %w: method and url are required", line, errBadLine)
 		}
 		h := http.Header{}
 		for k, vs := range t.Header {
@@ -285,7 +285,7 @@ func ReadVegetaTargets(r io.Reader, o ReadOptions) ([]Request, error) {
 		if path == "" {
 			path = "/"
 		}
-		req := Request{Offset: time.Duration(len(rs)) * VegetaInterval, Method: t.Method, Path: path,
+		req := request{Offset: time.Duration(len(rs)) * vegetaInterval, Method: t.Method, Path: path,
 			Query: u.RawQuery, Header: h, Body: t.Body}
 		req.finish(o.ClientHeader)
 		rs = append(rs, req)

@@ -21,13 +21,13 @@ func TestReadHAR(t *testing.T) {
 	}
 	// The file lists the later entry first: the reader sorts by startedDateTime.
 	m, n := rs[0], rs[1]
-	if m.API != APIMessaging || m.Op != OpSend || m.Offset != 0 || m.Query != "x=1" || m.RecordedCode != 200 {
+	if m.API != apiMessaging || m.Op != OpSend || m.Offset != 0 || m.Query != "x=1" || m.RecordedCode != 200 {
 		t.Errorf("first = %+v", m)
 	}
 	if m.ClientID != "login-1" { // from the Basic login, without its password
 		t.Errorf("messaging client = %q", m.ClientID)
 	}
-	if n.API != APINotify || n.Offset != 1500*time.Millisecond || n.RecordedCode != 429 || n.ExternalID != "ext-2" {
+	if n.API != apiNotify || n.Offset != 1500*time.Millisecond || n.RecordedCode != 429 || n.ExternalID != "ext-2" {
 		t.Errorf("second = %+v", n)
 	}
 	if n.ClientID != "app-1" { // from the bearer token's client_id claim
@@ -45,11 +45,11 @@ func TestReadHARFormParams(t *testing.T) {
 	// from them, and the client_id found in it.
 	in := `{"log":{"entries":[{"startedDateTime":"2026-01-01T00:00:00Z","request":{"method":"POST","url":"http://h/oauth/token",
 	"postData":{"mimeType":"application/x-www-form-urlencoded","params":[{"name":"grant_type","value":"client_credentials"},{"name":"client_id","value":"c7"}]}},"response":{"status":200}}]}}`
-	rs, err := ReadHAR(strings.NewReader(in), ReadOptions{})
+	rs, err := readHAR(strings.NewReader(in), ReadOptions{})
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("%v %v", rs, err)
 	}
-	if string(rs[0].Body) != "client_id=c7&grant_type=client_credentials" || rs[0].ClientID != "c7" || rs[0].API != APIToken {
+	if string(rs[0].Body) != "client_id=c7&grant_type=client_credentials" || rs[0].ClientID != "c7" || rs[0].API != apiToken {
 		t.Errorf("%+v", rs[0])
 	}
 }
@@ -60,7 +60,7 @@ func TestReadVegetaTargets(t *testing.T) {
 
 {"method":"GET","url":"http://h/messaging/v1/check-status/abc"}
 `
-	rs, err := ReadVegetaTargets(strings.NewReader(in), ReadOptions{ClientHeader: "X-Client"})
+	rs, err := readVegetaTargets(strings.NewReader(in), ReadOptions{ClientHeader: "X-Client"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,8 +70,8 @@ func TestReadVegetaTargets(t *testing.T) {
 	if string(rs[0].Body) != `{"externalId":"e1"}` || rs[0].ExternalID != "e1" || rs[0].ClientID != "c9" {
 		t.Errorf("first = %+v", rs[0])
 	}
-	// Targets carry no time: they are spaced VegetaInterval apart in file order.
-	if rs[1].Offset != VegetaInterval || rs[1].Op != OpCheckStatus {
+	// Targets carry no time: they are spaced vegetaInterval apart in file order.
+	if rs[1].Offset != vegetaInterval || rs[1].Op != opCheckStatus {
 		t.Errorf("second = %+v", rs[1])
 	}
 }
@@ -79,14 +79,14 @@ func TestReadVegetaTargets(t *testing.T) {
 func TestReadRecordingOutOfOrder(t *testing.T) {
 	start := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	var buf bytes.Buffer
-	h, _ := marshalLine(Header{Format: FormatName, Version: FormatVersion, Started: start})
+	h, _ := marshalLine(header{Format: FormatName, Version: FormatVersion, Started: start})
 	buf.Write(h)
 	for i, off := range []time.Duration{2 * time.Second, time.Second, time.Second, 0} {
-		l, _ := marshalLine(Exchange{Time: start.Add(off), Offset: int64(off), Method: "POST",
+		l, _ := marshalLine(exchange{Time: start.Add(off), Offset: int64(off), Method: "POST",
 			Path: "/api/v1/notifications", Body: `{"externalId":"e` + string(rune('0'+i)) + `"}`, Code: 200})
 		buf.Write(l)
 	}
-	rs, _, err := ReadRecording(&buf, ReadOptions{})
+	rs, _, err := readRecording(&buf, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,14 +106,14 @@ func TestReadRecordingRejects(t *testing.T) {
 		in   string
 		want error
 	}{
-		{`{"method":"GET","path":"/"}`, ErrNotRecording},                                                                                                  // no header line
-		{`{"format":"msgload-recording","version":2}`, ErrVersion},                                                                                        // a future version is refused, not misread
-		{"{\"format\":\"msgload-recording\",\"version\":1}\n{bad", ErrBadLine},                                                                            // broken JSON names the line
-		{"{\"format\":\"msgload-recording\",\"version\":1}\n{\"method\":\"GET\",\"path\":\"rel\"}", ErrBadLine},                                           // relative path
-		{"{\"format\":\"msgload-recording\",\"version\":1}\n{\"method\":\"GET\",\"path\":\"/\",\"body\":\"!\",\"body_encoding\":\"base64\"}", ErrBadLine}, // bad base64
+		{`{"method":"GET","path":"/"}`, errNotRecording},                                                                                                  // no header line
+		{`{"format":"msgload-recording","version":2}`, errVersion},                                                                                        // a future version is refused, not misread
+		{"{\"format\":\"msgload-recording\",\"version\":1}\n{bad", errBadLine},                                                                            // broken JSON names the line
+		{"{\"format\":\"msgload-recording\",\"version\":1}\n{\"method\":\"GET\",\"path\":\"rel\"}", errBadLine},                                           // relative path
+		{"{\"format\":\"msgload-recording\",\"version\":1}\n{\"method\":\"GET\",\"path\":\"/\",\"body\":\"!\",\"body_encoding\":\"base64\"}", errBadLine}, // bad base64
 	}
 	for _, tt := range tests {
-		if _, _, err := ReadRecording(strings.NewReader(tt.in), ReadOptions{}); !errors.Is(err, tt.want) {
+		if _, _, err := readRecording(strings.NewReader(tt.in), ReadOptions{}); !errors.Is(err, tt.want) {
 			t.Errorf("%q: err %v, want %v", tt.in, err, tt.want)
 		}
 	}
@@ -128,7 +128,7 @@ func TestDetect(t *testing.T) {
 		{``, ""},              // empty
 	}
 	for _, tt := range tests {
-		if got := Detect([]byte(tt.head)); got != tt.want {
+		if got := detect([]byte(tt.head)); got != tt.want {
 			t.Errorf("Detect(%q) = %q, want %q", tt.head, got, tt.want)
 		}
 	}
@@ -143,16 +143,16 @@ func TestLoadErrors(t *testing.T) {
 	}
 	text := filepath.Join(dir, "t.txt")
 	os.WriteFile(text, []byte("GET http://x/\n"), 0o600)
-	if _, err := Load(text, ""); !errors.Is(err, ErrFormat) {
+	if _, err := Load(text, ""); !errors.Is(err, errFormat) {
 		t.Errorf("unknown format: %v", err)
 	}
-	if _, err := Load(text, "pcap"); !errors.Is(err, ErrFormat) {
+	if _, err := Load(text, "pcap"); !errors.Is(err, errFormat) {
 		t.Errorf("bad format name: %v", err)
 	}
 }
 
 // checkRequests asserts what every reader promises, whatever the input.
-func checkRequests(t *testing.T, rs []Request) {
+func checkRequests(t *testing.T, rs []request) {
 	for i, r := range rs {
 		if i > 0 && rs[i-1].Offset > r.Offset {
 			t.Fatalf("not sorted at %d", i)
@@ -175,7 +175,7 @@ func FuzzReadRecording(f *testing.F) {
 	f.Add([]byte("{\"format\":\"msgload-recording\",\"version\":1,\"started\":\"2026-11-23T10:00:00Z\"}\n{\"time\":\"2026-11-23T10:00:01.5Z\",\"offset_ns\":1500000000,\"method\":\"POST\",\"path\":\"/api/v1/notifications\",\"body\":\"{\\\"externalId\\\":\\\"x\\\"}\",\"code\":200,\"latency_s\":0.01}\n"))
 	f.Add([]byte("{\"format\":\"msgload-recording\",\"version\":1}\n{\"method\":\"GET\",\"path\":\"/\",\"body\":\"AAE=\",\"body_encoding\":\"base64\"}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		rs, _, err := ReadRecording(bytes.NewReader(b), ReadOptions{})
+		rs, _, err := readRecording(bytes.NewReader(b), ReadOptions{})
 		if err != nil {
 			return
 		}
@@ -189,7 +189,7 @@ func FuzzReadHAR(f *testing.F) {
 	}
 	f.Add([]byte(`{"log":{"entries":[{"startedDateTime":"2026-01-01T00:00:00Z","request":{"method":"GET","url":"/x"},"response":{"status":0}}]}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		rs, err := ReadHAR(bytes.NewReader(b), ReadOptions{})
+		rs, err := readHAR(bytes.NewReader(b), ReadOptions{})
 		if err != nil {
 			return
 		}
@@ -201,7 +201,7 @@ func FuzzReadVegetaTargets(f *testing.F) {
 	f.Add([]byte(`{"method":"POST","url":"http://h/api/v1/notifications","body":"e30=","header":{"Authorization":["Bearer a.b.c"]}}` + "\n"))
 	f.Add([]byte(`{"method":"GET","url":"http://h/messaging/v1/check-status/1"}` + "\n\n" + `{"method":"GET","url":"::"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		rs, err := ReadVegetaTargets(bytes.NewReader(b), ReadOptions{})
+		rs, err := readVegetaTargets(bytes.NewReader(b), ReadOptions{})
 		if err != nil {
 			return
 		}

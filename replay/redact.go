@@ -16,7 +16,7 @@ import (
 // RedactOptions says what to remove from a recording besides the fixed list.
 type RedactOptions struct {
 	// SecretFields are extra patterns (--redact-field), on top of
-	// DefaultRedactPatterns, matched like them against header names, JSON
+	// defaultRedactPatterns, matched like them against header names, JSON
 	// fields, form fields and query parameters.
 	SecretFields []string
 	// SecretHeaders are extra header names to remove (exactly, any case), on
@@ -28,13 +28,13 @@ type RedactOptions struct {
 	MaskRecipients bool
 }
 
-// DefaultRedactPatterns name the secrets removed from every header, JSON
+// defaultRedactPatterns name the secrets removed from every header, JSON
 // field (at any depth), form field and query parameter. A name is folded
 // before it is matched: lower case, without '-', '_', '.' and spaces, so
 // "X-Api-Key", "x_api_key", "apiKey" and "APIKEY" all fold to "xapikey" or
 // "apikey". A pattern is a folded name in which '*' stands for any run of
 // characters (none included).
-var DefaultRedactPatterns = []string{
+var defaultRedactPatterns = []string{
 	"*password*", "*passwd*", "*passphrase*", "pwd", // passwords
 	"*secret*",     // client_secret, clientSecret, x-client-secret
 	"*token*",      // access_token, refresh_token, id_token, x-auth-token, x-csrf-token
@@ -89,11 +89,11 @@ func globMatch(pattern, s string) bool {
 	return p == len(pattern)
 }
 
-// Redactor removes secrets from exchanges before they are written. Besides the
+// redactor removes secrets from exchanges before they are written. Besides the
 // fields it is told about, it remembers every credential it has removed (bearer
 // tokens, Basic passwords, client secrets, issued access tokens) and scrubs those
 // exact strings from anything else it writes, so an echoed token cannot leak.
-type Redactor struct {
+type redactor struct {
 	patterns []string        // folded
 	exact    map[string]bool // folded patterns without '*'
 	headers  []string
@@ -106,10 +106,10 @@ type Redactor struct {
 // maxSeenSecrets bounds the memory of literal secrets.
 const maxSeenSecrets = 4096
 
-// NewRedactor returns a Redactor for o.
-func NewRedactor(o RedactOptions) *Redactor {
-	r := &Redactor{exact: map[string]bool{}, mask: o.MaskRecipients, seen: map[string]struct{}{}}
-	for _, f := range append(append([]string{}, DefaultRedactPatterns...), o.SecretFields...) {
+// newRedactor returns a Redactor for o.
+func newRedactor(o RedactOptions) *redactor {
+	r := &redactor{exact: map[string]bool{}, mask: o.MaskRecipients, seen: map[string]struct{}{}}
+	for _, f := range append(append([]string{}, defaultRedactPatterns...), o.SecretFields...) {
 		f = foldName(f)
 		if f == "" || slices.Contains(r.patterns, f) {
 			continue
@@ -125,7 +125,7 @@ func NewRedactor(o RedactOptions) *Redactor {
 
 // Secret reports whether a header, JSON field, form field or query
 // parameter of this name is removed.
-func (r *Redactor) Secret(name string) bool {
+func (r *redactor) Secret(name string) bool {
 	f := foldName(name)
 	if r.exact[f] {
 		return true
@@ -139,7 +139,7 @@ func (r *Redactor) Secret(name string) bool {
 }
 
 // Fields lists the patterns of what is removed, for the recording header.
-func (r *Redactor) Fields() []string {
+func (r *redactor) Fields() []string {
 	out := slices.Clone(r.patterns)
 	slices.Sort(out)
 	return out
@@ -147,7 +147,7 @@ func (r *Redactor) Fields() []string {
 
 // remember keeps a literal secret to scrub later. Short values are ignored: they
 // would scrub innocent text.
-func (r *Redactor) remember(s string) {
+func (r *redactor) remember(s string) {
 	s = strings.TrimSpace(s)
 	if len(s) < 6 {
 		return
@@ -170,7 +170,7 @@ func (r *Redactor) remember(s string) {
 }
 
 // learnHeader remembers the secret parts of a credential header value.
-func (r *Redactor) learnHeader(v string) {
+func (r *redactor) learnHeader(v string) {
 	r.remember(v)
 	scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " ")
 	if !ok {
@@ -187,7 +187,7 @@ func (r *Redactor) learnHeader(v string) {
 }
 
 // Headers returns h without credential headers, remembering their values.
-func (r *Redactor) Headers(h http.Header) http.Header {
+func (r *redactor) Headers(h http.Header) http.Header {
 	out := h.Clone()
 	if out == nil {
 		return nil
@@ -210,7 +210,7 @@ func (r *Redactor) Headers(h http.Header) http.Header {
 }
 
 // Query returns a raw query without secret parameters.
-func (r *Redactor) Query(raw string) string {
+func (r *redactor) Query(raw string) string {
 	if raw == "" {
 		return ""
 	}
@@ -228,7 +228,7 @@ func (r *Redactor) Query(raw string) string {
 			changed = true
 		} else if r.mask {
 			for i, s := range vals {
-				if m := MaskPhone(s); m != s {
+				if m := maskPhone(s); m != s {
 					vals[i] = m
 					changed = true
 				}
@@ -244,7 +244,7 @@ func (r *Redactor) Query(raw string) string {
 // Body returns body without secret fields: JSON objects lose them at any depth,
 // forms lose them by name. A body that is neither is kept as is (after the
 // literal scrub applied to whole lines).
-func (r *Redactor) Body(contentType string, body []byte) []byte {
+func (r *redactor) Body(contentType string, body []byte) []byte {
 	t := bytes.TrimSpace(body)
 	if len(t) == 0 {
 		return body
@@ -280,7 +280,7 @@ var formRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]+=[^&]*(&[A-Za-z0-9_.\-]+=[^&]*
 
 func looksLikeForm(b []byte) bool { return len(b) < 1<<16 && formRE.Match(b) }
 
-func (r *Redactor) walk(v any) any {
+func (r *redactor) walk(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
@@ -299,13 +299,13 @@ func (r *Redactor) walk(v any) any {
 		return x
 	case string:
 		if r.mask {
-			return MaskPhone(x)
+			return maskPhone(x)
 		}
 	}
 	return v
 }
 
-func (r *Redactor) learnValue(v any) {
+func (r *redactor) learnValue(v any) {
 	switch x := v.(type) {
 	case string:
 		r.remember(x)
@@ -322,7 +322,7 @@ func (r *Redactor) learnValue(v any) {
 
 // Scrub replaces every remembered secret in line by "[redacted]". It runs on
 // the whole encoded line, and knows each secret as is and JSON-escaped.
-func (r *Redactor) Scrub(line []byte) []byte {
+func (r *redactor) Scrub(line []byte) []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for s := range r.seen {
@@ -335,7 +335,7 @@ func (r *Redactor) Scrub(line []byte) []byte {
 
 // Exchange redacts a whole exchange in place: headers, query, bodies; a token
 // endpoint's answer body is dropped entirely.
-func (r *Redactor) Exchange(e *Exchange, reqBody, respBody []byte) {
+func (r *redactor) Exchange(e *exchange, reqBody, respBody []byte) {
 	ct := e.Header.Get("Content-Type")
 	e.Header = r.Headers(e.Header)
 	e.RespHeader = r.Headers(e.RespHeader)
@@ -344,8 +344,8 @@ func (r *Redactor) Exchange(e *Exchange, reqBody, respBody []byte) {
 	e.RespHeader.Del("Content-Length")
 	e.Query = r.Query(e.Query)
 	e.Body, e.BodyEncoding = encodeBody(r.Body(ct, reqBody))
-	api, _ := Classify(e.Method, e.Path)
-	if api == APIToken || bytes.Contains(respBody, []byte("access_token")) {
+	api, _ := classify(e.Method, e.Path)
+	if api == apiToken || bytes.Contains(respBody, []byte("access_token")) {
 		// Learn the issued token so it is scrubbed wherever it shows up later.
 		r.Body("application/json", respBody)
 		e.RespBody, e.RespEncoding = "", ""
@@ -356,10 +356,10 @@ func (r *Redactor) Exchange(e *Exchange, reqBody, respBody []byte) {
 
 var phoneRE = regexp.MustCompile(`^\+?[0-9]{10,15}$`)
 
-// MaskPhone masks a phone number, keeping its country code, the next three
+// maskPhone masks a phone number, keeping its country code, the next three
 // digits, the last two digits and its length: "+79991234567" → "+7999*****67".
 // Strings that are not phone numbers are returned unchanged.
-func MaskPhone(s string) string {
+func maskPhone(s string) string {
 	if !phoneRE.MatchString(s) {
 		return s
 	}

@@ -13,7 +13,7 @@ func FuzzRedactBody(f *testing.F) {
 	f.Add("application/x-www-form-urlencoded", []byte("grant_type=client_credentials&client_id=a&client_secret=s"))
 	f.Add("", []byte(`[{"Access_Token":"t"}]`))
 	f.Fuzz(func(t *testing.T, ct string, body []byte) {
-		r := NewRedactor(RedactOptions{MaskRecipients: true})
+		r := newRedactor(RedactOptions{MaskRecipients: true})
 		out := r.Body(ct, body)
 		var v any
 		if json.Unmarshal(out, &v) == nil {
@@ -36,7 +36,7 @@ func FuzzRedactBody(f *testing.F) {
 	})
 }
 
-func secretKey(r *Redactor, v any) string {
+func secretKey(r *redactor, v any) string {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {

@@ -21,7 +21,7 @@ func TestRedactCommonSecretNames(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			value := "v-" + strings.ToLower(strings.ReplaceAll(name, "-", "")) + "-Secret-Value"
-			r := NewRedactor(RedactOptions{})
+			r := newRedactor(RedactOptions{})
 			if !r.Secret(name) {
 				t.Fatalf("%q is not a secret name", name)
 			}
@@ -32,7 +32,7 @@ func TestRedactCommonSecretNames(t *testing.T) {
 				}
 			}
 			// a header
-			e := Exchange{Method: "POST", Path: "/api/v1/notifications", Header: http.Header{}, RespHeader: http.Header{}}
+			e := exchange{Method: "POST", Path: "/api/v1/notifications", Header: http.Header{}, RespHeader: http.Header{}}
 			e.Header.Set(name, value)
 			e.RespHeader.Set(name, value)
 			// a query parameter
@@ -65,7 +65,7 @@ func TestRedactCommonSecretNames(t *testing.T) {
 		})
 	}
 	// names that are not secrets are kept
-	r := NewRedactor(RedactOptions{})
+	r := newRedactor(RedactOptions{})
 	for _, name := range []string{"externalId", "notificationText", "recipient", "Idempotency-Key", "Content-Type", "trackData", "sender", "keyword"} {
 		if r.Secret(name) {
 			t.Errorf("%q is taken for a secret", name)
@@ -76,21 +76,21 @@ func TestRedactCommonSecretNames(t *testing.T) {
 // --redact-field adds a pattern, matched the same way: a name ("pin" is pin,
 // PIN, Pin) or, with '*', a family ("*pin" is also x-pin, X_Pin).
 func TestRedactFieldAddsOne(t *testing.T) {
-	if NewRedactor(RedactOptions{}).Secret("X-Pin") {
+	if newRedactor(RedactOptions{}).Secret("X-Pin") {
 		t.Fatal("pin is a secret without --redact-field")
 	}
-	r := NewRedactor(RedactOptions{SecretFields: []string{"*pin", "*otp*"}})
+	r := newRedactor(RedactOptions{SecretFields: []string{"*pin", "*otp*"}})
 	for _, name := range []string{"pin", "PIN", "x-pin", "X_Pin", "otp", "sms_otp_code"} {
 		if !r.Secret(name) {
 			t.Errorf("%q not redacted", name)
 		}
 	}
-	e := Exchange{Method: "POST", Path: "/x", Header: http.Header{"X-Pin": {"1234-5678"}}, Query: "pin=4321"}
+	e := exchange{Method: "POST", Path: "/x", Header: http.Header{"X-Pin": {"1234-5678"}}, Query: "pin=4321"}
 	r.Exchange(&e, []byte(`{"n":{"Pin":"9876"}}`), nil)
 	if e.Header.Get("X-Pin") != "" || e.Query != "" || strings.Contains(e.Body, "9876") {
 		t.Fatalf("kept: %+v", e)
 	}
-	if exact := NewRedactor(RedactOptions{SecretFields: []string{"pin"}}); !exact.Secret("PIN") || exact.Secret("x-pin") {
+	if exact := newRedactor(RedactOptions{SecretFields: []string{"pin"}}); !exact.Secret("PIN") || exact.Secret("x-pin") {
 		t.Fatal("a pattern without '*' is one name, in any case")
 	}
 	if got := r.Fields(); !strings.Contains(strings.Join(got, " "), "*pin") {

@@ -32,13 +32,13 @@ type Report struct {
 	End         time.Time              `json:"end"`                           //
 	Interrupted bool                   `json:"interrupted,omitempty"`
 	Lateness    Lateness               `json:"lateness"`          // how late the hits left against plan
-	Codes       []CodeRow              `json:"codes"`             // recorded against replayed response codes
+	Codes       []codeRow              `json:"codes"`             // recorded against replayed response codes
 	Matching    int                    `json:"matching"`          // requests answered with the recorded code
 	Clients     map[string][][2]string `json:"clients,omitempty"` // api → [recorded, scenario] pairs
 }
 
-// CodeRow counts requests of one API by recorded and replayed response code.
-type CodeRow struct {
+// codeRow counts requests of one API by recorded and replayed response code.
+type codeRow struct {
 	API      string `json:"api"`
 	Recorded int    `json:"recorded"` // 0: none recorded (vegeta targets) or no answer
 	Replayed int    `json:"replayed"` // 0: no answer
@@ -83,13 +83,13 @@ func channelsOf(body []byte) []string {
 }
 
 // sortedRows turns counts into rows ordered by api, recorded, replayed code.
-func sortedRows(codes map[CodeRow]int) []CodeRow {
-	rows := make([]CodeRow, 0, len(codes))
+func sortedRows(codes map[codeRow]int) []codeRow {
+	rows := make([]codeRow, 0, len(codes))
 	for row, n := range codes {
 		row.Count = n
 		rows = append(rows, row)
 	}
-	slices.SortFunc(rows, func(a, b CodeRow) int {
+	slices.SortFunc(rows, func(a, b codeRow) int {
 		if c := strings.Compare(a.API, b.API); c != 0 {
 			return c
 		}
@@ -115,7 +115,7 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 	l := r.Lateness
 	fmt.Fprintf(w, "  pacing: %d of %d hits more than %v late; lateness p50 %v, p99 %v, max %v\n",
-		l.Late, l.Hits, LateThreshold, l.P50, l.P99, l.Max)
+		l.Late, l.Hits, lateThreshold, l.P50, l.P99, l.Max)
 	if r.Other > 0 {
 		fmt.Fprintf(w, "  other recorded requests replayed: %d (status checks, webhook registrations, other calls; see attempts.jsonl)\n", r.Other)
 	}

@@ -13,34 +13,34 @@ import (
 
 // API classes of a request, by path.
 const (
-	APIMessaging = "messaging"
-	APINotify    = "notify"
-	APIToken     = "token"
-	APIOther     = "other"
+	apiMessaging = "messaging"
+	apiNotify    = "notify"
+	apiToken     = "token"
+	apiOther     = "other"
 )
 
 // Operations of a request, by method and path.
 const (
 	OpSend        = "send"
-	OpCheckStatus = "check_status"
-	OpWebhook     = "webhook"
-	OpToken       = "token"
-	OpOther       = "other"
+	opCheckStatus = "check_status"
+	opWebhook     = "webhook"
+	opToken       = "token"
+	opOther       = "other"
 )
 
 // Sentinel errors.
 var (
-	ErrFormat       = errors.New("unknown recording format")
-	ErrNotRecording = errors.New("not a msgload recording")
-	ErrVersion      = errors.New("unsupported recording version")
+	errFormat       = errors.New("unknown recording format")
+	errNotRecording = errors.New("not a msgload recording")
+	errVersion      = errors.New("unsupported recording version")
 	ErrNoRequests   = errors.New("no requests in the file")
 	ErrBadSpeed     = errors.New("speed must be a positive number")
-	ErrBadLine      = errors.New("malformed line")
+	errBadLine      = errors.New("malformed line")
 )
 
-// Request is one request to replay, whatever file it was read from. Header never
+// request is one request to replay, whatever file it was read from. Header never
 // carries credentials (Authorization, cookies): the attacker adds fresh ones.
-type Request struct {
+type request struct {
 	Offset       time.Duration // from the first request of the file, unscaled
 	Method       string
 	Path         string // URL path, as recorded (no scheme or host)
@@ -48,39 +48,39 @@ type Request struct {
 	Header       http.Header
 	Body         []byte
 	RecordedCode int    // response status recorded; 0 when the file has none
-	API          string // APIMessaging, APINotify, APIToken, APIOther
-	Op           string // OpSend, OpCheckStatus, OpWebhook, OpToken, OpOther
+	API          string // apiMessaging, apiNotify, apiToken, apiOther
+	Op           string // OpSend, opCheckStatus, opWebhook, opToken, opOther
 	ClientID     string // recorded client (Basic login, token client_id claim, form client_id, configured header); "" when unknown
 	ExternalID   string // notify: externalId of the body, when any
 }
 
-// Classify returns the API and operation of a request from its method and path.
-func Classify(method, path string) (api, op string) {
+// classify returns the API and operation of a request from its method and path.
+func classify(method, path string) (api, op string) {
 	p := strings.TrimRight(path, "/")
 	switch {
 	case strings.Contains(p, "/messaging/"):
 		switch {
 		case strings.HasSuffix(p, "/send"):
-			return APIMessaging, OpSend
+			return apiMessaging, OpSend
 		case strings.Contains(p, "/check-status"):
-			return APIMessaging, OpCheckStatus
+			return apiMessaging, opCheckStatus
 		}
-		return APIMessaging, OpOther
+		return apiMessaging, opOther
 	case strings.HasSuffix(p, "/api/v1/notifications"):
-		return APINotify, OpSend
+		return apiNotify, OpSend
 	case strings.HasSuffix(p, "/api/v1/webhooks"):
-		return APINotify, OpWebhook
+		return apiNotify, opWebhook
 	case strings.Contains(p, "/api/v1/"):
-		return APINotify, OpOther
+		return apiNotify, opOther
 	case strings.HasSuffix(p, "/token") || strings.Contains(p, "/oauth"):
-		return APIToken, OpToken
+		return apiToken, opToken
 	}
-	return APIOther, OpOther
+	return apiOther, opOther
 }
 
 // finish fills the derived fields of r from its header and body, and removes
 // credentials from its header.
-func (r *Request) finish(clientHeader string) {
+func (r *request) finish(clientHeader string) {
 	r.Method = strings.ToUpper(r.Method)
 	if r.Method == "" {
 		r.Method = http.MethodGet
@@ -88,7 +88,7 @@ func (r *Request) finish(clientHeader string) {
 	if r.Path == "" {
 		r.Path = "/"
 	}
-	r.API, r.Op = Classify(r.Method, r.Path)
+	r.API, r.Op = classify(r.Method, r.Path)
 	if r.Header == nil {
 		r.Header = http.Header{}
 	}
@@ -197,8 +197,8 @@ func externalIDFromBody(body []byte) string {
 }
 
 // sortRequests orders rs by offset, keeping the file order among equal offsets.
-func sortRequests(rs []Request) {
-	slices.SortStableFunc(rs, func(a, b Request) int {
+func sortRequests(rs []request) {
+	slices.SortStableFunc(rs, func(a, b request) int {
 		switch {
 		case a.Offset < b.Offset:
 			return -1
@@ -211,7 +211,7 @@ func sortRequests(rs []Request) {
 
 // offsetsFrom sets each request's Offset from its time against the earliest time,
 // so out-of-order timestamps give non-negative offsets, then sorts.
-func offsetsFrom(rs []Request, times []time.Time) {
+func offsetsFrom(rs []request, times []time.Time) {
 	if len(times) == 0 {
 		return
 	}

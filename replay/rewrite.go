@@ -14,21 +14,21 @@ const (
 	ExternalIDsNew  = "new"  // send fresh, run-tagged externalIds (rundir.Tag), the same for repeats of one recorded id
 )
 
-// ClientMap maps recorded client ids onto the scenario's clients, per API, in
+// clientMap maps recorded client ids onto the scenario's clients, per API, in
 // order of first appearance: the first recorded client gets the first scenario
 // client, and so on, round robin when the recording has more clients than the
 // scenario. Requests with no recorded client are spread by position.
-type ClientMap struct {
+type clientMap struct {
 	clients map[string][]string          // api → scenario clients
 	m       map[string]map[string]string // api → recorded → scenario
 	order   map[string][]string          // api → recorded, in order of first appearance
 }
 
-// NewClientMap builds the map for reqs. clients gives the scenario's client ids
-// per API (APIMessaging: logins, APINotify: client_ids); an API with none keeps
+// newClientMap builds the map for reqs. clients gives the scenario's client ids
+// per API (apiMessaging: logins, apiNotify: client_ids); an API with none keeps
 // its recorded ids.
-func NewClientMap(reqs []Request, clients map[string][]string) *ClientMap {
-	cm := &ClientMap{clients: clients, m: map[string]map[string]string{}, order: map[string][]string{}}
+func newClientMap(reqs []request, clients map[string][]string) *clientMap {
+	cm := &clientMap{clients: clients, m: map[string]map[string]string{}, order: map[string][]string{}}
 	for _, r := range reqs {
 		api := clientAPI(r.API)
 		cs := clients[api]
@@ -49,14 +49,14 @@ func NewClientMap(reqs []Request, clients map[string][]string) *ClientMap {
 
 // clientAPI is the API whose clients a request uses: token calls are notify's.
 func clientAPI(api string) string {
-	if api == APIToken {
-		return APINotify
+	if api == apiToken {
+		return apiNotify
 	}
 	return api
 }
 
 // Client returns the scenario client for request i of the replay.
-func (cm *ClientMap) Client(i int, r *Request) string {
+func (cm *clientMap) Client(i int, r *request) string {
 	api := clientAPI(r.API)
 	cs := cm.clients[api]
 	if len(cs) == 0 {
@@ -70,7 +70,7 @@ func (cm *ClientMap) Client(i int, r *Request) string {
 
 // Pairs lists the mapping, recorded → scenario, per API, in order of first
 // appearance (for the replay report).
-func (cm *ClientMap) Pairs() map[string][][2]string {
+func (cm *clientMap) Pairs() map[string][][2]string {
 	out := map[string][][2]string{}
 	for api, rec := range cm.order {
 		for _, r := range rec {
@@ -80,17 +80,17 @@ func (cm *ClientMap) Pairs() map[string][][2]string {
 	return out
 }
 
-// BodyRewrite says how to change a request body for replay.
-type BodyRewrite struct {
+// bodyRewrite says how to change a request body for replay.
+type bodyRewrite struct {
 	SinkURL    string            // sink base URL: messaging `callback` → SinkURL/callback, webhook registrations → SinkURL/webhook; "" keeps them
 	ExternalID string            // notify: externalId to send; "" keeps the recorded one
 	TrackData  map[string]string // messaging: entries added to trackData (the correlation tag)
 }
 
-// RewriteBody returns the body of r rewritten for replay. Bodies that are not
+// rewriteBody returns the body of r rewritten for replay. Bodies that are not
 // JSON objects are returned unchanged; masked phone numbers (digits replaced by
 // '*' at recording) get digits again, the same for the same masked number.
-func RewriteBody(r *Request, o BodyRewrite) ([]byte, error) {
+func rewriteBody(r *request, o bodyRewrite) ([]byte, error) {
 	t := bytes.TrimSpace(r.Body)
 	if len(t) == 0 || t[0] != '{' {
 		return r.Body, nil
@@ -102,7 +102,7 @@ func RewriteBody(r *Request, o BodyRewrite) ([]byte, error) {
 		return r.Body, nil // sent as recorded: the service's answer to it is part of the replay
 	}
 	switch {
-	case r.API == APIMessaging && r.Op == OpSend:
+	case r.API == apiMessaging && r.Op == OpSend:
 		if o.SinkURL != "" {
 			m["callback"] = strings.TrimRight(o.SinkURL, "/") + "/callback"
 		}
@@ -116,11 +116,11 @@ func RewriteBody(r *Request, o BodyRewrite) ([]byte, error) {
 			}
 			m["trackData"] = td
 		}
-	case r.API == APINotify && r.Op == OpSend:
+	case r.API == apiNotify && r.Op == OpSend:
 		if o.ExternalID != "" {
 			m["externalId"] = o.ExternalID
 		}
-	case r.API == APINotify && r.Op == OpWebhook:
+	case r.API == apiNotify && r.Op == opWebhook:
 		if o.SinkURL != "" {
 			for _, k := range []string{"url", "webhookUrl", "webhook", "callbackUrl", "callback"} {
 				if _, ok := m[k].(string); ok {
@@ -137,10 +137,10 @@ func RewriteBody(r *Request, o BodyRewrite) ([]byte, error) {
 	return b, nil
 }
 
-// Unmask gives a masked phone number digits again: each '*' becomes a digit
+// unmask gives a masked phone number digits again: each '*' becomes a digit
 // drawn from a hash of the masked number, so one masked number always gives the
 // same number and distinct ones rarely collide.
-func Unmask(s string) string {
+func unmask(s string) string {
 	if !strings.Contains(s, "*") || !maskedRE(s) {
 		return s
 	}
@@ -184,7 +184,7 @@ func unmaskAll(v any) any {
 			x[i] = unmaskAll(x[i])
 		}
 	case string:
-		return Unmask(x)
+		return unmask(x)
 	}
 	return v
 }

@@ -10,16 +10,16 @@ import (
 )
 
 func TestClientMap(t *testing.T) {
-	reqs := []Request{
-		{API: APINotify, ClientID: "rec-b"}, // first seen: gets the first scenario client
-		{API: APINotify, ClientID: "rec-a"}, // second: the second
-		{API: APINotify, ClientID: "rec-b"}, // seen before: same as before
-		{API: APINotify, ClientID: "rec-c"}, // more recorded than scenario clients: round robin back to the first
-		{API: APIToken, ClientID: "rec-a"},  // token calls use the notify clients
-		{API: APIMessaging, ClientID: "login-x"},
-		{API: APINotify, ClientID: ""}, // unknown client: by position (index 6 % 2 = 0)
+	reqs := []request{
+		{API: apiNotify, ClientID: "rec-b"}, // first seen: gets the first scenario client
+		{API: apiNotify, ClientID: "rec-a"}, // second: the second
+		{API: apiNotify, ClientID: "rec-b"}, // seen before: same as before
+		{API: apiNotify, ClientID: "rec-c"}, // more recorded than scenario clients: round robin back to the first
+		{API: apiToken, ClientID: "rec-a"},  // token calls use the notify clients
+		{API: apiMessaging, ClientID: "login-x"},
+		{API: apiNotify, ClientID: ""}, // unknown client: by position (index 6 % 2 = 0)
 	}
-	cm := NewClientMap(reqs, map[string][]string{APINotify: {"s1", "s2"}, APIMessaging: {"m1"}})
+	cm := newClientMap(reqs, map[string][]string{apiNotify: {"s1", "s2"}, apiMessaging: {"m1"}})
 	want := []string{"s1", "s2", "s1", "s1", "s2", "m1", "s1"}
 	for i := range reqs {
 		if got := cm.Client(i, &reqs[i]); got != want[i] {
@@ -27,7 +27,7 @@ func TestClientMap(t *testing.T) {
 		}
 	}
 	// An API with no scenario clients keeps the recorded ids.
-	cm = NewClientMap(reqs, nil)
+	cm = newClientMap(reqs, nil)
 	if got := cm.Client(0, &reqs[0]); got != "rec-b" {
 		t.Errorf("no scenario clients: %q", got)
 	}
@@ -36,43 +36,43 @@ func TestClientMap(t *testing.T) {
 func TestRewriteBody(t *testing.T) {
 	tests := []struct {
 		name string
-		req  Request
-		o    BodyRewrite
+		req  request
+		o    bodyRewrite
 		want string
 	}{
 		{ // callback goes to the sink, the tag joins the recorded trackData, masked recipient gets digits
 			"messaging send",
-			Request{API: APIMessaging, Op: OpSend, Body: []byte(`{"callback":"http://app/cb","trackData":{"k":"v"},"scenario":[{"recipient":{"value":"+7999*****67"}}]}`)},
-			BodyRewrite{SinkURL: "http://127.0.0.1:9/", TrackData: map[string]string{"msgload_run": "r1"}},
-			`{"callback":"http://127.0.0.1:9/callback","scenario":[{"recipient":{"value":"` + Unmask("+7999*****67") + `"}}],"trackData":{"k":"v","msgload_run":"r1"}}`,
+			request{API: apiMessaging, Op: OpSend, Body: []byte(`{"callback":"http://app/cb","trackData":{"k":"v"},"scenario":[{"recipient":{"value":"+7999*****67"}}]}`)},
+			bodyRewrite{SinkURL: "http://127.0.0.1:9/", TrackData: map[string]string{"msgload_run": "r1"}},
+			`{"callback":"http://127.0.0.1:9/callback","scenario":[{"recipient":{"value":"` + unmask("+7999*****67") + `"}}],"trackData":{"k":"v","msgload_run":"r1"}}`,
 		},
 		{ // a fresh externalId replaces the recorded one
 			"notify new id",
-			Request{API: APINotify, Op: OpSend, Body: []byte(`{"externalId":"old","n":1.50}`)},
-			BodyRewrite{ExternalID: "ml.r1.1.5"},
+			request{API: apiNotify, Op: OpSend, Body: []byte(`{"externalId":"old","n":1.50}`)},
+			bodyRewrite{ExternalID: "ml.r1.1.5"},
 			`{"externalId":"ml.r1.1.5","n":1.50}`,
 		},
 		{ // keep mode: the recorded externalId stays
 			"notify keep",
-			Request{API: APINotify, Op: OpSend, Body: []byte(`{"externalId":"old"}`)},
-			BodyRewrite{},
+			request{API: apiNotify, Op: OpSend, Body: []byte(`{"externalId":"old"}`)},
+			bodyRewrite{},
 			`{"externalId":"old"}`,
 		},
 		{ // webhook registration points at the sink
 			"webhook",
-			Request{API: APINotify, Op: OpWebhook, Body: []byte(`{"url":"https://app/hook"}`)},
-			BodyRewrite{SinkURL: "http://127.0.0.1:9"},
+			request{API: apiNotify, Op: opWebhook, Body: []byte(`{"url":"https://app/hook"}`)},
+			bodyRewrite{SinkURL: "http://127.0.0.1:9"},
 			`{"url":"http://127.0.0.1:9/webhook"}`,
 		},
 		{ // a body that is not JSON is sent as recorded
 			"not json",
-			Request{API: APIMessaging, Op: OpSend, Body: []byte(`{broken`)},
-			BodyRewrite{SinkURL: "http://s"},
+			request{API: apiMessaging, Op: OpSend, Body: []byte(`{broken`)},
+			bodyRewrite{SinkURL: "http://s"},
 			`{broken`,
 		},
 	}
 	for _, tt := range tests {
-		got, err := RewriteBody(&tt.req, tt.o)
+		got, err := rewriteBody(&tt.req, tt.o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,28 +93,28 @@ func jsonEqual(a, b []byte) bool {
 }
 
 func TestUnmask(t *testing.T) {
-	a, b := Unmask("+7999*****67"), Unmask("+7999*****68")
-	if a == b || a != Unmask("+7999*****67") { // stable, and distinct masks stay distinct here
+	a, b := unmask("+7999*****67"), unmask("+7999*****68")
+	if a == b || a != unmask("+7999*****67") { // stable, and distinct masks stay distinct here
 		t.Errorf("Unmask not stable or collides: %s %s", a, b)
 	}
-	if len(a) != 12 || a[:5] != "+7999" || a[10:] != "67" || MaskPhone(a) != "+7999*****67" {
+	if len(a) != 12 || a[:5] != "+7999" || a[10:] != "67" || maskPhone(a) != "+7999*****67" {
 		t.Errorf("Unmask changed the kept digits: %s", a)
 	}
-	if Unmask("a*b") != "a*b" { // not a masked number
+	if unmask("a*b") != "a*b" { // not a masked number
 		t.Error("Unmask touched text")
 	}
 }
 
 func TestForAttack(t *testing.T) {
-	reqs := []Request{
-		{API: APIToken, Op: OpToken, ClientID: "a"},
-		{API: APINotify, Op: OpSend, ClientID: "a", ExternalID: "x", Body: []byte(`{"externalId":"x"}`)},
-		{API: APIMessaging, Op: OpSend, ClientID: "m", Body: []byte(`{"scenario":[{"channel":"viber"},{"channel":"sms"}]}`)},
-		{API: APINotify, Op: OpSend, ClientID: "b", ExternalID: "y", Body: []byte(`{"externalId":"y"}`)},
+	reqs := []request{
+		{API: apiToken, Op: opToken, ClientID: "a"},
+		{API: apiNotify, Op: OpSend, ClientID: "a", ExternalID: "x", Body: []byte(`{"externalId":"x"}`)},
+		{API: apiMessaging, Op: OpSend, ClientID: "m", Body: []byte(`{"scenario":[{"channel":"viber"},{"channel":"sms"}]}`)},
+		{API: apiNotify, Op: OpSend, ClientID: "b", ExternalID: "y", Body: []byte(`{"externalId":"y"}`)},
 	}
 	tag := rundir.Tag{Run: "r", Seq: 2, First: time.Unix(0, 5)}
 	// Only the notify sends become messages; keep mode sends the recorded ids.
-	p, err := ForAttack(reqs, APINotify, []string{"s1", "s2"}, AttackRewrite{}, 1)
+	p, err := ForAttack(reqs, apiNotify, []string{"s1", "s2"}, AttackRewrite{}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,12 +125,12 @@ func TestForAttack(t *testing.T) {
 		t.Errorf("keep: %s", b)
 	}
 	// New mode sends the tag's externalId.
-	p, _ = ForAttack(reqs, APINotify, []string{"s1"}, AttackRewrite{ExternalIDs: ExternalIDsNew}, 1)
+	p, _ = ForAttack(reqs, apiNotify, []string{"s1"}, AttackRewrite{ExternalIDs: ExternalIDsNew}, 1)
 	if b, _ := p.Body(2, "s1", tag); string(b) != `{"externalId":"`+tag.ExternalID()+`"}` {
 		t.Errorf("new: %s", b)
 	}
 	// Messaging: the tag carries the message's own channel chain.
-	p, _ = ForAttack(reqs, APIMessaging, []string{"login"}, AttackRewrite{SinkURL: "http://s"}, 1)
+	p, _ = ForAttack(reqs, apiMessaging, []string{"login"}, AttackRewrite{SinkURL: "http://s"}, 1)
 	b, _ := p.Body(1, "login", tag)
 	var m struct {
 		Callback  string            `json:"callback"`
@@ -140,30 +140,30 @@ func TestForAttack(t *testing.T) {
 	if m.Callback != "http://s/callback" || m.TrackData[rundir.TrackChain] != "viber,sms" || m.TrackData[rundir.TrackRun] != "r" {
 		t.Errorf("messaging body %s", b)
 	}
-	if _, err := ForAttack(reqs[:1], APINotify, nil, AttackRewrite{}, 1); !errors.Is(err, ErrNoRequests) {
+	if _, err := ForAttack(reqs[:1], apiNotify, nil, AttackRewrite{}, 1); !errors.Is(err, ErrNoRequests) {
 		t.Errorf("no sends: %v", err)
 	}
 }
 
 func TestPlanOf(t *testing.T) {
 	sec := time.Second
-	reqs := []Request{
-		{API: APIToken, Op: OpToken, Offset: 0},                // not a send
-		{API: APINotify, Op: OpSend, ClientID: "b", Offset: 0}, // window [0,1s): 3 sends
-		{API: APINotify, Op: OpSend, ClientID: "a", Offset: 500 * time.Millisecond},
-		{API: APINotify, Op: OpSend, ClientID: "b", Offset: 999 * time.Millisecond},
-		{API: APIMessaging, Op: OpSend, Offset: 2 * sec}, // other API
-		{API: APINotify, Op: OpWebhook, Offset: 3 * sec}, // not a send
-		{API: APINotify, Op: OpSend, ClientID: "c", Offset: 4 * sec},
+	reqs := []request{
+		{API: apiToken, Op: opToken, Offset: 0},                // not a send
+		{API: apiNotify, Op: OpSend, ClientID: "b", Offset: 0}, // window [0,1s): 3 sends
+		{API: apiNotify, Op: OpSend, ClientID: "a", Offset: 500 * time.Millisecond},
+		{API: apiNotify, Op: OpSend, ClientID: "b", Offset: 999 * time.Millisecond},
+		{API: apiMessaging, Op: OpSend, Offset: 2 * sec}, // other API
+		{API: apiNotify, Op: opWebhook, Offset: 3 * sec}, // not a send
+		{API: apiNotify, Op: OpSend, ClientID: "c", Offset: 4 * sec},
 	}
-	p := PlanOf(reqs, APINotify, 2) // at 2×: sends at 0, 0.25, 0.4995, 2s
+	p := planOf(reqs, apiNotify, 2) // at 2×: sends at 0, 0.25, 0.4995, 2s
 	if p.Sends != 4 || p.Duration != 2*sec || p.RatePerSecond != 2 || p.PeakPerSecond != 3 {
 		t.Errorf("plan %+v", p)
 	}
 	if len(p.Clients) != 3 || p.Clients[0] != "b" || p.Clients[1] != "a" || p.Clients[2] != "c" {
 		t.Errorf("clients %v", p.Clients)
 	}
-	if p := PlanOf(reqs, "none", 1); p.Sends != 0 || p.Duration != 0 {
+	if p := planOf(reqs, "none", 1); p.Sends != 0 || p.Duration != 0 {
 		t.Errorf("empty plan %+v", p)
 	}
 }

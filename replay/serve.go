@@ -9,17 +9,17 @@ import (
 	"github.com/msgload/msgload/internal/httpserve"
 )
 
-// ShutdownTimeout bounds how long Serve waits for requests in flight when its
+// shutdownTimeout bounds how long Serve waits for requests in flight when its
 // context ends.
-const ShutdownTimeout = 5 * time.Second
+const shutdownTimeout = 5 * time.Second
 
 // Serve runs rec on ln until ctx ends, then stops taking connections, lets the
-// requests in flight finish (at most ShutdownTimeout), and closes rec so every
+// requests in flight finish (at most shutdownTimeout), and closes rec so every
 // queued exchange is written and flushed. Connections that have not started a
 // request (a client's spare keep-alive dial) are closed at once.
-func Serve(ctx context.Context, ln net.Listener, rec *Recorder) error {
+func Serve(ctx context.Context, ln net.Listener, rec *recorder) error {
 	// the proxy's write timeout covers the upstream's answer (httpserve.Proxy)
-	err := httpserve.Serve(ctx, ln, httpserve.New(rec, httpserve.Proxy), ShutdownTimeout)
+	err := httpserve.Serve(ctx, ln, httpserve.New(rec, httpserve.Proxy), shutdownTimeout)
 	closeErr := rec.Close()
 	if err != nil {
 		return fmt.Errorf("recorder: %w", err)

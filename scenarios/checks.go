@@ -505,7 +505,7 @@ func oneLine(s string) string {
 	return s
 }
 
-func (c *checker) schedule(p string, sc *Schedule) {
+func (c *checker) schedule(p string, sc *schedule) {
 	if sc.SendAfter == "" && sc.StartTime == "" {
 		c.errorf(p, "set sendAfter, or startTime and stopTime")
 	}

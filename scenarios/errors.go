@@ -9,10 +9,10 @@ import (
 
 // Sentinel errors.
 var (
-	// ErrNotFound means the name is neither a built-in scenario nor a readable file.
-	ErrNotFound = errors.New("scenario not found")
-	// ErrInvalid is matched (errors.Is) by every Errors value.
-	ErrInvalid = errors.New("invalid scenario")
+	// errNotFound means the name is neither a built-in scenario nor a readable file.
+	errNotFound = errors.New("scenario not found")
+	// errInvalid is matched (errors.Is) by every Errors value.
+	errInvalid = errors.New("invalid scenario")
 )
 
 // Error is one problem in a scenario file. Line and Col are 1-based; 0 when the
@@ -51,8 +51,8 @@ func (es Errors) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// Is makes errors.Is(err, ErrInvalid) true for any Errors.
-func (es Errors) Is(target error) bool { return target == ErrInvalid }
+// Is makes errors.Is(err, errInvalid) true for any Errors.
+func (es Errors) Is(target error) bool { return target == errInvalid }
 
 func (es Errors) sort() {
 	sort.SliceStable(es, func(i, j int) bool {

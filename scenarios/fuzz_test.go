@@ -11,7 +11,7 @@ import (
 // computed, or Errors each naming the file.
 func FuzzParse(f *testing.F) {
 	for _, n := range Builtins() {
-		src, _ := BuiltinSource(n)
+		src, _ := builtinSource(n)
 		f.Add(string(src))
 	}
 	f.Add("api: notify\nload: { rate: 1/s, requests: 3 }\n")

@@ -36,11 +36,11 @@ func TestLoadRefusesDeepNesting(t *testing.T) {
 				t.Fatal(err)
 			}
 			start := time.Now()
-			_, err := Load(path, env(map[string]string{"BIG": strings.Repeat("x", MaxFileSize)}))
+			_, err := Load(path, env(map[string]string{"BIG": strings.Repeat("x", maxFileSize)}))
 			if d := time.Since(start); d > 2*time.Second {
 				t.Errorf("took %v", d)
 			}
-			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), path+tc.want) {
+			if !errors.Is(err, errInvalid) || !strings.Contains(err.Error(), path+tc.want) {
 				t.Fatalf("got %v, want %s%s", err, path, tc.want)
 			}
 		})
@@ -48,27 +48,27 @@ func TestLoadRefusesDeepNesting(t *testing.T) {
 }
 
 // The size bound counts bytes read, not the stat size: /dev/zero (size 0,
-// endless) is refused at MaxFileSize instead of reading until memory runs out.
+// endless) is refused at maxFileSize instead of reading until memory runs out.
 func TestLoadStopsAtByteBound(t *testing.T) {
 	if _, err := os.Stat("/dev/zero"); err != nil {
 		t.Skip("no /dev/zero")
 	}
 	_, err := Load("/dev/zero", env(nil))
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "/dev/zero: larger than 1048576 bytes") {
+	if !errors.Is(err, errInvalid) || !strings.Contains(err.Error(), "/dev/zero: larger than 1048576 bytes") {
 		t.Fatalf("got %v", err)
 	}
 	// a file one byte over is refused the same way, one at the bound is parsed
 	dir := t.TempDir()
 	over := filepath.Join(dir, "over.yaml")
 	body := "api: notify\nload: { rate: 1/s, requests: 3 }\n#"
-	if err := os.WriteFile(over, []byte(body+strings.Repeat("x", MaxFileSize-len(body)+1)), 0o644); err != nil {
+	if err := os.WriteFile(over, []byte(body+strings.Repeat("x", maxFileSize-len(body)+1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Load(over, env(nil)); err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Fatalf("one byte over: %v", err)
 	}
 	at := filepath.Join(dir, "at.yaml")
-	if err := os.WriteFile(at, []byte(body+strings.Repeat("x", MaxFileSize-len(body))), 0o644); err != nil {
+	if err := os.WriteFile(at, []byte(body+strings.Repeat("x", maxFileSize-len(body))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Load(at, env(nil)); err != nil {
@@ -90,7 +90,7 @@ func TestInvalidUTF8Refused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("f.yaml", "", []byte(tc.src), env(map[string]string{"BAD": "\xff"}))
-			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, errInvalid) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want %s", err, tc.want)
 			}
 		})

@@ -21,14 +21,14 @@ import (
 //go:embed *.yaml
 var library embed.FS
 
-// MaxFileSize bounds a scenario file, counted while reading it (a device or
+// maxFileSize bounds a scenario file, counted while reading it (a device or
 // a pipe has no useful stat size). Its nesting and node count are bounded by
 // yamlguard.Default before the YAML parser sees it.
-const MaxFileSize = 1 << 20
+const maxFileSize = 1 << 20
 
-// limits bound a scenario's text: MaxFileSize, and yamlguard's nesting depth
+// limits bound a scenario's text: maxFileSize, and yamlguard's nesting depth
 // and node count.
-var limits = yamlguard.Limits{MaxBytes: MaxFileSize, MaxDepth: yamlguard.Default.MaxDepth, MaxNodes: yamlguard.Default.MaxNodes}
+var limits = yamlguard.Limits{MaxBytes: maxFileSize, MaxDepth: yamlguard.Default.MaxDepth, MaxNodes: yamlguard.Default.MaxNodes}
 
 // Builtins returns the names of the built-in scenarios, sorted.
 func Builtins() []string {
@@ -43,8 +43,8 @@ func Builtins() []string {
 	return names
 }
 
-// BuiltinSource returns the text of a built-in scenario.
-func BuiltinSource(name string) ([]byte, bool) {
+// builtinSource returns the text of a built-in scenario.
+func builtinSource(name string) ([]byte, bool) {
 	b, err := library.ReadFile(name + ".yaml")
 	return b, err == nil
 }
@@ -57,13 +57,13 @@ func Load(nameOrPath string, getenv func(string) string) (*Scenario, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	if src, ok := BuiltinSource(nameOrPath); ok && !strings.ContainsAny(nameOrPath, `/\`) {
+	if src, ok := builtinSource(nameOrPath); ok && !strings.ContainsAny(nameOrPath, `/\`) {
 		return Parse("scenarios/"+nameOrPath+".yaml", "", src, getenv)
 	}
-	src, err := yamlguard.ReadFile(nameOrPath, MaxFileSize)
+	src, err := yamlguard.ReadFile(nameOrPath, maxFileSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %q is neither a built-in (%s) nor a file", ErrNotFound, nameOrPath, strings.Join(Builtins(), ", "))
+			return nil, fmt.Errorf("%w: %q is neither a built-in (%s) nor a file", errNotFound, nameOrPath, strings.Join(Builtins(), ", "))
 		}
 		if errors.Is(err, yamlguard.ErrTooLarge) {
 			return nil, Errors{{File: nameOrPath, Msg: err.Error()}}

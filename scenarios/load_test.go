@@ -24,7 +24,7 @@ func TestBuiltinsLoad(t *testing.T) {
 		if s.File != "scenarios/"+n+".yaml" {
 			t.Errorf("built-in %s: File = %q", n, s.File)
 		}
-		src, _ := BuiltinSource(n)
+		src, _ := builtinSource(n)
 		// every built-in is documented by a comment block at its top
 		if !strings.HasPrefix(string(src), "# "+n+":") {
 			t.Errorf("built-in %s: does not start with a comment block \"# %s: …\"", n, n)
@@ -66,7 +66,7 @@ thresholds: ["  ", "delivery.lostt == 0", "requests.error_rate <", "delivery.los
 	if !errors.As(err, &es) {
 		t.Fatalf("want Errors, got %v", err)
 	}
-	if !errors.Is(err, ErrInvalid) {
+	if !errors.Is(err, errInvalid) {
 		t.Error("Errors does not match ErrInvalid")
 	}
 	want := []string{
@@ -271,7 +271,7 @@ load: { rate: 1/s, requests: 5 }
 			t.Errorf("secret %q in redacted output:\n%s", secret, b)
 		}
 	}
-	if !strings.Contains(string(b), Redaction) || !strings.Contains(string(b), "clientId: a") {
+	if !strings.Contains(string(b), redaction) || !strings.Contains(string(b), "clientId: a") {
 		t.Errorf("redacted output lost its shape:\n%s", b)
 	}
 	// the redacted output is itself a valid scenario (secrets aside)

@@ -22,12 +22,12 @@ type Plan struct {
 	LimitEnforced      Rate          // the limit the embedded simulator enforces (sim.rateLimit.rate), or Limit
 	Mode               string        // respect | exceed
 	Expected429        float64       // share of first attempts expected to be answered 429
-	Clients            []ClientPlan
+	Clients            []clientPlan
 	Parts              []Plan // a file with parts: one plan per part, the fields above are totals
 }
 
-// ClientPlan is one client's share of the plan.
-type ClientPlan struct {
+// clientPlan is one client's share of the plan.
+type clientPlan struct {
 	ID             string
 	Requests       int64   // first attempts of messages (after maxMessages)
 	RatePerSecond  float64 // mean
@@ -229,7 +229,7 @@ func (s *Scenario) Plan() Plan {
 	per := p.Messages / int64(n)
 	extra := p.Messages % int64(n)
 	for i := range n {
-		cp := ClientPlan{ID: "client-1", Requests: per, RatePerSecond: p.RatePerSecond * scale / float64(n),
+		cp := clientPlan{ID: "client-1", Requests: per, RatePerSecond: p.RatePerSecond * scale / float64(n),
 			PeakPerWindow: clientPeak, Expected429: p.Expected429}
 		if i < len(s.Creds) {
 			cp.ID = s.Creds[i].ID

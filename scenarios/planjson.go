@@ -21,7 +21,7 @@ type PlanJSON struct {
 	LimitEnforced *LimitJSON       `json:"limit_enforced"` // what the embedded simulator enforces; null: none
 	Mode          string           `json:"mode"`           // respect | exceed
 	Expected429   float64          `json:"expected_429"`   // share of first attempts expected to get 429
-	Clients       []ClientPlanJSON `json:"clients"`
+	Clients       []clientPlanJSON `json:"clients"`
 	Parts         []PlanJSON       `json:"parts,omitempty"` // a file with parts: one plan each, the above are totals
 }
 
@@ -31,8 +31,8 @@ type LimitJSON struct {
 	WindowS  float64 `json:"window_s"`
 }
 
-// ClientPlanJSON is one client's share of the plan.
-type ClientPlanJSON struct {
+// clientPlanJSON is one client's share of the plan.
+type clientPlanJSON struct {
 	ClientID       string  `json:"client_id"`
 	Requests       int64   `json:"requests"`
 	Rate           float64 `json:"rate"`             // per second, mean
@@ -63,10 +63,10 @@ func (p Plan) JSON() PlanJSON {
 		Rate: round6(p.RatePerSecond), PeakRate: round6(p.PeakPerSecond),
 		Requests: p.Requests, Messages: p.Messages, Probes: p.Probes, Retries: p.Retries, Attempts: p.Attempts,
 		Limit: limitJSON(p.Limit), LimitEnforced: limitJSON(p.LimitEnforced), Mode: p.Mode,
-		Expected429: round6(p.Expected429), Clients: []ClientPlanJSON{},
+		Expected429: round6(p.Expected429), Clients: []clientPlanJSON{},
 	}
 	for _, c := range p.Clients {
-		j.Clients = append(j.Clients, ClientPlanJSON{ClientID: c.ID, Requests: c.Requests, Rate: round6(c.RatePerSecond),
+		j.Clients = append(j.Clients, clientPlanJSON{ClientID: c.ID, Requests: c.Requests, Rate: round6(c.RatePerSecond),
 			PeakPerWindow: round6(c.PeakPerWindow), LimitPerWindow: round6(c.LimitPerWindow), Expected429: round6(c.Expected429)})
 	}
 	for _, part := range p.Parts {

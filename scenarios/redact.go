@@ -8,8 +8,8 @@ import (
 	"github.com/goccy/go-yaml"
 )
 
-// Redaction replaces every secret in Redacted output.
-const Redaction = "[REDACTED]"
+// redaction replaces every secret in Redacted output.
+const redaction = "[REDACTED]"
 
 // Redacted returns the resolved scenario (defaults applied, ${VAR} expanded) as
 // YAML with every secret replaced by "[REDACTED]": passwords, client secrets and
@@ -28,19 +28,19 @@ func (s *Scenario) redactedCopy() *Scenario {
 	c.Creds = nil
 	c.pos = nil
 	if c.Auth.Password != "" {
-		c.Auth.Password = Redaction
+		c.Auth.Password = redaction
 	}
 	if c.Auth.ClientSecret != "" {
-		c.Auth.ClientSecret = Redaction
+		c.Auth.ClientSecret = redaction
 	}
 	if c.Clients.List != nil {
 		c.Clients.List = slices.Clone(c.Clients.List)
 		for i := range c.Clients.List {
 			if c.Clients.List[i].Secret != "" {
-				c.Clients.List[i].Secret = Redaction
+				c.Clients.List[i].Secret = redaction
 			}
 			if c.Clients.List[i].Password != "" {
-				c.Clients.List[i].Password = Redaction
+				c.Clients.List[i].Password = redaction
 			}
 		}
 	}
@@ -70,14 +70,14 @@ func redactURL(raw string) string {
 	changed := false
 	if u.User != nil {
 		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), Redaction)
+			u.User = url.UserPassword(u.User.Username(), redaction)
 			changed = true
 		}
 	}
 	if u.RawQuery != "" {
 		q := u.Query()
 		for k := range q {
-			q[k] = []string{Redaction}
+			q[k] = []string{redaction}
 		}
 		u.RawQuery = q.Encode()
 		changed = true

@@ -78,7 +78,8 @@ type Cred struct {
 	Password string `json:"password,omitempty" jsonschema_description:"messaging password (same as clientSecret); use ${ENV}"`
 }
 
-// Clients is a count (`clients: 3`) or a list of credentials.
+// Clients is a count (`Clients: 3`) or a list of credentials.
+// (Exported for its name: schema.json calls its definition so.)
 type Clients struct {
 	N    int    `json:"-"`
 	List []Cred `json:"-"`
@@ -123,13 +124,13 @@ type Limit struct {
 // without linking the loader (YAML, JSON Schema, the threshold language).
 type (
 	Message    = msgspec.Message
-	Recipients = msgspec.Recipients
-	Item       = msgspec.Item
-	Failover   = msgspec.Failover
-	Attachment = msgspec.Attachment
-	Button     = msgspec.Button
-	Schedule   = msgspec.Schedule
-	URLOptions = msgspec.URLOptions
+	recipients = msgspec.Recipients
+	item       = msgspec.Item
+	failover   = msgspec.Failover
+	attachment = msgspec.Attachment
+	button     = msgspec.Button
+	schedule   = msgspec.Schedule
+	urlOptions = msgspec.URLOptions
 )
 
 // Retry is the retry policy: same body and externalId on every attempt.
@@ -168,12 +169,14 @@ type Sim struct {
 }
 
 // SimRateLimit is the simulator's limit per client.
+// (Exported for its name: schema.json calls its definition so.)
 type SimRateLimit struct {
 	Rate      Rate   `json:"rate,omitempty" jsonschema_description:"default: limit.rate"`
 	Algorithm string `json:"algorithm,omitempty" jsonschema:"enum=fixed,enum=sliding,enum=token-bucket" jsonschema_description:"default sliding (the simulator's default)"`
 }
 
 // SimFaults are injected failures (shares of requests).
+// (Exported for its name: schema.json calls its definition so.)
 type SimFaults struct {
 	Error500             Percent  `json:"error500,omitempty"`
 	Error503             Percent  `json:"error503,omitempty"`
@@ -183,6 +186,7 @@ type SimFaults struct {
 }
 
 // SimCallbacks disturb callbacks (shares of callbacks).
+// (Exported for its name: schema.json calls its definition so.)
 type SimCallbacks struct {
 	Drop      Percent  `json:"drop,omitempty"`
 	Duplicate Percent  `json:"duplicate,omitempty"`

@@ -147,7 +147,7 @@ func TestSchemaAcceptsBuiltins(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range Builtins() {
-		src, _ := BuiltinSource(n)
+		src, _ := builtinSource(n)
 		var v any
 		if err := yaml.Unmarshal(src, &v); err != nil {
 			t.Fatal(err)

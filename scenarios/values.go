@@ -16,9 +16,9 @@ import (
 
 // Sentinel errors of the value parsers.
 var (
-	ErrBadRate     = errors.New("bad rate")
-	ErrBadDuration = errors.New("bad duration")
-	ErrBadPercent  = errors.New("bad percentage")
+	errBadRate     = errors.New("bad rate")
+	errBadDuration = errors.New("bad duration")
+	errBadPercent  = errors.New("bad percentage")
 )
 
 // Rate is a count per time window written "150/1m", "20/s", "100/min" or "5/10s".
@@ -29,14 +29,14 @@ type Rate struct {
 	Per   time.Duration // the window
 }
 
-// ParseRate parses a rate in the one rate grammar (rundir.ParseRate): "N/W",
+// parseRate parses a rate in the one rate grammar (rundir.parseRate): "N/W",
 // N a non-negative number, W a Go duration ("1m", "10s", "500ms"), a bare Go
 // unit ("s", "m", "h", "ms") or a unit name ("sec", "min", "hour").
-func ParseRate(s string) (Rate, error) {
+func parseRate(s string) (Rate, error) {
 	s = strings.TrimSpace(s)
 	n, per, err := rundir.ParseRate(s)
 	if err != nil {
-		return Rate{}, fmt.Errorf("%w %q: %w", ErrBadRate, s, err)
+		return Rate{}, fmt.Errorf("%w %q: %w", errBadRate, s, err)
 	}
 	return Rate{Raw: s, Count: n, Per: per}, nil
 }
@@ -76,7 +76,7 @@ func (r Rate) Scaled(f float64) Rate {
 }
 
 func (r *Rate) setScalar(s string) error {
-	v, err := ParseRate(s)
+	v, err := parseRate(s)
 	if err != nil {
 		return err
 	}
@@ -102,18 +102,18 @@ type Duration struct {
 	D   time.Duration
 }
 
-// ParseDuration parses a non-negative Go duration; "0" is allowed.
-func ParseDuration(s string) (Duration, error) {
+// parseDuration parses a non-negative Go duration; "0" is allowed.
+func parseDuration(s string) (Duration, error) {
 	s = strings.TrimSpace(s)
 	if s == "0" {
 		return Duration{Raw: s}, nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return Duration{}, fmt.Errorf("%w %q: want a number with a unit such as 500ms, 30s, 2m or 1h", ErrBadDuration, s)
+		return Duration{}, fmt.Errorf("%w %q: want a number with a unit such as 500ms, 30s, 2m or 1h", errBadDuration, s)
 	}
 	if d < 0 {
-		return Duration{}, fmt.Errorf("%w %q: must not be negative", ErrBadDuration, s)
+		return Duration{}, fmt.Errorf("%w %q: must not be negative", errBadDuration, s)
 	}
 	return Duration{Raw: s, D: d}, nil
 }
@@ -137,7 +137,7 @@ func (d Duration) Scaled(f float64) Duration {
 }
 
 func (d *Duration) setScalar(s string) error {
-	v, err := ParseDuration(s)
+	v, err := parseDuration(s)
 	if err != nil {
 		return err
 	}
@@ -163,19 +163,19 @@ type Percent struct {
 	F   float64
 }
 
-// ParsePercent parses "5%", "0.5%" or a fraction between 0 and 1 ("0.05").
-func ParsePercent(s string) (Percent, error) {
+// parsePercent parses "5%", "0.5%" or a fraction between 0 and 1 ("0.05").
+func parsePercent(s string) (Percent, error) {
 	s = strings.TrimSpace(s)
 	num, pct := strings.CutSuffix(s, "%")
 	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
 	if err != nil || math.IsNaN(f) {
-		return Percent{}, fmt.Errorf("%w %q: want a percentage such as 5%% or a fraction such as 0.05", ErrBadPercent, s)
+		return Percent{}, fmt.Errorf("%w %q: want a percentage such as 5%% or a fraction such as 0.05", errBadPercent, s)
 	}
 	if pct {
 		f /= 100
 	}
 	if f < 0 || f > 1 {
-		return Percent{}, fmt.Errorf("%w %q: must be between 0%% and 100%%", ErrBadPercent, s)
+		return Percent{}, fmt.Errorf("%w %q: must be between 0%% and 100%%", errBadPercent, s)
 	}
 	return Percent{Raw: s, F: f}, nil
 }
@@ -191,7 +191,7 @@ func (p Percent) String() string {
 }
 
 func (p *Percent) setScalar(s string) error {
-	v, err := ParsePercent(s)
+	v, err := parsePercent(s)
 	if err != nil {
 		return err
 	}

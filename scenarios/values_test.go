@@ -27,9 +27,9 @@ func TestParseRate(t *testing.T) {
 		{"NaN/s", 0, "not a non-negative number"},             // NaN
 	}
 	for _, tt := range tests {
-		r, err := ParseRate(tt.in)
+		r, err := parseRate(tt.in)
 		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, ErrBadRate) {
+			if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, errBadRate) {
 				t.Errorf("%q: err %v, want %q", tt.in, err, tt.err)
 			}
 			continue
@@ -53,11 +53,11 @@ func TestParseDurationPercent(t *testing.T) {
 		{"-1s", 0, false},                       // negative
 	}
 	for _, tt := range durs {
-		d, err := ParseDuration(tt.in)
+		d, err := parseDuration(tt.in)
 		if (err == nil) != tt.ok || d.D != tt.want {
 			t.Errorf("duration %q: %v %v", tt.in, d.D, err)
 		}
-		if err != nil && !errors.Is(err, ErrBadDuration) {
+		if err != nil && !errors.Is(err, errBadDuration) {
 			t.Errorf("duration %q: error does not wrap ErrBadDuration", tt.in)
 		}
 	}
@@ -75,7 +75,7 @@ func TestParseDurationPercent(t *testing.T) {
 		{"five", 0, false},    // not a number
 	}
 	for _, tt := range pcts {
-		p, err := ParsePercent(tt.in)
+		p, err := parsePercent(tt.in)
 		if (err == nil) != tt.ok || p.F < tt.want-1e-12 || p.F > tt.want+1e-12 {
 			t.Errorf("percent %q: %v %v", tt.in, p.F, err)
 		}

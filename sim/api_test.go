@@ -276,7 +276,7 @@ func TestNotificationValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := DecodeNotification([]byte(tt.body))
+			_, err := decodeNotification([]byte(tt.body))
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)

@@ -195,7 +195,7 @@ func TestCallbackTimeoutRetried(t *testing.T) {
 	defer rcv.Close()
 	defer close(release)
 	cfg := engineConfig()
-	cfg.Messaging.Profiles[rundir.ChannelSMS] = ChannelProfile{Delay: fixed(0), Outcomes: []Outcome{{State: rundir.StateDelivered, Weight: 1}}}
+	cfg.Messaging.Profiles[rundir.ChannelSMS] = channelProfile{Delay: fixed(0), Outcomes: []Outcome{{State: rundir.StateDelivered, Weight: 1}}}
 	cfg.Callbacks.Timeout = 200 * time.Millisecond
 	cfg.Callbacks.Backoff = 10 * time.Millisecond
 	cfg.Callbacks.Attempts = 2

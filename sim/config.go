@@ -23,7 +23,7 @@ import (
 
 // Sentinel errors of configuration.
 var (
-	ErrConfig = errors.New("sim config")
+	errConfig = errors.New("sim config")
 )
 
 // allChannels lists the channels of the messaging API in the seed's order; a
@@ -46,8 +46,8 @@ const (
 // Config is every setting of the simulator. DefaultConfig gives the built-in
 // accounts and clients; a YAML file read by LoadConfig replaces what it names.
 type Config struct {
-	Messaging MessagingConfig `yaml:"messaging"`
-	Notify    NotifyConfig    `yaml:"notify"`
+	Messaging messagingConfig `yaml:"messaging"`
+	Notify    notifyConfig    `yaml:"notify"`
 	RateLimit RateLimit       `yaml:"rateLimit"` // notification API, per client_id
 	Faults    Faults          `yaml:"faults"`
 	Callbacks Callbacks       `yaml:"callbacks"`
@@ -65,11 +65,11 @@ type Config struct {
 	HTTPClient *http.Client `yaml:"-"`
 }
 
-// MessagingConfig configures the messaging API.
-type MessagingConfig struct {
+// messagingConfig configures the messaging API.
+type messagingConfig struct {
 	Accounts []Account `yaml:"accounts"`
 	// Profiles are the delivery profiles per channel.
-	Profiles map[string]ChannelProfile `yaml:"profiles"`
+	Profiles map[string]channelProfile `yaml:"profiles"`
 	// StatusRetention is how long check-status answers after the last change.
 	StatusRetention time.Duration `yaml:"statusRetention"`
 	// AuthQueryParam is the query parameter that may carry "Basic <base64>".
@@ -102,8 +102,8 @@ type Account struct {
 	AllowIPs []string `yaml:"allowIps"`
 }
 
-// ChannelProfile is how a channel delivers.
-type ChannelProfile struct {
+// channelProfile is how a channel delivers.
+type channelProfile struct {
 	Delay    Delay     `yaml:"delay"`
 	Outcomes []Outcome `yaml:"outcomes"`
 	// SeenShare is the share of DELIVERED messages that are then SEEN.
@@ -128,8 +128,8 @@ type Delay struct {
 	Max    time.Duration `yaml:"max"`
 }
 
-// NotifyConfig configures the notification API.
-type NotifyConfig struct {
+// notifyConfig configures the notification API.
+type notifyConfig struct {
 	Clients       []Client      `yaml:"clients"`
 	TokenLifetime time.Duration `yaml:"tokenLifetime"`
 	// Delay and Outcomes draw the terminal status of a notification; the
@@ -219,12 +219,12 @@ func DefaultConfig() Config {
 		{State: rundir.StateNotDelivered, Code: 1, Weight: 0.01},
 	}
 	cfg := Config{
-		Messaging: MessagingConfig{
+		Messaging: messagingConfig{
 			Accounts: []Account{
 				{Login: "demo", Password: "demo", Channels: []string{rundir.ChannelSMS, rundir.ChannelViber, rundir.ChannelVKOK, rundir.ChannelPush}},
 				{Login: "blocked", Password: "blocked", NoAPIRight: true, Channels: []string{rundir.ChannelSMS}},
 			},
-			Profiles: map[string]ChannelProfile{
+			Profiles: map[string]channelProfile{
 				rundir.ChannelSMS:      {Delay: quick(300*time.Millisecond, 2*time.Second), Outcomes: smsOut},
 				rundir.ChannelViber:    {Delay: quick(200*time.Millisecond, time.Second), Outcomes: msgrOut, SeenShare: 0.5, SeenDelay: quick(time.Second, 3*time.Second)},
 				rundir.ChannelWhatsApp: {Delay: quick(200*time.Millisecond, time.Second), Outcomes: msgrOut, SeenShare: 0.6, SeenDelay: quick(time.Second, 3*time.Second)},
@@ -240,7 +240,7 @@ func DefaultConfig() Config {
 			ShortLinkDomain: "https://s.sim.test",
 			ExpiredCode:     245,
 		},
-		Notify: NotifyConfig{
+		Notify: notifyConfig{
 			TokenLifetime: time.Hour,
 			Delay:         quick(300*time.Millisecond, 2*time.Second),
 			Outcomes: []Outcome{
@@ -278,7 +278,7 @@ func LoadConfig(path string) (Config, error) {
 	// the bound
 	b, err := yamlguard.ReadFile(path, yamlguard.Default.MaxBytes)
 	if errors.Is(err, yamlguard.ErrTooLarge) {
-		return Config{}, fmt.Errorf("%w: %s: %w", ErrConfig, path, err)
+		return Config{}, fmt.Errorf("%w: %s: %w", errConfig, path, err)
 	}
 	if err != nil {
 		return Config{}, fmt.Errorf("read sim config: %w", err)
@@ -296,23 +296,23 @@ func ParseConfig(name string, b []byte) (Config, error) {
 	// the square of the nesting (yamlguard.Default: 1 MiB, 32 levels,
 	// 100 000 nodes)
 	if ge := yamlguard.Check(b, yamlguard.Default); ge != nil {
-		return Config{}, fmt.Errorf("%w: %s:%w", ErrConfig, name, ge)
+		return Config{}, fmt.Errorf("%w: %s:%w", errConfig, name, ge)
 	}
 	// the YAML library reads invalid UTF-8 as U+FFFD: a login or a secret
 	// with it would silently become another
 	if bad := yamlguard.InvalidUTF8(b, 1); len(bad) > 0 {
-		return Config{}, fmt.Errorf("%w: %s:%d:%d: not valid UTF-8", ErrConfig, name, bad[0].Line, bad[0].Col)
+		return Config{}, fmt.Errorf("%w: %s:%d:%d: not valid UTF-8", errConfig, name, bad[0].Line, bad[0].Col)
 	}
 	if err := safeUnmarshal(b, &cfg); err != nil {
 		msg := yamlPos(err)
-		return Config{}, fmt.Errorf("%w: %s:%s%s", ErrConfig, name, msg, keyHint(msg))
+		return Config{}, fmt.Errorf("%w: %s:%s%s", errConfig, name, msg, keyHint(msg))
 	}
 	// A profiles map in the file replaces the whole map: channels it does not
 	// name keep their built-in profile.
 	for ch, p := range DefaultConfig().Messaging.Profiles {
 		if _, ok := cfg.Messaging.Profiles[ch]; !ok {
 			if cfg.Messaging.Profiles == nil {
-				cfg.Messaging.Profiles = map[string]ChannelProfile{}
+				cfg.Messaging.Profiles = map[string]channelProfile{}
 			}
 			cfg.Messaging.Profiles[ch] = p
 		}
@@ -322,7 +322,7 @@ func ParseConfig(name string, b []byte) (Config, error) {
 		for i, e := range errs {
 			errs[i] = fmt.Errorf("%s:%s%w", name, pos(e.Error()), e)
 		}
-		return Config{}, fmt.Errorf("%w: %w", ErrConfig, errors.Join(errs...))
+		return Config{}, fmt.Errorf("%w: %w", errConfig, errors.Join(errs...))
 	}
 	return cfg, nil
 }

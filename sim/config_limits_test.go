@@ -40,7 +40,7 @@ func TestLoadConfigBounds(t *testing.T) {
 			if d := time.Since(start); d > 2*time.Second {
 				t.Errorf("took %v", d)
 			}
-			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), path+tc.want) {
+			if !errors.Is(err, errConfig) || !strings.Contains(err.Error(), path+tc.want) {
 				t.Fatalf("got %v, want %s%s", err, path, tc.want)
 			}
 		})
@@ -59,7 +59,7 @@ func TestLoadConfigBounds(t *testing.T) {
 	}
 	if _, err := os.Stat("/dev/zero"); err == nil {
 		_, err := LoadConfig("/dev/zero")
-		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "/dev/zero: larger than 1048576 bytes") {
+		if !errors.Is(err, errConfig) || !strings.Contains(err.Error(), "/dev/zero: larger than 1048576 bytes") {
 			t.Fatalf("/dev/zero: %v", err)
 		}
 	}

@@ -94,7 +94,7 @@ func TestParseConfig(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrConfig) {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, errConfig) {
 				t.Fatalf("want error containing %q, got %v", tt.wantErr, err)
 			}
 		})

@@ -103,7 +103,7 @@ func engineConfig() Config {
 	cfg.Seed = 7
 	cfg.Messaging.IncomingShare = 0
 	for _, ch := range allChannels {
-		cfg.Messaging.Profiles[ch] = ChannelProfile{Delay: fixed(time.Second), Outcomes: []Outcome{{State: rundir.StateDelivered, Weight: 1}}, SeenDelay: fixed(0)}
+		cfg.Messaging.Profiles[ch] = channelProfile{Delay: fixed(time.Second), Outcomes: []Outcome{{State: rundir.StateDelivered, Weight: 1}}, SeenDelay: fixed(0)}
 	}
 	cfg.Messaging.Accounts[0].Channels = allChannels
 	return cfg
@@ -116,12 +116,12 @@ type step struct {
 }
 
 func TestFailoverTiming(t *testing.T) {
-	viber := func(d time.Duration, state string, seenShare float64, seenDelay time.Duration) ChannelProfile {
-		return ChannelProfile{Delay: fixed(d), Outcomes: []Outcome{{State: state, Code: map[bool]int{true: 0, false: 6}[state == rundir.StateDelivered], Weight: 1}}, SeenShare: seenShare, SeenDelay: fixed(seenDelay)}
+	viber := func(d time.Duration, state string, seenShare float64, seenDelay time.Duration) channelProfile {
+		return channelProfile{Delay: fixed(d), Outcomes: []Outcome{{State: state, Code: map[bool]int{true: 0, false: 6}[state == rundir.StateDelivered], Weight: 1}}, SeenShare: seenShare, SeenDelay: fixed(seenDelay)}
 	}
 	tests := []struct {
 		name     string
-		viber    ChannelProfile
+		viber    channelProfile
 		failover string
 		last     bool // viber is the only item
 		want     []step
@@ -240,7 +240,7 @@ func TestScheduleTiming(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				cfg := engineConfig()
-				cfg.Messaging.Profiles[rundir.ChannelSMS] = ChannelProfile{Delay: fixed(0), Outcomes: []Outcome{{State: rundir.StateDelivered, Weight: 1}}}
+				cfg.Messaging.Profiles[rundir.ChannelSMS] = channelProfile{Delay: fixed(0), Outcomes: []Outcome{{State: rundir.StateDelivered, Weight: 1}}}
 				s, rt := newFakeSim(t, cfg)
 				start := time.Now()
 				body := `{"callback":"http://cb.test/c","schedule":` + tt.schedule + `,"scenario":[` +
@@ -412,7 +412,7 @@ func TestCallbackRetriesAndFaults(t *testing.T) {
 func TestReorder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := engineConfig()
-		cfg.Messaging.Profiles[rundir.ChannelViber] = ChannelProfile{Delay: fixed(time.Second), Outcomes: []Outcome{{State: rundir.StateDelivered, Weight: 1}}, SeenShare: 1, SeenDelay: fixed(100 * time.Millisecond)}
+		cfg.Messaging.Profiles[rundir.ChannelViber] = channelProfile{Delay: fixed(time.Second), Outcomes: []Outcome{{State: rundir.StateDelivered, Weight: 1}}, SeenShare: 1, SeenDelay: fixed(100 * time.Millisecond)}
 		cfg.Callbacks.Reorder = 0.5
 		cfg.Callbacks.ReorderBy = 200 * time.Millisecond
 		s, rt := newFakeSim(t, cfg)

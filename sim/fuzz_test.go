@@ -30,7 +30,7 @@ func FuzzSend(f *testing.F) {
 		if err == nil {
 			err = ValidateSend(req, nil)
 		}
-		var fe *FieldError
+		var fe *fieldError
 		if err != nil && !errors.As(err, &fe) {
 			t.Fatalf("not a FieldError: %v", err)
 		}
@@ -50,15 +50,15 @@ func FuzzSend(f *testing.F) {
 }
 
 // FuzzNotification: the notification decoder never panics and refuses with a
-// FieldError; what it accepts has a recipient and a text.
+// fieldError; what it accepts has a recipient and a text.
 func FuzzNotification(f *testing.F) {
 	f.Add(`{"recipient":{"value":"+79991234567"},"notificationText":"hi","externalId":"ml.r.1.2"}`)
 	f.Add(`{"recipient":{"value":null}}`)
 	f.Add(`{"recipient":[],"notificationText":1}`)
 	f.Fuzz(func(t *testing.T, body string) {
-		req, err := DecodeNotification([]byte(body))
+		req, err := decodeNotification([]byte(body))
 		if err != nil {
-			var fe *FieldError
+			var fe *fieldError
 			if !errors.As(err, &fe) {
 				t.Fatalf("not a FieldError: %v", err)
 			}

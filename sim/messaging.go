@@ -244,7 +244,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		code = http.StatusBadRequest
-		var fe *FieldError
+		var fe *fieldError
 		msg := err.Error()
 		if !errors.As(err, &fe) {
 			msg = "body: " + msg
@@ -334,7 +334,7 @@ func (s *Server) shorten(text string) string {
 }
 
 // accept registers a valid send with the engine.
-func (s *Server) accept(acc *account, req *SendRequest) *message {
+func (s *Server) accept(acc *account, req *sendRequest) *message {
 	now := time.Now()
 	m := &message{
 		id:        uuid.New(),

@@ -48,8 +48,8 @@ type notification struct {
 	truth      int32
 }
 
-// NotificationRequest is the body of POST /api/v1/notifications.
-type NotificationRequest struct {
+// notificationRequest is the body of POST /api/v1/notifications.
+type notificationRequest struct {
 	Recipient *struct {
 		Value *string `json:"value"`
 	} `json:"recipient"`
@@ -66,8 +66,8 @@ type notificationResponse struct {
 	CreatedAt      string `json:"createdAt"`
 }
 
-// NotificationCallbackEvent is the webhook body posted at a terminal status.
-type NotificationCallbackEvent struct {
+// notificationCallbackEvent is the webhook body posted at a terminal status.
+type notificationCallbackEvent struct {
 	EventID        string `json:"eventId"`
 	NotificationID string `json:"notificationId"`
 	ExternalID     string `json:"externalId,omitempty"`
@@ -230,11 +230,11 @@ func (s *Server) handleNotification(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	var req *NotificationRequest
+	var req *notificationRequest
 	if err != nil {
-		err = &FieldError{Path: "body", Msg: "too large or unreadable"}
+		err = &fieldError{Path: "body", Msg: "too large or unreadable"}
 	} else {
-		req, err = DecodeNotification(body)
+		req, err = decodeNotification(body)
 	}
 	if err != nil {
 		code = http.StatusBadRequest
@@ -260,15 +260,15 @@ func (s *Server) handleNotification(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// DecodeNotification reads and validates a notification request.
-func DecodeNotification(body []byte) (*NotificationRequest, error) {
+// decodeNotification reads and validates a notification request.
+func decodeNotification(body []byte) (*notificationRequest, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
-	var req NotificationRequest
+	var req notificationRequest
 	if err := dec.Decode(&req); err != nil {
 		return nil, jsonError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, &FieldError{Msg: "body: trailing data after the JSON object"}
+		return nil, &fieldError{Msg: "body: trailing data after the JSON object"}
 	}
 	// the decoded strings had invalid UTF-8 replaced (two externalIds
 	// differing only there would share a notificationId): check the raw body
@@ -276,29 +276,29 @@ func DecodeNotification(body []byte) (*NotificationRequest, error) {
 		return nil, err
 	}
 	if req.Recipient == nil {
-		return nil, &FieldError{"recipient", "required"}
+		return nil, &fieldError{"recipient", "required"}
 	}
 	if req.Recipient.Value == nil || *req.Recipient.Value == "" {
-		return nil, &FieldError{"recipient.value", "required"}
+		return nil, &fieldError{"recipient.value", "required"}
 	}
 	if !rundir.IsMSISDN(*req.Recipient.Value) {
-		return nil, &FieldError{"recipient.value", "not an E.164 number (+ and 7 to 15 digits)"}
+		return nil, &fieldError{"recipient.value", "not an E.164 number (+ and 7 to 15 digits)"}
 	}
 	if req.NotificationText == nil || *req.NotificationText == "" {
-		return nil, &FieldError{"notificationText", "required"}
+		return nil, &fieldError{"notificationText", "required"}
 	}
 	if n := utf8.RuneCountInString(*req.NotificationText); n > maxNotificationText {
-		return nil, &FieldError{"notificationText", fmt.Sprintf("at most %d characters", maxNotificationText)}
+		return nil, &fieldError{"notificationText", fmt.Sprintf("at most %d characters", maxNotificationText)}
 	}
 	if req.ExternalID != nil && (*req.ExternalID == "" || utf8.RuneCountInString(*req.ExternalID) > maxExternalID) {
-		return nil, &FieldError{"externalId", fmt.Sprintf("1 to %d characters when present", maxExternalID)}
+		return nil, &fieldError{"externalId", fmt.Sprintf("1 to %d characters when present", maxExternalID)}
 	}
 	return &req, nil
 }
 
 // createNotification is idempotent on (client, externalId): the first request
 // creates, later ones return the same notificationId and send nothing.
-func (s *Server) createNotification(client string, req *NotificationRequest, body []byte) (notificationResponse, bool, int) {
+func (s *Server) createNotification(client string, req *notificationRequest, body []byte) (notificationResponse, bool, int) {
 	now := time.Now()
 	ext := ""
 	if req.ExternalID != nil {
@@ -351,7 +351,7 @@ func (s *Server) runNotification(n *notification, now time.Time) {
 		return
 	}
 	id := uuid.UUID(n.id).String()
-	body, _ := json.Marshal(NotificationCallbackEvent{
+	body, _ := json.Marshal(notificationCallbackEvent{
 		EventID: uuid.NewString(), NotificationID: id, ExternalID: n.externalID,
 		Status: out.State, ErrorCode: out.Code, UpdatedAt: utc(now),
 	})
@@ -411,9 +411,9 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 	} else if uerr := checkUTF8(body); uerr != nil {
 		err = uerr
 	} else if req.URL == nil || *req.URL == "" {
-		err = &FieldError{"url", "required"}
+		err = &fieldError{"url", "required"}
 	} else if !validURL(*req.URL) || len(*req.URL) > maxWebhookURL {
-		err = &FieldError{"url", fmt.Sprintf("an absolute http or https URL of at most %d characters", maxWebhookURL)}
+		err = &fieldError{"url", fmt.Sprintf("an absolute http or https URL of at most %d characters", maxWebhookURL)}
 	}
 	if err != nil {
 		code = http.StatusBadRequest

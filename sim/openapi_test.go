@@ -54,8 +54,8 @@ func TestOpenAPI(t *testing.T) {
 	cfg.Messaging.IncomingDelay = fixed(10 * time.Millisecond)
 	cfg.Messaging.Accounts[0].PartnerURL = rc.srv.URL
 	cfg.Messaging.Accounts[0].Channels = allChannels
-	cfg.Messaging.Profiles[rundir.ChannelViber] = ChannelProfile{Delay: fixed(10 * time.Millisecond), Outcomes: []Outcome{{State: rundir.StateDelivered, Weight: 1}}, SeenShare: 1, SeenDelay: fixed(10 * time.Millisecond)}
-	cfg.Messaging.Profiles[rundir.ChannelSMS] = ChannelProfile{Delay: fixed(10 * time.Millisecond), Outcomes: []Outcome{{State: rundir.StateNotDelivered, Code: 6, Weight: 1}}}
+	cfg.Messaging.Profiles[rundir.ChannelViber] = channelProfile{Delay: fixed(10 * time.Millisecond), Outcomes: []Outcome{{State: rundir.StateDelivered, Weight: 1}}, SeenShare: 1, SeenDelay: fixed(10 * time.Millisecond)}
+	cfg.Messaging.Profiles[rundir.ChannelSMS] = channelProfile{Delay: fixed(10 * time.Millisecond), Outcomes: []Outcome{{State: rundir.StateNotDelivered, Code: 6, Weight: 1}}}
 	cfg.RateLimit.Requests = 8
 	s, err := New(cfg, prometheus.NewRegistry())
 	if err != nil {

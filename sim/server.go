@@ -33,8 +33,8 @@ const (
 	faultLatency        = "latency"
 )
 
-// ErrClosed is returned by operations on a closed Server.
-var ErrClosed = errors.New("sim: server closed")
+// errClosed is returned by operations on a closed Server.
+var errClosed = errors.New("sim: server closed")
 
 // Server is one simulator: both APIs, the delivery engine and the truth.
 type Server struct {
@@ -52,7 +52,7 @@ type Server struct {
 	rng   *mrand.Rand
 
 	accounts map[string]*account
-	profiles [6]ChannelProfile // by channel index; the built-in one when cfg has none
+	profiles [6]channelProfile // by channel index; the built-in one when cfg has none
 	clients  map[string]*Client
 
 	msgMu sync.RWMutex
@@ -85,7 +85,7 @@ type account struct {
 // New builds a Server from cfg and registers its metrics on reg. Close stops it.
 func New(cfg Config, reg prometheus.Registerer) (*Server, error) {
 	if errs := cfg.Validate(); len(errs) > 0 {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, errors.Join(errs...))
+		return nil, fmt.Errorf("%w: %w", errConfig, errors.Join(errs...))
 	}
 	if reg == nil {
 		reg = prometheus.NewRegistry()
@@ -119,7 +119,7 @@ func New(cfg Config, reg prometheus.Registerer) (*Server, error) {
 	}
 	if cfg.Callbacks.SigningSecret != "" {
 		if s.signer, err = newSigner(cfg.Callbacks.SigningSecret); err != nil {
-			return nil, fmt.Errorf("%w: callbacks.signingSecret: %w", ErrConfig, err)
+			return nil, fmt.Errorf("%w: callbacks.signingSecret: %w", errConfig, err)
 		}
 	}
 	defaults := DefaultConfig().Messaging.Profiles

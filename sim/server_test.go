@@ -146,7 +146,7 @@ func TestSmokeOverNetwork(t *testing.T) {
 			td, _ := rec["trackData"].(map[string]any)
 			sawCB = rec["txId"] == sr.TxID && rec["state"] == rundir.StateDelivered && td["msgload_seq"] == "7"
 		case "/webhook":
-			var ev NotificationCallbackEvent
+			var ev notificationCallbackEvent
 			_ = json.Unmarshal(c.Body, &ev)
 			sawWH = ev.NotificationID == nr.NotificationID && ev.Status == rundir.NotifyDelivered && ev.ExternalID == "ml.r1.8.1700000000000000000"
 		}

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// checkUTF8 returns a FieldError naming the first string of the JSON value b
+// checkUTF8 returns a fieldError naming the first string of the JSON value b
 // (already decoded without error) that is not valid UTF-8: raw bytes that
 // are not UTF-8, or a \u escape of a lone surrogate. encoding/json replaces
 // both with U+FFFD when it decodes into a string, so a check on the decoded
@@ -68,7 +68,7 @@ func checkUTF8(b []byte) error {
 					if p == "" {
 						p = "body"
 					}
-					return &FieldError{p, "a field name is not valid UTF-8"}
+					return &fieldError{p, "a field name is not valid UTF-8"}
 				}
 				var k string
 				if json.Unmarshal(b[i:end], &k) != nil {
@@ -77,7 +77,7 @@ func checkUTF8(b []byte) error {
 				stack[len(stack)-1].key = k
 				expectKey = false
 			} else if !ok {
-				return &FieldError{valuePath(), "not valid UTF-8"}
+				return &fieldError{valuePath(), "not valid UTF-8"}
 			}
 			i = end
 		default:

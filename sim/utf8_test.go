@@ -81,7 +81,7 @@ func TestNotificationRefusesInvalidUTF8(t *testing.T) {
 		{"lone surrogate", `{"recipient":{"value":"+79991234567"},"notificationText":"\ud800"}`, "notificationText"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := DecodeNotification([]byte(tc.body))
+			_, err := decodeNotification([]byte(tc.body))
 			if err == nil || !strings.HasPrefix(err.Error(), tc.path+": not valid UTF-8") {
 				t.Fatalf("got %v, want %s: not valid UTF-8", err, tc.path)
 			}

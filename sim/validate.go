@@ -14,25 +14,25 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// SendRequest is the messaging send request.
-type SendRequest struct {
-	Scenario        []ScenarioItem  `json:"scenario"`
+// sendRequest is the messaging send request.
+type sendRequest struct {
+	Scenario        []scenarioItem  `json:"scenario"`
 	Callback        *string         `json:"callback,omitempty"`
 	ClientRequestID *string         `json:"clientRequestId,omitempty"`
-	URLOptions      *URLOptions     `json:"urlOptions,omitempty"`
+	URLOptions      *urlOptions     `json:"urlOptions,omitempty"`
 	TrackData       json.RawMessage `json:"trackData,omitempty"`
 	Schedule        *Schedule       `json:"schedule,omitempty"`
 }
 
-// ScenarioItem is one channel of a send.
-type ScenarioItem struct {
+// scenarioItem is one channel of a send.
+type scenarioItem struct {
 	Channel          *string      `json:"channel"`
 	Recipient        *Recipient   `json:"recipient"`
 	Sender           *string      `json:"sender"`
 	Text             *string      `json:"text,omitempty"`
-	Failover         *Failover    `json:"failover,omitempty"`
-	Attachments      []Attachment `json:"attachments,omitempty"`
-	Buttons          []Button     `json:"buttons,omitempty"`
+	Failover         *failover    `json:"failover,omitempty"`
+	Attachments      []attachment `json:"attachments,omitempty"`
+	Buttons          []button     `json:"buttons,omitempty"`
 	MobilePushAction *string      `json:"mobilePushAction,omitempty"`
 	MobilePushTitle  *string      `json:"mobilePushTitle,omitempty"`
 }
@@ -43,26 +43,26 @@ type Recipient struct {
 	Value *string `json:"value"`
 }
 
-// Attachment is media content.
-type Attachment struct {
+// attachment is media content.
+type attachment struct {
 	Type *string `json:"type"`
 	URL  *string `json:"url"`
 }
 
-// Button is a message button.
-type Button struct {
+// button is a message button.
+type button struct {
 	Caption *string `json:"caption"`
 	Action  *string `json:"action"`
 }
 
-// Failover is a cascading rule.
-type Failover struct {
+// failover is a cascading rule.
+type failover struct {
 	TTL             *int64  `json:"ttl,omitempty"`
 	ConditionStatus *string `json:"condition_status,omitempty"`
 }
 
-// URLOptions enables link shortening.
-type URLOptions struct {
+// urlOptions enables link shortening.
+type urlOptions struct {
 	ShortenURL *bool `json:"shortenUrl"`
 }
 
@@ -74,13 +74,13 @@ type Schedule struct {
 	UseRecipientTimeZone *bool   `json:"useRecipientTimeZone,omitempty"`
 }
 
-// FieldError is a validation error that names the field by its path.
-type FieldError struct {
+// fieldError is a validation error that names the field by its path.
+type fieldError struct {
 	Path string
 	Msg  string
 }
 
-func (e *FieldError) Error() string {
+func (e *fieldError) Error() string {
 	if e.Path == "" {
 		return e.Msg
 	}
@@ -89,21 +89,21 @@ func (e *FieldError) Error() string {
 
 // DecodeSend reads a send request. Malformed JSON and wrong types are
 // FieldErrors naming where they are.
-func DecodeSend(r io.Reader) (*SendRequest, error) {
+func DecodeSend(r io.Reader) (*sendRequest, error) {
 	body, err := io.ReadAll(r) // r is bounded (http.MaxBytesReader)
 	if err != nil {
 		return nil, jsonError(err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	var req SendRequest
+	var req sendRequest
 	if err := dec.Decode(&req); err != nil {
 		return nil, jsonError(err)
 	}
 	if dec.More() {
-		return nil, &FieldError{Msg: "body: more than one JSON value"}
+		return nil, &fieldError{Msg: "body: more than one JSON value"}
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, &FieldError{Msg: "body: trailing data after the JSON object"}
+		return nil, &fieldError{Msg: "body: trailing data after the JSON object"}
 	}
 	// the decoded strings had invalid UTF-8 replaced: check the raw body
 	if err := checkUTF8(body); err != nil {
@@ -121,126 +121,126 @@ func jsonError(err error) error {
 		if path == "" {
 			path = "body"
 		}
-		return &FieldError{Path: path, Msg: fmt.Sprintf("want %s, got JSON %s", te.Type, te.Value)}
+		return &fieldError{Path: path, Msg: fmt.Sprintf("want %s, got JSON %s", te.Type, te.Value)}
 	case errors.As(err, &se):
-		return &FieldError{Path: "body", Msg: fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, err)}
+		return &fieldError{Path: "body", Msg: fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, err)}
 	case errors.Is(err, io.EOF):
-		return &FieldError{Path: "body", Msg: "empty"}
+		return &fieldError{Path: "body", Msg: "empty"}
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return &FieldError{Path: "body", Msg: "truncated JSON"}
+		return &fieldError{Path: "body", Msg: "truncated JSON"}
 	}
 	var mbe interface{ Error() string }
 	if errors.As(err, &mbe) && strings.Contains(err.Error(), "request body too large") {
-		return &FieldError{Path: "body", Msg: "too large"}
+		return &fieldError{Path: "body", Msg: "too large"}
 	}
-	return &FieldError{Path: "body", Msg: err.Error()}
+	return &fieldError{Path: "body", Msg: err.Error()}
 }
 
 // ValidateSend checks req against every rule of the messaging seed, for an
 // account with the given channels enabled (nil: all). It returns the first
 // problem, naming the field by its path (scenario items counted from 0).
-func ValidateSend(req *SendRequest, enabled func(channel string) bool) error {
+func ValidateSend(req *sendRequest, enabled func(channel string) bool) error {
 	if len(req.Scenario) == 0 {
-		return &FieldError{"scenario", "at least one item is required"}
+		return &fieldError{"scenario", "at least one item is required"}
 	}
 	seen := map[string]int{}
 	for i, it := range req.Scenario {
 		p := fmt.Sprintf("scenario[%d]", i)
 		if it.Channel == nil {
-			return &FieldError{p + ".channel", "required"}
+			return &fieldError{p + ".channel", "required"}
 		}
 		ch := *it.Channel
 		if !rundir.IsChannel(ch) {
-			return &FieldError{p + ".channel", fmt.Sprintf("%q is not one of %s", ch, strings.Join(rundir.Channels(), ", "))}
+			return &fieldError{p + ".channel", fmt.Sprintf("%q is not one of %s", ch, strings.Join(rundir.Channels(), ", "))}
 		}
 		if j, dup := seen[ch]; dup {
-			return &FieldError{p + ".channel", fmt.Sprintf("scenario channels are not unique: %s is also scenario[%d]", ch, j)}
+			return &fieldError{p + ".channel", fmt.Sprintf("scenario channels are not unique: %s is also scenario[%d]", ch, j)}
 		}
 		seen[ch] = i
 		if enabled != nil && !enabled(ch) {
-			return &FieldError{p + ".channel", fmt.Sprintf("channel %s is not enabled for this account", ch)}
+			return &fieldError{p + ".channel", fmt.Sprintf("channel %s is not enabled for this account", ch)}
 		}
 		if it.Recipient == nil {
-			return &FieldError{p + ".recipient", "required"}
+			return &fieldError{p + ".recipient", "required"}
 		}
 		if it.Recipient.Type == nil {
-			return &FieldError{p + ".recipient.type", "required"}
+			return &fieldError{p + ".recipient.type", "required"}
 		}
 		if *it.Recipient.Type != rundir.RecipientMSISDN {
-			return &FieldError{p + ".recipient.type", fmt.Sprintf("%q is not MSISDN", *it.Recipient.Type)}
+			return &fieldError{p + ".recipient.type", fmt.Sprintf("%q is not MSISDN", *it.Recipient.Type)}
 		}
 		if it.Recipient.Value == nil || *it.Recipient.Value == "" {
-			return &FieldError{p + ".recipient.value", "required"}
+			return &fieldError{p + ".recipient.value", "required"}
 		}
 		v := *it.Recipient.Value
 		if utf8.RuneCountInString(v) > rundir.MaxRecipient {
-			return &FieldError{p + ".recipient.value", fmt.Sprintf("at most %d characters", rundir.MaxRecipient)}
+			return &fieldError{p + ".recipient.value", fmt.Sprintf("at most %d characters", rundir.MaxRecipient)}
 		}
 		if !rundir.IsMSISDN(v) {
-			return &FieldError{p + ".recipient.value", "not an E.164 number (+ and 7 to 15 digits)"}
+			return &fieldError{p + ".recipient.value", "not an E.164 number (+ and 7 to 15 digits)"}
 		}
 		if it.Sender == nil || *it.Sender == "" {
-			return &FieldError{p + ".sender", "required"}
+			return &fieldError{p + ".sender", "required"}
 		}
 		max := rundir.MaxSenderFor(ch)
 		if n := utf8.RuneCountInString(*it.Sender); n > max {
-			return &FieldError{p + ".sender", fmt.Sprintf("at most %d characters for channel %s", max, ch)}
+			return &fieldError{p + ".sender", fmt.Sprintf("at most %d characters for channel %s", max, ch)}
 		}
 		if it.Text != nil {
 			// UTF-8 is checked on the raw body by DecodeSend (checkUTF8)
 			if len(*it.Text) > rundir.MaxTextBytes {
-				return &FieldError{p + ".text", fmt.Sprintf("at most %d bytes (255 parts), got %d", rundir.MaxTextBytes, len(*it.Text))}
+				return &fieldError{p + ".text", fmt.Sprintf("at most %d bytes (255 parts), got %d", rundir.MaxTextBytes, len(*it.Text))}
 			}
 		}
 		if f := it.Failover; f != nil {
 			if f.TTL != nil && (*f.TTL < 0 || *f.TTL > rundir.MaxFailoverTTL) {
-				return &FieldError{p + ".failover.ttl", fmt.Sprintf("must be between 0 and %d seconds", rundir.MaxFailoverTTL)}
+				return &fieldError{p + ".failover.ttl", fmt.Sprintf("must be between 0 and %d seconds", rundir.MaxFailoverTTL)}
 			}
 			if f.ConditionStatus != nil && !slices.Contains(rundir.ConditionStatuses(), *f.ConditionStatus) {
-				return &FieldError{p + ".failover.condition_status", fmt.Sprintf("%q is not DELIVERED or SEEN", *f.ConditionStatus)}
+				return &fieldError{p + ".failover.condition_status", fmt.Sprintf("%q is not DELIVERED or SEEN", *f.ConditionStatus)}
 			}
 		}
 		for j, a := range it.Attachments {
 			ap := fmt.Sprintf("%s.attachments[%d]", p, j)
 			if a.Type == nil {
-				return &FieldError{ap + ".type", "required"}
+				return &fieldError{ap + ".type", "required"}
 			}
 			if types := rundir.AttachmentTypes(); !slices.Contains(types, *a.Type) {
-				return &FieldError{ap + ".type", fmt.Sprintf("%q is not one of %s", *a.Type, strings.Join(types, ", "))}
+				return &fieldError{ap + ".type", fmt.Sprintf("%q is not one of %s", *a.Type, strings.Join(types, ", "))}
 			}
 			if a.URL == nil || *a.URL == "" {
-				return &FieldError{ap + ".url", "required"}
+				return &fieldError{ap + ".url", "required"}
 			}
 		}
 		for j, b := range it.Buttons {
 			bp := fmt.Sprintf("%s.buttons[%d]", p, j)
 			if b.Caption == nil || *b.Caption == "" {
-				return &FieldError{bp + ".caption", "required"}
+				return &fieldError{bp + ".caption", "required"}
 			}
 			if b.Action == nil || *b.Action == "" {
-				return &FieldError{bp + ".action", "required"}
+				return &fieldError{bp + ".action", "required"}
 			}
 		}
 		if ch != rundir.ChannelPush {
 			if it.MobilePushAction != nil {
-				return &FieldError{p + ".mobilePushAction", "only for channel push"}
+				return &fieldError{p + ".mobilePushAction", "only for channel push"}
 			}
 			if it.MobilePushTitle != nil {
-				return &FieldError{p + ".mobilePushTitle", "only for channel push"}
+				return &fieldError{p + ".mobilePushTitle", "only for channel push"}
 			}
 		}
 	}
 	if req.ClientRequestID != nil && utf8.RuneCountInString(*req.ClientRequestID) > rundir.MaxClientRequestID {
-		return &FieldError{"clientRequestId", fmt.Sprintf("at most %d characters", rundir.MaxClientRequestID)}
+		return &fieldError{"clientRequestId", fmt.Sprintf("at most %d characters", rundir.MaxClientRequestID)}
 	}
 	if req.Callback != nil && *req.Callback != "" && !validURL(*req.Callback) {
-		return &FieldError{"callback", "not an absolute http or https URL"}
+		return &fieldError{"callback", "not an absolute http or https URL"}
 	}
 	if req.URLOptions != nil && req.URLOptions.ShortenURL == nil {
-		return &FieldError{"urlOptions.shortenUrl", "required"}
+		return &fieldError{"urlOptions.shortenUrl", "required"}
 	}
 	if td := bytes.TrimSpace(req.TrackData); len(td) > 0 && td[0] != '{' && !bytes.Equal(td, []byte("null")) {
-		return &FieldError{"trackData", "must be an object"}
+		return &fieldError{"trackData", "must be an object"}
 	}
 	if req.Schedule != nil {
 		if _, err := parseSchedule(req.Schedule); err != nil {
@@ -274,17 +274,17 @@ func parseSchedule(s *Schedule) (schedule, error) {
 	default:
 		switch {
 		case has(s.StartTime) && !has(s.StopTime):
-			return out, &FieldError{"schedule.stopTime", "required when startTime is present"}
+			return out, &fieldError{"schedule.stopTime", "required when startTime is present"}
 		case has(s.StopTime) && !has(s.StartTime):
-			return out, &FieldError{"schedule.startTime", "required when stopTime is present"}
+			return out, &fieldError{"schedule.startTime", "required when stopTime is present"}
 		default:
-			return out, &FieldError{"schedule.sendAfter", "required when startTime is absent"}
+			return out, &fieldError{"schedule.sendAfter", "required when startTime is absent"}
 		}
 	}
 	if has(s.SendAfter) {
 		t, err := time.Parse(time.RFC3339, *s.SendAfter)
 		if err != nil {
-			return out, &FieldError{"schedule.sendAfter", "want YYYY-MM-DDTHH:mm:ssZ (RFC 3339)"}
+			return out, &fieldError{"schedule.sendAfter", "want YYYY-MM-DDTHH:mm:ssZ (RFC 3339)"}
 		}
 		out.sendAfter = t
 		out.afterLocal = out.local
@@ -292,14 +292,14 @@ func parseSchedule(s *Schedule) (schedule, error) {
 	if has(s.StartTime) {
 		a, err := parseClock(*s.StartTime)
 		if err != nil {
-			return out, &FieldError{"schedule.startTime", err.Error()}
+			return out, &fieldError{"schedule.startTime", err.Error()}
 		}
 		b, err := parseClock(*s.StopTime)
 		if err != nil {
-			return out, &FieldError{"schedule.stopTime", err.Error()}
+			return out, &fieldError{"schedule.stopTime", err.Error()}
 		}
 		if a == b {
-			return out, &FieldError{"schedule.stopTime", "equals startTime: the window is empty"}
+			return out, &fieldError{"schedule.stopTime", "equals startTime: the window is empty"}
 		}
 		out.hasWindow, out.start, out.stop = true, a, b
 	}

@@ -141,7 +141,7 @@ func TestValidateSend(t *testing.T) {
 				}
 				return
 			}
-			var fe *FieldError
+			var fe *fieldError
 			if err == nil || !errors.As(err, &fe) {
 				t.Fatalf("want a FieldError starting %q, got %v", tt.wantErr, err)
 			}

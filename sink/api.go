@@ -28,8 +28,8 @@ type EventsPage struct {
 	More   bool           `json:"more"` // the page is full: ask again with after=next
 }
 
-// ErrBadQuery is a bad query string of the read API.
-var ErrBadQuery = errors.New("bad query")
+// errBadQuery is a bad query string of the read API.
+var errBadQuery = errors.New("bad query")
 
 // serveEvents pages through the log: ?run=<id> keeps the events whose tag names
 // that run (with run= empty, all events), &untagged=true adds those that carry
@@ -42,20 +42,20 @@ func (s *Sink) serveEvents(w http.ResponseWriter, r *http.Request) {
 	var err error
 	if v := q.Get("after"); v != "" {
 		if after, err = strconv.ParseInt(v, 10, 64); err != nil || after < 0 {
-			http.Error(w, fmt.Sprintf("%v: after must be a cursor from a previous page", ErrBadQuery), http.StatusBadRequest)
+			http.Error(w, fmt.Sprintf("%v: after must be a cursor from a previous page", errBadQuery), http.StatusBadRequest)
 			return
 		}
 	}
 	if v := q.Get("limit"); v != "" {
 		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > maxPage {
-			http.Error(w, fmt.Sprintf("%v: limit must be 1..%d", ErrBadQuery, maxPage), http.StatusBadRequest)
+			http.Error(w, fmt.Sprintf("%v: limit must be 1..%d", errBadQuery, maxPage), http.StatusBadRequest)
 			return
 		}
 	}
 	untagged := false
 	if v := q.Get("untagged"); v != "" {
 		if untagged, err = strconv.ParseBool(v); err != nil {
-			http.Error(w, fmt.Sprintf("%v: untagged must be true or false", ErrBadQuery), http.StatusBadRequest)
+			http.Error(w, fmt.Sprintf("%v: untagged must be true or false", errBadQuery), http.StatusBadRequest)
 			return
 		}
 	}
@@ -66,7 +66,7 @@ func (s *Sink) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}{{"from", &f.From}, {"to", &f.To}} {
 		if v := q.Get(b.name); v != "" {
 			if *b.t, err = time.Parse(time.RFC3339Nano, v); err != nil {
-				http.Error(w, fmt.Sprintf("%v: %s must be an RFC 3339 time such as 2026-11-23T14:00:00Z", ErrBadQuery, b.name), http.StatusBadRequest)
+				http.Error(w, fmt.Sprintf("%v: %s must be an RFC 3339 time such as 2026-11-23T14:00:00Z", errBadQuery, b.name), http.StatusBadRequest)
 				return
 			}
 		}

@@ -35,7 +35,7 @@ type Auth struct {
 
 // Errors of authentication.
 var (
-	ErrUnauthorized = errors.New("unauthorized")
+	errUnauthorized = errors.New("unauthorized")
 	ErrAuthConfig   = errors.New("bad authentication configuration")
 )
 
@@ -132,7 +132,7 @@ func (au *authenticator) check(r *http.Request, body []byte) error {
 			reasons = append(reasons, "standard-webhooks: signature does not match")
 		}
 	}
-	return fmt.Errorf("%w: %s", ErrUnauthorized, strings.Join(reasons, "; "))
+	return fmt.Errorf("%w: %s", errUnauthorized, strings.Join(reasons, "; "))
 }
 
 func cutPrefixFold(s, prefix string) (string, bool) {

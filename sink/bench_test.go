@@ -33,12 +33,12 @@ func benchBody(i int64) []byte {
 // client load against a bare handler (answers 200, stores nothing) and against
 // the sink with each fsync mode, in one run. The figure to read is callbacks/s.
 func BenchmarkIngest(b *testing.B) {
-	benchIngest(b, []FsyncMode{FsyncBatch, FsyncNone, FsyncAlways}, benchHTTP)
+	benchIngest(b, []fsyncMode{FsyncBatch, fsyncNone, fsyncAlways}, benchHTTP)
 }
 
 // benchIngest runs load against a bare handler (answers 200, stores nothing),
 // then against the sink in each of modes.
-func benchIngest(b *testing.B, modes []FsyncMode, load func(*testing.B, http.Handler)) {
+func benchIngest(b *testing.B, modes []fsyncMode, load func(*testing.B, http.Handler)) {
 	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.WriteHeader(http.StatusOK)
@@ -79,8 +79,8 @@ type caller func(body []byte) (int, error)
 // what to close when it is done.
 func benchPosts(b *testing.B, h http.Handler, newCaller func(srv *httptest.Server) (caller, func(), error)) {
 	srv := httptest.NewUnstartedServer(h)
-	srv.Config.ReadHeaderTimeout = ReadHeaderTimeout
-	srv.Config.IdleTimeout = IdleTimeout
+	srv.Config.ReadHeaderTimeout = readHeaderTimeout
+	srv.Config.IdleTimeout = idleTimeout
 	srv.Start()
 	defer srv.Close()
 	var seq atomic.Int64
@@ -158,7 +158,7 @@ func BenchmarkMemory(b *testing.B) {
 	for range b.N {
 		// The table fills a third of the way in: DefaultMaxTracked at 10M events.
 		tracked := int(min(int64(DefaultMaxTracked), total/9))
-		s, err := New(Options{LogPath: os.DevNull, Fsync: FsyncNone, MaxTracked: tracked}, prometheus.NewRegistry())
+		s, err := New(Options{LogPath: os.DevNull, Fsync: fsyncNone, MaxTracked: tracked}, prometheus.NewRegistry())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -254,7 +254,7 @@ func histMean(b *testing.B, h prometheus.Histogram) (count, sum float64) {
 // parsing) from 128×GOMAXPROCS goroutines, with a real log file: what the sink
 // itself costs per callback and how group commit batches under that load.
 func BenchmarkHandler(b *testing.B) {
-	for _, mode := range []FsyncMode{FsyncBatch, FsyncNone} {
+	for _, mode := range []fsyncMode{FsyncBatch, fsyncNone} {
 		b.Run(string(mode), func(b *testing.B) {
 			s, err := New(Options{LogPath: filepath.Join(b.TempDir(), rundir.EventsFile), Fsync: mode}, prometheus.NewRegistry())
 			if err != nil {

@@ -228,7 +228,7 @@ func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) er
 }
 
 func (s *Sink) correlateWebhook(ev *rundir.Event, body []byte, out *outcome) error {
-	wh, err := ParseWebhook(body)
+	wh, err := parseWebhook(body)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,7 @@
 // ones included, as one event (rundir.Event) of an append-only JSON-lines log.
 //
 // A call is answered 2xx only once its event is durable: written and fsynced
-// as Options.Fsync says (a group commit by default; FsyncNone only hands it
+// as Options.Fsync says (a group commit by default; fsyncNone only hands it
 // to the OS). After a failed or short write the log is cut back to its last
 // complete line, and while that cannot be done every call gets 500 and
 // /healthz 503. The sender then retries, so an acknowledged event is never

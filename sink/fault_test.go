@@ -51,7 +51,7 @@ func TestFaultRefusesOnPurpose(t *testing.T) {
 
 func TestFaultDelay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, err := New(Options{LogPath: filepath.Join(t.TempDir(), rundir.EventsFile), Fsync: FsyncNone,
+		s, err := New(Options{LogPath: filepath.Join(t.TempDir(), rundir.EventsFile), Fsync: fsyncNone,
 			Fault: Fault{Share: 1, Delay: 3 * time.Second}}, prometheus.NewRegistry())
 		if err != nil {
 			t.Fatal(err)

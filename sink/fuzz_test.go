@@ -72,7 +72,7 @@ func FuzzParseWebhook(f *testing.F) {
 	f.Add([]byte(`{"externalId":"ml.r.1.5","notificationId":"n","status":"DELIVERED"}`))
 	f.Add([]byte(`{"notificationId":"","state":"X"}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		w, err := ParseWebhook(body)
+		w, err := parseWebhook(body)
 		if err != nil {
 			return
 		}
@@ -100,7 +100,7 @@ func FuzzHandler(f *testing.F) {
 	f.Add(uint8(2), []byte(`{"externalId":"ml.r.1.5","status":"DELIVERED"}`))
 	f.Add(uint8(0), []byte("\xff\xfe not utf-8"))
 	path := filepath.Join(f.TempDir(), rundir.EventsFile)
-	s, err := New(Options{LogPath: path, Fsync: FsyncNone, Now: func() time.Time { return fixedNow }}, prometheus.NewRegistry())
+	s, err := New(Options{LogPath: path, Fsync: fsyncNone, Now: func() time.Time { return fixedNow }}, prometheus.NewRegistry())
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -13,34 +13,34 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// FsyncMode says when the event log is flushed to stable storage.
-type FsyncMode string
+// fsyncMode says when the event log is flushed to stable storage.
+type fsyncMode string
 
 // Fsync modes.
 const (
-	FsyncBatch  FsyncMode = "batch"  // group commit: one fsync per batch of queued events (default)
-	FsyncAlways FsyncMode = "always" // one write and one fsync per event
-	FsyncNone   FsyncMode = "none"   // written to the OS before the answer, never fsynced (survives a process kill, not a power cut)
+	FsyncBatch  fsyncMode = "batch"  // group commit: one fsync per batch of queued events (default)
+	fsyncAlways fsyncMode = "always" // one write and one fsync per event
+	fsyncNone   fsyncMode = "none"   // written to the OS before the answer, never fsynced (survives a process kill, not a power cut)
 )
 
 // ParseFsyncMode reads a --fsync value.
-func ParseFsyncMode(s string) (FsyncMode, error) {
-	switch FsyncMode(s) {
+func ParseFsyncMode(s string) (fsyncMode, error) {
+	switch fsyncMode(s) {
 	case "", FsyncBatch:
 		return FsyncBatch, nil
-	case FsyncAlways, FsyncNone:
-		return FsyncMode(s), nil
+	case fsyncAlways, fsyncNone:
+		return fsyncMode(s), nil
 	}
-	return "", fmt.Errorf("%w: %q (want batch, always or none)", ErrFsyncMode, s)
+	return "", fmt.Errorf("%w: %q (want batch, always or none)", errFsyncMode, s)
 }
 
 // Errors of the event log.
 var (
-	ErrFsyncMode = errors.New("unknown fsync mode")
-	ErrClosed    = errors.New("sink closed")
-	// ErrLogBroken: a failed write or fsync left bytes past the last complete
+	errFsyncMode = errors.New("unknown fsync mode")
+	errClosed    = errors.New("sink closed")
+	// errLogBroken: a failed write or fsync left bytes past the last complete
 	// line and cutting them off failed too; the log takes nothing until it can.
-	ErrLogBroken = errors.New("event log needs repair")
+	errLogBroken = errors.New("event log needs repair")
 )
 
 // maxBatch bounds the events written by one write and one fsync.
@@ -72,7 +72,7 @@ type logFile interface {
 // answered 500 and retried by the service) rather than append to a torn line.
 type eventLog struct {
 	f     logFile
-	mode  FsyncMode
+	mode  fsyncMode
 	queue chan *logReq
 
 	committed int64        // file size at the end of the last complete, acknowledged line
@@ -97,13 +97,13 @@ type eventLog struct {
 // openLog opens (or creates) path for appending. A last line cut by a crash is
 // ended with a newline first, so the next event starts a line of its own.
 // wrap, when set (tests), replaces the file the log writes through.
-func openLog(path string, mode FsyncMode, writeDur, batchSize prometheus.Observer, wrap func(*os.File) logFile) (*eventLog, error) {
+func openLog(path string, mode fsyncMode, writeDur, batchSize prometheus.Observer, wrap func(*os.File) logFile) (*eventLog, error) {
 	_, statErr := os.Stat(path)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open event log: %w", err)
 	}
-	if errors.Is(statErr, os.ErrNotExist) && mode != FsyncNone {
+	if errors.Is(statErr, os.ErrNotExist) && mode != fsyncNone {
 		// A new file: make its directory entry durable too, or a power cut could
 		// lose the whole log although every batch in it was fsynced.
 		if err := syncDir(filepath.Dir(path)); err != nil {
@@ -174,7 +174,7 @@ func (l *eventLog) append(line []byte) error {
 	if l.closed {
 		l.mu.RUnlock()
 		l.reqs.Put(r)
-		return ErrClosed
+		return errClosed
 	}
 	l.queue <- r
 	l.mu.RUnlock()
@@ -209,7 +209,7 @@ func (l *eventLog) run() {
 // event (always), or one write (none); then releases every waiting handler.
 func (l *eventLog) commit(batch []*logReq) {
 	start := time.Now()
-	if l.mode == FsyncAlways {
+	if l.mode == fsyncAlways {
 		for _, r := range batch {
 			r.done <- l.writeSynced(r.line)
 		}
@@ -245,7 +245,7 @@ func (l *eventLog) writeSynced(b []byte) error {
 	if err != nil {
 		return l.failed(fmt.Errorf("write event log: %w", err))
 	}
-	if l.mode != FsyncNone {
+	if l.mode != fsyncNone {
 		if err := l.f.Sync(); err != nil {
 			// The bytes are in the file but maybe not on disk (after a failed
 			// fsync the kernel may have dropped them): they were not acknowledged,
@@ -280,12 +280,12 @@ func (l *eventLog) repair() error {
 	}
 	if err := l.f.Truncate(l.committed); err != nil {
 		l.broken.Store(true)
-		return fmt.Errorf("%w: cut back to the last complete line at byte %d after %v: %w", ErrLogBroken, l.committed, l.dirty, err)
+		return fmt.Errorf("%w: cut back to the last complete line at byte %d after %v: %w", errLogBroken, l.committed, l.dirty, err)
 	}
-	if l.mode != FsyncNone {
+	if l.mode != fsyncNone {
 		if err := l.f.Sync(); err != nil {
 			l.broken.Store(true)
-			return fmt.Errorf("%w: fsync the cut back to byte %d after %v: %w", ErrLogBroken, l.committed, l.dirty, err)
+			return fmt.Errorf("%w: fsync the cut back to byte %d after %v: %w", errLogBroken, l.committed, l.dirty, err)
 		}
 	}
 	l.dirty = nil

@@ -103,7 +103,7 @@ var nopObserver = prometheus.ObserverFunc(func(float64) {})
 // last acknowledged line: the scripted sequence of the full-disk report (a torn
 // line, then space again) loses nothing.
 func TestLogCutsBackAfterFailures(t *testing.T) {
-	for _, mode := range []FsyncMode{FsyncBatch, FsyncAlways, FsyncNone} {
+	for _, mode := range []fsyncMode{FsyncBatch, fsyncAlways, fsyncNone} {
 		t.Run(string(mode), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), rundir.EventsFile)
 			ff := &faultyFile{}
@@ -137,15 +137,15 @@ func TestLogCutsBackAfterFailures(t *testing.T) {
 			step("torn by a full disk", []fault{shortWrite}, syscall.ENOSPC)
 			step("after space is freed", nil, nil)
 			step("no space at all", []fault{noSpace}, syscall.ENOSPC)
-			if mode != FsyncNone {
+			if mode != fsyncNone {
 				step("fsync fails", []fault{pass, syncEIO}, syscall.EIO)
 				// The cut after a failed fsync fails too: the next call is refused
 				// without writing, until a cut succeeds.
 				step("fsync fails, cut fails", []fault{pass, syncEIO, truncEIO}, syscall.EIO)
-				step("cut still failing", []fault{truncEIO}, ErrLogBroken)
+				step("cut still failing", []fault{truncEIO}, errLogBroken)
 			} else {
-				step("torn, cut fails", []fault{shortWrite, truncEIO}, ErrLogBroken)
-				step("cut still failing", []fault{truncEIO}, ErrLogBroken)
+				step("torn, cut fails", []fault{shortWrite, truncEIO}, errLogBroken)
+				step("cut still failing", []fault{truncEIO}, errLogBroken)
 			}
 			step("repaired", nil, nil)
 			step("last", nil, nil)
@@ -172,7 +172,7 @@ func TestLogCutsBackAfterFailures(t *testing.T) {
 // log; the retry that got in is the first arrival (not a duplicate, with its
 // latency), as a reader of the log sees it.
 func TestLogFaultsUnderLoad(t *testing.T) {
-	for _, mode := range []FsyncMode{FsyncBatch, FsyncAlways, FsyncNone} {
+	for _, mode := range []fsyncMode{FsyncBatch, fsyncAlways, fsyncNone} {
 		t.Run(string(mode), func(t *testing.T) {
 			ff := &faultyFile{}
 			rng := rand.New(rand.NewPCG(1, uint64(len(mode))))
@@ -259,7 +259,7 @@ func TestLogFaultsUnderLoad(t *testing.T) {
 					t.Errorf("%s never answered 200 is %d times in the log", tx, n)
 				}
 			}
-			if refused == 0 || ff.count(shortWrite) == 0 || ff.count(truncEIO) == 0 || (mode != FsyncNone && ff.count(syncEIO) == 0) {
+			if refused == 0 || ff.count(shortWrite) == 0 || ff.count(truncEIO) == 0 || (mode != fsyncNone && ff.count(syncEIO) == 0) {
 				t.Errorf("not every fault was exercised: refused %d, injected %v", refused, ff.injected)
 			}
 			if st := h.s.Stats(); st.Events != int64(len(acked)) || st.WriteErrors != int64(refused) ||
@@ -288,7 +288,7 @@ func TestFullDiskTmpfs(t *testing.T) {
 			t.Errorf("umount %s: %v: %s", dir, err, out)
 		}
 	})
-	for _, mode := range []FsyncMode{FsyncBatch, FsyncAlways, FsyncNone} {
+	for _, mode := range []fsyncMode{FsyncBatch, fsyncAlways, fsyncNone} {
 		t.Run(string(mode), func(t *testing.T) {
 			path := filepath.Join(dir, string(mode)+"-"+rundir.EventsFile)
 			h := newHarness(t, Options{LogPath: path, Fsync: mode})

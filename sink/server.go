@@ -19,16 +19,16 @@ import (
 )
 
 // Server timeouts: a slow client cannot pin a connection longer than these.
-// ReadTimeout bounds the whole request, headers and body, from its first byte:
+// readTimeout bounds the whole request, headers and body, from its first byte:
 // a caller trickling its body (one byte a second) is cut off at 30 s, answered
 // nothing and the call is not logged. WriteTimeout bounds the request and its
 // answer together (a reader of /v1/events that stops reading is cut off too).
 const (
-	ReadHeaderTimeout = 5 * time.Second
-	ReadTimeout       = 30 * time.Second
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 30 * time.Second
 	WriteTimeout      = 30 * time.Second
-	IdleTimeout       = 120 * time.Second
-	MaxHeaderBytes    = 64 << 10
+	idleTimeout       = 120 * time.Second
+	maxHeaderBytes    = 64 << 10
 	shutdownTimeout   = 10 * time.Second
 )
 
@@ -122,11 +122,11 @@ func Serve(ctx context.Context, cfg ServerConfig) (err error) {
 	t := cfg.timeouts
 	srv := &http.Server{
 		Handler:           mux,
-		ReadHeaderTimeout: t.or(t.readHeader, ReadHeaderTimeout),
-		ReadTimeout:       t.or(t.read, ReadTimeout),
+		ReadHeaderTimeout: t.or(t.readHeader, readHeaderTimeout),
+		ReadTimeout:       t.or(t.read, readTimeout),
 		WriteTimeout:      t.or(t.write, WriteTimeout),
-		IdleTimeout:       t.or(t.idle, IdleTimeout),
-		MaxHeaderBytes:    MaxHeaderBytes,
+		IdleTimeout:       t.or(t.idle, idleTimeout),
+		MaxHeaderBytes:    maxHeaderBytes,
 	}
 	if cfg.Ready != nil {
 		cfg.Ready(ln.Addr().String()) // bound: a call waits in the backlog until Serve accepts it

@@ -29,7 +29,7 @@ var ErrOptions = errors.New("bad sink options")
 // environment or flags itself.
 type Options struct {
 	LogPath string    // events.jsonl to append to (created if missing; a restarted sink appends)
-	Fsync   FsyncMode // batch (default, group commit), always, none
+	Fsync   fsyncMode // batch (default, group commit), always, none
 	RunID   string    // if set, a tag of another run counts as unmatched; empty: any msgload tag matches
 	MaxBody int64     // body size limit in bytes; default DefaultMaxBody
 	Auth    Auth      // optional authentication of calls
@@ -374,7 +374,7 @@ func (s *Sink) write(w http.ResponseWriter, ev *rundir.Event, out *outcome) bool
 	}
 	if err != nil {
 		s.c.writeErrors.Add(1)
-		if errors.Is(err, ErrClosed) {
+		if errors.Is(err, errClosed) {
 			http.Error(w, "sink closed", http.StatusServiceUnavailable)
 		} else {
 			http.Error(w, "event log write failed", http.StatusInternalServerError)

@@ -12,8 +12,8 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// ErrMalformed wraps every reason a payload breaks the specification's schema.
-var ErrMalformed = errors.New("malformed payload")
+// errMalformed wraps every reason a payload breaks the specification's schema.
+var errMalformed = errors.New("malformed payload")
 
 // states lists the status-record states (rundir's); the index is the bit used
 // in the per-message state set.
@@ -58,8 +58,8 @@ func channelID(c string) uint8 {
 	return 0
 }
 
-// StatusRecord is a messaging status record (callback body), as validated.
-type StatusRecord struct {
+// statusRecord is a messaging status record (callback body), as validated.
+type statusRecord struct {
 	TxID      string
 	UpdatedAt time.Time
 	State     string
@@ -80,16 +80,16 @@ type Incoming struct {
 	ReplyOnType  string // OUTGOING or INCOMING when replyOn is present
 }
 
-// Webhook is a notification callback event, as validated. The seed does not show
+// webhook is a notification callback event, as validated. The seed does not show
 // its fields; the sink takes notificationId, externalId and status (or state).
-type Webhook struct {
+type webhook struct {
 	NotificationID string
 	ExternalID     string
 	Status         string
 }
 
 func malformed(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s", errMalformed, fmt.Sprintf(format, args...))
 }
 
 // object decodes body as one JSON object into its raw members, refusing anything else
@@ -209,7 +209,7 @@ func sub(m obj, k string, required bool) (obj, error) {
 // within names a nested field in a malformed-payload error: "type is required"
 // inside recipient becomes "recipient.type is required".
 func within(prefix string, err error) error {
-	msg, ok := strings.CutPrefix(err.Error(), ErrMalformed.Error()+": ")
+	msg, ok := strings.CutPrefix(err.Error(), errMalformed.Error()+": ")
 	if !ok {
 		return err
 	}
@@ -230,8 +230,8 @@ func truncate(s string, n int) string {
 // (uuid), updatedAt (date-time) and state (one of five) required; channel in its
 // enum, trackData an object and error {code integer, message string} when present.
 // Unknown fields are allowed.
-func ParseStatusRecord(body []byte) (StatusRecord, error) {
-	var r StatusRecord
+func ParseStatusRecord(body []byte) (statusRecord, error) {
+	var r statusRecord
 	m, err := object(body)
 	if err != nil {
 		return r, err
@@ -371,12 +371,12 @@ func ParseIncoming(body []byte) (Incoming, error) {
 	return in, nil
 }
 
-// ParseWebhook validates a notification callback event. The seed names the schema
+// parseWebhook validates a notification callback event. The seed names the schema
 // (NotificationCallbackEvent) but not its fields, so the sink asks only for what it
 // needs: a JSON object with notificationId or externalId (non-empty strings), and
 // status (or state) a string when present.
-func ParseWebhook(body []byte) (Webhook, error) {
-	var w Webhook
+func parseWebhook(body []byte) (webhook, error) {
+	var w webhook
 	m, err := object(body)
 	if err != nil {
 		return w, err

@@ -101,7 +101,7 @@ func TestParseWebhook(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w, err := ParseWebhook([]byte(tt.body))
+			w, err := parseWebhook([]byte(tt.body))
 			checkErr(t, err, tt.wantErr)
 			if err == nil && w.Status != tt.wantStatus {
 				t.Errorf("status = %q, want %q", w.Status, tt.wantStatus)
@@ -121,7 +121,7 @@ func checkErr(t *testing.T, err error, want string) {
 	if err == nil {
 		t.Fatalf("accepted; want an error containing %q", want)
 	}
-	if !errors.Is(err, ErrMalformed) {
+	if !errors.Is(err, errMalformed) {
 		t.Errorf("error %v does not wrap ErrMalformed", err)
 	}
 	if !strings.Contains(err.Error(), want) {

@@ -10,9 +10,9 @@ import (
 // length, and a key in a file under test can be of any length.
 const maxLen = 64
 
-// Distance is the edit distance of a and b, ignoring case; names longer than
+// distance is the edit distance of a and b, ignoring case; names longer than
 // 64 bytes are far from everything.
-func Distance(a, b string) int {
+func distance(a, b string) int {
 	if len(a) > maxLen || len(b) > maxLen {
 		return maxLen + 1
 	}
@@ -28,7 +28,7 @@ func NearestPaths(got string, paths []string, most int) ([]string, int) {
 	var near []string
 	best := len(got)/3 + 2
 	for _, p := range paths {
-		d := Distance(got, p[strings.LastIndexByte(p, '.')+1:])
+		d := distance(got, p[strings.LastIndexByte(p, '.')+1:])
 		switch {
 		case d < best:
 			best, near = d, []string{p}
@@ -44,7 +44,7 @@ func NearestPaths(got string, paths []string, most int) ([]string, int) {
 func Nearest(got string, names []string, limit int) (string, int) {
 	best, bestD := "", limit+1
 	for _, n := range names {
-		d := Distance(got, n)
+		d := distance(got, n)
 		if d < bestD || d == bestD && n < best {
 			best, bestD = n, d
 		}

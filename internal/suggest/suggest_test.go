@@ -26,7 +26,7 @@ func TestNearest(t *testing.T) {
 	if got, _ := Nearest("ab", []string{"ac", "aa"}, 2); got != "aa" {
 		t.Errorf("tie: %q, want aa", got)
 	}
-	if d := Distance("привет", "привте"); d != 2 {
+	if d := distance("привет", "привте"); d != 2 {
 		t.Errorf("Distance of non-ASCII names counts characters: %d, want 2", d)
 	}
 }

@@ -12,10 +12,10 @@ import (
 var (
 	// ErrTooLarge means the text is longer than Limits.MaxBytes.
 	ErrTooLarge = errors.New("too large")
-	// ErrTooDeep means the text nests deeper than Limits.MaxDepth.
-	ErrTooDeep = errors.New("nested too deeply")
-	// ErrTooManyNodes means the text holds more than Limits.MaxNodes nodes.
-	ErrTooManyNodes = errors.New("too many nodes")
+	// errTooDeep means the text nests deeper than Limits.MaxDepth.
+	errTooDeep = errors.New("nested too deeply")
+	// errTooManyNodes means the text holds more than Limits.MaxNodes nodes.
+	errTooManyNodes = errors.New("too many nodes")
 )
 
 // Limits are the bounds Check applies.
@@ -39,7 +39,7 @@ var Default = Limits{MaxBytes: 1 << 20, MaxDepth: 32, MaxNodes: 100_000}
 // (Col counts runes); both are 0 for ErrTooLarge from Read.
 type Error struct {
 	Line, Col int
-	Err       error // ErrTooLarge, ErrTooDeep or ErrTooManyNodes
+	Err       error // ErrTooLarge, errTooDeep or errTooManyNodes
 	Msg       string
 }
 
@@ -52,10 +52,10 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Read reads r to its end, but never more than max+1 bytes: past max it
+// read reads r to its end, but never more than max+1 bytes: past max it
 // stops and returns an *Error wrapping ErrTooLarge, so an endless reader
 // (/dev/zero, a pipe) costs max bytes of memory, not all of it.
-func Read(r io.Reader, max int64) ([]byte, error) {
+func read(r io.Reader, max int64) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, err
@@ -74,7 +74,7 @@ func ReadFile(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return Read(f, max)
+	return read(f, max)
 }
 
 // Check scans src once, without building anything, and returns the first
@@ -128,7 +128,7 @@ func (s *scanner) depth() int { return len(s.block) + s.flow }
 
 func (s *scanner) deep(i int) *Error {
 	if s.lim.MaxDepth > 0 && s.depth() > s.lim.MaxDepth {
-		return s.errAt(i, ErrTooDeep, fmt.Sprintf("nested more than %d levels deep", s.lim.MaxDepth))
+		return s.errAt(i, errTooDeep, fmt.Sprintf("nested more than %d levels deep", s.lim.MaxDepth))
 	}
 	return nil
 }
@@ -136,7 +136,7 @@ func (s *scanner) deep(i int) *Error {
 func (s *scanner) node(i int) *Error {
 	s.nodes++
 	if s.lim.MaxNodes > 0 && s.nodes > s.lim.MaxNodes {
-		return s.errAt(i, ErrTooManyNodes, fmt.Sprintf("more than %d nodes", s.lim.MaxNodes))
+		return s.errAt(i, errTooManyNodes, fmt.Sprintf("more than %d nodes", s.lim.MaxNodes))
 	}
 	return nil
 }
@@ -395,18 +395,18 @@ func (s *scanner) scanTokens(i, end int, atStart bool) *Error {
 
 func isFlowIndicator(c byte) bool { return c == '[' || c == ']' || c == '{' || c == '}' || c == ',' }
 
-// Pos is a place in the text: 1-based line and column (in runes).
-type Pos struct{ Line, Col int }
+// pos is a place in the text: 1-based line and column (in runes).
+type pos struct{ Line, Col int }
 
 // InvalidUTF8 returns the place of the first byte that is not UTF-8 on each
 // line that has one, at most max places. The YAML library reads such a
 // byte as U+FFFD, so after parsing it cannot be seen: a name or a text with
 // it would pass as something the file does not say.
-func InvalidUTF8(src []byte, max int) []Pos {
+func InvalidUTF8(src []byte, max int) []pos {
 	if utf8.Valid(src) {
 		return nil
 	}
-	var out []Pos
+	var out []pos
 	line, lineStart := 1, 0
 	for i := 0; i < len(src) && len(out) < max; {
 		c := src[i]
@@ -421,7 +421,7 @@ func InvalidUTF8(src []byte, max int) []Pos {
 		}
 		r, size := utf8.DecodeRune(src[i:])
 		if r == utf8.RuneError && size == 1 {
-			out = append(out, Pos{Line: line, Col: utf8.RuneCount(src[lineStart:i]) + 1})
+			out = append(out, pos{Line: line, Col: utf8.RuneCount(src[lineStart:i]) + 1})
 			for i < len(src) && src[i] != '\n' { // one place a line
 				i++
 			}

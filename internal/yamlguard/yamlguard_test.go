@@ -26,9 +26,9 @@ func TestCheck(t *testing.T) {
 		// a plain scalar continued on the next line, starting with [
 		{"plain continuation", "a: one\n  [[[[[[[[[[ two\nb: 1\n", nil, 0, 0},
 		// nested flow sequences: the document is level 1, refused at the eighth [
-		{"flow nesting", strings.Repeat("[", 20) + strings.Repeat("]", 20), ErrTooDeep, 1, 8},
+		{"flow nesting", strings.Repeat("[", 20) + strings.Repeat("]", 20), errTooDeep, 1, 8},
 		// flow mappings count too, after a key
-		{"flow mapping nesting", "a: " + strings.Repeat("{b: ", 20), ErrTooDeep, 1, 32},
+		{"flow mapping nesting", "a: " + strings.Repeat("{b: ", 20), errTooDeep, 1, 32},
 		// block mappings by indentation: level 9 is the ninth line
 		{"block nesting", func() string {
 			var b strings.Builder
@@ -36,17 +36,17 @@ func TestCheck(t *testing.T) {
 				b.WriteString(strings.Repeat(" ", i) + "a:\n")
 			}
 			return b.String()
-		}(), ErrTooDeep, 9, 9},
+		}(), errTooDeep, 9, 9},
 		// compact sequences nest on one line
-		{"compact sequences", strings.Repeat("- ", 20) + "x\n", ErrTooDeep, 1, 17},
+		{"compact sequences", strings.Repeat("- ", 20) + "x\n", errTooDeep, 1, 17},
 		// block and flow add up
-		{"block then flow", "a:\n  b:\n    c: [[[[[[[[[[]]]]]]]]]]\n", ErrTooDeep, 3, 13},
+		{"block then flow", "a:\n  b:\n    c: [[[[[[[[[[]]]]]]]]]]\n", errTooDeep, 3, 13},
 		// nodes: a flat list of 60 entries
-		{"many nodes", "[" + strings.Repeat("1,", 60) + "1]", ErrTooManyNodes, 1, 51},
+		{"many nodes", "[" + strings.Repeat("1,", 60) + "1]", errTooManyNodes, 1, 51},
 		// a block scalar ends where the indentation comes back: nesting after it counts
-		{"after block scalar", "a: |\n  text\nb: " + strings.Repeat("[", 10), ErrTooDeep, 3, 11},
+		{"after block scalar", "a: |\n  text\nb: " + strings.Repeat("[", 10), errTooDeep, 3, 11},
 		// positions count runes
-		{"rune columns", "é: " + strings.Repeat("[", 10), ErrTooDeep, 1, 11},
+		{"rune columns", "é: " + strings.Repeat("[", 10), errTooDeep, 1, 11},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := Check([]byte(tc.src), small)
@@ -72,7 +72,7 @@ func TestCheckNestedFlowFast(t *testing.T) {
 	src := []byte(strings.Repeat("[", 20_000) + strings.Repeat("]", 20_000))
 	start := time.Now()
 	err := Check(src, Default)
-	if !errors.Is(err, ErrTooDeep) || err.Line != 1 || err.Col != Default.MaxDepth {
+	if !errors.Is(err, errTooDeep) || err.Line != 1 || err.Col != Default.MaxDepth {
 		t.Fatalf("got %v", err)
 	}
 	if d := time.Since(start); d > time.Second {
@@ -100,14 +100,14 @@ func (e *endless) Read(p []byte) (int, error) {
 // Read stops one byte past the bound, whatever the source.
 func TestReadStopsAtBound(t *testing.T) {
 	r := &endless{}
-	_, err := Read(r, 1000)
+	_, err := read(r, 1000)
 	if !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("got %v", err)
 	}
 	if r.n > 1000+512 {
 		t.Fatalf("read %d bytes", r.n)
 	}
-	b, err := Read(io.LimitReader(r, 1000), 1000)
+	b, err := read(io.LimitReader(r, 1000), 1000)
 	if err != nil || len(b) != 1000 {
 		t.Fatalf("exactly the bound: %d bytes, %v", len(b), err)
 	}
@@ -116,7 +116,7 @@ func TestReadStopsAtBound(t *testing.T) {
 // The first bad byte of each line, in rune columns.
 func TestInvalidUTF8(t *testing.T) {
 	got := InvalidUTF8([]byte("ok: é\nname: é\xff\xfe\n\nx: \xc3\n"), 10)
-	want := []Pos{{2, 8}, {4, 4}}
+	want := []pos{{2, 8}, {4, 4}}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Fatalf("got %v, want %v", got, want)
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// ErrBadRecipient is wrapped by recipient pattern and range errors.
-var ErrBadRecipient = errors.New("bad recipient")
+// errBadRecipient is wrapped by recipient pattern and range errors.
+var errBadRecipient = errors.New("bad recipient")
 
 // NumberRange is a set of numbers written Prefix + a zero-padded counter from Lo
 // to Hi (Width digits) + Suffix: "+7999{0000000-9999999}" or a range from/to.
@@ -26,29 +26,29 @@ func ParseRecipient(s string) (NumberRange, error) {
 	i := strings.IndexByte(s, '{')
 	if i < 0 {
 		if strings.ContainsRune(s, '}') {
-			return NumberRange{}, fmt.Errorf("%w %q: } without {", ErrBadRecipient, s)
+			return NumberRange{}, fmt.Errorf("%w %q: } without {", errBadRecipient, s)
 		}
 		if s == "" {
-			return NumberRange{}, fmt.Errorf("%w: empty", ErrBadRecipient)
+			return NumberRange{}, fmt.Errorf("%w: empty", errBadRecipient)
 		}
 		return NumberRange{Prefix: s}, nil
 	}
 	j := strings.IndexByte(s[i:], '}')
 	if j < 0 {
-		return NumberRange{}, fmt.Errorf("%w %q: { without }", ErrBadRecipient, s)
+		return NumberRange{}, fmt.Errorf("%w %q: { without }", errBadRecipient, s)
 	}
 	j += i
 	if strings.ContainsAny(s[j+1:], "{}") {
-		return NumberRange{}, fmt.Errorf("%w %q: only one {LO-HI} range is allowed", ErrBadRecipient, s)
+		return NumberRange{}, fmt.Errorf("%w %q: only one {LO-HI} range is allowed", errBadRecipient, s)
 	}
 	lo, hi, ok := strings.Cut(s[i+1:j], "-")
 	if !ok || len(lo) != len(hi) || lo == "" || len(lo) > 18 || !allDigits(lo) || !allDigits(hi) {
-		return NumberRange{}, fmt.Errorf("%w %q: want {LO-HI} with LO and HI of the same number of digits (1 to 18), like {0000000-9999999}", ErrBadRecipient, s)
+		return NumberRange{}, fmt.Errorf("%w %q: want {LO-HI} with LO and HI of the same number of digits (1 to 18), like {0000000-9999999}", errBadRecipient, s)
 	}
 	l, _ := strconv.ParseUint(lo, 10, 64)
 	h, _ := strconv.ParseUint(hi, 10, 64)
 	if l > h {
-		return NumberRange{}, fmt.Errorf("%w %q: LO is above HI", ErrBadRecipient, s)
+		return NumberRange{}, fmt.Errorf("%w %q: LO is above HI", errBadRecipient, s)
 	}
 	return NumberRange{Prefix: s[:i], Suffix: s[j+1:], Lo: l, Hi: h, Width: len(lo)}, nil
 }
@@ -58,7 +58,7 @@ func ParseRecipient(s string) (NumberRange, error) {
 // only in their trailing digits.
 func ParseNumberRange(from, to string) (NumberRange, error) {
 	if len(from) != len(to) || from == "" {
-		return NumberRange{}, fmt.Errorf("%w: from %q and to %q must have the same length", ErrBadRecipient, from, to)
+		return NumberRange{}, fmt.Errorf("%w: from %q and to %q must have the same length", errBadRecipient, from, to)
 	}
 	// the longest common prefix that ends before the varying digits
 	p := 0
@@ -71,7 +71,7 @@ func ParseNumberRange(from, to string) (NumberRange, error) {
 		d--
 	}
 	if d > p || !allDigits(from[d:]) {
-		return NumberRange{}, fmt.Errorf("%w: from %q and to %q must differ only in trailing digits", ErrBadRecipient, from, to)
+		return NumberRange{}, fmt.Errorf("%w: from %q and to %q must differ only in trailing digits", errBadRecipient, from, to)
 	}
 	if p == len(from) {
 		d = len(from) - 1
@@ -85,7 +85,7 @@ func ParseNumberRange(from, to string) (NumberRange, error) {
 	l, _ := strconv.ParseUint(from[d:], 10, 64)
 	h, _ := strconv.ParseUint(to[d:], 10, 64)
 	if l > h {
-		return NumberRange{}, fmt.Errorf("%w: from %q is above to %q", ErrBadRecipient, from, to)
+		return NumberRange{}, fmt.Errorf("%w: from %q is above to %q", errBadRecipient, from, to)
 	}
 	return NumberRange{Prefix: from[:d], Lo: l, Hi: h, Width: len(from) - d}, nil
 }

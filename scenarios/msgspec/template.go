@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// ErrBadTemplate is wrapped by every template parse error.
-var ErrBadTemplate = errors.New("bad template")
+// errBadTemplate is wrapped by every template parse error.
+var errBadTemplate = errors.New("bad template")
 
 // Template is a compiled text template: literal text with actions in {{ }}.
 // Actions: {{.Seq}} (message sequence), {{.Client}} (client id), {{.Recipient}},
@@ -18,15 +18,15 @@ var ErrBadTemplate = errors.New("bad template")
 // appends to a buffer without reflection, so it costs almost nothing per request.
 type Template struct {
 	raw  string
-	segs []Segment
+	segs []segment
 }
 
-// SegKind says what a template segment renders.
-type SegKind uint8
+// segKind says what a template segment renders.
+type segKind uint8
 
 // Segment kinds.
 const (
-	SegLit SegKind = iota
+	SegLit segKind = iota
 	SegSeq
 	SegClient
 	SegRecipient
@@ -37,9 +37,9 @@ const (
 	SegDigits
 )
 
-// Segment is one piece of a template.
-type Segment struct {
-	Kind SegKind
+// segment is one piece of a template.
+type segment struct {
+	Kind segKind
 	Lit  string // SegLit
 	N    int    // counted actions
 }
@@ -54,15 +54,15 @@ func ParseTemplate(s string) (*Template, error) {
 	for rest != "" {
 		i := strings.Index(rest, "{{")
 		if i < 0 {
-			t.segs = append(t.segs, Segment{Kind: SegLit, Lit: rest})
+			t.segs = append(t.segs, segment{Kind: SegLit, Lit: rest})
 			break
 		}
 		if i > 0 {
-			t.segs = append(t.segs, Segment{Kind: SegLit, Lit: rest[:i]})
+			t.segs = append(t.segs, segment{Kind: SegLit, Lit: rest[:i]})
 		}
 		j := strings.Index(rest[i:], "}}")
 		if j < 0 {
-			return nil, fmt.Errorf("%w: %q has {{ without }}", ErrBadTemplate, s)
+			return nil, fmt.Errorf("%w: %q has {{ without }}", errBadTemplate, s)
 		}
 		action := strings.TrimSpace(rest[i+2 : i+j])
 		seg, err := parseAction(action)
@@ -75,36 +75,36 @@ func ParseTemplate(s string) (*Template, error) {
 	return t, nil
 }
 
-func parseAction(a string) (Segment, error) {
+func parseAction(a string) (segment, error) {
 	switch a {
 	case ".Seq":
-		return Segment{Kind: SegSeq}, nil
+		return segment{Kind: SegSeq}, nil
 	case ".Client":
-		return Segment{Kind: SegClient}, nil
+		return segment{Kind: SegClient}, nil
 	case ".Recipient":
-		return Segment{Kind: SegRecipient}, nil
+		return segment{Kind: SegRecipient}, nil
 	case ".Run":
-		return Segment{Kind: SegRun}, nil
+		return segment{Kind: SegRun}, nil
 	}
 	f := strings.Fields(a)
-	kinds := map[string]SegKind{"words": SegWords, "cyrillic": SegCyrillic, "emoji": SegEmoji, "digits": SegDigits}
+	kinds := map[string]segKind{"words": SegWords, "cyrillic": SegCyrillic, "emoji": SegEmoji, "digits": SegDigits}
 	if len(f) == 2 {
 		if k, ok := kinds[f[0]]; ok {
 			n, err := strconv.Atoi(f[1])
 			if err != nil || n < 1 || n > maxTemplateCount {
-				return Segment{}, fmt.Errorf("%w: {{%s}}: count must be a whole number from 1 to %d", ErrBadTemplate, a, maxTemplateCount)
+				return segment{}, fmt.Errorf("%w: {{%s}}: count must be a whole number from 1 to %d", errBadTemplate, a, maxTemplateCount)
 			}
-			return Segment{Kind: k, N: n}, nil
+			return segment{Kind: k, N: n}, nil
 		}
 	}
-	return Segment{}, fmt.Errorf("%w: unknown action {{%s}}: want .Seq, .Client, .Recipient, .Run, words N, cyrillic N, emoji N or digits N", ErrBadTemplate, a)
+	return segment{}, fmt.Errorf("%w: unknown action {{%s}}: want .Seq, .Client, .Recipient, .Run, words N, cyrillic N, emoji N or digits N", errBadTemplate, a)
 }
 
 // String returns the template as written.
 func (t *Template) String() string { return t.raw }
 
 // Segments returns the compiled pieces (read only).
-func (t *Template) Segments() []Segment { return t.segs }
+func (t *Template) Segments() []segment { return t.segs }
 
 // Static reports whether the template renders the same text every time.
 func (t *Template) Static() bool {
