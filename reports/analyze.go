@@ -150,6 +150,13 @@ type analyzer struct {
 	steps                       map[[2]string]*hist
 	ch                          *charts
 	retryOn                     map[string]bool // run.json retry.on: codes and "timeout"
+	strs                        interner        // the attempts' strings of few values
+}
+
+// decodeAttempt decodes a line of attempts.jsonl, its strings of few values
+// interned.
+func (a *analyzer) decodeAttempt(b []byte, at *rundir.Attempt) error {
+	return decodeAttempt(&a.strs, b, at)
 }
 
 // Analyze reads the run directory and computes every figure of its summary;
@@ -231,6 +238,19 @@ func readJSONL[T any](fsys fs.FS, name string, fn func(T) error, bad func(line i
 	}
 	defer f.Close()
 	return rundir.DecodeJSONL(f, fn, bad)
+}
+
+// readJSONLFunc is readJSONL with its own decoder of a line (rundir.DecodeJSONLFunc).
+func readJSONLFunc[T any](fsys fs.FS, name string, decode func([]byte, *T) error, fn func(T) error, bad func(line int, err error)) error {
+	f, err := fsys.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return rundir.DecodeJSONLFunc(f, decode, fn, bad)
 }
 
 func ts(t time.Time) string {
@@ -387,7 +407,7 @@ func (a *analyzer) readAttempts() error {
 	r := &a.s.Requests
 	r.ByOp, r.Codes, r.Errors = map[string]int64{}, map[string]int64{}, map[string]int64{}
 	var bad int64
-	err := readJSONL(a.fsys, rundir.AttemptsFile, func(at rundir.Attempt) error {
+	err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
 		a.attempt(&at)
 		return nil
 	}, func(int, error) { bad++ })
@@ -593,7 +613,7 @@ func (a *analyzer) readEvents() error {
 
 // readPolls turns successful check_status attempts into status events.
 func (a *analyzer) readPolls() error {
-	err := readJSONL(a.fsys, rundir.AttemptsFile, func(at rundir.Attempt) error {
+	err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
 		if at.Op != "check_status" || at.Seq <= 0 || !is2xx(at.Code) || at.State == "" {
 			return nil
 		}
