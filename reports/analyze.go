@@ -175,12 +175,19 @@ func AnalyzeFS(fsys fs.FS, name string) (*Summary, error) {
 	return a.s, nil
 }
 
-// analyze is AnalyzeFS, returning the analyzer with every recorded value
-// (ReadSamples takes the raw latencies from it).
-func analyze(fsys fs.FS, name string) (*analyzer, error) {
+// analyze is AnalyzeFS, returning the analyzer with every recorded value.
+func analyze(fsys fs.FS, name string) (*analyzer, error) { return analyzeKeep(fsys, name, false) }
+
+// analyzeKeep is analyze; rawRequests keeps the request latencies as they
+// were recorded (ReadSamples), not rounded to the microsecond (compact hists).
+func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
+	perRequest := newCompactHist
+	if rawRequests {
+		perRequest = newHist
+	}
 	a := &analyzer{
 		dir: name, fsys: fsys, s: &Summary{Schema: SchemaVersion, Kind: KindPart},
-		reqLat: newHist(), reqLatIntended: newHist(), lag: newHist(),
+		reqLat: perRequest(), reqLatIntended: newCompactHist(), lag: newCompactHist(),
 		msgs: map[int64]*msg{}, otherTx: map[otherTx]*txSeen{}, idOwner: map[uint64]int64{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
 		states: newIntern(), chans: newIntern(),
 		byState: map[string]*hist{}, byChannel: map[string]*hist{},
