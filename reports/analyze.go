@@ -151,6 +151,11 @@ type analyzer struct {
 	ch                          *charts
 	retryOn                     map[string]bool // run.json retry.on: codes and "timeout"
 	strs                        interner        // the attempts' strings of few values
+	// Rate-limit decisions: kept as recs in clients when keepRecs, else only
+	// counted (per client: sent, accepted); recsAgain: a 429 came after
+	// requests only counted, the attempts are read again for the recs.
+	keepRecs, recsAgain bool
+	counts              map[string]*[2]int64
 }
 
 // decodeAttempt decodes a line of attempts.jsonl, its strings of few values
@@ -197,6 +202,9 @@ func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
 		return nil, err
 	}
 	a.checkRawFiles()
+	a.counts = map[string]*[2]int64{}
+	_, terr := fs.Stat(a.fsys, rundir.TruthFile)
+	a.keepRecs = keepAllRecs || a.meta.Limit.Window.D() > 0 || !errors.Is(terr, fs.ErrNotExist)
 	a.ch = newCharts(a.start, a.meta)
 	if len(a.meta.Chain) <= 30 {
 		a.chain = rundir.ParseChain(a.meta.Chain)
@@ -425,6 +433,17 @@ func (a *analyzer) readAttempts() error {
 	if bad > 0 {
 		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("%s: %d lines did not decode and were skipped", rundir.AttemptsFile, bad))
 	}
+	if a.recsAgain {
+		// A 429 came after requests only counted: every decision, read again.
+		a.recsAgain, a.counts = false, nil
+		err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
+			a.decision(&at)
+			return nil
+		}, nil)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
+		}
+	}
 	return nil
 }
 
@@ -480,14 +499,7 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		h.RateLimitPolicy++
 	}
 	a.ch.attempt(at)
-	if op != "token" && at.Client != "" && sane(at.Sent) {
-		ra := float32(-1)
-		if at.Code == http.StatusTooManyRequests {
-			ra = parseRetryAfter(at.RetryAfter, at.Sent.Add(time.Duration(at.Latency*float64(time.Second))))
-		}
-		a.clients[at.Client] = append(a.clients[at.Client], rec{t: at.Sent.UnixNano(), code: int16(at.Code), ra: ra,
-			lat: int64(max(at.Latency, 0) * 1e9)})
-	}
+	a.decision(at)
 	if op != "send" || at.Seq <= 0 {
 		return
 	}
@@ -562,6 +574,49 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 			a.needKeys[k] = at.Seq
 		}
 	}
+}
+
+// keepAllRecs makes every analysis keep the decisions from the start (a test
+// compares the figures with and without).
+var keepAllRecs = false
+
+// decision keeps at as one of its client's rate-limit decisions (rec) — or,
+// while nothing needs them (no window in run.json, no ground truth, no 429 so
+// far), only counts it: then the rate-limit figures are counts, and a record
+// for every request (24 bytes each) is not kept. The first 429 makes the
+// records needed after all: readAttempts reads them in a second pass.
+func (a *analyzer) decision(at *rundir.Attempt) {
+	op := at.Op
+	if op == "" {
+		op = "send"
+	}
+	if op == "token" || at.Client == "" || !sane(at.Sent) {
+		return
+	}
+	if !a.keepRecs {
+		if at.Code != http.StatusTooManyRequests {
+			n := a.counts[at.Client]
+			if n == nil {
+				n = &[2]int64{}
+				a.counts[at.Client] = n
+			}
+			n[0]++
+			if is2xx(at.Code) {
+				n[1]++
+			}
+			return
+		}
+		a.keepRecs, a.recsAgain = true, true
+	}
+	if a.recsAgain {
+		return // the second pass reads them all
+	}
+	ra := float32(-1)
+	if at.Code == http.StatusTooManyRequests {
+		ra = parseRetryAfter(at.RetryAfter, at.Sent.Add(time.Duration(at.Latency*float64(time.Second))))
+	}
+	a.clients[at.Client] = append(a.clients[at.Client], rec{t: at.Sent.UnixNano(), code: int16(at.Code), ra: ra,
+		lat: int64(max(at.Latency, 0) * 1e9)})
 }
 
 func classOf(code int) string {

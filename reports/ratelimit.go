@@ -34,6 +34,24 @@ func (a *analyzer) rateLimit() {
 	for id := range a.clients {
 		ids = append(ids, id)
 	}
+	if !a.keepRecs {
+		// Only counted (no window, no truth, no 429): the same figures from
+		// the counts — nothing in a window, nothing refused, no limiter to name.
+		for id := range a.counts {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		rl.Clients = []ClientLimit{}
+		alg := Algorithm{Verdict: AlgoUnknown, Evidence: []string{}}
+		for _, id := range ids {
+			n := a.counts[id]
+			rl.Clients = append(rl.Clients, ClientLimit{ClientID: id, Sent: n[0], Accepted: n[1]})
+			alg.Decisions += n[1]
+		}
+		rl.Algorithm = notReached(alg, nil, ids, W, L)
+		checkPolicy(rl)
+		return
+	}
 	sort.Strings(ids)
 	rl.Clients = []ClientLimit{}
 	for _, id := range ids {
