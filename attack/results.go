@@ -251,20 +251,29 @@ func (w *ResultsWriter) Close() error {
 func (w *ResultsWriter) merge() error {
 	name := w.f.Name()
 	aside := name + ".run0"
+	// results.bin may be open for writing only (NewRecorder): run 0 is read
+	// back through a handle of its own.
+	if err := errors.Join(w.f.Sync(), w.f.Close()); err != nil {
+		return err
+	}
 	if err := os.Rename(name, aside); err != nil {
 		return err
 	}
-	run0 := w.f
+	run0, err := os.Open(aside)
+	if err != nil {
+		return err
+	}
 	defer run0.Close()
+	fi, err := run0.Stat()
+	if err != nil {
+		return err
+	}
+	end0 := fi.Size()
 	nf, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
 	w.f = nf
-	end0, err := run0.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return err
-	}
 	bw := bufio.NewWriterSize(nf, 256<<10)
 	enc := vegeta.NewEncoder(bw)
 	var seq uint64

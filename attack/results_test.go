@@ -207,7 +207,8 @@ func TestResultsWriterIsStableSort(t *testing.T) {
 				}
 
 				dir := t.TempDir()
-				f, err := os.Create(filepath.Join(dir, ResultsFile))
+				// Write only, as NewRecorder opens it: the merge reads run 0 back.
+				f, err := os.OpenFile(filepath.Join(dir, ResultsFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 				if err != nil {
 					t.Fatal(err)
 				}
