@@ -29,8 +29,8 @@ type Recorder interface {
 
 // FileRecorder writes attempts to attempts.jsonl as they finish and the
 // matching vegeta results to results.bin (vegeta's gob encoding, so `vegeta
-// report` and `vegeta plot` read it) in time order when it is closed (see
-// ResultsWriter).
+// report` and `vegeta plot` read it) in time order, complete when it is closed
+// (see ResultsWriter).
 type FileRecorder struct {
 	mu       sync.Mutex
 	jf       *os.File

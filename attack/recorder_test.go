@@ -2,6 +2,7 @@ package attack
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -65,5 +66,48 @@ func TestRecorderConcurrent(t *testing.T) {
 	}
 	if n != 4000 {
 		t.Fatalf("%d vegeta results, want 4000", n)
+	}
+}
+
+// TestRecorderMergesStragglers: through NewRecorder (results.bin opened write
+// only), results that come far out of send-time order — more sorted runs than
+// one — still give a results.bin in time order, numbered 0…, with nothing
+// left beside the run's files.
+func TestRecorderMergesStragglers(t *testing.T) {
+	dir := t.TempDir()
+	rec, err := NewRecorder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.results.chunk = 4
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	sent := map[string]time.Time{}
+	const n = 200
+	for i := range n {
+		k := i
+		if i%10 == 9 {
+			k = i - 9 // a straggler: sent with the ten before it, finished now
+		}
+		at := t0.Add(time.Duration(k) * time.Millisecond)
+		r := &vegeta.Result{Attack: "run", Code: 200, Timestamp: at, URL: fmt.Sprintf("http://x/%d", i)}
+		sent[r.URL] = at
+		if err := rec.Record(&rundir.Attempt{Seq: int64(i + 1), Op: "send", Sent: at}, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(rec.results.runs) == 0 {
+		t.Fatal("no second sorted run: the merge went untested")
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkTimeOrder(t, filepath.Join(dir, ResultsFile), n, sent)
+	files, _ := os.ReadDir(dir)
+	if len(files) != 2 {
+		var names []string
+		for _, f := range files {
+			names = append(names, f.Name())
+		}
+		t.Errorf("files in the run directory: %v, want attempts.jsonl and results.bin", names)
 	}
 }

@@ -8,16 +8,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-// Bounds of what a ResultsWriter holds in memory before it spills a sorted run.
+// Bounds of what a ResultsWriter holds in memory.
 const (
-	sortChunkResults = 1 << 16  // results
-	sortChunkBytes   = 32 << 20 // bytes of bodies, URLs, errors and headers
-	mergeReadBuffer  = 32 << 10 // read buffer per sorted run while merging
+	sortChunkResults = 1 << 11 // results held in the selection heap
+	sortChunkBytes   = 4 << 20 // bytes of their bodies, URLs, errors and headers
+	mergeReadBuffer  = 32 << 10
 )
 
 // ResultsWriter writes vegeta results to results.bin in time order: sorted by
@@ -28,32 +27,50 @@ const (
 // sent after a backoff or a Retry-After, finish after results sent later — so
 // they cannot be written as they come.
 //
-// It is an external merge sort: up to sortChunkResults results (or
-// sortChunkBytes of their variable parts) are kept, sorted and, when more come,
-// written as one sorted run to a spill file beside results.bin — in the
-// background, so that Add (under the recorder's lock, on the attack's path)
-// does not stall while a chunk is sorted and encoded; at most one chunk is
-// being spilled while the next fills — and Close merges the runs into
-// results.bin. Memory is bounded whatever the run's length or how late
-// a retry comes (no assumption on the largest backoff); a run that fits in one
-// chunk is written by Close directly. results.bin is complete only after Close:
+// It sorts by replacement selection: up to sortChunkResults results (or
+// sortChunkBytes of their variable parts) wait in a heap; when it is full the
+// earliest is written, to results.bin directly while the output stays in time
+// order. A result that comes after one sent later was already written (it
+// finished later than the heap's span: at 5000/s, 2048 results are 0.4 s) waits
+// in the heap for a second sorted run, which begins only when the heap holds
+// nothing else — so stragglers cost a slot each, and a run has as many sorted
+// runs as it had heapfuls of stragglers, most often one. Only then are the runs
+// (the first in results.bin, the others in a spill file beside it) merged into
+// a new results.bin by Close. Memory is bounded whatever the run's length or
+// how late a retry comes; a run in time order is written once, as it goes,
+// with no pass at the end. results.bin is complete only after Close:
 // attempts.jsonl, written as attempts finish, is the run's live record.
+//
+// The output is the stable sort by Timestamp of what came, exactly: within a
+// sorted run results go by (Timestamp, arrival); a result joins the next run
+// only when its Timestamp is strictly before the last one written, so two
+// results of equal Timestamp in different runs came in the order of their
+// runs, and the merge takes equal Timestamps by run.
 //
 // Not safe for concurrent use (FileRecorder calls it under its lock).
 type ResultsWriter struct {
-	f       *os.File // results.bin
-	spill   *os.File // sorted runs, once a chunk overflowed
-	runs    []int64  // end offset of each run in spill
-	buf     []*vegeta.Result
-	bytes   int
-	chunk   int        // results per chunk
-	pending chan error // the chunk being spilled in the background, if any
-	closed  bool
+	f     *os.File // results.bin
+	bw    *bufio.Writer
+	enc   vegeta.Encoder
+	h     selHeap
+	bytes int
+	chunk int    // results the heap holds
+	in    uint64 // results added: the arrival order of equal Timestamps
+	out   uint64 // results written to the current run
+	run   int    // the sorted run being written: 0 is results.bin
+	last  *vegeta.Result
+
+	spill    *os.File // sorted runs 1, 2…, once a straggler needed one
+	spillEnc vegeta.Encoder
+	spillBW  *bufio.Writer
+	runs     []int64 // end offset in spill of runs 1, 2…
+	closed   bool
 }
 
 // NewResultsWriter writes into f (results.bin, empty), which Close closes.
 func NewResultsWriter(f *os.File) *ResultsWriter {
-	return &ResultsWriter{f: f, chunk: sortChunkResults}
+	bw := bufio.NewWriterSize(f, 256<<10)
+	return &ResultsWriter{f: f, bw: bw, enc: vegeta.NewEncoder(bw), chunk: sortChunkResults}
 }
 
 func resultBytes(r *vegeta.Result) int {
@@ -67,67 +84,127 @@ func resultBytes(r *vegeta.Result) int {
 	return n
 }
 
+// held is a result waiting in the heap: the sorted run it goes to, its arrival.
+type held struct {
+	r   *vegeta.Result
+	run int
+	in  uint64
+}
+
+// selHeap is a min-heap of held results by run, Timestamp, arrival (its own
+// sifts, not container/heap: that one boxes every push in an interface).
+type selHeap []held
+
+func (h selHeap) less(i, j int) bool {
+	if h[i].run != h[j].run {
+		return h[i].run < h[j].run
+	}
+	if c := byTime(h[i].r, h[j].r); c != 0 {
+		return c < 0
+	}
+	return h[i].in < h[j].in
+}
+
+func (h *selHeap) push(x held) {
+	*h = append(*h, x)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s.less(i, p) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *selHeap) pop() held {
+	s := *h
+	x := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s[n] = held{}
+	s = s[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && s.less(l, m) {
+			m = l
+		}
+		if r := l + 1; r < n && s.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return x
+}
+
 // Add keeps r (which must not change afterwards) for writing in time order.
 func (w *ResultsWriter) Add(r *vegeta.Result) error {
 	if w.closed {
 		return errors.New("results writer closed")
 	}
-	w.buf = append(w.buf, r)
+	run := w.run
+	if w.last != nil && r.Timestamp.Before(w.last.Timestamp) {
+		run++ // sent before what was written: the next sorted run
+	}
+	w.h.push(held{r: r, run: run, in: w.in})
+	w.in++
 	w.bytes += resultBytes(r)
-	if len(w.buf) >= w.chunk || w.bytes >= sortChunkBytes {
-		return w.spillChunk()
+	for len(w.h) > w.chunk || w.bytes > sortChunkBytes && len(w.h) > 0 {
+		if err := w.writeMin(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
 func byTime(a, b *vegeta.Result) int { return a.Timestamp.Compare(b.Timestamp) }
 
-// spillChunk hands the kept results to a background spill (after the one
-// before it has finished) and starts a new chunk.
-func (w *ResultsWriter) spillChunk() error {
-	if err := w.waitSpill(); err != nil {
-		return err
+// writeMin writes the heap's first result to its sorted run, starting that
+// run if it is the next one.
+func (w *ResultsWriter) writeMin() error {
+	x := w.h.pop()
+	w.bytes -= resultBytes(x.r)
+	if x.run != w.run {
+		if err := w.endRun(); err != nil {
+			return err
+		}
+		w.run = x.run
 	}
-	if len(w.buf) == 0 {
-		return nil
+	w.last = x.r
+	if w.run == 0 {
+		out := *x.r
+		out.Seq = w.out // results.bin's numbering: right unless a merge renumbers
+		w.out++
+		return w.enc.Encode(&out)
 	}
-	buf := w.buf
-	w.buf, w.bytes = make([]*vegeta.Result, 0, min(len(buf), w.chunk)), 0
-	done := make(chan error, 1)
-	w.pending = done
-	go func() { done <- w.writeRun(buf) }()
-	return nil
-}
-
-// waitSpill waits for the background spill, if one is running.
-func (w *ResultsWriter) waitSpill() error {
-	if w.pending == nil {
-		return nil
-	}
-	err := <-w.pending
-	w.pending = nil
-	return err
-}
-
-// writeRun sorts buf and appends it to the spill file as one run (a gob stream
-// of its own). Only one runs at a time (spillChunk and Close wait for it).
-func (w *ResultsWriter) writeRun(buf []*vegeta.Result) error {
 	if w.spill == nil {
 		f, err := os.CreateTemp(filepath.Dir(w.f.Name()), "."+filepath.Base(w.f.Name())+".sort-*")
 		if err != nil {
 			return fmt.Errorf("sort vegeta results: %w", err)
 		}
-		w.spill = f
+		w.spill, w.spillBW = f, bufio.NewWriterSize(f, 256<<10)
 	}
-	slices.SortStableFunc(buf, byTime)
-	bw := bufio.NewWriterSize(w.spill, 256<<10)
-	enc := vegeta.NewEncoder(bw)
-	for _, r := range buf {
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("sort vegeta results: %w", err)
-		}
+	if w.spillEnc == nil { // each run is a gob stream of its own
+		w.spillEnc = vegeta.NewEncoder(w.spillBW)
 	}
-	if err := bw.Flush(); err != nil {
+	if err := w.spillEnc.Encode(x.r); err != nil {
+		return fmt.Errorf("sort vegeta results: %w", err)
+	}
+	return nil
+}
+
+// endRun ends the sorted run being written (from run 1 on, in the spill file).
+func (w *ResultsWriter) endRun() error {
+	if w.run == 0 || w.spillEnc == nil {
+		return nil
+	}
+	if err := w.spillBW.Flush(); err != nil {
 		return fmt.Errorf("sort vegeta results: %w", err)
 	}
 	end, err := w.spill.Seek(0, io.SeekCurrent)
@@ -135,18 +212,29 @@ func (w *ResultsWriter) writeRun(buf []*vegeta.Result) error {
 		return fmt.Errorf("sort vegeta results: %w", err)
 	}
 	w.runs = append(w.runs, end)
+	w.spillEnc = nil
 	return nil
 }
 
-// Close writes results.bin in time order, closes it and removes the spill file.
+// Close writes what the heap holds, merges the sorted runs into results.bin if
+// there is more than one, closes it and removes the spill file.
 func (w *ResultsWriter) Close() error {
 	if w.closed {
 		return nil
 	}
 	w.closed = true
-	err := w.waitSpill()
+	var err error
+	for len(w.h) > 0 && err == nil {
+		err = w.writeMin()
+	}
 	if err == nil {
-		err = w.write()
+		err = w.endRun()
+	}
+	if err == nil {
+		err = w.bw.Flush()
+	}
+	if err == nil && w.spill != nil {
+		err = w.merge()
 	}
 	if w.spill != nil {
 		err = errors.Join(err, w.spill.Close(), os.Remove(w.spill.Name()))
@@ -158,35 +246,40 @@ func (w *ResultsWriter) Close() error {
 	return nil
 }
 
-func (w *ResultsWriter) write() error {
-	bw := bufio.NewWriterSize(w.f, 256<<10)
+// merge moves results.bin (run 0) aside and writes a new results.bin from it
+// and the spill file's runs, in time order, numbered anew.
+func (w *ResultsWriter) merge() error {
+	name := w.f.Name()
+	aside := name + ".run0"
+	// results.bin may be open for writing only (NewRecorder): run 0 is read
+	// back through a handle of its own.
+	if err := errors.Join(w.f.Sync(), w.f.Close()); err != nil {
+		return err
+	}
+	if err := os.Rename(name, aside); err != nil {
+		return err
+	}
+	run0, err := os.Open(aside)
+	if err != nil {
+		return err
+	}
+	defer run0.Close()
+	fi, err := run0.Stat()
+	if err != nil {
+		return err
+	}
+	end0 := fi.Size()
+	nf, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	w.f = nf
+	bw := bufio.NewWriterSize(nf, 256<<10)
 	enc := vegeta.NewEncoder(bw)
 	var seq uint64
-	emit := func(r *vegeta.Result) error {
-		out := *r
-		out.Seq = seq
-		seq++
-		return enc.Encode(&out)
-	}
-	if w.spill == nil { // one chunk: sort it and write it
-		slices.SortStableFunc(w.buf, byTime)
-		for _, r := range w.buf {
-			if err := emit(r); err != nil {
-				return err
-			}
-		}
-		return bw.Flush()
-	}
-	if len(w.buf) > 0 {
-		if err := w.writeRun(w.buf); err != nil {
-			return err
-		}
-	}
-	h := make(mergeHeap, 0, len(w.runs))
-	var start int64
-	for i, end := range w.runs {
-		dec := vegeta.NewDecoder(bufio.NewReaderSize(io.NewSectionReader(w.spill, start, end-start), mergeReadBuffer))
-		start = end
+	h := make(mergeHeap, 0, len(w.runs)+1)
+	add := func(i int, f *os.File, start, end int64) error {
+		dec := vegeta.NewDecoder(bufio.NewReaderSize(io.NewSectionReader(f, start, end-start), mergeReadBuffer))
 		c := &mergeCursor{run: i, dec: dec}
 		if err := c.next(); err != nil {
 			return err
@@ -194,11 +287,24 @@ func (w *ResultsWriter) write() error {
 		if c.r != nil {
 			h = append(h, c)
 		}
+		return nil
+	}
+	if err := add(0, run0, 0, end0); err != nil {
+		return err
+	}
+	var start int64
+	for i, end := range w.runs {
+		if err := add(i+1, w.spill, start, end); err != nil {
+			return err
+		}
+		start = end
 	}
 	heap.Init(&h)
 	for len(h) > 0 {
 		c := h[0]
-		if err := emit(c.r); err != nil {
+		c.r.Seq = seq
+		seq++
+		if err := enc.Encode(c.r); err != nil {
 			return err
 		}
 		if err := c.next(); err != nil {
@@ -210,7 +316,10 @@ func (w *ResultsWriter) write() error {
 			heap.Fix(&h, 0)
 		}
 	}
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return os.Remove(aside) // kept on an error: run 0 is in it
 }
 
 // mergeCursor is the next result of one sorted run.
@@ -233,8 +342,8 @@ func (c *mergeCursor) next() error {
 	return nil
 }
 
-// mergeHeap orders cursors by their result's time, then by run (earlier runs
-// came first), so equal times keep the order they came in.
+// mergeHeap orders cursors by their result's time, then by run (see
+// ResultsWriter: equal times in different runs came in the order of the runs).
 type mergeHeap []*mergeCursor
 
 func (h mergeHeap) Len() int { return len(h) }

@@ -161,6 +161,12 @@ func RunWithAbort(ctx, abort context.Context, o Options) (Result, error) {
 	close(done)
 	e.wg.Wait()
 	end := time.Now()
+	if t, ok := e.rt.(*http.Transport); ok && o.Transport == nil {
+		// Nothing more is sent: free the connections (their buffers and
+		// goroutines, one set per message in flight at the peak) before the
+		// run directory is read for the report, which can reuse the memory.
+		t.CloseIdleConnections()
+	}
 	if o.Metrics != nil {
 		o.Metrics.end(end)
 		e.planned.Set(0)

@@ -38,12 +38,23 @@ var stateRank = map[string]int{
 	rundir.StateSeen:         5,
 }
 
-// msg is the compact per-message state kept while reading a run.
+// msg is the compact per-message state kept while reading a run: what the
+// attempts tell of every message. What callbacks tell is in d, made for a
+// message when its first record comes (a run with delivery: none, or a message
+// with no callback yet, holds 32 bytes a message instead of 120).
 type msg struct {
-	first      int64  // unix ns of the first attempt's send
-	idHash     uint64 // hash of the id the service gave (txId / notificationId)
-	accepted   bool
-	mismatch   bool
+	first    int64  // unix ns of the first attempt's send
+	idHash   uint64 // hash of the id the service gave (txId / notificationId)
+	lastTry  uint16 // the highest attempt number of the message's sends (probes excepted)
+	lastCode int16  // that attempt's HTTP status (0: no answer)
+	accepted bool
+	mismatch bool
+	gaveUp   bool // that attempt failed in a way the retry policy retries, and no retry was left
+	d        *msgDelivery
+}
+
+// msgDelivery is what the records of the sink (or the polls) told of a message.
+type msgDelivery struct {
 	dupTerm    bool   // the end came from a second id (txId, notificationId): the service delivered it twice
 	item       uint8  // chain item the message is on: 0, then i+1 after a failover step from i
 	endID      uint64 // hash of the txId (messaging) whose record ended the message first
@@ -59,9 +70,30 @@ type msg struct {
 	steps      uint32 // chain indexes stepped into
 	terminalAt int64  // first arrival of a terminal state, unix ns
 	lastStepAt int64
-	lastTry    uint16 // the highest attempt number of the message's sends (probes excepted)
-	gaveUp     bool   // that attempt failed in a way the retry policy retries, and no retry was left
-	lastCode   int16  // that attempt's HTTP status (0: no answer)
+}
+
+// noDelivery is the state of a message no record came for.
+var noDelivery msgDelivery
+
+// delivery returns m's delivery state (read only when no record came).
+func (m *msg) delivery() *msgDelivery {
+	if m.d == nil {
+		return &noDelivery
+	}
+	return m.d
+}
+
+// slab hands out values of T from blocks of 1024: one allocation per block
+// rather than per value (a run of 100,000 messages made 100,000 objects for
+// the collector to trace). Pointers stay valid: a block never grows.
+type slab[T any] struct{ block []T }
+
+func (s *slab[T]) new() *T {
+	if len(s.block) == cap(s.block) {
+		s.block = make([]T, 0, 1024)
+	}
+	s.block = s.block[:len(s.block)+1]
+	return &s.block[len(s.block)-1]
 }
 
 // intern maps the few distinct states and channels to small numbers.
@@ -105,6 +137,8 @@ type analyzer struct {
 
 	reqLat, reqLatIntended, lag *hist
 	msgs                        map[int64]*msg
+	msgSlab                     slab[msg]
+	delSlab                     slab[msgDelivery]
 	needKeys                    map[string]int64 // keys events lack a sequence for → sequence, once found
 	clients                     map[string][]rec
 	states, chans               *intern
@@ -116,6 +150,18 @@ type analyzer struct {
 	steps                       map[[2]string]*hist
 	ch                          *charts
 	retryOn                     map[string]bool // run.json retry.on: codes and "timeout"
+	strs                        interner        // the attempts' strings of few values
+	// Rate-limit decisions: kept as recs in clients when keepRecs, else only
+	// counted (per client: sent, accepted); recsAgain: a 429 came after
+	// requests only counted, the attempts are read again for the recs.
+	keepRecs, recsAgain bool
+	counts              map[string]*[2]int64
+}
+
+// decodeAttempt decodes a line of attempts.jsonl, its strings of few values
+// interned.
+func (a *analyzer) decodeAttempt(b []byte, at *rundir.Attempt) error {
+	return decodeAttempt(&a.strs, b, at)
 }
 
 // Analyze reads the run directory and computes every figure of its summary;
@@ -134,12 +180,19 @@ func AnalyzeFS(fsys fs.FS, name string) (*Summary, error) {
 	return a.s, nil
 }
 
-// analyze is AnalyzeFS, returning the analyzer with every recorded value
-// (ReadSamples takes the raw latencies from it).
-func analyze(fsys fs.FS, name string) (*analyzer, error) {
+// analyze is AnalyzeFS, returning the analyzer with every recorded value.
+func analyze(fsys fs.FS, name string) (*analyzer, error) { return analyzeKeep(fsys, name, false) }
+
+// analyzeKeep is analyze; rawRequests keeps the request latencies as they
+// were recorded (ReadSamples), not rounded to the microsecond (compact hists).
+func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
+	perRequest := newCompactHist
+	if rawRequests {
+		perRequest = newHist
+	}
 	a := &analyzer{
 		dir: name, fsys: fsys, s: &Summary{Schema: SchemaVersion, Kind: KindPart},
-		reqLat: newHist(), reqLatIntended: newHist(), lag: newHist(),
+		reqLat: perRequest(), reqLatIntended: newCompactHist(), lag: newCompactHist(),
 		msgs: map[int64]*msg{}, otherTx: map[otherTx]*txSeen{}, idOwner: map[uint64]int64{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
 		states: newIntern(), chans: newIntern(),
 		byState: map[string]*hist{}, byChannel: map[string]*hist{},
@@ -149,6 +202,9 @@ func analyze(fsys fs.FS, name string) (*analyzer, error) {
 		return nil, err
 	}
 	a.checkRawFiles()
+	a.counts = map[string]*[2]int64{}
+	_, terr := fs.Stat(a.fsys, rundir.TruthFile)
+	a.keepRecs = keepAllRecs || a.meta.Limit.Window.D() > 0 || !errors.Is(terr, fs.ErrNotExist)
 	a.ch = newCharts(a.start, a.meta)
 	if len(a.meta.Chain) <= 30 {
 		a.chain = rundir.ParseChain(a.meta.Chain)
@@ -197,6 +253,19 @@ func readJSONL[T any](fsys fs.FS, name string, fn func(T) error, bad func(line i
 	}
 	defer f.Close()
 	return rundir.DecodeJSONL(f, fn, bad)
+}
+
+// readJSONLFunc is readJSONL with its own decoder of a line (rundir.DecodeJSONLFunc).
+func readJSONLFunc[T any](fsys fs.FS, name string, decode func([]byte, *T) error, fn func(T) error, bad func(line int, err error)) error {
+	f, err := fsys.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return rundir.DecodeJSONLFunc(f, decode, fn, bad)
 }
 
 func ts(t time.Time) string {
@@ -346,7 +415,7 @@ func (a *analyzer) readAttempts() error {
 	r := &a.s.Requests
 	r.ByOp, r.Codes, r.Errors = map[string]int64{}, map[string]int64{}, map[string]int64{}
 	var bad int64
-	err := readJSONL(a.fsys, rundir.AttemptsFile, func(at rundir.Attempt) error {
+	err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
 		a.attempt(&at)
 		return nil
 	}, func(int, error) { bad++ })
@@ -356,6 +425,17 @@ func (a *analyzer) readAttempts() error {
 	r.BadLines = bad
 	if bad > 0 {
 		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("%s: %d lines did not decode and were skipped", rundir.AttemptsFile, bad))
+	}
+	if a.recsAgain {
+		// A 429 came after requests only counted: every decision, read again.
+		a.recsAgain, a.counts = false, nil
+		err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
+			a.decision(&at)
+			return nil
+		}, nil)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
+		}
 	}
 	return nil
 }
@@ -413,20 +493,13 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		h.RateLimitPolicy++
 	}
 	a.ch.attempt(at)
-	if op != "token" && at.Client != "" && sane(at.Sent) {
-		ra := float32(-1)
-		if at.Code == http.StatusTooManyRequests {
-			ra = retryAfterSeconds(at.RetryAfter, at.Sent.Add(time.Duration(at.Latency*float64(time.Second))))
-		}
-		a.clients[at.Client] = append(a.clients[at.Client], rec{t: at.Sent.UnixNano(), code: int16(at.Code), ra: ra,
-			lat: int64(max(at.Latency, 0) * 1e9)})
-	}
+	a.decision(at)
 	if op != "send" || at.Seq <= 0 {
 		return
 	}
 	m := a.msgs[at.Seq]
 	if m == nil {
-		m = &msg{}
+		m = a.msgSlab.new()
 		a.msgs[at.Seq] = m
 	}
 	first := at.FirstSent
@@ -497,6 +570,49 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 	}
 }
 
+// keepAllRecs makes every analysis keep the decisions from the start (a test
+// compares the figures with and without).
+var keepAllRecs = false
+
+// decision keeps at as one of its client's rate-limit decisions (rec) — or,
+// while nothing needs them (no window in run.json, no ground truth, no 429 so
+// far), only counts it: then the rate-limit figures are counts, and a record
+// for every request (24 bytes each) is not kept. The first 429 makes the
+// records needed after all: readAttempts reads them in a second pass.
+func (a *analyzer) decision(at *rundir.Attempt) {
+	op := at.Op
+	if op == "" {
+		op = "send"
+	}
+	if op == "token" || at.Client == "" || !sane(at.Sent) {
+		return
+	}
+	if !a.keepRecs {
+		if at.Code != http.StatusTooManyRequests {
+			n := a.counts[at.Client]
+			if n == nil {
+				n = &[2]int64{}
+				a.counts[at.Client] = n
+			}
+			n[0]++
+			if is2xx(at.Code) {
+				n[1]++
+			}
+			return
+		}
+		a.keepRecs, a.recsAgain = true, true
+	}
+	if a.recsAgain {
+		return // the second pass reads them all
+	}
+	ra := float32(-1)
+	if at.Code == http.StatusTooManyRequests {
+		ra = retryAfterSeconds(at.RetryAfter, at.Sent.Add(time.Duration(at.Latency*float64(time.Second))))
+	}
+	a.clients[at.Client] = append(a.clients[at.Client], rec{t: at.Sent.UnixNano(), code: int16(at.Code), ra: ra,
+		lat: int64(max(at.Latency, 0) * 1e9)})
+}
+
 func (a *analyzer) finishRequests() {
 	r := &a.s.Requests
 	r.Latency = a.reqLat.percentiles()
@@ -539,7 +655,7 @@ func (a *analyzer) readEvents() error {
 
 // readPolls turns successful check_status attempts into status events.
 func (a *analyzer) readPolls() error {
-	err := readJSONL(a.fsys, rundir.AttemptsFile, func(at rundir.Attempt) error {
+	err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
 		if at.Op != "check_status" || at.Seq <= 0 || !is2xx(at.Code) || at.State == "" {
 			return nil
 		}
@@ -644,6 +760,10 @@ func (a *analyzer) delivered(e *rundir.Event, polled bool) {
 		d.Unmatched++ // an arrival that cannot be placed in time
 		return
 	}
+	if m.d == nil {
+		m.d = a.delSlab.new()
+	}
+	md := m.d
 	first := m.first
 	if sane(c.FirstSent) {
 		first = c.FirstSent.UnixNano()
@@ -659,7 +779,7 @@ func (a *analyzer) delivered(e *rundir.Event, polled bool) {
 	terminal := true
 	item := -1
 	if e.API != rundir.APINotify && e.Kind == rundir.KindCallback {
-		item = a.chain.Item(channel, int(m.item))
+		item = a.chain.Item(channel, int(md.item))
 		if channel == "" && item >= 0 {
 			channel = a.chain[item].Channel
 		}
@@ -669,14 +789,14 @@ func (a *analyzer) delivered(e *rundir.Event, polled bool) {
 	if channel != "" {
 		cid = a.chans.id(channel)
 	}
-	seen, refusedBits := &m.seen, &m.refused
+	seen, refusedBits := &md.seen, &md.refused
 	txh := uint64(0)
 	if c.Key != "" && e.API != rundir.APINotify {
 		txh = hashID(c.Key)
-		if m.endID == 0 && m.seen == 0 {
-			m.endID = txh // the first txId the message is known by
+		if md.endID == 0 && md.seen == 0 {
+			md.endID = txh // the first txId the message is known by
 		}
-		if txh != m.endID {
+		if txh != md.endID {
 			k := otherTx{seq, txh}
 			ts := a.otherTx[k]
 			if ts == nil {
@@ -695,9 +815,9 @@ func (a *analyzer) delivered(e *rundir.Event, polled bool) {
 	if dup && *refusedBits&bit != 0 {
 		// The service retrying a call the sink refused on purpose: expected.
 		d.Redelivered++
-		a.retries.observe(float64(at-m.refusedAt) / 1e9)
+		a.retries.observe(float64(at-md.refusedAt) / 1e9)
 		if refused {
-			m.refusedAt = at
+			md.refusedAt = at
 		} else {
 			*refusedBits &^= bit
 		}
@@ -708,18 +828,18 @@ func (a *analyzer) delivered(e *rundir.Event, polled bool) {
 		if !polled {
 			d.Duplicates++
 		}
-		if terminal && at < m.terminalAt {
+		if terminal && at < md.terminalAt {
 			// The sink logs in commit order: two copies of a call that arrived
 			// together can be logged against their arrival order. The end is
 			// the first arrival, whichever line holds it.
-			m.terminalAt = at
+			md.terminalAt = at
 		}
 		return
 	}
 	*seen |= bit
 	if refused {
 		*refusedBits |= bit
-		m.refusedAt = at
+		md.refusedAt = at
 	}
 	lat := float64(at-first) / 1e9
 	if first > 0 {
@@ -731,31 +851,31 @@ func (a *analyzer) delivered(e *rundir.Event, polled bool) {
 		h.observe(lat)
 	}
 	if cid != 0 {
-		m.reached |= 1 << cid
+		md.reached |= 1 << cid
 	}
-	a.failover(m, c.State, channel, item, cid, at, first)
+	a.failover(md, c.State, channel, item, cid, at, first)
 	if cid != 0 {
-		m.lastChan = cid
+		md.lastChan = cid
 	}
 	if !terminal {
 		return
 	}
-	m.terminals++
+	md.terminals++
 	if e.API == rundir.APINotify {
-		if m.terminals > 1 {
-			m.dupTerm = true // a second terminal status of one notification
+		if md.terminals > 1 {
+			md.dupTerm = true // a second terminal status of one notification
 		}
-	} else if txh != 0 && m.terminals > 1 && txh != m.endID {
-		m.dupTerm = true // the message ended under a second txId: sent twice
+	} else if txh != 0 && md.terminals > 1 && txh != md.endID {
+		md.dupTerm = true // the message ended under a second txId: sent twice
 	}
-	if m.terminalAt == 0 || at < m.terminalAt {
-		m.terminalAt = at
+	if md.terminalAt == 0 || at < md.terminalAt {
+		md.terminalAt = at
 	}
-	if rank := int8(stateRank[state]); m.terminals == 1 || rank > m.finalRank {
-		m.finalRank, m.finalState = rank, sid
-		m.finalChan = cid
+	if rank := int8(stateRank[state]); md.terminals == 1 || rank > md.finalRank {
+		md.finalRank, md.finalState = rank, sid
+		md.finalChan = cid
 		if cid == 0 {
-			m.finalChan = m.lastChan
+			md.finalChan = md.lastChan
 		}
 	}
 }
@@ -780,7 +900,7 @@ func seenBit(cid, sid uint8) uint64 {
 
 // failover records the steps of a cascade shown by one record of state on
 // channel, the chain's item (-1: not in the chain).
-func (a *analyzer) failover(m *msg, state, channel string, idx int, cid uint8, at, first int64) {
+func (a *analyzer) failover(m *msgDelivery, state, channel string, idx int, cid uint8, at, first int64) {
 	step := func(from, to string, bit int) {
 		if m.steps&(1<<bit) != 0 {
 			return
@@ -833,19 +953,20 @@ func (a *analyzer) finishDelivery() {
 	o := &a.s.Outcomes
 	o.ByState, o.Refused = map[string]int64{}, map[string]int64{}
 	for _, m := range a.msgs {
-		if m.dupTerm {
+		md := m.delivery()
+		if md.dupTerm {
 			a.s.Idempotency.DuplicateDeliveries++
 		}
 		for i := range a.chans.names {
-			if m.reached&(1<<i) != 0 {
+			if md.reached&(1<<i) != 0 {
 				reached[uint8(i)]++
 			}
 		}
-		if m.terminalAt != 0 {
-			terminalOn[m.finalChan]++
+		if md.terminalAt != 0 {
+			terminalOn[md.finalChan]++
 		}
 		if !m.accepted {
-			if m.terminalAt != 0 {
+			if md.terminalAt != 0 {
 				d.Unconfirmed++
 			}
 			if m.lastTry > 0 {
@@ -859,23 +980,23 @@ func (a *analyzer) finishDelivery() {
 			continue
 		}
 		d.Expected++
-		if m.terminalAt == 0 {
+		if md.terminalAt == 0 {
 			d.Lost++
 			o.NoFinalStatus++
 			continue
 		}
 		d.Received++
-		if m.terminalAt > dl {
+		if md.terminalAt > dl {
 			d.Lost++
 			d.Late++
 			o.NoFinalStatus++
 		} else {
-			o.count(a.states.names[m.finalState])
+			o.count(a.states.names[md.finalState])
 		}
 		if m.first > 0 {
-			lat := float64(m.terminalAt-m.first) / 1e9
+			lat := float64(md.terminalAt-m.first) / 1e9
 			a.delivery.observe(lat)
-			ch := a.chans.names[m.finalChan]
+			ch := a.chans.names[md.finalChan]
 			if ch == "" {
 				ch = "none"
 			}

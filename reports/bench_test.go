@@ -2,6 +2,8 @@ package reports
 
 import (
 	"fmt"
+	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -59,3 +61,64 @@ func benchmarkClassify(b *testing.B, latency float64) {
 
 func BenchmarkClassify100k(b *testing.B)            { benchmarkClassify(b, 0.03) }
 func BenchmarkClassify100kSlowAnswers(b *testing.B) { benchmarkClassify(b, 15) }
+
+// noneRun is what BenchmarkRunVersusVegeta's scenario leaves: n messaging sends
+// at 5000/s from one client, every one accepted at once, delivery: none.
+func noneRun(n int) *run {
+	r := newRun(rundir.APIMessaging)
+	r.meta.Target = "http://127.0.0.1:8081"
+	r.meta.Clients = []string{"bench"}
+	r.meta.Limit = rundir.Limit{}
+	r.meta.Delivery = rundir.Delivery{Via: "none"}
+	r.meta.Chain = []string{"sms"}
+	r.meta.Planned = rundir.Plan{Profile: "constant", Rate: 5000, Requests: int64(n), Duration: rundir.Duration(time.Duration(n) * time.Second / 5000)}
+	r.meta.AttackEnd = at(float64(n) / 5000)
+	r.meta.End = r.meta.AttackEnd
+	for i := 1; i <= n; i++ {
+		a := r.send(int64(i), "bench", float64(i)/5000, 200, 0.0003+float64(i%97)/1e5)
+		a.Sent = a.Sent.Add(time.Duration(i%13) * 17 * time.Microsecond)
+		a.FirstSent = a.Sent
+		a.State, a.Channel, a.BytesOut, a.BytesIn = "ACCEPTED", "sms", 265, 101
+	}
+	return r
+}
+
+// BenchmarkBuildNone100k: reports.Build (analysis and the four report files)
+// of a 100,000-message run with delivery: none — the report phase of the
+// whole-run benchmark at 5000/s for 20 s.
+func BenchmarkBuildNone100k(b *testing.B) {
+	dir := noneRun(100_000).write(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		s, err := Build(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s.Requests.Accepted != 100_000 {
+			b.Fatalf("accepted %d", s.Requests.Accepted)
+		}
+	}
+}
+
+// BenchmarkAnalyzeNone100kLive reports the live heap the analysis of that run
+// holds when it is done (what it adds to the process's peak, before the
+// garbage of decoding): live-B.
+func BenchmarkAnalyzeNone100kLive(b *testing.B) {
+	dir := noneRun(100_000).write(b)
+	var live uint64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		a, err := analyze(os.DirFS(dir), dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		live = after.HeapAlloc - before.HeapAlloc
+		runtime.KeepAlive(a)
+	}
+	b.ReportMetric(float64(live), "live-B")
+}

@@ -95,7 +95,7 @@ func (c *charts) attempt(at *rundir.Attempt) {
 	c.codes[k][i]++
 	h := c.lat[i]
 	if h == nil {
-		h = newHist()
+		h = newCompactHist() // only its percentiles are drawn
 		c.lat[i] = h
 	}
 	h.observe(at.Latency)

@@ -5,17 +5,30 @@ import (
 	"slices"
 )
 
-// hist keeps every recorded duration (seconds, 8 bytes each) so that the
-// percentiles it gives are exact: the nearest-rank value of the sorted values,
-// never an estimate. The values are sorted once, when percentiles are asked.
+// hist keeps every recorded duration so that the percentiles it gives are
+// exact: the nearest-rank value of the sorted values, never an estimate. The
+// values are sorted once, when percentiles are asked.
+//
+// A compact hist (the per-request ones: a value for every request of the run)
+// keeps each value rounded to the microsecond as a uint32 (4 bytes instead of
+// 8): what it reports is the same to the bit, since a percentile is reported
+// rounded to the microsecond (round6) and rounding keeps the order, and the
+// sum and maximum are kept from the values themselves. It cannot give the raw
+// values (ReadSamples, cdf) and turns into a float hist of rounded values for
+// a value of 4295 s or more.
 type hist struct {
-	v      []float64
-	sum    float64
-	max    float64
-	sorted bool
+	v       []float64
+	us      []uint32 // compact: the values in µs, rounded
+	compact bool
+	sum     float64
+	max     float64
+	sorted  bool
 }
 
 func newHist() *hist { return &hist{sorted: true} }
+
+// newCompactHist is a hist for the per-request values (see hist).
+func newCompactHist() *hist { return &hist{sorted: true, compact: true} }
 
 // observe records a duration in seconds; a negative value (clocks) records as 0.
 func (h *hist) observe(sec float64) {
@@ -25,19 +38,36 @@ func (h *hist) observe(sec float64) {
 	if sec < 0 {
 		sec = 0
 	}
-	if len(h.v) == 0 || sec > h.max {
+	if h.n() == 0 || sec > h.max {
 		h.max = sec
 	}
 	h.sum += sec
-	h.v = append(h.v, sec)
 	h.sorted = false
+	if h.compact {
+		if us := math.Round(sec * 1e6); us < 1<<32 {
+			h.us = append(h.us, uint32(us))
+			return
+		}
+		// Out of uint32's range: the rounded values as seconds from now on
+		// (round6 of one is itself).
+		h.compact = false
+		h.v = make([]float64, len(h.us), len(h.us)+1)
+		for i, u := range h.us {
+			h.v[i] = float64(u) / 1e6
+		}
+		h.us = nil
+	}
+	h.v = append(h.v, sec)
 }
+
+// n is how many values were recorded.
+func (h *hist) n() int { return len(h.v) + len(h.us) }
 
 func (h *hist) count() int64 {
 	if h == nil {
 		return 0
 	}
-	return int64(len(h.v))
+	return int64(h.n())
 }
 
 // rank is the 1-based nearest rank of percentile q (0..100) among n values:
@@ -53,28 +83,33 @@ func rank(q float64, n int) int {
 // quantile returns the nearest-rank value at q (0..100) in seconds, 0 when
 // nothing was recorded (percentiles() reports that as no data).
 func (h *hist) quantile(q float64) float64 {
-	if len(h.v) == 0 {
+	n := h.n()
+	if n == 0 {
 		return 0
 	}
 	if !h.sorted {
 		slices.Sort(h.v)
+		slices.Sort(h.us)
 		h.sorted = true
 	}
-	return round6(h.v[rank(q, len(h.v))-1])
+	if h.us != nil {
+		return float64(h.us[rank(q, n)-1]) / 1e6 // round6 of it, exactly
+	}
+	return round6(h.v[rank(q, n)-1])
 }
 
 func (h *hist) percentiles() Percentiles {
-	if h == nil || len(h.v) == 0 {
+	if h == nil || h.n() == 0 {
 		return Percentiles{}
 	}
 	return Percentiles{
-		Count: int64(len(h.v)),
+		Count: int64(h.n()),
 		P50:   h.quantile(50),
 		P90:   h.quantile(90),
 		P95:   h.quantile(95),
 		P99:   h.quantile(99),
 		Max:   round6(h.max),
-		Mean:  round6(h.sum / float64(len(h.v))),
+		Mean:  round6(h.sum / float64(h.n())),
 	}
 }
 
@@ -90,6 +125,9 @@ func round6(f float64) float64 {
 // cdf is the cumulative distribution: for each distinct value (seconds,
 // ascending), the share of values at or below it.
 func (h *hist) cdf() [][2]float64 {
+	if h.us != nil {
+		panic("reports: cdf of a compact hist") // its values are rounded: the points would differ
+	}
 	n := len(h.v)
 	if n == 0 {
 		return nil

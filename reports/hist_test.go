@@ -255,3 +255,41 @@ func TestPercentilesAgreeWithVegeta(t *testing.T) {
 		compareWithVegeta(t, r.write(t))
 	})
 }
+
+// TestCompactHistReportsTheSame: a compact hist (µs in a uint32) reports
+// exactly, to the bit, what a float hist of the same values reports — values
+// at and around half a microsecond, negative, NaN, repeated, and past uint32's
+// range (it turns into a float hist then) — at every percentile.
+func TestCompactHistReportsTheSame(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 2))
+	gens := map[string]func() float64{
+		"loopback":  func() float64 { return 0.0001 + rng.ExpFloat64()*0.002 },
+		"half µs":   func() float64 { return (float64(rng.IntN(50)) + 0.5 + float64(rng.IntN(3)-1)*1e-12) / 1e6 },
+		"odd ones":  func() float64 { return []float64{-1, 0, math.NaN(), 1e-7, 0.0000005, 30, 4294.967295}[rng.IntN(7)] },
+		"overflows": func() float64 { return rng.Float64() * 5000 },
+	}
+	for name, gen := range gens {
+		for _, n := range []int{1, 2, 7, 1000, 20_000} {
+			raw, compact := newHist(), newCompactHist()
+			for range n {
+				v := gen()
+				raw.observe(v)
+				compact.observe(v)
+			}
+			if name == "overflows" && n >= 1000 && compact.compact {
+				t.Errorf("%s/%d: still compact after values past 4295 s", name, n)
+			}
+			if name == "loopback" && !compact.compact {
+				t.Errorf("%s/%d: not compact", name, n)
+			}
+			if got, want := compact.percentiles(), raw.percentiles(); got != want {
+				t.Errorf("%s/%d: compact %+v, float %+v", name, n, got, want)
+			}
+			for q := 0.0; q <= 100; q += 0.5 {
+				if got, want := compact.quantile(q), raw.quantile(q); math.Float64bits(got) != math.Float64bits(want) {
+					t.Fatalf("%s/%d: p%v compact %v, float %v", name, n, q, got, want)
+				}
+			}
+		}
+	}
+}

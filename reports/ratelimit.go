@@ -34,6 +34,24 @@ func (a *analyzer) rateLimit() {
 	for id := range a.clients {
 		ids = append(ids, id)
 	}
+	if !a.keepRecs {
+		// Only counted (no window, no truth, no 429): the same figures from
+		// the counts — nothing in a window, nothing refused, no limiter to name.
+		for id := range a.counts {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		rl.Clients = []ClientLimit{}
+		alg := Algorithm{Verdict: AlgoUnknown, Evidence: []string{}}
+		for _, id := range ids {
+			n := a.counts[id]
+			rl.Clients = append(rl.Clients, ClientLimit{ClientID: id, Sent: n[0], Accepted: n[1]})
+			alg.Decisions += n[1]
+		}
+		rl.Algorithm = notReached(alg, nil, ids, W, L)
+		checkPolicy(rl)
+		return
+	}
 	sort.Strings(ids)
 	rl.Clients = []ClientLimit{}
 	for _, id := range ids {
@@ -561,6 +579,22 @@ func (c candidate) better(o candidate) bool {
 // window read off the answers (see README, "How the limiter is named").
 func classify(clients map[string][]rec, ids []string, w int64, limit int) Algorithm {
 	alg := Algorithm{Verdict: AlgoUnknown, Evidence: []string{}}
+	// Without a 429 there is nothing to classify: count the decisions (what
+	// newDecisions keeps: 2xx and 429) and say why, without building every
+	// client's decisions (40 bytes an accepted request).
+	refused429 := false
+	for _, id := range ids {
+		for _, r := range clients[id] {
+			if is2xx(int(r.code)) || r.code == 429 {
+				alg.Decisions++
+				refused429 = refused429 || r.code == 429
+			}
+		}
+	}
+	if !refused429 {
+		return notReached(alg, clients, ids, w, limit)
+	}
+	alg.Decisions = 0
 	var all []*decisions
 	var refused int64
 	var span int64

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -652,5 +653,63 @@ func TestClassifyOddStreams(t *testing.T) {
 		if alg.Verdict == "" || len(alg.Evidence) == 0 {
 			t.Errorf("stream %d: verdict %q, evidence %q", i, alg.Verdict, alg.Evidence)
 		}
+	}
+}
+
+// TestCountedDecisionsGiveTheSameFigures: a run with no window in run.json
+// keeps its rate-limit decisions only as counts until a 429 comes (then reads
+// the attempts again for them); its summary is byte for byte the one of the
+// analysis that keeps every decision from the start — without 429s, with
+// 429s (and Retry-After) from the middle of the file on, with several clients
+// and token calls.
+func TestCountedDecisionsGiveTheSameFigures(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		at   func(i int) (code int, ra string)
+	}{
+		{"no 429", func(int) (int, string) { return 200, "" }},
+		{"429 from the middle", func(i int) (int, string) {
+			if i > 120 && i%3 == 0 {
+				return 429, []string{"", "2", "soon", "Mon, 23 Nov 2026 02:00:09 GMT"}[i%4]
+			}
+			return 202, ""
+		}},
+		{"failures, no 429", func(i int) (int, string) { return []int{200, 500, 0, 503}[i%4], "" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRun(rundir.APIMessaging)
+			r.meta.Limit = rundir.Limit{}
+			r.meta.Clients = []string{"c1", "c2", "c3"}
+			for i := 1; i <= 240; i++ {
+				code, ra := tc.at(i)
+				a := r.send(int64(i), fmt.Sprintf("c%d", i%3+1), float64(i)/10, code, 0.01+float64(i%7)/100)
+				a.RetryAfter = ra
+				if i%50 == 0 {
+					r.attempts = append(r.attempts, rundir.Attempt{API: rundir.APIMessaging, Op: "token", Client: "c1", Sent: at(float64(i) / 10), Code: 200})
+				}
+			}
+			dir := r.write(t)
+			summary := func(keepAll bool) (*analyzer, []byte) {
+				keepAllRecs = keepAll
+				defer func() { keepAllRecs = false }()
+				a, err := analyze(os.DirFS(dir), dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := a.s.marshal()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return a, b
+			}
+			_, kept := summary(true)
+			a, counted := summary(false)
+			if !bytes.Equal(kept, counted) {
+				t.Fatalf("the summaries differ:\nkept    %s\ncounted %s", kept, counted)
+			}
+			if refused := a.s.RateLimit.Rejected429 > 0; refused != (len(a.clients) > 0) || refused == (tc.name != "429 from the middle") {
+				t.Fatalf("429s %d, decisions kept for %d clients: the path under test was not taken", a.s.RateLimit.Rejected429, len(a.clients))
+			}
+		})
 	}
 }

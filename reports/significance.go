@@ -41,7 +41,7 @@ func ReadSamples(dir string) (*Samples, error) {
 	if _, err := os.Stat(filepath.Join(dir, rundir.AttemptsFile)); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrNoRawFiles, dir, err)
 	}
-	a, err := analyze(os.DirFS(dir), dir)
+	a, err := analyzeKeep(os.DirFS(dir), dir, true) // the raw request latencies
 	if err != nil {
 		return nil, err
 	}

@@ -264,7 +264,7 @@ func (a *analyzer) truthSeqs(t *rundir.Truth) (func(m *rundir.TruthMessage) int6
 			want[m.ExternalID] = 0
 		}
 	}
-	err := readJSONL(a.fsys, rundir.AttemptsFile, func(at rundir.Attempt) error {
+	err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
 		if at.Op != "send" || at.Seq <= 0 {
 			return nil
 		}

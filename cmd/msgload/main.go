@@ -22,5 +22,8 @@ func main() {
 			return ch, func() { signal.Stop(ch) }
 		},
 	}
-	os.Exit(g.run(context.Background(), os.Args))
+	stop := startProfiles(os.Getenv, os.Stderr)
+	code := g.run(context.Background(), os.Args)
+	stop()
+	os.Exit(code)
 }

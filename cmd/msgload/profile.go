@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/pprof"
+)
+
+// startProfiles starts the whole process's profiles that the environment asks
+// for — MSGLOAD_CPUPROFILE=FILE (CPU, from start to exit) and
+// MSGLOAD_MEMPROFILE=FILE (the heap profile at exit, after a GC: its
+// inuse_space is what stayed live, alloc_space everything allocated) — and
+// returns the function that writes them. They are a debugging aid for the
+// whole `msgload run` (attack/README.md, Benchmark: the whole msgload run),
+// not a flag: a profile of the attack path alone is benchload's -cpuprofile.
+func startProfiles(getenv func(string) string, stderr io.Writer) (stop func()) {
+	var cpu *os.File
+	if p := getenv("MSGLOAD_CPUPROFILE"); p != "" {
+		f, err := os.Create(p)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "msgload: MSGLOAD_CPUPROFILE:", err)
+		} else {
+			cpu = f
+		}
+	}
+	mem := getenv("MSGLOAD_MEMPROFILE")
+	if mem != "" {
+		runtime.MemProfileRate = 64 << 10 // finer than the default 512 KiB, for short runs
+	}
+	return func() {
+		if cpu != nil {
+			pprof.StopCPUProfile()
+			cpu.Close()
+		}
+		if mem == "" {
+			return
+		}
+		f, err := os.Create(mem)
+		if err == nil {
+			runtime.GC()
+			err = pprof.Lookup("allocs").WriteTo(f, 0)
+			err = firstErr(err, f.Close())
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "msgload: MSGLOAD_MEMPROFILE:", err)
+		}
+	}
+}
+
+func firstErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}

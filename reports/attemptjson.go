@@ -1,0 +1,283 @@
+package reports
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// decodeAttempt decodes one line of attempts.jsonl into a (zeroed) exactly as
+// json.Unmarshal does. Reading the attempts was most of a report's CPU (5–8 µs
+// a line through reflection, for every request of the run). Lines as the
+// attacker writes them — compact, keys spelt as the struct's tags, strings
+// without escapes — are read directly (about a tenth of the cost); anything
+// else (an escape, whitespace, a null, an unknown or differently cased key, a
+// number out of range or not in JSON's grammar) goes to json.Unmarshal, which
+// also judges every line that does not decode. The two agree by construction
+// on what the direct path takes (TestDecodeAttemptAgreesWithJSON).
+//
+// The fields of few values (api, op, client, outcome, class, state, channel,
+// probe, gave_up) are interned in in: one string each rather than one a line.
+func decodeAttempt(in *interner, b []byte, a *rundir.Attempt) error {
+	if fastAttempt(in, b, a) {
+		return nil
+	}
+	*a = rundir.Attempt{}
+	return json.Unmarshal(b, a)
+}
+
+// fastAttempt reads b into a when b is in the subset decodeAttempt describes;
+// false (a possibly half filled) otherwise.
+func fastAttempt(in *interner, b []byte, a *rundir.Attempt) bool {
+	n := len(b)
+	if n < 2 || b[0] != '{' || b[n-1] != '}' {
+		return false
+	}
+	i := 1
+	if n == 2 {
+		return true
+	}
+	for {
+		// "key":
+		if b[i] != '"' {
+			return false
+		}
+		k0 := i + 1
+		k1 := k0
+		for k1 < n && b[k1] != '"' {
+			if b[k1] == '\\' {
+				return false
+			}
+			k1++
+		}
+		if k1+1 >= n || b[k1+1] != ':' {
+			return false
+		}
+		key := b[k0:k1]
+		i = k1 + 2
+		// The value: up to the next ',' or the closing '}' (a string value is
+		// scanned to its closing quote first).
+		v0 := i
+		if i < n && b[i] == '"' {
+			j := i + 1
+			for j < n && b[j] != '"' {
+				if b[j] == '\\' || b[j] < 0x20 {
+					return false
+				}
+				j++
+			}
+			if j >= n {
+				return false
+			}
+			i = j + 1
+		} else {
+			for i < n && b[i] != ',' && b[i] != '}' {
+				i++
+			}
+		}
+		if i >= n {
+			return false
+		}
+		if !fastField(in, a, string(key), b[v0:i]) {
+			return false
+		}
+		switch {
+		case b[i] == ',' && i+1 < n-1:
+			i++
+		case b[i] == '}' && i == n-1:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// fastField sets the field of key from the raw value v.
+func fastField(in *interner, a *rundir.Attempt, key string, v []byte) bool {
+	var ok bool
+	switch key {
+	case "seq":
+		a.Seq, ok = fastInt(v)
+	case "api":
+		a.API, ok = in.fastString(v)
+	case "op":
+		a.Op, ok = in.fastString(v)
+	case "client":
+		a.Client, ok = in.fastString(v)
+	case "attempt":
+		var x int64
+		x, ok = fastInt(v)
+		a.Attempt = int(x)
+	case "probe":
+		a.Probe, ok = in.fastString(v)
+	case "intended":
+		ok = fastTime(v, a, 0)
+	case "sent":
+		ok = fastTime(v, a, 1)
+	case "first_sent":
+		ok = fastTime(v, a, 2)
+	case "code":
+		var x int64
+		x, ok = fastInt(v)
+		a.Code = int(x)
+	case "latency_s":
+		a.Latency, ok = fastFloat(v)
+	case "bytes_out":
+		a.BytesOut, ok = fastInt(v)
+	case "bytes_in":
+		a.BytesIn, ok = fastInt(v)
+	case "outcome":
+		a.Outcome, ok = in.fastString(v)
+	case "class":
+		a.Class, ok = in.fastString(v)
+	case "error":
+		a.Error, ok = fastString(v)
+	case "tx_id":
+		a.TxID, ok = fastString(v)
+	case "state":
+		a.State, ok = in.fastString(v)
+	case "channel":
+		a.Channel, ok = in.fastString(v)
+	case "notification_id":
+		a.NotificationID, ok = fastString(v)
+	case "external_id":
+		a.ExternalID, ok = fastString(v)
+	case "retry_after":
+		a.RetryAfter, ok = fastString(v)
+	case "ratelimit":
+		a.RateLimit, ok = fastString(v)
+	case "ratelimit_policy":
+		a.RateLimitPolicy, ok = fastString(v)
+	case "mismatch":
+		a.Mismatch, ok = fastBool(v)
+	case "capped":
+		a.Capped, ok = fastBool(v)
+	case "gave_up":
+		a.GaveUp, ok = in.fastString(v)
+	}
+	return ok
+}
+
+// fastString is a quoted string with no escape and no control character
+// (fastAttempt checked both), in valid UTF-8 (json.Unmarshal would replace
+// invalid bytes).
+func fastString(v []byte) (string, bool) { return (*interner)(nil).fastString(v) }
+
+// interner keeps one copy of each string it saw, up to 1024 of them (a
+// hostile file cannot grow it); nil interns nothing.
+type interner struct{ m map[string]string }
+
+func (in *interner) fastString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	s := v[1 : len(v)-1]
+	for _, c := range s {
+		if c >= utf8.RuneSelf {
+			if !utf8.Valid(s) {
+				return "", false
+			}
+			break
+		}
+	}
+	if in == nil {
+		return string(s), true
+	}
+	if x, ok := in.m[string(s)]; ok {
+		return x, true
+	}
+	x := string(s)
+	if in.m == nil {
+		in.m = map[string]string{}
+	}
+	if len(in.m) < 1024 {
+		in.m[x] = x
+	}
+	return x, true
+}
+
+// fastInt is an integer in JSON's grammar (no leading zero, no fraction or
+// exponent) that fits in 64 bits, as json.Unmarshal reads it into an int.
+func fastInt(v []byte) (int64, bool) {
+	d := v
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || d[0] == '0' && len(d) > 1 {
+		return 0, false
+	}
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	x, err := strconv.ParseInt(string(v), 10, 64)
+	return x, err == nil
+}
+
+// fastFloat is a number in JSON's grammar, parsed as json.Unmarshal does.
+func fastFloat(v []byte) (float64, bool) {
+	i, n := 0, len(v)
+	if i < n && v[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		s := i
+		for i < n && v[i] >= '0' && v[i] <= '9' {
+			i++
+		}
+		return i - s
+	}
+	s := i
+	if d := digits(); d == 0 || v[s] == '0' && d > 1 {
+		return 0, false
+	}
+	if i < n && v[i] == '.' {
+		i++
+		if digits() == 0 {
+			return 0, false
+		}
+	}
+	if i < n && (v[i] == 'e' || v[i] == 'E') {
+		i++
+		if i < n && (v[i] == '+' || v[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return 0, false
+		}
+	}
+	if i != n {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	return f, err == nil
+}
+
+func fastBool(v []byte) (bool, bool) {
+	switch string(v) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
+// fastTime is a quoted time, read by time.Time's UnmarshalJSON as
+// json.Unmarshal does (which: 0 intended, 1 sent, 2 first_sent).
+func fastTime(v []byte, a *rundir.Attempt, which int) bool {
+	if len(v) < 2 || v[0] != '"' {
+		return false
+	}
+	t := &a.Intended
+	switch which {
+	case 1:
+		t = &a.Sent
+	case 2:
+		t = &a.FirstSent
+	}
+	return t.UnmarshalJSON(v) == nil
+}
