@@ -12,10 +12,10 @@ import (
 // the plan) wanted it to leave, but it would have left after the run's end or
 // the run was interrupted first.
 const (
-	GaveUpRetryAfter = "retry_after_past_end" // a Retry-After (the answer's, or the client's limiter block) ends after the run's end
-	GaveUpBackoff    = "backoff_past_end"     // the backoff wait ends after the run's end
-	GaveUpLimit      = "limit_past_end"       // respect mode: the client's window frees a slot only after the run's end
-	GaveUpStopped    = "stopped"              // the run was interrupted (first signal) while the send waited
+	gaveUpRetryAfter = "retry_after_past_end" // a Retry-After (the answer's, or the client's limiter block) ends after the run's end
+	gaveUpBackoff    = "backoff_past_end"     // the backoff wait ends after the run's end
+	gaveUpLimit      = "limit_past_end"       // respect mode: the client's window frees a slot only after the run's end
+	gaveUpStopped    = "stopped"              // the run was interrupted (first signal) while the send waited
 )
 
 // errPastEnd is a wait that would end after the run's end; reason is one of
@@ -30,7 +30,7 @@ func gaveUpReason(err error) string {
 	if errors.As(err, &pe) {
 		return pe.reason
 	}
-	return GaveUpStopped
+	return gaveUpStopped
 }
 
 // runEnd is the moment after which no send leaves: the load's end plus
@@ -85,7 +85,7 @@ func (r *runEnd) loadEnded(t time.Time) {
 	})
 }
 
-// pause waits d unless ctx ends (GaveUpStopped) or the run's end comes before
+// pause waits d unless ctx ends (gaveUpStopped) or the run's end comes before
 // now+d (a past-end reason, at once or as soon as the end moves). ""
 // means it waited fully.
 func (e *engine) pause(ctx context.Context, d time.Duration, pastEnd string) string {
@@ -101,7 +101,7 @@ func (e *engine) pause(ctx context.Context, d time.Duration, pastEnd string) str
 			return pastEnd
 		}
 		if ctx.Err() != nil {
-			return GaveUpStopped
+			return gaveUpStopped
 		}
 		if t == nil {
 			return ""
@@ -110,7 +110,7 @@ func (e *engine) pause(ctx context.Context, d time.Duration, pastEnd string) str
 		case <-t.C:
 			return ""
 		case <-ctx.Done():
-			return GaveUpStopped
+			return gaveUpStopped
 		case <-moved:
 		}
 	}

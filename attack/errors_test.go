@@ -92,7 +92,7 @@ func TestTokenEndpointRefuses(t *testing.T) {
 	if res.Accepted != 0 || res.Sent != 3 {
 		t.Fatalf("%+v", res.Snapshot)
 	}
-	toks := rec.ops(OpToken)
+	toks := rec.ops(opToken)
 	if len(toks) == 0 || toks[0].Code != 401 || toks[0].Outcome != rundir.OutcomeFail {
 		t.Fatalf("token attempts %+v", toks)
 	}

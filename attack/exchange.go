@@ -213,11 +213,11 @@ func (e *engine) writeAs(c *clientState, a *rundir.Attempt, method, u string) {
 		URL:       e.sendURL,
 	}
 	switch a.Op {
-	case OpCheckStatus:
+	case opCheckStatus:
 		r.Method, r.URL = http.MethodGet, e.statusURL+a.TxID
-	case OpToken:
+	case opToken:
 		r.URL = e.o.TokenURL
-	case OpWebhook:
+	case opWebhook:
 		r.URL = strings.TrimRight(e.o.BaseURL, "/") + "/api/v1/webhooks"
 	}
 	if method != "" {
@@ -237,7 +237,7 @@ type tokenRecorder struct {
 }
 
 func (t *tokenRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	a := &rundir.Attempt{API: t.e.o.API, Op: OpToken, Client: t.c.ID, Attempt: 1, Intended: time.Now()}
+	a := &rundir.Attempt{API: t.e.o.API, Op: opToken, Client: t.c.ID, Attempt: 1, Intended: time.Now()}
 	if req.ContentLength > 0 {
 		a.BytesOut = req.ContentLength
 	}

@@ -46,7 +46,7 @@ func TestExtraRequests(t *testing.T) {
 		Extra: []Extra{
 			{At: 120 * time.Millisecond, Op: OpOther, Client: "bob", Method: http.MethodPost, Path: "/messaging/v1/other?x=1",
 				Header: http.Header{"Content-Type": {"text/plain"}, "X-App": {"a"}}, Body: []byte("hi")},
-			{At: 50 * time.Millisecond, Op: OpCheckStatus, Method: http.MethodGet, Path: "/messaging/v1/check-status/tx-1"},
+			{At: 50 * time.Millisecond, Op: opCheckStatus, Method: http.MethodGet, Path: "/messaging/v1/check-status/tx-1"},
 		},
 	})
 	if err != nil {
@@ -76,7 +76,7 @@ func TestExtraRequests(t *testing.T) {
 			start = a.Intended.Add(-50 * time.Millisecond) // the pacer's zero: at 20/s the first send is due 50 ms in
 		}
 	}
-	checks, others := rec.ops(OpCheckStatus), rec.ops(OpOther)
+	checks, others := rec.ops(opCheckStatus), rec.ops(OpOther)
 	if len(checks) != 1 || len(others) != 1 {
 		t.Fatalf("attempts: %d check_status, %d %s; want one each", len(checks), len(others), OpOther)
 	}

@@ -42,7 +42,7 @@ func newWindowLimiter(n int, w time.Duration) *windowLimiter {
 // its slot, to hand to answered when the request is over (answered, failed or
 // never sent). It fails when ctx ends first, and at once with an errPastEnd
 // when the request could leave only after end (nil: no end): a Retry-After
-// block past it (GaveUpRetryAfter) or a full window (GaveUpLimit).
+// block past it (gaveUpRetryAfter) or a full window (gaveUpLimit).
 func (l *windowLimiter) wait(ctx context.Context, end *runEnd) (int, error) {
 	select {
 	case l.turn <- struct{}{}:
@@ -78,9 +78,9 @@ func (l *windowLimiter) wait(ctx context.Context, end *runEnd) (int, error) {
 		if !dl.IsZero() {
 			switch {
 			case until.After(dl):
-				return -1, errPastEnd{GaveUpRetryAfter}
+				return -1, errPastEnd{gaveUpRetryAfter}
 			case at.After(dl) || (inFlight && !now.Before(dl)):
-				return -1, errPastEnd{GaveUpLimit}
+				return -1, errPastEnd{gaveUpLimit}
 			}
 		}
 		wake := at

@@ -148,7 +148,7 @@ func (m *Metrics) start(o *Options, at time.Time) {
 	m.retryAfter.WithLabelValues(api)
 	m.duration.WithLabelValues(api, OpSend)
 	if o.Poll != nil {
-		m.duration.WithLabelValues(api, OpCheckStatus)
+		m.duration.WithLabelValues(api, opCheckStatus)
 	}
 	for _, c := range o.Clients {
 		l := m.clientLabel(c.ID)
@@ -196,7 +196,7 @@ func (c *clientMetrics) request(op string, code int) prometheus.Counter {
 		return v.(prometheus.Counter)
 	}
 	var ctr prometheus.Counter
-	if op == OpToken {
+	if op == opToken {
 		ctr = c.m.tokens.WithLabelValues(c.label, strconv.Itoa(code))
 	} else {
 		ctr = c.m.requests.WithLabelValues(c.api, op, strconv.Itoa(code), c.label)

@@ -101,7 +101,7 @@ func TestRunNotify(t *testing.T) {
 		}
 	}
 	// Tokens: c1 and c2 once each, plus one refresh after the revocation.
-	toks := rec.ops(OpToken)
+	toks := rec.ops(opToken)
 	if len(toks) != 3 || f.tokens.Load() != 3 {
 		t.Errorf("%d token attempts, %d issued; want 3", len(toks), f.tokens.Load())
 	}
@@ -126,7 +126,7 @@ func TestRunNotify(t *testing.T) {
 			t.Error("send without externalId")
 		}
 	}
-	if ws := rec.ops(OpWebhook); len(ws) != 2 {
+	if ws := rec.ops(opWebhook); len(ws) != 2 {
 		t.Errorf("%d webhook attempts, want 2", len(ws))
 	}
 }
@@ -186,7 +186,7 @@ func TestRunMessagingPoll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	polls := rec.ops(OpCheckStatus)
+	polls := rec.ops(opCheckStatus)
 	// The fake answers DELIVERED on the third poll of each txId.
 	if len(polls) != 9 {
 		t.Fatalf("%d polls, want 9", len(polls))
@@ -237,7 +237,7 @@ func TestClientForAndKeptExternalID(t *testing.T) {
 		Pacer: Constant(vegeta.Rate{Freq: 500, Per: time.Second}), Requests: 3,
 		ClientFor: func(int64) string { return "nobody" }, Body: notifyBody, RunID: "cf2",
 	})
-	if !errors.Is(err, ErrOptions) {
+	if !errors.Is(err, errOptions) {
 		t.Fatalf("unknown client: err %v, want ErrOptions", err)
 	}
 }
@@ -245,7 +245,7 @@ func TestClientForAndKeptExternalID(t *testing.T) {
 // A webhook registration answered 500 is set-up, not load: it is tried again
 // even when the scenario retries nothing, so a fault meant for the sends does
 // not stop the run before its first one (found by the oracle test, seed 21).
-// A registration that keeps failing still ends the run with ErrWebhook.
+// A registration that keeps failing still ends the run with errWebhook.
 func TestWebhookRegistrationRetriedWithoutPolicy(t *testing.T) {
 	for _, failures := range []int{2, setupRetries + 1} {
 		f := newFakeService(t)
@@ -267,7 +267,7 @@ func TestWebhookRegistrationRetriedWithoutPolicy(t *testing.T) {
 			if err != nil || res.Sent != 3 || f.webhooks["c1"] == "" {
 				t.Errorf("%d failures: err %v, sent %d, webhooks %v; want the run to go on", failures, err, res.Sent, f.webhooks)
 			}
-		} else if !errors.Is(err, ErrWebhook) {
+		} else if !errors.Is(err, errWebhook) {
 			t.Errorf("%d failures: err %v, want ErrWebhook", failures, err)
 		}
 	}

@@ -16,23 +16,23 @@ import (
 
 // Errors returned by Run.
 var (
-	ErrOptions     = errors.New("attack options")
+	errOptions     = errors.New("attack options")
 	ErrMaxMessages = errors.New("max messages reached")
-	ErrWebhook     = errors.New("register webhook")
+	errWebhook     = errors.New("register webhook")
 )
 
 // Limit modes.
 const (
-	ModeRespect = "respect" // keep every client at or under the limit in any window; honour Retry-After
+	modeRespect = "respect" // keep every client at or under the limit in any window; honour Retry-After
 	ModeExceed  = "exceed"  // send as planned, whatever the limit
 )
 
 // Operations, as recorded in Attempt.Op and the operation label.
 const (
 	OpSend        = "send"
-	OpCheckStatus = "check_status"
-	OpWebhook     = "webhook"
-	OpToken       = "token"
+	opCheckStatus = "check_status"
+	opWebhook     = "webhook"
+	opToken       = "token"
 	// OpOther is a replayed request that is neither a send, a status check,
 	// a webhook registration nor a token call (Extra).
 	OpOther = "replay_other"
@@ -40,8 +40,8 @@ const (
 
 // Probe kinds, as recorded in Attempt.Probe.
 const (
-	ProbeSequential = "sequential"
-	ProbeConcurrent = "concurrent"
+	probeSequential = "sequential"
+	probeConcurrent = "concurrent"
 )
 
 // DefaultMaxInFlight is the cap on messages in flight when
@@ -63,7 +63,7 @@ type Client struct {
 type Limit struct {
 	Requests int           // requests allowed per client in any Window; 0 = no limit known
 	Window   time.Duration // e.g. time.Minute
-	Mode     string        // ModeRespect or ModeExceed ("" = exceed)
+	Mode     string        // modeRespect or ModeExceed ("" = exceed)
 }
 
 // Retry is the retry policy: which answers are retried, how often and how long
@@ -190,7 +190,7 @@ type Options struct {
 // No retry, no probe: it is sent as it was recorded.
 type Extra struct {
 	At     time.Duration
-	Op     string      // OpCheckStatus, OpWebhook or OpOther
+	Op     string      // opCheckStatus, opWebhook or OpOther
 	Client string      // one of Clients' ids; "" = the first client
 	Method string      // GET, POST, …
 	Path   string      // absolute path, with "?query" when any; appended to BaseURL
@@ -244,12 +244,12 @@ func (o *Options) check() error {
 	}
 	switch o.Limit.Mode {
 	case "", ModeExceed:
-	case ModeRespect:
+	case modeRespect:
 		if o.Limit.Requests <= 0 || o.Limit.Window <= 0 {
 			bad("limit mode respect needs a positive request count and window")
 		}
 	default:
-		bad("limit mode %q: want %q or %q", o.Limit.Mode, ModeRespect, ModeExceed)
+		bad("limit mode %q: want %q or %q", o.Limit.Mode, modeRespect, ModeExceed)
 	}
 	if o.Retry.Max < 0 || o.Retry.Backoff < 0 || o.Retry.Jitter < 0 || o.Retry.Jitter > 1 {
 		bad("retry: max, backoff must not be negative and jitter must be in [0, 1]")
@@ -270,9 +270,9 @@ func (o *Options) check() error {
 	}
 	for i, x := range o.Extra {
 		switch x.Op {
-		case OpCheckStatus, OpWebhook, OpOther:
+		case opCheckStatus, opWebhook, OpOther:
 		default:
-			bad("extra request %d: op %q: want %s, %s or %s", i+1, x.Op, OpCheckStatus, OpWebhook, OpOther)
+			bad("extra request %d: op %q: want %s, %s or %s", i+1, x.Op, opCheckStatus, opWebhook, OpOther)
 		}
 		if x.Method == "" || !strings.HasPrefix(x.Path, "/") || x.At < 0 {
 			bad("extra request %d: want a method, an absolute path and a time not before the start", i+1)
@@ -284,5 +284,5 @@ func (o *Options) check() error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %w", ErrOptions, errors.Join(errs...))
+	return fmt.Errorf("%w: %w", errOptions, errors.Join(errs...))
 }

@@ -31,7 +31,7 @@ func (e *engine) poll(m *message, txID string) {
 		if next.After(deadline) || !e.sleep(time.Until(next)) {
 			return
 		}
-		a := e.attempt(m, OpCheckStatus, k)
+		a := e.attempt(m, opCheckStatus, k)
 		a.ExternalID = ""
 		a.Intended = next
 		a.TxID = txID

@@ -39,14 +39,14 @@ func (e *engine) probe(m *message, want string) {
 	if e.abort.Err() != nil {
 		return
 	}
-	one(ProbeSequential, n+1)
+	one(probeSequential, n+1)
 	conc := e.o.ProbeConcurrency
 	if conc <= 0 {
 		conc = 2
 	}
 	var wg sync.WaitGroup
 	for i := range conc {
-		wg.Go(func() { one(ProbeConcurrent, n+2+i) })
+		wg.Go(func() { one(probeConcurrent, n+2+i) })
 	}
 	wg.Wait()
 }

@@ -13,10 +13,10 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// File names written by FileRecorder in the run directory.
+// File names written by fileRecorder in the run directory.
 const (
-	AttemptsFile = "attempts.jsonl"
-	ResultsFile  = "results.bin"
+	attemptsFile = "attempts.jsonl"
+	resultsFile  = "results.bin"
 )
 
 var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
@@ -27,37 +27,37 @@ type Recorder interface {
 	Record(a *rundir.Attempt, r *vegeta.Result) error
 }
 
-// FileRecorder writes attempts to attempts.jsonl as they finish and the
+// fileRecorder writes attempts to attempts.jsonl as they finish and the
 // matching vegeta results to results.bin (vegeta's gob encoding, so `vegeta
 // report` and `vegeta plot` read it) in time order, complete when it is closed
-// (see ResultsWriter).
-type FileRecorder struct {
+// (see resultsWriter).
+type fileRecorder struct {
 	mu       sync.Mutex
 	jf       *os.File
 	jw       *bufio.Writer
-	results  *ResultsWriter
+	results  *resultsWriter
 	err      error
 	attempts int64
 }
 
 // NewRecorder creates dir/attempts.jsonl and dir/results.bin. Files that exist
 // are refused, so a run never overwrites another.
-func NewRecorder(dir string) (*FileRecorder, error) {
-	jf, err := os.OpenFile(filepath.Join(dir, AttemptsFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+func NewRecorder(dir string) (*fileRecorder, error) {
+	jf, err := os.OpenFile(filepath.Join(dir, attemptsFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("create attempt log: %w", err)
 	}
-	rf, err := os.OpenFile(filepath.Join(dir, ResultsFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	rf, err := os.OpenFile(filepath.Join(dir, resultsFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		jf.Close()
 		return nil, fmt.Errorf("create vegeta results: %w", err)
 	}
-	return &FileRecorder{jf: jf, jw: bufio.NewWriterSize(jf, 256<<10), results: NewResultsWriter(rf)}, nil
+	return &fileRecorder{jf: jf, jw: bufio.NewWriterSize(jf, 256<<10), results: newResultsWriter(rf)}, nil
 }
 
 // Record implements Recorder. The first write error is kept and returned by
 // every later call and by Close.
-func (r *FileRecorder) Record(a *rundir.Attempt, res *vegeta.Result) error {
+func (r *fileRecorder) Record(a *rundir.Attempt, res *vegeta.Result) error {
 	bp := linePool.Get().(*[]byte)
 	defer linePool.Put(bp)
 	line, err := encodeAttempt((*bp)[:0], a) // outside the lock: many goroutines record at once
@@ -86,13 +86,13 @@ func (r *FileRecorder) Record(a *rundir.Attempt, res *vegeta.Result) error {
 
 // Flush writes buffered attempts to attempts.jsonl (results.bin is written
 // when the recorder closes).
-func (r *FileRecorder) Flush() error {
+func (r *fileRecorder) Flush() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.flush()
 }
 
-func (r *FileRecorder) flush() error {
+func (r *fileRecorder) flush() error {
 	if r.err != nil {
 		return r.err
 	}
@@ -103,7 +103,7 @@ func (r *FileRecorder) flush() error {
 }
 
 // Close flushes and closes attempts.jsonl and writes results.bin in time order.
-func (r *FileRecorder) Close() error {
+func (r *fileRecorder) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	err := r.flush()

@@ -43,7 +43,7 @@ func TestRecorderConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[int64]bool{}
-	err = rundir.ReadJSONL(filepath.Join(dir, AttemptsFile), func(a rundir.Attempt) error {
+	err = rundir.ReadJSONL(filepath.Join(dir, attemptsFile), func(a rundir.Attempt) error {
 		if seen[a.Seq] || a.Error != "quote \" and\nnewline" {
 			t.Errorf("attempt %+v repeated or damaged", a)
 		}
@@ -53,7 +53,7 @@ func TestRecorderConcurrent(t *testing.T) {
 	if err != nil || len(seen) != 4000 {
 		t.Fatalf("%d attempts read (%v), want 4000", len(seen), err)
 	}
-	f, _ := os.Open(filepath.Join(dir, ResultsFile))
+	f, _ := os.Open(filepath.Join(dir, resultsFile))
 	defer f.Close()
 	dec := vegeta.NewDecoder(f)
 	n := 0
@@ -101,7 +101,7 @@ func TestRecorderMergesStragglers(t *testing.T) {
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
-	checkTimeOrder(t, filepath.Join(dir, ResultsFile), n, sent)
+	checkTimeOrder(t, filepath.Join(dir, resultsFile), n, sent)
 	files, _ := os.ReadDir(dir)
 	if len(files) != 2 {
 		var names []string

@@ -12,14 +12,14 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-// Bounds of what a ResultsWriter holds in memory.
+// Bounds of what a resultsWriter holds in memory.
 const (
 	sortChunkResults = 1 << 11 // results held in the selection heap
 	sortChunkBytes   = 4 << 20 // bytes of their bodies, URLs, errors and headers
 	mergeReadBuffer  = 32 << 10
 )
 
-// ResultsWriter writes vegeta results to results.bin in time order: sorted by
+// resultsWriter writes vegeta results to results.bin in time order: sorted by
 // Timestamp (the attempt's send time; equal times keep the order they came in)
 // and numbered Seq 0, 1, 2… in that order, which is what `vegeta plot` needs
 // (it orders a run's results by Seq and refuses a timestamp that goes back).
@@ -47,8 +47,8 @@ const (
 // results of equal Timestamp in different runs came in the order of their
 // runs, and the merge takes equal Timestamps by run.
 //
-// Not safe for concurrent use (FileRecorder calls it under its lock).
-type ResultsWriter struct {
+// Not safe for concurrent use (fileRecorder calls it under its lock).
+type resultsWriter struct {
 	f     *os.File // results.bin
 	bw    *bufio.Writer
 	enc   vegeta.Encoder
@@ -67,10 +67,10 @@ type ResultsWriter struct {
 	closed   bool
 }
 
-// NewResultsWriter writes into f (results.bin, empty), which Close closes.
-func NewResultsWriter(f *os.File) *ResultsWriter {
+// newResultsWriter writes into f (results.bin, empty), which Close closes.
+func newResultsWriter(f *os.File) *resultsWriter {
 	bw := bufio.NewWriterSize(f, 256<<10)
-	return &ResultsWriter{f: f, bw: bw, enc: vegeta.NewEncoder(bw), chunk: sortChunkResults}
+	return &resultsWriter{f: f, bw: bw, enc: vegeta.NewEncoder(bw), chunk: sortChunkResults}
 }
 
 func resultBytes(r *vegeta.Result) int {
@@ -144,7 +144,7 @@ func (h *selHeap) pop() held {
 }
 
 // Add keeps r (which must not change afterwards) for writing in time order.
-func (w *ResultsWriter) Add(r *vegeta.Result) error {
+func (w *resultsWriter) Add(r *vegeta.Result) error {
 	if w.closed {
 		return errors.New("results writer closed")
 	}
@@ -167,7 +167,7 @@ func byTime(a, b *vegeta.Result) int { return a.Timestamp.Compare(b.Timestamp) }
 
 // writeMin writes the heap's first result to its sorted run, starting that
 // run if it is the next one.
-func (w *ResultsWriter) writeMin() error {
+func (w *resultsWriter) writeMin() error {
 	x := w.h.pop()
 	w.bytes -= resultBytes(x.r)
 	if x.run != w.run {
@@ -200,7 +200,7 @@ func (w *ResultsWriter) writeMin() error {
 }
 
 // endRun ends the sorted run being written (from run 1 on, in the spill file).
-func (w *ResultsWriter) endRun() error {
+func (w *resultsWriter) endRun() error {
 	if w.run == 0 || w.spillEnc == nil {
 		return nil
 	}
@@ -218,7 +218,7 @@ func (w *ResultsWriter) endRun() error {
 
 // Close writes what the heap holds, merges the sorted runs into results.bin if
 // there is more than one, closes it and removes the spill file.
-func (w *ResultsWriter) Close() error {
+func (w *resultsWriter) Close() error {
 	if w.closed {
 		return nil
 	}
@@ -248,7 +248,7 @@ func (w *ResultsWriter) Close() error {
 
 // merge moves results.bin (run 0) aside and writes a new results.bin from it
 // and the spill file's runs, in time order, numbered anew.
-func (w *ResultsWriter) merge() error {
+func (w *resultsWriter) merge() error {
 	name := w.f.Name()
 	aside := name + ".run0"
 	// results.bin may be open for writing only (NewRecorder): run 0 is read
@@ -343,7 +343,7 @@ func (c *mergeCursor) next() error {
 }
 
 // mergeHeap orders cursors by their result's time, then by run (see
-// ResultsWriter: equal times in different runs came in the order of the runs).
+// resultsWriter: equal times in different runs came in the order of the runs).
 type mergeHeap []*mergeCursor
 
 func (h mergeHeap) Len() int { return len(h) }

@@ -28,11 +28,11 @@ func TestResultsWriterSorts(t *testing.T) {
 	}{{"one chunk", 500, sortChunkResults}, {"spilled runs", 2500, 100}, {"empty", 0, 100}} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			f, err := os.Create(filepath.Join(dir, ResultsFile))
+			f, err := os.Create(filepath.Join(dir, resultsFile))
 			if err != nil {
 				t.Fatal(err)
 			}
-			w := NewResultsWriter(f)
+			w := newResultsWriter(f)
 			w.chunk = tc.chunk
 			rng := rand.New(rand.NewPCG(1, 2))
 			t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
@@ -56,7 +56,7 @@ func TestResultsWriterSorts(t *testing.T) {
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			checkTimeOrder(t, filepath.Join(dir, ResultsFile), tc.n, sent)
+			checkTimeOrder(t, filepath.Join(dir, resultsFile), tc.n, sent)
 			left, _ := filepath.Glob(filepath.Join(dir, "*"))
 			if len(left) != 1 {
 				t.Errorf("files left: %v", left)
@@ -115,11 +115,11 @@ func BenchmarkResultsWriter(b *testing.B) {
 	rng.Shuffle(n, func(i, j int) { rs[i], rs[j] = rs[j], rs[i] })
 	b.ReportAllocs()
 	for b.Loop() {
-		f, err := os.Create(filepath.Join(b.TempDir(), ResultsFile))
+		f, err := os.Create(filepath.Join(b.TempDir(), resultsFile))
 		if err != nil {
 			b.Fatal(err)
 		}
-		w := NewResultsWriter(f)
+		w := newResultsWriter(f)
 		for _, r := range rs {
 			if err := w.Add(r); err != nil {
 				b.Fatal(err)
@@ -208,11 +208,11 @@ func TestResultsWriterIsStableSort(t *testing.T) {
 
 				dir := t.TempDir()
 				// Write only, as NewRecorder opens it: the merge reads run 0 back.
-				f, err := os.OpenFile(filepath.Join(dir, ResultsFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+				f, err := os.OpenFile(filepath.Join(dir, resultsFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 				if err != nil {
 					t.Fatal(err)
 				}
-				w := NewResultsWriter(f)
+				w := newResultsWriter(f)
 				w.chunk = chunk
 				for _, r := range rs {
 					if err := w.Add(r); err != nil {
@@ -222,7 +222,7 @@ func TestResultsWriterIsStableSort(t *testing.T) {
 				if err := w.Close(); err != nil {
 					t.Fatal(err)
 				}
-				got, err := os.ReadFile(filepath.Join(dir, ResultsFile))
+				got, err := os.ReadFile(filepath.Join(dir, resultsFile))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -273,11 +273,11 @@ func BenchmarkResultsWriterFinishingOrder(b *testing.B) {
 	slices.SortStableFunc(fs, func(a, b fin) int { return cmp.Compare(a.end, b.end) })
 	b.ReportAllocs()
 	for b.Loop() {
-		f, err := os.Create(filepath.Join(b.TempDir(), ResultsFile))
+		f, err := os.Create(filepath.Join(b.TempDir(), resultsFile))
 		if err != nil {
 			b.Fatal(err)
 		}
-		w := NewResultsWriter(f)
+		w := newResultsWriter(f)
 		for _, x := range fs {
 			if err := w.Add(x.r); err != nil {
 				b.Fatal(err)

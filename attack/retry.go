@@ -16,10 +16,10 @@ func (e *engine) notSent(a *rundir.Attempt, why string) {
 }
 
 var gaveUpText = map[string]string{
-	GaveUpRetryAfter: "Retry-After past the run's end",
-	GaveUpBackoff:    "backoff past the run's end",
-	GaveUpLimit:      "rate limit window past the run's end",
-	GaveUpStopped:    "run interrupted",
+	gaveUpRetryAfter: "Retry-After past the run's end",
+	gaveUpBackoff:    "backoff past the run's end",
+	gaveUpLimit:      "rate limit window past the run's end",
+	gaveUpStopped:    "run interrupted",
 }
 
 // retryable says whether the policy retries after a: its code, or no answer

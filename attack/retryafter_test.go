@@ -60,7 +60,7 @@ func (s *retryAfterService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // recorded as given up; in respect mode the client's later messages cannot
 // leave either and are recorded as given up, not sent.
 func TestRetryAfterPastRunEnd(t *testing.T) {
-	for _, mode := range []string{ModeExceed, ModeRespect} {
+	for _, mode := range []string{ModeExceed, modeRespect} {
 		t.Run(mode, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := newRetryAfterService(t, "3600", true)
@@ -80,21 +80,21 @@ func TestRetryAfterPastRunEnd(t *testing.T) {
 					t.Fatalf("the run took %v, past its end at 15s", took)
 				}
 				as := rec.ops(OpSend)
-				if as[0].Code != 429 || as[0].GaveUp != GaveUpRetryAfter {
-					t.Errorf("first attempt code %d gave up %q; want 429, %s", as[0].Code, as[0].GaveUp, GaveUpRetryAfter)
+				if as[0].Code != 429 || as[0].GaveUp != gaveUpRetryAfter {
+					t.Errorf("first attempt code %d gave up %q; want 429, %s", as[0].Code, as[0].GaveUp, gaveUpRetryAfter)
 				}
 				var notSent int
 				for _, a := range as[1:] {
 					switch {
 					case mode == ModeExceed && (a.Code != 200 || a.GaveUp != ""):
 						t.Errorf("exceed: seq %d code %d gave up %q; want sent and accepted", a.Seq, a.Code, a.GaveUp)
-					case mode == ModeRespect && (a.Code != 0 || a.GaveUp != GaveUpRetryAfter || !strings.HasPrefix(a.Error, "not sent:")):
-						t.Errorf("respect: seq %d code %d gave up %q error %q; want not sent, %s", a.Seq, a.Code, a.GaveUp, a.Error, GaveUpRetryAfter)
+					case mode == modeRespect && (a.Code != 0 || a.GaveUp != gaveUpRetryAfter || !strings.HasPrefix(a.Error, "not sent:")):
+						t.Errorf("respect: seq %d code %d gave up %q error %q; want not sent, %s", a.Seq, a.Code, a.GaveUp, a.Error, gaveUpRetryAfter)
 					case a.Code == 0:
 						notSent++
 					}
 				}
-				if mode == ModeRespect && (notSent < 9 || len(s.arrivals) != 1) {
+				if mode == modeRespect && (notSent < 9 || len(s.arrivals) != 1) {
 					t.Errorf("respect: %d not sent, service saw %d messages; want 9 or more and 1", notSent, len(s.arrivals))
 				}
 				if res.GaveUp != int64(1+notSent) {
@@ -110,7 +110,7 @@ func TestRetryAfterPastRunEnd(t *testing.T) {
 // In respect mode the second message waits in the limiter (the 429 blocked
 // the client for 600 s): the stop ends that wait too, and it is not sent.
 func TestStopCancelsRetryAfter(t *testing.T) {
-	for _, mode := range []string{ModeExceed, ModeRespect} {
+	for _, mode := range []string{ModeExceed, modeRespect} {
 		t.Run(mode, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := newRetryAfterService(t, "600", false)
@@ -132,7 +132,7 @@ func TestStopCancelsRetryAfter(t *testing.T) {
 					t.Fatalf("returned after %v, want 2.5s (the stop)", took)
 				}
 				want := 2 // exceed: messages 1 and 2 refused, both waiting for their retry
-				if mode == ModeRespect {
+				if mode == modeRespect {
 					want = 1 // message 2 still in the limiter: not sent, not recorded
 				}
 				as := rec.ops(OpSend)
@@ -140,7 +140,7 @@ func TestStopCancelsRetryAfter(t *testing.T) {
 					t.Fatalf("%d attempts, service saw %d messages; want %d", len(as), len(s.arrivals), want)
 				}
 				for _, a := range as {
-					if a.Code != 429 || a.GaveUp != GaveUpStopped {
+					if a.Code != 429 || a.GaveUp != gaveUpStopped {
 						t.Errorf("seq %d: code %d gave up %q; want 429, stopped", a.Seq, a.Code, a.GaveUp)
 					}
 				}
@@ -173,7 +173,7 @@ func TestRetryAfterOverMaxBackoff(t *testing.T) {
 		// 3 s asked, 1 s MaxWait, the run ends 10 s after the load: waited 3 s.
 		{"within the run", 10 * time.Second, 3 * time.Second, ""},
 		// The run ends 2 s after the load (a request count: when the pacer stops).
-		{"past the end", 2 * time.Second, 0, GaveUpRetryAfter},
+		{"past the end", 2 * time.Second, 0, gaveUpRetryAfter},
 		// No end known (Grace 0): honoured in full.
 		{"no end", 0, 3 * time.Second, ""},
 	} {
@@ -267,13 +267,13 @@ func TestWindowLimiterPastEnd(t *testing.T) {
 		slot, _ := l.wait(context.Background(), end)
 		l.answered(slot)
 		start := time.Now()
-		if _, err := l.wait(context.Background(), end); gaveUpReason(err) != GaveUpLimit || time.Since(start) != 0 {
-			t.Fatalf("full window: %v after %v; want %s at once", err, time.Since(start), GaveUpLimit)
+		if _, err := l.wait(context.Background(), end); gaveUpReason(err) != gaveUpLimit || time.Since(start) != 0 {
+			t.Fatalf("full window: %v after %v; want %s at once", err, time.Since(start), gaveUpLimit)
 		}
 		l = newWindowLimiter(10, time.Minute)
 		l.block(time.Now().Add(time.Hour))
-		if _, err := l.wait(context.Background(), end); gaveUpReason(err) != GaveUpRetryAfter {
-			t.Fatalf("blocked: %v; want %s", err, GaveUpRetryAfter)
+		if _, err := l.wait(context.Background(), end); gaveUpReason(err) != gaveUpRetryAfter {
+			t.Fatalf("blocked: %v; want %s", err, gaveUpRetryAfter)
 		}
 		// An end that moves nearer wakes a waiter that could leave before the old one.
 		end = newRunEnd()
@@ -282,8 +282,8 @@ func TestWindowLimiterPastEnd(t *testing.T) {
 		l.answered(slot)
 		time.AfterFunc(time.Second, func() { end.loadEnded(time.Now().Add(time.Second)) })
 		start = time.Now()
-		if _, err := l.wait(context.Background(), end); gaveUpReason(err) != GaveUpLimit || time.Since(start) != time.Second {
-			t.Fatalf("moved end: %v after %v; want %s after 1s", err, time.Since(start), GaveUpLimit)
+		if _, err := l.wait(context.Background(), end); gaveUpReason(err) != gaveUpLimit || time.Since(start) != time.Second {
+			t.Fatalf("moved end: %v after %v; want %s after 1s", err, time.Since(start), gaveUpLimit)
 		}
 	})
 }

@@ -108,21 +108,21 @@ type engine struct {
 // it, or ctx is cancelled (no new sends; retries, probes and polls of messages
 // already sent go on until Options.Abort). It returns when all in-flight work
 // is done.
-func Run(ctx context.Context, o Options) (Result, error) {
+func Run(ctx context.Context, o Options) (result, error) {
 	return RunWithAbort(ctx, context.Background(), o)
 }
 
 // RunWithAbort is Run with a second context: when abort ends, requests in
 // flight are cancelled and retries, probes and polls are abandoned.
-func RunWithAbort(ctx, abort context.Context, o Options) (Result, error) {
+func RunWithAbort(ctx, abort context.Context, o Options) (result, error) {
 	if err := o.check(); err != nil {
-		return Result{}, err
+		return result{}, err
 	}
 	e := newEngine(ctx, abort, &o)
 	defer e.haltCancel()
 	if o.API == rundir.APINotify && o.WebhookURL != "" {
 		if err := e.registerWebhooks(); err != nil {
-			return Result{Snapshot: e.prog.Snapshot()}, err
+			return result{Snapshot: e.prog.Snapshot()}, err
 		}
 	}
 	maxWorkers := uint64(vegeta.DefaultMaxWorkers)
@@ -174,7 +174,7 @@ func RunWithAbort(ctx, abort context.Context, o Options) (Result, error) {
 	if b := e.began.Load(); b != 0 {
 		start = time.Unix(0, b)
 	}
-	res := Result{Start: start, End: end, Stopped: ctx.Err() != nil || e.maxed.Load(), Snapshot: e.prog.Snapshot()}
+	res := result{Start: start, End: end, Stopped: ctx.Err() != nil || e.maxed.Load(), Snapshot: e.prog.Snapshot()}
 	return res, e.err
 }
 
@@ -250,14 +250,14 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 		e.late = m.late.WithLabelValues(o.API)
 		e.capped = m.capped.WithLabelValues(o.API)
 		e.durations = map[string]prometheus.Observer{}
-		for _, op := range []string{OpSend, OpCheckStatus, OpWebhook, OpToken, OpOther} {
+		for _, op := range []string{OpSend, opCheckStatus, opWebhook, opToken, OpOther} {
 			e.durations[op] = m.duration.WithLabelValues(o.API, op)
 		}
 	}
 	for _, c := range o.Clients {
 		cs := &clientState{Client: c, met: o.Metrics.forClient(o.API, c.ID),
 			basic: "Basic " + base64.StdEncoding.EncodeToString([]byte(c.ID+":"+c.Secret))}
-		if o.Limit.Mode == ModeRespect {
+		if o.Limit.Mode == modeRespect {
 			cs.lim = newWindowLimiter(o.Limit.Requests, o.Limit.Window)
 		}
 		if o.API == rundir.APINotify {
@@ -415,7 +415,7 @@ func (e *engine) target(t *vegeta.Target) error {
 	if e.o.ClientFor != nil {
 		id := e.o.ClientFor(seq)
 		if c = e.byID[id]; c == nil {
-			err := fmt.Errorf("%w: message %d: client %q is not among the clients", ErrOptions, seq, id)
+			err := fmt.Errorf("%w: message %d: client %q is not among the clients", errOptions, seq, id)
 			e.fail(err)
 			return err
 		}
@@ -604,7 +604,7 @@ func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer)
 			return a, ans
 		}
 		var wait time.Duration
-		pastEnd := GaveUpBackoff
+		pastEnd := gaveUpBackoff
 		if a.Code == http.StatusUnauthorized && c.tok != nil && !authRetried {
 			// The token was refused (the exchange dropped it): one retry at
 			// once with a new one, besides the policy's retries.
@@ -618,7 +618,7 @@ func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer)
 			wait = e.backoff(retries)
 			if d, ok := rundir.ParseRetryAfter(hdr.Get("Retry-After"), time.Now()); ok && d >= wait {
 				// Honoured in full (not cut at MaxWait), jittered upwards only.
-				wait, pastEnd = e.retryAfterWait(d), GaveUpRetryAfter
+				wait, pastEnd = e.retryAfterWait(d), gaveUpRetryAfter
 			}
 		}
 		intended = time.Now().Add(wait)

@@ -282,7 +282,7 @@ func TestRunMessagingRecordsEveryAttempt(t *testing.T) {
 	}
 	// attempts.jsonl has one line per send with the ids of the answer.
 	var got []rundir.Attempt
-	err = rundir.ReadJSONL(filepath.Join(dir, AttemptsFile), func(a rundir.Attempt) error { got = append(got, a); return nil }, func(line int, err error) { t.Errorf("line %d: %v", line, err) })
+	err = rundir.ReadJSONL(filepath.Join(dir, attemptsFile), func(a rundir.Attempt) error { got = append(got, a); return nil }, func(line int, err error) { t.Errorf("line %d: %v", line, err) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestRunMessagingRecordsEveryAttempt(t *testing.T) {
 		t.Fatalf("%d attempts over %d sequences, want 20 and 20", len(got), len(seen))
 	}
 	// results.bin decodes with vegeta's decoder into the same 20 requests.
-	fh, err := os.Open(filepath.Join(dir, ResultsFile))
+	fh, err := os.Open(filepath.Join(dir, resultsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,9 +359,9 @@ func TestParkSpill(t *testing.T) {
 func TestOptionsCheck(t *testing.T) {
 	_, err := Run(context.Background(), Options{
 		API: "sms", BaseURL: "not a url", Clients: []Client{{ID: "a"}, {ID: "a"}},
-		RunID: "bad id!", Limit: Limit{Mode: ModeRespect}, Probes: 2, Retry: Retry{Jitter: 3},
+		RunID: "bad id!", Limit: Limit{Mode: modeRespect}, Probes: 2, Retry: Retry{Jitter: 3},
 	})
-	if !errors.Is(err, ErrOptions) {
+	if !errors.Is(err, errOptions) {
 		t.Fatalf("err %v, want ErrOptions", err)
 	}
 	for _, want := range []string{`api "sms"`, "base URL", "listed twice", "no pacer", "neither a duration",

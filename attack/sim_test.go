@@ -61,7 +61,7 @@ func TestSimMessagingPoll(t *testing.T) {
 	}
 	// Every message is polled to a terminal state.
 	done := map[int64]string{}
-	for _, a := range rec.ops(OpCheckStatus) {
+	for _, a := range rec.ops(opCheckStatus) {
 		if a.Code != 200 {
 			t.Errorf("poll %+v", a)
 		}
@@ -119,7 +119,7 @@ func TestSimNotifyFaults(t *testing.T) {
 			t.Errorf("seq %d: notificationIds %v", seq, m)
 		}
 	}
-	if n := len(rec.ops(OpWebhook)); n < 2 {
+	if n := len(rec.ops(opWebhook)); n < 2 {
 		t.Errorf("%d webhook registrations, want one per client", n)
 	}
 }
@@ -164,7 +164,7 @@ func TestTokenTimeoutRetried(t *testing.T) {
 	if res.Accepted != 3 {
 		t.Fatalf("%+v: want 3 accepted", res.Snapshot)
 	}
-	hooks := rec.ops(OpWebhook)
+	hooks := rec.ops(opWebhook)
 	if len(hooks) != 2 || hooks[0].Class != "timeout" || hooks[0].Outcome != rundir.OutcomeFail || hooks[1].Outcome != rundir.OutcomeOK {
 		t.Fatalf("webhook attempts %+v: want a timed-out token, then the registration", hooks)
 	}

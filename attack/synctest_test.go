@@ -55,7 +55,7 @@ func TestLimitModes(t *testing.T) {
 		wantAtPlan bool // every send left exactly at its intended time
 	}{
 		// respect: 10/s per client planned against 5/s allowed; sends are delayed (late), never dropped.
-		{"respect keeps the limit", ModeRespect, true, true, false},
+		{"respect keeps the limit", modeRespect, true, true, false},
 		// exceed: the plan goes out as is, twice the limit, on time.
 		{"exceed sends the plan", ModeExceed, false, false, true},
 	} {
@@ -131,7 +131,7 @@ func TestRespectRetryAfter(t *testing.T) {
 			API: rundir.APIMessaging, BaseURL: "http://svc.test", Clients: clients("a"),
 			Pacer: Constant(vegeta.Rate{Freq: 10, Per: time.Second}), Requests: 10,
 			Body: messagingBody, RunID: "ra", Out: rec, Transport: handlerTransport{srv},
-			Limit: Limit{Requests: 100, Window: time.Minute, Mode: ModeRespect},
+			Limit: Limit{Requests: 100, Window: time.Minute, Mode: modeRespect},
 			Retry: Retry{On: []int{429}, Max: 1, Backoff: time.Millisecond},
 		})
 		if err != nil {
@@ -189,7 +189,7 @@ func TestTokenRefreshMidRun(t *testing.T) {
 				if n := f.tokens.Load(); n < tc.minTok || n > tc.maxTk {
 					t.Errorf("%d tokens, want %d to %d", n, tc.minTok, tc.maxTk)
 				}
-				for _, a := range rec.ops(OpToken) {
+				for _, a := range rec.ops(opToken) {
 					if a.Code != 200 || a.Client != "c" || a.Seq != 0 {
 						t.Errorf("token attempt %+v", a)
 					}

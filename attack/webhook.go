@@ -18,7 +18,7 @@ func (e *engine) registerWebhooks() error {
 		m := &message{client: c}
 		authRetried, retries := false, 0
 		for n := 1; ; n++ {
-			a := e.attempt(m, OpWebhook, n)
+			a := e.attempt(m, opWebhook, n)
 			a.Intended = time.Now()
 			e.exchange(e.halt, c, a, http.MethodPost, u, body)
 			e.write(c, a)
@@ -41,10 +41,10 @@ func (e *engine) registerWebhooks() error {
 				retries++
 				wait = time.Duration(retries) * setupBackoff
 			} else {
-				return fmt.Errorf("%w: client %q: %s", ErrWebhook, c.ID, a.Error)
+				return fmt.Errorf("%w: client %q: %s", errWebhook, c.ID, a.Error)
 			}
-			if e.pause(e.halt, wait, GaveUpBackoff) != "" {
-				return fmt.Errorf("%w: client %q: %s", ErrWebhook, c.ID, a.Error)
+			if e.pause(e.halt, wait, gaveUpBackoff) != "" {
+				return fmt.Errorf("%w: client %q: %s", errWebhook, c.ID, a.Error)
 			}
 		}
 	}

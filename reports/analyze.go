@@ -20,13 +20,13 @@ import (
 
 // Errors of reading a run directory.
 var (
-	ErrNoMeta = errors.New("no run.json in the run directory")
-	ErrBadRun = errors.New("bad run directory")
+	errNoMeta = errors.New("no run.json in the run directory")
+	errBadRun = errors.New("bad run directory")
 )
 
-// LateAfter is how far behind its intended time an attempt must leave to count
+// lateAfter is how far behind its intended time an attempt must leave to count
 // as a late start.
-const LateAfter = 10 * time.Millisecond
+const lateAfter = 10 * time.Millisecond
 
 // Messaging states, ranked so that the final status of a message comes from its
 // terminal states, not from the order in which they arrived.
@@ -191,7 +191,7 @@ func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
 		perRequest = newHist
 	}
 	a := &analyzer{
-		dir: name, fsys: fsys, s: &Summary{Schema: SchemaVersion, Kind: KindPart},
+		dir: name, fsys: fsys, s: &Summary{Schema: schemaVersion, Kind: kindPart},
 		reqLat: perRequest(), reqLatIntended: newCompactHist(), lag: newCompactHist(),
 		msgs: map[int64]*msg{}, otherTx: map[otherTx]*txSeen{}, idOwner: map[uint64]int64{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
 		states: newIntern(), chans: newIntern(),
@@ -278,13 +278,13 @@ func ts(t time.Time) string {
 func (a *analyzer) readMeta() error {
 	b, err := fs.ReadFile(a.fsys, rundir.MetaFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %s", ErrNoMeta, a.dir)
+		return fmt.Errorf("%w: %s", errNoMeta, a.dir)
 	}
 	if err != nil {
 		return fmt.Errorf("read run metadata: %w", err)
 	}
 	if err := json.Unmarshal(b, &a.meta); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrBadRun, rundir.MetaFile, err)
+		return fmt.Errorf("%w: %s: %v", errBadRun, rundir.MetaFile, err)
 	}
 	m := a.meta
 	a.start = m.Start
@@ -299,7 +299,7 @@ func (a *analyzer) readMeta() error {
 	if via == "" {
 		via = "sink"
 	}
-	a.s.Run = RunInfo{
+	a.s.Run = runInfo{
 		ID: m.ID, Scenario: m.Scenario, API: m.API, Target: m.Target, Version: m.Version,
 		Commit: m.Commit, CommitTime: m.CommitTime, Host: m.Host, Description: m.Description,
 		Clients: len(m.Clients), Profile: m.Planned.Profile, PlannedDur: m.Planned.Duration.D().Seconds(),
@@ -327,7 +327,7 @@ func (a *analyzer) readMeta() error {
 	a.s.Requests.PlannedRate = m.Planned.Rate
 	a.s.Requests.PlannedCount = m.Planned.Requests
 	a.s.Requests.MaxInFlight = m.MaxInFlight
-	a.s.Requests.LateAfter = LateAfter.Seconds()
+	a.s.Requests.LateAfter = lateAfter.Seconds()
 	a.retryOn = map[string]bool{}
 	for _, on := range m.Retry.On {
 		a.retryOn[on] = true
@@ -470,7 +470,7 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		late := at.Late()
 		a.reqLatIntended.observe(at.Latency + late.Seconds())
 		a.lag.observe(max(late.Seconds(), 0))
-		if late > LateAfter {
+		if late > lateAfter {
 			r.Late++
 		}
 	} else {
@@ -633,7 +633,7 @@ func (a *analyzer) finishRequests() {
 		r.AchievedRate = round6(float64(r.Messages) / d)
 	}
 	if r.Late > 0 {
-		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("the attacker fell behind: %s left more than %s late (max %s)", plural(r.Late, "attempt"), LateAfter, dur(r.SendLag.Max)))
+		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("the attacker fell behind: %s left more than %s late (max %s)", plural(r.Late, "attempt"), lateAfter, dur(r.SendLag.Max)))
 	}
 }
 
@@ -1009,11 +1009,11 @@ func (a *analyzer) finishDelivery() {
 		}
 	}
 	d.Latency = a.delivery.percentiles()
-	d.ByChannel = map[string]Percentiles{}
+	d.ByChannel = map[string]percentiles{}
 	for k, h := range a.byChannel {
 		d.ByChannel[k] = h.percentiles()
 	}
-	d.ByState = map[string]Percentiles{}
+	d.ByState = map[string]percentiles{}
 	for k, h := range a.byState {
 		if k == "" {
 			k = "none"
@@ -1031,18 +1031,18 @@ func (a *analyzer) finishDelivery() {
 	sort.Strings(rest)
 	order = append(order, rest...)
 	f := &d.Failover
-	f.Funnel = []FunnelStage{}
+	f.Funnel = []funnelStage{}
 	for _, n := range order {
 		id, ok := a.chans.idx[n]
 		if !ok {
-			f.Funnel = append(f.Funnel, FunnelStage{Channel: n})
+			f.Funnel = append(f.Funnel, funnelStage{Channel: n})
 			continue
 		}
-		f.Funnel = append(f.Funnel, FunnelStage{Channel: n, Reached: reached[id], Terminal: terminalOn[id]})
+		f.Funnel = append(f.Funnel, funnelStage{Channel: n, Reached: reached[id], Terminal: terminalOn[id]})
 	}
-	f.Steps = []FailoverStep{}
+	f.Steps = []failoverStep{}
 	for k, h := range a.steps {
-		f.Steps = append(f.Steps, FailoverStep{From: k[0], To: k[1], Count: h.count(), Time: h.percentiles()})
+		f.Steps = append(f.Steps, failoverStep{From: k[0], To: k[1], Count: h.count(), Time: h.percentiles()})
 	}
 	sort.Slice(f.Steps, func(i, j int) bool {
 		x, y := f.Steps[i], f.Steps[j]

@@ -110,7 +110,7 @@ func TestBuildWritesEverythingAndRebuildsIdentically(t *testing.T) {
 			t.Errorf("threshold %q: ok %v, want %v (value %v)", th.Expr, th.OK, want[i], th.Value)
 		}
 	}
-	if s.OK() || s.Passed || s.Verdict != VerdictFail {
+	if s.OK() || s.Passed || s.Verdict != verdictFail {
 		t.Errorf("a failed threshold must fail the run: verdict %q %v", s.Verdict, s.VerdictReasons)
 	}
 	first := map[string][]byte{}

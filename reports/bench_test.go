@@ -53,7 +53,7 @@ func benchmarkClassify(b *testing.B, latency float64) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if alg := classify(clients, []string{"c1"}, int64(time.Minute), 100); alg.Verdict != AlgoSliding {
+		if alg := classify(clients, []string{"c1"}, int64(time.Minute), 100); alg.Verdict != algoSliding {
 			b.Fatalf("%s: %q", alg.Verdict, alg.Evidence)
 		}
 	}

@@ -29,7 +29,7 @@ type charts struct {
 	Window      map[string][][2]float64
 	Limit       float64
 	DeliveryCDF map[string][][2]float64 // channel → (latency s, share 0..1)
-	Funnel      []FunnelStage
+	Funnel      []funnelStage
 	chain       int // items in run.json's chain: a funnel needs more than one
 }
 

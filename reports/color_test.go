@@ -13,7 +13,7 @@ func TestTerminalColor(t *testing.T) {
 		verdict, want string
 	}{
 		{VerdictPass, "\x1b[1m\x1b[32mPASS\x1b[0m"},             // green
-		{VerdictFail, "\x1b[1m\x1b[31mFAIL\x1b[0m"},             // red
+		{verdictFail, "\x1b[1m\x1b[31mFAIL\x1b[0m"},             // red
 		{VerdictError, "\x1b[1m\x1b[31mERROR\x1b[0m"},           // red
 		{VerdictIncomplete, "\x1b[1m\x1b[33mINCOMPLETE\x1b[0m"}, // yellow
 	}
@@ -25,7 +25,7 @@ func TestTerminalColor(t *testing.T) {
 			t.Errorf("%s without colour: %q", tt.verdict, got)
 		}
 	}
-	s := &Summary{Verdict: VerdictFail, Thresholds: []Threshold{{Expr: "a == 0", OK: true}, {Expr: "b == 0"}}}
+	s := &Summary{Verdict: verdictFail, Thresholds: []Threshold{{Expr: "a == 0", OK: true}, {Expr: "b == 0"}}}
 	var plain, colored bytes.Buffer
 	s.TerminalWith(&plain, TerminalOptions{})
 	s.TerminalWith(&colored, TerminalOptions{Color: true})

@@ -35,16 +35,16 @@ func (t Tolerance) confidence() float64 {
 
 // Row verdicts.
 const (
-	RowSame         = "same" // equal, within the floor, or not significant
-	RowBetter       = "better"
-	RowWorse        = "worse" // worse, but within tolerance
+	rowSame         = "same" // equal, within the floor, or not significant
+	rowBetter       = "better"
+	rowWorse        = "worse" // worse, but within tolerance
 	RowRegression   = "regression"
-	RowChanged      = "changed"      // different, neither better nor worse
-	RowInconclusive = "inconclusive" // a latency moved past the floor but a run has too few values to tell
+	rowChanged      = "changed"      // different, neither better nor worse
+	rowInconclusive = "inconclusive" // a latency moved past the floor but a run has too few values to tell
 )
 
-// Row is one key figure of both runs.
-type Row struct {
+// row is one key figure of both runs.
+type row struct {
 	Name    string `json:"name"`
 	Base    string `json:"base"`
 	New     string `json:"new"`
@@ -57,13 +57,13 @@ type Row struct {
 type Comparison struct {
 	Base, New  string // run ids
 	Tolerance  Tolerance
-	Rows       []Row
+	Rows       []row
 	Regression bool
 }
 
-// Compare is CompareRuns without raw latencies: a latency change past the
+// compare is CompareRuns without raw latencies: a latency change past the
 // tolerance, the floor and the minimum sample size is a regression untested.
-func Compare(base, new *Summary, tol Tolerance) Comparison {
+func compare(base, new *Summary, tol Tolerance) Comparison {
 	return CompareRuns(Run{Summary: base}, Run{Summary: new}, tol)
 }
 
@@ -76,7 +76,7 @@ func Compare(base, new *Summary, tol Tolerance) Comparison {
 func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 	base, new := baseRun.Summary, newRun.Summary
 	c := Comparison{Base: base.Run.ID, New: new.Run.ID, Tolerance: tol}
-	add := func(r Row) {
+	add := func(r row) {
 		if r.Verdict == RowRegression {
 			c.Regression = true
 		}
@@ -87,20 +87,20 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 		reqB, reqN = baseRun.Samples.Request, newRun.Samples.Request
 		delB, delN = baseRun.Samples.Delivery, newRun.Samples.Delivery
 	}
-	lat := func(name string, bp, np Percentiles, q float64, bs, ns []float64, floor float64) {
+	lat := func(name string, bp, np percentiles, q float64, bs, ns []float64, floor float64) {
 		add(latencyRow(name, bp, np, q, bs, ns, floor, tol, baseRun.Samples != nil && newRun.Samples != nil))
 	}
 	count := func(name string, b, n int64, regressOnRise bool) {
-		r := Row{Name: name, Base: fmt.Sprint(b), New: fmt.Sprint(n), Delta: fmt.Sprintf("%+d", n-b)}
+		r := row{Name: name, Base: fmt.Sprint(b), New: fmt.Sprint(n), Delta: fmt.Sprintf("%+d", n-b)}
 		switch {
 		case n == b:
-			r.Verdict = RowSame
+			r.Verdict = rowSame
 		case n < b:
-			r.Verdict = RowBetter
+			r.Verdict = rowBetter
 		case regressOnRise:
 			r.Verdict = RowRegression
 		default:
-			r.Verdict = RowWorse
+			r.Verdict = rowWorse
 		}
 		add(r)
 	}
@@ -112,7 +112,7 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 			count(name, b, n, regressOnRise)
 			return
 		}
-		r := Row{Name: name, Base: NotMeasured, New: NotMeasured, Verdict: RowSame}
+		r := row{Name: name, Base: notMeasured, New: notMeasured, Verdict: rowSame}
 		if bm {
 			r.Base = fmt.Sprint(b)
 		}
@@ -123,14 +123,14 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 		case bm && !nm:
 			r.Verdict = RowRegression
 		case nm && !bm:
-			r.Verdict = RowChanged
+			r.Verdict = rowChanged
 		}
 		add(r)
 	}
 	info := func(name string, b, n int64) {
-		r := Row{Name: name, Base: fmt.Sprint(b), New: fmt.Sprint(n), Delta: fmt.Sprintf("%+d", n-b), Verdict: RowSame}
+		r := row{Name: name, Base: fmt.Sprint(b), New: fmt.Sprint(n), Delta: fmt.Sprintf("%+d", n-b), Verdict: rowSame}
 		if n != b {
-			r.Verdict = RowChanged
+			r.Verdict = rowChanged
 		}
 		add(r)
 	}
@@ -152,32 +152,32 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 	dcount("malformed callbacks", base.Delivery.Malformed, new.Delivery.Malformed, true)
 	count("excess accepted", base.RateLimit.ExcessAccepted, new.RateLimit.ExcessAccepted, true)
 	b429, n429 := base.RateLimit.Rejected429, new.RateLimit.Rejected429
-	r := Row{Name: "429 answers", Base: fmt.Sprint(b429), New: fmt.Sprint(n429), Delta: fmt.Sprintf("%+d", n429-b429), Verdict: RowSame}
+	r := row{Name: "429 answers", Base: fmt.Sprint(b429), New: fmt.Sprint(n429), Delta: fmt.Sprintf("%+d", n429-b429), Verdict: rowSame}
 	switch {
 	case (b429 == 0) != (n429 == 0):
 		r.Verdict = RowRegression // the service started or stopped limiting
 	case n429 != b429:
-		r.Verdict = RowChanged
+		r.Verdict = rowChanged
 	}
 	add(r)
 	ba, na := base.RateLimit.Algorithm.Verdict, new.RateLimit.Algorithm.Verdict
-	r = Row{Name: "limiter", Base: ba, New: na, Delta: "", Verdict: RowSame}
+	r = row{Name: "limiter", Base: ba, New: na, Delta: "", Verdict: rowSame}
 	if ba != na {
-		r.Verdict = RowChanged
+		r.Verdict = rowChanged
 		if named(ba) && named(na) {
 			r.Verdict = RowRegression
 		}
 	}
 	add(r)
-	r = Row{Name: "verdict", Base: base.verdictWord(), New: new.verdictWord(), Verdict: RowSame}
+	r = row{Name: "verdict", Base: base.verdictWord(), New: new.verdictWord(), Verdict: rowSame}
 	if base.OK() != new.OK() {
-		r.Verdict = RowBetter
+		r.Verdict = rowBetter
 		if !new.OK() {
 			r.Verdict = RowRegression
 		}
 	}
-	if r.Verdict == RowSame && r.Base != r.New {
-		r.Verdict = RowChanged // fail ↔ incomplete ↔ error
+	if r.Verdict == rowSame && r.Base != r.New {
+		r.Verdict = rowChanged // fail ↔ incomplete ↔ error
 	}
 	add(r)
 	return c
@@ -248,10 +248,10 @@ func (c Comparison) WriteMarkdown(w io.Writer) error {
 
 // named is a limiter verdict that names an algorithm ("cannot tell" and "not
 // exercised" do not): only a change between two named ones is a regression.
-func named(v string) bool { return v != AlgoUnknown && v != AlgoNotExercised && v != "" }
+func named(v string) bool { return v != algoUnknown && v != algoNotExercised && v != "" }
 
 // percentileOf is the percentile q (50, 95, 99) of p.
-func percentileOf(p Percentiles, q float64) float64 {
+func percentileOf(p percentiles, q float64) float64 {
 	switch q {
 	case 50:
 		return p.P50
@@ -275,27 +275,27 @@ func percentileOf(p Percentiles, q float64) float64 {
 //
 // Without raw latencies (tested false) nothing can be tested and a change past
 // the tolerance, the floor and the minimum is a regression, noted "not tested".
-func latencyRow(name string, bp, np Percentiles, q float64, bs, ns []float64, floor float64, tol Tolerance, tested bool) Row {
+func latencyRow(name string, bp, np percentiles, q float64, bs, ns []float64, floor float64, tol Tolerance, tested bool) row {
 	b, n := percentileOf(bp, q), percentileOf(np, q)
-	r := Row{Name: name, Base: bp.show(b), New: np.show(n), Delta: relDelta(b, n)}
+	r := row{Name: name, Base: bp.show(b), New: np.show(n), Delta: relDelta(b, n)}
 	switch {
 	case !bp.Has() && !np.Has():
-		r.Delta, r.Verdict = "", RowSame
+		r.Delta, r.Verdict = "", rowSame
 		return r
 	case !np.Has():
 		r.Delta, r.Verdict = "", RowRegression
 		return r
 	case !bp.Has():
-		r.Delta, r.Verdict = "", RowChanged
+		r.Delta, r.Verdict = "", rowChanged
 		return r
 	case n == b:
-		r.Verdict = RowSame
+		r.Verdict = rowSame
 		return r
 	case math.Abs(n-b) <= floor:
-		r.Verdict, r.Note = RowSame, "within the floor of "+dur(floor)
+		r.Verdict, r.Note = rowSame, "within the floor of "+dur(floor)
 		return r
 	case bp.Count < tol.MinSamples || np.Count < tol.MinSamples:
-		r.Verdict = RowInconclusive
+		r.Verdict = rowInconclusive
 		r.Note = fmt.Sprintf("too few values to tell (%d and %d; %d needed)", bp.Count, np.Count, tol.MinSamples)
 		return r
 	}
@@ -309,18 +309,18 @@ func latencyRow(name string, bp, np Percentiles, q float64, bs, ns []float64, fl
 		lo, hi := shiftInterval(bs, ns, q, tol.confidence())
 		interval := fmt.Sprintf("%s%% interval of the change %s … %s", num(100*tol.confidence()), signedDur(lo), signedDur(hi))
 		if lo <= 0 && hi >= 0 {
-			r.Verdict, r.Note = RowSame, "not significant: "+interval
+			r.Verdict, r.Note = rowSame, "not significant: "+interval
 			return r
 		}
 		r.Note = "significant: " + interval
 	}
 	switch {
 	case n < b:
-		r.Verdict = RowBetter
+		r.Verdict = rowBetter
 	case b == 0 || n > b*(1+tol.Latency):
 		r.Verdict = RowRegression
 	default:
-		r.Verdict = RowWorse
+		r.Verdict = rowWorse
 	}
 	return r
 }

@@ -12,13 +12,13 @@ import (
 
 func TestCompareRegressions(t *testing.T) {
 	base := func() *Summary {
-		s := &Summary{Schema: SchemaVersion}
+		s := &Summary{Schema: schemaVersion}
 		s.Run.ID = "base"
-		s.Requests.Latency = Percentiles{Count: 10, P50: 0.1, P95: 0.2, P99: 0.3}
-		s.Delivery.Latency = Percentiles{Count: 10, P50: 1, P95: 2, P99: 3}
+		s.Requests.Latency = percentiles{Count: 10, P50: 0.1, P95: 0.2, P99: 0.3}
+		s.Delivery.Latency = percentiles{Count: 10, P50: 1, P95: 2, P99: 3}
 		s.Delivery.Via, s.Delivery.Measured = "sink", true
 		s.RateLimit.Rejected429 = 10
-		s.RateLimit.Algorithm.Verdict = AlgoFixed
+		s.RateLimit.Algorithm.Verdict = algoFixed
 		return s
 	}
 	for _, tc := range []struct {
@@ -28,26 +28,26 @@ func TestCompareRegressions(t *testing.T) {
 		row        string // the row that must carry the verdict
 		verdict    string
 	}{
-		{"identical runs", func(*Summary) {}, false, "delivery latency p95", RowSame},
-		{"latency within tolerance", func(s *Summary) { s.Delivery.Latency.P95 = 2.1 }, false, "delivery latency p95", RowWorse},
+		{"identical runs", func(*Summary) {}, false, "delivery latency p95", rowSame},
+		{"latency within tolerance", func(s *Summary) { s.Delivery.Latency.P95 = 2.1 }, false, "delivery latency p95", rowWorse},
 		{"latency beyond tolerance", func(s *Summary) { s.Delivery.Latency.P95 = 2.5 }, true, "delivery latency p95", RowRegression},
-		{"faster is better", func(s *Summary) { s.Requests.Latency.P99 = 0.1 }, false, "request latency p99", RowBetter},
+		{"faster is better", func(s *Summary) { s.Requests.Latency.P99 = 0.1 }, false, "request latency p99", rowBetter},
 		{"a new lost message", func(s *Summary) { s.Delivery.Lost = 1 }, true, "delivery lost", RowRegression},
 		{"a new duplicate delivery", func(s *Summary) { s.Idempotency.DuplicateDeliveries = 1 }, true, "duplicate deliveries", RowRegression},
 		{"429s stop: the limit changed", func(s *Summary) { s.RateLimit.Rejected429 = 0 }, true, "429 answers", RowRegression},
-		{"more 429s: changed, not a regression", func(s *Summary) { s.RateLimit.Rejected429 = 12 }, false, "429 answers", RowChanged},
-		{"another limiter", func(s *Summary) { s.RateLimit.Algorithm.Verdict = AlgoTokenBucket }, true, "limiter", RowRegression},
+		{"more 429s: changed, not a regression", func(s *Summary) { s.RateLimit.Rejected429 = 12 }, false, "429 answers", rowChanged},
+		{"another limiter", func(s *Summary) { s.RateLimit.Algorithm.Verdict = algoTokenBucket }, true, "limiter", RowRegression},
 		// The limiter was not exercised in the new run: no named verdict to differ from.
-		{"limiter not exercised", func(s *Summary) { s.RateLimit.Algorithm.Verdict = AlgoNotExercised }, false, "limiter", RowChanged},
+		{"limiter not exercised", func(s *Summary) { s.RateLimit.Algorithm.Verdict = algoNotExercised }, false, "limiter", rowChanged},
 		{"more accepted beyond the limit", func(s *Summary) { s.RateLimit.ExcessAccepted = 3 }, true, "excess accepted", RowRegression},
-		{"nothing delivered: no data is a regression", func(s *Summary) { s.Delivery.Latency = Percentiles{} }, true, "delivery latency p95", RowRegression},
+		{"nothing delivered: no data is a regression", func(s *Summary) { s.Delivery.Latency = percentiles{} }, true, "delivery latency p95", RowRegression},
 		{"delivery no longer measured", func(s *Summary) { s.Delivery.Via, s.Delivery.Measured = "none", false }, true, "delivery lost", RowRegression},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := base()
 			n.Run.ID = "new"
 			tc.change(n)
-			c := Compare(base(), n, Tolerance{Latency: 0.1})
+			c := compare(base(), n, Tolerance{Latency: 0.1})
 			if c.Regression != tc.regression {
 				t.Errorf("regression %v, want %v: %+v", c.Regression, tc.regression, c.Rows)
 			}
@@ -78,10 +78,10 @@ func TestCompareRegressions(t *testing.T) {
 }
 
 func TestParseSummaryRefuses(t *testing.T) {
-	if _, err := ParseSummary([]byte(`{"ok":true}`)); err == nil {
+	if _, err := parseSummary([]byte(`{"ok":true}`)); err == nil {
 		t.Error("a summary without a schema version must be refused")
 	}
-	if _, err := ParseSummary([]byte(`{"schema":3}`)); err == nil {
+	if _, err := parseSummary([]byte(`{"schema":3}`)); err == nil {
 		t.Error("a newer schema must be refused")
 	}
 }
@@ -108,14 +108,14 @@ func runOf(id string, v []float64) Run {
 	for _, x := range v {
 		h.observe(x)
 	}
-	s := &Summary{Schema: SchemaVersion}
+	s := &Summary{Schema: schemaVersion}
 	s.Run.ID = id
 	s.Requests.Latency = h.percentiles()
 	s.Delivery.Via, s.Delivery.Measured = "sink", true
 	return Run{Summary: s, Samples: &Samples{Request: h.v}}
 }
 
-func rowNamed(t *testing.T, c Comparison, name string) Row {
+func rowNamed(t *testing.T, c Comparison, name string) row {
 	t.Helper()
 	for _, r := range c.Rows {
 		if r.Name == name {
@@ -123,7 +123,7 @@ func rowNamed(t *testing.T, c Comparison, name string) Row {
 		}
 	}
 	t.Fatalf("no row %q in %+v", name, c.Rows)
-	return Row{}
+	return row{}
 }
 
 // TestCompareNoise: the decision on latencies with raw samples: only a change
@@ -143,14 +143,14 @@ func TestCompareNoise(t *testing.T) {
 		verdict   string
 		note      string // a substring of the row's note
 	}{
-		{"equal is same", spreadLatencies(200, 10*ms, 2*ms), spreadLatencies(200, 10*ms, 2*ms), DefaultTolerance(), "request latency p99", RowSame, ""},
-		{"an outlier on 24 requests: too few values", base24, outlier, DefaultTolerance(), "request latency p99", RowInconclusive, "too few values"},
-		{"an outlier on 24 requests: not significant", base24, outlier, few, "request latency p99", RowSame, "not significant"},
-		{"within the floor", spreadLatencies(200, 10*ms, 2*ms), spreadLatencies(200, 13*ms, 2*ms), DefaultTolerance(), "request latency p50", RowSame, "within the floor of 5.0ms"},
+		{"equal is same", spreadLatencies(200, 10*ms, 2*ms), spreadLatencies(200, 10*ms, 2*ms), DefaultTolerance(), "request latency p99", rowSame, ""},
+		{"an outlier on 24 requests: too few values", base24, outlier, DefaultTolerance(), "request latency p99", rowInconclusive, "too few values"},
+		{"an outlier on 24 requests: not significant", base24, outlier, few, "request latency p99", rowSame, "not significant"},
+		{"within the floor", spreadLatencies(200, 10*ms, 2*ms), spreadLatencies(200, 13*ms, 2*ms), DefaultTolerance(), "request latency p50", rowSame, "within the floor of 5.0ms"},
 		{"50 ms slower", spreadLatencies(200, 10*ms, 2*ms), spreadLatencies(200, 60*ms, 2*ms), DefaultTolerance(), "request latency p95", RowRegression, "significant: 95% interval"},
-		{"50 ms faster", spreadLatencies(200, 60*ms, 2*ms), spreadLatencies(200, 10*ms, 2*ms), DefaultTolerance(), "request latency p50", RowBetter, "significant"},
-		{"significant but within tolerance", spreadLatencies(2000, 100*ms, 5*ms), spreadLatencies(2000, 106*ms, 5*ms), DefaultTolerance(), "request latency p50", RowWorse, "significant"},
-		{"two slow values of 60 got slower", withTail(58, 50*ms, 80*ms), withTail(58, 80*ms, 120*ms), DefaultTolerance(), "request latency p99", RowSame, "not significant"},
+		{"50 ms faster", spreadLatencies(200, 60*ms, 2*ms), spreadLatencies(200, 10*ms, 2*ms), DefaultTolerance(), "request latency p50", rowBetter, "significant"},
+		{"significant but within tolerance", spreadLatencies(2000, 100*ms, 5*ms), spreadLatencies(2000, 106*ms, 5*ms), DefaultTolerance(), "request latency p50", rowWorse, "significant"},
+		{"two slow values of 60 got slower", withTail(58, 50*ms, 80*ms), withTail(58, 80*ms, 120*ms), DefaultTolerance(), "request latency p99", rowSame, "not significant"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := CompareRuns(runOf("base", tc.base), runOf("new", tc.new), tc.tol)
@@ -170,7 +170,7 @@ func TestCompareNoise(t *testing.T) {
 	// Without the raw latencies nothing can be tested: past tolerance, floor and
 	// minimum it is a regression, and says it was not tested.
 	b, n := runOf("base", spreadLatencies(200, 10*ms, 2*ms)), runOf("new", spreadLatencies(200, 60*ms, 2*ms))
-	c := Compare(b.Summary, n.Summary, DefaultTolerance())
+	c := compare(b.Summary, n.Summary, DefaultTolerance())
 	if r := rowNamed(t, c, "request latency p50"); r.Verdict != RowRegression || !strings.Contains(r.Note, "not tested") {
 		t.Errorf("without samples: %+v", r)
 	}

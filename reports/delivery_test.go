@@ -343,7 +343,7 @@ func TestTruthAndCollisionFailTheVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Verdict != VerdictFail || !strings.Contains(strings.Join(s.VerdictReasons, "\n"), "ground truth") {
+	if s.Verdict != verdictFail || !strings.Contains(strings.Join(s.VerdictReasons, "\n"), "ground truth") {
 		t.Errorf("verdict %s %q: want fail for the truth", s.Verdict, s.VerdictReasons)
 	}
 	c := cascadeRun(rundir.StateDelivered, [][]srec{{{1, "DELIVERED", "viber", false}}, {{2, "DELIVERED", "viber", false}}})
@@ -354,7 +354,7 @@ func TestTruthAndCollisionFailTheVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Verdict != VerdictFail || !strings.Contains(strings.Join(s.VerdictReasons, "\n"), "already given") {
+	if s.Verdict != verdictFail || !strings.Contains(strings.Join(s.VerdictReasons, "\n"), "already given") {
 		t.Errorf("verdict %s %q: want fail for the id collision", s.Verdict, s.VerdictReasons)
 	}
 }

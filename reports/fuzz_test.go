@@ -45,7 +45,7 @@ func FuzzAnalyzeRun(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ParseSummary(b); err != nil {
+		if _, err := parseSummary(b); err != nil {
 			t.Fatalf("summary.json does not read back: %v", err)
 		}
 		var out bytes.Buffer
@@ -67,15 +67,15 @@ func FuzzParseSummary(f *testing.F) {
 	f.Add([]byte(`{"schema":2,"kind":"run","ok":true,"verdict":"pass","verdict_reasons":[],"run":{"id":"x","scenario":"smoke"},"parts":[{"name":"a","dir":"a","verdict":"pass","outcomes":{"messages":1,"accepted":1,"delivered":1,"by_state":{"DELIVERED":1}}}],"totals":{"parts":1,"parts_passed":1}}`))
 	f.Add([]byte(`{"schema":2,"kind":"run","verdict":"maybe"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := ParseSummary(b)
+		s, err := parseSummary(b)
 		if err != nil {
 			return
 		}
-		if c := Compare(s, s, Tolerance{}); c.Regression {
+		if c := compare(s, s, Tolerance{}); c.Regression {
 			t.Fatalf("a run regresses against itself: %+v", c.Rows)
 		}
 		var out bytes.Buffer
-		if err := Compare(s, s, Tolerance{}).WriteMarkdown(&out); err != nil {
+		if err := compare(s, s, Tolerance{}).WriteMarkdown(&out); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -87,12 +87,12 @@ func FuzzThreshold(f *testing.F) {
 	for _, s := range []string{"delivery.latency.p95 < 30s", "delivery.lost / delivery.expected < 1%", `requests.codes["429"] > 0`, "1m30s > 2", "10 % 3 == 1", `"a" + "5s"`} {
 		f.Add(s)
 	}
-	s, err := ParseSummary([]byte(`{"schema":1}`))
+	s, err := parseSummary([]byte(`{"schema":1}`))
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		c, err := CompileThreshold(src)
+		c, err := compileThreshold(src)
 		if err != nil {
 			return
 		}

@@ -167,7 +167,7 @@ func TestGoldenWriters(t *testing.T) {
 	base.Delivery.Latency.P95 *= 0.8
 	base.Delivery.Lost = 0
 	var ctext, cmd bytes.Buffer
-	cmp := Compare(&base, s, DefaultTolerance())
+	cmp := compare(&base, s, DefaultTolerance())
 	if err := cmp.WriteText(&ctext); err != nil {
 		t.Fatal(err)
 	}

@@ -98,11 +98,11 @@ func (h *hist) quantile(q float64) float64 {
 	return round6(h.v[rank(q, n)-1])
 }
 
-func (h *hist) percentiles() Percentiles {
+func (h *hist) percentiles() percentiles {
 	if h == nil || h.n() == 0 {
-		return Percentiles{}
+		return percentiles{}
 	}
-	return Percentiles{
+	return percentiles{
 		Count: int64(h.n()),
 		P50:   h.quantile(50),
 		P90:   h.quantile(90),

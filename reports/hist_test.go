@@ -102,7 +102,7 @@ func TestHistExactPercentiles(t *testing.T) {
 		wide[i] = math.Round(math.Pow(10, rng.Float64()*9.5-6)*1e6) / 1e6
 	}
 	checkExact(t, "wide range", wide)
-	if p := newHist().percentiles(); p != (Percentiles{}) {
+	if p := newHist().percentiles(); p != (percentiles{}) {
 		t.Errorf("empty: %+v, want zero (no data)", p)
 	}
 }

@@ -137,7 +137,7 @@ func (s *Summary) chartsHTML(prefix string) []template.HTML {
 	return out
 }
 
-func funnelHasData(f []FunnelStage) bool {
+func funnelHasData(f []funnelStage) bool {
 	for _, st := range f {
 		if st.Reached > 0 || st.Terminal > 0 {
 			return true
@@ -310,7 +310,7 @@ func (s *Summary) htmlView(prefix string) map[string]any {
 		steps = append(steps, htmlStep{st.From + " → " + st.To, st.Time.show(st.Time.P50), st.Time.show(st.Time.P95), st.Count})
 	}
 	var lat []htmlLat
-	row := func(name string, p Percentiles) htmlLat {
+	row := func(name string, p percentiles) htmlLat {
 		return htmlLat{name, p.show(p.P50), p.show(p.P95), p.show(p.P99), p.show(p.Max), p.Count}
 	}
 	if s.Run.API != "notify" || len(s.Delivery.ByChannel) > 1 {

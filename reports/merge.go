@@ -19,8 +19,8 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// ErrMerge means the directories given to Merge are not shards of one run.
-var ErrMerge = errors.New("merge")
+// errMerge means the directories given to Merge are not shards of one run.
+var errMerge = errors.New("merge")
 
 // MergeOptions are the choices of Merge.
 type MergeOptions struct {
@@ -53,23 +53,23 @@ type shardDir struct {
 // raw files stay in out, so msgload report out builds the same again.
 //
 // Shards missing from the list make the run incomplete (run.json says which);
-// directories of different runs, or two of one shard, are refused (ErrMerge).
+// directories of different runs, or two of one shard, are refused (errMerge).
 func Merge(out string, dirs []string, o MergeOptions) (*Summary, error) {
 	if len(dirs) == 0 {
-		return nil, fmt.Errorf("%w: no shard directories", ErrMerge)
+		return nil, fmt.Errorf("%w: no shard directories", errMerge)
 	}
 	shards := make([]shardDir, 0, len(dirs))
 	for _, d := range dirs {
 		b, err := os.ReadFile(filepath.Join(d, rundir.MetaFile))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrMerge, d, err)
+			return nil, fmt.Errorf("%w: %s: %v", errMerge, d, err)
 		}
 		var m rundir.Meta
 		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, fmt.Errorf("%w: %s: %s: %v", ErrMerge, d, rundir.MetaFile, err)
+			return nil, fmt.Errorf("%w: %s: %s: %v", errMerge, d, rundir.MetaFile, err)
 		}
 		if m.Shard == nil {
-			return nil, fmt.Errorf("%w: %s is not the directory of a shard (its run.json names no shard; run it with msgload run --shard I/N)", ErrMerge, d)
+			return nil, fmt.Errorf("%w: %s is not the directory of a shard (its run.json names no shard; run it with msgload run --shard I/N)", errMerge, d)
 		}
 		shards = append(shards, shardDir{dir: d, meta: m})
 	}
@@ -80,18 +80,18 @@ func Merge(out string, dirs []string, o MergeOptions) (*Summary, error) {
 		m := s.meta
 		switch {
 		case m.ID != first.ID:
-			return nil, fmt.Errorf("%w: %s is of run %s, %s of run %s", ErrMerge, shards[0].dir, first.ID, s.dir, m.ID)
+			return nil, fmt.Errorf("%w: %s is of run %s, %s of run %s", errMerge, shards[0].dir, first.ID, s.dir, m.ID)
 		case m.Shard.Count != first.Shard.Count || m.Shard.By != first.Shard.By || m.Shard.Clients != first.Shard.Clients:
-			return nil, fmt.Errorf("%w: %s is shard %s by %s, %s shard %s by %s: not one split", ErrMerge, shards[0].dir, first.Shard, first.Shard.By, s.dir, m.Shard, m.Shard.By)
+			return nil, fmt.Errorf("%w: %s is shard %s by %s, %s shard %s by %s: not one split", errMerge, shards[0].dir, first.Shard, first.Shard.By, s.dir, m.Shard, m.Shard.By)
 		case seen[m.Shard.Index] != "":
-			return nil, fmt.Errorf("%w: %s and %s are both shard %s", ErrMerge, seen[m.Shard.Index], s.dir, m.Shard)
+			return nil, fmt.Errorf("%w: %s and %s are both shard %s", errMerge, seen[m.Shard.Index], s.dir, m.Shard)
 		}
 		seen[m.Shard.Index] = s.dir
 	}
 	if ao, err := filepath.Abs(out); err == nil {
 		for _, s := range shards {
 			if ad, err := filepath.Abs(s.dir); err == nil && ad == ao {
-				return nil, fmt.Errorf("%w: the merged run cannot be written into shard %s's own directory %s; name another, e.g. its parent", ErrMerge, s.meta.Shard, s.dir)
+				return nil, fmt.Errorf("%w: the merged run cannot be written into shard %s's own directory %s; name another, e.g. its parent", errMerge, s.meta.Shard, s.dir)
 			}
 		}
 	}
@@ -289,7 +289,7 @@ func sinkLogFiles(paths []string) ([]string, error) {
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, fmt.Errorf("%w: sink log: %v", ErrMerge, err)
+			return nil, fmt.Errorf("%w: sink log: %v", errMerge, err)
 		}
 		if !st.IsDir() {
 			files = append(files, p)
@@ -301,7 +301,7 @@ func sinkLogFiles(paths []string) ([]string, error) {
 		}
 		found, _ := filepath.Glob(filepath.Join(p, "*", rundir.EventsFile))
 		if len(found) == 0 {
-			return nil, fmt.Errorf("%w: sink log %s: neither %s in it nor sink data directories holding one", ErrMerge, p, rundir.EventsFile)
+			return nil, fmt.Errorf("%w: sink log %s: neither %s in it nor sink data directories holding one", errMerge, p, rundir.EventsFile)
 		}
 		sort.Strings(found)
 		files = append(files, found...)
@@ -322,7 +322,7 @@ func mergeTruth(out string, shards []shardDir) error {
 		}
 		var x rundir.Truth
 		if err := json.Unmarshal(b, &x); err != nil {
-			return fmt.Errorf("%w: %s: %s: %v", ErrBadRun, s.dir, rundir.TruthFile, err)
+			return fmt.Errorf("%w: %s: %s: %v", errBadRun, s.dir, rundir.TruthFile, err)
 		}
 		if t == nil {
 			t = &x

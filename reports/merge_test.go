@@ -98,7 +98,7 @@ func TestMergeExactPercentiles(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		got  Percentiles
+		got  percentiles
 		vs   []float64
 	}{
 		{"requests.latency", s.Requests.Latency, reqLat},

@@ -22,7 +22,7 @@ import (
 // latencyFigure are the figures of a latency object that have no data when its count is 0.
 var latencyFigure = map[string]bool{"p50": true, "p90": true, "p95": true, "p99": true, "max": true, "mean": true}
 
-var percentilesType = reflect.TypeOf(Percentiles{})
+var percentilesType = reflect.TypeOf(percentiles{})
 
 // noData says why the figure at path p has no data in s, or "".
 func (s *Summary) noData(p []any) string {
@@ -57,7 +57,7 @@ func (s *Summary) noData(p []any) string {
 			v = v.Elem()
 		}
 		if v.Type() == percentilesType && i == len(p)-1 {
-			if name, _ := e.(string); name != "count" && v.Interface().(Percentiles).Count == 0 {
+			if name, _ := e.(string); name != "count" && v.Interface().(percentiles).Count == 0 {
 				return "nothing was recorded (count 0)"
 			}
 			return ""

@@ -101,15 +101,15 @@ func TestNothingDeliveredIsNoData(t *testing.T) {
 		t.Errorf("value of a no-data threshold = %v, want null", v)
 	}
 	for _, name := range []string{"terminal", rundir.MarkdownFile, rundir.HTMLFile} {
-		if !strings.Contains(f[name], "delivery latency p50 / p95 / p99") || !strings.Contains(f[name], NoData) {
-			t.Errorf("%s does not say %q for the delivery latency:\n%s", name, NoData, f[name])
+		if !strings.Contains(f[name], "delivery latency p50 / p95 / p99") || !strings.Contains(f[name], noData) {
+			t.Errorf("%s does not say %q for the delivery latency:\n%s", name, noData, f[name])
 		}
 	}
 	if !strings.Contains(f[rundir.JUnitFile], `<failure message="no data: delivery.latency.p95: nothing was recorded (count 0)" type="no data">`) {
 		t.Errorf("junit.xml does not fail the threshold for no data:\n%s", f[rundir.JUnitFile])
 	}
 	// summary.json reads back, nulls as zeros with count 0.
-	back, err := ParseSummary([]byte(js))
+	back, err := parseSummary([]byte(js))
 	if err != nil || back.Delivery.Latency.Has() || !back.Delivery.Measured {
 		t.Errorf("read back: %v, %+v", err, back.Delivery.Latency)
 	}
@@ -140,11 +140,11 @@ func TestDeliveryNotMeasured(t *testing.T) {
 	requireNoData(t, s, "delivery.lost == 0")
 	requireNoData(t, s, "delivery.lost / delivery.expected < 1%")
 	for _, name := range []string{"terminal", rundir.MarkdownFile, rundir.HTMLFile} {
-		if !strings.Contains(f[name], NotMeasured) || strings.Contains(f[name], "lost 5") {
-			t.Errorf("%s does not say delivery is %s:\n%s", name, NotMeasured, f[name])
+		if !strings.Contains(f[name], notMeasured) || strings.Contains(f[name], "lost 5") {
+			t.Errorf("%s does not say delivery is %s:\n%s", name, notMeasured, f[name])
 		}
 	}
-	back, err := ParseSummary([]byte(js))
+	back, err := parseSummary([]byte(js))
 	if err != nil || back.Delivery.Measured {
 		t.Errorf("read back: %v, measured %v", err, back.Delivery.Measured)
 	}
@@ -168,7 +168,7 @@ func TestNothingAcceptedLostHasNoData(t *testing.T) {
 // A summary.json written before `measured` and nulls existed reads as before.
 func TestParseOldSummary(t *testing.T) {
 	for via, want := range map[string]bool{"sink": true, "poll": true, "none": false} {
-		s, err := ParseSummary([]byte(`{"schema":1,"ok":true,"delivery":{"via":"` + via + `","expected":3,"lost":1,"latency":{"count":2,"p50":0.5}}}`))
+		s, err := parseSummary([]byte(`{"schema":1,"ok":true,"delivery":{"via":"` + via + `","expected":3,"lost":1,"latency":{"count":2,"p50":0.5}}}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,11 +191,11 @@ func TestComputedLatencyPathRefused(t *testing.T) {
 		`all(values(delivery.by_channel), .count > 0)`:     false,
 		`sum(map(rate_limit.clients, .rejected_429)) == 0`: false,
 	} {
-		_, err := CompileThreshold(src)
+		_, err := compileThreshold(src)
 		if got := err != nil; got != refused {
 			t.Errorf("%s: error %v, want refused %v", src, err, refused)
 		}
-		if refused && !errors.Is(err, ErrBadThreshold) {
+		if refused && !errors.Is(err, errBadThreshold) {
 			t.Errorf("%s: %v, want ErrBadThreshold", src, err)
 		}
 	}

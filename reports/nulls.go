@@ -12,19 +12,19 @@ import (
 // Delivery.Measured == false say which are absent. Reading null back into a
 // number leaves 0, so summaries old and new decode the same way.
 
-// NoData is how the reports show a figure without data.
-const NoData = "no data"
+// noData is how the reports show a figure without data.
+const noData = "no data"
 
-// NotMeasured is how the reports show delivery figures of a run with delivery: none.
-const NotMeasured = "not measured"
+// notMeasured is how the reports show delivery figures of a run with delivery: none.
+const notMeasured = "not measured"
 
 // Has reports whether the latency object has any value.
-func (p Percentiles) Has() bool { return p.Count > 0 }
+func (p percentiles) Has() bool { return p.Count > 0 }
 
 // MarshalJSON writes the percentiles, or null for each of them when nothing was
 // recorded (count stays).
-func (p Percentiles) MarshalJSON() ([]byte, error) {
-	type plain Percentiles
+func (p percentiles) MarshalJSON() ([]byte, error) {
+	type plain percentiles
 	if p.Count > 0 {
 		return json.Marshal(plain(p))
 	}
@@ -32,9 +32,9 @@ func (p Percentiles) MarshalJSON() ([]byte, error) {
 }
 
 // show formats one of p's figures for people, or "no data".
-func (p Percentiles) show(v float64) string {
+func (p percentiles) show(v float64) string {
 	if p.Count == 0 {
-		return NoData
+		return noData
 	}
 	return dur(v)
 }
@@ -64,7 +64,7 @@ func (r Requests) MarshalJSON() ([]byte, error) {
 // showRate formats a rate of r's for people, or "no data" when has is false.
 func showRate(v float64, has bool, format func(float64) string) string {
 	if !has {
-		return NoData
+		return noData
 	}
 	return format(v)
 }

@@ -9,12 +9,12 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// Outcomes says what became of each message the run sent, one count per
+// outcomes says what became of each message the run sent, one count per
 // ending (reports/README.md, "outcomes"): every message sent is either not
 // accepted (gave up after retries among them) or accepted, and an accepted one
 // ended delivered, not delivered, failed, expired, with another final status,
 // or has no final status by the deadline (delivery.lost).
-type Outcomes struct {
+type outcomes struct {
 	Messages      int64            `json:"messages" expr:"messages"`               // messages sent (first attempts)
 	Accepted      int64            `json:"accepted" expr:"accepted"`               // a 2xx on some attempt
 	NotAccepted   int64            `json:"not_accepted" expr:"not_accepted"`       // no attempt got a 2xx
@@ -37,7 +37,7 @@ type Outcomes struct {
 var outcomeDeliveryCounts = []string{"delivered", "not_delivered", "failed", "expired", "other_final", "no_final_status", "by_state"}
 
 // count adds a message that ended with final status state.
-func (o *Outcomes) count(state string) {
+func (o *outcomes) count(state string) {
 	if state == "" {
 		state = "none"
 	}
@@ -57,15 +57,15 @@ func (o *Outcomes) count(state string) {
 }
 
 // clearCounts zeroes the counts that need delivery measured.
-func (o *Outcomes) clearCounts() {
+func (o *outcomes) clearCounts() {
 	o.Delivered, o.NotDelivered, o.Failed, o.Expired, o.OtherFinal, o.NoFinalStatus = 0, 0, 0, 0, 0, 0
 	o.ByState = nil
 }
 
 // MarshalJSON writes the outcomes, the delivery counts null when delivery was
 // not measured.
-func (o Outcomes) MarshalJSON() ([]byte, error) {
-	type plain Outcomes
+func (o outcomes) MarshalJSON() ([]byte, error) {
+	type plain outcomes
 	b, err := json.Marshal(plain(o))
 	if err != nil || o.measured {
 		return b, err
@@ -74,13 +74,13 @@ func (o Outcomes) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads the outcomes; counts that are null read as 0.
-func (o *Outcomes) UnmarshalJSON(b []byte) error {
-	type plain Outcomes
+func (o *outcomes) UnmarshalJSON(b []byte) error {
+	type plain outcomes
 	var v plain
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*o = Outcomes(v)
+	*o = outcomes(v)
 	o.measured = v.ByState != nil
 	return nil
 }
@@ -145,7 +145,7 @@ func (s *Summary) outcomeLines() []string {
 
 // notAcceptedWhy says why messages were not accepted: gave up after their
 // retries, or the answer to their last attempt.
-func (o Outcomes) notAcceptedWhy() []string {
+func (o outcomes) notAcceptedWhy() []string {
 	var why []string
 	if o.GaveUp > 0 {
 		why = append(why, fmt.Sprintf("%d gave up after %s", o.GaveUp, retries(o.RetryMax)))

@@ -175,7 +175,7 @@ func svgLines(id, title, xlabel, ylabel string, lines []line, marks []chartMark,
 
 // svgBars draws a horizontal funnel: one pair of bars (reached, final state
 // here) per stage, first stage on top.
-func svgBars(id, title string, stages []FunnelStage) template.HTML {
+func svgBars(id, title string, stages []funnelStage) template.HTML {
 	p, lg := newPlot(title, "messages", ""), newLegend()
 	p.X.Tick.Marker = ticker(func(v float64) string { return num(math.Round(v)) })
 	n := len(stages)

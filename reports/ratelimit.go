@@ -13,13 +13,13 @@ import (
 
 // Limiter verdicts.
 const (
-	AlgoSliding     = "sliding window"
-	AlgoFixed       = "fixed window"
-	AlgoTokenBucket = "token bucket"
-	AlgoUnknown     = "cannot tell"
-	// AlgoNotExercised: no 429 came and none was possible (no limit configured,
+	algoSliding     = "sliding window"
+	algoFixed       = "fixed window"
+	algoTokenBucket = "token bucket"
+	algoUnknown     = "cannot tell"
+	// algoNotExercised: no 429 came and none was possible (no limit configured,
 	// or no client had more acceptances in a window than the limit).
-	AlgoNotExercised = "not exercised"
+	algoNotExercised = "not exercised"
 )
 
 // contradictionShare is the share of decisions a model may get wrong (clock
@@ -41,11 +41,11 @@ func (a *analyzer) rateLimit() {
 			ids = append(ids, id)
 		}
 		sort.Strings(ids)
-		rl.Clients = []ClientLimit{}
-		alg := Algorithm{Verdict: AlgoUnknown, Evidence: []string{}}
+		rl.Clients = []clientLimit{}
+		alg := algorithm{Verdict: algoUnknown, Evidence: []string{}}
 		for _, id := range ids {
 			n := a.counts[id]
-			rl.Clients = append(rl.Clients, ClientLimit{ClientID: id, Sent: n[0], Accepted: n[1]})
+			rl.Clients = append(rl.Clients, clientLimit{ClientID: id, Sent: n[0], Accepted: n[1]})
 			alg.Decisions += n[1]
 		}
 		rl.Algorithm = notReached(alg, nil, ids, W, L)
@@ -53,11 +53,11 @@ func (a *analyzer) rateLimit() {
 		return
 	}
 	sort.Strings(ids)
-	rl.Clients = []ClientLimit{}
+	rl.Clients = []clientLimit{}
 	for _, id := range ids {
 		rs := a.clients[id]
 		sort.SliceStable(rs, func(i, j int) bool { return rs[i].t < rs[j].t })
-		c := ClientLimit{ClientID: id}
+		c := clientLimit{ClientID: id}
 		acc := make([]int64, 0, len(rs))
 		var accLat []int64
 		for _, r := range rs {
@@ -95,7 +95,7 @@ func (a *analyzer) rateLimit() {
 	checkPolicy(rl)
 }
 
-// parsePolicy reads the quota and window of an IETF draft RateLimit-Policy
+// parsePolicy reads the quota and window of an IETF draft rateLimit-Policy
 // field: `"default";q=100;w=60` (draft 8 and later) or `100;w=60` (earlier).
 func parsePolicy(v string) (q int, w float64) {
 	item, _, _ := strings.Cut(v, ",") // the first policy
@@ -119,7 +119,7 @@ func parsePolicy(v string) (q int, w float64) {
 // checkPolicy says whether the announced policy is the limit the service
 // enforced: the same window, and the fitted limit when a window limiter was
 // named (otherwise no window held more than the quota).
-func checkPolicy(rl *RateLimit) {
+func checkPolicy(rl *rateLimit) {
 	h := &rl.Headers
 	if h.RateLimitPolicy == 0 {
 		return
@@ -135,9 +135,9 @@ func checkPolicy(rl *RateLimit) {
 	switch v := rl.Algorithm.Verdict; {
 	case w > 0 && h.PolicyWindow != w:
 		h.PolicyVerdict = fmt.Sprintf("announced window %gs, %s is %gs", h.PolicyWindow, whose, w)
-	case (v == AlgoSliding || v == AlgoFixed) && int(rl.Algorithm.Limit) != h.PolicyLimit:
+	case (v == algoSliding || v == algoFixed) && int(rl.Algorithm.Limit) != h.PolicyLimit:
 		h.PolicyVerdict = fmt.Sprintf("announced %d per window, the service enforced %g", h.PolicyLimit, rl.Algorithm.Limit)
-	case v != AlgoSliding && v != AlgoFixed && rl.MaxAccepted > h.PolicyLimit && v != AlgoTokenBucket:
+	case v != algoSliding && v != algoFixed && rl.MaxAccepted > h.PolicyLimit && v != algoTokenBucket:
 		h.PolicyVerdict = fmt.Sprintf("announced %d per window, a window held %d accepted", h.PolicyLimit, rl.MaxAccepted)
 	default:
 		h.PolicyAgrees = true
@@ -577,8 +577,8 @@ func (c candidate) better(o candidate) bool {
 
 // classify names the limiter the service behaves like, with its limit and
 // window read off the answers (see README, "How the limiter is named").
-func classify(clients map[string][]rec, ids []string, w int64, limit int) Algorithm {
-	alg := Algorithm{Verdict: AlgoUnknown, Evidence: []string{}}
+func classify(clients map[string][]rec, ids []string, w int64, limit int) algorithm {
+	alg := algorithm{Verdict: algoUnknown, Evidence: []string{}}
 	// Without a 429 there is nothing to classify: count the decisions (what
 	// newDecisions keeps: 2xx and 429) and say why, without building every
 	// client's decisions (40 bytes an accepted request).
@@ -699,7 +699,7 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) Algori
 			low, up = d.slidingBounds(x, low, up)
 		}
 		l, bad := bestLimit(low, up)
-		keep(candidate{algo: AlgoSliding, bad: bad, limit: l, window: x, rank: cw.rank, scenario: x == w,
+		keep(candidate{algo: algoSliding, bad: bad, limit: l, window: x, rank: cw.rank, scenario: x == w,
 			desc: fmt.Sprintf("%d per %s", l, fmtWindow(x))})
 		// Fixed window: aligned where the refusals end, at the first decision, or at the epoch.
 		phases, lo, hi := fixedPhases(all, x)
@@ -777,13 +777,13 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) Algori
 		if w > 0 && math.Abs(float64(x-w)) <= 0.005*float64(w) {
 			rank, x = 0, w
 		}
-		keep(candidate{algo: AlgoTokenBucket, bad: bad, limit: c, capacity: float64(c), window: x, rank: rank, scenario: x == w,
+		keep(candidate{algo: algoTokenBucket, bad: bad, limit: c, capacity: float64(c), window: x, rank: rank, scenario: x == w,
 			desc: fmt.Sprintf("burst %d, refill %d per %s", c, c, fmtWindow(x))})
 	}
 
 	alg.Contradictions = map[string]int64{}
 	var fits []candidate
-	for _, a := range []string{AlgoSliding, AlgoFixed, AlgoTokenBucket} {
+	for _, a := range []string{algoSliding, algoFixed, algoTokenBucket} {
 		c, ok := best[a]
 		if !ok {
 			continue
@@ -802,13 +802,13 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) Algori
 	top := fits[0]
 	setLimit := func(c candidate) {
 		alg.Limit, alg.Window = float64(c.limit), round6(float64(c.window)/1e9)
-		if c.algo == AlgoTokenBucket {
+		if c.algo == algoTokenBucket {
 			alg.Capacity = c.capacity
 		}
 		if limit > 0 && w > 0 && (c.limit != limit || c.window != w) {
 			alg.DiffersFromScenario = true
 			what := fmt.Sprintf("refused at %d per %s", c.limit, fmtWindow(c.window))
-			if c.algo == AlgoTokenBucket {
+			if c.algo == algoTokenBucket {
 				what = fmt.Sprintf("holds a burst of %d, refilled %d per %s", c.limit, c.limit, fmtWindow(c.window))
 			}
 			alg.Evidence = append(alg.Evidence, fmt.Sprintf("the service %s; the scenario states %d per %s", what, limit, fmtWindow(w)))
@@ -842,7 +842,7 @@ func fixedFit(all []*decisions, w, ph int64, rank int, scenarioW int64, low, up 
 		*low, *up = d.fixedBounds(w, ph, *low, *up)
 	}
 	l, bad := bestLimit(*low, *up)
-	return candidate{algo: AlgoFixed, bad: bad, limit: l, window: w, rank: rank, scenario: w == scenarioW,
+	return candidate{algo: algoFixed, bad: bad, limit: l, window: w, rank: rank, scenario: w == scenarioW,
 		desc: fmt.Sprintf("%d per %s", l, fmtWindow(w))}
 }
 
@@ -850,9 +850,9 @@ func fixedFit(all []*decisions, w, ph int64, rank int, scenarioW int64, low, up 
 // limit is configured or no client had more acceptances in any window than
 // the limit (no 429 was possible), otherwise "cannot tell", saying that the
 // service accepted past the scenario's limit.
-func notReached(alg Algorithm, clients map[string][]rec, ids []string, w int64, limit int) Algorithm {
+func notReached(alg algorithm, clients map[string][]rec, ids []string, w int64, limit int) algorithm {
 	if w <= 0 || limit <= 0 {
-		alg.Verdict = AlgoNotExercised
+		alg.Verdict = algoNotExercised
 		alg.Evidence = append(alg.Evidence, "no rate limit is configured and no 429 came")
 		return alg
 	}
@@ -872,7 +872,7 @@ func notReached(alg Algorithm, clients map[string][]rec, ids []string, w int64, 
 	}
 	switch {
 	case most <= limit:
-		alg.Verdict = AlgoNotExercised
+		alg.Verdict = algoNotExercised
 		alg.Evidence = append(alg.Evidence, fmt.Sprintf("no 429 came and no client had more than %d accepted within %s (at most %d): the limit could not be reached",
 			limit, fmtWindow(w), most))
 	case sure <= limit:

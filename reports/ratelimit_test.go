@@ -148,21 +148,21 @@ func TestRateLimitAnalysis(t *testing.T) {
 		// and L after it: 2L in one sliding window, L of them beyond the limit.
 		{"fixed window accepts twice the limit across a boundary",
 			limitedRun(&fixedLimiter{limit: L, w: 10, cur: -1}, L, W, steady(5, 5, 45), true),
-			AlgoFixed, 2 * L, L, true, L, L},
+			algoFixed, 2 * L, L, true, L, L},
 		// A token bucket (burst L, refill L per W) under steady overload: a burst,
 		// then a trickle at the refill rate.
 		{"token bucket",
 			limitedRun(&bucketLimiter{rate: 1, capacity: L}, L, W, steady(3, 0, 60), true),
-			AlgoTokenBucket, -1, -1, false, L, L},
+			algoTokenBucket, -1, -1, false, L, L},
 		// A sliding log under traffic that changes rate often.
 		{"sliding window under bursty traffic",
 			limitedRun(&slidingLimiter{limit: L, w: 10}, L, W, bursty(1, 120), true),
-			AlgoSliding, L, 0, true, L, L},
+			algoSliding, L, 0, true, L, L},
 		// A service that never refuses, fed at half its limit: no 429 was possible,
 		// so the limiter was not exercised (it used to say "cannot tell").
 		{"limit never reached",
 			limitedRun(&slidingLimiter{limit: 1000, w: 10}, L, W, steady(0.5, 0, 60), true),
-			AlgoNotExercised, -1, -1, true, 0, 0},
+			algoNotExercised, -1, -1, true, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := Analyze(tc.run.write(t))
@@ -179,7 +179,7 @@ func TestRateLimitAnalysis(t *testing.T) {
 			if tc.excess >= 0 && rl.ExcessAccepted != tc.excess {
 				t.Errorf("excess accepted %d, want %d", rl.ExcessAccepted, tc.excess)
 			}
-			if lim := rl.Algorithm.Limit; tc.verdict != AlgoNotExercised && (lim < tc.estimateLo || lim > tc.estimateHi) {
+			if lim := rl.Algorithm.Limit; tc.verdict != algoNotExercised && (lim < tc.estimateLo || lim > tc.estimateHi) {
 				t.Errorf("estimated limit %v, want %v..%v", lim, tc.estimateLo, tc.estimateHi)
 			}
 			ra := rl.RetryAfter
@@ -305,13 +305,13 @@ func TestRealSimulatorRuns(t *testing.T) {
 		// did: 13.8 s − 3.8 s came out a hair under 10 s).
 		excess bool
 	}{
-		{"testdata/runs/sim-ex-sliding", AlgoSliding, false},
+		{"testdata/runs/sim-ex-sliding", algoSliding, false},
 		// The simulator's windows start 18 ms before the first send, and a steady
 		// 5/s leaves no send between a boundary and 10 s after the first acceptance of
 		// the window before: a sliding log would have answered every request
 		// the same, so "fixed window" was more than the traffic showed.
-		{"testdata/runs/sim-ex-fixed", AlgoUnknown, false},
-		{"testdata/runs/sim-ex-token-bucket", AlgoTokenBucket, true},
+		{"testdata/runs/sim-ex-fixed", algoUnknown, false},
+		{"testdata/runs/sim-ex-token-bucket", algoTokenBucket, true},
 	} {
 		t.Run(tc.verdict, func(t *testing.T) {
 			s, err := Analyze(tc.dir)
@@ -352,7 +352,7 @@ func TestRealSimulatorDiffers(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := s.RateLimit.Algorithm
-			if a.Verdict != AlgoSliding || a.Limit != 7 || a.Window != 5 || !a.DiffersFromScenario {
+			if a.Verdict != algoSliding || a.Limit != 7 || a.Window != 5 || !a.DiffersFromScenario {
 				t.Errorf("%s, %g per %gs, differs %v; want sliding window, 7 per 5s, differs: %q", a.Verdict, a.Limit, a.Window, a.DiffersFromScenario, a.Evidence)
 			}
 			if want := "the service refused at 7 per 5s; the scenario states 100 per 1m"; !slices.Contains(a.Evidence, want) {
@@ -481,13 +481,13 @@ func TestLimiterInference(t *testing.T) {
 		w        float64 // s
 		capacity float64
 	}{
-		{AlgoSliding, sliding(7, 5), 7, 5, 0},
-		{AlgoFixed, fixed(10, 2, 0.37), 10, 2, 0},
-		{AlgoTokenBucket, bucket(10, 10), 10, 10, 10},
-		{AlgoSliding, sliding(100, 60), 100, 60, 0},
-		{AlgoFixed, fixed(100, 60, 17.3), 100, 60, 0},
-		{AlgoFixed, fixed(3, 1, 0.61), 3, 1, 0},
-		{AlgoTokenBucket, bucket(3, 1), 3, 1, 3},
+		{algoSliding, sliding(7, 5), 7, 5, 0},
+		{algoFixed, fixed(10, 2, 0.37), 10, 2, 0},
+		{algoTokenBucket, bucket(10, 10), 10, 10, 10},
+		{algoSliding, sliding(100, 60), 100, 60, 0},
+		{algoFixed, fixed(100, 60, 17.3), 100, 60, 0},
+		{algoFixed, fixed(3, 1, 0.61), 3, 1, 0},
+		{algoTokenBucket, bucket(3, 1), 3, 1, 3},
 	} {
 		rate := float64(tc.limit) / tc.w
 		span := 30 * tc.w
@@ -526,8 +526,8 @@ func TestLimiterInferenceClients(t *testing.T) {
 		algo string
 		lim  func() limiter
 	}{
-		{AlgoSliding, func() limiter { return &slidingLimiter{limit: 7, w: 5} }},
-		{AlgoTokenBucket, func() limiter { return &bucketLimiter{rate: 7.0 / 5, capacity: 7} }},
+		{algoSliding, func() limiter { return &slidingLimiter{limit: 7, w: 5} }},
+		{algoTokenBucket, func() limiter { return &bucketLimiter{rate: 7.0 / 5, capacity: 7} }},
 	} {
 		t.Run(tc.algo, func(t *testing.T) {
 			clients := map[string][]rec{
@@ -572,26 +572,26 @@ func TestLimiterVerdictInReports(t *testing.T) {
 	}{
 		// The service refuses at 7 per 5 s; the scenario expects 100 per minute.
 		{"limit differs from the scenario", synthRun(rundir.APINotify, sliding75, 100, time.Minute),
-			AlgoSliding, true, "the service refused at 7 per 5s; the scenario states 100 per 1m"},
+			algoSliding, true, "the service refused at 7 per 5s; the scenario states 100 per 1m"},
 		// 429s although run.json configures no limit: the limit is still found.
 		{"429s with no limit configured", synthRun(rundir.APIMessaging, sliding75, 0, 0),
-			AlgoSliding, false, "sliding window (7 per 5s): 0 of"},
+			algoSliding, false, "sliding window (7 per 5s): 0 of"},
 		// One a second against 100 per minute: no window held more than 60.
 		{"under the limit", synthRun(rundir.APINotify, under, 100, time.Minute),
-			AlgoNotExercised, false, "no 429 came and no client had more than 100 accepted within 1m (at most 60)"},
+			algoNotExercised, false, "no 429 came and no client had more than 100 accepted within 1m (at most 60)"},
 		// A messaging run with no limit configured and no 429.
 		{"no limit configured", synthRun(rundir.APIMessaging, under, 0, 0),
-			AlgoNotExercised, false, "no rate limit is configured and no 429 came"},
+			algoNotExercised, false, "no rate limit is configured and no 429 came"},
 		// 2 per second kept, but the third of a pair of groups was sent 0.96 s
 		// after the first and took 50 ms: three within a second by send times
 		// only. No 429 was surely possible, and no limit surely passed.
 		{"over the limit only within the answer times", synthRun(rundir.APINotify, []rec{
 			{t: t0.UnixNano(), code: 200, lat: 1e6}, {t: t0.UnixNano() + 500e6, code: 200, lat: 1e6},
 			{t: t0.UnixNano() + 960e6, code: 200, lat: 50e6}}, 2, time.Second),
-			AlgoUnknown, false, "up to 3 accepted were sent within 1s, but at most 2 surely reached the service within one"},
+			algoUnknown, false, "up to 3 accepted were sent within 1s, but at most 2 surely reached the service within one"},
 		// Twice the limit and never a 429: said, not "not exercised".
 		{"limit not enforced", synthRun(rundir.APINotify, under, 30, time.Minute),
-			AlgoUnknown, false, "although client c1 had 60 accepted within 1m, above the scenario's 30"},
+			algoUnknown, false, "although client c1 had 60 accepted within 1m, above the scenario's 30"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := Analyze(tc.run.write(t))
@@ -605,12 +605,12 @@ func TestLimiterVerdictInReports(t *testing.T) {
 			if !strings.Contains(strings.Join(a.Evidence, "\n"), tc.evidence) {
 				t.Errorf("evidence %q lacks %q", a.Evidence, tc.evidence)
 			}
-			if tc.verdict == AlgoSliding && (a.Limit != 7 || a.Window != 5) {
+			if tc.verdict == algoSliding && (a.Limit != 7 || a.Window != 5) {
 				t.Errorf("limit %g per %gs, want 7 per 5s", a.Limit, a.Window)
 			}
 			// The new fields are there for thresholds too.
 			thr := fmt.Sprintf("rate_limit.algorithm.differs_from_scenario == %v && rate_limit.algorithm.verdict == %q", tc.differs, tc.verdict)
-			if tc.verdict == AlgoSliding {
+			if tc.verdict == algoSliding {
 				thr += " && rate_limit.algorithm.estimated_window == 5s && rate_limit.algorithm.estimated_limit == 7"
 			}
 			if err := s.Evaluate([]string{thr}); err != nil || len(s.Thresholds) != 1 || !s.Thresholds[0].OK {
@@ -625,7 +625,7 @@ func TestLimiterVerdictInReports(t *testing.T) {
 				t.Fatal(err)
 			}
 			for name, b := range map[string]string{"terminal": text.String(), "markdown": md.String(), "html": html.String()} {
-				if strings.Contains(strings.ToLower(b), "limiter: cannot tell") && tc.verdict != AlgoUnknown {
+				if strings.Contains(strings.ToLower(b), "limiter: cannot tell") && tc.verdict != algoUnknown {
 					t.Errorf("%s says the limiter cannot be told", name)
 				}
 			}

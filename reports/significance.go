@@ -30,8 +30,8 @@ type Run struct {
 	Samples *Samples
 }
 
-// ErrNoRawFiles says a directory has no attempts.jsonl to take latencies from.
-var ErrNoRawFiles = errors.New("no raw files")
+// errNoRawFiles says a directory has no attempts.jsonl to take latencies from.
+var errNoRawFiles = errors.New("no raw files")
 
 // ReadSamples reads the raw latencies of the run in dir from its attempts.jsonl
 // and events.jsonl, through the same analysis Analyze makes (the joins of
@@ -39,7 +39,7 @@ var ErrNoRawFiles = errors.New("no raw files")
 // behind summary.json's percentiles).
 func ReadSamples(dir string) (*Samples, error) {
 	if _, err := os.Stat(filepath.Join(dir, rundir.AttemptsFile)); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrNoRawFiles, dir, err)
+		return nil, fmt.Errorf("%w: %s: %v", errNoRawFiles, dir, err)
 	}
 	a, err := analyzeKeep(os.DirFS(dir), dir, true) // the raw request latencies
 	if err != nil {

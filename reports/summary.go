@@ -9,31 +9,31 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// ErrBadSummary means a summary.json could not be read as a summary.
-var ErrBadSummary = errors.New("bad summary")
+// errBadSummary means a summary.json could not be read as a summary.
+var errBadSummary = errors.New("bad summary")
 
-// SchemaVersion is the version of the summary.json layout; it grows when a field
+// schemaVersion is the version of the summary.json layout; it grows when a field
 // changes meaning (adding fields does not change it). 2: `ok` is `verdict` ==
 // "pass" (no longer only "every threshold held"), and a figure without data is
-// null. ParseSummary reads 1 and 2.
-const SchemaVersion = 2
+// null. parseSummary reads 1 and 2.
+const schemaVersion = 2
 
 // Summary is summary.json: every figure of a run, documented in README.md. The
 // `expr` tags are the names thresholds use (the same as the JSON names).
 type Summary struct {
 	Schema         int          `json:"schema" expr:"schema"`
-	Kind           string       `json:"kind,omitempty" expr:"-"`  // KindPart; a whole run's summary.json is KindRun (whole.go)
+	Kind           string       `json:"kind,omitempty" expr:"-"`  // kindPart; a whole run's summary.json is KindRun (whole.go)
 	Passed         bool         `json:"ok" expr:"ok"`             // Verdict == "pass" (kept for older readers)
 	Verdict        string       `json:"verdict" expr:"-"`         // pass, fail, incomplete or error (verdict.go)
 	VerdictReasons []string     `json:"verdict_reasons" expr:"-"` // every reason for it, in plain sentences
-	Run            RunInfo      `json:"run" expr:"run"`
+	Run            runInfo      `json:"run" expr:"run"`
 	Requests       Requests     `json:"requests" expr:"requests"`
-	RateLimit      RateLimit    `json:"rate_limit" expr:"rate_limit"`
+	RateLimit      rateLimit    `json:"rate_limit" expr:"rate_limit"`
 	Idempotency    Idempotency  `json:"idempotency" expr:"idempotency"`
 	Delivery       Delivery     `json:"delivery" expr:"delivery"`
-	Outcomes       Outcomes     `json:"outcomes" expr:"outcomes"`
-	Incoming       Incoming     `json:"incoming" expr:"incoming"`
-	Truth          *TruthReport `json:"truth,omitempty" expr:"truth"`
+	Outcomes       outcomes     `json:"outcomes" expr:"outcomes"`
+	Incoming       incoming     `json:"incoming" expr:"incoming"`
+	Truth          *truthReport `json:"truth,omitempty" expr:"truth"`
 	Thresholds     []Threshold  `json:"thresholds" expr:"-"`
 	Warnings       []string     `json:"warnings,omitempty" expr:"-"`
 
@@ -47,8 +47,8 @@ type Summary struct {
 	problems       []string // raw files missing or unreadable: the verdict is error
 }
 
-// RunInfo is what run.json says about the run.
-type RunInfo struct {
+// runInfo is what run.json says about the run.
+type runInfo struct {
 	ID          string  `json:"id" expr:"id"`
 	Scenario    string  `json:"scenario" expr:"scenario"`
 	API         string  `json:"api" expr:"api"`
@@ -76,9 +76,9 @@ type RunInfo struct {
 	Merged *rundir.Merged `json:"merged,omitempty" expr:"merged"`
 }
 
-// Percentiles are latencies in seconds, exact nearest-rank (hist.go). With
+// percentiles are latencies in seconds, exact nearest-rank (hist.go). With
 // Count 0 there is no data: the figures are 0 here and null in summary.json.
-type Percentiles struct {
+type percentiles struct {
 	Count int64   `json:"count" expr:"count"`
 	P50   float64 `json:"p50" expr:"p50"`
 	P90   float64 `json:"p90" expr:"p90"`
@@ -100,13 +100,13 @@ type Requests struct {
 	PlannedRate  float64          `json:"planned_rate" expr:"planned_rate"`
 	AchievedRate float64          `json:"achieved_rate" expr:"achieved_rate"`
 	PlannedCount int64            `json:"planned_messages" expr:"planned_messages"`
-	Latency      Percentiles      `json:"latency" expr:"latency"`
+	Latency      percentiles      `json:"latency" expr:"latency"`
 	// LatencyIntended runs from the intended send time (open model: includes the
 	// attacker's own lag, so coordinated omission is visible).
-	LatencyIntended Percentiles `json:"latency_intended" expr:"latency_intended"`
-	Late            int64       `json:"late" expr:"late"` // attempts sent more than LateAfter behind plan
+	LatencyIntended percentiles `json:"latency_intended" expr:"latency_intended"`
+	Late            int64       `json:"late" expr:"late"` // attempts sent more than lateAfter behind plan
 	LateAfter       float64     `json:"late_after_s" expr:"late_after"`
-	SendLag         Percentiles `json:"send_lag" expr:"send_lag"`
+	SendLag         percentiles `json:"send_lag" expr:"send_lag"`
 	BadLines        int64       `json:"bad_lines" expr:"bad_lines"` // attempts.jsonl lines that did not decode
 	// GaveUp counts, by reason (Attempt.GaveUp), the sends the attacker did not
 	// make: retry_after_past_end, backoff_past_end, limit_past_end (they would
@@ -119,24 +119,24 @@ type Requests struct {
 	MaxInFlight int   `json:"max_in_flight,omitempty" expr:"max_in_flight"` // the cap (from meta.json; 0 = none)
 }
 
-// RateLimit is what the run tells about the service's rate limit.
-type RateLimit struct {
+// rateLimit is what the run tells about the service's rate limit.
+type rateLimit struct {
 	Limit          int           `json:"limit" expr:"limit"`
 	Window         float64       `json:"window_s" expr:"window"`
 	Mode           string        `json:"mode" expr:"mode"`
-	Clients        []ClientLimit `json:"clients" expr:"clients"`
+	Clients        []clientLimit `json:"clients" expr:"clients"`
 	Rejected429    int64         `json:"rejected_429" expr:"rejected_429"`
 	MaxAccepted    int           `json:"max_accepted_per_window" expr:"max_accepted_per_window"`
 	ExcessAccepted int64         `json:"excess_accepted" expr:"excess_accepted"`
 	// Findings429 is the number of 429s received in respect mode (each is a finding).
 	Findings429 int64      `json:"findings_429" expr:"findings_429"`
-	RetryAfter  RetryAfter `json:"retry_after" expr:"retry_after"`
-	Headers     Headers    `json:"headers" expr:"headers"`
-	Algorithm   Algorithm  `json:"algorithm" expr:"algorithm"`
+	RetryAfter  retryAfter `json:"retry_after" expr:"retry_after"`
+	Headers     headers    `json:"headers" expr:"headers"`
+	Algorithm   algorithm  `json:"algorithm" expr:"algorithm"`
 }
 
-// ClientLimit is the rate-limit view of one client.
-type ClientLimit struct {
+// clientLimit is the rate-limit view of one client.
+type clientLimit struct {
 	ClientID       string  `json:"client_id" expr:"client_id"`
 	Sent           int64   `json:"sent" expr:"sent"`
 	Accepted       int64   `json:"accepted" expr:"accepted"`
@@ -147,8 +147,8 @@ type ClientLimit struct {
 	First429AfterS float64 `json:"first_429_after_s,omitempty" expr:"first_429_after"`
 }
 
-// RetryAfter tells whether 429 answers carried a right Retry-After.
-type RetryAfter struct {
+// retryAfter tells whether 429 answers carried a right Retry-After.
+type retryAfter struct {
 	Present  int64 `json:"present" expr:"present"`     // 429s with the header
 	Missing  int64 `json:"missing" expr:"missing"`     // 429s without it
 	Invalid  int64 `json:"invalid" expr:"invalid"`     // present but neither seconds nor an HTTP date
@@ -157,19 +157,19 @@ type RetryAfter struct {
 	Correct  int64 `json:"correct" expr:"correct"`     // present, valid, neither too short nor too long
 }
 
-// Headers counts the IETF draft RateLimit fields seen and checks the policy
+// headers counts the IETF draft rateLimit fields seen and checks the policy
 // the service announced against the limit it was seen to enforce.
-type Headers struct {
+type headers struct {
 	RateLimit       int64   `json:"ratelimit" expr:"ratelimit"`
 	RateLimitPolicy int64   `json:"ratelimit_policy" expr:"ratelimit_policy"`
-	PolicyLimit     int     `json:"policy_limit,omitempty" expr:"policy_limit"`     // q of the first RateLimit-Policy
-	PolicyWindow    float64 `json:"policy_window_s,omitempty" expr:"policy_window"` // w of the first RateLimit-Policy
+	PolicyLimit     int     `json:"policy_limit,omitempty" expr:"policy_limit"`     // q of the first rateLimit-Policy
+	PolicyWindow    float64 `json:"policy_window_s,omitempty" expr:"policy_window"` // w of the first rateLimit-Policy
 	PolicyAgrees    bool    `json:"policy_agrees" expr:"policy_agrees"`             // see README
 	PolicyVerdict   string  `json:"policy_verdict,omitempty" expr:"policy_verdict"` // why it agrees or not
 }
 
-// Algorithm is the verdict on which limiter the service behaves like.
-type Algorithm struct {
+// algorithm is the verdict on which limiter the service behaves like.
+type algorithm struct {
 	Verdict  string   `json:"verdict" expr:"verdict"` // sliding window, fixed window, token bucket, cannot tell, not exercised
 	Limit    float64  `json:"estimated_limit" expr:"estimated_limit"`
 	Capacity float64  `json:"estimated_capacity,omitempty" expr:"estimated_capacity"` // token bucket: burst size
@@ -210,61 +210,61 @@ type Delivery struct {
 	Unconfirmed  int64                  `json:"unconfirmed" expr:"unconfirmed"`               // delivered although no attempt got a 2xx (the answer was lost)
 	Refused      int64                  `json:"refused_on_purpose" expr:"refused_on_purpose"` // calls the sink refused on purpose (fault injection)
 	Redelivered  int64                  `json:"redelivered" expr:"redelivered"`               // the service's retries of those: not duplicates
-	RetryDelay   Percentiles            `json:"retry_delay" expr:"retry_delay"`               // refused call to its retry
+	RetryDelay   percentiles            `json:"retry_delay" expr:"retry_delay"`               // refused call to its retry
 	Events       int64                  `json:"events" expr:"events"`
 	BadLines     int64                  `json:"bad_lines" expr:"bad_lines"`
 	Deadline     string                 `json:"deadline,omitempty" expr:"deadline"`
-	Latency      Percentiles            `json:"latency" expr:"latency"`
-	ByChannel    map[string]Percentiles `json:"by_channel" expr:"by_channel"`
-	ByState      map[string]Percentiles `json:"by_state" expr:"by_state"`
-	Failover     Failover               `json:"failover" expr:"failover"`
+	Latency      percentiles            `json:"latency" expr:"latency"`
+	ByChannel    map[string]percentiles `json:"by_channel" expr:"by_channel"`
+	ByState      map[string]percentiles `json:"by_state" expr:"by_state"`
+	Failover     failover               `json:"failover" expr:"failover"`
 }
 
-// Failover describes cascades: how many messages reached each channel and the
+// failover describes cascades: how many messages reached each channel and the
 // time each step took.
-type Failover struct {
+type failover struct {
 	Messages int64          `json:"messages" expr:"messages"` // messages with at least one step
-	Funnel   []FunnelStage  `json:"funnel" expr:"funnel"`
-	Steps    []FailoverStep `json:"steps" expr:"steps"`
+	Funnel   []funnelStage  `json:"funnel" expr:"funnel"`
+	Steps    []failoverStep `json:"steps" expr:"steps"`
 }
 
-// FunnelStage is one channel of the cascade.
-type FunnelStage struct {
+// funnelStage is one channel of the cascade.
+type funnelStage struct {
 	Channel  string `json:"channel" expr:"channel"`
 	Reached  int64  `json:"reached" expr:"reached"`   // messages with an event on this channel
 	Terminal int64  `json:"terminal" expr:"terminal"` // messages whose final state came on it
 }
 
-// FailoverStep is one move from a channel to the next, with the time from the
+// failoverStep is one move from a channel to the next, with the time from the
 // message's first send (or its previous step) to the first event showing it.
-type FailoverStep struct {
+type failoverStep struct {
 	From  string      `json:"from" expr:"from"`
 	To    string      `json:"to" expr:"to"`
 	Count int64       `json:"count" expr:"count"`
-	Time  Percentiles `json:"time" expr:"time"`
+	Time  percentiles `json:"time" expr:"time"`
 }
 
-// Incoming covers messages subscribers sent back.
-type Incoming struct {
+// incoming covers messages subscribers sent back.
+type incoming struct {
 	Received     int64       `json:"received" expr:"received"`
 	Replies      int64       `json:"replies" expr:"replies"` // incoming that quote a message of this run
-	ReplyLatency Percentiles `json:"reply_latency" expr:"reply_latency"`
+	ReplyLatency percentiles `json:"reply_latency" expr:"reply_latency"`
 }
 
 // Threshold is one expression of the scenario and its verdict.
 type Threshold struct {
 	Expr  string  `json:"expr"`
-	Value float64 `json:"value"` // the left side of the comparison (or 1/0 for a bare condition); null with NoData
+	Value float64 `json:"value"` // the left side of the comparison (or 1/0 for a bare condition); null with noData
 	OK    bool    `json:"ok"`
 	Error string  `json:"error,omitempty"`
-	// NoData lists the figures the expression reads that have no data (a
+	// noData lists the figures the expression reads that have no data (a
 	// latency with count 0, delivery not measured): the threshold fails.
 	NoData []string `json:"no_data,omitempty"`
 }
 
-// TruthReport puts the measured figures beside the embedded simulator's ground
+// truthReport puts the measured figures beside the embedded simulator's ground
 // truth, judged by the same rules (reports/README.md, "Ground truth").
-type TruthReport struct {
+type truthReport struct {
 	// Agrees is false when a measured figure differs from the truth beyond
 	// the tolerance (counts: at all); null when the truth was not compared.
 	Agrees        *bool    `json:"agrees" expr:"agrees"`
@@ -276,9 +276,9 @@ type TruthReport struct {
 	// simulator's first call of a record that ends the message;
 	// TrueLatencyUpper to that call's answer. The measured latency must lie
 	// between them, give or take the tolerance.
-	TrueLatency           Percentiles   `json:"true_latency" expr:"true_latency"`
-	TrueLatencyUpper      Percentiles   `json:"true_latency_upper" expr:"true_latency_upper"`
-	MeasuredLatency       Percentiles   `json:"measured_latency" expr:"measured_latency"`               // delivery.latency, repeated for the side-by-side
+	TrueLatency           percentiles   `json:"true_latency" expr:"true_latency"`
+	TrueLatencyUpper      percentiles   `json:"true_latency_upper" expr:"true_latency_upper"`
+	MeasuredLatency       percentiles   `json:"measured_latency" expr:"measured_latency"`               // delivery.latency, repeated for the side-by-side
 	ExpectedLost          int64         `json:"expected_lost" expr:"expected_lost"`                     // accepted messages no record ending them surely reached the sink by the deadline
 	ExpectedLostMin       int64         `json:"expected_lost_min" expr:"expected_lost_min"`             // the same if every unanswered call reached it
 	MeasuredLost          int64         `json:"measured_lost" expr:"measured_lost"`                     //
@@ -289,17 +289,17 @@ type TruthReport struct {
 	Unanswered            int64         `json:"unanswered" expr:"unanswered"`                           // calls that got no answer: the sink may or may not have logged them
 	MeasuredDuplicates    int64         `json:"measured_duplicates" expr:"measured_duplicates"`         //
 	ExpectedReaccepted    int64         `json:"expected_reaccepted" expr:"expected_reaccepted"`         // messages the simulator accepted under more than one id
-	FailoverSteps         []TruthStep   `json:"failover_steps" expr:"failover_steps"`                   // per step, messages whose arrivals show it
+	FailoverSteps         []truthStep   `json:"failover_steps" expr:"failover_steps"`                   // per step, messages whose arrivals show it
 	CallbacksDropped      int64         `json:"callbacks_dropped" expr:"callbacks_dropped"`             //
 	CallbacksFailed       int64         `json:"callbacks_failed" expr:"callbacks_failed"`               //
 	CallbacksDup          int64         `json:"callbacks_duplicated" expr:"callbacks_duplicated"`       //
 	DuplicateSends        int64         `json:"duplicate_sends" expr:"duplicate_sends"`                 // messages sent downstream more than once
-	Windows               []TruthWindow `json:"windows" expr:"windows"`
+	Windows               []truthWindow `json:"windows" expr:"windows"`
 	WindowMismatches      int64         `json:"window_mismatches" expr:"window_mismatches"` // informative: the attacker counts by send time
 }
 
-// TruthStep is one failover step, true and measured.
-type TruthStep struct {
+// truthStep is one failover step, true and measured.
+type truthStep struct {
 	From     string `json:"from" expr:"from"`
 	To       string `json:"to" expr:"to"`
 	True     int64  `json:"true" expr:"true"`         // messages whose calls that surely arrived show the step
@@ -307,8 +307,8 @@ type TruthStep struct {
 	Measured int64  `json:"measured" expr:"measured"`
 }
 
-// TruthWindow is one limiter window, true and measured.
-type TruthWindow struct {
+// truthWindow is one limiter window, true and measured.
+type truthWindow struct {
 	Client           string `json:"client" expr:"client"`
 	Start            string `json:"start" expr:"start"`
 	Accepted         int    `json:"accepted" expr:"accepted"`
@@ -328,29 +328,29 @@ func ReadSummary(path string) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read summary: %w", err)
 	}
-	s, err := ParseSummary(b)
+	s, err := parseSummary(b)
 	if err != nil {
 		return nil, fmt.Errorf("read summary %q: %w", path, err)
 	}
 	return s, nil
 }
 
-// ParseSummary decodes a summary.json body.
-func ParseSummary(b []byte) (*Summary, error) {
+// parseSummary decodes a summary.json body.
+func parseSummary(b []byte) (*Summary, error) {
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {
 		var kind struct {
 			Kind string `json:"kind"`
 		}
 		if json.Unmarshal(b, &kind) != nil || kind.Kind != KindRun {
-			return nil, fmt.Errorf("%w: %v", ErrBadSummary, err)
+			return nil, fmt.Errorf("%w: %v", errBadSummary, err)
 		}
 	}
 	if s.Schema == 0 {
-		return nil, fmt.Errorf("%w: no schema version (not a msgload summary.json?)", ErrBadSummary)
+		return nil, fmt.Errorf("%w: no schema version (not a msgload summary.json?)", errBadSummary)
 	}
-	if s.Schema > SchemaVersion {
-		return nil, fmt.Errorf("%w: schema %d is newer than this msgload (%d)", ErrBadSummary, s.Schema, SchemaVersion)
+	if s.Schema > schemaVersion {
+		return nil, fmt.Errorf("%w: schema %d is newer than this msgload (%d)", errBadSummary, s.Schema, schemaVersion)
 	}
 	if s.Kind == KindRun {
 		return parseRunSummary(b)
@@ -362,7 +362,7 @@ func ParseSummary(b []byte) (*Summary, error) {
 		case s.Passed:
 			s.Verdict = VerdictPass
 		default:
-			s.Verdict = VerdictFail
+			s.Verdict = verdictFail
 		}
 		s.VerdictReasons = []string{"summary.json of schema 1 has no verdict: read from ok and run.interrupted"}
 	}

@@ -62,7 +62,7 @@ func (s *Summary) keyFigures() []keyFigure {
 			keyFigure{"delivery latency p50 / p95 / p99", latencies(d.Latency, d.Latency.P50, d.Latency.P95, d.Latency.P99)},
 			keyFigure{"duplicates / unmatched / malformed", fmt.Sprintf("%d / %d / %d", d.Duplicates, d.Unmatched, d.Malformed)})
 	} else {
-		kf = append(kf, keyFigure{"delivery", NotMeasured + " (delivery: " + d.Via + ")"})
+		kf = append(kf, keyFigure{"delivery", notMeasured + " (delivery: " + d.Via + ")"})
 	}
 	if o := s.Outcomes; o.NotAccepted > 0 {
 		kf = append(kf, keyFigure{"not accepted", fmt.Sprintf("%d of %d (%s)", o.NotAccepted, o.Messages, strings.Join(o.notAcceptedWhy(), ", "))})
@@ -96,9 +96,9 @@ func (s *Summary) deliveredFigure() string {
 }
 
 // latencies shows figures of p joined by " / ", or one "no data" when p is empty.
-func latencies(p Percentiles, vs ...float64) string {
+func latencies(p percentiles, vs ...float64) string {
 	if !p.Has() {
-		return NoData
+		return noData
 	}
 	out := make([]string, len(vs))
 	for i, v := range vs {
@@ -110,7 +110,7 @@ func latencies(p Percentiles, vs ...float64) string {
 // measuredCount shows a delivery count, or "not measured".
 func measuredCount(d Delivery, n int64) string {
 	if !d.Measured {
-		return NotMeasured
+		return notMeasured
 	}
 	return strconv.FormatInt(n, 10)
 }
@@ -126,7 +126,7 @@ func thresholdNote(t Threshold) string {
 // thresholdValue shows a threshold's value, or "no data".
 func thresholdValue(t Threshold) string {
 	if len(t.NoData) > 0 {
-		return NoData
+		return noData
 	}
 	return num(t.Value)
 }
@@ -470,7 +470,7 @@ func plural(n int64, noun string) string {
 }
 
 // truthAgrees says in words whether the measurements agree with the truth.
-func truthAgrees(t *TruthReport) string {
+func truthAgrees(t *truthReport) string {
 	switch {
 	case t.Agrees == nil:
 		return "not compared (" + strings.Join(t.Disagreements, "; ") + ")"

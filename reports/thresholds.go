@@ -10,9 +10,9 @@ import (
 	"github.com/msgload/msgload/thresholds"
 )
 
-// ErrBadThreshold means a threshold expression does not compile or does not
+// errBadThreshold means a threshold expression does not compile or does not
 // give a yes or no.
-var ErrBadThreshold = errors.New("bad threshold")
+var errBadThreshold = errors.New("bad threshold")
 
 // Thresholds are written in the language of package thresholds, over the
 // summary's fields (the `expr` tags of Summary); reports adds what depends on
@@ -32,14 +32,14 @@ func CheckThreshold(src string) error {
 	return thresholds.Check(src, Summary{})
 }
 
-// CompileThreshold checks one threshold expression against the summary's fields.
-func CompileThreshold(src string) (*compiled, error) {
+// compileThreshold checks one threshold expression against the summary's fields.
+func compileThreshold(src string) (*compiled, error) {
 	e, err := thresholds.Compile(src, Summary{})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrBadThreshold, src, err)
+		return nil, fmt.Errorf("%w: %s: %v", errBadThreshold, src, err)
 	}
 	if at := e.ComputedRead(latencyRead); at != "" {
-		return nil, fmt.Errorf("%w: %s: %s reads a latency through a computed path, so a figure without data could not be told from 0: name it (delivery.by_channel[\"sms\"].p95)", ErrBadThreshold, src, at)
+		return nil, fmt.Errorf("%w: %s: %s reads a latency through a computed path, so a figure without data could not be told from 0: name it (delivery.by_channel[\"sms\"].p95)", errBadThreshold, src, at)
 	}
 	return &compiled{Expr: e, paths: e.Paths()}, nil
 }
@@ -96,7 +96,7 @@ func (s *Summary) Evaluate(exprs []string) error {
 	progs := make([]*compiled, 0, len(exprs))
 	var errs []error
 	for _, e := range exprs {
-		c, err := CompileThreshold(e)
+		c, err := compileThreshold(e)
 		if err != nil {
 			errs = append(errs, err)
 			continue

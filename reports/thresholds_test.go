@@ -7,15 +7,15 @@ import (
 )
 
 func TestThresholds(t *testing.T) {
-	s := &Summary{Schema: SchemaVersion}
+	s := &Summary{Schema: schemaVersion}
 	s.Delivery.Via, s.Delivery.Measured = "sink", true
 	s.Delivery.Latency.Count, s.Delivery.Latency.P95 = 150, 12
 	s.Delivery.Lost, s.Delivery.Expected = 1, 200
 	s.Requests.Codes = map[string]int64{"200": 199, "429": 3}
 	s.RateLimit.ExcessAccepted = 4
-	s.RateLimit.Algorithm.Verdict = AlgoFixed
-	s.Delivery.ByChannel = map[string]Percentiles{"sms": {Count: 3, P99: 40}}
-	s.RateLimit.Clients = []ClientLimit{{ClientID: "a", Rejected429: 3}, {ClientID: "b", Rejected429: 4}}
+	s.RateLimit.Algorithm.Verdict = algoFixed
+	s.Delivery.ByChannel = map[string]percentiles{"sms": {Count: 3, P99: 40}}
+	s.RateLimit.Clients = []clientLimit{{ClientID: "a", Rejected429: 3}, {ClientID: "b", Rejected429: 4}}
 	for _, tc := range []struct {
 		expr  string
 		ok    bool
@@ -31,7 +31,7 @@ func TestThresholds(t *testing.T) {
 		{`delivery.by_channel["sms"].p99 <= 1m`, true, 40},          // per channel
 		{"delivery.expected > 0 && delivery.lost == 0", false, 0},   // bare condition: value 0 when false
 	} {
-		c, err := CompileThreshold(tc.expr)
+		c, err := compileThreshold(tc.expr)
 		if err != nil {
 			t.Errorf("%q: %v", tc.expr, err)
 			continue
@@ -51,15 +51,15 @@ func TestBadThresholds(t *testing.T) {
 		"delivery.latency.p95 < 3x", // unknown unit
 		`run.id == "open`,           // unterminated string
 	} {
-		_, err := CompileThreshold(src)
-		if !errors.Is(err, ErrBadThreshold) {
+		_, err := compileThreshold(src)
+		if !errors.Is(err, errBadThreshold) {
 			t.Errorf("%q: got %v, want ErrBadThreshold", src, err)
 		}
 	}
 	// A field that is absent from this run (no truth.json) fails with an error
 	// instead of passing.
 	var none Summary
-	c, err := CompileThreshold("truth.true_latency.p95 < 1s")
+	c, err := compileThreshold("truth.true_latency.p95 < 1s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestBadThresholds(t *testing.T) {
 		t.Errorf("threshold on a missing truth: %+v", th)
 	}
 	// Nothing expected: 0/0 is NaN and the share threshold fails rather than passes.
-	c, err = CompileThreshold("delivery.lost / delivery.expected < 1%")
+	c, err = compileThreshold("delivery.lost / delivery.expected < 1%")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestBadThresholds(t *testing.T) {
 	// Evaluate reports every bad expression at once and leaves the summary alone.
 	s := &Summary{}
 	err = s.Evaluate([]string{"a.b < 1", "delivery.lost == 0", "c <"})
-	if !errors.Is(err, ErrBadThreshold) || s.Thresholds != nil {
+	if !errors.Is(err, errBadThreshold) || s.Thresholds != nil {
 		t.Fatalf("Evaluate: %v, thresholds %v", err, s.Thresholds)
 	}
 }

@@ -37,11 +37,11 @@ func (a *analyzer) truth() error {
 	}
 	var t rundir.Truth
 	if err := json.Unmarshal(b, &t); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrBadRun, rundir.TruthFile, err)
+		return fmt.Errorf("%w: %s: %v", errBadRun, rundir.TruthFile, err)
 	}
-	r := &TruthReport{Algorithm: t.RateLimit.Algorithm, Truncated: t.Truncated,
+	r := &truthReport{Algorithm: t.RateLimit.Algorithm, Truncated: t.Truncated,
 		MeasuredLatency: a.s.Delivery.Latency, MeasuredLost: a.s.Delivery.Lost,
-		MeasuredDuplicates: a.s.Delivery.Duplicates, Windows: []TruthWindow{}}
+		MeasuredDuplicates: a.s.Delivery.Duplicates, Windows: []truthWindow{}}
 	seqOf, err := a.truthSeqs(&t)
 	if err != nil {
 		return err
@@ -229,12 +229,12 @@ func (a *analyzer) truth() error {
 	r.TrueLatency = lo.percentiles()
 	r.TrueLatencyUpper = hi.percentiles()
 	for k, n := range trueSteps {
-		r.FailoverSteps = append(r.FailoverSteps, TruthStep{From: k[0], To: k[1], True: n[0], TrueMax: n[1]})
+		r.FailoverSteps = append(r.FailoverSteps, truthStep{From: k[0], To: k[1], True: n[0], TrueMax: n[1]})
 	}
 	for _, st := range a.s.Delivery.Failover.Steps {
-		i := slices.IndexFunc(r.FailoverSteps, func(x TruthStep) bool { return x.From == st.From && x.To == st.To })
+		i := slices.IndexFunc(r.FailoverSteps, func(x truthStep) bool { return x.From == st.From && x.To == st.To })
 		if i < 0 {
-			r.FailoverSteps = append(r.FailoverSteps, TruthStep{From: st.From, To: st.To})
+			r.FailoverSteps = append(r.FailoverSteps, truthStep{From: st.From, To: st.To})
 			i = len(r.FailoverSteps) - 1
 		}
 		r.FailoverSteps[i].Measured = st.Count
@@ -298,10 +298,10 @@ func (a *analyzer) truthSeqs(t *rundir.Truth) (func(m *rundir.TruthMessage) int6
 // truthWindows sets the limiter's true decisions per window beside what the
 // attacker saw in the same windows (by send time: informative only, a request
 // near a window's edge may be decided in the next one).
-func (a *analyzer) truthWindows(t *rundir.Truth, r *TruthReport) {
+func (a *analyzer) truthWindows(t *rundir.Truth, r *truthReport) {
 	w := t.RateLimit.Window.D().Nanoseconds()
 	for _, tw := range t.Windows {
-		row := TruthWindow{Client: tw.Client, Start: ts(tw.Start), Accepted: tw.Accepted, Refused: tw.Refused}
+		row := truthWindow{Client: tw.Client, Start: ts(tw.Start), Accepted: tw.Accepted, Refused: tw.Refused}
 		if w > 0 {
 			lo, hi := tw.Start.UnixNano(), tw.Start.UnixNano()+w
 			rs := a.clients[tw.Client]
@@ -330,7 +330,7 @@ func (a *analyzer) truthWindows(t *rundir.Truth, r *TruthReport) {
 }
 
 // judgeTruth sets Agrees and lists every figure that disagrees.
-func (a *analyzer) judgeTruth(r *TruthReport) {
+func (a *analyzer) judgeTruth(r *truthReport) {
 	if r.Truncated {
 		r.Disagreements = []string{"the simulator's truth buffer was full: the measurements were not compared"}
 		return // Agrees stays null: no data

@@ -12,13 +12,13 @@ import (
 // Verdicts of a run (summary.json `verdict`). Only VerdictPass is a pass.
 const (
 	VerdictPass       = "pass"       // every threshold held on data, something was sent and accepted
-	VerdictFail       = "fail"       // a threshold failed or had no data, nothing was sent or accepted, the truth disagrees, ids collide
+	verdictFail       = "fail"       // a threshold failed or had no data, nothing was sent or accepted, the truth disagrees, ids collide
 	VerdictIncomplete = "incomplete" // the run was interrupted: its figures cover what ran
 	VerdictError      = "error"      // a raw file the run must have is missing or unreadable
 )
 
 // verdictRank orders verdicts from best to worst, for a run of several parts.
-var verdictRank = map[string]int{VerdictPass: 0, VerdictFail: 1, VerdictIncomplete: 2, VerdictError: 3}
+var verdictRank = map[string]int{VerdictPass: 0, verdictFail: 1, VerdictIncomplete: 2, VerdictError: 3}
 
 // WorstVerdict is the verdict of several parts: error over incomplete over fail
 // over pass; an unknown or empty verdict counts as error.
@@ -151,7 +151,7 @@ func (s *Summary) decide() {
 	case len(incomplete) > 0:
 		s.Verdict = VerdictIncomplete
 	case len(fails) > 0:
-		s.Verdict = VerdictFail
+		s.Verdict = verdictFail
 	default:
 		s.Verdict = VerdictPass
 	}

@@ -126,7 +126,7 @@ func TestVerdictNothingSentOrAccepted(t *testing.T) {
 	r.meta.Thresholds = []string{`requests.codes["200"] == 0`}
 	r.attempts, r.events = nil, nil
 	s, _ := build(t, r)
-	requireVerdict(t, s, VerdictFail, "the run sent no message")
+	requireVerdict(t, s, verdictFail, "the run sent no message")
 
 	r = passingRun()
 	r.meta.Thresholds = []string{"delivery.lost == 0"}
@@ -135,13 +135,13 @@ func TestVerdictNothingSentOrAccepted(t *testing.T) {
 		r.send(int64(i+1), "c1", float64(i), 500, 0.01)
 	}
 	s, _ = build(t, r)
-	requireVerdict(t, s, VerdictFail, "none of the 3 messages sent was accepted")
-	requireVerdict(t, s, VerdictFail, "threshold delivery.lost == 0 has no data")
+	requireVerdict(t, s, verdictFail, "none of the 3 messages sent was accepted")
+	requireVerdict(t, s, verdictFail, "threshold delivery.lost == 0 has no data")
 
 	// With no threshold at all, a run that got nothing accepted still fails.
 	r.meta.Thresholds = nil
 	s, _ = build(t, r)
-	requireVerdict(t, s, VerdictFail, "none of the 3 messages sent was accepted")
+	requireVerdict(t, s, verdictFail, "none of the 3 messages sent was accepted")
 }
 
 func TestVerdictNoDataThresholdFails(t *testing.T) {
@@ -149,7 +149,7 @@ func TestVerdictNoDataThresholdFails(t *testing.T) {
 	r.events = nil
 	r.meta.Thresholds = []string{"delivery.latency.p95 < 1s"}
 	s, _ := build(t, r)
-	requireVerdict(t, s, VerdictFail, "has no data")
+	requireVerdict(t, s, verdictFail, "has no data")
 }
 
 func TestWorstVerdictAndExitCode(t *testing.T) {
@@ -159,8 +159,8 @@ func TestWorstVerdictAndExitCode(t *testing.T) {
 		code int
 	}{
 		{[]string{VerdictPass}, VerdictPass, 0},
-		{[]string{VerdictPass, VerdictFail}, VerdictFail, 1},
-		{[]string{VerdictFail, VerdictIncomplete, VerdictPass}, VerdictIncomplete, 130},
+		{[]string{VerdictPass, verdictFail}, verdictFail, 1},
+		{[]string{verdictFail, VerdictIncomplete, VerdictPass}, VerdictIncomplete, 130},
 		{[]string{VerdictIncomplete, VerdictError}, VerdictError, 1},
 		{[]string{VerdictPass, ""}, VerdictError, 1},
 		{nil, VerdictError, 1},
@@ -174,10 +174,10 @@ func TestWorstVerdictAndExitCode(t *testing.T) {
 func TestParseSchema1Verdict(t *testing.T) {
 	for _, c := range []struct{ js, want string }{
 		{`{"schema":1,"ok":true}`, VerdictPass},
-		{`{"schema":1,"ok":false}`, VerdictFail},
+		{`{"schema":1,"ok":false}`, verdictFail},
 		{`{"schema":1,"ok":true,"run":{"interrupted":true}}`, VerdictIncomplete},
 	} {
-		s, err := ParseSummary([]byte(c.js))
+		s, err := parseSummary([]byte(c.js))
 		if err != nil || s.Verdict != c.want || s.OK() != (c.want == VerdictPass) {
 			t.Errorf("%s: %v verdict %q ok %v, want %q", c.js, err, s.Verdict, s.OK(), c.want)
 		}

@@ -19,7 +19,7 @@ import (
 // Kinds of summary.json: a part's (every run without parts is one part) and a
 // whole run's, at the top of a run with parts.
 const (
-	KindPart = "part"
+	kindPart = "part"
 	KindRun  = "run"
 )
 
@@ -32,16 +32,16 @@ type RunSummary struct {
 	Passed         bool         `json:"ok"`   // Verdict == "pass"
 	Verdict        string       `json:"verdict"`
 	VerdictReasons []string     `json:"verdict_reasons"` // every part's, "<part>: <reason>"
-	Run            WholeRunInfo `json:"run"`
-	Parts          []PartResult `json:"parts"`
-	Totals         Totals       `json:"totals"`
+	Run            wholeRunInfo `json:"run"`
+	Parts          []partResult `json:"parts"`
+	Totals         totals       `json:"totals"`
 
 	summaries []*Summary // the parts' summaries, nil for a part without one
 }
 
-// WholeRunInfo is what the whole run is: its id, scenario and build, the
+// wholeRunInfo is what the whole run is: its id, scenario and build, the
 // earliest start and latest end of its parts.
-type WholeRunInfo struct {
+type wholeRunInfo struct {
 	ID          string `json:"id"`
 	Scenario    string `json:"scenario"`
 	Description string `json:"description,omitempty"`
@@ -54,8 +54,8 @@ type WholeRunInfo struct {
 	Interrupted bool   `json:"interrupted"`
 }
 
-// PartResult is one part of the whole run: its verdict and key figures.
-type PartResult struct {
+// partResult is one part of the whole run: its verdict and key figures.
+type partResult struct {
 	Name             string      `json:"name"`
 	Dir              string      `json:"dir"` // relative to the run directory
 	API              string      `json:"api"`
@@ -63,17 +63,17 @@ type PartResult struct {
 	VerdictReasons   []string    `json:"verdict_reasons"`
 	Requests         int64       `json:"requests"`
 	ErrorRate        *float64    `json:"error_rate"` // null: no request was made
-	RequestLatency   Percentiles `json:"request_latency"`
-	DeliveryLatency  Percentiles `json:"delivery_latency"`
-	Outcomes         Outcomes    `json:"outcomes"`
+	RequestLatency   percentiles `json:"request_latency"`
+	DeliveryLatency  percentiles `json:"delivery_latency"`
+	Outcomes         outcomes    `json:"outcomes"`
 	Thresholds       int         `json:"thresholds"`
 	ThresholdsFailed int         `json:"thresholds_failed"`
 }
 
-// Totals are sums over the parts that have a summary.
-type Totals struct {
+// totals are sums over the parts that have a summary.
+type totals struct {
 	Requests         int64    `json:"requests"`
-	Outcomes         Outcomes `json:"outcomes"`
+	Outcomes         outcomes `json:"outcomes"`
 	Thresholds       int      `json:"thresholds"`
 	ThresholdsFailed int      `json:"thresholds_failed"`
 	PartsPassed      int      `json:"parts_passed"`
@@ -89,11 +89,11 @@ type PartInput struct {
 	Err     error    // why, when Summary is nil
 }
 
-// NewRunSummary puts the parts of a run together: the whole verdict is the
+// newRunSummary puts the parts of a run together: the whole verdict is the
 // worst part verdict; a part without a summary is incomplete when the run was
 // interrupted and error otherwise.
-func NewRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary {
-	w := &RunSummary{Schema: SchemaVersion, Kind: KindRun, VerdictReasons: []string{}, Parts: []PartResult{}}
+func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary {
+	w := &RunSummary{Schema: schemaVersion, Kind: KindRun, VerdictReasons: []string{}, Parts: []partResult{}}
 	w.Run.Interrupted = interrupted
 	w.Totals.Outcomes.ByState, w.Totals.Outcomes.Refused = map[string]int64{}, map[string]int64{}
 	w.Totals.Outcomes.measured = true
@@ -105,7 +105,7 @@ func NewRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 		if err != nil {
 			rel = p.Dir
 		}
-		pr := PartResult{Name: p.Name, Dir: filepath.ToSlash(rel), VerdictReasons: []string{}}
+		pr := partResult{Name: p.Name, Dir: filepath.ToSlash(rel), VerdictReasons: []string{}}
 		s := p.Summary
 		w.summaries = append(w.summaries, s)
 		w.Totals.Parts++
@@ -152,7 +152,7 @@ func NewRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 	return w
 }
 
-func (w *RunSummary) addTotals(s *Summary, pr PartResult) {
+func (w *RunSummary) addTotals(s *Summary, pr partResult) {
 	t := &w.Totals
 	t.Requests += s.Requests.Total
 	t.Thresholds += pr.Thresholds
@@ -268,7 +268,7 @@ func PartDirs(dir string) []string {
 // summary.json, report.html, report.md and junit.xml, from the parts'
 // summaries (each part's own files are written by Build).
 func BuildRun(dir string, parts []PartInput, interrupted bool) (*RunSummary, error) {
-	w := NewRunSummary(dir, parts, interrupted)
+	w := newRunSummary(dir, parts, interrupted)
 	return w, w.WriteFiles(dir)
 }
 
@@ -278,7 +278,7 @@ func BuildRun(dir string, parts []PartInput, interrupted bool) (*RunSummary, err
 func RebuildRun(dir string) (*RunSummary, error) {
 	dirs := PartDirs(dir)
 	if len(dirs) == 0 {
-		return nil, fmt.Errorf("%w: %s has no part directories", ErrNoMeta, dir)
+		return nil, fmt.Errorf("%w: %s has no part directories", errNoMeta, dir)
 	}
 	var parts []PartInput
 	interrupted := false
@@ -345,7 +345,7 @@ func (w *RunSummary) partRows() []partRow {
 			row.DeliveryP95 = s.Delivery.Latency.show(s.Delivery.Latency.P95)
 			row.Outcome = strings.Join(s.outcomeLines(), " ")
 		} else {
-			row.Sent, row.Accepted, row.Delivered, row.NotDelivered, row.DeliveryP95 = "–", "–", "–", "–", NoData
+			row.Sent, row.Accepted, row.Delivered, row.NotDelivered, row.DeliveryP95 = "–", "–", "–", "–", noData
 			row.Outcome = strings.Join(p.VerdictReasons, "; ")
 		}
 		rows = append(rows, row)
@@ -478,10 +478,10 @@ func (w *RunSummary) WriteJUnit(out io.Writer) error {
 func parseRunSummary(b []byte) (*Summary, error) {
 	var w RunSummary
 	if err := json.Unmarshal(b, &w); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadSummary, err)
+		return nil, fmt.Errorf("%w: %v", errBadSummary, err)
 	}
 	if _, ok := verdictRank[w.Verdict]; !ok {
-		return nil, fmt.Errorf("%w: whole-run summary with verdict %q", ErrBadSummary, w.Verdict)
+		return nil, fmt.Errorf("%w: whole-run summary with verdict %q", errBadSummary, w.Verdict)
 	}
 	s := &Summary{Schema: w.Schema, Kind: KindRun, Verdict: w.Verdict, VerdictReasons: w.VerdictReasons, Passed: w.Verdict == VerdictPass, Whole: &w}
 	s.Run.ID, s.Run.Scenario, s.Run.Version, s.Run.Start, s.Run.End, s.Run.Interrupted = w.Run.ID, w.Run.Scenario, w.Run.Version, w.Run.Start, w.Run.End, w.Run.Interrupted

@@ -24,7 +24,7 @@ func TestWholeRunSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Kind != KindPart {
+	if s.Kind != kindPart {
 		t.Errorf("a part's kind %q", s.Kind)
 	}
 	parts := []PartInput{{Name: "ok-part", Dir: pdir, Summary: s}, {Name: "broken", Dir: filepath.Join(dir, "broken"), Err: errors.New("start the simulator: boom")}}

@@ -34,8 +34,8 @@ const (
 	TrackChain = "msgload_chain"
 )
 
-// ErrNoTag means the field carries no msgload tag: the event is unmatched.
-var ErrNoTag = errors.New("no msgload tag")
+// errNoTag means the field carries no msgload tag: the event is unmatched.
+var errNoTag = errors.New("no msgload tag")
 
 const externalPrefix = "ml."
 
@@ -74,7 +74,7 @@ func ValidRunID(id string) bool {
 func ParseExternalID(s string) (Tag, error) {
 	rest, ok := strings.CutPrefix(s, externalPrefix)
 	if !ok {
-		return Tag{}, ErrNoTag
+		return Tag{}, errNoTag
 	}
 	parts := strings.Split(rest, ".")
 	if len(parts) != 3 {
@@ -87,11 +87,11 @@ func ParseExternalID(s string) (Tag, error) {
 // encoding/json (values may be strings or numbers).
 func ParseTrackData(td map[string]any) (Tag, error) {
 	if td == nil {
-		return Tag{}, ErrNoTag
+		return Tag{}, errNoTag
 	}
 	run, ok := td[TrackRun]
 	if !ok {
-		return Tag{}, ErrNoTag
+		return Tag{}, errNoTag
 	}
 	str := func(v any) string {
 		switch x := v.(type) {

@@ -39,7 +39,7 @@ func TestTagRoundTrip(t *testing.T) {
 func TestParseTagRejects(t *testing.T) {
 	for _, tc := range []struct {
 		in    string
-		noTag bool // ErrNoTag: not ours, so unmatched rather than malformed
+		noTag bool // errNoTag: not ours, so unmatched rather than malformed
 	}{
 		{"order-123", true},     // a client's own id
 		{"ml.run.1", false},     // too few parts
@@ -54,14 +54,14 @@ func TestParseTagRejects(t *testing.T) {
 			t.Errorf("%q: want an error", tc.in)
 			continue
 		}
-		if errors.Is(err, ErrNoTag) != tc.noTag {
-			t.Errorf("%q: ErrNoTag = %v, want %v (err %v)", tc.in, errors.Is(err, ErrNoTag), tc.noTag, err)
+		if errors.Is(err, errNoTag) != tc.noTag {
+			t.Errorf("%q: ErrNoTag = %v, want %v (err %v)", tc.in, errors.Is(err, errNoTag), tc.noTag, err)
 		}
 	}
-	if _, err := ParseTrackData(map[string]any{"order": "1"}); !errors.Is(err, ErrNoTag) {
+	if _, err := ParseTrackData(map[string]any{"order": "1"}); !errors.Is(err, errNoTag) {
 		t.Errorf("trackData without our keys: got %v, want ErrNoTag", err)
 	}
-	if _, err := ParseTrackData(map[string]any{TrackRun: "r", TrackSeq: 1.0, TrackSent: "abc"}); err == nil || errors.Is(err, ErrNoTag) {
+	if _, err := ParseTrackData(map[string]any{TrackRun: "r", TrackSeq: 1.0, TrackSent: "abc"}); err == nil || errors.Is(err, errNoTag) {
 		t.Errorf("trackData with a bad time: got %v, want a parse error", err)
 	}
 }

@@ -131,12 +131,12 @@ func IsMSISDN(s string) bool {
 // Classes of an attempt (Attempt.Class): what its code or transport error was.
 const (
 	ClassOK      = "ok"
-	ClassHTTP4xx = "http_4xx"
+	classHTTP4xx = "http_4xx"
 	ClassHTTP429 = "http_429"
 	ClassHTTP5xx = "http_5xx"
 	ClassTimeout = "timeout"
 	ClassReset   = "reset"
-	ClassConn    = "conn" // could not connect: nothing reached the service
+	classConn    = "conn" // could not connect: nothing reached the service
 	ClassOther   = "other"
 	// ClassBadAnswer is the class of a 2xx send answer whose body is not the
 	// API's answer (HTML from a proxy, invalid JSON, random bytes, no
@@ -163,14 +163,14 @@ func Classify(code int, err error) (outcome, class string) {
 		case code >= 500:
 			return OutcomeFail, ClassHTTP5xx
 		default:
-			return OutcomeFail, ClassHTTP4xx
+			return OutcomeFail, classHTTP4xx
 		}
 	}
 	if err == nil {
 		return OutcomeUnknown, ClassOther
 	}
 	class = errClass(err)
-	if class == ClassConn {
+	if class == classConn {
 		return OutcomeFail, class
 	}
 	return OutcomeUnknown, class
@@ -184,7 +184,7 @@ func errClass(err error) string {
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
 		return ClassTimeout
 	case errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &op) && op.Op == "dial"):
-		return ClassConn
+		return classConn
 	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE):
 		return ClassReset
 	default:

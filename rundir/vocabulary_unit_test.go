@@ -26,15 +26,15 @@ func TestClassify(t *testing.T) {
 		{429, nil, OutcomeFail, ClassHTTP429},
 		{500, nil, OutcomeFail, ClassHTTP5xx},
 		{503, nil, OutcomeFail, ClassHTTP5xx},
-		{400, nil, OutcomeFail, ClassHTTP4xx},
-		{401, nil, OutcomeFail, ClassHTTP4xx},
-		{302, nil, OutcomeFail, ClassHTTP4xx},                 // any other code: the attacker's rule since the start
+		{400, nil, OutcomeFail, classHTTP4xx},
+		{401, nil, OutcomeFail, classHTTP4xx},
+		{302, nil, OutcomeFail, classHTTP4xx},                 // any other code: the attacker's rule since the start
 		{500, io.ErrUnexpectedEOF, OutcomeFail, ClassHTTP5xx}, // an answer came: the code decides, not the body's read error
 		{200, io.ErrUnexpectedEOF, OutcomeOK, ClassOK},
 		{0, context.DeadlineExceeded, OutcomeUnknown, ClassTimeout},
 		{0, fmt.Errorf("post: %w", timeout), OutcomeUnknown, ClassTimeout}, // a net.Error that timed out
-		{0, syscall.ECONNREFUSED, OutcomeFail, ClassConn},                  // nothing reached the service
-		{0, &net.OpError{Op: "dial", Err: errors.New("no route")}, OutcomeFail, ClassConn},
+		{0, syscall.ECONNREFUSED, OutcomeFail, classConn},                  // nothing reached the service
+		{0, &net.OpError{Op: "dial", Err: errors.New("no route")}, OutcomeFail, classConn},
 		{0, fmt.Errorf("read: %w", syscall.ECONNRESET), OutcomeUnknown, ClassReset},
 		{0, io.EOF, OutcomeUnknown, ClassReset},
 		{0, syscall.EPIPE, OutcomeUnknown, ClassReset},

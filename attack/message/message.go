@@ -18,23 +18,23 @@ import (
 	"github.com/msgload/msgload/scenarios/msgspec"
 )
 
-// ErrUnknownAPI means the API is neither messaging nor notify.
-var ErrUnknownAPI = errors.New("unknown API")
+// errUnknownAPI means the API is neither messaging nor notify.
+var errUnknownAPI = errors.New("unknown API")
 
 // maxClientRequestID is the longest clientRequestId the messaging API takes.
 const maxClientRequestID = 100
 
-// Info describes one body, for the attempt log and the metrics.
-type Info struct {
+// info describes one body, for the attempt log and the metrics.
+type info struct {
 	Recipient  string
 	Channels   []string // messaging: the scenario's channels in order (shared: do not modify)
 	TextBytes  int      // bytes of the (first) text, before JSON escaping
 	ExternalID string   // notify: the externalId sent ("" when none)
 }
 
-// Generator builds request bodies. It is immutable after New and safe for
+// generator builds request bodies. It is immutable after New and safe for
 // concurrent use; each Body call allocates its own result.
-type Generator struct {
+type generator struct {
 	notify    bool
 	seed      uint64
 	rc        recipients
@@ -69,14 +69,14 @@ type item struct {
 // New builds a generator for api ("messaging" or "notify") from a message spec
 // as scenarios.Load returns it (defaults applied). A CSV recipients path is read
 // as given: pass a scenario's Scenario.ResolvedMessage.
-func New(api string, spec msgspec.Message, seed int64) (*Generator, error) {
-	g := &Generator{seed: uint64(seed), textBytes: spec.TextBytes, textParts: spec.TextParts, fill: spec.Fill, noExtID: spec.ExternalID == "none"}
+func New(api string, spec msgspec.Message, seed int64) (*generator, error) {
+	g := &generator{seed: uint64(seed), textBytes: spec.TextBytes, textParts: spec.TextParts, fill: spec.Fill, noExtID: spec.ExternalID == "none"}
 	switch api {
 	case "notify":
 		g.notify = true
 	case "messaging":
 	default:
-		return nil, fmt.Errorf("%w %q: want messaging or notify", ErrUnknownAPI, api)
+		return nil, fmt.Errorf("%w %q: want messaging or notify", errUnknownAPI, api)
 	}
 	if g.fill == "" {
 		g.fill = "ascii"
@@ -106,7 +106,7 @@ func New(api string, spec msgspec.Message, seed int64) (*Generator, error) {
 	return g, nil
 }
 
-func (g *Generator) setRecipients(spec msgspec.Message) error {
+func (g *generator) setRecipients(spec msgspec.Message) error {
 	r := spec.Recipients
 	switch {
 	case r == nil:
@@ -125,7 +125,7 @@ func (g *Generator) setRecipients(spec msgspec.Message) error {
 			return fmt.Errorf("open recipients: %w", err)
 		}
 		defer f.Close()
-		list, err := ReadRecipientsCSV(f, r.Column)
+		list, err := readRecipientsCSV(f, r.Column)
 		if err != nil {
 			return fmt.Errorf("read recipients %s: %w", r.CSV, err)
 		}
@@ -152,7 +152,7 @@ func jsonField(dst []byte, name string, v any) ([]byte, error) {
 	return append(dst, b...), nil
 }
 
-func (g *Generator) setMessaging(spec msgspec.Message) error {
+func (g *generator) setMessaging(spec msgspec.Message) error {
 	items := spec.Scenario
 	if len(items) == 0 {
 		items = []msgspec.Item{{Channel: rundir.ChannelSMS, Sender: "msgload"}}
@@ -242,14 +242,14 @@ func (g *Generator) setMessaging(spec msgspec.Message) error {
 }
 
 // Channels returns the messaging channels in order (nil for notify).
-func (g *Generator) Channels() []string { return g.channels }
+func (g *generator) Channels() []string { return g.channels }
 
 // Chain returns the messaging scenario as the end-of-message rule needs it,
 // encoded as rundir.Chain.Strings does (nil for notify).
-func (g *Generator) Chain() []string { return g.links }
+func (g *generator) Chain() []string { return g.links }
 
 // renderText appends the sized text of template t.
-func (g *Generator) renderText(dst []byte, t *msgspec.Template, v *vars, r *rand.PCG) []byte {
+func (g *generator) renderText(dst []byte, t *msgspec.Template, v *vars, r *rand.PCG) []byte {
 	start := len(dst)
 	dst = render(dst, t, v, r)
 	switch {
@@ -269,7 +269,7 @@ func (g *Generator) renderText(dst []byte, t *msgspec.Template, v *vars, r *rand
 //
 // The same seq, client and tag give the same bytes: retries and probes resend
 // exactly what the first attempt sent.
-func (g *Generator) Body(seq int64, client string, tag rundir.Tag) ([]byte, Info, error) {
+func (g *generator) Body(seq int64, client string, tag rundir.Tag) ([]byte, info, error) {
 	var r rand.PCG
 	r.Seed(g.seed, uint64(seq))
 	sp := g.scratch.Get().(*[]byte)
@@ -283,7 +283,7 @@ func (g *Generator) Body(seq int64, client string, tag rundir.Tag) ([]byte, Info
 	v.recipient = scratch[:recipLen]
 
 	out := make([]byte, 0, g.sizeHint.Load()+64)
-	info := Info{Recipient: string(scratch[:recipLen]), Channels: g.channels}
+	info := info{Recipient: string(scratch[:recipLen]), Channels: g.channels}
 	if g.notify {
 		scratch = g.renderText(scratch, g.text, &v, &r)
 		text := scratch[recipLen:]
@@ -315,7 +315,7 @@ func (g *Generator) Body(seq int64, client string, tag rundir.Tag) ([]byte, Info
 	return out, info, nil
 }
 
-func (g *Generator) messagingBody(out []byte, scratch *[]byte, recipLen int, v *vars, r *rand.PCG, tag rundir.Tag, info *Info) []byte {
+func (g *generator) messagingBody(out []byte, scratch *[]byte, recipLen int, v *vars, r *rand.PCG, tag rundir.Tag, info *info) []byte {
 	recip := info.Recipient
 	// the message's text, rendered once and shared by the items without their own
 	*scratch = g.renderText(*scratch, g.text, v, r)

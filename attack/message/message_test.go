@@ -29,7 +29,7 @@ func load(t testing.TB, src string) *scenarios.Scenario {
 
 // forScenario builds the generator of a loaded scenario the way the harness
 // does: its API, its message spec with paths resolved, its seed.
-func forScenario(s *scenarios.Scenario) (*Generator, error) {
+func forScenario(s *scenarios.Scenario) (*generator, error) {
 	return New(s.API, s.ResolvedMessage(), s.Sim.Seed)
 }
 
@@ -242,7 +242,7 @@ func TestReadRecipientsCSV(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ReadRecipientsCSV(strings.NewReader(tt.in), tt.column)
+			got, err := readRecipientsCSV(strings.NewReader(tt.in), tt.column)
 			if tt.err {
 				if err == nil || !strings.Contains(err.Error(), tt.want) {
 					t.Fatalf("err %v, want %q", err, tt.want)
@@ -261,12 +261,12 @@ func FuzzReadRecipientsCSV(f *testing.F) {
 	f.Add("a,b\n1,2\n", "b")
 	f.Add("\"x\n", "")
 	f.Fuzz(func(t *testing.T, in, column string) {
-		got, err := ReadRecipientsCSV(strings.NewReader(in), column)
+		got, err := readRecipientsCSV(strings.NewReader(in), column)
 		if err != nil {
 			return
 		}
 		for _, v := range got {
-			if v == "" || len(v) > MaxRecipientLength || !strings.ContainsAny(v, "0123456789") {
+			if v == "" || len(v) > maxRecipientLength || !strings.ContainsAny(v, "0123456789") {
 				t.Fatalf("accepted recipient %q", v)
 			}
 		}

@@ -12,22 +12,22 @@ import (
 
 // Sentinel errors of the recipients reader.
 var (
-	ErrNoRecipients = errors.New("no recipients")
-	ErrBadCSV       = errors.New("bad recipients CSV")
+	errNoRecipients = errors.New("no recipients")
+	errBadCSV       = errors.New("bad recipients CSV")
 )
 
 // Limits of a recipients CSV file.
 const (
-	MaxRecipients      = 10_000_000
-	MaxRecipientLength = 200 // recipient.value, messaging seed
+	maxRecipients      = 10_000_000
+	maxRecipientLength = 200 // recipient.value, messaging seed
 )
 
-// ReadRecipientsCSV reads phone numbers from CSV. With column set, the first row
+// readRecipientsCSV reads phone numbers from CSV. With column set, the first row
 // is a header and the numbers are in that column; without, the numbers are in the
 // first column and a first row whose first cell holds no digit is taken as a
 // header. Empty lines are skipped; every number is trimmed, must be at most 200
 // characters and hold at least one digit.
-func ReadRecipientsCSV(r io.Reader, column string) ([]string, error) {
+func readRecipientsCSV(r io.Reader, column string) ([]string, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
@@ -40,7 +40,7 @@ func ReadRecipientsCSV(r io.Reader, column string) ([]string, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrBadCSV, err)
+			return nil, fmt.Errorf("%w: %w", errBadCSV, err)
 		}
 		if line == 1 {
 			if column != "" {
@@ -52,7 +52,7 @@ func ReadRecipientsCSV(r io.Reader, column string) ([]string, error) {
 					}
 				}
 				if col < 0 {
-					return nil, fmt.Errorf("%w: no column %q in the header %q", ErrBadCSV, column, strings.Join(rec, ","))
+					return nil, fmt.Errorf("%w: no column %q in the header %q", errBadCSV, column, strings.Join(rec, ","))
 				}
 				continue
 			}
@@ -64,19 +64,19 @@ func ReadRecipientsCSV(r io.Reader, column string) ([]string, error) {
 			continue
 		}
 		if col >= len(rec) {
-			return nil, fmt.Errorf("%w: line %d has no column %d", ErrBadCSV, line, col+1)
+			return nil, fmt.Errorf("%w: line %d has no column %d", errBadCSV, line, col+1)
 		}
 		v := strings.TrimSpace(rec[col])
-		if v == "" || len(v) > MaxRecipientLength || !strings.ContainsAny(v, "0123456789") {
-			return nil, fmt.Errorf("%w: line %d: %q is not a phone number (1 to %d characters with digits)", ErrBadCSV, line, v, MaxRecipientLength)
+		if v == "" || len(v) > maxRecipientLength || !strings.ContainsAny(v, "0123456789") {
+			return nil, fmt.Errorf("%w: line %d: %q is not a phone number (1 to %d characters with digits)", errBadCSV, line, v, maxRecipientLength)
 		}
-		if len(out) >= MaxRecipients {
-			return nil, fmt.Errorf("%w: more than %d recipients", ErrBadCSV, MaxRecipients)
+		if len(out) >= maxRecipients {
+			return nil, fmt.Errorf("%w: more than %d recipients", errBadCSV, maxRecipients)
 		}
 		out = append(out, v)
 	}
 	if len(out) == 0 {
-		return nil, ErrNoRecipients
+		return nil, errNoRecipients
 	}
 	return out, nil
 }

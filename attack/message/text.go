@@ -141,9 +141,9 @@ func ucs2Units(b []byte) (units int, ascii bool) {
 	return units, ascii
 }
 
-// PartChars is the number of characters n SMS parts carry: 160 (GSM) or 70
+// partChars is the number of characters n SMS parts carry: 160 (GSM) or 70
 // (UCS-2) for one part, 153 or 67 per part when concatenated.
-func PartChars(n int, gsm bool) int {
+func partChars(n int, gsm bool) int {
 	switch {
 	case n <= 0:
 		return 0
@@ -164,7 +164,7 @@ func sizeParts(dst []byte, start, n int, fill string) []byte {
 	u := fillUnit(fill)
 	_, ascii := ucs2Units(dst[start:])
 	gsm := ascii && fill == "ascii"
-	want := PartChars(n, gsm)
+	want := partChars(n, gsm)
 	units, _ := ucs2Units(dst[start:])
 	// cut whole runes until it fits
 	for units > want {
