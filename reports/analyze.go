@@ -244,15 +244,7 @@ func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
 
 // readJSONL is rundir.ReadJSONL over a file system: a missing file reads as empty.
 func readJSONL[T any](fsys fs.FS, name string, fn func(T) error, bad func(line int, err error)) error {
-	f, err := fsys.Open(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return rundir.DecodeJSONL(f, fn, bad)
+	return readJSONLFunc(fsys, name, func(b []byte, v *T) error { return json.Unmarshal(b, v) }, fn, bad)
 }
 
 // readJSONLFunc is readJSONL with its own decoder of a line (rundir.DecodeJSONLFunc).

@@ -213,29 +213,38 @@ func parseBasic(v string) (login, pass string, ok bool) {
 	return login, pass, true
 }
 
-func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
-	began := time.Now()
-	client := ""
-	code := http.StatusOK
-	defer func() { s.observe(apiMessaging, opSend, code, client, began) }()
-	f := s.drawFault()
-	acc, c := s.authenticate(w, r)
+// admitMessaging starts a messaging call: the fault it draws, Basic auth, and
+// the rate limit. A call they refuse has been answered (obs.code says how) and
+// ok is false.
+func (s *Server) admitMessaging(w http.ResponseWriter, r *http.Request, obs *observed) (acc *account, f preFault, ok bool) {
+	f = s.drawFault()
+	acc, code := s.authenticate(w, r)
 	if acc == nil {
-		code = c
-		return
+		obs.code = code
+		return nil, f, false
 	}
-	client = acc.Login
-	if s.cfg.RateLimit.Messaging && !s.rateLimit(w, client, false) {
-		code = http.StatusTooManyRequests
+	obs.client = acc.Login
+	if s.cfg.RateLimit.Messaging && !s.rateLimit(w, obs.client, false) {
+		obs.code = http.StatusTooManyRequests
+		return nil, f, false
+	}
+	return acc, f, true
+}
+
+func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
+	obs := s.begin(apiMessaging, opSend)
+	defer obs.done()
+	acc, f, ok := s.admitMessaging(w, r, obs)
+	if !ok {
 		return
 	}
 	switch f {
 	case fault500, fault503:
-		code = http.StatusInternalServerError
+		obs.code = http.StatusInternalServerError
 		if f == fault503 {
-			code = http.StatusServiceUnavailable
+			obs.code = http.StatusServiceUnavailable
 		}
-		writeJSON(w, code, msgFaultBody(code))
+		writeJSON(w, obs.code, msgFaultBody(obs.code))
 		return
 	}
 	req, err := DecodeSend(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
@@ -243,7 +252,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		err = ValidateSend(req, func(ch string) bool { return acc.channels&(1<<chanIndex(ch)) != 0 })
 	}
 	if err != nil {
-		code = http.StatusBadRequest
+		obs.code = http.StatusBadRequest
 		var fe *fieldError
 		msg := err.Error()
 		if !errors.As(err, &fe) {
@@ -253,7 +262,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		if req != nil {
 			td = req.TrackData
 		}
-		writeJSON(w, code, sendResponse{
+		writeJSON(w, obs.code, sendResponse{
 			TxID: uuid.NewString(), UpdatedAt: utc(time.Now()), State: rundir.StateFailed, TrackData: td,
 			Error: &codeMessage{Code: 400, Message: msg},
 		})
@@ -261,9 +270,9 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	}
 	m := s.accept(acc, req)
 	if f == faultAfter500 || f == faultAfterReset {
-		code = http.StatusInternalServerError
+		obs.code = http.StatusInternalServerError
 		if f == faultAfterReset {
-			code = 0
+			obs.code = 0
 		}
 		s.afterFault(w, f, msgFaultBody)
 		return
@@ -552,27 +561,18 @@ func (s *Server) maybeIncoming(m *message, now time.Time, ch uint8) {
 }
 
 func (s *Server) handleCheckStatus(w http.ResponseWriter, r *http.Request) {
-	began := time.Now()
-	client := ""
-	code := http.StatusOK
-	defer func() { s.observe(apiMessaging, opCheckStatus, code, client, began) }()
-	f := s.drawFault()
-	acc, c := s.authenticate(w, r)
-	if acc == nil {
-		code = c
-		return
-	}
-	client = acc.Login
-	if s.cfg.RateLimit.Messaging && !s.rateLimit(w, client, false) {
-		code = http.StatusTooManyRequests
+	obs := s.begin(apiMessaging, opCheckStatus)
+	defer obs.done()
+	acc, f, ok := s.admitMessaging(w, r, obs)
+	if !ok {
 		return
 	}
 	if f == fault500 || f == fault503 || f == faultAfter500 {
-		code = http.StatusInternalServerError
+		obs.code = http.StatusInternalServerError
 		if f == fault503 {
-			code = http.StatusServiceUnavailable
+			obs.code = http.StatusServiceUnavailable
 		}
-		writeJSON(w, code, msgFaultBody(code))
+		writeJSON(w, obs.code, msgFaultBody(obs.code))
 		return
 	}
 	id, err := uuid.Parse(r.PathValue("txId"))
@@ -586,8 +586,8 @@ func (s *Server) handleCheckStatus(w http.ResponseWriter, r *http.Request) {
 		s.msgMu.RUnlock()
 	}
 	if rec == nil {
-		code = http.StatusNotFound
-		writeJSON(w, code, msgError(code, "not_found", "unknown or expired txId"))
+		obs.code = http.StatusNotFound
+		writeJSON(w, obs.code, msgError(obs.code, "not_found", "unknown or expired txId"))
 		return
 	}
 	writeJSON(w, http.StatusOK, rec)

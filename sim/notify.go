@@ -210,23 +210,33 @@ func (s *Server) rateLimit(w http.ResponseWriter, client string, notify bool) bo
 	return false
 }
 
-func (s *Server) handleNotification(w http.ResponseWriter, r *http.Request) {
-	began := time.Now()
-	code := http.StatusOK
-	client := ""
-	defer func() { s.observe(apiNotify, opNotifications, code, client, began) }()
-	f := s.drawFault()
-	client, code = s.bearer(w, r, ScopeNotification)
+// admitNotify starts a notify call: the fault it draws, the bearer token and
+// its scope, and a drawn 500 or 503, answered at once. A call refused has been
+// answered (obs.code says how) and ok is false.
+func (s *Server) admitNotify(w http.ResponseWriter, r *http.Request, obs *observed, scope string) (f preFault, ok bool) {
+	f = s.drawFault()
+	client, code := s.bearer(w, r, scope)
+	obs.client = client
 	if code != 0 {
-		return
+		obs.code = code
+		return f, false
 	}
-	code = http.StatusOK
 	if f == fault500 || f == fault503 {
-		code = http.StatusInternalServerError
+		obs.code = http.StatusInternalServerError
 		if f == fault503 {
-			code = http.StatusServiceUnavailable
+			obs.code = http.StatusServiceUnavailable
 		}
-		writeJSON(w, code, notifyFaultBody(code))
+		writeJSON(w, obs.code, notifyFaultBody(obs.code))
+		return f, false
+	}
+	return f, true
+}
+
+func (s *Server) handleNotification(w http.ResponseWriter, r *http.Request) {
+	obs := s.begin(apiNotify, opNotifications)
+	defer obs.done()
+	f, ok := s.admitNotify(w, r, obs, ScopeNotification)
+	if !ok {
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
@@ -237,23 +247,23 @@ func (s *Server) handleNotification(w http.ResponseWriter, r *http.Request) {
 		req, err = decodeNotification(body)
 	}
 	if err != nil {
-		code = http.StatusBadRequest
-		writeJSON(w, code, notifyError{Status: 400, Error: "bad_request", Message: err.Error()})
+		obs.code = http.StatusBadRequest
+		writeJSON(w, obs.code, notifyError{Status: 400, Error: "bad_request", Message: err.Error()})
 		return
 	}
-	resp, replay, status := s.createNotification(client, req, body)
+	resp, replay, status := s.createNotification(obs.client, req, body)
 	if status != http.StatusOK {
-		code = status
-		writeJSON(w, code, notifyError{Status: status, Error: "idempotency_key_reused", Message: "externalId was used with a different body"})
+		obs.code = status
+		writeJSON(w, obs.code, notifyError{Status: status, Error: "idempotency_key_reused", Message: "externalId was used with a different body"})
 		return
 	}
 	if replay {
-		s.met.replays.WithLabelValues(s.met.client(client)).Inc()
+		s.met.replays.WithLabelValues(s.met.client(obs.client)).Inc()
 	}
 	if s.afterFault(w, f, notifyFaultBody) {
-		code = http.StatusInternalServerError
+		obs.code = http.StatusInternalServerError
 		if f == faultAfterReset {
-			code = 0
+			obs.code = 0
 		}
 		return
 	}
@@ -371,34 +381,22 @@ type webhookResponse struct {
 }
 
 func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
-	began := time.Now()
-	code := http.StatusOK
-	client := ""
-	defer func() { s.observe(apiNotify, opWebhooks, code, client, began) }()
-	f := s.drawFault()
-	client, code = s.bearer(w, r, ScopeWebhook)
-	if code != 0 {
-		return
-	}
-	code = http.StatusOK
-	if f == fault500 || f == fault503 {
-		code = http.StatusInternalServerError
-		if f == fault503 {
-			code = http.StatusServiceUnavailable
-		}
-		writeJSON(w, code, notifyFaultBody(code))
+	obs := s.begin(apiNotify, opWebhooks)
+	defer obs.done()
+	f, ok := s.admitNotify(w, r, obs, ScopeWebhook)
+	if !ok {
 		return
 	}
 	if r.Method == http.MethodGet {
 		s.ntMu.Lock()
-		url := s.webhooks[client]
+		url := s.webhooks[obs.client]
 		s.ntMu.Unlock()
 		if url == "" {
-			code = http.StatusNotFound
-			writeJSON(w, code, notifyError{Status: 404, Error: "not_found", Message: "no webhook registered"})
+			obs.code = http.StatusNotFound
+			writeJSON(w, obs.code, notifyError{Status: 404, Error: "not_found", Message: "no webhook registered"})
 			return
 		}
-		writeJSON(w, code, webhookResponse{URL: url})
+		writeJSON(w, obs.code, webhookResponse{URL: url})
 		return
 	}
 	var req webhookRequest
@@ -416,17 +414,17 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 		err = &fieldError{"url", fmt.Sprintf("an absolute http or https URL of at most %d characters", maxWebhookURL)}
 	}
 	if err != nil {
-		code = http.StatusBadRequest
-		writeJSON(w, code, notifyError{Status: 400, Error: "bad_request", Message: err.Error()})
+		obs.code = http.StatusBadRequest
+		writeJSON(w, obs.code, notifyError{Status: 400, Error: "bad_request", Message: err.Error()})
 		return
 	}
 	s.ntMu.Lock()
-	s.webhooks[client] = *req.URL
+	s.webhooks[obs.client] = *req.URL
 	s.ntMu.Unlock()
 	if s.afterFault(w, f, notifyFaultBody) {
-		code = http.StatusInternalServerError
+		obs.code = http.StatusInternalServerError
 		if f == faultAfterReset {
-			code = 0
+			obs.code = 0
 		}
 		return
 	}

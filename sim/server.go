@@ -364,6 +364,24 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 // observe records one answered request.
+// observed is one API call as the simulator's metrics see it: what it was,
+// when it began, the client who made it and the code it got (200 unless set).
+type observed struct {
+	s       *Server
+	api, op string
+	began   time.Time
+	client  string
+	code    int
+}
+
+// begin starts observing a call; its handler defers done.
+func (s *Server) begin(api, op string) *observed {
+	return &observed{s: s, api: api, op: op, began: time.Now(), code: http.StatusOK}
+}
+
+// done counts the call and its duration.
+func (o *observed) done() { o.s.observe(o.api, o.op, o.code, o.client, o.began) }
+
 func (s *Server) observe(api, op string, code int, client string, began time.Time) {
 	s.met.request(api, op, code, client)
 	s.met.duration.WithLabelValues(api, op).Observe(time.Since(began).Seconds())

@@ -163,3 +163,21 @@ func intersperse(app *cli.App, args []string) []string {
 	}
 	return append(append(append([]string{}, args[:2]...), flags...), rest...)
 }
+
+// untilInterrupt returns a context of parent's that ends at the first
+// interrupt (Ctrl-C, SIGTERM): how a server (msgload sim, sink, record) is
+// told to shut down. stop releases the signals and the context. A run or a
+// replay takes the signals themselves instead (harness.Options.Signals): a
+// second interrupt there means something of its own.
+func (g *globalState) untilInterrupt(parent context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	sig, stopSignals := g.signals()
+	go func() {
+		select {
+		case <-sig:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { stopSignals(); cancel() }
+}

@@ -117,17 +117,8 @@ func (g *globalState) runRecord(parent context.Context, o recordOpts, force bool
 		f.Close()
 		return err
 	}
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-	sig, stop := g.signals()
+	ctx, stop := g.untilInterrupt(parent)
 	defer stop()
-	go func() {
-		select {
-		case <-sig:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	fmt.Fprintf(g.stderr, "msgload record: proxy on http://%s → %s, writing %s; Ctrl-C to stop\n",
 		ln.Addr(), redactURL(o.upstream.String()), o.out)
 	serveErr := replay.Serve(ctx, ln, rec)

@@ -104,17 +104,8 @@ func (g *globalState) simConfig(c *cli.Context) (sim.Config, string, error) {
 
 // runSim serves until an interrupt (Ctrl-C, SIGTERM).
 func (g *globalState) runSim(parent context.Context, cfg sim.Config, addr string) error {
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-	sig, stop := g.signals()
+	ctx, stop := g.untilInterrupt(parent)
 	defer stop()
-	go func() {
-		select {
-		case <-sig:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s, err := sim.New(cfg, reg)

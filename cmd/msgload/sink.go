@@ -133,17 +133,8 @@ func (g *globalState) sinkConfig(c *cli.Context) (sink.ServerConfig, error) {
 
 // runSink serves until an interrupt (Ctrl-C, SIGTERM), then closes the log.
 func (g *globalState) runSink(parent context.Context, cfg sink.ServerConfig) error {
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-	sig, stop := g.signals()
+	ctx, stop := g.untilInterrupt(parent)
 	defer stop()
-	go func() {
-		select {
-		case <-sig:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	cfg.Ready = func(addr string) {
 		fmt.Fprintf(g.stderr, "msgload sink: listening on http://%s (log %s, fsync %s)\n", addr, cfg.LogPath, cfg.Fsync)
 	}
