@@ -595,19 +595,18 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) algori
 		return notReached(alg, clients, ids, w, limit)
 	}
 	alg.Decisions = 0
-	var all []*decisions
+	f := &fitter{w: w, limit: limit, best: map[string]candidate{}}
 	var refused int64
-	var span int64
 	recovered := false
 	for _, id := range ids {
 		d := newDecisions(clients[id])
 		if len(d.at)+len(d.rt) == 0 {
 			continue
 		}
-		all = append(all, d)
+		f.all = append(f.all, d)
 		alg.Decisions += int64(len(d.at) + len(d.rt))
 		refused += int64(len(d.rt))
-		span = max(span, d.last-d.first)
+		f.span = max(f.span, d.last-d.first)
 		recovered = recovered || len(d.recov) > 0
 	}
 	if refused == 0 {
@@ -615,42 +614,69 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) algori
 	}
 	if !recovered {
 		burst := 0
-		for _, d := range all {
+		for _, d := range f.all {
 			burst = max(burst, d.burst)
 		}
 		alg.Evidence = append(alg.Evidence, fmt.Sprintf("no request was accepted after a 429 (the first came after %d accepted): "+
 			"the window is longer than the rest of the run, or the service stopped accepting", burst))
 		return alg
 	}
+	f.fitWindows(f.windows())
+	f.fitBuckets()
+	return f.verdict(alg)
+}
 
-	// Candidate windows: the scenario's, the common ones, and some read off
-	// the 429s: the three most frequent spacings of recoveries and of 429
-	// onsets (a fixed window reopens and fills every w) and, for the burst size b, the shortest time between an
-	// acceptance after refusals and the acceptance b before it (a sliding log
-	// reopens w after the acceptance that leaves it).
-	type win struct {
-		w    int64
-		rank int
+// fitter fits the three limiters to the decisions of every client: the best
+// candidate of each algorithm, kept as the fits are tried.
+type fitter struct {
+	all     []*decisions
+	w       int64 // the scenario's window (0: none)
+	limit   int   // the scenario's limit (0: none)
+	span    int64 // the longest time a client's decisions span
+	low, up []int // bounds of the limit, reused across fits
+	best    map[string]candidate
+}
+
+// keep keeps c when it is the best of its algorithm so far.
+func (f *fitter) keep(c candidate) {
+	if b, ok := f.best[c.algo]; !ok || c.better(b) {
+		f.best[c.algo] = c
 	}
-	var wins []win
+}
+
+// candidateWindow is a window to try, ranked 0 when it is the scenario's or a
+// common one, 1 when read off the 429s.
+type candidateWindow struct {
+	w    int64
+	rank int
+}
+
+// windows lists the candidate windows: the scenario's, the common ones, and
+// some read off the 429s: the three most frequent spacings of recoveries and
+// of 429 onsets (a fixed window reopens and fills every w) and, for the burst
+// size b, the shortest time between an acceptance after refusals and the
+// acceptance b before it (a sliding log reopens w after the acceptance that
+// leaves it).
+func (f *fitter) windows() []candidateWindow {
+	var wins []candidateWindow
 	seenW := map[int64]bool{}
 	addW := func(x int64, rank int) {
 		x = (x + int64(time.Millisecond)/2) / int64(time.Millisecond) * int64(time.Millisecond)
-		if x < int64(10*time.Millisecond) || seenW[x] || (x > span && x != w) {
+		if x < int64(10*time.Millisecond) || seenW[x] || (x > f.span && x != f.w) {
 			return
 		}
 		seenW[x] = true
-		wins = append(wins, win{x, rank})
+		wins = append(wins, candidateWindow{x, rank})
 	}
-	if w > 0 {
-		addW(w, 0)
+	if f.w > 0 {
+		addW(f.w, 0)
 	}
 	for _, c := range commonWindows {
 		addW(c.Nanoseconds(), 0)
 	}
 	gaps := map[int64]int{}
 	burst := math.MaxInt
-	for _, d := range all {
+	for _, d := range f.all {
 		for i := 1; i < len(d.recov); i++ {
 			gaps[(d.recov[i].t-d.recov[i-1].t+5e6)/1e7*1e7]++
 		}
@@ -666,7 +692,7 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) algori
 	}
 	if burst != math.MaxInt {
 		minGap := int64(math.MaxInt64)
-		for _, d := range all {
+		for _, d := range f.all {
 			for _, r := range d.recov {
 				if r.k >= burst {
 					minGap = min(minGap, r.t-d.at[r.k-burst])
@@ -677,14 +703,11 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) algori
 			addW(minGap, 1)
 		}
 	}
+	return wins
+}
 
-	best := map[string]candidate{}
-	keep := func(c candidate) {
-		if b, ok := best[c.algo]; !ok || c.better(b) {
-			best[c.algo] = c
-		}
-	}
-	var low, up []int
+// fitWindows fits a sliding log and fixed windows of every candidate window.
+func (f *fitter) fitWindows(wins []candidateWindow) {
 	type fixedWin struct {
 		w, lo, hi int64
 		rank      int
@@ -694,19 +717,19 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) algori
 	for _, cw := range wins {
 		x := cw.w
 		// Sliding log.
-		low, up = low[:0], up[:0]
-		for _, d := range all {
-			low, up = d.slidingBounds(x, low, up)
+		f.low, f.up = f.low[:0], f.up[:0]
+		for _, d := range f.all {
+			f.low, f.up = d.slidingBounds(x, f.low, f.up)
 		}
-		l, bad := bestLimit(low, up)
-		keep(candidate{algo: algoSliding, bad: bad, limit: l, window: x, rank: cw.rank, scenario: x == w,
+		l, bad := bestLimit(f.low, f.up)
+		f.keep(candidate{algo: algoSliding, bad: bad, limit: l, window: x, rank: cw.rank, scenario: x == f.w,
 			desc: fmt.Sprintf("%d per %s", l, fmtWindow(x))})
 		// Fixed window: aligned where the refusals end, at the first decision, or at the epoch.
-		phases, lo, hi := fixedPhases(all, x)
+		phases, lo, hi := fixedPhases(f.all, x)
 		fw := fixedWin{w: x, rank: cw.rank, lo: lo, hi: hi, bad: math.MaxInt64}
 		for _, ph := range phases {
-			c := fixedFit(all, x, ph, cw.rank, w, &low, &up)
-			keep(c)
+			c := fixedFit(f.all, x, ph, cw.rank, f.w, &f.low, &f.up)
+			f.keep(c)
 			fw.bad = min(fw.bad, c.bad)
 		}
 		fixedWins = append(fixedWins, fw)
@@ -724,8 +747,8 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) algori
 			step := max((hi-lo)/8, 1)
 			bestPh, bestBad := lo, int64(math.MaxInt64)
 			for ph := lo; ph <= hi; ph += step {
-				c := fixedFit(all, fw.w, ph, fw.rank, w, &low, &up)
-				keep(c)
+				c := fixedFit(f.all, fw.w, ph, fw.rank, f.w, &f.low, &f.up)
+				f.keep(c)
 				if c.bad < bestBad {
 					bestPh, bestBad = ph, c.bad
 				}
@@ -736,11 +759,15 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) algori
 			lo, hi = bestPh-step, bestPh+step
 		}
 	}
-	// Token bucket: refill rates at and just above the sure lower bound, the
-	// scenario's, and the round ones (an integer per common window) within
-	// reach; for each the capacity with the fewest contradictions.
+}
+
+// fitBuckets fits token buckets: refill rates at and just above the sure
+// lower bound, the scenario's, and the round ones (an integer per common
+// window) within reach; for each the capacity with the fewest contradictions.
+func (f *fitter) fitBuckets() {
+	w, limit := f.w, f.limit
 	floor := 0.0
-	for _, d := range all {
+	for _, d := range f.all {
 		floor = max(floor, d.rateFloor())
 	}
 	var rates []float64
@@ -753,8 +780,8 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) algori
 			n := math.Ceil(floor * cw * 1.0001)
 			rates = append(rates, n/cw, (n+1)/cw)
 		}
-		for _, f := range []float64{1.001, 1.01, 1.02, 1.05} {
-			rates = append(rates, floor*f)
+		for _, k := range []float64{1.001, 1.01, 1.02, 1.05} {
+			rates = append(rates, floor*k)
 		}
 	}
 	var need []float64
@@ -762,11 +789,11 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) algori
 		if rate <= 0 || slices.ContainsFunc(rates[:i], func(r float64) bool { return math.Abs(r-rate) <= 1e-4*rate }) {
 			continue // rates within 0.01% tell nothing apart; the scenario's and the round ones come first
 		}
-		low, up = low[:0], up[:0]
-		for _, d := range all {
-			need, low, up = d.bucketBounds(rate, need, low, up)
+		f.low, f.up = f.low[:0], f.up[:0]
+		for _, d := range f.all {
+			need, f.low, f.up = d.bucketBounds(rate, need, f.low, f.up)
 		}
-		c, bad := bestLimit(low, up)
+		c, bad := bestLimit(f.low, f.up)
 		x := int64(math.Round(float64(c)/rate/1e6)) * int64(time.Millisecond)
 		rank := 1
 		for _, cw := range commonWindows {
@@ -777,14 +804,18 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) algori
 		if w > 0 && math.Abs(float64(x-w)) <= 0.005*float64(w) {
 			rank, x = 0, w
 		}
-		keep(candidate{algo: algoTokenBucket, bad: bad, limit: c, capacity: float64(c), window: x, rank: rank, scenario: x == w,
+		f.keep(candidate{algo: algoTokenBucket, bad: bad, limit: c, capacity: float64(c), window: x, rank: rank, scenario: x == w,
 			desc: fmt.Sprintf("burst %d, refill %d per %s", c, c, fmtWindow(x))})
 	}
+}
 
+// verdict names the algorithm that fits best, with its limit and window, or
+// says why none is named.
+func (f *fitter) verdict(alg algorithm) algorithm {
 	alg.Contradictions = map[string]int64{}
 	var fits []candidate
 	for _, a := range []string{algoSliding, algoFixed, algoTokenBucket} {
-		c, ok := best[a]
+		c, ok := f.best[a]
 		if !ok {
 			continue
 		}
@@ -794,12 +825,13 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) algori
 	}
 	if len(fits) == 0 {
 		alg.Evidence = append(alg.Evidence, fmt.Sprintf("no window to try: the decisions span %s, no common window fits in it and run.json gives none",
-			fmtWindow(span)))
+			fmtWindow(f.span)))
 		return alg
 	}
 	sort.SliceStable(fits, func(i, j int) bool { return fits[i].better(fits[j]) })
 	allowed := int64(math.Floor(contradictionShare * float64(alg.Decisions)))
 	top := fits[0]
+	limit, w := f.limit, f.w
 	setLimit := func(c candidate) {
 		alg.Limit, alg.Window = float64(c.limit), round6(float64(c.window)/1e9)
 		if c.algo == algoTokenBucket {
