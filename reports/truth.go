@@ -28,33 +28,68 @@ const (
 // disagreement, and a run whose measurements disagree with the truth fails:
 // a measurement bug shows in the first run that meets it.
 func (a *analyzer) truth() error {
-	b, err := fs.ReadFile(a.fsys, rundir.TruthFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	t, err := a.readTruth()
+	if t == nil || err != nil {
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("read truth: %w", err)
-	}
-	var t rundir.Truth
-	if err := json.Unmarshal(b, &t); err != nil {
-		return fmt.Errorf("%w: %s: %v", errBadRun, rundir.TruthFile, err)
-	}
-	r := &truthReport{Algorithm: t.RateLimit.Algorithm, Truncated: t.Truncated,
-		MeasuredLatency: a.s.Delivery.Latency, MeasuredLost: a.s.Delivery.Lost,
-		MeasuredDuplicates: a.s.Delivery.Duplicates, Windows: []truthWindow{}}
-	seqOf, err := a.truthSeqs(&t)
+	r := a.newTruthReport(t)
+	seqOf, err := a.truthSeqs(t)
 	if err != nil {
 		return err
 	}
+	arrivals := sinkArrivals(t, r)
+	sure, maybe := a.trueFigures(t, arrivals, seqOf, false), a.trueFigures(t, arrivals, seqOf, true)
+	countTruthMessages(t, r)
+	setExpected(r, sure, maybe)
+	r.TrueLatency, r.TrueLatencyUpper = a.trueLatency(sure, maybe)
+	r.FailoverSteps = a.failoverSteps(sure, maybe)
+	a.truthWindows(t, r)
+	a.judgeTruth(r)
+	a.s.Truth = r
+	return nil
+}
 
-	// Arrivals at the sink, per callback. A call the sink answered (any
-	// status) surely arrived, between its start and its answer; a call that
-	// got no answer (reset, timeout) may have arrived — the sink may have
-	// logged it and the answer been lost on the way back. Every figure is
-	// computed twice, without and with those, and the measurement must lie
-	// between the two.
-	type key struct{ id, channel, state string }
-	arrivals := map[key][]arrival{}
+// readTruth reads truth.json, or returns nil without an error when the run
+// has none: only a run against the embedded simulator knows the truth, and
+// a run without it is simply not compared.
+func (a *analyzer) readTruth() (*rundir.Truth, error) {
+	b, err := fs.ReadFile(a.fsys, rundir.TruthFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read truth: %w", err)
+	}
+	var t rundir.Truth
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", errBadRun, rundir.TruthFile, err)
+	}
+	return &t, nil
+}
+
+// newTruthReport starts the report with what needs no judging: the
+// simulator's own flags and the measured figures repeated for the
+// side-by-side. Windows starts empty, not nil, so that summary.json has []
+// rather than null when the simulator decided no window.
+func (a *analyzer) newTruthReport(t *rundir.Truth) *truthReport {
+	return &truthReport{Algorithm: t.RateLimit.Algorithm, Truncated: t.Truncated,
+		MeasuredLatency: a.s.Delivery.Latency, MeasuredLost: a.s.Delivery.Lost,
+		MeasuredDuplicates: a.s.Delivery.Duplicates, Windows: []truthWindow{}}
+}
+
+// arrivalKey names the arrivals of one state of one message on one channel:
+// a second arrival under the same key is a duplicate.
+type arrivalKey struct{ id, channel, state string }
+
+// sinkArrivals returns the arrivals at the sink per callback, each key's in
+// order of their start, and counts in r the callbacks' fates and the
+// unanswered calls. A call the sink answered (any status) surely arrived,
+// between its start and its answer; a call that got no answer (reset,
+// timeout) may have arrived — the sink may have logged it and the answer been
+// lost on the way back. Every figure is computed twice, without and with
+// those (trueFigures), and the measurement must lie between the two.
+func sinkArrivals(t *rundir.Truth, r *truthReport) map[arrivalKey][]arrival {
+	arrivals := map[arrivalKey][]arrival{}
 	for _, c := range t.Callbacks {
 		switch c.Action {
 		case rundir.CallbackDropped:
@@ -74,139 +109,203 @@ func (a *analyzer) truth() error {
 		if c.Status == 0 {
 			r.Unanswered++
 		}
-		k := key{c.ID, c.Channel, c.State}
+		k := arrivalKey{c.ID, c.Channel, c.State}
 		arrivals[k] = append(arrivals[k], arrival{at: c.At.UnixNano(), done: done.UnixNano(), ok: c.Status == 0 || is2xx(c.Status), sure: c.Status != 0})
 	}
 	for _, as := range arrivals {
 		slices.SortFunc(as, func(x, y arrival) int { return cmp.Compare(x.at, y.at) })
 	}
+	return arrivals
+}
+
+// truthFigures are the true figures computed with the unanswered calls taken
+// as arrived (maybe) or not (sure): the measurement must lie between the two.
+type truthFigures struct {
+	lost, dups, received, reaccepted int64
+	steps                            map[[2]string]int64
+	end                              map[int64][3]int64 // seq → earliest ending arrival's start and answer, the last ending arrival's answer
+}
+
+// trueFigures computes the true figures with the unanswered calls taken as
+// arrived (maybe) or not.
+func (a *analyzer) trueFigures(t *rundir.Truth, arrivals map[arrivalKey][]arrival, seqOf func(m *rundir.TruthMessage) int64, maybe bool) truthFigures {
+	fg := truthFigures{steps: map[[2]string]int64{}, end: map[int64][3]int64{}}
+	fg.dups = duplicateArrivals(arrivals, maybe)
+	fates := a.messageFates(t, arrivals, seqOf, maybe, fg.steps)
+	a.tallyFates(fates, &fg)
+	return fg
+}
+
+// usable returns the arrivals a judgement counts: all of them if the
+// unanswered calls are taken as arrived (maybe), else only the sure ones.
+func usable(as []arrival, maybe bool) []arrival {
+	if maybe {
+		return as
+	}
+	out := as[:0:0]
+	for _, x := range as {
+		if x.sure {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// duplicateArrivals counts the duplicates: a second arrival of the same state
+// for the same id and channel, unless it is the service retrying a call the
+// sink refused.
+func duplicateArrivals(arrivals map[arrivalKey][]arrival, maybe bool) int64 {
+	var dups int64
+	for _, as := range arrivals {
+		as = usable(as, maybe)
+		for i := 1; i < len(as); i++ {
+			if as[i-1].ok {
+				dups++
+			}
+		}
+	}
+	return dups
+}
+
+// messageFate is what the arrivals show of one message (by the attacker's
+// sequence), over every id the simulator accepted it under.
+type messageFate struct {
+	end   [3]int64 // as truthFigures.end
+	steps uint32   // the failover steps already counted: bit i is the step into chain item i
+	ids   int
+}
+
+// messageFates gathers each message's fate by its sequence and counts in
+// steps the failover steps the arrivals show. A message that joins none of
+// the attacker's (sequence 0) still counts its steps but has no fate: the
+// attacker expected nothing of it.
+func (a *analyzer) messageFates(t *rundir.Truth, arrivals map[arrivalKey][]arrival, seqOf func(m *rundir.TruthMessage) int64, maybe bool, steps map[[2]string]int64) map[int64]*messageFate {
+	fates := map[int64]*messageFate{}
+	for _, m := range t.Messages {
+		seq := seqOf(&m)
+		f := fates[seq]
+		if f == nil {
+			f = &messageFate{}
+			if seq != 0 {
+				fates[seq] = f
+			}
+		}
+		f.ids++
+		a.followSteps(&m, f, arrivals, maybe, steps)
+	}
+	return fates
+}
+
+// followSteps walks the records of one message in order, tracking the chain
+// item each is on through the failovers, and adds to f the failover steps
+// and the ending arrivals they show.
+func (a *analyzer) followSteps(m *rundir.TruthMessage, f *messageFate, arrivals map[arrivalKey][]arrival, maybe bool, steps map[[2]string]int64) {
+	item := 0
+	for _, st := range m.Steps {
+		ch := st.Channel
+		if m.API == rundir.APINotify {
+			ch = ""
+		}
+		as := usable(arrivals[arrivalKey{m.ID, ch, st.State}], maybe)
+		if ch != "" {
+			as = append(as, usable(arrivals[arrivalKey{m.ID, "", st.State}], maybe)...) // a truth.json of before callbacks named their channel
+		}
+		idx := -1
+		ends := true
+		if m.API != rundir.APINotify {
+			idx = a.chain.Item(ch, item)
+			ends = a.chain.Ends(st.State, idx)
+		}
+		if len(as) > 0 && idx >= 0 {
+			a.cascadeShown(f, st.State, idx, steps)
+		}
+		if idx >= 0 && a.chain.FailsOver(st.State, idx) {
+			item = idx + 1
+		}
+		if !ends {
+			continue
+		}
+		f.ending(as)
+	}
+}
+
+// cascadeShown counts in steps, once per message, what an arrival of state at
+// chain item idx shows of the cascade: every step up to its item, and the
+// step out of it when it fails over.
+func (a *analyzer) cascadeShown(f *messageFate, state string, idx int, steps map[[2]string]int64) {
+	upto := idx
+	if a.chain.FailsOver(state, idx) {
+		upto = idx + 1
+	}
+	for i := 1; i <= upto && i < 31; i++ {
+		if f.steps&(1<<i) == 0 {
+			f.steps |= 1 << i
+			steps[[2]string{a.chain[i-1].Channel, a.chain[i].Channel}]++
+		}
+	}
+}
+
+// ending takes the arrivals of a record that ends the message into its end:
+// the earliest one's start and answer, and the last answer of any.
+func (f *messageFate) ending(as []arrival) {
+	for _, x := range as {
+		if f.end[0] == 0 || x.at < f.end[0] {
+			f.end[0], f.end[1] = x.at, x.done
+		}
+		f.end[2] = max(f.end[2], x.done)
+	}
+}
+
+// tallyFates counts into fg the messages the attacker saw accepted that were
+// reaccepted, lost (no ending arrival by the deadline) or received, and keeps
+// the received ones' ends for the latency.
+func (a *analyzer) tallyFates(fates map[int64]*messageFate, fg *truthFigures) {
 	dl := a.deadline.UnixNano()
 	if a.deadline.IsZero() {
 		dl = math.MaxInt64
 	}
-	// judge computes the true figures with the unanswered calls taken as
-	// arrived (maybe) or not.
-	type figures struct {
-		lost, dups, received, reaccepted int64
-		steps                            map[[2]string]int64
-		end                              map[int64][3]int64 // seq → earliest ending arrival's start and answer, the last ending arrival's answer
+	for seq, f := range fates {
+		m := a.msgs[seq]
+		if m == nil || !m.accepted {
+			continue // the attacker saw no acceptance: not expected, not lost
+		}
+		if f.ids > 1 {
+			fg.reaccepted++
+		}
+		if f.end[0] == 0 || f.end[0] > dl {
+			fg.lost++
+		}
+		if f.end[0] != 0 && m.first > 0 {
+			fg.received++
+			fg.end[seq] = f.end
+		}
 	}
-	judge := func(maybe bool) figures {
-		fg := figures{steps: map[[2]string]int64{}, end: map[int64][3]int64{}}
-		use := func(as []arrival) []arrival {
-			if maybe {
-				return as
-			}
-			out := as[:0:0]
-			for _, x := range as {
-				if x.sure {
-					out = append(out, x)
-				}
-			}
-			return out
-		}
-		// Duplicates: a second arrival of the same state for the same id and
-		// channel, unless it is the service retrying a call the sink refused.
-		for _, as := range arrivals {
-			as = use(as)
-			for i := 1; i < len(as); i++ {
-				if as[i-1].ok {
-					fg.dups++
-				}
-			}
-		}
-		type fate struct {
-			end   [3]int64
-			steps uint32
-			ids   int
-		}
-		fates := map[int64]*fate{}
-		for _, m := range t.Messages {
-			seq := seqOf(&m)
-			f := fates[seq]
-			if f == nil {
-				f = &fate{}
-				if seq != 0 {
-					fates[seq] = f
-				}
-			}
-			f.ids++
-			item := 0
-			for _, st := range m.Steps {
-				ch := st.Channel
-				if m.API == rundir.APINotify {
-					ch = ""
-				}
-				as := use(arrivals[key{m.ID, ch, st.State}])
-				if ch != "" {
-					as = append(as, use(arrivals[key{m.ID, "", st.State}])...) // a truth.json of before callbacks named their channel
-				}
-				idx := -1
-				ends := true
-				if m.API != rundir.APINotify {
-					idx = a.chain.Item(ch, item)
-					ends = a.chain.Ends(st.State, idx)
-				}
-				if len(as) > 0 && idx >= 0 {
-					// What an arrival shows of the cascade: every step up to its
-					// item, and the step out of it when it fails over.
-					upto := idx
-					if a.chain.FailsOver(st.State, idx) {
-						upto = idx + 1
-					}
-					for i := 1; i <= upto && i < 31; i++ {
-						if f.steps&(1<<i) == 0 {
-							f.steps |= 1 << i
-							fg.steps[[2]string{a.chain[i-1].Channel, a.chain[i].Channel}]++
-						}
-					}
-				}
-				if idx >= 0 && a.chain.FailsOver(st.State, idx) {
-					item = idx + 1
-				}
-				if !ends {
-					continue
-				}
-				for _, x := range as {
-					if f.end[0] == 0 || x.at < f.end[0] {
-						f.end[0], f.end[1] = x.at, x.done
-					}
-					f.end[2] = max(f.end[2], x.done)
-				}
-			}
-		}
-		for seq, f := range fates {
-			m := a.msgs[seq]
-			if m == nil || !m.accepted {
-				continue // the attacker saw no acceptance: not expected, not lost
-			}
-			if f.ids > 1 {
-				fg.reaccepted++
-			}
-			if f.end[0] == 0 || f.end[0] > dl {
-				fg.lost++
-			}
-			if f.end[0] != 0 && m.first > 0 {
-				fg.received++
-				fg.end[seq] = f.end
-			}
-		}
-		return fg
-	}
-	sure, maybe := judge(false), judge(true)
+}
+
+// countTruthMessages counts the messages the simulator accepted and those it
+// sent downstream more than once.
+func countTruthMessages(t *rundir.Truth, r *truthReport) {
 	for _, m := range t.Messages {
 		r.Messages++
 		if m.Sends > 1 {
 			r.DuplicateSends++
 		}
 	}
+}
+
+// setExpected sets the true counts in r, each as the range between the sure
+// and the maybe judgement that the measurement must lie in.
+func setExpected(r *truthReport, sure, maybe truthFigures) {
 	r.ExpectedLost, r.ExpectedLostMin = sure.lost, maybe.lost
 	r.ExpectedDuplicates, r.ExpectedDuplicatesMax = sure.dups, maybe.dups
 	r.ExpectedReaccepted = sure.reaccepted
 	r.ExpectedReceived, r.ExpectedReceivedMax = sure.received, maybe.received
-	// Latency: from the earliest possible arrival of an ending record to the
-	// latest its first arrival can have been (the answer of the first sure
-	// one, else of the last maybe one).
+}
+
+// trueLatency returns the bounds of the true latency: from the earliest
+// possible arrival of an ending record to the latest its first arrival can
+// have been (the answer of the first sure one, else of the last maybe one).
+func (a *analyzer) trueLatency(sure, maybe truthFigures) (lower, upper percentiles) {
 	lo, hi := newHist(), newHist()
 	for seq, e := range maybe.end {
 		m := a.msgs[seq]
@@ -217,6 +316,13 @@ func (a *analyzer) truth() error {
 		lo.observe(float64(e[0]-m.first) / 1e9)
 		hi.observe(float64(max(up, e[1])-m.first) / 1e9)
 	}
+	return lo.percentiles(), hi.percentiles()
+}
+
+// failoverSteps sets the true failover steps (the range between the sure and
+// the maybe judgement) beside the measured ones, every step either has, in
+// the order of the chain.
+func (a *analyzer) failoverSteps(sure, maybe truthFigures) []truthStep {
 	trueSteps := map[[2]string][2]int64{}
 	for k, n := range sure.steps {
 		trueSteps[k] = [2]int64{n, maybe.steps[k]}
@@ -226,30 +332,26 @@ func (a *analyzer) truth() error {
 			trueSteps[k] = [2]int64{0, n}
 		}
 	}
-	r.TrueLatency = lo.percentiles()
-	r.TrueLatencyUpper = hi.percentiles()
+	var steps []truthStep // null in summary.json when there are none
 	for k, n := range trueSteps {
-		r.FailoverSteps = append(r.FailoverSteps, truthStep{From: k[0], To: k[1], True: n[0], TrueMax: n[1]})
+		steps = append(steps, truthStep{From: k[0], To: k[1], True: n[0], TrueMax: n[1]})
 	}
 	for _, st := range a.s.Delivery.Failover.Steps {
-		i := slices.IndexFunc(r.FailoverSteps, func(x truthStep) bool { return x.From == st.From && x.To == st.To })
+		i := slices.IndexFunc(steps, func(x truthStep) bool { return x.From == st.From && x.To == st.To })
 		if i < 0 {
-			r.FailoverSteps = append(r.FailoverSteps, truthStep{From: st.From, To: st.To})
-			i = len(r.FailoverSteps) - 1
+			steps = append(steps, truthStep{From: st.From, To: st.To})
+			i = len(steps) - 1
 		}
-		r.FailoverSteps[i].Measured = st.Count
+		steps[i].Measured = st.Count
 	}
-	sort.Slice(r.FailoverSteps, func(i, j int) bool {
-		x, y := r.FailoverSteps[i], r.FailoverSteps[j]
+	sort.Slice(steps, func(i, j int) bool {
+		x, y := steps[i], steps[j]
 		if xi, yi := a.chain.Index(x.From), a.chain.Index(y.From); xi != yi {
 			return xi < yi
 		}
 		return x.From+"\x00"+x.To < y.From+"\x00"+y.To
 	})
-	a.truthWindows(&t, r)
-	a.judgeTruth(r)
-	a.s.Truth = r
-	return nil
+	return steps
 }
 
 // truthSeqs returns how a true message joins the attacker's messages: by the
