@@ -128,49 +128,128 @@ func (r *partRun) run(stopCtx, abortCtx context.Context) {
 	}
 }
 
+// runErr runs the part's stages in order: its directory, the sink, the
+// target, the attack, the grace wait, the closing of what it started, and its
+// reports. What a stage started is closed, last first, on every return; an
+// error of closing counts when nothing failed before.
 func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
-	s := r.s
-	if r.multi {
-		if err := os.Mkdir(r.dir, 0o755); err != nil {
-			return fmt.Errorf("create part directory: %w", err)
-		}
-		red, err := s.Redacted()
-		if err != nil {
-			return fmt.Errorf("redact scenario: %w", err)
-		}
-		if err := writeFileAtomic(filepath.Join(r.dir, rundir.ScenarioFile), red); err != nil {
-			return err
-		}
+	if err := r.writePartScenario(); err != nil {
+		return err
 	}
-	var closers []func() error
+	var cs closeStack
 	defer func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			if cerr := closers[i](); cerr != nil && err == nil {
-				err = cerr
-			}
+		if cerr := cs.closeAll(); err == nil {
+			err = cerr
 		}
 	}()
 
-	if !s.Target.Embedded && s.Delivery.Via != "poll" && s.Delivery.Via != "none" {
+	if !r.s.Target.Embedded && r.s.Delivery.Via != "poll" && r.s.Delivery.Via != "none" {
 		r.tally = newTally(r.id)
 	}
+	sinkURL, err := r.startSink(&cs)
+	if err != nil {
+		return err
+	}
+	if r.remote != nil {
+		defer r.remote.close() // on an early return; the normal path closes it after the last copy
+	}
+	baseURL, tokenURL, err := r.startTarget(sinkURL, &cs)
+	if err != nil {
+		return err
+	}
+	ld, ao, meta, err := r.prepareAttack(baseURL, tokenURL, sinkURL, &cs)
+	if err != nil {
+		return err
+	}
+	metaPath := filepath.Join(r.dir, rundir.MetaFile)
+	if err := r.startAtInstant(stopCtx, &meta, metaPath); err != nil {
+		return err
+	}
+	attackErr := r.attack(stopCtx, abortCtx, ao, &meta, metaPath)
+	r.waitForCallbacks()
 
-	// The sink first: the simulator and the attack need its address.
-	sinkURL := ""
+	// Close what is embedded (simulator, then sink), then the attempt log.
+	r.phase.Store("report")
+	err = cs.closeAll()
+	r.finishRemoteCopy(sinkURL)
+	meta.End = r.o.Now().UTC()
+	if werr := writeJSON(metaPath, meta); werr != nil && err == nil {
+		err = werr
+	}
+	if err != nil {
+		return err
+	}
+	if attackErr != nil {
+		return attackErr
+	}
+	r.writeReplayReport(ld, meta.Interrupted)
+	if isClosed(r.abortCh) {
+		return nil // a second interrupt: no reports; `msgload report DIR` builds them later
+	}
+	return r.buildReports()
+}
+
+// closeStack holds what a part started and must close: the embedded servers
+// and the attempt log, closed last first so that what depends on another
+// (the simulator's callbacks on the sink) ends before it.
+type closeStack []func() error
+
+// push adds a closer, to run before those pushed earlier.
+func (cs *closeStack) push(f func() error) {
+	*cs = append(*cs, f)
+}
+
+// closeAll runs the closers last first and empties the stack, so that the
+// normal path's closing and the deferred one on an early return never close
+// twice; it returns the first error, after running every closer.
+func (cs *closeStack) closeAll() error {
+	var err error
+	for i := len(*cs) - 1; i >= 0; i-- {
+		if cerr := (*cs)[i](); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	*cs = nil
+	return err
+}
+
+// writePartScenario gives a part of a multi-part run its own directory with
+// its (redacted) scenario, so that each part's directory can be reported on
+// alone; a one-part run's directory and scenario are the run's.
+func (r *partRun) writePartScenario() error {
+	if !r.multi {
+		return nil
+	}
+	if err := os.Mkdir(r.dir, 0o755); err != nil {
+		return fmt.Errorf("create part directory: %w", err)
+	}
+	red, err := r.s.Redacted()
+	if err != nil {
+		return fmt.Errorf("redact scenario: %w", err)
+	}
+	return writeFileAtomic(filepath.Join(r.dir, rundir.ScenarioFile), red)
+}
+
+// startSink starts the embedded sink, or opens the copy of a standalone
+// sink's events, and returns the sink's address. The sink comes first: the
+// simulator and the attack need its address. A standalone sink's copy is left
+// in r.remote for the caller to close.
+func (r *partRun) startSink(cs *closeStack) (sinkURL string, err error) {
+	s := r.s
 	switch s.Sink {
 	case "", "embedded":
 		k, err := sink.New(sink.Options{LogPath: filepath.Join(r.dir, rundir.EventsFile), RunID: r.id}, r.embeddedReg())
 		if err != nil {
-			return fmt.Errorf("start the sink: %w", err)
+			return "", fmt.Errorf("start the sink: %w", err)
 		}
 		srv, err := listen("127.0.0.1:0", k.Handler())
 		if err != nil {
 			_ = k.Close()
-			return fmt.Errorf("start the sink: %w", err)
+			return "", fmt.Errorf("start the sink: %w", err)
 		}
 		r.sink = k
 		sinkURL = srv.URL()
-		closers = append(closers, func() error {
+		cs.push(func() error {
 			serr := srv.shutdown(5 * time.Second)
 			if cerr := k.Close(); cerr != nil {
 				return fmt.Errorf("close the sink: %w", cerr)
@@ -182,59 +261,73 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 		if s.Delivery.Via != "poll" && s.Delivery.Via != "none" {
 			l, err := newRemoteLog(sinkURL, r.id, filepath.Join(r.dir, rundir.EventsFile))
 			if err != nil {
-				return err
+				return "", err
 			}
 			l.token = r.o.SinkReadToken
 			l.shard = r.shard
 			l.tally = r.tally
 			r.remote = l
-			defer l.close() // on an early return; the normal path closes it after the last copy
 		}
 	}
+	return sinkURL, nil
+}
 
-	baseURL, tokenURL := s.Target.BaseURL, s.Target.TokenURL
-	if s.Target.Embedded {
-		cfg, err := simConfig(s, sinkURL)
-		if err != nil {
-			return err
-		}
-		sv, err := sim.New(cfg, r.embeddedReg())
-		if err != nil {
-			return fmt.Errorf("start the simulator: %w", err)
-		}
-		srv, err := listen("127.0.0.1:0", sv.Handler())
-		if err != nil {
-			_ = sv.Close()
-			return fmt.Errorf("start the simulator: %w", err)
-		}
-		r.sim = sv
-		baseURL, tokenURL = srv.URL(), srv.URL()+"/oauth/token"
-		// Closed before the sink (closers run last first): callbacks in flight
-		// land before the sink's log is closed.
-		closers = append(closers, func() error {
-			_ = srv.shutdown(5 * time.Second)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if isClosed(r.abortCh) {
-				cancel() // a second interrupt: do not wait for callbacks in flight
-			}
-			_ = sv.Shutdown(ctx)
-			return writeJSON(filepath.Join(r.dir, rundir.TruthFile), sv.Truth())
-		})
+// startTarget starts the embedded simulator when the scenario asks for one and
+// returns the addresses the attack sends to and takes its tokens from: the
+// simulator's, or the scenario's real target's.
+func (r *partRun) startTarget(sinkURL string, cs *closeStack) (baseURL, tokenURL string, err error) {
+	s := r.s
+	baseURL, tokenURL = s.Target.BaseURL, s.Target.TokenURL
+	if !s.Target.Embedded {
+		return baseURL, tokenURL, nil
 	}
-
-	ld, err := scenarioLoad(s, sinkURL)
+	cfg, err := simConfig(s, sinkURL)
 	if err != nil {
-		return err
+		return "", "", err
+	}
+	sv, err := sim.New(cfg, r.embeddedReg())
+	if err != nil {
+		return "", "", fmt.Errorf("start the simulator: %w", err)
+	}
+	srv, err := listen("127.0.0.1:0", sv.Handler())
+	if err != nil {
+		_ = sv.Close()
+		return "", "", fmt.Errorf("start the simulator: %w", err)
+	}
+	r.sim = sv
+	baseURL, tokenURL = srv.URL(), srv.URL()+"/oauth/token"
+	// Closed before the sink (closers run last first): callbacks in flight
+	// land before the sink's log is closed.
+	cs.push(func() error {
+		_ = srv.shutdown(5 * time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if isClosed(r.abortCh) {
+			cancel() // a second interrupt: do not wait for callbacks in flight
+		}
+		_ = sv.Shutdown(ctx)
+		return writeJSON(filepath.Join(r.dir, rundir.TruthFile), sv.Truth())
+	})
+	return baseURL, tokenURL, nil
+}
+
+// prepareAttack builds everything the attack needs before it starts: the load,
+// the attempt log (closed with the rest), the metrics and the attack's options
+// with the run's metadata; against a real target the attempts also feed the
+// tally that tells the grace wait when everything arrived.
+func (r *partRun) prepareAttack(baseURL, tokenURL, sinkURL string, cs *closeStack) (load, attack.Options, rundir.Meta, error) {
+	ld, err := scenarioLoad(r.s, sinkURL)
+	if err != nil {
+		return load{}, attack.Options{}, rundir.Meta{}, err
 	}
 	if r.tally != nil {
 		r.tally.chain = rundir.ParseChain(ld.chain) // before the attack: no event can come earlier
 	}
 	rec, err := attack.NewRecorder(r.dir)
 	if err != nil {
-		return fmt.Errorf("attempt log: %w", err)
+		return load{}, attack.Options{}, rundir.Meta{}, fmt.Errorf("attempt log: %w", err)
 	}
-	closers = append(closers, func() error {
+	cs.push(func() error {
 		if err := rec.Close(); err != nil {
 			return fmt.Errorf("close the attempt log: %w", err)
 		}
@@ -242,32 +335,44 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	})
 	m, err := attack.NewMetrics(r.reg, 20)
 	if err != nil {
-		return fmt.Errorf("attack metrics: %w", err)
+		return load{}, attack.Options{}, rundir.Meta{}, fmt.Errorf("attack metrics: %w", err)
 	}
 
 	ao, meta, err := r.attackOptions(ld, baseURL, tokenURL, sinkURL)
 	if err != nil {
-		return err
+		return load{}, attack.Options{}, rundir.Meta{}, err
 	}
 	ao.Out, ao.Metrics, ao.Progress = rec, m, &r.prog
 	if r.tally != nil {
 		ao.Out = tallyRecorder{Recorder: rec, t: r.tally}
 	}
+	return ld, ao, meta, nil
+}
+
+// startAtInstant waits for the run's start instant, when a sharded run sets
+// one, so that every shard begins on the same instant; then it stamps the
+// start in meta (and the start of the window of a standalone sink's copy) and
+// writes run.json before the attack begins.
+func (r *partRun) startAtInstant(stopCtx context.Context, meta *rundir.Meta, metaPath string) error {
 	if !r.o.StartAt.IsZero() {
 		// Every shard begins on the same instant.
 		if late := waitStart(stopCtx, r.o.StartAt, r.o.Now); late > time.Second {
-			fmt.Fprintf(r.o.Stderr, "msgload: %s: starting %s after the start instant %s\n", s.Name, late.Round(time.Millisecond), r.o.StartAt.UTC().Format(time.RFC3339))
+			fmt.Fprintf(r.o.Stderr, "msgload: %s: starting %s after the start instant %s\n", r.s.Name, late.Round(time.Millisecond), r.o.StartAt.UTC().Format(time.RFC3339))
 		}
 	}
 	meta.Start = r.o.Now().UTC()
 	if r.remote != nil {
 		r.remote.from = time.Now() // the window of the untagged events the run copies
 	}
-	metaPath := filepath.Join(r.dir, rundir.MetaFile)
-	if err := writeJSON(metaPath, meta); err != nil {
-		return err
-	}
+	return writeJSON(metaPath, *meta)
+}
 
+// attack runs the attack and records its span and whether it was interrupted
+// in meta. An attack that failed after sending is reported on stderr and the
+// run goes on, since what was sent is still waited for and reported; one that
+// failed before sending anything is returned, for the caller to fail the part
+// with once what was started is closed.
+func (r *partRun) attack(stopCtx, abortCtx context.Context, ao attack.Options, meta *rundir.Meta, metaPath string) error {
 	r.phase.Store("attack")
 	res, aerr := attack.RunWithAbort(stopCtx, abortCtx, ao)
 	r.phase.Store("grace")
@@ -281,11 +386,21 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	meta.Interrupted = stopCtx.Err() != nil
 	if aerr != nil && !errors.Is(aerr, attack.ErrMaxMessages) && res.Sent > 0 {
 		// Keep going: what was sent is still waited for and reported.
-		fmt.Fprintf(r.o.Stderr, "msgload: %s: attack: %v\n", s.Name, aerr)
+		fmt.Fprintf(r.o.Stderr, "msgload: %s: attack: %v\n", r.s.Name, aerr)
 	}
-	_ = writeJSON(metaPath, meta)
+	_ = writeJSON(metaPath, *meta)
+	if aerr != nil && !errors.Is(aerr, attack.ErrMaxMessages) && res.Sent == 0 {
+		return fmt.Errorf("attack: %w", aerr)
+	}
+	return nil
+}
 
-	// Grace: wait for the callbacks of what was accepted.
+// waitForCallbacks is the grace wait: it gives the callbacks of what was
+// accepted the scenario's grace period to arrive, ending early once
+// everything arrived or on a second interrupt. Delivery by polling or none
+// has nothing to wait for.
+func (r *partRun) waitForCallbacks() {
+	s := r.s
 	grace := s.Delivery.Grace.D
 	if s.Delivery.Via == "poll" || s.Delivery.Via == "none" {
 		grace = 0
@@ -297,50 +412,49 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 			fmt.Fprintf(r.o.Stderr, "msgload: %s: grace period of %s over; messages still without a final status count as lost\n", s.Name, grace)
 		}
 	}
+}
 
-	// Close what is embedded (simulator, then sink), then the attempt log.
-	r.phase.Store("report")
-	for i := len(closers) - 1; i >= 0; i-- {
-		if cerr := closers[i](); cerr != nil && err == nil {
-			err = cerr
-		}
+// finishRemoteCopy copies a standalone sink's last events once the wait is
+// over and closes the copy. A failure is only told on stderr: the report
+// still gets built, counting what did not arrive as lost, and says how to
+// build it again from a copy of the sink's log.
+func (r *partRun) finishRemoteCopy(sinkURL string) {
+	if r.remote == nil {
+		return
 	}
-	closers = nil
-	if r.remote != nil {
-		r.remote.to = time.Now() // the end of the wait (what is embedded is closed): the window's end
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		ferr := r.remote.finish(ctx)
-		cancel()
-		if ferr != nil {
-			fmt.Fprintf(r.o.Stderr, "msgload: %s: %v; the report counts what did not arrive as lost (copy events.jsonl from the sink and run msgload report %s)\n", s.Name, ferr, r.dir)
-		} else {
-			fmt.Fprintf(r.o.Stderr, "msgload: %s: %d events copied from the sink %s\n", s.Name, r.remote.events.Load(), sinkURL)
-		}
+	r.remote.to = time.Now() // the end of the wait (what is embedded is closed): the window's end
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ferr := r.remote.finish(ctx)
+	cancel()
+	if ferr != nil {
+		fmt.Fprintf(r.o.Stderr, "msgload: %s: %v; the report counts what did not arrive as lost (copy events.jsonl from the sink and run msgload report %s)\n", r.s.Name, ferr, r.dir)
+	} else {
+		fmt.Fprintf(r.o.Stderr, "msgload: %s: %d events copied from the sink %s\n", r.s.Name, r.remote.events.Load(), sinkURL)
 	}
-	meta.End = r.o.Now().UTC()
-	if werr := writeJSON(metaPath, meta); werr != nil && err == nil {
-		err = werr
+}
+
+// writeReplayReport writes replay.json of a replay run: what was recorded
+// set against what was replayed (codes, lateness, client mapping). Not when
+// Options.Pacer replaced the scenario's load profile: then the scenario's
+// replay is not what was sent. A failure is told on stderr and does not fail
+// the part, which still gets its other reports.
+func (r *partRun) writeReplayReport(ld load, interrupted bool) {
+	if ld.replayed == nil || r.o.Pacer != nil {
+		return
 	}
-	if err != nil {
-		return err
+	rep, rerr := ld.replayed(r.id, filepath.Join(r.dir, rundir.AttemptsFile))
+	if rerr == nil {
+		rep.Interrupted = interrupted
+		rerr = replay.WriteReport(filepath.Join(r.dir, replay.ReplayFile), rep)
 	}
-	if aerr != nil && !errors.Is(aerr, attack.ErrMaxMessages) && res.Sent == 0 {
-		return fmt.Errorf("attack: %w", aerr)
+	if rerr != nil {
+		fmt.Fprintf(r.o.Stderr, "msgload: %s: %s: %v\n", r.s.Name, replay.ReplayFile, rerr)
 	}
-	if ld.replayed != nil && r.o.Pacer == nil {
-		// Recorded against replayed: codes, lateness, client mapping.
-		rep, rerr := ld.replayed(r.id, filepath.Join(r.dir, rundir.AttemptsFile))
-		if rerr == nil {
-			rep.Interrupted = meta.Interrupted
-			rerr = replay.WriteReport(filepath.Join(r.dir, replay.ReplayFile), rep)
-		}
-		if rerr != nil {
-			fmt.Fprintf(r.o.Stderr, "msgload: %s: %s: %v\n", s.Name, replay.ReplayFile, rerr)
-		}
-	}
-	if isClosed(r.abortCh) {
-		return nil // a second interrupt: no reports; `msgload report DIR` builds them later
-	}
+}
+
+// buildReports builds the part's reports from its directory and keeps the
+// summary for the run's own.
+func (r *partRun) buildReports() error {
 	if !r.multi {
 		// The report holds a few words a message until it is written, and
 		// reading the raw files leaves garbage: at the default GOGC the heap
