@@ -8,6 +8,9 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/msgload/msgload/rundir"
+	"github.com/msgload/msgload/scenarios/msgspec"
 )
 
 // The defaults of a scenario, in one table. They are applied once the api is
@@ -46,14 +49,14 @@ var defaults = []fieldDefault{
 	{path: "load.externalIds", yaml: "new", when: replay, applies: "profile replay"},
 	{path: "limit.mode", yaml: "respect"},
 	{path: "limit.rate", yaml: "100/1m", when: notify, applies: "notify (messaging has none)"},
-	{path: "message.recipient", yaml: `"+7999{0000000-9999999}"`, applies: "without recipients",
+	{path: "message.recipient", yaml: strconv.Quote(msgspec.DefaultRecipient), applies: "without recipients",
 		when: func(s *Scenario, _ func(string) bool) bool { return s.Message.Recipients == nil }},
 	{path: "message.recipients.order", yaml: "sequential", applies: "with recipients"},
-	{path: "message.text", yaml: `"msgload {{.Run}} #{{.Seq}}"`},
-	{path: "message.fill", yaml: "ascii"},
+	{path: "message.text", yaml: strconv.Quote(msgspec.DefaultText)},
+	{path: "message.fill", yaml: msgspec.DefaultFill},
 	{path: "message.externalId", yaml: "tagged", when: notify, applies: "notify"},
-	{path: "message.scenario", yaml: "[{channel: sms, sender: msgload}]", when: messaging, applies: "messaging"},
-	{path: "message.scenario[].sender", yaml: "msgload", when: messaging, applies: "messaging, each item"},
+	{path: "message.scenario", yaml: "[{channel: " + rundir.ChannelSMS + ", sender: " + msgspec.DefaultSender + "}]", when: messaging, applies: "messaging"},
+	{path: "message.scenario[].sender", yaml: msgspec.DefaultSender, when: messaging, applies: "messaging, each item"},
 	{path: "retry.on", yaml: "[500, 503, timeout]", when: retryAbsent, applies: "when retry is absent"},
 	{path: "retry.max", yaml: "3", when: retryAbsent, applies: "when retry is absent (else 0)"},
 	{path: "retry.backoff", yaml: "500ms"},

@@ -79,14 +79,14 @@ func New(api string, spec msgspec.Message, seed int64) (*generator, error) {
 		return nil, fmt.Errorf("%w %q: want messaging or notify", errUnknownAPI, api)
 	}
 	if g.fill == "" {
-		g.fill = "ascii"
+		g.fill = msgspec.DefaultFill
 	}
 	if err := g.setRecipients(spec); err != nil {
 		return nil, err
 	}
 	text := spec.Text
 	if text == "" {
-		text = "msgload {{.Run}} #{{.Seq}}"
+		text = msgspec.DefaultText
 	}
 	var err error
 	if g.text, err = msgspec.ParseTemplate(text); err != nil {
@@ -112,7 +112,7 @@ func (g *generator) setRecipients(spec msgspec.Message) error {
 	case r == nil:
 		pat := spec.Recipient
 		if pat == "" {
-			pat = "+7999{0000000-9999999}"
+			pat = msgspec.DefaultRecipient
 		}
 		rng, err := msgspec.ParseRecipient(pat)
 		if err != nil {
@@ -155,7 +155,7 @@ func jsonField(dst []byte, name string, v any) ([]byte, error) {
 func (g *generator) setMessaging(spec msgspec.Message) error {
 	items := spec.Scenario
 	if len(items) == 0 {
-		items = []msgspec.Item{{Channel: rundir.ChannelSMS, Sender: "msgload"}}
+		items = []msgspec.Item{{Channel: rundir.ChannelSMS, Sender: msgspec.DefaultSender}}
 	}
 	for i, it := range items {
 		var x item
