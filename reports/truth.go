@@ -208,7 +208,7 @@ func (a *analyzer) followSteps(m *rundir.TruthMessage, f *messageFate, arrivals 
 		}
 		as := usable(arrivals[arrivalKey{m.ID, ch, st.State}], maybe)
 		if ch != "" {
-			as = append(as, usable(arrivals[arrivalKey{m.ID, "", st.State}], maybe)...) // a truth.json of before callbacks named their channel
+			as = append(slices.Clip(as), usable(arrivals[arrivalKey{m.ID, "", st.State}], maybe)...) // a truth.json of before callbacks named their channel
 		}
 		idx := -1
 		ends := true
