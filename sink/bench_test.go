@@ -79,8 +79,8 @@ type caller func(body []byte) (int, error)
 // what to close when it is done.
 func benchPosts(b *testing.B, h http.Handler, newCaller func(srv *httptest.Server) (caller, func(), error)) {
 	srv := httptest.NewUnstartedServer(h)
-	srv.Config.ReadHeaderTimeout = readHeaderTimeout
-	srv.Config.IdleTimeout = idleTimeout
+	srv.Config.ReadHeaderTimeout = serverTimeouts.ReadHeader
+	srv.Config.IdleTimeout = serverTimeouts.Idle
 	srv.Start()
 	defer srv.Close()
 	var seq atomic.Int64

@@ -18,19 +18,23 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// Server timeouts: a slow client cannot pin a connection longer than these.
-// readTimeout bounds the whole request, headers and body, from its first byte:
-// a caller trickling its body (one byte a second) is cut off at 30 s, answered
-// nothing and the call is not logged. WriteTimeout bounds the request and its
-// answer together (a reader of /v1/events that stops reading is cut off too).
-const (
-	readHeaderTimeout = 5 * time.Second
-	readTimeout       = 30 * time.Second
-	WriteTimeout      = 30 * time.Second
-	idleTimeout       = 120 * time.Second
-	maxHeaderBytes    = 64 << 10
-	shutdownTimeout   = 10 * time.Second
-)
+// serverTimeouts: a slow client cannot pin a connection longer than these.
+// Read bounds the whole request, headers and body, from its first byte: a
+// caller trickling its body (one byte a second) is cut off at 30 s, answered
+// nothing and the call is not logged. Write bounds the request and its answer
+// together (a reader of /v1/events that stops reading is cut off too).
+var serverTimeouts = httpserve.Timeouts{
+	ReadHeader: 5 * time.Second,
+	Read:       30 * time.Second,
+	Write:      WriteTimeout,
+	Idle:       120 * time.Second,
+}
+
+// WriteTimeout is the sink server's write timeout (serverTimeouts).
+const WriteTimeout = 30 * time.Second
+
+// shutdownTimeout bounds the standalone sink's shutdown.
+const shutdownTimeout = 10 * time.Second
 
 // ServerConfig is what `msgload sink` runs: a standalone sink on Addr that logs
 // to Dir/events.jsonl and serves /metrics from its own registry.
@@ -43,12 +47,11 @@ type ServerConfig struct {
 	// Notify, when set, receives notices for the operator (never a secret).
 	Notify func(msg string)
 
-	timeouts timeouts // tests shorten them; zero fields take the constants above
+	timeouts httpserve.Timeouts // tests shorten them; zero fields take serverTimeouts
 }
 
-type timeouts struct{ readHeader, read, write, idle time.Duration }
-
-func (t timeouts) or(d, def time.Duration) time.Duration {
+// or is d, or def when d is zero.
+func or(d, def time.Duration) time.Duration {
 	if d > 0 {
 		return d
 	}
@@ -119,15 +122,13 @@ func Serve(ctx context.Context, cfg ServerConfig) (err error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true}))
 	mux.Handle("/", s.Handler())
-	t := cfg.timeouts
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: t.or(t.readHeader, readHeaderTimeout),
-		ReadTimeout:       t.or(t.read, readTimeout),
-		WriteTimeout:      t.or(t.write, WriteTimeout),
-		IdleTimeout:       t.or(t.idle, idleTimeout),
-		MaxHeaderBytes:    maxHeaderBytes,
-	}
+	t, d := cfg.timeouts, serverTimeouts
+	srv := httpserve.New(mux, httpserve.Timeouts{
+		ReadHeader: or(t.ReadHeader, d.ReadHeader),
+		Read:       or(t.Read, d.Read),
+		Write:      or(t.Write, d.Write),
+		Idle:       or(t.Idle, d.Idle),
+	})
 	if cfg.Ready != nil {
 		cfg.Ready(ln.Addr().String()) // bound: a call waits in the backlog until Serve accepts it
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/msgload/msgload/internal/httpserve"
 )
 
 // A client that trickles its request (one byte at a time) is cut off at the
@@ -16,7 +18,7 @@ import (
 func TestSlowClientCutOff(t *testing.T) {
 	dir := t.TempDir()
 	addr, _ := serveT(t, ServerConfig{Addr: "127.0.0.1:0", Dir: dir,
-		timeouts: timeouts{readHeader: 300 * time.Millisecond, read: 600 * time.Millisecond}})
+		timeouts: httpserve.Timeouts{ReadHeader: 300 * time.Millisecond, Read: 600 * time.Millisecond}})
 	body := status(txID(1), "DELIVERED", "sms", nil)
 	head := fmt.Sprintf("POST /callback HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
 	for _, c := range []struct {

@@ -1,11 +1,11 @@
 // Package httpserve builds the http.Server of every server msgload runs (the
-// simulator, the embedded sink and simulator of a run or a replay, the record
-// proxy, the metrics endpoints), so each has read, write and idle timeouts
+// simulator, the embedded and the standalone sink, the record proxy, the
+// metrics endpoints), so each has read, write and idle timeouts
 // that a slow or stuck client cannot defeat: a client sending one byte a
 // second is cut off at the read timeout, one that stops reading at the write
 // timeout, one that keeps a connection open without a request at the idle
-// timeout. The standalone sink builds its own server (sink/server.go) with
-// the same kind of timeouts.
+// timeout. Each kind of server has its Timeouts (Default, Proxy, the
+// standalone sink's own).
 //
 // Every server msgload runs, the standalone sink included, is served and
 // stopped the same way: Serve (or Start and Stop) serves in the background

@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// timeouts are an http.Server's timeouts. A zero field keeps none: New is
+// Timeouts are an http.Server's timeouts. A zero field keeps none: New is
 // never given one by msgload.
-type timeouts struct {
+type Timeouts struct {
 	// ReadHeader bounds reading a request's headers.
 	ReadHeader time.Duration
 	// Read bounds reading a whole request, headers and body, from its first
@@ -25,7 +25,7 @@ type timeouts struct {
 // 1 MiB by default) and answered at once, so 30 s to send one and 60 s to
 // answer it leave room for a loaded machine and for the simulator's
 // configured latency (faults.latency stays well under a minute).
-var Default = timeouts{
+var Default = Timeouts{
 	ReadHeader: 10 * time.Second,
 	Read:       30 * time.Second,
 	Write:      60 * time.Second,
@@ -40,7 +40,7 @@ const ProxyUpstream = 2 * time.Minute
 // and its write timeout runs while the upstream works, so it is the upstream
 // bound plus a minute to pass the answer on; a request body may be up to the
 // recorder's 8 MiB, so reading one gets a minute.
-var Proxy = timeouts{
+var Proxy = Timeouts{
 	ReadHeader: 10 * time.Second,
 	Read:       time.Minute,
 	Write:      ProxyUpstream + time.Minute,
@@ -51,7 +51,7 @@ var Proxy = timeouts{
 const maxHeaderBytes = 64 << 10
 
 // New returns a server of h with the timeouts t.
-func New(h http.Handler, t timeouts) *http.Server {
+func New(h http.Handler, t Timeouts) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: t.ReadHeader,

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-func serve(t *testing.T, h http.Handler, to timeouts) string {
+func serve(t *testing.T, h http.Handler, to Timeouts) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -34,7 +34,7 @@ func closedWithin(t *testing.T, c net.Conn, limit time.Duration, start time.Time
 
 // Every field reaches the server.
 func TestNewSetsEveryTimeout(t *testing.T) {
-	for _, to := range []timeouts{Default, Proxy} {
+	for _, to := range []Timeouts{Default, Proxy} {
 		s := New(http.NotFoundHandler(), to)
 		if s.ReadHeaderTimeout <= 0 || s.ReadTimeout <= 0 || s.WriteTimeout <= 0 || s.IdleTimeout <= 0 {
 			t.Fatalf("%+v", s)
@@ -51,7 +51,7 @@ func TestNewSetsEveryTimeout(t *testing.T) {
 // A client sending its body a byte at a time, a client that never sends a
 // request and one that keeps an idle connection are all cut off at their bound.
 func TestSlowClientsCutOff(t *testing.T) {
-	to := timeouts{ReadHeader: 200 * time.Millisecond, Read: 300 * time.Millisecond, Write: time.Second, Idle: 200 * time.Millisecond}
+	to := Timeouts{ReadHeader: 200 * time.Millisecond, Read: 300 * time.Millisecond, Write: time.Second, Idle: 200 * time.Millisecond}
 	addr := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 	}), to)
