@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 )
@@ -83,19 +81,6 @@ func seriesNames(types map[string]string) map[string]string {
 				out[name+s] = name
 			}
 		}
-	}
-	return out
-}
-
-// familyTypes turns gathered metric families into name → type.
-func familyTypes(mfs []*dto.MetricFamily) map[string]string {
-	out := map[string]string{}
-	for _, mf := range mfs {
-		t := strings.ToLower(mf.GetType().String())
-		if t == "gauge_histogram" {
-			t = histogram
-		}
-		out[mf.GetName()] = t
 	}
 	return out
 }

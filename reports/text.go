@@ -28,13 +28,6 @@ func dur(sec float64) string {
 	return fmt.Sprintf("%dm%ds", m, int(sec)-60*m)
 }
 
-func pct(n, of int64) string {
-	if of == 0 {
-		return "–"
-	}
-	return strconv.FormatFloat(100*float64(n)/float64(of), 'f', 2, 64) + "%"
-}
-
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // twoDecimals shows a figure to two decimals at most (5.71, 1500), for rates
