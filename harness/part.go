@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -462,7 +463,7 @@ func (r *partRun) buildReports() error {
 		// memory after a long run (issue 16). Collecting at 25 % growth costs
 		// a few more short collections here, after the attack. Not when other
 		// parts may still be attacking: the setting is the process's.
-		defer debug.SetGCPercent(debug.SetGCPercent(reportGCPercent))
+		defer lowerGC()()
 	}
 	sum, err := reports.Build(r.dir)
 	if err != nil {
@@ -470,6 +471,34 @@ func (r *partRun) buildReports() error {
 	}
 	r.summary = sum
 	return nil
+}
+
+// lowGC counts the reports being built at the lowered GOGC in this process:
+// runs of one process may overlap (a program or a test running several), and
+// the setting is the process's, so the first lowers it and the last restores
+// what it was before.
+var lowGC struct {
+	sync.Mutex
+	n     int
+	saved int
+}
+
+// lowerGC sets the process's GOGC to reportGCPercent until the returned
+// function is called.
+func lowerGC() (restore func()) {
+	lowGC.Lock()
+	defer lowGC.Unlock()
+	if lowGC.n == 0 {
+		lowGC.saved = debug.SetGCPercent(reportGCPercent)
+	}
+	lowGC.n++
+	return func() {
+		lowGC.Lock()
+		defer lowGC.Unlock()
+		if lowGC.n--; lowGC.n == 0 {
+			debug.SetGCPercent(lowGC.saved)
+		}
+	}
 }
 
 // arrivedAll tells the grace wait when nothing more is to come. Against the
