@@ -62,8 +62,10 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 		}
 		defer c.lim.answered(slot)
 	}
-	ctx, cancel := context.WithTimeout(e.abort, e.timeout)
-	defer cancel()
+	// The attempt's time: at least the timeout (shared with the attempts
+	// that begin within the same tick; nothing to cancel once the answer is
+	// read whole, below).
+	ctx := e.deadlines.get(time.Now())
 	var req *http.Request
 	var err error
 	if reuse != nil {

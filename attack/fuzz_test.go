@@ -1,6 +1,7 @@
 package attack
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -15,11 +16,31 @@ func FuzzParseAnswer(f *testing.F) {
 	f.Add([]byte(`<html>502</html>`))
 	f.Add([]byte(`{"txId":7}`))
 	f.Add([]byte(``))
+	f.Add([]byte(` { "TXID" : "a", "state":"X", "txid":"b" , "channel":"sms"} `))
+	f.Add([]byte(`{"txId":"a","n":1}`))
+	f.Add([]byte(`{"txId":"a\u0041"}`))
+	f.Add([]byte(`{"txId":"a",}`))
+	f.Add([]byte(`{"txId":"a"}x`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		a := parseAnswer(body)
 		var want answer
 		if err := json.Unmarshal(body, &want); err == nil && a != want {
 			t.Fatalf("parseAnswer(%q) = %+v, json says %+v", body, a, want)
+		}
+		// What encoding/json refuses gives nothing; the fast path takes
+		// only what encoding/json reads the same.
+		trimmed := bytes.TrimSpace(body)
+		var got answer
+		if err := json.Unmarshal(trimmed, &got); err != nil && a != (answer{}) {
+			t.Fatalf("parseAnswer(%q) = %+v from what encoding/json refuses: %v", body, a, err)
+		}
+		if len(trimmed) > 0 && trimmed[0] == '{' {
+			if fast, ok := fastAnswer(trimmed); ok {
+				var ref answer
+				if err := json.Unmarshal(trimmed, &ref); err != nil || fast != ref {
+					t.Fatalf("fastAnswer(%q) = %+v, encoding/json says %+v (%v)", trimmed, fast, ref, err)
+				}
+			}
 		}
 		// Re-encoding what was read parses to the same answer.
 		b, _ := json.Marshal(a)

@@ -52,7 +52,7 @@ func NewRecorder(dir string) (*fileRecorder, error) {
 		jf.Close()
 		return nil, fmt.Errorf("create vegeta results: %w", err)
 	}
-	return &fileRecorder{jf: jf, jw: bufio.NewWriterSize(jf, 256<<10), results: newResultsWriter(rf)}, nil
+	return &fileRecorder{jf: jf, jw: bufio.NewWriterSize(jf, 64<<10), results: newResultsWriter(rf)}, nil
 }
 
 // Record implements Recorder. The first write error is kept and returned by

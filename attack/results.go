@@ -69,7 +69,7 @@ type resultsWriter struct {
 
 // newResultsWriter writes into f (results.bin, empty), which Close closes.
 func newResultsWriter(f *os.File) *resultsWriter {
-	bw := bufio.NewWriterSize(f, 256<<10)
+	bw := bufio.NewWriterSize(f, 64<<10)
 	return &resultsWriter{f: f, bw: bw, enc: vegeta.NewEncoder(bw), chunk: sortChunkResults}
 }
 

@@ -18,10 +18,23 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// scheduleSlots is the size of the ring of intended send times shared by the
-// pacer and the targeter; it must exceed the hits the pacer can run ahead of
-// the targeter (at most one per vegeta worker blocked between the two).
+// scheduleSlots is the largest ring of intended send times shared by the
+// pacer and the targeter; the ring must exceed the hits the pacer can run
+// ahead of the targeter (at most one per vegeta worker blocked between the
+// two), so it is sized by the workers (ringSize).
 const scheduleSlots = 1 << 16
+
+// ringSize is the ring for at most workers vegeta workers: a power of two
+// at least twice as many, from 4096 up to scheduleSlots (unbounded workers).
+// The ring of pointers is scanned by every GC: at the default 1024 messages
+// in flight it is 4096 slots, not 65,536.
+func ringSize(workers uint64) int64 {
+	n := int64(4096)
+	for n < scheduleSlots && uint64(n)/2 < workers {
+		n <<= 1
+	}
+	return n
+}
 
 var errStopped = errors.New("attack stopped")
 
@@ -71,6 +84,7 @@ type engine struct {
 	end       *runEnd         // no send leaves after it
 	lateAfter time.Duration
 	timeout   time.Duration
+	deadlines *deadlines // the attempts' contexts, bound to timeout
 	sendURL   string
 	statusURL string // check-status prefix
 	retryOn   map[int]bool
@@ -120,6 +134,7 @@ func RunWithAbort(ctx, abort context.Context, o Options) (result, error) {
 	}
 	e := newEngine(ctx, abort, &o)
 	defer e.haltCancel()
+	defer e.deadlines.release()
 	if o.API == rundir.APINotify && o.WebhookURL != "" {
 		if err := e.registerWebhooks(); err != nil {
 			return result{Snapshot: e.prog.Snapshot()}, err
@@ -131,10 +146,13 @@ func RunWithAbort(ctx, abort context.Context, o Options) (result, error) {
 		// the end of a hit and their next tick.
 		maxWorkers = uint64(cap(e.sem)) + 64
 	}
+	maxWorkers = orDefault(o.MaxWorkers, maxWorkers)
+	n := ringSize(max(maxWorkers, o.Workers))
+	e.ring, e.slots = make([]atomic.Int64, n), make([]atomic.Pointer[message], n)
 	atk := vegeta.NewAttacker(
 		vegeta.Client(&http.Client{Transport: e}),
 		vegeta.Workers(orDefault(o.Workers, vegeta.DefaultWorkers)),
-		vegeta.MaxWorkers(orDefault(o.MaxWorkers, maxWorkers)),
+		vegeta.MaxWorkers(maxWorkers),
 		vegeta.Redirects(vegeta.NoFollow),
 	)
 	done := make(chan struct{})
@@ -205,8 +223,6 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 		abort:     abort,
 		lateAfter: o.LateAfter,
 		timeout:   o.Timeout,
-		ring:      make([]atomic.Int64, scheduleSlots),
-		slots:     make([]atomic.Pointer[message], scheduleSlots),
 		retryOn:   map[int]bool{},
 		byID:      map[string]*clientState{},
 		retryCap:  o.Retry.MaxWait,
@@ -229,6 +245,7 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 	if e.timeout <= 0 {
 		e.timeout = vegeta.DefaultTimeout
 	}
+	e.deadlines = newDeadlines(abort, e.timeout)
 	if e.retryCap <= 0 {
 		e.retryCap = 30 * time.Second
 	}
@@ -328,20 +345,14 @@ func (s *schedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bo
 		s.e.planned.Set(s.p.Rate(elapsed))
 	}
 	if s.e.sem == nil {
-		s.e.ring[hits%scheduleSlots].Store(int64(due))
+		s.e.ring[hits%uint64(len(s.e.ring))].Store(int64(due))
 		return wait, false
 	}
 	// A slot before the hit leaves: the pacer waits for it here (vegeta's
 	// loop then ticks at once), so the number of hits in flight never passes
 	// the cap. A hit due while a slot was awaited is capped.
-	if wait > 0 {
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-s.e.stop.Done():
-			t.Stop()
-			return 0, true
-		}
+	if wait > 0 && !s.sleep(wait) {
+		return 0, true
 	}
 	capped := due < s.freed
 	select {
@@ -368,8 +379,30 @@ func (s *schedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bo
 	if capped {
 		v = -v - 1 // the sign carries the flag to the targeter
 	}
-	s.e.ring[hits%scheduleSlots].Store(v)
+	s.e.ring[hits%uint64(len(s.e.ring))].Store(v)
 	return 0, false
+}
+
+// shortWait is the longest pacer wait slept through without watching for
+// the stop (checked after): vegeta's own loop sleeps so between hits.
+const shortWait = 10 * time.Millisecond
+
+// sleep waits d, or less if the attack stops first; false if it stopped. A
+// short wait is a plain sleep: a timer and a select per hit cost an
+// allocation and a channel wake-up each at thousands of hits a second.
+func (s *schedPacer) sleep(d time.Duration) bool {
+	if d <= shortWait {
+		time.Sleep(d)
+		return s.e.stop.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.e.stop.Done():
+		return false
+	}
 }
 
 // loadEnded is called when the pacer stops: the run ends Grace later.
@@ -396,7 +429,7 @@ func (e *engine) target(t *vegeta.Target) error {
 		e.maxed.Store(true)
 		return ErrMaxMessages
 	}
-	due := e.ring[(k-1)%scheduleSlots].Load()
+	due := e.ring[(k-1)%int64(len(e.ring))].Load()
 	capped := due < 0
 	if capped {
 		due = -due - 1
@@ -490,15 +523,15 @@ func (e *engine) targetRepeat(t *vegeta.Target, seq int64, orig *message, intend
 
 // park hands m from the targeter to the RoundTripper: a slot per sequence in
 // a ring (no lock; a map showed heavy contention at high rates), or the spill
-// map when the slot is still taken by a message sent scheduleSlots earlier.
+// map when the slot is still taken by a message sent a ring's length earlier.
 func (e *engine) park(m *message) {
-	if !e.slots[m.hit%scheduleSlots].CompareAndSwap(nil, m) {
+	if !e.slots[m.hit%int64(len(e.slots))].CompareAndSwap(nil, m) {
 		e.spill.Store(m.hit, m)
 	}
 }
 
 func (e *engine) unpark(seq int64) *message {
-	slot := &e.slots[seq%scheduleSlots]
+	slot := &e.slots[seq%int64(len(e.slots))]
 	if m := slot.Load(); m != nil && m.hit == seq && slot.CompareAndSwap(m, nil) {
 		return m
 	}
@@ -535,8 +568,9 @@ func (e *engine) RoundTrip(req *http.Request) (*http.Response, error) {
 	if last.Code == 0 {
 		return nil, errors.New(last.Error)
 	}
+	// vegeta's result of the hit is dropped (Run): no headers to hand over.
 	return &http.Response{StatusCode: last.Code, Status: strconv.Itoa(last.Code), Body: http.NoBody,
-		Header: http.Header{}, Request: req, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}, nil
+		Request: req, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}, nil
 }
 
 // send makes the attempts of one message: the first, then retries. Each
