@@ -199,7 +199,12 @@ func BenchmarkRunVersusVegeta(b *testing.B) {
 			var vs, ms []wholeRun
 			for i := range pairs {
 				v := runVegetaWhole(b, vbin, targets, t, rate, du, workers)
-				m := runMsgloadWhole(b, mbin, t, rate, "duration: "+du.String())
+				load := "duration: " + du.String()
+				if workers > 0 {
+					// The same bound on requests in flight as vegeta's workers.
+					load += ", maxInFlight: " + strconv.FormatUint(workers, 10)
+				}
+				m := runMsgloadWhole(b, mbin, t, rate, load)
 				cr, rr := m.cpuPerReq()/v.cpuPerReq(), float64(m.rss)/float64(v.rss)
 				cpuRatios, rssRatios = append(cpuRatios, cr), append(rssRatios, rr)
 				vs, ms = append(vs, v), append(ms, m)
