@@ -13,21 +13,25 @@ import (
 // attempts that begin within one tick share a context whose deadline is the
 // timeout after the tick's end: an attempt gets at least the timeout and at
 // most one tick more (tick: a hundredth of the timeout, from 1 µs up to
-// 10 ms). Cancelling parent (the run's abort) cancels them all.
+// 10 ms). A tick's context is cancelled (its timer and child map freed) as
+// soon as its last attempt is over and a later tick has begun; cancelling
+// parent (the run's abort) cancels them all.
 type deadlines struct {
 	parent  context.Context
 	timeout time.Duration
 	tick    int64 // ns
 
-	mu      sync.Mutex
-	at      int64 // the tick of cur
-	cur     context.Context
-	pending []expiring // contexts not yet past their deadline, oldest first
+	mu   sync.Mutex
+	cur  *tickCtx // the latest tick's
+	live int      // ticks not yet cancelled (a test's view)
 }
 
-type expiring struct {
-	deadline time.Time
-	cancel   context.CancelFunc
+// tickCtx is the context shared by the attempts of one tick.
+type tickCtx struct {
+	context.Context
+	cancel context.CancelFunc
+	tick   int64
+	users  int // attempts not yet over
 }
 
 func newDeadlines(parent context.Context, timeout time.Duration) *deadlines {
@@ -35,34 +39,49 @@ func newDeadlines(parent context.Context, timeout time.Duration) *deadlines {
 	return &deadlines{parent: parent, timeout: timeout, tick: int64(tick)}
 }
 
-// get returns the context for an attempt that begins at now.
-func (d *deadlines) get(now time.Time) context.Context {
+// get returns the context for an attempt that begins at now; the attempt
+// calls put with it when it is over (its answer read or failed).
+func (d *deadlines) get(now time.Time) *tickCtx {
 	k := now.UnixNano() / d.tick
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.cur != nil && k == d.at {
-		return d.cur
+	if c := d.cur; c != nil && c.tick == k {
+		c.users++
+		return c
 	}
-	// Release the contexts whose deadline has passed (their timers already
-	// cancelled them; cancel frees them from the parent at once).
-	i := 0
-	for ; i < len(d.pending) && !d.pending[i].deadline.After(now); i++ {
-		d.pending[i].cancel()
+	if c := d.cur; c != nil && c.users == 0 {
+		d.done(c)
 	}
-	d.pending = append(d.pending[:0], d.pending[i:]...)
-	end := time.Unix(0, (k+1)*d.tick).Add(d.timeout)
-	ctx, cancel := context.WithDeadline(d.parent, end)
-	d.pending = append(d.pending, expiring{end, cancel})
-	d.at, d.cur = k, ctx
-	return ctx
+	ctx, cancel := context.WithDeadline(d.parent, time.Unix(0, (k+1)*d.tick).Add(d.timeout))
+	d.cur = &tickCtx{Context: ctx, cancel: cancel, tick: k, users: 1}
+	d.live++
+	return d.cur
 }
 
-// release cancels every context handed out: the run is over.
+// put ends an attempt that get's context bound.
+func (d *deadlines) put(c *tickCtx) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if c.users--; c.users == 0 && c != d.cur {
+		d.done(c)
+	}
+}
+
+func (d *deadlines) done(c *tickCtx) {
+	c.cancel()
+	d.live--
+}
+
+// release cancels the latest tick's context: the run is over.
 func (d *deadlines) release() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, p := range d.pending {
-		p.cancel()
+	if c := d.cur; c != nil {
+		d.cur = nil
+		if c.users == 0 {
+			d.done(c)
+		} else {
+			c.cancel() // an attempt still running is cut off: the run is over
+		}
 	}
-	d.pending, d.cur = nil, nil
 }

@@ -8,8 +8,9 @@ import (
 )
 
 // TestDeadlines: every attempt gets at least the timeout and at most a tick
-// more; attempts of one tick share a context, the next tick has its own;
-// expired contexts are let go; the abort and release cancel what is left.
+// more; attempts of one tick share a context, a later tick has its own; a
+// tick's context is cancelled when its last attempt is over and a later tick
+// began, never while an attempt uses it; the abort cancels what is in use.
 func TestDeadlines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		abort, cancelAbort := context.WithCancel(context.Background())
@@ -20,47 +21,60 @@ func TestDeadlines(t *testing.T) {
 		if tick != 10*time.Millisecond {
 			t.Fatalf("tick %v for a 1 s timeout, want 10ms", tick)
 		}
+		var held []*tickCtx // attempts still running: one in every 10 steps
 		for step := range 300 {
 			now := time.Now()
-			ctx := d.get(now)
-			dl, ok := ctx.Deadline()
+			c := d.get(now)
+			dl, ok := c.Deadline()
 			if !ok || dl.Before(now.Add(timeout)) || dl.After(now.Add(timeout+tick)) {
 				t.Fatalf("step %d: deadline %v for an attempt at %v, want within [%v, %v]", step, dl, now, now.Add(timeout), now.Add(timeout+tick))
 			}
-			if ctx.Err() != nil {
-				t.Fatalf("step %d: context ended at once: %v", step, ctx.Err())
+			if c.Err() != nil {
+				t.Fatalf("step %d: context ended at once: %v", step, c.Err())
 			}
-			if again := d.get(now); again != ctx {
+			again := d.get(now)
+			if again != c {
 				t.Fatalf("step %d: two attempts of one tick got different contexts", step)
 			}
+			d.put(again)
+			if step%10 == 0 {
+				held = append(held, c)
+			} else {
+				d.put(c)
+			}
 			time.Sleep(3 * time.Millisecond)
-			if step%4 == 3 && d.get(time.Now()) == ctx && time.Now().UnixNano()/d.tick != now.UnixNano()/d.tick {
-				t.Fatalf("step %d: a new tick kept the old context", step)
+		}
+		// The ticks with an attempt still running, and the latest.
+		if d.live > len(held)+1 {
+			t.Fatalf("%d tick contexts live with %d attempts running", d.live, len(held))
+		}
+		for _, c := range held {
+			if c.Err() != nil {
+				t.Fatalf("a context in use was cancelled: %v", c.Err())
 			}
 		}
-		// 300 × 3 ms = 0.9 s: the contexts of the first ticks are past their
-		// deadline only after a second; at most timeout/tick + 1 are held.
-		if n := len(d.pending); n > int(timeout/tick)+2 {
-			t.Fatalf("%d contexts held for a %v timeout at a %v tick", n, timeout, tick)
+		first := held[0]
+		time.Sleep(timeout)
+		synctest.Wait() // the contexts' own timers
+		if first.Err() != context.DeadlineExceeded {
+			t.Fatalf("an attempt's context past its deadline: %v", first.Err())
 		}
-		old := d.get(time.Now())
-		time.Sleep(timeout + tick)
-		synctest.Wait() // the context's own timer, due at the same instant
-		if old.Err() != context.DeadlineExceeded {
-			t.Fatalf("a context past its deadline: %v", old.Err())
+		for _, c := range held {
+			d.put(c)
 		}
-		live := d.get(time.Now())
-		if n := len(d.pending); n != 1 {
-			t.Fatalf("%d contexts held after all but one expired", n)
+		if d.live != 1 {
+			t.Fatalf("%d tick contexts live after every attempt ended (want the latest only)", d.live)
 		}
+		c := d.get(time.Now())
 		cancelAbort()
 		synctest.Wait()
-		if live.Err() != context.Canceled {
-			t.Fatalf("abort did not cancel an attempt's context: %v", live.Err())
+		if c.Err() != context.Canceled {
+			t.Fatalf("abort did not cancel an attempt's context: %v", c.Err())
 		}
+		d.put(c)
 		d.release()
-		if len(d.pending) != 0 {
-			t.Fatal("release kept contexts")
+		if d.live != 0 {
+			t.Fatalf("%d tick contexts live after release", d.live)
 		}
 	})
 	// A short timeout has a finer tick.

@@ -62,10 +62,11 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 		}
 		defer c.lim.answered(slot)
 	}
-	// The attempt's time: at least the timeout (shared with the attempts
-	// that begin within the same tick; nothing to cancel once the answer is
-	// read whole, below).
-	ctx := e.deadlines.get(time.Now())
+	// The attempt's time: at least the timeout (a context shared with the
+	// attempts that begin within the same tick).
+	tc := e.deadlines.get(time.Now())
+	defer e.deadlines.put(tc)
+	var ctx context.Context = tc
 	var req *http.Request
 	var err error
 	if reuse != nil {
