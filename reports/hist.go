@@ -16,13 +16,72 @@ import (
 // sum and maximum are kept from the values themselves. It cannot give the raw
 // values (ReadSamples, cdf) and turns into a float hist of rounded values for
 // a value of 4295 s or more.
+//
+// A compact hist that grows past countFrom values keeps, from then on, a
+// count for each microsecond below countBelow (1.05 s) in pages allocated as
+// values land in them, and only the values from countBelow up one by one: its
+// memory no longer grows with the requests of a run whose latencies stay
+// under a second, and its percentiles are the same nearest-rank values (all
+// counted values are below all listed ones).
 type hist struct {
 	v       []float64
-	us      []uint32 // compact: the values in µs, rounded
+	us      []uint32 // compact: the values in µs, rounded (from countBelow only, once counted)
+	counted *usCounts
 	compact bool
 	sum     float64
 	max     float64
 	sorted  bool
+}
+
+const (
+	countFrom  = 1 << 14 // values before a compact hist counts
+	countPage  = 1 << 12 // µs a page of counts covers (16 KiB)
+	countBelow = 1 << 20 // µs counted; values from it are listed
+)
+
+// usCounts counts values by the microsecond below countBelow.
+type usCounts struct {
+	pages [countBelow / countPage]*[countPage]uint32
+	n     int
+}
+
+func (c *usCounts) add(us uint32) {
+	p := &c.pages[us/countPage]
+	if *p == nil {
+		*p = new([countPage]uint32)
+	}
+	(*p)[us%countPage]++
+	c.n++
+}
+
+// nth returns the r-th smallest counted value (1-based, r ≤ n).
+func (c *usCounts) nth(r int) uint32 {
+	for i, p := range c.pages {
+		if p == nil {
+			continue
+		}
+		for j, k := range p {
+			if r -= int(k); r <= 0 {
+				return uint32(i*countPage + j)
+			}
+		}
+	}
+	panic("reports: rank past the counted values")
+}
+
+// toCounts turns a compact hist's list into counts and the values from
+// countBelow up.
+func (h *hist) toCounts() {
+	c := new(usCounts)
+	big := h.us[:0]
+	for _, u := range h.us {
+		if u < countBelow {
+			c.add(u)
+		} else {
+			big = append(big, u)
+		}
+	}
+	h.us, h.counted = slices.Clip(big), c
 }
 
 func newHist() *hist { return &hist{sorted: true} }
@@ -45,23 +104,46 @@ func (h *hist) observe(sec float64) {
 	h.sorted = false
 	if h.compact {
 		if us := math.Round(sec * 1e6); us < 1<<32 {
-			h.us = append(h.us, uint32(us))
+			switch {
+			case h.counted != nil && us < countBelow:
+				h.counted.add(uint32(us))
+			default:
+				h.us = append(h.us, uint32(us))
+				if h.counted == nil && len(h.us) >= countFrom {
+					h.toCounts()
+				}
+			}
 			return
 		}
 		// Out of uint32's range: the rounded values as seconds from now on
 		// (round6 of one is itself).
 		h.compact = false
-		h.v = make([]float64, len(h.us), len(h.us)+1)
-		for i, u := range h.us {
-			h.v[i] = float64(u) / 1e6
+		h.v = make([]float64, 0, h.n()+1)
+		if c := h.counted; c != nil {
+			for i, p := range c.pages {
+				for j := 0; p != nil && j < countPage; j++ {
+					for range p[j] {
+						h.v = append(h.v, float64(i*countPage+j)/1e6)
+					}
+				}
+			}
 		}
-		h.us = nil
+		for _, u := range h.us {
+			h.v = append(h.v, float64(u)/1e6)
+		}
+		h.us, h.counted = nil, nil
 	}
 	h.v = append(h.v, sec)
 }
 
 // n is how many values were recorded.
-func (h *hist) n() int { return len(h.v) + len(h.us) }
+func (h *hist) n() int {
+	n := len(h.v) + len(h.us)
+	if h.counted != nil {
+		n += h.counted.n
+	}
+	return n
+}
 
 func (h *hist) count() int64 {
 	if h == nil {
@@ -91,6 +173,14 @@ func (h *hist) quantile(q float64) float64 {
 		slices.Sort(h.v)
 		slices.Sort(h.us)
 		h.sorted = true
+	}
+	if c := h.counted; c != nil {
+		// The counted values come before the listed ones.
+		if r := rank(q, n); r <= c.n {
+			return float64(c.nth(r)) / 1e6
+		} else {
+			return float64(h.us[r-c.n-1]) / 1e6
+		}
 	}
 	if h.us != nil {
 		return float64(h.us[rank(q, n)-1]) / 1e6 // round6 of it, exactly
@@ -125,7 +215,7 @@ func round6(f float64) float64 {
 // cdf is the cumulative distribution: for each distinct value (seconds,
 // ascending), the share of values at or below it.
 func (h *hist) cdf() [][2]float64 {
-	if h.us != nil {
+	if h.us != nil || h.counted != nil {
 		panic("reports: cdf of a compact hist") // its values are rounded: the points would differ
 	}
 	n := len(h.v)

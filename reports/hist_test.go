@@ -267,9 +267,10 @@ func TestCompactHistReportsTheSame(t *testing.T) {
 		"half µs":   func() float64 { return (float64(rng.IntN(50)) + 0.5 + float64(rng.IntN(3)-1)*1e-12) / 1e6 },
 		"odd ones":  func() float64 { return []float64{-1, 0, math.NaN(), 1e-7, 0.0000005, 30, 4294.967295}[rng.IntN(7)] },
 		"overflows": func() float64 { return rng.Float64() * 5000 },
+		"seconds":   func() float64 { return rng.ExpFloat64() * 0.8 }, // counted and listed
 	}
 	for name, gen := range gens {
-		for _, n := range []int{1, 2, 7, 1000, 20_000} {
+		for _, n := range []int{1, 2, 7, 1000, countFrom - 1, countFrom, 20_000, 150_000} {
 			raw, compact := newHist(), newCompactHist()
 			for range n {
 				v := gen()
@@ -281,6 +282,12 @@ func TestCompactHistReportsTheSame(t *testing.T) {
 			}
 			if name == "loopback" && !compact.compact {
 				t.Errorf("%s/%d: not compact", name, n)
+			}
+			if counted := compact.counted != nil; compact.compact && counted != (compact.n() >= countFrom) {
+				t.Errorf("%s/%d: counted %v", name, n, counted)
+			}
+			if name == "loopback" && n == 150_000 && len(compact.us) != 0 {
+				t.Errorf("%s/%d: %d values listed, all are under %d µs", name, n, len(compact.us), countBelow)
 			}
 			if got, want := compact.percentiles(), raw.percentiles(); got != want {
 				t.Errorf("%s/%d: compact %+v, float %+v", name, n, got, want)
