@@ -44,11 +44,18 @@ func newDeadlines(parent context.Context, timeout time.Duration) *deadlines {
 func (d *deadlines) get(now time.Time) *tickCtx {
 	k := now.UnixNano() / d.tick
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if c := d.cur; c != nil && c.tick == k {
 		c.users++
+		d.mu.Unlock()
 		return c
 	}
+	c := d.next(k)
+	d.mu.Unlock()
+	return c
+}
+
+// next begins tick k's context, d.mu held.
+func (d *deadlines) next(k int64) *tickCtx {
 	if c := d.cur; c != nil && c.users == 0 {
 		d.done(c)
 	}
@@ -61,10 +68,10 @@ func (d *deadlines) get(now time.Time) *tickCtx {
 // put ends an attempt that get's context bound.
 func (d *deadlines) put(c *tickCtx) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if c.users--; c.users == 0 && c != d.cur {
 		d.done(c)
 	}
+	d.mu.Unlock()
 }
 
 func (d *deadlines) done(c *tickCtx) {
