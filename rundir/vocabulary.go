@@ -132,12 +132,15 @@ func IsMSISDN(s string) bool {
 const (
 	ClassOK      = "ok"
 	classHTTP4xx = "http_4xx"
-	ClassHTTP429 = "http_429"
-	ClassHTTP5xx = "http_5xx"
-	ClassTimeout = "timeout"
-	ClassReset   = "reset"
-	classConn    = "conn" // could not connect: nothing reached the service
-	ClassOther   = "other"
+	// classHTTPOther is an answer neither 2xx, 4xx nor 5xx: a redirect (3xx,
+	// never followed), an informational 1xx, or a code out of the range.
+	classHTTPOther = "http_other"
+	ClassHTTP429   = "http_429"
+	ClassHTTP5xx   = "http_5xx"
+	ClassTimeout   = "timeout"
+	ClassReset     = "reset"
+	classConn      = "conn" // could not connect: nothing reached the service
+	ClassOther     = "other"
 	// ClassBadAnswer is the class of a 2xx send answer whose body is not the
 	// API's answer (HTML from a proxy, invalid JSON, random bytes, no
 	// txId/state or notificationId): its outcome is unknown (the service may
@@ -148,8 +151,8 @@ const (
 
 // Classify gives an attempt's outcome and class, one rule for every tool that
 // makes requests. A code other than 0 means the service answered and decides
-// alone (err, if any, is about reading the body): 2xx ok; 429 http_429; 500 and
-// above http_5xx; anything else http_4xx. Without a code, err names the
+// alone (err, if any, is about reading the body): 2xx ok; 429 http_429; other
+// 4xx http_4xx; 5xx http_5xx; anything else (3xx, 1xx, out of range) http_other. Without a code, err names the
 // transport failure: timeout, reset, conn or other; the outcome is unknown
 // (the service may have acted), except for conn, which is a failure (nothing
 // reached it). With neither, the outcome is unknown and the class other.
@@ -160,10 +163,12 @@ func Classify(code int, err error) (outcome, class string) {
 			return OutcomeOK, ClassOK
 		case code == http.StatusTooManyRequests:
 			return OutcomeFail, ClassHTTP429
-		case code >= 500:
+		case code >= 500 && code < 600:
 			return OutcomeFail, ClassHTTP5xx
-		default:
+		case code >= 400 && code < 500:
 			return OutcomeFail, classHTTP4xx
+		default:
+			return OutcomeFail, classHTTPOther
 		}
 	}
 	if err == nil {

@@ -28,7 +28,11 @@ func TestClassify(t *testing.T) {
 		{503, nil, OutcomeFail, ClassHTTP5xx},
 		{400, nil, OutcomeFail, classHTTP4xx},
 		{401, nil, OutcomeFail, classHTTP4xx},
-		{302, nil, OutcomeFail, classHTTP4xx},                 // any other code: the attacker's rule since the start
+		{499, nil, OutcomeFail, classHTTP4xx},
+		{599, nil, OutcomeFail, ClassHTTP5xx},
+		{302, nil, OutcomeFail, classHTTPOther}, // a redirect is not a client error
+		{101, nil, OutcomeFail, classHTTPOther},
+		{600, nil, OutcomeFail, classHTTPOther},               // out of range: not a server error either
 		{500, io.ErrUnexpectedEOF, OutcomeFail, ClassHTTP5xx}, // an answer came: the code decides, not the body's read error
 		{200, io.ErrUnexpectedEOF, OutcomeOK, ClassOK},
 		{0, context.DeadlineExceeded, OutcomeUnknown, ClassTimeout},
