@@ -73,7 +73,6 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 		req = reuse.WithContext(ctx)
 		req.URL.Fragment = ""
 		delete(req.Header, "X-Vegeta-Seq")
-		delete(req.Header, "X-Vegeta-Attack")
 	} else {
 		var rd io.Reader
 		if body != nil {

@@ -157,7 +157,7 @@ type Options struct {
 	// planned time. They are not messages: seq 0, not counted in Sent.
 	Extra []Extra
 
-	Timeout time.Duration // per HTTP request; 0 = 30 s
+	Timeout time.Duration // per HTTP request, plus at most 1 % (10 ms at most: deadlines); 0 = 30 s
 	// MaxInFlight caps the messages in flight: a message holds a slot from
 	// the moment it is due until its last attempt is over (retries and their
 	// waits included; probes and polls, which follow an acceptance, hold

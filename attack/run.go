@@ -168,7 +168,9 @@ func RunWithAbort(ctx, abort context.Context, o Options) (result, error) {
 		o.Metrics.start(&o, start)
 	}
 	p := &schedPacer{p: o.Pacer, e: e, max: o.Requests}
-	for range atk.Attack(e.target, p, o.Duration, o.RunID) {
+	// No attack name: vegeta would put it in a header of every request (for
+	// the engine to take out again) and in its results, which are dropped.
+	for range atk.Attack(e.target, p, o.Duration, "") {
 		// Every attempt is recorded by the engine; vegeta's own result of a
 		// hit (a whole message with its retries) is not needed, only that the
 		// hit is over: its slot is free.
@@ -286,6 +288,18 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 	return e
 }
 
+// over reports whether ctx is done: a select on Done, which takes no lock
+// once the channel exists (a cancel context's Err locks it), as every hit and
+// attempt asks.
+func over(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return true
+	default:
+		return false
+	}
+}
+
 // fail keeps the first error that ends the run.
 func (e *engine) fail(err error) {
 	e.errOnce.Do(func() { e.err = err })
@@ -393,7 +407,7 @@ const shortWait = 10 * time.Millisecond
 func (s *schedPacer) sleep(d time.Duration) bool {
 	if d <= shortWait {
 		time.Sleep(d)
-		return s.e.stop.Err() == nil
+		return !over(s.e.stop)
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -417,7 +431,7 @@ func (s *schedPacer) Rate(elapsed time.Duration) float64 { return s.p.Rate(elaps
 // target is the vegeta.Targeter: it builds message seq's request with a fresh
 // tag, after the client's limiter (respect mode) lets it go.
 func (e *engine) target(t *vegeta.Target) error {
-	if e.stop.Err() != nil {
+	if over(e.stop) {
 		return errStopped
 	}
 	k := e.seq.Add(1)
@@ -633,7 +647,7 @@ func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer)
 				c.met.retries.Inc()
 			}
 		}
-		if a.GaveUp != "" || a.Outcome == rundir.OutcomeOK || e.abort.Err() != nil {
+		if a.GaveUp != "" || a.Outcome == rundir.OutcomeOK || over(e.abort) {
 			e.write(c, a)
 			return a, ans
 		}

@@ -140,7 +140,7 @@ type Retry struct {
 	Backoff    Duration `json:"backoff,omitempty" jsonschema_description:"first wait; doubled each retry"`
 	MaxBackoff Duration `json:"maxBackoff,omitempty" jsonschema_description:"cap on one backoff wait; a longer Retry-After is honoured in full while the retry still leaves before the run's end (load duration + delivery.grace)"`
 	Jitter     Percent  `json:"jitter,omitempty" jsonschema_description:"random share added or removed from each backoff wait; only added to a Retry-After wait (default 20% when not written; 0 turns it off)"`
-	Timeout    Duration `json:"timeout,omitempty" jsonschema_description:"per-request timeout (default 10s)"`
+	Timeout    Duration `json:"timeout,omitempty" jsonschema_description:"per-request timeout (default 10s; an attempt may get up to 1 %, at most 10 ms, more)"`
 }
 
 // Idempotency probes resend a share of notifications with the same externalId.
