@@ -63,12 +63,30 @@ func (r loaderRun) cpuPerReq() float64 { return float64(r.cpu.Microseconds()) / 
 // is useless here, as Linux counts in it the parent's RSS at the fork (the
 // child shares the parent's memory until exec).
 func runMeasured(cmd *exec.Cmd) (cpu time.Duration, peak int64, halves [2]int64, err error) {
+	m, err := runMeasuredSplit(cmd)
+	return m.cpu, m.peak, m.halves, err
+}
+
+// measured is what runMeasuredSplit saw of a child: its CPU, peak RSS and the
+// RSS of each half of its run, and the largest file-backed (RssFile: pages of
+// the executable and libraries) and anonymous (RssAnon: heap, stacks) RSS
+// sampled, in KiB.
+type measured struct {
+	cpu        time.Duration
+	peak       int64
+	halves     [2]int64
+	file, anon int64
+}
+
+// runMeasuredSplit is runMeasured that also tells the file-backed from the
+// anonymous part of the memory (sampled every 50 ms: the largest of each).
+func runMeasuredSplit(cmd *exec.Cmd) (m measured, err error) {
 	if err := cmd.Start(); err != nil {
-		return 0, 0, halves, err
+		return m, err
 	}
 	type sample struct {
-		at       time.Time
-		hwm, rss int64
+		at                   time.Time
+		hwm, rss, file, anon int64
 	}
 	var samples []sample
 	done := make(chan struct{})
@@ -80,7 +98,7 @@ func runMeasured(cmd *exec.Cmd) (cpu time.Duration, peak int64, halves [2]int64,
 		defer t.Stop()
 		for {
 			if b, err := os.ReadFile(path); err == nil {
-				samples = append(samples, sample{time.Now(), statusKiB(b, "VmHWM:"), statusKiB(b, "VmRSS:")})
+				samples = append(samples, sample{time.Now(), statusKiB(b, "VmHWM:"), statusKiB(b, "VmRSS:"), statusKiB(b, "RssFile:"), statusKiB(b, "RssAnon:")})
 			}
 			select {
 			case <-done:
@@ -95,16 +113,18 @@ func runMeasured(cmd *exec.Cmd) (cpu time.Duration, peak int64, halves [2]int64,
 	if len(samples) > 0 {
 		mid := samples[0].at.Add(samples[len(samples)-1].at.Sub(samples[0].at) / 2)
 		for _, sm := range samples {
-			peak = max(peak, sm.hwm)
+			m.peak = max(m.peak, sm.hwm)
+			m.file, m.anon = max(m.file, sm.file), max(m.anon, sm.anon)
 			h := 0
 			if sm.at.After(mid) {
 				h = 1
 			}
-			halves[h] = max(halves[h], sm.rss)
+			m.halves[h] = max(m.halves[h], sm.rss)
 		}
 	}
 	ps := cmd.ProcessState
-	return ps.UserTime() + ps.SystemTime(), peak, halves, err
+	m.cpu = ps.UserTime() + ps.SystemTime()
+	return m, err
 }
 
 // statusKiB reads a "Key:   123 kB" line of /proc/PID/status.

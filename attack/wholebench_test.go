@@ -23,7 +23,9 @@ import (
 // delivery: none, one client with Basic auth) against `vegeta attack` at the
 // same rate, with the same body and headers, against the same loopback target,
 // as child processes run alternately. CPU is user+sys from each child's
-// rusage, peak RSS its VmHWM (runMeasured), requests are counted by the target.
+// rusage, peak RSS its VmHWM, with the largest file-backed (RssFile: the
+// executable's pages) and anonymous (RssAnon: heap, stacks) parts sampled
+// (runMeasuredSplit); requests are counted by the target.
 //
 //	go test ./attack -run '^$' -bench RunVersusVegeta -benchtime 1x -timeout 30m
 //
@@ -70,9 +72,10 @@ func newWholeTarget(b *testing.B) *wholeTarget {
 }
 
 type wholeRun struct {
-	cpu  time.Duration
-	rss  int64 // peak, KiB
-	reqs int64 // answered by the target
+	cpu        time.Duration
+	rss        int64 // peak, KiB
+	file, anon int64 // the largest file-backed and anonymous RSS sampled, KiB
+	reqs       int64 // answered by the target
 }
 
 func (r wholeRun) cpuPerReq() float64 { return float64(r.cpu.Microseconds()) / float64(max(r.reqs, 1)) }
@@ -102,11 +105,11 @@ func runMsgloadWhole(b *testing.B, bin string, t *wholeTarget, rate int, load st
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	n0 := t.n.Load()
-	cpu, rss, _, err := runMeasured(cmd)
+	m, err := runMeasuredSplit(cmd)
 	if err != nil {
 		b.Fatalf("msgload run: %v\n%s", err, out.String())
 	}
-	return wholeRun{cpu: cpu, rss: rss, reqs: t.n.Load() - n0}
+	return wholeRun{cpu: m.cpu, rss: m.peak, file: m.file, anon: m.anon, reqs: t.n.Load() - n0}
 }
 
 // vegetaTargets writes vegeta's targets file: the body and headers of
@@ -144,11 +147,11 @@ func runVegetaWhole(b *testing.B, bin, targets string, t *wholeTarget, rate int,
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	n0 := t.n.Load()
-	cpu, rss, _, err := runMeasured(cmd)
+	m, err := runMeasuredSplit(cmd)
 	if err != nil {
 		b.Fatalf("vegeta: %v\n%s", err, out.String())
 	}
-	return wholeRun{cpu: cpu, rss: rss, reqs: t.n.Load() - n0}
+	return wholeRun{cpu: m.cpu, rss: m.peak, file: m.file, anon: m.anon, reqs: t.n.Load() - n0}
 }
 
 func median(xs []float64) float64 {
@@ -215,8 +218,8 @@ func BenchmarkRunVersusVegeta(b *testing.B) {
 					}
 					return ""
 				}
-				b.Logf("pair %d at %d/s for %v: vegeta %d req%s cpu %.2f s (%.1f µs/req) peak %d KiB | msgload %d req%s cpu %.2f s (%.1f µs/req) peak %d KiB | cpu/req ratio %.3f, peak ratio %.3f",
-					i+1, rate, du, v.reqs, short(v), v.cpu.Seconds(), v.cpuPerReq(), v.rss, m.reqs, short(m), m.cpu.Seconds(), m.cpuPerReq(), m.rss, cr, rr)
+				b.Logf("pair %d at %d/s for %v: vegeta %d req%s cpu %.2f s (%.1f µs/req) peak %d KiB (file %d, anon %d) | msgload %d req%s cpu %.2f s (%.1f µs/req) peak %d KiB (file %d, anon %d) | cpu/req ratio %.3f, peak ratio %.3f",
+					i+1, rate, du, v.reqs, short(v), v.cpu.Seconds(), v.cpuPerReq(), v.rss, v.file, v.anon, m.reqs, short(m), m.cpu.Seconds(), m.cpuPerReq(), m.rss, m.file, m.anon, cr, rr)
 			}
 			med := func(rs []wholeRun, f func(wholeRun) float64) float64 {
 				var xs []float64
@@ -233,6 +236,12 @@ func BenchmarkRunVersusVegeta(b *testing.B) {
 			b.ReportMetric(med(vs, peak), "vegeta-peak-KiB")
 			b.ReportMetric(med(ms, peak), "msgload-peak-KiB")
 			b.ReportMetric(median(rssRatios), "peak-rss-ratio")
+			file := func(r wholeRun) float64 { return float64(r.file) }
+			anon := func(r wholeRun) float64 { return float64(r.anon) }
+			b.ReportMetric(med(vs, file), "vegeta-file-KiB")
+			b.ReportMetric(med(ms, file), "msgload-file-KiB")
+			b.ReportMetric(med(vs, anon), "vegeta-anon-KiB")
+			b.ReportMetric(med(ms, anon), "msgload-anon-KiB")
 			b.Logf("median of %d pairs at %d/s: vegeta cpu %.2f s %.1f µs/req peak %.0f KiB | msgload cpu %.2f s %.1f µs/req peak %.0f KiB | msgload/vegeta cpu/req %.3f (%.3f–%.3f), peak RSS %.3f (%.3f–%.3f)",
 				pairs, rate, med(vs, cpuS), med(vs, wholeRun.cpuPerReq), med(vs, peak), med(ms, cpuS), med(ms, wholeRun.cpuPerReq), med(ms, peak),
 				median(cpuRatios), slices.Min(cpuRatios), slices.Max(cpuRatios), median(rssRatios), slices.Min(rssRatios), slices.Max(rssRatios))

@@ -50,6 +50,7 @@ type msg struct {
 	accepted bool
 	mismatch bool
 	gaveUp   bool // that attempt failed in a way the retry policy retries, and no retry was left
+	held     bool // in a msgTable
 	d        *msgDelivery
 }
 
@@ -136,8 +137,7 @@ type analyzer struct {
 	deadline            time.Time
 
 	reqLat, reqLatIntended, lag *hist
-	msgs                        map[int64]*msg
-	msgSlab                     slab[msg]
+	msgs                        msgTable
 	delSlab                     slab[msgDelivery]
 	needKeys                    map[string]int64 // keys events lack a sequence for → sequence, once found
 	clients                     map[string][]rec
@@ -193,7 +193,7 @@ func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
 	a := &analyzer{
 		dir: name, fsys: fsys, s: &Summary{Schema: schemaVersion, Kind: kindPart},
 		reqLat: perRequest(), reqLatIntended: newCompactHist(), lag: newCompactHist(),
-		msgs: map[int64]*msg{}, otherTx: map[otherTx]*txSeen{}, idOwner: map[uint64]int64{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
+		otherTx: map[otherTx]*txSeen{}, idOwner: map[uint64]int64{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
 		states: newIntern(), chans: newIntern(),
 		byState: map[string]*hist{}, byChannel: map[string]*hist{},
 		delivery: newHist(), replies: newHist(), retries: newHist(), steps: map[[2]string]*hist{},
@@ -489,11 +489,7 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 	if op != "send" || at.Seq <= 0 {
 		return
 	}
-	m := a.msgs[at.Seq]
-	if m == nil {
-		m = a.msgSlab.new()
-		a.msgs[at.Seq] = m
-	}
+	m := a.msgs.add(at.Seq)
 	first := at.FirstSent
 	if first.IsZero() && at.Attempt <= 1 && at.Probe == "" {
 		first = at.Sent
@@ -690,7 +686,7 @@ func (a *analyzer) incoming(e *rundir.Event) {
 		return
 	}
 	seq := a.needKeys[c.OutgoingTxID]
-	m := a.msgs[seq]
+	m := a.msgs.get(seq)
 	if seq == 0 || m == nil || m.first == 0 || !sane(e.ReceivedAt) {
 		return
 	}
@@ -740,7 +736,7 @@ func (a *analyzer) delivered(e *rundir.Event, polled bool) {
 		d.Unmatched++
 		return
 	}
-	m := a.msgs[seq]
+	m := a.msgs.get(seq)
 	if seq == 0 || m == nil {
 		d.Unmatched++
 		return
@@ -944,7 +940,7 @@ func (a *analyzer) finishDelivery() {
 	reached := map[uint8]int64{}
 	o := &a.s.Outcomes
 	o.ByState, o.Refused = map[string]int64{}, map[string]int64{}
-	for _, m := range a.msgs {
+	a.msgs.each(func(_ int64, m *msg) {
 		md := m.delivery()
 		if md.dupTerm {
 			a.s.Idempotency.DuplicateDeliveries++
@@ -969,13 +965,13 @@ func (a *analyzer) finishDelivery() {
 					o.Refused[codeClass(int(m.lastCode))]++
 				}
 			}
-			continue
+			return
 		}
 		d.Expected++
 		if md.terminalAt == 0 {
 			d.Lost++
 			o.NoFinalStatus++
-			continue
+			return
 		}
 		d.Received++
 		if md.terminalAt > dl {
@@ -999,7 +995,7 @@ func (a *analyzer) finishDelivery() {
 			}
 			h.observe(lat)
 		}
-	}
+	})
 	d.Latency = a.delivery.percentiles()
 	d.ByChannel = map[string]percentiles{}
 	for k, h := range a.byChannel {

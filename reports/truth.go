@@ -265,7 +265,7 @@ func (a *analyzer) tallyFates(fates map[int64]*messageFate, fg *truthFigures) {
 		dl = math.MaxInt64
 	}
 	for seq, f := range fates {
-		m := a.msgs[seq]
+		m := a.msgs.get(seq)
 		if m == nil || !m.accepted {
 			continue // the attacker saw no acceptance: not expected, not lost
 		}
@@ -308,7 +308,7 @@ func setExpected(r *truthReport, sure, maybe truthFigures) {
 func (a *analyzer) trueLatency(sure, maybe truthFigures) (lower, upper percentiles) {
 	lo, hi := newHist(), newHist()
 	for seq, e := range maybe.end {
-		m := a.msgs[seq]
+		m := a.msgs.get(seq)
 		up := e[2] // only unanswered calls: the first arrival was one of them
 		if se, ok := sure.end[seq]; ok {
 			up = se[1]
