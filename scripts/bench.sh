@@ -28,7 +28,7 @@ for p in $PKGS; do
       $GO test ./attack -run '^$' -bench '^BenchmarkVersusVegeta$' -benchtime 1x -timeout 30m ;;
   whole)
     # The whole `msgload run` process (a messaging scenario, delivery: none) against `vegeta attack`.
-    run env MSGLOAD_BENCH_WHOLE_RATES=5000,max MSGLOAD_BENCH_PAIRS=5 MSGLOAD_BENCH_WHOLE_SECONDS=5 \
+    run env MSGLOAD_BENCH_WHOLE_RATES=5000,max MSGLOAD_BENCH_PAIRS=9 MSGLOAD_BENCH_WHOLE_SECONDS=5 \
       $GO test ./attack -run '^$' -bench '^BenchmarkRunVersusVegeta$' -benchtime 1x -timeout 30m ;;
   replay)
     run $GO test ./replay -run '^$' -bench 'BenchmarkReplayPacing|BenchmarkPacerVsConstant' -benchtime 2x ;;
