@@ -26,22 +26,35 @@ type compiled struct {
 }
 
 // CheckThreshold says what is wrong with a threshold expression (an unknown
-// field, a syntax error, a result that is not true or false), or nil: scenario
-// validation calls it so a mistyped threshold stops the run before it starts.
+// field, a syntax error, a result that is not true or false, a latency read
+// through a computed path), or nil: the rule the report's evaluation applies,
+// which scenario validation calls so that such a threshold stops the run
+// before it starts, not after its load.
 func CheckThreshold(src string) error {
-	return thresholds.Check(src, Summary{})
+	_, err := checkThreshold(src)
+	return err
 }
 
-// compileThreshold checks one threshold expression against the summary's fields.
-func compileThreshold(src string) (*compiled, error) {
+// checkThreshold compiles one threshold expression against the summary's
+// fields, and refuses a latency read through a computed path.
+func checkThreshold(src string) (*compiled, error) {
 	e, err := thresholds.Compile(src, Summary{})
+	if err != nil {
+		return nil, err
+	}
+	if at := e.ComputedRead(latencyRead); at != "" {
+		return nil, fmt.Errorf("%s reads a latency through a computed path, so a figure without data could not be told from 0: name it (delivery.by_channel[\"sms\"].p95)", at)
+	}
+	return &compiled{Expr: e, paths: e.Paths()}, nil
+}
+
+// compileThreshold is checkThreshold with the error the report gives.
+func compileThreshold(src string) (*compiled, error) {
+	c, err := checkThreshold(src)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", errBadThreshold, src, err)
 	}
-	if at := e.ComputedRead(latencyRead); at != "" {
-		return nil, fmt.Errorf("%w: %s: %s reads a latency through a computed path, so a figure without data could not be told from 0: name it (delivery.by_channel[\"sms\"].p95)", errBadThreshold, src, at)
-	}
-	return &compiled{Expr: e, paths: e.Paths()}, nil
+	return c, nil
 }
 
 // latencyRead says whether reading field of an object of type owner reads a

@@ -59,7 +59,7 @@ load:
 limit: { rate: 100/1m, mode: ignore }
 retry: { on: [500, teapot], backoff: soon }
 idempotency: { probes: 120% }
-thresholds: ["  ", "delivery.lostt == 0", "requests.error_rate <", "delivery.lost"]
+thresholds: ["  ", "delivery.lostt == 0", "requests.error_rate <", "delivery.lost", "all(values(delivery.by_channel), .p95 < 1s)"]
 `
 	_, err := Parse("bad.yaml", "", []byte(src), env(nil))
 	var es Errors
@@ -81,6 +81,8 @@ thresholds: ["  ", "delivery.lostt == 0", "requests.error_rate <", "delivery.los
 		`bad.yaml:11:20: thresholds[1]: threshold "delivery.lostt == 0": no field lostt, did you mean lost?`,
 		`bad.yaml:11:43: thresholds[2]: threshold "requests.error_rate <": unexpected token EOF`,
 		`bad.yaml:11:68: thresholds[3]: threshold "delivery.lost": expected bool`,
+		// The report's own rule, before the load and not only when the report is built.
+		`bad.yaml:11:85: thresholds[4]: threshold "all(values(delivery.by_channel), .p95 < 1s)": .p95 reads a latency through a computed path`,
 	}
 	got := err.Error()
 	for _, w := range want {
