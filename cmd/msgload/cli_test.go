@@ -5,7 +5,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -193,4 +195,87 @@ func TestCompletion(t *testing.T) {
 			t.Errorf("completing %q: %q (%v), want %s", tt.line, out, err, tt.want)
 		}
 	}
+}
+
+// lookShell finds a shell the completion tests run, skipping when it is not
+// installed (required when CI=true: .ci/run installs it).
+func lookShell(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required when CI=true (.ci/run installs it)", name)
+		}
+		t.Skipf("%s not installed: its completion is not tried", name)
+	}
+	return p
+}
+
+// TestCompletionFishAndZsh runs the fish and zsh scripts in the real shells:
+// fish completes a command line itself (`complete -C`); zsh runs _msgload
+// with the words of a line, its completion builtins (_describe, _arguments,
+// compadd) replaced by functions that print what they would offer.
+func TestCompletionFishAndZsh(t *testing.T) {
+	lines := []struct{ line, want string }{
+		{"msgload ru", "run"},                                 // commands
+		{"msgload run --metrics-a", "--metrics-addr"},         // a command's flags
+		{"msgload run smo", "smoke"},                          // built-in scenario names for run
+		{"msgload validate notify-r", "notify-respect-limit"}, // ... and validate
+		{"msgload completion fi", "fish"},                     // the shells
+	}
+	script := func(t *testing.T, sh string) string {
+		code, stdout, stderr := runProgram(t, nil, nil, "completion", sh)
+		if code != exitOK || stderr != "" {
+			t.Fatalf("completion %s: exit %d, %q", sh, code, stderr)
+		}
+		f := filepath.Join(t.TempDir(), "msgload."+sh)
+		if err := os.WriteFile(f, []byte(stdout), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	t.Run("fish", func(t *testing.T) {
+		fish := lookShell(t, "fish")
+		f := script(t, "fish")
+		if out, err := exec.Command(fish, "-n", f).CombinedOutput(); err != nil {
+			t.Fatalf("fish -n: %v\n%s", err, out)
+		}
+		for _, tt := range lines {
+			cmd := exec.Command(fish, "--no-config", "-c", "source "+f+"; complete -C '"+tt.line+"'")
+			cmd.Dir = t.TempDir() // no file names to offer
+			out, err := cmd.CombinedOutput()
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				got = append(got, strings.SplitN(l, "\t", 2)[0])
+			}
+			if err != nil || !slices.Contains(got, tt.want) {
+				t.Errorf("fish completing %q: %q (%v), want %s", tt.line, got, err, tt.want)
+			}
+		}
+	})
+	t.Run("zsh", func(t *testing.T) {
+		zsh := lookShell(t, "zsh")
+		f := script(t, "zsh")
+		if out, err := exec.Command(zsh, "-n", f).CombinedOutput(); err != nil {
+			t.Fatalf("zsh -n: %v\n%s", err, out)
+		}
+		harness := `compdef() { : }
+_describe() { local n=${@[-1]}; print -rl -- ${(P)n} }
+_arguments() { print -rl -- "$@" }
+compadd() { print -rl -- "$@" }
+_files() { : }
+source ` + f + `
+words=(${=1}); CURRENT=${#words}
+_msgload
+`
+		for _, tt := range lines {
+			out, err := exec.Command(zsh, "-f", "-c", harness, "zsh", tt.line).CombinedOutput()
+			// An offered word stands alone, or starts a "word:description"
+			// or "--flag[description]" spec, or is inside "(a b c)".
+			re := regexp.MustCompile(`(^|[\s(])` + regexp.QuoteMeta(tt.want) + `($|[\s:\[)])`)
+			if err != nil || !re.Match(out) {
+				t.Errorf("zsh completing %q: %v\n%s\nwant %s", tt.line, err, out, tt.want)
+			}
+		}
+	})
 }

@@ -14,7 +14,8 @@ import (
 // completionCommand prints a shell completion script. The bash and zsh
 // scripts are generated from the commands and flags of this binary and need
 // nothing at completion time (no call back into msgload); fish's comes from
-// urfave/cli (App.ToFishCompletion).
+// urfave/cli (App.ToFishCompletion), with the arguments' words added
+// (fishArgs).
 func (g *globalState) completionCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
@@ -35,7 +36,7 @@ func (g *globalState) completionCommand() *cli.Command {
 				if err != nil {
 					return fmt.Errorf("completion: %w", err)
 				}
-				_, err = io.WriteString(g.stdout, s)
+				_, err = io.WriteString(g.stdout, s+fishArgs(app))
 				return err
 			default:
 				return badInput(fmt.Errorf("completion: unknown shell %q (bash, zsh or fish); see 'msgload completion --help'", sh))
@@ -56,6 +57,25 @@ func completionArgs(cmd string) []string {
 		return nil
 	}
 	return nil
+}
+
+// fishArgs are fish's completions of the commands' arguments besides file
+// names (completionArgs): urfave/cli's fish script has the commands and flags
+// only.
+func fishArgs(app *cli.App) string {
+	var b strings.Builder
+	for _, c := range visibleCommands(app) {
+		words := completionArgs(c.Name)
+		if len(words) == 0 {
+			continue
+		}
+		desc := "built-in scenario"
+		if c.Name == "completion" {
+			desc = "shell"
+		}
+		fmt.Fprintf(&b, "complete -c %s -n '__fish_seen_subcommand_from %s' -a '%s' -d '%s'\n", app.Name, c.Name, strings.Join(words, " "), desc)
+	}
+	return b.String()
 }
 
 // visibleCommands are the commands to complete, with help.
