@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/msgload/msgload/internal/flatjson"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -34,27 +35,18 @@ func parseAnswer(body []byte) answer {
 }
 
 // fastAnswer reads the common answer without encoding/json: one flat object
-// whose keys and values are strings of printable ASCII with no escapes
-// (`{"txId":"…","state":"ACCEPTED","updatedAt":"…"}`). It gives what
-// json.Unmarshal would (keys matched regardless of case, the last of a
-// repeated key kept); ok is false for anything else — numbers, nesting,
-// escapes, other bytes, broken JSON — which goes to encoding/json.
+// whose keys and values are strings of ASCII with no escapes
+// (`{"txId":"…","state":"ACCEPTED","updatedAt":"…"}`), split by
+// flatjson.Fields. It gives what json.Unmarshal would (keys matched
+// regardless of case, the last of a repeated key kept); ok is false for
+// anything else — numbers, nesting, escapes, other bytes, broken JSON — which
+// goes to encoding/json.
 func fastAnswer(b []byte) (a answer, ok bool) {
-	i := skipSpace(b, 1)
-	if i < len(b) && b[i] == '}' {
-		return a, skipSpace(b, i+1) == len(b)
-	}
-	for {
-		var key, val []byte
-		if key, i, ok = plainString(b, i); !ok {
-			return answer{}, false
+	ok = flatjson.Fields(b, func(key, v []byte) bool {
+		if len(v) < 2 || v[0] != '"' || !ascii(key) || !ascii(v) {
+			return false // not a string, or bytes encoding/json might read otherwise
 		}
-		if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
-			return answer{}, false
-		}
-		if val, i, ok = plainString(b, skipSpace(b, i+1)); !ok {
-			return answer{}, false
-		}
+		val := v[1 : len(v)-1]
 		switch {
 		case bytes.EqualFold(key, []byte("txId")):
 			a.TxID = string(val)
@@ -65,44 +57,21 @@ func fastAnswer(b []byte) (a answer, ok bool) {
 		case bytes.EqualFold(key, []byte("notificationId")):
 			a.NotificationID = string(val)
 		}
-		if i = skipSpace(b, i); i >= len(b) {
-			return answer{}, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case '}':
-			return a, skipSpace(b, i+1) == len(b)
-		default:
-			return answer{}, false
-		}
+		return true
+	})
+	if !ok {
+		return answer{}, false
 	}
+	return a, true
 }
 
-// plainString reads the JSON string at b[i] if it is printable ASCII with no
-// escape, and returns its contents and the index after its closing quote.
-func plainString(b []byte, i int) (s []byte, next int, ok bool) {
-	if i >= len(b) || b[i] != '"' {
-		return nil, i, false
-	}
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			return b[i+1 : j], j + 1, true
-		case c == '\\' || c < 0x20 || c >= 0x80:
-			return nil, i, false
+func ascii(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
 		}
 	}
-	return nil, i, false
-}
-
-// skipSpace returns the index of the first byte at or after i that is not
-// JSON whitespace.
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
+	return true
 }
 
 var externalKey = []byte(`"externalId"`)

@@ -5,15 +5,16 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/msgload/msgload/internal/flatjson"
 	"github.com/msgload/msgload/rundir"
 )
 
 // decodeAttempt decodes one line of attempts.jsonl into a (zeroed) exactly as
 // json.Unmarshal does. Reading the attempts was most of a report's CPU (5–8 µs
 // a line through reflection, for every request of the run). Lines as the
-// attacker writes them — compact, keys spelt as the struct's tags, strings
+// attacker writes them — flat, keys spelt as the struct's tags, strings
 // without escapes — are read directly (about a tenth of the cost); anything
-// else (an escape, whitespace, a null, an unknown or differently cased key, a
+// else (an escape, a null, an unknown or differently cased key, a
 // number out of range or not in JSON's grammar) goes to json.Unmarshal, which
 // also judges every line that does not decode. The two agree by construction
 // on what the direct path takes (TestDecodeAttemptAgreesWithJSON).
@@ -28,70 +29,10 @@ func decodeAttempt(in *interner, b []byte, a *rundir.Attempt) error {
 	return json.Unmarshal(b, a)
 }
 
-// fastAttempt reads b into a when b is in the subset decodeAttempt describes;
-// false (a possibly half filled) otherwise.
+// fastAttempt reads b into a when b is in the subset decodeAttempt describes
+// (split by flatjson.Fields); false (a possibly half filled) otherwise.
 func fastAttempt(in *interner, b []byte, a *rundir.Attempt) bool {
-	n := len(b)
-	if n < 2 || b[0] != '{' || b[n-1] != '}' {
-		return false
-	}
-	i := 1
-	if n == 2 {
-		return true
-	}
-	for {
-		// "key":
-		if b[i] != '"' {
-			return false
-		}
-		k0 := i + 1
-		k1 := k0
-		for k1 < n && b[k1] != '"' {
-			if b[k1] == '\\' {
-				return false
-			}
-			k1++
-		}
-		if k1+1 >= n || b[k1+1] != ':' {
-			return false
-		}
-		key := b[k0:k1]
-		i = k1 + 2
-		// The value: up to the next ',' or the closing '}' (a string value is
-		// scanned to its closing quote first).
-		v0 := i
-		if i < n && b[i] == '"' {
-			j := i + 1
-			for j < n && b[j] != '"' {
-				if b[j] == '\\' || b[j] < 0x20 {
-					return false
-				}
-				j++
-			}
-			if j >= n {
-				return false
-			}
-			i = j + 1
-		} else {
-			for i < n && b[i] != ',' && b[i] != '}' {
-				i++
-			}
-		}
-		if i >= n {
-			return false
-		}
-		if !fastField(in, a, string(key), b[v0:i]) {
-			return false
-		}
-		switch {
-		case b[i] == ',' && i+1 < n-1:
-			i++
-		case b[i] == '}' && i == n-1:
-			return true
-		default:
-			return false
-		}
-	}
+	return flatjson.Fields(b, func(key, v []byte) bool { return fastField(in, a, string(key), v) })
 }
 
 // fastField sets the field of key from the raw value v.
