@@ -550,3 +550,34 @@ func TestTruthCap(t *testing.T) {
 		t.Fatalf("pending %d: untracked messages must still be delivered", s.Pending())
 	}
 }
+
+// TestTokenLivesItsExpiresIn: a token issued at a fraction of a second still
+// works until expires_in has passed. The JWT's exp is whole seconds: rounded
+// down, a token issued at 0.9 s with a 2 s lifetime said expires_in 2 but
+// died at 2 s, and a client that trusted expires_in got 401s.
+func TestTokenLivesItsExpiresIn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := engineConfig()
+		cfg.Notify.TokenLifetime = 2 * time.Second
+		s, _ := newFakeSim(t, cfg)
+		for _, frac := range []time.Duration{0, 100 * time.Millisecond, 900 * time.Millisecond} {
+			time.Sleep(time.Second - time.Duration(time.Now().Nanosecond()) + frac)
+			form := url.Values{"grant_type": {"client_credentials"}, "client_id": {"demo-1"}, "client_secret": {"demo"}}
+			w := do(s, http.MethodPost, "/oauth/token", form.Encode(), "Content-Type", "application/x-www-form-urlencoded")
+			var tok struct {
+				AccessToken string  `json:"access_token"`
+				ExpiresIn   float64 `json:"expires_in"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &tok); err != nil || w.Code != 200 {
+				t.Fatalf("token: %d %s", w.Code, w.Body)
+			}
+			// The last instant the answer promised, a millisecond before it.
+			time.Sleep(time.Duration(tok.ExpiresIn*float64(time.Second)) - time.Millisecond)
+			w = do(s, http.MethodPost, "/api/v1/notifications", `{"recipient":{"value":"+79991234567"},"notificationText":"hi","externalId":"e`+frac.String()+`"}`,
+				"Authorization", "Bearer "+tok.AccessToken)
+			if w.Code != 200 {
+				t.Fatalf("issued at +%v, expires_in %v: used %v later: %d %s", frac, tok.ExpiresIn, time.Duration(tok.ExpiresIn*float64(time.Second))-time.Millisecond, w.Code, w.Body)
+			}
+		}
+	})
+}

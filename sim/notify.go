@@ -127,12 +127,19 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	}
 	client = id
 	now := time.Now()
+	// exp is whole seconds (RFC 7519 NumericDate, as the jwt library writes
+	// it): rounded up, so that the token lives at least the expires_in the
+	// answer promises, never a fraction of a second less.
+	exp := now.Add(s.cfg.Notify.TokenLifetime)
+	if t := exp.Truncate(time.Second); !t.Equal(exp) {
+		exp = t.Add(time.Second)
+	}
 	claims := tokenClaims{
 		ClientID: id,
 		Scope:    strings.Join(c.Scopes, " "),
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer: "msgload-sim", Subject: id, IssuedAt: jwt.NewNumericDate(now),
-			ExpiresAt: jwt.NewNumericDate(now.Add(s.cfg.Notify.TokenLifetime)), ID: uuid.NewString(),
+			ExpiresAt: jwt.NewNumericDate(exp), ID: uuid.NewString(),
 		},
 	}
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(s.jwtKey)
