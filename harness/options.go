@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -413,7 +414,8 @@ func outcomes(ch string, m map[string]scenarios.Percent) ([]sim.Outcome, float64
 				out = append(out, sim.Outcome{State: rundir.StateDelivered, Weight: share})
 			}
 		default:
-			return nil, 0, fmt.Errorf("sim.profiles.%s.outcomes.%s: the simulator draws DELIVERED, NOT_DELIVERED, FAILED and SEEN; EXPIRED comes from failover ttl", ch, state)
+			// scenarios refuses it at validate: a scenario built in code
+			return nil, 0, fmt.Errorf("sim.profiles.%s.outcomes.%s: the simulator draws %s; EXPIRED comes from failover ttl", ch, state, strings.Join(rundir.DrawnStates(), ", "))
 		}
 	}
 	return out, seen, nil

@@ -67,6 +67,13 @@ var statusStates = [...]string{StateDelivered, StateNotDelivered, StateSeen, Sta
 // States returns the status record's states in the seed's order; all are final.
 func States() []string { return slices.Clone(statusStates[:]) }
 
+// DrawnStates returns the states a channel's outcome can be drawn as by the
+// simulator (a scenario's sim.profiles.<channel>.outcomes): SEEN is drawn as
+// a share of DELIVERED; EXPIRED is never drawn, it comes from a failover's ttl.
+func DrawnStates() []string {
+	return []string{StateDelivered, StateNotDelivered, StateSeen, StateFailed}
+}
+
 // ConditionStatuses returns the states a failover may await (condition_status).
 func ConditionStatuses() []string { return []string{StateDelivered, StateSeen} }
 

@@ -130,7 +130,7 @@ func TestVocabularyScenarios(t *testing.T) {
 	exactly(t, "scenario: sim.profiles.<channel>", rundir.Channels(), func(w string) error {
 		return parse("    - channel: sms\n", fmt.Sprintf("    %q: { median: 200ms, p95: 1s }\n", w))
 	})
-	exactly(t, "scenario: sim.profiles.sms.outcomes.<state>", rundir.States(), func(w string) error {
+	exactly(t, "scenario: sim.profiles.sms.outcomes.<state>", rundir.DrawnStates(), func(w string) error {
 		return parse("    - channel: sms\n", fmt.Sprintf("    sms: { outcomes: { %q: 10%% } }\n", w))
 	})
 }

@@ -59,6 +59,7 @@ func (c *checker) check(s *Scenario, p string) {
 		c.errorf(joinPath(p, "maxMessages"), "must not be negative")
 	}
 	c.respect(s, p)
+	c.externalIDs(s, p)
 }
 
 // parts checks a file with parts (derive filled them) and each part as a
@@ -579,8 +580,11 @@ func (c *checker) sim(s *Scenario, p string) {
 		}
 		sum := 0.0
 		for st, share := range pr.Outcomes {
-			if !slices.Contains(states, st) {
-				c.errorf(pp+".outcomes."+st, "%q is not a state (%s)", st, strings.Join(states, ", "))
+			switch {
+			case st == rundir.StateExpired:
+				c.errorf(pp+".outcomes."+st, "the simulator does not draw %s: it comes from a failover's ttl (message.scenario[].failover.ttl); draw %s", st, strings.Join(rundir.DrawnStates(), ", "))
+			case !slices.Contains(rundir.DrawnStates(), st):
+				c.errorf(pp+".outcomes."+st, "%q is not a state the simulator draws (%s)", st, strings.Join(rundir.DrawnStates(), ", "))
 			}
 			sum += share.F
 		}
@@ -591,6 +595,67 @@ func (c *checker) sim(s *Scenario, p string) {
 	if d := sm.NotifyDelay; !d.P95.IsZero() && d.P95.D < d.Median.D {
 		c.errorf(at("notifyDelay.p95"), "%s is below the median %s", d.P95, d.Median)
 	}
+}
+
+// maxIDCollisionChance is the highest chance validate accepts that two
+// messages of one client get the same externalId from a template of the
+// scenario's own.
+const maxIDCollisionChance = 0.01
+
+// externalIDs refuses an externalId template whose ids would repeat within a
+// client's messages: the service answers a repeated externalId as a retry of
+// the first (one notificationId for two messages), and the run would blame
+// it for the collision.
+func (c *checker) externalIDs(s *Scenario, p string) {
+	m := &s.Message
+	if s.API != rundir.APINotify || m.ExternalID == "tagged" || m.ExternalID == "none" || m.ExternalID == "" ||
+		s.Load.Profile == "replay" || len(c.errs) > 0 {
+		return
+	}
+	t, err := msgspec.ParseTemplate(m.ExternalID)
+	if err != nil {
+		return // reported by notifyMessage
+	}
+	var n int64
+	for _, cp := range s.Plan().Clients {
+		n = max(n, cp.Requests)
+	}
+	v := t.Variety(recipientCount(m), m.Recipients != nil && m.Recipients.Order == "random")
+	if ch := v.CollisionChance(n); ch >= maxIDCollisionChance {
+		at := joinPath(p, "message.externalId")
+		if v.Distinct() < float64(n) {
+			c.errorf(at, "%q gives %s different ids for up to %d messages of a client: some messages would share an externalId, the service would answer them as one, and the run would count that against it; add {{.Seq}}", m.ExternalID, distinctWord(v.Distinct()), n)
+			return
+		}
+		c.errorf(at, "%q: two of a client's %d messages would get the same externalId with a chance of %.1f%% (random parts repeat), and the run would count that against the service; add {{.Seq}}", m.ExternalID, n, ch*100)
+	}
+}
+
+// recipientCount is how many recipients the message draws from; 0 when not
+// known before the run (a CSV file).
+func recipientCount(m *Message) uint64 {
+	switch r := m.Recipients; {
+	case r == nil:
+		pat := m.Recipient
+		if pat == "" {
+			pat = msgspec.DefaultRecipient
+		}
+		if nr, err := msgspec.ParseRecipient(pat); err == nil {
+			return nr.Size()
+		}
+	case r.CSV == "":
+		if nr, err := msgspec.ParseNumberRange(r.From, r.To); err == nil {
+			return nr.Size()
+		}
+	}
+	return 0
+}
+
+func distinctWord(d float64) string {
+	if d < 1e6 {
+		return strconv.FormatFloat(d, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(d, 'g', 3, 64)
 }
 
 // respect refuses a respect-mode plan that would put a client over its limit.

@@ -144,6 +144,14 @@ func TestDecodeShapes(t *testing.T) {
 		{"bool", "api: messaging\nload: { rate: 1/s, requests: 1 }\nmessage: { urlOptions: { shortenUrl: maybe } }\n", `message.urlOptions.shortenUrl: want true or false, got "maybe"`},
 		// an externalId template that never changes would make every message one
 		{"static externalId", "api: notify\nload: { rate: 1/s, requests: 1 }\nmessage: { externalId: same }\n", `"same" is the same for every message`},
+		// an externalId template with fewer ids than a client's messages: collisions blamed on the service
+		{"externalId too few", "api: notify\nload: { rate: 8/s, requests: 40 }\nmessage: { externalId: \"order-{{digits 1}}\" }\n", `"order-{{digits 1}}" gives 10 different ids for up to 40 messages`},
+		// more ids than messages, but random: two alike by chance (birthday)
+		{"externalId birthday", "api: notify\nload: { rate: 8/s, requests: 400 }\nlimit: { mode: exceed }\nmessage: { externalId: \"order-{{digits 5}}\" }\n", "the same externalId with a chance of 55.0%"},
+		// the recipient in its sequential order repeats after 10 numbers
+		{"externalId recipient cycle", "api: notify\nload: { rate: 8/s, requests: 40 }\nmessage: { recipient: \"+7999000000{0-9}\", externalId: \"id-{{.Recipient}}\" }\n", "gives 10 different ids"},
+		// EXPIRED is never drawn: it comes from a failover's ttl (the run used to ERROR after creating its directory)
+		{"outcome EXPIRED", "api: messaging\nload: { rate: 1/s, requests: 1 }\nsim: { profiles: { sms: { outcomes: { EXPIRED: 10% } } } }\n", "sim.profiles.sms.outcomes.EXPIRED: the simulator does not draw EXPIRED"},
 		// polling is messaging only
 		{"poll notify", "api: notify\nload: { rate: 1/s, requests: 1 }\ndelivery: { via: poll }\n", "poll needs the messaging API"},
 	}

@@ -198,7 +198,7 @@ type SimCallbacks struct {
 type Profile struct {
 	Median   Duration           `json:"median,omitempty"`
 	P95      Duration           `json:"p95,omitempty"`
-	Outcomes map[string]Percent `json:"outcomes,omitempty" jsonschema_description:"state → share: DELIVERED, NOT_DELIVERED, SEEN, EXPIRED, FAILED"`
+	Outcomes map[string]Percent `json:"outcomes,omitempty" jsonschema_description:"state → share: DELIVERED, NOT_DELIVERED, SEEN, FAILED (EXPIRED is not drawn: it comes from a failover ttl)"`
 }
 
 // Delay is a delay distribution.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
+	"github.com/msgload/msgload/scenarios/msgspec"
 )
 
 var testTag = rundir.Tag{Run: "r1", Seq: 7, First: time.Unix(1700000000, 123).UTC()}
@@ -290,7 +291,7 @@ func BenchmarkBodyEncodingJSON(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		tag.Seq = int64(i)
 		bd := body{Recipient: recipient{Value: fmt.Sprintf("+7999%07d", i%10000000)},
-			NotificationText: fmt.Sprintf("load %d %s %s %s", i, englishWords[i%32], englishWords[(i+1)%32], englishWords[(i+2)%32]),
+			NotificationText: fmt.Sprintf("load %d %s %s %s", i, msgspec.Words[i%32], msgspec.Words[(i+1)%32], msgspec.Words[(i+2)%32]),
 			ExternalID:       tag.ExternalID()}
 		if _, err := json.Marshal(bd); err != nil {
 			b.Fatal(err)

@@ -17,16 +17,6 @@ type vars struct {
 	run       string
 }
 
-var (
-	englishWords = []string{"alpha", "bravo", "delta", "order", "ready", "code", "parcel", "status",
-		"delivery", "today", "payment", "account", "confirm", "your", "the", "is", "at", "from",
-		"tomorrow", "window", "courier", "track", "update", "receipt", "balance", "card", "shop", "call",
-		"thanks", "reply", "stop", "help"}
-	cyrillicWords = []string{"заказ", "доставка", "код", "статус", "сегодня", "оплата", "счёт",
-		"подтвердите", "ваш", "курьер", "посылка", "спасибо", "баланс", "карта", "магазин", "ответ"}
-	emojis = []string{"😀", "🚚", "📦", "✅", "🔔", "💳", "🎉", "👍"}
-)
-
 // render appends the template to dst.
 func render(dst []byte, t *msgspec.Template, v *vars, r *rand.PCG) []byte {
 	for _, s := range t.Segments() {
@@ -42,12 +32,12 @@ func render(dst []byte, t *msgspec.Template, v *vars, r *rand.PCG) []byte {
 		case msgspec.SegRun:
 			dst = append(dst, v.run...)
 		case msgspec.SegWords:
-			dst = appendWords(dst, englishWords, s.N, r)
+			dst = appendWords(dst, msgspec.Words, s.N, r)
 		case msgspec.SegCyrillic:
-			dst = appendWords(dst, cyrillicWords, s.N, r)
+			dst = appendWords(dst, msgspec.CyrillicWords, s.N, r)
 		case msgspec.SegEmoji:
 			for range s.N {
-				dst = append(dst, emojis[r.Uint64()%uint64(len(emojis))]...)
+				dst = append(dst, msgspec.Emojis[r.Uint64()%uint64(len(msgspec.Emojis))]...)
 			}
 		case msgspec.SegDigits:
 			for range s.N {

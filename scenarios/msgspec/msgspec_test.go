@@ -1,6 +1,7 @@
 package msgspec
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -74,6 +75,49 @@ func TestRecipients(t *testing.T) {
 		}
 		if got := string(r.AppendNumber(nil, tt.i)); got != tt.want {
 			t.Errorf("%s: number %d = %q, want %q", tt.name, tt.i, got, tt.want)
+		}
+	}
+}
+
+func TestVariety(t *testing.T) {
+	tests := []struct {
+		tmpl       string
+		recipients uint64
+		random     bool
+		n          int64
+		distinct   float64
+		chance     float64 // within 1e-9
+	}{
+		// the sequence never repeats
+		{"order-{{.Seq}}", 0, false, 1e6, math.Inf(1), 0},
+		// 10 ids for 11 messages: certain
+		{"o-{{digits 1}}", 0, false, 11, 10, 1},
+		// birthday: 1 - exp(-C(100,2)/10^6)
+		{"o-{{digits 6}}", 0, false, 100, 1e6, -math.Expm1(-4950.0 / 1e6)},
+		// sequential recipients repeat after 10: 20 messages, 10 pairs alike, no random part
+		{"{{.Recipient}}", 10, false, 20, 10, 1},
+		// ... but not within the first 10
+		{"{{.Recipient}}", 10, false, 10, 10, 0},
+		// with a random part the 10 pairs collide only if their digits agree
+		{"{{.Recipient}}-{{digits 3}}", 10, false, 20, 1e4, -math.Expm1(-10.0 / 1e3)},
+		// random recipients are a random part
+		{"{{.Recipient}}", 1000, true, 2, 1000, -math.Expm1(-1.0 / 1000)},
+		// a CSV not yet read: taken as never repeating
+		{"{{.Recipient}}", 0, true, 1e6, math.Inf(1), 0},
+		// words of the vocabulary
+		{"{{words 2}} {{.Client}}", 0, false, 2, float64(len(Words) * len(Words)), -math.Expm1(-1.0 / float64(len(Words)*len(Words)))},
+	}
+	for _, tt := range tests {
+		tp, err := ParseTemplate(tt.tmpl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := tp.Variety(tt.recipients, tt.random)
+		if d := v.Distinct(); d != tt.distinct {
+			t.Errorf("%s: distinct %v, want %v", tt.tmpl, d, tt.distinct)
+		}
+		if c := v.CollisionChance(tt.n); math.Abs(c-tt.chance) > 1e-9 {
+			t.Errorf("%s, %d messages: chance %v, want %v", tt.tmpl, tt.n, c, tt.chance)
 		}
 	}
 }
