@@ -283,3 +283,36 @@ func TestCompareCensoredSlowdown(t *testing.T) {
 		t.Errorf("back to fast: %+v, want better", r)
 	}
 }
+
+// The truth side by the same rule: a measured lower bound agrees with true
+// bounds censored at the same rank; a measured value where the truth had no
+// final status by the deadline, or a bound where the truth surely had one,
+// disagrees.
+func TestJudgeLatencyCensored(t *testing.T) {
+	mk := func(vals []float64, cens ...float64) *hist {
+		h := newHist()
+		for _, v := range vals {
+			h.observe(v)
+		}
+		for _, c := range cens {
+			h.censor(c)
+		}
+		return h
+	}
+	delivered := []float64{1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9}
+	// Ten delivered, ten censored at the same waits on both sides and measured.
+	waits := []float64{5, 5.1, 5.2, 5.3, 5.4, 5.5, 5.6, 5.7, 5.8, 5.9}
+	lo, hi := mk(delivered, waits...), mk(delivered, waits...)
+	if dis := judgeLatency(mk(delivered, waits...), lo, hi); len(dis) != 0 {
+		t.Errorf("bounds censored at the same rank: %q, want agreement", dis)
+	}
+	// Measured: every message delivered; truth: ten of them past the deadline.
+	all := append(slices.Clone(delivered), 2, 2.1, 2.2, 2.3, 2.4, 2.5, 2.6, 2.7, 2.8, 2.9)
+	if dis := judgeLatency(mk(all), lo, hi); len(dis) == 0 || !strings.Contains(dis[0], "true more than") {
+		t.Errorf("measured values where the truth had none: %q, want a disagreement", dis)
+	}
+	// Measured: ten censored; truth: all surely delivered.
+	if dis := judgeLatency(mk(delivered, waits...), mk(all), mk(all)); len(dis) == 0 || !strings.Contains(dis[0], "measured more than") {
+		t.Errorf("measured bounds where the truth had values: %q, want a disagreement", dis)
+	}
+}
