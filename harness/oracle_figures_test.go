@@ -37,15 +37,46 @@ type oFigures struct {
 	LostWaitedHi                int64 // most lost had the run waited to attack_end+grace
 	Dropped, Duplicated, Failed int64
 	Unsent                      int64    // status changes whose callback the simulator never tried before the run closed it
-	TrueFromSend, MeasuredSame  oPct     // the same messages: truth's callback start vs measured arrival, both from the first send
+	TrueFromSend                oPct     // every accepted message: the start of truth's first ending callback from the first send, censored at the deadline
+	TrueAmbiguous               int      // accepted messages whose true end the oracle cannot tell (TrueFromSend is then not compared)
+	TrueSame, MeasuredSame      oPct     // the messages that surely ended in time: truth's callback start vs measured arrival, both from the first send
 	Transit                     []string // messages whose measured end is not the arrival of their true ending callback
 	notes                       []string // what the oracle could not decide
 }
 
 // oPct are nearest-rank percentiles in seconds, rounded to the microsecond.
+// Censored of the Count had no value by the deadline; Bound names the
+// figures that are then only lower bounds (nearestRankCensored).
 type oPct struct {
-	Count                   int64
+	Count, Censored         int64
 	P50, P90, P95, P99, Max float64
+	Bound                   map[string]bool
+}
+
+// nearestRankCensored computes oPct over the values ds and the censored
+// waits (DESIGN.md: every accepted message counts; one without a final
+// status by the deadline is censored at its wait, first send to deadline,
+// and ranks after every value): the figure at rank ceil(q/100·n) among the
+// values when the rank falls among them, else a lower bound, the rank-th of
+// values and waits sorted together; max likewise.
+func nearestRankCensored(ds, waits []time.Duration) oPct {
+	if len(waits) == 0 {
+		return nearestRank(ds)
+	}
+	vs := slices.Sorted(slices.Values(ds))
+	all := slices.Sorted(slices.Values(append(slices.Clone(ds), waits...)))
+	n := len(all)
+	p := oPct{Count: int64(n), Censored: int64(len(waits)), Bound: map[string]bool{}}
+	at := func(q int, name string) float64 {
+		r := max((q*n+99)/100, 1)
+		if r <= len(vs) {
+			return usec(vs[r-1])
+		}
+		p.Bound[name] = true
+		return usec(all[r-1])
+	}
+	p.P50, p.P90, p.P95, p.P99, p.Max = at(50, "p50"), at(90, "p90"), at(95, "p95"), at(99, "p99"), at(100, "max")
+	return p
 }
 
 // nearestRank computes oPct over durations: the value at rank ceil(q/100·n),
@@ -337,7 +368,7 @@ func (c oCase) figures(r *oRaw) oFigures {
 			}
 		}
 	}
-	var lat []time.Duration
+	var lat, waits []time.Duration
 	for _, m := range msgs {
 		for s := range m.steps {
 			f.Steps[s]++
@@ -348,17 +379,19 @@ func (c oCase) figures(r *oRaw) oFigures {
 		f.Expected++
 		if m.ended {
 			f.Received++
-			lat = append(lat, m.end.Sub(m.firstSent))
 			if m.end.After(deadline) {
 				f.Late++
 			}
 		}
 		if !m.ended || m.end.After(deadline) {
 			f.Lost++
+			waits = append(waits, deadline.Sub(m.firstSent))
+		} else {
+			lat = append(lat, m.end.Sub(m.firstSent))
 		}
 	}
 	f.Accepted = f.Expected
-	f.Latency = nearestRank(lat)
+	f.Latency = nearestRankCensored(lat, waits)
 	if r.truth != nil {
 		c.truthFigures(r, &f, msgs, extSeq, nidSeq, deadline)
 	}
@@ -589,16 +622,18 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 		}
 	}
 	f.TrueLatency = nearestRank(trueLat)
-	var tfs, meas []time.Duration
+	var tfs, twaits, sameTrue, meas []time.Duration
 	for seq, m := range msgs {
 		if !m.accepted {
 			continue
 		}
+		wait := deadline.Sub(m.firstSent)
 		g := bySeq[seq]
 		if g == nil {
 			f.LostHi++
 			f.LostWaitedHi++
 			f.notes = append(f.notes, fmt.Sprintf("truth: accepted message %d not in truth.json", seq))
+			twaits = append(twaits, wait)
 			continue
 		}
 		waited := false // surely through had the run waited to its deadline
@@ -631,9 +666,19 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 		if !all {
 			f.LostHi++
 		}
+		switch {
+		case none:
+			twaits = append(twaits, wait)
+		case all && same && time.Unix(0, at).After(deadline):
+			twaits = append(twaits, wait)
+		case all && same:
+			tfs = append(tfs, time.Unix(0, at).Sub(m.firstSent))
+		default:
+			f.TrueAmbiguous++
+		}
 		if all && same && m.ended && !m.end.After(deadline) {
 			start := time.Unix(0, at)
-			tfs = append(tfs, start.Sub(m.firstSent))
+			sameTrue = append(sameTrue, start.Sub(m.firstSent))
 			meas = append(meas, m.end.Sub(m.firstSent))
 			// The measured end is the arrival of the call the simulator
 			// started at start: it cannot come before it, and loopback
@@ -644,7 +689,8 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 			}
 		}
 	}
-	f.TrueFromSend, f.MeasuredSame = nearestRank(tfs), nearestRank(meas)
+	f.TrueFromSend = nearestRankCensored(tfs, twaits)
+	f.TrueSame, f.MeasuredSame = nearestRank(sameTrue), nearestRank(meas)
 }
 
 // combine is every outcome of two independent parts: through when either

@@ -147,6 +147,7 @@ type analyzer struct {
 	idOwner                     map[uint64]int64    // id the service answered with (hash) → the first message it was given to
 	byState, byChannel          map[string]*hist
 	delivery, replies, retries  *hist
+	survivors                   *hist // delivery latency of the messages with a final status alone (latency_delivered)
 	steps                       map[[2]string]*hist
 	ch                          *charts
 	retryOn                     map[string]bool // run.json retry.on: codes and "timeout"
@@ -196,7 +197,7 @@ func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
 		otherTx: map[otherTx]*txSeen{}, idOwner: map[uint64]int64{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
 		states: newIntern(), chans: newIntern(),
 		byState: map[string]*hist{}, byChannel: map[string]*hist{},
-		delivery: newHist(), replies: newHist(), retries: newHist(), steps: map[[2]string]*hist{},
+		delivery: newHist(), survivors: newHist(), replies: newHist(), retries: newHist(), steps: map[[2]string]*hist{},
 	}
 	if err := a.readMeta(); err != nil {
 		return nil, err
@@ -930,6 +931,72 @@ func (a *analyzer) failover(m *msgDelivery, state, channel string, idx int, cid 
 	}
 }
 
+// channelHist is the delivery latency of channel ch ("none" for "").
+func (a *analyzer) channelHist(ch string) *hist {
+	if ch == "" {
+		ch = "none"
+	}
+	h := a.byChannel[ch]
+	if h == nil {
+		h = newHist()
+		a.byChannel[ch] = h
+	}
+	return h
+}
+
+// censorLatency counts an accepted message with no final status by the
+// deadline dl (none came, or it came late) in the delivery latencies as
+// censored (DESIGN.md: delivery latency counts every accepted message): its
+// latency is more than the time it was waited for, from its first send to
+// the deadline (0 when the run has no deadline: nothing is known of it). It
+// is counted in delivery.latency, in by_channel on the channel it was on
+// (censoredChannel), and in the time of the failover step out of that
+// channel when that step was seen at all (censorStep).
+func (a *analyzer) censorLatency(m *msg, md *msgDelivery, dl int64) {
+	if m.first <= 0 {
+		return // no send time: no latency either way, as for a delivered one
+	}
+	waited := func(since int64) float64 {
+		if a.deadline.IsZero() {
+			return 0
+		}
+		return float64(dl-since) / 1e9
+	}
+	a.delivery.censor(waited(m.first))
+	a.channelHist(a.censoredChannel(md)).censor(waited(m.first))
+	if h := a.censorStep(md); h != nil {
+		since := md.lastStepAt
+		if since == 0 {
+			since = m.first
+		}
+		h.censor(waited(since))
+	}
+}
+
+// censoredChannel is the channel a message without a final status is
+// counted on in by_channel: the chain item it was on at the end (its first
+// channel until a record showed a failover step), else the channel of its
+// last record, else "none".
+func (a *analyzer) censoredChannel(md *msgDelivery) string {
+	if int(md.item) < len(a.chain) {
+		return a.chain[md.item].Channel
+	}
+	return a.chans.names[md.lastChan]
+}
+
+// censorStep is the time of the failover step out of the chain item a
+// message without a final status was on, when some message took that step
+// (a step nobody took has no time, and no threshold passes on it): the
+// message may have been about to take it. Without a chain there is no next
+// step to censor.
+func (a *analyzer) censorStep(md *msgDelivery) *hist {
+	i := int(md.item)
+	if i+1 >= len(a.chain) {
+		return nil
+	}
+	return a.steps[[2]string{a.chain[i].Channel, a.chain[i+1].Channel}]
+}
+
 func (a *analyzer) finishDelivery() {
 	d := &a.s.Delivery
 	dl := a.deadline.UnixNano()
@@ -971,6 +1038,7 @@ func (a *analyzer) finishDelivery() {
 		if md.terminalAt == 0 {
 			d.Lost++
 			o.NoFinalStatus++
+			a.censorLatency(m, md, dl)
 			return
 		}
 		d.Received++
@@ -978,25 +1046,21 @@ func (a *analyzer) finishDelivery() {
 			d.Lost++
 			d.Late++
 			o.NoFinalStatus++
+			a.censorLatency(m, md, dl)
 		} else {
 			o.count(a.states.names[md.finalState])
 		}
 		if m.first > 0 {
 			lat := float64(md.terminalAt-m.first) / 1e9
-			a.delivery.observe(lat)
-			ch := a.chans.names[md.finalChan]
-			if ch == "" {
-				ch = "none"
+			a.survivors.observe(lat)
+			if md.terminalAt <= dl {
+				a.delivery.observe(lat)
+				a.channelHist(a.chans.names[md.finalChan]).observe(lat)
 			}
-			h := a.byChannel[ch]
-			if h == nil {
-				h = newHist()
-				a.byChannel[ch] = h
-			}
-			h.observe(lat)
 		}
 	})
 	d.Latency = a.delivery.percentiles()
+	d.LatencyDelivered = a.survivors.percentiles()
 	d.ByChannel = map[string]percentiles{}
 	for k, h := range a.byChannel {
 		d.ByChannel[k] = h.percentiles()

@@ -79,12 +79,21 @@ func TestDeliveryFigures(t *testing.T) {
 			t.Errorf("%s: got %d, want %d", c.name, c.got, c.want)
 		}
 	}
-	// Latencies from the first attempt: 2, 3, 71, 1, 10 seconds.
-	if d.Latency.Max < 70.9 || d.Latency.Max > 71.1 {
-		t.Errorf("max delivery latency %v, want 71 s (message 4, late)", d.Latency.Max)
+	// Latencies from the first attempt: 2, 3, 71, 1, 10 seconds; of the
+	// delivered alone, the late one's 71 s is the max.
+	if p := d.LatencyDelivered; p.Max < 70.9 || p.Max > 71.1 || p.Censored != 0 {
+		t.Errorf("delivered alone %+v, want the max 71 s (message 4, late)", p)
 	}
-	if got := d.ByChannel["sms"].Count; got != 6 {
-		t.Errorf("by_channel sms count %d, want 6", got)
+	// Over every accepted message, 3 (none) and 4 (late) are censored at the
+	// deadline (70 s): the max is only at least 67 s (message 3, sent at 3 s).
+	if p := d.Latency; p.Censored != 2 || p.MaxAtLeast == nil || *p.MaxAtLeast != 67 {
+		t.Errorf("delivery latency %+v, want 2 censored and max at least 67 s", p)
+	}
+	if p := d.ByChannel["sms"]; p.Count != 6 || p.Censored != 1 {
+		t.Errorf("by_channel sms %+v, want 6 of which 1 censored (message 4, late, on sms)", p)
+	}
+	if p := d.ByChannel["none"]; p.Count != 1 || p.Censored != 1 {
+		t.Errorf("by_channel none %+v, want message 3 censored (no record, no chain)", p)
 	}
 	if p := d.ByState["SEEN"].P50; p < 2.99 || p > 3.01 {
 		t.Errorf("SEEN latency %v, want 3 s", p)

@@ -250,22 +250,11 @@ func (c Comparison) WriteMarkdown(w io.Writer) error {
 // exercised" do not): only a change between two named ones is a regression.
 func named(v string) bool { return v != algoUnknown && v != algoNotExercised && v != "" }
 
-// percentileOf is the percentile q (50, 95, 99) of p.
-func percentileOf(p percentiles, q float64) float64 {
-	switch q {
-	case 50:
-		return p.P50
-	case 90:
-		return p.P90
-	case 95:
-		return p.P95
-	}
-	return p.P99
-}
-
 // latencyRow judges one latency percentile q of both runs. In order:
 //   - a side without data: NEW losing data BASE had is a regression (it cannot
 //     be vouched for), BASE without data is "changed";
+//   - a side whose percentile is only a lower bound (its rank among the
+//     messages without a final status): boundRow;
 //   - equal, or moved by no more than the floor: "same";
 //   - a run with fewer than MinSamples values: "inconclusive";
 //   - with raw latencies (bs, ns; tested true), the bootstrap interval of the
@@ -276,8 +265,10 @@ func percentileOf(p percentiles, q float64) float64 {
 // Without raw latencies (tested false) nothing can be tested and a change past
 // the tolerance, the floor and the minimum is a regression, noted "not tested".
 func latencyRow(name string, bp, np percentiles, q float64, bs, ns []float64, floor float64, tol Tolerance, tested bool) row {
-	b, n := percentileOf(bp, q), percentileOf(np, q)
-	r := row{Name: name, Base: bp.show(b), New: np.show(n), Delta: relDelta(b, n)}
+	fig := "p" + num(q)
+	b, bLow := bp.figure(fig)
+	n, nLow := np.figure(fig)
+	r := row{Name: name, Base: bp.showFigure(fig), New: np.showFigure(fig), Delta: relDelta(b, n)}
 	switch {
 	case !bp.Has() && !np.Has():
 		r.Delta, r.Verdict = "", rowSame
@@ -288,6 +279,8 @@ func latencyRow(name string, bp, np percentiles, q float64, bs, ns []float64, fl
 	case !bp.Has():
 		r.Delta, r.Verdict = "", rowChanged
 		return r
+	case bLow || nLow:
+		return boundRow(r, bp, np, b, n, bLow, nLow)
 	case n == b:
 		r.Verdict = rowSame
 		return r
@@ -325,9 +318,42 @@ func latencyRow(name string, bp, np percentiles, q float64, bs, ns []float64, fl
 	return r
 }
 
+// boundRow judges a percentile that is only a lower bound in one run or both
+// (b, n: the value or the bound; bLow, nLow: which are bounds), the safe way:
+//   - NEW a bound, BASE a value: a regression (NEW's is at least n; it cannot
+//     be vouched no worse, and when n is already past BASE's value it is
+//     surely worse: the slowdown survivorship would hide);
+//   - BASE a bound, NEW a value: "better" when NEW's value is at or below
+//     BASE's bound, else "changed" (BASE's true value is unknown);
+//   - both bounds: "inconclusive" (delivery lost says how many more).
+func boundRow(r row, bp, np percentiles, b, n float64, bLow, nLow bool) row {
+	r.Delta = ""
+	switch {
+	case nLow && !bLow:
+		r.Verdict = RowRegression
+		r.Note = "NEW's is only a lower bound" + np.censoredNote()
+		if n > b {
+			r.Note += ", already above BASE's"
+		}
+	case bLow && !nLow:
+		r.Verdict, r.Note = rowChanged, "BASE's is only a lower bound"+bp.censoredNote()
+		if n <= b {
+			r.Verdict = rowBetter
+		}
+	default:
+		r.Verdict = rowInconclusive
+		r.Note = fmt.Sprintf("both only lower bounds (%d of %d and %d of %d without a final status)", bp.Censored, bp.Count, np.Censored, np.Count)
+	}
+	return r
+}
+
 // signedDur prints a signed duration the way the tables do.
 func signedDur(s float64) string {
 	switch {
+	case math.IsInf(s, 1):
+		return "+∞"
+	case math.IsInf(s, -1):
+		return "−∞"
 	case s > 0:
 		return "+" + dur(s)
 	case s < 0:

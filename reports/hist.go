@@ -25,7 +25,8 @@ import (
 // counted values are below all listed ones).
 type hist struct {
 	v       []float64
-	us      []uint32 // compact: the values in µs, rounded (from countBelow only, once counted)
+	cens    []float64 // censored values (censor): each known only to exceed its own value
+	us      []uint32  // compact: the values in µs, rounded (from countBelow only, once counted)
 	counted *usCounts
 	compact bool
 	sum     float64
@@ -162,35 +163,119 @@ func rank(q float64, n int) int {
 	return min(max(r, 1), n)
 }
 
-// quantile returns the nearest-rank value at q (0..100) in seconds, 0 when
-// nothing was recorded (percentiles() reports that as no data).
+// quantile returns the nearest-rank value at q (0..100) in seconds over the
+// observed values (the censored ones aside), 0 when nothing was observed
+// (percentiles() reports that as no data).
 func (h *hist) quantile(q float64) float64 {
 	n := h.n()
 	if n == 0 {
 		return 0
 	}
+	return h.nth(rank(q, n))
+}
+
+// nth returns the r-th smallest observed value (1-based, r ≤ n), rounded to
+// the microsecond.
+func (h *hist) nth(r int) float64 {
+	h.sort()
+	if c := h.counted; c != nil {
+		// The counted values come before the listed ones.
+		if r <= c.n {
+			return float64(c.nth(r)) / 1e6
+		}
+		return float64(h.us[r-c.n-1]) / 1e6
+	}
+	if h.us != nil {
+		return float64(h.us[r-1]) / 1e6 // round6 of it, exactly
+	}
+	return round6(h.v[r-1])
+}
+
+func (h *hist) sort() {
 	if !h.sorted {
 		slices.Sort(h.v)
 		slices.Sort(h.us)
+		slices.Sort(h.cens)
 		h.sorted = true
 	}
-	if c := h.counted; c != nil {
-		// The counted values come before the listed ones.
-		if r := rank(q, n); r <= c.n {
-			return float64(c.nth(r)) / 1e6
+}
+
+// censor records a value known only to be more than sec: a message with no
+// final status by the end of the wait, sec being how long it was waited for
+// (from its first send to the deadline). A negative or NaN sec records as 0
+// (nothing is known of it). Censored values rank after every observed value
+// (percentiles); only a hist of float values (newHist) takes them.
+func (h *hist) censor(sec float64) {
+	if h.compact {
+		panic("reports: censor on a compact hist")
+	}
+	if math.IsNaN(sec) || sec < 0 {
+		sec = 0
+	}
+	h.cens = append(h.cens, sec)
+	h.sorted = false
+}
+
+// total is how many values were recorded, observed and censored.
+func (h *hist) total() int { return h.n() + len(h.cens) }
+
+// censoredQuantile is the nearest-rank percentile q over every value, the
+// censored ones ranked after the observed ones (DESIGN.md: delivery latency
+// counts every accepted message). The rank r = rank(q, total): when r falls
+// among the observed values, the figure is the r-th of them (exact); when it
+// falls among the censored ones, the percentile is unknown and atLeast is its
+// lower bound: the r-th smallest of the observed values and the censoring
+// times merged — each censored value exceeds its censoring time, so the true
+// r-th smallest is at least that (order statistics grow with every value),
+// and no larger bound holds for all values the censored ones could take.
+func (h *hist) censoredQuantile(q float64) (v float64, atLeast *float64) {
+	r := rank(q, h.total())
+	if r <= h.n() {
+		return h.nth(r), nil
+	}
+	b := h.mergedNth(r)
+	return 0, &b
+}
+
+// bounded is percentile q by the censored rule, both ways: the value when
+// the rank falls among the observed values (exact), and always the lower
+// bound (the rank-th of the observed values and censoring times merged).
+// q = 100 is the max.
+func (h *hist) bounded(q float64) (v float64, exact bool, atLeast float64) {
+	if h.total() == 0 {
+		return 0, false, 0
+	}
+	r := rank(q, h.total())
+	if r <= h.n() {
+		v, exact = h.nth(r), true
+	}
+	return v, exact, h.mergedNth(r)
+}
+
+// mergedNth is the r-th smallest of the observed values and the censoring
+// times together (1-based, r ≤ total), rounded to the microsecond.
+func (h *hist) mergedNth(r int) float64 {
+	h.sort()
+	i, j := 0, 0
+	for k := 1; ; k++ {
+		var x float64
+		if j >= len(h.cens) || i < len(h.v) && h.v[i] <= h.cens[j] {
+			x, i = h.v[i], i+1
 		} else {
-			return float64(h.us[r-c.n-1]) / 1e6
+			x, j = h.cens[j], j+1
+		}
+		if k == r {
+			return round6(x)
 		}
 	}
-	if h.us != nil {
-		return float64(h.us[rank(q, n)-1]) / 1e6 // round6 of it, exactly
-	}
-	return round6(h.v[rank(q, n)-1])
 }
 
 func (h *hist) percentiles() percentiles {
-	if h == nil || h.n() == 0 {
+	if h == nil || h.total() == 0 {
 		return percentiles{}
+	}
+	if len(h.cens) > 0 {
+		return h.censoredPercentiles()
 	}
 	return percentiles{
 		Count: int64(h.n()),
@@ -203,6 +288,28 @@ func (h *hist) percentiles() percentiles {
 	}
 }
 
+// censoredPercentiles are the percentiles of a hist with censored values:
+// each percentile exact or a lower bound (censoredQuantile); max and mean
+// are lower bounds (every censored value exceeds its censoring time).
+func (h *hist) censoredPercentiles() percentiles {
+	p := percentiles{Count: int64(h.total()), Censored: int64(len(h.cens))}
+	p.P50, p.P50AtLeast = h.censoredQuantile(50)
+	p.P90, p.P90AtLeast = h.censoredQuantile(90)
+	p.P95, p.P95AtLeast = h.censoredQuantile(95)
+	p.P99, p.P99AtLeast = h.censoredQuantile(99)
+	mx, sum := h.max, h.sum
+	if h.n() == 0 {
+		mx = 0
+	}
+	for _, c := range h.cens {
+		mx, sum = max(mx, c), sum+c
+	}
+	mean := sum / float64(h.total())
+	mx, mean = round6(mx), round6(mean)
+	p.MaxAtLeast, p.MeanAtLeast = &mx, &mean
+	return p
+}
+
 // round6 keeps microsecond precision so that summary.json stays readable and
 // stable across platforms.
 func round6(f float64) float64 {
@@ -212,8 +319,10 @@ func round6(f float64) float64 {
 	return math.Round(f*1e6) / 1e6
 }
 
-// cdf is the cumulative distribution: for each distinct value (seconds,
-// ascending), the share of values at or below it.
+// cdf is the cumulative distribution: for each distinct observed value
+// (seconds, ascending), the share of all values, censored ones included, at
+// or below it (with censored values the curve ends below 1: the share that
+// had no value by the end of the wait).
 func (h *hist) cdf() [][2]float64 {
 	if h.us != nil || h.counted != nil {
 		panic("reports: cdf of a compact hist") // its values are rounded: the points would differ
@@ -222,16 +331,14 @@ func (h *hist) cdf() [][2]float64 {
 	if n == 0 {
 		return nil
 	}
-	if !h.sorted {
-		slices.Sort(h.v)
-		h.sorted = true
-	}
+	h.sort()
+	all := float64(h.total())
 	var pts [][2]float64
 	for i, v := range h.v {
 		if i+1 < n && h.v[i+1] == v {
 			continue
 		}
-		pts = append(pts, [2]float64{round6(v), float64(i+1) / float64(n)})
+		pts = append(pts, [2]float64{round6(v), float64(i+1) / all})
 	}
 	return pts
 }

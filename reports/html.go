@@ -281,7 +281,7 @@ type htmlThr struct {
 }
 type htmlLat struct {
 	Name, P50, P95, P99, Max string
-	Count                    int64
+	Count                    string
 }
 type htmlStep struct {
 	Name, P50, P95 string
@@ -307,11 +307,11 @@ func (s *Summary) htmlView(prefix string) map[string]any {
 	}
 	var steps []htmlStep
 	for _, st := range s.Delivery.Failover.Steps {
-		steps = append(steps, htmlStep{st.From + " → " + st.To, st.Time.show(st.Time.P50), st.Time.show(st.Time.P95), st.Count})
+		steps = append(steps, htmlStep{st.From + " → " + st.To, st.Time.showFigure("p50"), st.Time.showFigure("p95"), st.Count})
 	}
 	var lat []htmlLat
 	row := func(name string, p percentiles) htmlLat {
-		return htmlLat{name, p.show(p.P50), p.show(p.P95), p.show(p.P99), p.show(p.Max), p.Count}
+		return htmlLat{name, p.showFigure("p50"), p.showFigure("p95"), p.showFigure("p99"), p.showFigure("max"), p.countText()}
 	}
 	if s.Run.API != "notify" || len(s.Delivery.ByChannel) > 1 {
 		for _, k := range sortedKeys(s.Delivery.ByChannel) {

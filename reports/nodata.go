@@ -18,6 +18,12 @@ import (
 //     was nothing to deliver or lose);
 //   - requests.error_rate when no request was made, requests.achieved_rate
 //     when no message was sent.
+//
+// A latency figure that is only a lower bound (p95_at_least: its rank falls
+// among the messages with no final status by the end of the wait) fails
+// every threshold that reads it, whatever the comparison (lowerBound): the
+// safe rule. `p95 < X` cannot be known to hold; `p95 > X` could be, when the
+// bound already exceeds X, but such a threshold is not judged on a bound.
 
 // latencyFigure are the figures of a latency object that have no data when its count is 0.
 var latencyFigure = map[string]bool{"p50": true, "p90": true, "p95": true, "p99": true, "max": true, "mean": true}
@@ -48,32 +54,50 @@ func (s *Summary) noData(p []any) string {
 	if len(p) == 2 && p[0] == "requests" && p[1] == "achieved_rate" && s.Requests.Messages == 0 {
 		return "no message was sent"
 	}
+	if pv, name, ok := s.latencyAt(p); ok && latencyFigure[name] && pv.Count == 0 {
+		return "nothing was recorded (count 0)"
+	}
+	return ""
+}
+
+// lowerBound says why the latency figure at path p (label, as written) is
+// only a lower bound in s (a percentile whose rank falls among the messages
+// without a final status, a max or mean with any such message), or "" when
+// it is not.
+func (s *Summary) lowerBound(p []any, label string) string {
+	if pv, name, ok := s.latencyAt(p); ok && latencyFigure[name] && pv.Count > 0 {
+		return pv.lowerBoundWhy(name, label)
+	}
+	return ""
+}
+
+// latencyAt returns the latency object whose figure name the path p reads
+// (delivery.latency.p95: delivery.latency and "p95"), when p ends in one.
+func (s *Summary) latencyAt(p []any) (percentiles, string, bool) {
 	v := reflect.ValueOf(*s)
 	for i, e := range p {
 		if v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
 			if v.IsNil() {
-				return "" // evaluation reports it
+				return percentiles{}, "", false // evaluation reports it
 			}
 			v = v.Elem()
 		}
 		if v.Type() == percentilesType && i == len(p)-1 {
-			if name, _ := e.(string); name != "count" && v.Interface().(percentiles).Count == 0 {
-				return "nothing was recorded (count 0)"
-			}
-			return ""
+			name, _ := e.(string)
+			return v.Interface().(percentiles), name, true
 		}
 		switch v.Kind() {
 		case reflect.Struct:
 			name, _ := e.(string)
 			f, ok := fieldByExpr(v.Type(), name)
 			if !ok {
-				return ""
+				return percentiles{}, "", false
 			}
 			v = v.Field(f)
 		case reflect.Map:
 			key, ok := e.(string)
 			if !ok || v.Type().Key().Kind() != reflect.String {
-				return ""
+				return percentiles{}, "", false
 			}
 			mv := v.MapIndex(reflect.ValueOf(key).Convert(v.Type().Key()))
 			if !mv.IsValid() {
@@ -86,14 +110,14 @@ func (s *Summary) noData(p []any) string {
 				idx += v.Len()
 			}
 			if !ok || idx < 0 || idx >= v.Len() {
-				return ""
+				return percentiles{}, "", false
 			}
 			v = v.Index(idx)
 		default:
-			return ""
+			return percentiles{}, "", false
 		}
 	}
-	return ""
+	return percentiles{}, "", false
 }
 
 func fieldByExpr(t reflect.Type, name string) (int, bool) {

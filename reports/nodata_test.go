@@ -72,11 +72,13 @@ func requireNoData(t *testing.T, s *Summary, expr string) {
 	}
 }
 
-// Nothing delivered: the latency percentiles are null, shown as "no data",
-// and a threshold on them fails for no data instead of passing on 0.
+// Nothing delivered: the latency percentiles are null, shown as lower bounds
+// (every accepted message is censored at the time it was waited for), and a
+// threshold on them fails instead of passing on 0; a channel nothing was
+// counted on has no data.
 func TestNothingDeliveredIsNoData(t *testing.T) {
 	r := newRun(rundir.APIMessaging)
-	r.meta.Thresholds = []string{"delivery.latency.p95 < 1s", `delivery.by_channel["sms"].p95 < 1s`, "delivery.latency.count == 0"}
+	r.meta.Thresholds = []string{"delivery.latency.p95 < 1s", `delivery.by_channel["sms"].p95 < 1s`, "delivery.latency.count == 2"}
 	r.send(1, "c1", 1, 200, 0.01)
 	r.send(2, "c1", 2, 200, 0.01)
 	s, f := build(t, r)
@@ -86,32 +88,41 @@ func TestNothingDeliveredIsNoData(t *testing.T) {
 			t.Errorf("delivery.latency.%s = %v, want null", k, v)
 		}
 	}
-	if v := jsonAt(t, js, "delivery", "latency", "count"); v != 0.0 {
-		t.Errorf("delivery.latency.count = %v, want 0", v)
+	// Sent at 1 and 2 s, deadline 70 s: waited 69 and 68 s.
+	if v := jsonAt(t, js, "delivery", "latency", "p95_at_least"); v != 69.0 {
+		t.Errorf("delivery.latency.p95_at_least = %v, want 69", v)
+	}
+	if v, c := jsonAt(t, js, "delivery", "latency", "count"), jsonAt(t, js, "delivery", "latency", "censored"); v != 2.0 || c != 2.0 {
+		t.Errorf("delivery.latency.count = %v, censored %v, want 2 and 2", v, c)
+	}
+	if v := jsonAt(t, js, "delivery", "latency_delivered", "count"); v != 0.0 {
+		t.Errorf("delivery.latency_delivered.count = %v, want 0", v)
 	}
 	if v := jsonAt(t, js, "requests", "latency", "p50"); v != 0.01 {
 		t.Errorf("requests.latency.p50 = %v, want 0.01", v)
 	}
-	requireNoData(t, s, "delivery.latency.p95 < 1s")
-	requireNoData(t, s, `delivery.by_channel["sms"].p95 < 1s`) // an absent channel has no data either
-	if th := threshold(t, s, "delivery.latency.count == 0"); !th.OK {
+	if th := threshold(t, s, "delivery.latency.p95 < 1s"); th.OK || !strings.HasPrefix(th.Error, "only a lower bound: delivery.latency.p95 is at least 69.00s (2 of 2 without a final status") {
+		t.Errorf("%+v, want a failure on a lower bound", th)
+	}
+	requireNoData(t, s, `delivery.by_channel["sms"].p95 < 1s`) // an absent channel has no data
+	if th := threshold(t, s, "delivery.latency.count == 2"); !th.OK {
 		t.Errorf("a count is data: %+v", th)
 	}
 	if v := jsonAt(t, js, "thresholds").([]any)[0].(map[string]any)["value"]; v != nil {
-		t.Errorf("value of a no-data threshold = %v, want null", v)
+		t.Errorf("value of a threshold on a lower bound = %v, want null", v)
 	}
 	for _, name := range []string{"terminal", rundir.MarkdownFile, rundir.HTMLFile} {
-		if !strings.Contains(f[name], "delivery latency p50 / p95 / p99") || !strings.Contains(f[name], noData) {
-			t.Errorf("%s does not say %q for the delivery latency:\n%s", name, noData, f[name])
+		if !strings.Contains(f[name], "delivery latency p50 / p95 / p99") || !strings.Contains(f[name], "(2 of 2 without a final status)") {
+			t.Errorf("%s does not say the delivery latency is a lower bound:\n%s", name, f[name])
 		}
 	}
-	if !strings.Contains(f[rundir.JUnitFile], `<failure message="no data: delivery.latency.p95: nothing was recorded (count 0)" type="no data">`) {
+	if !strings.Contains(f[rundir.JUnitFile], `<failure message="no data: delivery.by_channel.sms.p95: nothing was recorded (count 0)" type="no data">`) {
 		t.Errorf("junit.xml does not fail the threshold for no data:\n%s", f[rundir.JUnitFile])
 	}
-	// summary.json reads back, nulls as zeros with count 0.
+	// summary.json reads back: nulls as zeros, the bounds kept.
 	back, err := parseSummary([]byte(js))
-	if err != nil || back.Delivery.Latency.Has() || !back.Delivery.Measured {
-		t.Errorf("read back: %v, %+v", err, back.Delivery.Latency)
+	if p := back.Delivery.Latency; err != nil || p.Censored != 2 || p.P95AtLeast == nil || *p.P95AtLeast != 69 || !back.Delivery.Measured {
+		t.Errorf("read back: %v, %+v", err, p)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // A figure with no data is null in summary.json, "no data" in the reports, and
@@ -22,13 +23,94 @@ const notMeasured = "not measured"
 func (p percentiles) Has() bool { return p.Count > 0 }
 
 // MarshalJSON writes the percentiles, or null for each of them when nothing was
-// recorded (count stays).
+// recorded (count stays), and null for each that is only a lower bound (its
+// _at_least field beside it holds the bound).
 func (p percentiles) MarshalJSON() ([]byte, error) {
 	type plain percentiles
-	if p.Count > 0 {
-		return json.Marshal(plain(p))
+	if p.Count == 0 {
+		return []byte(`{"count":0,"censored":0,"p50":null,"p90":null,"p95":null,"p99":null,"max":null,"mean":null}`), nil
 	}
-	return []byte(`{"count":0,"p50":null,"p90":null,"p95":null,"p99":null,"max":null,"mean":null}`), nil
+	b, err := json.Marshal(plain(p))
+	if err != nil || p.Censored == 0 {
+		return b, err
+	}
+	var null []string
+	for _, name := range latencyFigures {
+		if _, lower := p.figure(name); lower {
+			null = append(null, name)
+		}
+	}
+	return nullKeys(b, null)
+}
+
+// latencyFigures are the figures of a latency object, in summary.json's order.
+var latencyFigures = []string{"p50", "p90", "p95", "p99", "max", "mean"}
+
+// figure returns p's figure name (p50, p90, p95, p99, max, mean) and whether
+// it is only a lower bound (then v is the bound: the figure is more).
+func (p percentiles) figure(name string) (v float64, lower bool) {
+	var exact float64
+	var bound *float64
+	switch name {
+	case "p50":
+		exact, bound = p.P50, p.P50AtLeast
+	case "p90":
+		exact, bound = p.P90, p.P90AtLeast
+	case "p95":
+		exact, bound = p.P95, p.P95AtLeast
+	case "p99":
+		exact, bound = p.P99, p.P99AtLeast
+	case "max":
+		exact, bound = p.Max, p.MaxAtLeast
+	case "mean":
+		exact, bound = p.Mean, p.MeanAtLeast
+	}
+	if bound != nil {
+		return *bound, true
+	}
+	return exact, false
+}
+
+// showFigure formats p's figure name for people: "1.20s", "> 5.00s" for a
+// lower bound, or "no data".
+func (p percentiles) showFigure(name string) string {
+	if p.Count == 0 {
+		return noData
+	}
+	v, lower := p.figure(name)
+	if lower {
+		return "> " + dur(v)
+	}
+	return dur(v)
+}
+
+// censoredNote is "(38 of 40 without a final status)" when p has censored
+// values, else "".
+func (p percentiles) censoredNote() string {
+	if p.Censored == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of %d without a final status)", p.Censored, p.Count)
+}
+
+// countText is p's count for the tables: "40", or "40 (38 without a final
+// status)".
+func (p percentiles) countText() string {
+	if p.Censored == 0 {
+		return strconv.FormatInt(p.Count, 10)
+	}
+	return fmt.Sprintf("%d (%d without a final status)", p.Count, p.Censored)
+}
+
+// lowerBoundWhy says why figure name of p is only a lower bound, or "" when
+// it is not: "<label> is at least 5.00s (38 of 40 without a final status by
+// the end of the wait)".
+func (p percentiles) lowerBoundWhy(name, label string) string {
+	v, lower := p.figure(name)
+	if !lower {
+		return ""
+	}
+	return fmt.Sprintf("%s is at least %s (%d of %d without a final status by the end of the wait)", label, dur(v), p.Censored, p.Count)
 }
 
 // show formats one of p's figures for people, or "no data".

@@ -19,7 +19,7 @@ import (
 // compare's significance test reads.
 type Samples struct {
 	Request  []float64 // every request: requests.latency
-	Delivery []float64 // every message with an end: delivery.latency
+	Delivery []float64 // every accepted message: delivery.latency; +Inf for each censored one (no final status by the deadline), ranked last
 }
 
 // Run is a run's summary and, when the run's raw files are at hand, its raw
@@ -48,6 +48,9 @@ func ReadSamples(dir string) (*Samples, error) {
 	s := &Samples{Request: a.reqLat.v, Delivery: a.delivery.v}
 	slices.Sort(s.Request) // already sorted by the percentiles; cheap when so
 	slices.Sort(s.Delivery)
+	for range a.delivery.cens {
+		s.Delivery = append(s.Delivery, math.Inf(1))
+	}
 	return s, nil
 }
 
@@ -78,7 +81,7 @@ func shiftInterval(base, new []float64, q, conf float64) (lo, hi float64) {
 	nd := percentileDraws(new, q, src)
 	d := make([]float64, bootstrapReplicates)
 	for i := range d {
-		d[i] = nd[i] - bd[i]
+		d[i] = change(bd[i], nd[i])
 	}
 	slices.Sort(d)
 	alpha := (1 - conf) / 2
@@ -87,6 +90,16 @@ func shiftInterval(base, new []float64, q, conf float64) (lo, hi float64) {
 	li = min(max(li, 0), bootstrapReplicates-1)
 	hi_ = min(max(hi_, 0), bootstrapReplicates-1)
 	return d[li], d[hi_]
+}
+
+// change is NEW − BASE of one replicate; a censored value (+Inf: no final
+// status) ranks after every value, so two censored ones are no change and a
+// censored one against a value is an unbounded change (±Inf), never NaN.
+func change(b, n float64) float64 {
+	if math.IsInf(b, 1) && math.IsInf(n, 1) {
+		return 0
+	}
+	return n - b
 }
 
 // percentileDraws returns bootstrapReplicates draws of the nearest-rank

@@ -78,14 +78,27 @@ type runInfo struct {
 
 // percentiles are latencies in seconds, exact nearest-rank (hist.go). With
 // Count 0 there is no data: the figures are 0 here and null in summary.json.
+//
+// A delivery latency counts every accepted message: Censored of the Count had
+// no final status by the end of the wait, and rank after the others. A
+// percentile whose rank falls among them is unknown: its field is 0 here
+// (null in summary.json) and its _at_least field holds its lower bound
+// (hist.censoredQuantile); max and mean are then lower bounds too.
 type percentiles struct {
-	Count int64   `json:"count" expr:"count"`
-	P50   float64 `json:"p50" expr:"p50"`
-	P90   float64 `json:"p90" expr:"p90"`
-	P95   float64 `json:"p95" expr:"p95"`
-	P99   float64 `json:"p99" expr:"p99"`
-	Max   float64 `json:"max" expr:"max"`
-	Mean  float64 `json:"mean" expr:"mean"`
+	Count       int64    `json:"count" expr:"count"`
+	Censored    int64    `json:"censored" expr:"censored"`
+	P50         float64  `json:"p50" expr:"p50"`
+	P50AtLeast  *float64 `json:"p50_at_least,omitempty" expr:"-"`
+	P90         float64  `json:"p90" expr:"p90"`
+	P90AtLeast  *float64 `json:"p90_at_least,omitempty" expr:"-"`
+	P95         float64  `json:"p95" expr:"p95"`
+	P95AtLeast  *float64 `json:"p95_at_least,omitempty" expr:"-"`
+	P99         float64  `json:"p99" expr:"p99"`
+	P99AtLeast  *float64 `json:"p99_at_least,omitempty" expr:"-"`
+	Max         float64  `json:"max" expr:"max"`
+	MaxAtLeast  *float64 `json:"max_at_least,omitempty" expr:"-"`
+	Mean        float64  `json:"mean" expr:"mean"`
+	MeanAtLeast *float64 `json:"mean_at_least,omitempty" expr:"-"`
 }
 
 // Requests covers every HTTP request the attacker made.
@@ -197,27 +210,31 @@ type Idempotency struct {
 
 // Delivery covers what happened to accepted messages after the send.
 type Delivery struct {
-	Via          string                 `json:"via" expr:"via"`
-	Measured     bool                   `json:"measured" expr:"measured"` // false for delivery: none; the counts are then null
-	Expected     int64                  `json:"expected" expr:"expected"`
-	Received     int64                  `json:"received" expr:"received"`
-	Lost         int64                  `json:"lost" expr:"lost"`
-	Late         int64                  `json:"late" expr:"late"`
-	Duplicates   int64                  `json:"duplicates" expr:"duplicates"`
-	Unmatched    int64                  `json:"unmatched" expr:"unmatched"`
-	Malformed    int64                  `json:"malformed" expr:"malformed"`
-	Unauthorized int64                  `json:"unauthorized" expr:"unauthorized"`
-	Unconfirmed  int64                  `json:"unconfirmed" expr:"unconfirmed"`               // delivered although no attempt got a 2xx (the answer was lost)
-	Refused      int64                  `json:"refused_on_purpose" expr:"refused_on_purpose"` // calls the sink refused on purpose (fault injection)
-	Redelivered  int64                  `json:"redelivered" expr:"redelivered"`               // the service's retries of those: not duplicates
-	RetryDelay   percentiles            `json:"retry_delay" expr:"retry_delay"`               // refused call to its retry
-	Events       int64                  `json:"events" expr:"events"`
-	BadLines     int64                  `json:"bad_lines" expr:"bad_lines"`
-	Deadline     string                 `json:"deadline,omitempty" expr:"deadline"`
-	Latency      percentiles            `json:"latency" expr:"latency"`
-	ByChannel    map[string]percentiles `json:"by_channel" expr:"by_channel"`
-	ByState      map[string]percentiles `json:"by_state" expr:"by_state"`
-	Failover     failover               `json:"failover" expr:"failover"`
+	Via          string      `json:"via" expr:"via"`
+	Measured     bool        `json:"measured" expr:"measured"` // false for delivery: none; the counts are then null
+	Expected     int64       `json:"expected" expr:"expected"`
+	Received     int64       `json:"received" expr:"received"`
+	Lost         int64       `json:"lost" expr:"lost"`
+	Late         int64       `json:"late" expr:"late"`
+	Duplicates   int64       `json:"duplicates" expr:"duplicates"`
+	Unmatched    int64       `json:"unmatched" expr:"unmatched"`
+	Malformed    int64       `json:"malformed" expr:"malformed"`
+	Unauthorized int64       `json:"unauthorized" expr:"unauthorized"`
+	Unconfirmed  int64       `json:"unconfirmed" expr:"unconfirmed"`               // delivered although no attempt got a 2xx (the answer was lost)
+	Refused      int64       `json:"refused_on_purpose" expr:"refused_on_purpose"` // calls the sink refused on purpose (fault injection)
+	Redelivered  int64       `json:"redelivered" expr:"redelivered"`               // the service's retries of those: not duplicates
+	RetryDelay   percentiles `json:"retry_delay" expr:"retry_delay"`               // refused call to its retry
+	Events       int64       `json:"events" expr:"events"`
+	BadLines     int64       `json:"bad_lines" expr:"bad_lines"`
+	Deadline     string      `json:"deadline,omitempty" expr:"deadline"`
+	Latency      percentiles `json:"latency" expr:"latency"`
+	// LatencyDelivered is the latency of the messages whose final status
+	// came (late ones too) alone: survivors only, shown labelled as such and
+	// never judged (no threshold reads it).
+	LatencyDelivered percentiles            `json:"latency_delivered" expr:"-"`
+	ByChannel        map[string]percentiles `json:"by_channel" expr:"by_channel"`
+	ByState          map[string]percentiles `json:"by_state" expr:"by_state"`
+	Failover         failover               `json:"failover" expr:"failover"`
 }
 
 // failover describes cascades: how many messages reached each channel and the
@@ -296,6 +313,8 @@ type truthReport struct {
 	DuplicateSends        int64         `json:"duplicate_sends" expr:"duplicate_sends"`                 // messages sent downstream more than once
 	Windows               []truthWindow `json:"windows" expr:"windows"`
 	WindowMismatches      int64         `json:"window_mismatches" expr:"window_mismatches"` // informative: the attacker counts by send time
+
+	trueLo, trueHi *hist // the true latency's two sides, with their censored values (judgeLatency)
 }
 
 // truthStep is one failover step, true and measured.

@@ -52,8 +52,11 @@ func (s *Summary) keyFigures() []keyFigure {
 	if d.Measured {
 		kf = append(kf,
 			keyFigure{"delivered / accepted", s.deliveredFigure()},
-			keyFigure{"delivery latency p50 / p95 / p99", latencies(d.Latency, d.Latency.P50, d.Latency.P95, d.Latency.P99)},
+			keyFigure{"delivery latency p50 / p95 / p99", showLatencies(d.Latency, "p50", "p95", "p99")},
 			keyFigure{"duplicates / unmatched / malformed", fmt.Sprintf("%d / %d / %d", d.Duplicates, d.Unmatched, d.Malformed)})
+		if d.Latency.Censored > 0 { // survivors only, labelled: never what a threshold reads
+			kf = append(kf, keyFigure{"delivery latency p50 / p95 of the delivered alone", showLatencies(d.LatencyDelivered, "p50", "p95")})
+		}
 	} else {
 		kf = append(kf, keyFigure{"delivery", notMeasured + " (delivery: " + d.Via + ")"})
 	}
@@ -69,7 +72,7 @@ func (s *Summary) keyFigures() []keyFigure {
 	}
 	if t := s.Truth; t != nil {
 		kf = append(kf, keyFigure{"truth: measurements agree", truthAgrees(t)},
-			keyFigure{"truth: latency p95 true / measured", fmt.Sprintf("%s / %s", t.TrueLatency.show(t.TrueLatency.P95), t.MeasuredLatency.show(t.MeasuredLatency.P95))},
+			keyFigure{"truth: latency p95 true / measured", fmt.Sprintf("%s / %s", t.TrueLatency.showFigure("p95"), t.MeasuredLatency.showFigure("p95"))},
 			keyFigure{"truth: lost expected / measured", fmt.Sprintf("%d / %s", t.ExpectedLost, measuredCount(d, t.MeasuredLost))})
 	}
 	return s.attackFigures(kf)
@@ -98,6 +101,20 @@ func latencies(p percentiles, vs ...float64) string {
 		out[i] = dur(v)
 	}
 	return strings.Join(out, " / ")
+}
+
+// showLatencies shows the figures names of p joined by " / ", a lower bound
+// as "> 5.00s", then how many had no final status ("> 5.00s / > 5.00s (38 of
+// 40 without a final status)"); one "no data" when p is empty.
+func showLatencies(p percentiles, names ...string) string {
+	if !p.Has() {
+		return noData
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = p.showFigure(n)
+	}
+	return strings.Join(out, " / ") + p.censoredNote()
 }
 
 // measuredCount shows a delivery count, or "not measured".
@@ -272,7 +289,7 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n### Delivery latency\n\n| By | Count | p50 | p95 | p99 | max |\n|---|---|---|---|---|---|\n")
 		for _, k := range sortedKeys(s.Delivery.ByChannel) {
 			p := s.Delivery.ByChannel[k]
-			fmt.Fprintf(&b, "| channel %s | %d | %s | %s | %s | %s |\n", mdEscape(s.channelLabel(k)), p.Count, p.show(p.P50), p.show(p.P95), p.show(p.P99), p.show(p.Max))
+			fmt.Fprintf(&b, "| channel %s | %s | %s | %s | %s | %s |\n", mdEscape(s.channelLabel(k)), p.countText(), p.showFigure("p50"), p.showFigure("p95"), p.showFigure("p99"), p.showFigure("max"))
 		}
 		for _, k := range sortedKeys(s.Delivery.ByState) {
 			p := s.Delivery.ByState[k]
@@ -282,7 +299,7 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 	if len(s.Delivery.Failover.Steps) > 0 {
 		b.WriteString("\n### Failover\n\n| Step | Messages | p50 | p95 |\n|---|---|---|---|\n")
 		for _, st := range s.Delivery.Failover.Steps {
-			fmt.Fprintf(&b, "| %s → %s | %d | %s | %s |\n", mdEscape(st.From), mdEscape(st.To), st.Count, st.Time.show(st.Time.P50), st.Time.show(st.Time.P95))
+			fmt.Fprintf(&b, "| %s → %s | %d | %s | %s |\n", mdEscape(st.From), mdEscape(st.To), st.Count, st.Time.showFigure("p50"), st.Time.showFigure("p95"))
 		}
 	}
 	for _, msg := range s.Warnings {

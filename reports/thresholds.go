@@ -73,18 +73,24 @@ func latencyRead(owner reflect.Type, field string) bool {
 
 func (c *compiled) eval(s *Summary) Threshold {
 	t := Threshold{Expr: c.String()}
-	var why []string
+	var why, bounds []string
 	for _, p := range c.paths {
+		name := thresholds.PathString(p)
+		if slices.Contains(t.NoData, name) {
+			continue
+		}
 		if r := s.noData(p); r != "" {
-			name := thresholds.PathString(p)
-			if !slices.Contains(t.NoData, name) {
-				t.NoData = append(t.NoData, name)
-				why = append(why, name+": "+r)
-			}
+			t.NoData = append(t.NoData, name)
+			why = append(why, name+": "+r)
+		} else if r := s.lowerBound(p, name); r != "" {
+			// Only a lower bound: null in summary.json like a figure
+			// without data, and the threshold fails (nodata.go).
+			t.NoData = append(t.NoData, name)
+			bounds = append(bounds, r)
 		}
 	}
-	if len(why) > 0 {
-		t.Error = "no data: " + strings.Join(why, "; ")
+	if len(why) > 0 || len(bounds) > 0 {
+		t.Error = boundsError(why, bounds)
 		return t
 	}
 	ok, err := c.Run(*s)
@@ -100,6 +106,19 @@ func (c *compiled) eval(s *Summary) Threshold {
 		t.Value = round6(f)
 	}
 	return t
+}
+
+// boundsError is a threshold's error when figures it reads have no data
+// (why) or are only lower bounds (bounds).
+func boundsError(why, bounds []string) string {
+	var parts []string
+	if len(why) > 0 {
+		parts = append(parts, "no data: "+strings.Join(why, "; "))
+	}
+	if len(bounds) > 0 {
+		parts = append(parts, "only a lower bound: "+strings.Join(bounds, "; "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Evaluate compiles every threshold first (any that does not compile is bad

@@ -147,9 +147,13 @@ func TestVerdictNothingSentOrAccepted(t *testing.T) {
 func TestVerdictNoDataThresholdFails(t *testing.T) {
 	r := passingRun()
 	r.events = nil
-	r.meta.Thresholds = []string{"delivery.latency.p95 < 1s"}
+	r.meta.Thresholds = []string{`delivery.by_channel["sms"].p95 < 1s`}
 	s, _ := build(t, r)
 	requireVerdict(t, s, verdictFail, "has no data")
+	// With no callback the latency is censored: a lower bound fails too.
+	r.meta.Thresholds = []string{"delivery.latency.p95 < 1s"}
+	s, _ = build(t, r)
+	requireVerdict(t, s, verdictFail, "has only a lower bound")
 }
 
 func TestWorstVerdictAndExitCode(t *testing.T) {

@@ -342,7 +342,7 @@ func (w *RunSummary) partRows() []partRow {
 			row.Sent, row.Accepted = fmt.Sprint(o.Messages), fmt.Sprint(o.Accepted)
 			row.Delivered = measuredCount(s.Delivery, o.Delivered)
 			row.NotDelivered = measuredCount(s.Delivery, o.Accepted-o.Delivered)
-			row.DeliveryP95 = s.Delivery.Latency.show(s.Delivery.Latency.P95)
+			row.DeliveryP95 = s.Delivery.Latency.showFigure("p95")
 			row.Outcome = strings.Join(s.outcomeLines(), " ")
 		} else {
 			row.Sent, row.Accepted, row.Delivered, row.NotDelivered, row.DeliveryP95 = "–", "–", "–", "–", noData

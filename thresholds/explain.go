@@ -71,14 +71,14 @@ func (v *vocabulary) walkFields(t reflect.Type) {
 	v.fieldsOf[t.Name()] = names
 }
 
-// jsonFields yields the exported fields of struct type t that its JSON holds,
-// with their JSON names.
+// jsonFields yields the exported fields of struct type t that its JSON holds
+// and an expression can read (not `expr:"-"`), with their JSON names.
 func jsonFields(t reflect.Type) iter.Seq2[reflect.StructField, string] {
 	return func(yield func(reflect.StructField, string) bool) {
 		for i := range t.NumField() {
 			f := t.Field(i)
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" || !f.IsExported() {
+			if name == "-" || !f.IsExported() || f.Tag.Get("expr") == "-" {
 				continue
 			}
 			if name == "" {
