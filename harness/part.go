@@ -63,6 +63,8 @@ type partRun struct {
 	// the scenario of the whole run (s is the shard's share of it).
 	shard *rundir.Shard
 	whole *scenarios.Scenario
+	// digest is rundir.ScenarioDigest of the run's scenario.yaml, for run.json.
+	digest string
 
 	prog     attack.Progress
 	phase    atomic.Value // "attack", "grace", "report"
