@@ -220,20 +220,24 @@ func shardProblems(shards []shardDir, o MergeOptions) []rundir.MergeProblem {
 }
 
 // planProblems compares shard s with the first: one run has one scenario
-// (digest), one start instant, and shards that ran at the same time.
+// (digest), one start instant, and shards that ran within a run's span of
+// each other.
 func planProblems(first, s shardDir) []rundir.MergeProblem {
 	a, b := first.meta, s.meta
 	var what []string
 	if a.ScenarioDigest != "" && b.ScenarioDigest != "" && a.ScenarioDigest != b.ScenarioDigest {
 		what = append(what, fmt.Sprintf("their scenarios differ (%s, %s)", a.ScenarioDigest, b.ScenarioDigest))
 	}
+	// Without a start instant shards may run one after another (by hand, or
+	// a Job short of nodes), but not further apart than a run lasts.
+	span := a.Planned.Duration.D() + a.Delivery.Grace.D()
 	switch {
 	case !a.StartAt.Equal(b.StartAt):
 		what = append(what, fmt.Sprintf("their start instants differ (%s, %s)", startAtText(a.StartAt), startAtText(b.StartAt)))
-	case !b.End.IsZero() && a.Start.After(b.End):
-		what = append(what, fmt.Sprintf("shard %s started at %s, after shard %s had ended at %s", a.Shard, ts(a.Start), b.Shard, ts(b.End)))
-	case !a.End.IsZero() && b.Start.After(a.End):
-		what = append(what, fmt.Sprintf("shard %s started at %s, after shard %s had ended at %s", b.Shard, ts(b.Start), a.Shard, ts(a.End)))
+	case !b.End.IsZero() && a.Start.Sub(b.End) > span:
+		what = append(what, fmt.Sprintf("shard %s started at %s, %s after shard %s had ended, longer than the run lasts", a.Shard, ts(a.Start), a.Start.Sub(b.End).Round(time.Second), b.Shard))
+	case !a.End.IsZero() && b.Start.Sub(a.End) > span:
+		what = append(what, fmt.Sprintf("shard %s started at %s, %s after shard %s had ended, longer than the run lasts", b.Shard, ts(b.Start), b.Start.Sub(a.End).Round(time.Second), a.Shard))
 	}
 	if len(what) == 0 {
 		return nil

@@ -426,7 +426,7 @@ func TestMergeTwoRunsOneID(t *testing.T) {
 		{"start", func(m *rundir.Meta) {
 			d := 24 * time.Hour
 			m.Start, m.AttackEnd, m.End = m.Start.Add(d), m.AttackEnd.Add(d), m.End.Add(d)
-		}, "after shard 0/3 had ended"},
+		}, "after shard 0/3 had ended, longer than the run lasts"},
 	} {
 		dirs, _, _ := shardedRun(t)
 		for _, d := range dirs {
