@@ -158,3 +158,48 @@ func TestRecorderFlushesAsItGoes(t *testing.T) {
 		checkTimeOrder(t, filepath.Join(dir, resultsFile), n+1, sent)
 	})
 }
+
+// TestRecorderWritesWholeLines: whenever attempts.jsonl grows, it ends with
+// a whole line — a process killed between two writes leaves no half line for
+// the report to skip.
+func TestRecorderWritesWholeLines(t *testing.T) {
+	dir := t.TempDir()
+	rec, err := NewRecorder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	path := filepath.Join(dir, attemptsFile)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	grew := 0
+	var size int64
+	for i := range 2000 { // about 0.5 MB: the 64 KiB buffer is written several times
+		a := &rundir.Attempt{Seq: int64(i + 1), Op: OpSend, Attempt: 1, Sent: time.Now(), Error: fmt.Sprintf("an error of %d bytes: %0*d", 100+i%97, 100+i%97, 0)}
+		if err := rec.Record(a, nil); err != nil {
+			t.Fatal(err)
+		}
+		st, err := f.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Size() == size {
+			continue
+		}
+		size = st.Size()
+		grew++
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, size-1); err != nil {
+			t.Fatal(err)
+		}
+		if last[0] != '\n' {
+			t.Fatalf("after attempt %d attempts.jsonl (%d bytes) ends in the middle of a line", i+1, size)
+		}
+	}
+	if grew < 3 {
+		t.Fatalf("attempts.jsonl grew %d times while recording: the test saw too few writes", grew)
+	}
+}
