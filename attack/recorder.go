@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
@@ -27,10 +28,22 @@ type Recorder interface {
 	Record(a *rundir.Attempt, r *vegeta.Result) error
 }
 
+// How far behind the run the files on disk are at most: every flushEvery
+// the recorder writes attempts.jsonl's buffer, and the results sent more than
+// resultsHold before to results.bin (a result younger than that may still be
+// preceded by one that finishes later). So a process killed (SIGKILL, or a
+// pod's SIGTERM then SIGKILL) keeps what it sent up to about a second before.
+const (
+	flushEvery  = 500 * time.Millisecond
+	resultsHold = 500 * time.Millisecond
+)
+
 // fileRecorder writes attempts to attempts.jsonl as they finish and the
 // matching vegeta results to results.bin (vegeta's gob encoding, so `vegeta
-// report` and `vegeta plot` read it) in time order, complete when it is closed
-// (see resultsWriter).
+// report` and `vegeta plot` read it) in time order (see resultsWriter). Both
+// are written to the files as the run goes — every flushEvery, and at once on
+// Flush (the first interrupt, the attack's end) — whole lines only in
+// attempts.jsonl; Close completes results.bin with the stragglers.
 type fileRecorder struct {
 	mu       sync.Mutex
 	jf       *os.File
@@ -38,10 +51,14 @@ type fileRecorder struct {
 	results  *resultsWriter
 	err      error
 	attempts int64
+
+	stop     chan struct{} // closed by Close: the flushing loop ends
+	loopDone chan struct{} // closed when it has
 }
 
-// NewRecorder creates dir/attempts.jsonl and dir/results.bin. Files that exist
-// are refused, so a run never overwrites another.
+// NewRecorder creates dir/attempts.jsonl and dir/results.bin, and flushes
+// them every flushEvery until Close. Files that exist are refused, so a run
+// never overwrites another.
 func NewRecorder(dir string) (*fileRecorder, error) {
 	jf, err := os.OpenFile(filepath.Join(dir, attemptsFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
@@ -52,7 +69,28 @@ func NewRecorder(dir string) (*fileRecorder, error) {
 		jf.Close()
 		return nil, fmt.Errorf("create vegeta results: %w", err)
 	}
-	return &fileRecorder{jf: jf, jw: bufio.NewWriterSize(jf, 64<<10), results: newResultsWriter(rf)}, nil
+	r := &fileRecorder{jf: jf, jw: bufio.NewWriterSize(jf, 64<<10), results: newResultsWriter(rf),
+		stop: make(chan struct{}), loopDone: make(chan struct{})}
+	go r.flushLoop()
+	return r, nil
+}
+
+// flushLoop flushes the files every flushEvery until Close. A write error is
+// kept (r.err) and returned by the next Record and by Close.
+func (r *fileRecorder) flushLoop() {
+	defer close(r.loopDone)
+	t := time.NewTicker(flushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case now := <-t.C:
+			r.mu.Lock()
+			_ = r.flush(now.Add(-resultsHold))
+			r.mu.Unlock()
+		}
+	}
 }
 
 // Record implements Recorder. The first write error is kept and returned by
@@ -70,6 +108,14 @@ func (r *fileRecorder) Record(a *rundir.Attempt, res *vegeta.Result) error {
 	if r.err != nil {
 		return r.err
 	}
+	if len(line) > r.jw.Available() && r.jw.Buffered() > 0 {
+		// Whole lines only reach the file: a process killed between two
+		// writes leaves no half line.
+		if err := r.jw.Flush(); err != nil {
+			r.err = fmt.Errorf("write attempt log: %w", err)
+			return r.err
+		}
+	}
 	if _, err := r.jw.Write(line); err != nil {
 		r.err = fmt.Errorf("write attempt log: %w", err)
 		return r.err
@@ -84,15 +130,58 @@ func (r *fileRecorder) Record(a *rundir.Attempt, res *vegeta.Result) error {
 	return nil
 }
 
-// Flush writes buffered attempts to attempts.jsonl (results.bin is written
-// when the recorder closes).
+// Flush writes to the files every attempt recorded so far and every result
+// but the stragglers (see resultsWriter): what the run sent is on disk, should
+// its process be killed next. The harness calls it on the first interrupt and
+// when the attack ends.
 func (r *fileRecorder) Flush() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.flush()
+	return r.flush(farFuture) // every result held
 }
 
-func (r *fileRecorder) flush() error {
+// farFuture is after every send time: flush(farFuture) writes every result held.
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// flush writes attempts.jsonl's buffer and the results sent before cutoff.
+func (r *fileRecorder) flush(cutoff time.Time) error {
+	if r.err != nil {
+		return r.err
+	}
+	if err := r.jw.Flush(); err != nil {
+		r.err = fmt.Errorf("flush attempt log: %w", err)
+		return r.err
+	}
+	if err := r.results.WriteBefore(cutoff); err != nil {
+		r.err = fmt.Errorf("write vegeta results: %w", err)
+	}
+	return r.err
+}
+
+// Close stops the flushing, flushes and closes attempts.jsonl and completes
+// results.bin in time order.
+func (r *fileRecorder) Close() error {
+	if r.stop != nil {
+		select {
+		case <-r.stop:
+		default:
+			close(r.stop)
+		}
+		<-r.loopDone
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	err := r.flushAttempts()
+	err = errors.Join(err, r.jf.Sync(), r.jf.Close(), r.results.Close())
+	if err != nil {
+		return fmt.Errorf("close attempt files: %w", err)
+	}
+	return nil
+}
+
+// flushAttempts writes attempts.jsonl's buffer (results.bin is completed by
+// its own Close).
+func (r *fileRecorder) flushAttempts() error {
 	if r.err != nil {
 		return r.err
 	}
@@ -100,16 +189,4 @@ func (r *fileRecorder) flush() error {
 		r.err = fmt.Errorf("flush attempt log: %w", err)
 	}
 	return r.err
-}
-
-// Close flushes and closes attempts.jsonl and writes results.bin in time order.
-func (r *fileRecorder) Close() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	err := r.flush()
-	err = errors.Join(err, r.jf.Sync(), r.jf.Close(), r.results.Close())
-	if err != nil {
-		return fmt.Errorf("close attempt files: %w", err)
-	}
-	return nil
 }

@@ -2,12 +2,15 @@ package attack
 
 import (
 	"bufio"
+	"cmp"
 	"container/heap"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
@@ -27,44 +30,44 @@ const (
 // sent after a backoff or a Retry-After, finish after results sent later — so
 // they cannot be written as they come.
 //
-// It sorts by replacement selection: up to sortChunkResults results (or
-// sortChunkBytes of their variable parts) wait in a heap; when it is full the
-// earliest is written, to results.bin directly while the output stays in time
-// order. A result that comes after one sent later was already written (it
-// finished later than the heap's span: at 5000/s, 2048 results are 0.4 s) waits
-// in the heap for a second sorted run, which begins only when the heap holds
-// nothing else — so stragglers cost a slot each, and a run has as many sorted
-// runs as it had heapfuls of stragglers, most often one. Only then are the runs
-// (the first in results.bin, the others in a spill file beside it) merged into
-// a new results.bin by Close. Memory is bounded whatever the run's length or
-// how late a retry comes; a run in time order is written once, as it goes,
-// with no pass at the end. results.bin is complete only after Close:
-// attempts.jsonl, written as attempts finish, is the run's live record.
+// Up to sortChunkResults results (or sortChunkBytes of their variable parts)
+// wait in a heap; when it is full, or when WriteBefore says they are old
+// enough, the earliest is written to results.bin, which so grows in time order
+// as the run goes (a killed run keeps it: see fileRecorder). A result sent
+// before the last one written (it finished later than the heap's span: at
+// 5000/s, 2048 results are 0.4 s; or later than WriteBefore's hold) is a
+// straggler: stragglers wait in a buffer of their own, and each time it is
+// full it is sorted and written as a sorted run to a spill file beside
+// results.bin, which keeps growing in time order meanwhile. Close merges
+// results.bin (run 0) and the spilled runs into a new results.bin. Memory is
+// bounded whatever the run's length or how late a retry comes; a run in time
+// order is written once, as it goes, with no pass at the end. Until Close,
+// results.bin lacks the stragglers (attempts.jsonl has every attempt).
 //
-// The output is the stable sort by Timestamp of what came, exactly: within a
-// sorted run results go by (Timestamp, arrival); a result joins the next run
-// only when its Timestamp is strictly before the last one written, so two
-// results of equal Timestamp in different runs came in the order of their
-// runs, and the merge takes equal Timestamps by run.
+// The output is the stable sort by Timestamp of what came, exactly: results.bin
+// goes by (Timestamp, arrival); a result is a straggler only when its
+// Timestamp is strictly before the last one written, so every result of equal
+// Timestamp in results.bin came before it; a spilled run holds every
+// straggler that came before the next; the merge takes equal Timestamps by
+// run (results.bin first, then the spilled runs in order).
 //
 // Not safe for concurrent use (fileRecorder calls it under its lock).
 type resultsWriter struct {
 	f     *os.File // results.bin
 	bw    *bufio.Writer
 	enc   vegeta.Encoder
-	h     selHeap
-	bytes int
-	chunk int    // results the heap holds
-	in    uint64 // results added: the arrival order of equal Timestamps
-	out   uint64 // results written to the current run
-	run   int    // the sorted run being written: 0 is results.bin
+	h     selHeap // results for results.bin, not yet written
+	late  []held  // stragglers, not yet spilled
+	bytes int     // of the results h and late hold
+	chunk int     // results the heap holds, and the stragglers the buffer holds
+	in    uint64  // results added: the arrival order of equal Timestamps
+	out   uint64  // results written to results.bin
 	last  *vegeta.Result
 
-	spill    *os.File // sorted runs 1, 2…, once a straggler needed one
-	spillEnc vegeta.Encoder
-	spillBW  *bufio.Writer
-	runs     []int64 // end offset in spill of runs 1, 2…
-	closed   bool
+	spill   *os.File // sorted runs 1, 2… of stragglers, once one was spilled
+	spillBW *bufio.Writer
+	runs    []int64 // end offset in spill of runs 1, 2…
+	closed  bool
 }
 
 // newResultsWriter writes into f (results.bin, empty), which Close closes.
@@ -84,26 +87,24 @@ func resultBytes(r *vegeta.Result) int {
 	return n
 }
 
-// held is a result waiting in the heap: the sorted run it goes to, its arrival.
+// held is a result waiting to be written, with its arrival.
 type held struct {
-	r   *vegeta.Result
-	run int
-	in  uint64
+	r  *vegeta.Result
+	in uint64
 }
 
-// selHeap is a min-heap of held results by run, Timestamp, arrival (its own
+func (a held) compare(b held) int {
+	if c := byTime(a.r, b.r); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.in, b.in)
+}
+
+// selHeap is a min-heap of held results by Timestamp, arrival (its own
 // sifts, not container/heap: that one boxes every push in an interface).
 type selHeap []held
 
-func (h selHeap) less(i, j int) bool {
-	if h[i].run != h[j].run {
-		return h[i].run < h[j].run
-	}
-	if c := byTime(h[i].r, h[j].r); c != 0 {
-		return c < 0
-	}
-	return h[i].in < h[j].in
-}
+func (h selHeap) less(i, j int) bool { return h[i].compare(h[j]) < 0 }
 
 func (h *selHeap) push(x held) {
 	*h = append(*h, x)
@@ -148,40 +149,59 @@ func (w *resultsWriter) Add(r *vegeta.Result) error {
 	if w.closed {
 		return errors.New("results writer closed")
 	}
-	run := w.run
-	if w.last != nil && r.Timestamp.Before(w.last.Timestamp) {
-		run++ // sent before what was written: the next sorted run
-	}
-	w.h.push(held{r: r, run: run, in: w.in})
+	x := held{r: r, in: w.in}
 	w.in++
 	w.bytes += resultBytes(r)
+	if w.last != nil && r.Timestamp.Before(w.last.Timestamp) {
+		w.late = append(w.late, x) // sent before what was written: a straggler
+	} else {
+		w.h.push(x)
+	}
 	for len(w.h) > w.chunk || w.bytes > sortChunkBytes && len(w.h) > 0 {
 		if err := w.writeMin(); err != nil {
 			return err
 		}
 	}
+	if len(w.late) > w.chunk || w.bytes > sortChunkBytes && len(w.late) > 0 {
+		return w.spillLate()
+	}
 	return nil
+}
+
+// WriteBefore writes to results.bin every result the heap holds that was
+// sent before cutoff, and flushes it to the file: what the run sent up to
+// then is on disk (but for stragglers). Results sent since cutoff stay in the
+// heap, where one that finishes late can still come before them.
+func (w *resultsWriter) WriteBefore(cutoff time.Time) error {
+	if w.closed {
+		return nil
+	}
+	for len(w.h) > 0 && w.h[0].r.Timestamp.Before(cutoff) {
+		if err := w.writeMin(); err != nil {
+			return err
+		}
+	}
+	return w.bw.Flush()
 }
 
 func byTime(a, b *vegeta.Result) int { return a.Timestamp.Compare(b.Timestamp) }
 
-// writeMin writes the heap's first result to its sorted run, starting that
-// run if it is the next one.
+// writeMin writes the heap's first result to results.bin.
 func (w *resultsWriter) writeMin() error {
 	x := w.h.pop()
 	w.bytes -= resultBytes(x.r)
-	if x.run != w.run {
-		if err := w.endRun(); err != nil {
-			return err
-		}
-		w.run = x.run
-	}
 	w.last = x.r
-	if w.run == 0 {
-		out := *x.r
-		out.Seq = w.out // results.bin's numbering: right unless a merge renumbers
-		w.out++
-		return w.enc.Encode(&out)
+	out := *x.r
+	out.Seq = w.out // results.bin's numbering: right unless a merge renumbers
+	w.out++
+	return w.enc.Encode(&out)
+}
+
+// spillLate sorts the stragglers and writes them to the spill file as a
+// sorted run of their own (a gob stream of its own).
+func (w *resultsWriter) spillLate() error {
+	if len(w.late) == 0 {
+		return nil
 	}
 	if w.spill == nil {
 		f, err := os.CreateTemp(filepath.Dir(w.f.Name()), "."+filepath.Base(w.f.Name())+".sort-*")
@@ -190,20 +210,16 @@ func (w *resultsWriter) writeMin() error {
 		}
 		w.spill, w.spillBW = f, bufio.NewWriterSize(f, 256<<10)
 	}
-	if w.spillEnc == nil { // each run is a gob stream of its own
-		w.spillEnc = vegeta.NewEncoder(w.spillBW)
+	slices.SortFunc(w.late, held.compare)
+	enc := vegeta.NewEncoder(w.spillBW)
+	for i, x := range w.late {
+		if err := enc.Encode(x.r); err != nil {
+			return fmt.Errorf("sort vegeta results: %w", err)
+		}
+		w.bytes -= resultBytes(x.r)
+		w.late[i] = held{}
 	}
-	if err := w.spillEnc.Encode(x.r); err != nil {
-		return fmt.Errorf("sort vegeta results: %w", err)
-	}
-	return nil
-}
-
-// endRun ends the sorted run being written (from run 1 on, in the spill file).
-func (w *resultsWriter) endRun() error {
-	if w.run == 0 || w.spillEnc == nil {
-		return nil
-	}
+	w.late = w.late[:0]
 	if err := w.spillBW.Flush(); err != nil {
 		return fmt.Errorf("sort vegeta results: %w", err)
 	}
@@ -212,12 +228,11 @@ func (w *resultsWriter) endRun() error {
 		return fmt.Errorf("sort vegeta results: %w", err)
 	}
 	w.runs = append(w.runs, end)
-	w.spillEnc = nil
 	return nil
 }
 
-// Close writes what the heap holds, merges the sorted runs into results.bin if
-// there is more than one, closes it and removes the spill file.
+// Close writes what the heap holds, merges the sorted runs of stragglers into
+// results.bin if there are any, closes it and removes the spill file.
 func (w *resultsWriter) Close() error {
 	if w.closed {
 		return nil
@@ -228,7 +243,7 @@ func (w *resultsWriter) Close() error {
 		err = w.writeMin()
 	}
 	if err == nil {
-		err = w.endRun()
+		err = w.spillLate()
 	}
 	if err == nil {
 		err = w.bw.Flush()

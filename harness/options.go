@@ -242,6 +242,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		Probes:     s.Idempotency.Probes.F,
 	}
 	meta.MaxInFlight = inFlightCap(s.Load.MaxInFlight)
+	meta.ScenarioDigest, meta.StartAt = r.digest, r.o.StartAt.UTC()
 	if sh := r.shard; sh != nil {
 		// The run's global sequences and the clients a single process would
 		// give them; the plan is this shard's share of the whole run's.

@@ -63,6 +63,11 @@ type partRun struct {
 	// the scenario of the whole run (s is the shard's share of it).
 	shard *rundir.Shard
 	whole *scenarios.Scenario
+	// digest is rundir.ScenarioDigest of the run's scenario.yaml, for run.json.
+	digest string
+	// rec is the attempt log, flushed to disk on the first interrupt and at
+	// the attack's end, so a process killed afterwards keeps what it sent.
+	rec interface{ Flush() error }
 
 	prog     attack.Progress
 	phase    atomic.Value // "attack", "grace", "report"
@@ -328,6 +333,7 @@ func (r *partRun) prepareAttack(baseURL, tokenURL, sinkURL string, cs *closeStac
 	if err != nil {
 		return load{}, attack.Options{}, rundir.Meta{}, fmt.Errorf("attempt log: %w", err)
 	}
+	r.rec = rec
 	cs.push(func() error {
 		if err := rec.Close(); err != nil {
 			return fmt.Errorf("close the attempt log: %w", err)
@@ -375,7 +381,12 @@ func (r *partRun) startAtInstant(stopCtx context.Context, meta *rundir.Meta, met
 // with once what was started is closed.
 func (r *partRun) attack(stopCtx, abortCtx context.Context, ao attack.Options, meta *rundir.Meta, metaPath string) error {
 	r.phase.Store("attack")
+	// On the first interrupt what was sent goes to disk at once (a pod gets
+	// SIGKILL some seconds after SIGTERM), and again when the attack is over.
+	stopFlush := context.AfterFunc(stopCtx, func() { _ = r.rec.Flush() })
 	res, aerr := attack.RunWithAbort(stopCtx, abortCtx, ao)
+	stopFlush()
+	_ = r.rec.Flush()
 	r.phase.Store("grace")
 	meta.AttackEnd = r.o.Now().UTC()
 	if !res.End.IsZero() {

@@ -287,6 +287,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			preg = prometheus.WrapRegistererWith(prometheus.Labels{"part": p.Name}, reg)
 		}
 		runners[i] = &partRun{o: &o, s: p, id: id, dir: pdir, reg: preg, multi: len(parts) > 1, abortCh: abortSig, plan: p.Plan().Duration, metricsAddr: res.MetricsAddr, shard: shard}
+		runners[i].digest = rundir.ScenarioDigest(red) // the plan the run's scenario.yaml says: one for every shard of the run
 		if shard != nil {
 			runners[i].whole = o.Scenario
 		}

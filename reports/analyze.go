@@ -203,6 +203,7 @@ func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
 		return nil, err
 	}
 	a.checkRawFiles()
+	a.unfinishedReasons()
 	a.counts = map[string]*[2]int64{}
 	_, terr := fs.Stat(a.fsys, rundir.TruthFile)
 	a.keepRecs = keepAllRecs || a.meta.Limit.Window.D() > 0 || !errors.Is(terr, fs.ErrNotExist)

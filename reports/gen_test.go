@@ -1,11 +1,15 @@
 package reports
 
 import (
+	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/msgload/msgload/rundir"
 )
@@ -80,10 +84,35 @@ func (r *run) write(t testing.TB) string {
 	writeJSON(t, filepath.Join(dir, rundir.MetaFile), r.meta)
 	writeJSONL(t, filepath.Join(dir, rundir.AttemptsFile), r.attempts)
 	writeJSONL(t, filepath.Join(dir, rundir.EventsFile), r.events)
+	writeResults(t, filepath.Join(dir, rundir.ResultsFile), r.attempts)
 	if r.truth != nil {
 		writeJSON(t, filepath.Join(dir, rundir.TruthFile), r.truth)
 	}
 	return dir
+}
+
+// writeResults writes results.bin as the attacker does: one vegeta result
+// per attempt, in send-time order, numbered from 0 (the merge requires one).
+func writeResults(t testing.TB, p string, as []rundir.Attempt) {
+	t.Helper()
+	sorted := slices.Clone(as)
+	slices.SortStableFunc(sorted, func(a, b rundir.Attempt) int { return a.Sent.Compare(b.Sent) })
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := bufio.NewWriter(f)
+	enc := vegeta.NewEncoder(w)
+	for i, a := range sorted {
+		r := vegeta.Result{Seq: uint64(i), Code: uint16(a.Code), Timestamp: a.Sent, Latency: time.Duration(a.Latency * float64(time.Second))}
+		if err := enc.Encode(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func writeJSON(t testing.TB, p string, v any) {

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -100,6 +102,7 @@ func Merge(out string, dirs []string, o MergeOptions) (*Summary, error) {
 	}
 	meta := mergeMeta(shards, dirs)
 	meta.Merged.SinkLogs = slices.Clone(o.SinkLogs)
+	meta.Merged.Problems = shardProblems(shards, o)
 	if err := mergeAttempts(out, shards); err != nil {
 		return nil, err
 	}
@@ -157,7 +160,9 @@ func mergeMeta(shards []shardDir, dirs []string) rundir.Meta {
 		if x.End.After(m.End) {
 			m.End = x.End
 		}
-		m.Interrupted = m.Interrupted || x.Interrupted
+		// A shard with no end was killed (or is still running): the run did
+		// not finish either.
+		m.Interrupted = m.Interrupted || x.Interrupted || x.End.IsZero()
 		m.Planned.Requests += x.Planned.Requests
 		m.Planned.Rate += x.Planned.Rate
 		m.Planned.Duration = max(m.Planned.Duration, x.Planned.Duration)
@@ -186,6 +191,199 @@ func mergeMeta(shards []shardDir, dirs []string) rundir.Meta {
 	}
 	m.Merged = merged
 	return m
+}
+
+// Whose a merge problem is (rundir.MergeProblem.Whose).
+const (
+	whoseEnvironment = "environment" // the shard could not finish: the run is incomplete
+	whoseMeasurement = "measurement" // the shards' files are not a whole record of one run: error
+)
+
+// shardProblems is what is wrong with the shards given to the merge, each
+// naming its shard: a plan that is not the first shard's (two runs reused
+// one run id), a shard that did not finish, a raw file missing or empty, a
+// shard whose own report is incomplete or error. Any of them keeps the merged
+// run from passing, whatever its figures: the merged verdict is the worst of
+// the shards' and the union's.
+func shardProblems(shards []shardDir, o MergeOptions) []rundir.MergeProblem {
+	var ps []rundir.MergeProblem
+	for _, s := range shards[1:] {
+		ps = append(ps, planProblems(shards[0], s)...)
+	}
+	for _, s := range shards {
+		n, raw := rawFileProblems(s, o)
+		ps = append(ps, finishProblems(s, n)...)
+		ps = append(ps, raw...)
+		ps = append(ps, ownVerdictProblems(s)...)
+	}
+	return ps
+}
+
+// planProblems compares shard s with the first: one run has one scenario
+// (digest), one start instant, and shards that ran within a run's span of
+// each other.
+func planProblems(first, s shardDir) []rundir.MergeProblem {
+	a, b := first.meta, s.meta
+	var what []string
+	if a.ScenarioDigest != "" && b.ScenarioDigest != "" && a.ScenarioDigest != b.ScenarioDigest {
+		what = append(what, fmt.Sprintf("their scenarios differ (%s, %s)", a.ScenarioDigest, b.ScenarioDigest))
+	}
+	// Without a start instant shards may run one after another (by hand, or
+	// a Job short of nodes), but not further apart than a run lasts.
+	span := a.Planned.Duration.D() + a.Delivery.Grace.D()
+	switch {
+	case !a.StartAt.Equal(b.StartAt):
+		what = append(what, fmt.Sprintf("their start instants differ (%s, %s)", startAtText(a.StartAt), startAtText(b.StartAt)))
+	case !b.End.IsZero() && a.Start.Sub(b.End) > span:
+		what = append(what, fmt.Sprintf("shard %s started at %s, %s after shard %s had ended, longer than the run lasts", a.Shard, ts(a.Start), a.Start.Sub(b.End).Round(time.Second), b.Shard))
+	case !a.End.IsZero() && b.Start.Sub(a.End) > span:
+		what = append(what, fmt.Sprintf("shard %s started at %s, %s after shard %s had ended, longer than the run lasts", b.Shard, ts(b.Start), b.Start.Sub(a.End).Round(time.Second), a.Shard))
+	}
+	if len(what) == 0 {
+		return nil
+	}
+	return []rundir.MergeProblem{{Shard: b.Shard.Index, Verdict: VerdictError, Whose: whoseMeasurement,
+		Reason: fmt.Sprintf("shard %s (%s) and shard %s (%s) are not one run, though both say run %s: %s; their union measures no one run (measurement: merge the shards of one run, and give each run an id of its own)",
+			b.Shard, s.dir, a.Shard, first.dir, a.ID, strings.Join(what, "; "))}}
+}
+
+func startAtText(t time.Time) string {
+	if t.IsZero() {
+		return "none"
+	}
+	return ts(t)
+}
+
+// finishProblems says whether the shard finished: a run.json with no end is
+// a process that was killed (or still runs), one interrupted stopped sending
+// early. Either is the environment's: the run is incomplete. n is the
+// attempts it recorded (-1: unknown).
+func finishProblems(s shardDir, n int64) []rundir.MergeProblem {
+	m := s.meta
+	var what string
+	switch {
+	case m.End.IsZero():
+		what = "did not finish: its run.json has no end (its process was killed, or still runs)"
+		if n >= 0 {
+			what += fmt.Sprintf("; the merge holds the %s it recorded before", plural(n, "attempt"))
+		}
+	case m.Interrupted:
+		what = "was interrupted: it stopped sending before its plan was done"
+	default:
+		return nil
+	}
+	return []rundir.MergeProblem{{Shard: m.Shard.Index, Verdict: VerdictIncomplete, Whose: whoseEnvironment,
+		Reason: fmt.Sprintf("shard %s (%s) %s (environment: run the shard again, or merge a run whose shards all finished)", m.Shard, s.dir, what)}}
+}
+
+// rawFileProblems checks the shard's raw files as a single run's are checked
+// (checkRawFiles), and more: attempts.jsonl and results.bin always, and
+// events.jsonl when delivery is via the sink and no sink logs replace the
+// shards' copies, must be there; a shard that finished a plan of messages
+// must have recorded some. It returns the attempts recorded (-1: unknown).
+func rawFileProblems(s shardDir, o MergeOptions) (int64, []rundir.MergeProblem) {
+	m := s.meta
+	var ps []rundir.MergeProblem
+	bad := func(format string, args ...any) {
+		ps = append(ps, rundir.MergeProblem{Shard: m.Shard.Index, Verdict: VerdictError, Whose: whoseMeasurement,
+			Reason: fmt.Sprintf("shard %s (%s): ", m.Shard, s.dir) + fmt.Sprintf(format, args...) +
+				" (a raw file missing or cut: the merged figures would leave out what it did not record)"})
+	}
+	need := []string{rundir.AttemptsFile, rundir.ResultsFile}
+	if via := m.Delivery.Via; (via == "" || via == "sink") && len(o.SinkLogs) == 0 {
+		need = append(need, rundir.EventsFile)
+	}
+	size := map[string]int64{}
+	for _, name := range need {
+		st, err := os.Stat(filepath.Join(s.dir, name))
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			bad("%s is missing", name)
+		case err != nil:
+			bad("%s cannot be read (%v)", name, err)
+		case st.IsDir():
+			bad("%s is a directory", name)
+		default:
+			size[name] = st.Size()
+		}
+	}
+	n := int64(-1)
+	if _, ok := size[rundir.AttemptsFile]; ok {
+		n = 0
+		_ = eachLine(filepath.Join(s.dir, rundir.AttemptsFile), func([]byte) error { n++; return nil })
+	}
+	if m.End.IsZero() {
+		return n, ps // killed: what it did not write is told by finishProblems
+	}
+	if n == 0 && m.Planned.Requests > 0 {
+		bad("%s is empty, though the shard finished a plan of %s", rundir.AttemptsFile, plural(m.Planned.Requests, "message"))
+	}
+	if r, ok := size[rundir.ResultsFile]; ok && r == 0 && n > 0 {
+		bad("%s is empty, though %s holds %s", rundir.ResultsFile, rundir.AttemptsFile, plural(n, "attempt"))
+	}
+	return n, ps
+}
+
+// ownVerdictProblems takes the verdict of the shard's own report
+// (summary.json, built when it finished) when it is incomplete or error: a
+// shard that fell behind its plan or disagreed with its truth makes the run
+// so even where the union's figures hide it. Fail is the union's to judge (the
+// thresholds are evaluated once, on the merged figures).
+func ownVerdictProblems(s shardDir) []rundir.MergeProblem {
+	m := s.meta
+	if m.End.IsZero() || m.Interrupted {
+		return nil // said by finishProblems
+	}
+	b, err := os.ReadFile(filepath.Join(s.dir, rundir.SummaryFile))
+	if err != nil {
+		return nil // not built (a second interrupt): the checks above stand
+	}
+	var own struct {
+		Verdict string   `json:"verdict"`
+		Reasons []string `json:"verdict_reasons"`
+	}
+	if json.Unmarshal(b, &own) != nil || (own.Verdict != VerdictIncomplete && own.Verdict != VerdictError) {
+		return nil
+	}
+	whose := whoseEnvironment
+	if own.Verdict == VerdictError {
+		whose = whoseMeasurement
+	}
+	return []rundir.MergeProblem{{Shard: m.Shard.Index, Verdict: own.Verdict, Whose: whose,
+		Reason: fmt.Sprintf("shard %s (%s): its own report is %s: %s", m.Shard, s.dir, strings.ToUpper(own.Verdict), strings.Join(own.Reasons, "; "))}}
+}
+
+// unfinishedReasons adds to the verdict's reasons what did not finish: a run
+// whose run.json has no end (its process was killed: what it flushed is
+// reported, incomplete), and in a merged run what the merge found (run.json
+// merged.problems) and the shards missing from it: a problem of verdict
+// incomplete makes the run incomplete at best, any other error.
+func (a *analyzer) unfinishedReasons() {
+	if a.meta.End.IsZero() {
+		a.s.incomplete = append(a.s.incomplete, "run.json has no end: the run did not finish (its process was killed, or still runs); the figures cover what it recorded before (environment)")
+	}
+	m := a.meta.Merged
+	if m == nil {
+		return
+	}
+	if len(m.Missing) > 0 {
+		idx := make([]string, len(m.Missing))
+		for i, x := range m.Missing {
+			idx[i] = strconv.Itoa(x)
+		}
+		what := fmt.Sprintf("shard %s of %d is missing from the merge: the figures lack what it sent", idx[0], m.Shards)
+		if len(idx) > 1 {
+			what = fmt.Sprintf("shards %s of %d are missing from the merge: the figures lack what they sent", strings.Join(idx, ", "), m.Shards)
+		}
+		a.s.incomplete = append(a.s.incomplete, what+" (environment: merge every shard's directory)")
+	}
+	for _, p := range m.Problems {
+		if p.Verdict == VerdictIncomplete {
+			a.s.incomplete = append(a.s.incomplete, p.Reason)
+		} else {
+			a.s.problems = append(a.s.problems, p.Reason)
+		}
+	}
 }
 
 // mergeAttempts concatenates the shards' attempts.jsonl: every shard kept the
@@ -310,12 +508,17 @@ func sinkLogFiles(paths []string) ([]string, error) {
 }
 
 // mergeTruth joins the truths of the shards' simulators (embedded: one each).
+// When a shard has none (killed before its simulator closed) there is no
+// truth of the run: a part of it would be judged against the whole union.
 func mergeTruth(out string, shards []shardDir) error {
 	var t *rundir.Truth
 	for _, s := range shards {
 		b, err := os.ReadFile(filepath.Join(s.dir, rundir.TruthFile))
 		if errors.Is(err, os.ErrNotExist) {
-			continue
+			if err := os.Remove(filepath.Join(out, rundir.TruthFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("merge: %w", err)
+			}
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("merge %s: %w", s.dir, err)

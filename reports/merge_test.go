@@ -2,10 +2,12 @@ package reports
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +31,7 @@ func shardedRun(t *testing.T) (dirs []string, reqLat, delLat []float64) {
 	for i := range runs {
 		r := newRun(rundir.APIMessaging)
 		r.meta.ID = "sharded-run"
+		r.meta.Target = "https://messaging.example" // no simulator: no truth.json
 		sh, err := rundir.NewShard(i, shards, clients)
 		if err != nil {
 			t.Fatal(err)
@@ -189,6 +192,7 @@ func TestMergeRefuses(t *testing.T) {
 	if s.Verdict != VerdictIncomplete || !slices.Equal(s.Run.Merged.Missing, []int{2}) {
 		t.Errorf("two of three shards: verdict %s, missing %v; want incomplete, [2]", s.Verdict, s.Run.Merged.Missing)
 	}
+	wantReason(t, s, "shard 2 of 3 is missing from the merge", "environment")
 }
 
 // TestMergeSinkLogs: with the logs of two sink replicas (a directory of their
@@ -303,4 +307,175 @@ func TestMergeResultsInTimeOrder(t *testing.T) {
 	if n != total {
 		t.Errorf("%d results merged, want %d", n, total)
 	}
+}
+
+// editMeta rewrites dir's run.json through edit.
+func editMeta(t *testing.T, dir string, edit func(*rundir.Meta)) {
+	t.Helper()
+	var m rundir.Meta
+	b, err := os.ReadFile(filepath.Join(dir, rundir.MetaFile))
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(&m)
+	writeJSON(t, filepath.Join(dir, rundir.MetaFile), m)
+}
+
+// mergeVerdict merges dirs into a new directory and returns the summary.
+func mergeVerdict(t *testing.T, dirs []string) *Summary {
+	t.Helper()
+	s, err := Merge(filepath.Join(t.TempDir(), "m"), dirs, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// wantReason fails unless some verdict reason holds every one of parts.
+func wantReason(t *testing.T, s *Summary, parts ...string) {
+	t.Helper()
+	for _, r := range s.VerdictReasons {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(r, p)
+		}
+		if all {
+			return
+		}
+	}
+	t.Errorf("no verdict reason says %q: %q", parts, s.VerdictReasons)
+}
+
+// TestMergeIntactPasses: the shards the tests below spoil merge to a pass
+// when intact, so that what makes them fail is the spoiling.
+func TestMergeIntactPasses(t *testing.T) {
+	dirs, _, _ := shardedRun(t)
+	if s := mergeVerdict(t, dirs); s.Verdict != VerdictPass || len(s.Run.Merged.Problems) != 0 {
+		t.Fatalf("intact shards: %s %q, problems %+v; want pass", s.Verdict, s.VerdictReasons, s.Run.Merged.Problems)
+	}
+}
+
+// TestMergeKilledShard: a shard killed mid-attack (run.json with no end,
+// attempts.jsonl empty) makes the merged run incomplete, said of that shard;
+// killed after it flushed, the same, with what it recorded merged.
+func TestMergeKilledShard(t *testing.T) {
+	for _, empty := range []bool{true, false} {
+		dirs, _, _ := shardedRun(t)
+		editMeta(t, dirs[1], func(m *rundir.Meta) { m.AttackEnd, m.End = time.Time{}, time.Time{} })
+		if empty {
+			for _, f := range []string{rundir.AttemptsFile, rundir.ResultsFile} {
+				if err := os.Truncate(filepath.Join(dirs[1], f), 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		s := mergeVerdict(t, dirs)
+		if s.Verdict != VerdictIncomplete {
+			t.Errorf("empty %v: verdict %s %q, want incomplete", empty, s.Verdict, s.VerdictReasons)
+		}
+		wantReason(t, s, "shard 1/3", "no end", "environment")
+		if p := s.Run.Merged.Problems; len(p) != 1 || p[0].Shard != 1 || p[0].Whose != "environment" || p[0].Verdict != VerdictIncomplete {
+			t.Errorf("empty %v: run.merged.problems %+v, want shard 1's, environment, incomplete", empty, p)
+		}
+		if want := int64(200); empty && s.Requests.Messages != want {
+			t.Errorf("messages %d, want the other shards' %d", s.Requests.Messages, want)
+		}
+	}
+}
+
+// TestMergeMissingRawFile: a shard that finished without its attempts.jsonl
+// or results.bin, or with an empty attempts.jsonl, is an error, as one
+// process missing its raw file would be.
+func TestMergeMissingRawFile(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		spoil func(string) error
+		say   string
+	}{
+		{rundir.AttemptsFile, os.Remove, "is missing"},
+		{rundir.AttemptsFile, func(p string) error { return os.Truncate(p, 0) }, "is empty"},
+		{rundir.ResultsFile, os.Remove, "is missing"},
+		{rundir.EventsFile, os.Remove, "is missing"},
+	} {
+		dirs, _, _ := shardedRun(t)
+		if err := c.spoil(filepath.Join(dirs[2], c.file)); err != nil {
+			t.Fatal(err)
+		}
+		s := mergeVerdict(t, dirs)
+		if s.Verdict != VerdictError {
+			t.Errorf("%s %s: verdict %s %q, want error", c.file, c.say, s.Verdict, s.VerdictReasons)
+		}
+		wantReason(t, s, "shard 2/3", c.file, c.say)
+	}
+}
+
+// TestMergeTwoRunsOneID: shards of two different runs that reused one run id
+// — another scenario, another start instant, or one that began after the
+// other ended — are not merged into a pass: the verdict is error, naming them.
+func TestMergeTwoRunsOneID(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*rundir.Meta)
+		say  string
+	}{
+		{"digest", func(m *rundir.Meta) { m.ScenarioDigest = "sha256:2222" }, "scenarios differ"},
+		{"start-at", func(m *rundir.Meta) { m.StartAt = t0.Add(24 * time.Hour) }, "start instants differ"},
+		{"start", func(m *rundir.Meta) {
+			d := 24 * time.Hour
+			m.Start, m.AttackEnd, m.End = m.Start.Add(d), m.AttackEnd.Add(d), m.End.Add(d)
+		}, "after shard 0/3 had ended, longer than the run lasts"},
+	} {
+		dirs, _, _ := shardedRun(t)
+		for _, d := range dirs {
+			editMeta(t, d, func(m *rundir.Meta) { m.ScenarioDigest, m.StartAt = "sha256:1111", t0 })
+		}
+		if c.name == "start" {
+			for _, d := range dirs {
+				editMeta(t, d, func(m *rundir.Meta) { m.StartAt = time.Time{} })
+			}
+		}
+		editMeta(t, dirs[1], c.edit)
+		s := mergeVerdict(t, dirs)
+		if s.Verdict != VerdictError {
+			t.Errorf("%s: verdict %s %q, want error", c.name, s.Verdict, s.VerdictReasons)
+		}
+		wantReason(t, s, "shard 1/3", "not one run", c.say)
+	}
+}
+
+// TestMergeShardOwnVerdict: a shard whose own report is incomplete (it fell
+// behind its plan, say) makes the merged run incomplete, even where the
+// union's figures would pass.
+func TestMergeShardOwnVerdict(t *testing.T) {
+	dirs, _, _ := shardedRun(t)
+	writeJSON(t, filepath.Join(dirs[0], rundir.SummaryFile), map[string]any{
+		"verdict": VerdictIncomplete, "verdict_reasons": []string{"sent 50 of 100 planned messages"}})
+	s := mergeVerdict(t, dirs)
+	if s.Verdict != VerdictIncomplete {
+		t.Errorf("verdict %s %q, want incomplete", s.Verdict, s.VerdictReasons)
+	}
+	wantReason(t, s, "shard 0/3", "INCOMPLETE", "sent 50 of 100")
+}
+
+// TestReportKilledRun: the report of a run whose run.json has no end (its
+// process was killed) is incomplete, never pass, and needs no truth.json
+// (which the simulator writes only when it closes).
+func TestReportKilledRun(t *testing.T) {
+	r := newRun(rundir.APIMessaging)
+	for seq := int64(1); seq <= 10; seq++ {
+		r.send(seq, "c1", float64(seq), 200, 0.01)
+		r.callback(seq, float64(seq)+0.5, "DELIVERED", "sms", true, false)
+	}
+	r.meta.AttackEnd, r.meta.End = time.Time{}, time.Time{}
+	s, err := Build(r.write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Verdict != VerdictIncomplete {
+		t.Errorf("verdict %s %q, want incomplete", s.Verdict, s.VerdictReasons)
+	}
+	wantReason(t, s, "no end")
 }

@@ -45,6 +45,7 @@ type Summary struct {
 	charts         *charts  // time series for report.html; not part of summary.json
 	thresholdExprs []string // from run.json
 	problems       []string // raw files missing or unreadable: the verdict is error
+	incomplete     []string // what did not finish (a shard killed, missing): the verdict is incomplete at best
 }
 
 // runInfo is what run.json says about the run.

@@ -78,13 +78,14 @@ func (m maskFS) Open(name string) (fs.File, error) {
 // must have that are missing or cannot be opened: attempts.jsonl always;
 // events.jsonl when delivery is via the sink (the harness creates it even when
 // no callback came); truth.json when the target is the embedded simulator and
-// the run was not interrupted (the harness writes it when the simulator closes).
+// the run was not interrupted and ended (the harness writes it when the
+// simulator closes, which a killed process never does).
 func (a *analyzer) checkRawFiles() {
 	need := []string{rundir.AttemptsFile}
 	if a.s.Run.DeliveryVia == "sink" {
 		need = append(need, rundir.EventsFile)
 	}
-	if a.meta.Target == "embedded" && !a.meta.Interrupted {
+	if a.meta.Target == "embedded" && !a.meta.Interrupted && !a.meta.End.IsZero() {
 		need = append(need, rundir.TruthFile)
 	}
 	hidden := map[string]bool{}
@@ -119,6 +120,7 @@ func (s *Summary) decide() {
 	if s.Run.Interrupted {
 		incomplete = append(incomplete, "the run was interrupted: the figures cover only what ran")
 	}
+	incomplete = append(incomplete, s.incomplete...)
 	r := s.Requests
 	switch {
 	case r.Messages == 0:

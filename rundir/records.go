@@ -132,6 +132,13 @@ type Meta struct {
 	// Merged is set in the run directory msgload report --merge built from
 	// the shards' directories.
 	Merged *Merged `json:"merged,omitempty"`
+	// StartAt is the instant the run was told to begin (msgload run
+	// --start-at), when it was: every shard of one run has the same.
+	StartAt time.Time `json:"start_at,omitzero"`
+	// ScenarioDigest is ScenarioDigest of the run's scenario.yaml (the
+	// resolved scenario, secrets redacted): shards of one run have the same,
+	// so the merge tells two runs that reused one run id apart.
+	ScenarioDigest string `json:"scenario_digest,omitempty"`
 }
 
 // Merged says which shards a merged run directory was built from.
@@ -144,6 +151,19 @@ type Merged struct {
 	// SinkLogs are the sink logs whose events replaced the shards' copies
 	// (msgload report --merge --sink-log), when any.
 	SinkLogs []string `json:"sink_logs,omitempty"`
+	// Problems are what the merge found wrong with the shards it was given
+	// (a shard killed or interrupted, a raw file missing or empty, a plan
+	// that is not the others'): each makes the merged verdict at least as bad
+	// as its Verdict, whatever the merged figures say.
+	Problems []MergeProblem `json:"problems,omitempty"`
+}
+
+// MergeProblem is one thing wrong with a shard given to the merge.
+type MergeProblem struct {
+	Shard   int    `json:"shard"`   // the shard's index
+	Verdict string `json:"verdict"` // the verdict it makes the run at best: incomplete or error
+	Whose   string `json:"whose"`   // environment (the shard could not finish) or measurement (its files are not a whole record of one run)
+	Reason  string `json:"reason"`  // what is wrong, for people
 }
 
 // Plan is what the pacer was asked to do.

@@ -1,6 +1,8 @@
 package rundir
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -120,4 +122,14 @@ func (s Shard) Messages(total int64) int64 {
 		n += (total - r + m - 1) / m
 	}
 	return n
+}
+
+// ScenarioDigest names a run's plan: "sha256:" and the hex SHA-256 of its
+// scenario.yaml as written in the run directory (the resolved scenario with
+// its secrets redacted, so the digest reveals none). Shards of one run have
+// the same digest; two runs that reused one run id with different scenarios
+// do not.
+func ScenarioDigest(scenarioYAML []byte) string {
+	sum := sha256.Sum256(scenarioYAML)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -374,6 +374,17 @@ thresholds: [ "delivery.lost == 0", "delivery.received == 9" ]
 		}
 	}
 	runDir := filepath.Join(out, "seq-run")
+	// One plan: both shards' run.json carry the same digest of the scenario,
+	// by which the merge tells them from another run's that reused the id.
+	var digests []string
+	for i := range 2 {
+		var m rundir.Meta
+		readJSONFile(t, filepath.Join(runDir, "shard-"+strconv.Itoa(i), rundir.MetaFile), &m)
+		digests = append(digests, m.ScenarioDigest)
+	}
+	if !strings.HasPrefix(digests[0], "sha256:") || digests[0] != digests[1] {
+		t.Errorf("scenario digests of the two shards: %q, want one sha256", digests)
+	}
 	for i, want := range [][]int64{{1, 3, 5, 7, 9}, {2, 4, 6, 8}} {
 		var got []int64
 		_ = rundir.ReadJSONL(filepath.Join(runDir, "shard-"+strconv.Itoa(i), rundir.AttemptsFile), func(a rundir.Attempt) error {
