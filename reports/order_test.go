@@ -123,3 +123,27 @@ func TestTruthJudgesDuplicateDeliveries(t *testing.T) {
 		t.Errorf("disagreements %q: want idempotency.duplicate_deliveries", tr.Disagreements)
 	}
 }
+
+// updatedAt reads the status's own time from the body as logged: the quick
+// look and encoding/json agree, and a body without one reads as none.
+func TestUpdatedAt(t *testing.T) {
+	want := at(2.5).UnixNano()
+	ts := at(2.5).Format(time.RFC3339Nano)
+	for _, tc := range []struct {
+		body string
+		ok   bool
+	}{
+		{`{"txId":"x","updatedAt":"` + ts + `","state":"SEEN"}`, true},
+		{`{ "updatedAt" :  "` + ts + `" }`, true},
+		{`{"trackData":{"updatedAt":"2001-01-01T00:00:00Z"},"updatedAt":"` + ts + `"}`, true}, // the client's own key inside trackData
+		{`{"updatedAt":"` + strings.Replace(ts, "T", `\u0054`, 1) + `"}`, true},               // escaped: encoding/json reads it
+		{`{"state":"SEEN"}`, false},
+		{`{"updatedAt":"yesterday"}`, false},
+		{``, false},
+	} {
+		got, ok := updatedAt([]byte(tc.body))
+		if ok != tc.ok || ok && got != want {
+			t.Errorf("updatedAt(%s) = %d, %v; want %d, %v", tc.body, got, ok, want, tc.ok)
+		}
+	}
+}
