@@ -11,7 +11,7 @@ import (
 
 // reorderSource is sms(SEEN) → vkok against the embedded simulator with half
 // the callbacks held back (200 ms, so a later one overtakes them) and a fifth
-// sent twice; a tenth of the sends are processed and answered 500, so the
+// sent twice; a quarter of the sends are processed and answered 500, so the
 // retry makes a second txId for the message and it is delivered twice
 // (idempotency.duplicate_deliveries). sms delivers at once but is never SEEN: after the 1 s ttl it
 // reports EXPIRED and vkok delivers — and vkok's records carry no channel
@@ -32,7 +32,7 @@ delivery: { via: sink, grace: 10s }
 retry: { on: [500], max: 2, backoff: 100ms }
 sim:
   seed: 21
-  faults: { processedThen500: 10% }
+  faults: { processedThen500: 25% }
   profiles:
     sms: { median: 20ms, p95: 60ms, outcomes: { DELIVERED: 100% } }
     vkok: { median: 20ms, p95: 60ms, outcomes: { DELIVERED: 100% } }
