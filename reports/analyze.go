@@ -54,23 +54,22 @@ type msg struct {
 	d        *msgDelivery
 }
 
-// msgDelivery is what the records of the sink (or the polls) told of a message.
+// msgDelivery is what the records of the sink (or the polls) told of a
+// message. While the run is read it holds only the message's records (a list
+// in analyzer.recs); once every record is read, judgeRecords judges them as a
+// set and fills in the rest (ending.go): no figure depends on the order the
+// records arrived or were logged in.
 type msgDelivery struct {
-	dupTerm    bool   // the end came from a second id (txId, notificationId): the service delivered it twice
-	item       uint8  // chain item the message is on: 0, then i+1 after a failover step from i
-	endID      uint64 // hash of the txId (messaging) whose record ended the message first
-	finalRank  int8
-	finalState uint8 // interned
-	finalChan  uint8 // interned
-	lastChan   uint8 // interned, 0 none
-	terminals  uint16
-	seen       uint64 // (channel, state) pairs that arrived for the message's first txId: see seenBit
-	refused    uint64 // pairs whose last arrival the sink refused on purpose
-	refusedAt  int64  // when the sink last refused a call of this message
+	first      int64  // the first send as the records' tag tells it (unix ns), 0: none told
+	terminalAt int64  // first arrival of a record that ends the message, unix ns
+	head       uint32 // the message's first record in analyzer.recs, 0: none (index+1)
 	reached    uint32 // interned channels reached
-	steps      uint32 // chain indexes stepped into
-	terminalAt int64  // first arrival of a terminal state, unix ns
-	lastStepAt int64
+	finalState uint8  // interned
+	finalChan  uint8  // interned
+	item       uint8  // the chain item the records show the message on at the end (countSteps): 0, or one past each step
+	lastChan   uint8  // interned channel of its last record in their own time's order, 0 none
+	lastStepAt int64  // arrival of the record that showed its last failover step, unix ns; 0 none
+	dupTerm    bool   // ended under two txIds, or two terminal statuses (notify): delivered twice
 }
 
 // noDelivery is the state of a message no record came for.
@@ -143,8 +142,7 @@ type analyzer struct {
 	clients                     map[string][]rec
 	states, chans               *intern
 	chain                       rundir.Chain
-	otherTx                     map[otherTx]*txSeen // (channel, state) pairs of a message's second and later txIds
-	idOwner                     map[uint64]int64    // id the service answered with (hash) → the first message it was given to
+	idOwner                     map[uint64]int64 // id the service answered with (hash) → the first message it was given to
 	byState, byChannel          map[string]*hist
 	delivery, replies, retries  *hist
 	survivors                   *hist // delivery latency of the messages with a final status alone (latency_delivered)
@@ -157,6 +155,8 @@ type analyzer struct {
 	// requests only counted, the attempts are read again for the recs.
 	keepRecs, recsAgain bool
 	counts              map[string]*[2]int64
+
+	recs recList // every message's records until they are judged (ending.go)
 }
 
 // decodeAttempt decodes a line of attempts.jsonl, its strings of few values
@@ -194,7 +194,7 @@ func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
 	a := &analyzer{
 		dir: name, fsys: fsys, s: &Summary{Schema: schemaVersion, Kind: kindPart},
 		reqLat: perRequest(), reqLatIntended: newCompactHist(), lag: newCompactHist(),
-		otherTx: map[otherTx]*txSeen{}, idOwner: map[uint64]int64{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
+		idOwner: map[uint64]int64{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
 		states: newIntern(), chans: newIntern(),
 		byState: map[string]*hist{}, byChannel: map[string]*hist{},
 		delivery: newHist(), survivors: newHist(), replies: newHist(), retries: newHist(), steps: map[[2]string]*hist{},
@@ -225,6 +225,7 @@ func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
 			return nil, err
 		}
 	}
+	a.judgeAllRecords()
 	a.finishRequests()
 	a.finishDelivery()
 	o := &a.s.Outcomes
@@ -753,183 +754,7 @@ func (a *analyzer) delivered(e *rundir.Event, polled bool) {
 	if m.d == nil {
 		m.d = a.delSlab.new()
 	}
-	md := m.d
-	first := m.first
-	if sane(c.FirstSent) {
-		first = c.FirstSent.UnixNano()
-	}
-	at := e.ReceivedAt.UnixNano()
-	state := c.State
-	sid := a.states.id(state)
-	// The record's item of the chain (a record without a channel is on the
-	// item the message is on) and whether it ends the message: the one rule
-	// of rundir.Chain, judged here from run.json's chain, not taken from the
-	// sink, so that untagged and polled records are judged alike.
-	channel := c.Channel
-	terminal := true
-	item := -1
-	if e.API != rundir.APINotify && e.Kind == rundir.KindCallback {
-		item = a.chain.Item(channel, int(md.item))
-		if channel == "" && item >= 0 {
-			channel = a.chain[item].Channel
-		}
-		terminal = a.chain.Ends(state, item)
-	}
-	cid := uint8(0)
-	if channel != "" {
-		cid = a.chans.id(channel)
-	}
-	seen, refusedBits := &md.seen, &md.refused
-	txh := uint64(0)
-	if c.Key != "" && e.API != rundir.APINotify {
-		txh = hashID(c.Key)
-		if md.endID == 0 && md.seen == 0 {
-			md.endID = txh // the first txId the message is known by
-		}
-		if txh != md.endID {
-			k := otherTx{seq, txh}
-			ts := a.otherTx[k]
-			if ts == nil {
-				ts = &txSeen{}
-				a.otherTx[k] = ts
-			}
-			seen, refusedBits = &ts.seen, &ts.refused
-		}
-	}
-	bit := seenBit(cid, sid)
-	dup := *seen&bit != 0
-	refused := e.Answered != 0 && !is2xx(e.Answered)
-	if refused {
-		d.Refused++
-	}
-	if dup && *refusedBits&bit != 0 {
-		// The service retrying a call the sink refused on purpose: expected.
-		d.Redelivered++
-		a.retries.observe(float64(at-md.refusedAt) / 1e9)
-		if refused {
-			md.refusedAt = at
-		} else {
-			*refusedBits &^= bit
-		}
-		return
-	}
-	if dup {
-		// A second arrival of the same state for the same txId and channel.
-		if !polled {
-			d.Duplicates++
-		}
-		if terminal && at < md.terminalAt {
-			// The sink logs in commit order: two copies of a call that arrived
-			// together can be logged against their arrival order. The end is
-			// the first arrival, whichever line holds it.
-			md.terminalAt = at
-		}
-		return
-	}
-	*seen |= bit
-	if refused {
-		*refusedBits |= bit
-		md.refusedAt = at
-	}
-	lat := float64(at-first) / 1e9
-	if first > 0 {
-		h := a.byState[state]
-		if h == nil {
-			h = newHist()
-			a.byState[state] = h
-		}
-		h.observe(lat)
-	}
-	if cid != 0 {
-		md.reached |= 1 << cid
-	}
-	a.failover(md, c.State, channel, item, cid, at, first)
-	if cid != 0 {
-		md.lastChan = cid
-	}
-	if !terminal {
-		return
-	}
-	md.terminals++
-	if e.API == rundir.APINotify {
-		if md.terminals > 1 {
-			md.dupTerm = true // a second terminal status of one notification
-		}
-	} else if txh != 0 && md.terminals > 1 && txh != md.endID {
-		md.dupTerm = true // the message ended under a second txId: sent twice
-	}
-	if md.terminalAt == 0 || at < md.terminalAt {
-		md.terminalAt = at
-	}
-	if rank := int8(stateRank[state]); md.terminals == 1 || rank > md.finalRank {
-		md.finalRank, md.finalState = rank, sid
-		md.finalChan = cid
-		if cid == 0 {
-			md.finalChan = md.lastChan
-		}
-	}
-}
-
-// otherTx names a second or later txId of a message (a retry after an
-// unknown outcome gave it another): its duplicates are counted apart.
-type otherTx struct {
-	seq int64
-	tx  uint64
-}
-
-type txSeen struct{ seen, refused uint64 }
-
-// seenBit is the bit of a (channel, state) pair in msg.seen: 8 channels by 8
-// states; notification statuses (no channel) use all 64 bits.
-func seenBit(cid, sid uint8) uint64 {
-	if cid == 0 {
-		return 1 << (sid % 64)
-	}
-	return 1 << ((cid%8)*8 + sid%8)
-}
-
-// failover records the steps of a cascade shown by one record of state on
-// channel, the chain's item (-1: not in the chain).
-func (a *analyzer) failover(m *msgDelivery, state, channel string, idx int, cid uint8, at, first int64) {
-	step := func(from, to string, bit int) {
-		if m.steps&(1<<bit) != 0 {
-			return
-		}
-		m.steps |= 1 << bit
-		since := m.lastStepAt
-		if since == 0 {
-			since = first
-		}
-		k := [2]string{from, to}
-		h := a.steps[k]
-		if h == nil {
-			h = newHist()
-			a.steps[k] = h
-		}
-		h.observe(float64(at-since) / 1e9)
-		m.lastStepAt = at
-		m.reached |= 1 << a.chans.id(to)
-	}
-	hadSteps := m.steps != 0
-	if idx >= 0 {
-		// Reaching chain[idx] means every earlier step happened; a failover
-		// from chain[idx] (its condition not met) is itself the step to the next.
-		for i := 1; i <= idx && i < 31; i++ {
-			step(a.chain[i-1].Channel, a.chain[i].Channel, i)
-		}
-		next := idx
-		if a.chain.FailsOver(state, idx) && idx+1 < 31 {
-			step(a.chain[idx].Channel, a.chain[idx+1].Channel, idx+1)
-			next = idx + 1
-		}
-		m.item = max(m.item, uint8(min(next, 255)))
-	} else if cid != 0 && m.lastChan != 0 && m.lastChan != cid {
-		m.steps &^= 1 << 31 // without a chain, every change of channel is a step
-		step(a.chans.names[m.lastChan], channel, 31)
-	}
-	if !hadSteps && m.steps != 0 {
-		a.s.Delivery.Failover.Messages++
-	}
+	a.keepRecord(m.d, e, polled)
 }
 
 // channelHist is the delivery latency of channel ch ("none" for "").

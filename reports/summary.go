@@ -315,6 +315,14 @@ type truthReport struct {
 	Windows               []truthWindow `json:"windows" expr:"windows"`
 	WindowMismatches      int64         `json:"window_mismatches" expr:"window_mismatches"` // informative: the attacker counts by send time
 
+	// ExpectedDuplicateDeliveries counts the messages that the simulator's
+	// calls which surely arrived end under two ids (notify: with two terminal
+	// statuses); …Max the same counting the unanswered calls;
+	// MeasuredDuplicateDeliveries is idempotency.duplicate_deliveries.
+	ExpectedDuplicateDeliveries    int64 `json:"expected_duplicate_deliveries" expr:"expected_duplicate_deliveries"`
+	ExpectedDuplicateDeliveriesMax int64 `json:"expected_duplicate_deliveries_max" expr:"expected_duplicate_deliveries_max"`
+	MeasuredDuplicateDeliveries    int64 `json:"measured_duplicate_deliveries" expr:"measured_duplicate_deliveries"`
+
 	trueLo, trueHi *hist // the true latency's two sides, with their censored values (judgeLatency)
 }
 

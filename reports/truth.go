@@ -75,7 +75,8 @@ func (a *analyzer) readTruth() (*rundir.Truth, error) {
 func (a *analyzer) newTruthReport(t *rundir.Truth) *truthReport {
 	return &truthReport{Algorithm: t.RateLimit.Algorithm, Truncated: t.Truncated,
 		MeasuredLatency: a.s.Delivery.Latency, MeasuredLost: a.s.Delivery.Lost,
-		MeasuredDuplicates: a.s.Delivery.Duplicates, Windows: []truthWindow{}}
+		MeasuredDuplicates: a.s.Delivery.Duplicates, MeasuredDuplicateDeliveries: a.s.Idempotency.DuplicateDeliveries,
+		Windows: []truthWindow{}}
 }
 
 // arrivalKey names the arrivals of one state of one message on one channel:
@@ -123,6 +124,7 @@ func sinkArrivals(t *rundir.Truth, r *truthReport) map[arrivalKey][]arrival {
 // as arrived (maybe) or not (sure): the measurement must lie between the two.
 type truthFigures struct {
 	lost, dups, received, reaccepted int64
+	dupDeliveries                    int64 // messages ended under two ids, or with two terminal statuses (notify)
 	steps                            map[[2]string]int64
 	end                              map[int64][3]int64 // seq → earliest ending arrival's start and answer, the last ending arrival's answer
 }
@@ -134,6 +136,7 @@ func (a *analyzer) trueFigures(t *rundir.Truth, arrivals map[arrivalKey][]arriva
 	fg.dups = duplicateArrivals(arrivals, maybe)
 	fates := a.messageFates(t, arrivals, seqOf, maybe, fg.steps)
 	a.tallyFates(fates, &fg)
+	fg.dupDeliveries = a.duplicateDeliveries(fates)
 	return fg
 }
 
@@ -174,6 +177,10 @@ type messageFate struct {
 	end   [3]int64 // as truthFigures.end
 	steps uint32   // the failover steps already counted: bit i is the step into chain item i
 	ids   int
+	// endedIDs counts the message's ids (messaging) with an ending arrival;
+	// endStates the terminal statuses that arrived (notify).
+	endedIDs  int
+	endStates []string
 }
 
 // messageFates gathers each message's fate by its sequence and counts in
@@ -202,6 +209,7 @@ func (a *analyzer) messageFates(t *rundir.Truth, arrivals map[arrivalKey][]arriv
 // and the ending arrivals they show.
 func (a *analyzer) followSteps(m *rundir.TruthMessage, f *messageFate, arrivals map[arrivalKey][]arrival, maybe bool, steps map[[2]string]int64) {
 	item := 0
+	ended := false
 	for _, st := range m.Steps {
 		ch := st.Channel
 		if m.API == rundir.APINotify {
@@ -227,7 +235,27 @@ func (a *analyzer) followSteps(m *rundir.TruthMessage, f *messageFate, arrivals 
 			continue
 		}
 		f.ending(as)
+		if len(as) > 0 && m.API == rundir.APINotify && !slices.Contains(f.endStates, st.State) {
+			f.endStates = append(f.endStates, st.State)
+		}
+		ended = ended || len(as) > 0
 	}
+	if ended && m.API != rundir.APINotify {
+		f.endedIDs++
+	}
+}
+
+// duplicateDeliveries counts the messages of the attacker's (accepted or
+// not, as idempotency.duplicate_deliveries) whose arrivals end them under two
+// ids, or with two terminal statuses (notify).
+func (a *analyzer) duplicateDeliveries(fates map[int64]*messageFate) int64 {
+	var n int64
+	for seq, f := range fates {
+		if a.msgs.get(seq) != nil && (f.endedIDs > 1 || len(f.endStates) > 1) {
+			n++
+		}
+	}
+	return n
 }
 
 // cascadeShown counts in steps, once per message, what an arrival of state at
@@ -300,6 +328,7 @@ func setExpected(r *truthReport, sure, maybe truthFigures) {
 	r.ExpectedLost, r.ExpectedLostMin = sure.lost, maybe.lost
 	r.ExpectedDuplicates, r.ExpectedDuplicatesMax = sure.dups, maybe.dups
 	r.ExpectedReaccepted = sure.reaccepted
+	r.ExpectedDuplicateDeliveries, r.ExpectedDuplicateDeliveriesMax = sure.dupDeliveries, maybe.dupDeliveries
 	r.ExpectedReceived, r.ExpectedReceivedMax = sure.received, maybe.received
 }
 
@@ -483,6 +512,7 @@ func (a *analyzer) judgeTruth(r *truthReport) {
 	if a.meta.Delivery.Via != "none" {
 		between("delivery.lost", r.ExpectedLostMin, r.ExpectedLost, r.MeasuredLost)
 		between("delivery.duplicates", r.ExpectedDuplicates, r.ExpectedDuplicatesMax, r.MeasuredDuplicates)
+		between("idempotency.duplicate_deliveries", r.ExpectedDuplicateDeliveries, r.ExpectedDuplicateDeliveriesMax, r.MeasuredDuplicateDeliveries)
 		for _, st := range r.FailoverSteps {
 			between(fmt.Sprintf("failover steps %s → %s", st.From, st.To), st.True, st.TrueMax, st.Measured)
 		}

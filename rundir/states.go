@@ -144,6 +144,29 @@ func (c Chain) Item(channel string, cur int) int {
 	return cur
 }
 
+// Place returns the item a status record belongs to, as Item does, and for a
+// record without a channel uses what the record's state says of where it can
+// be: DELIVERED, NOT_DELIVERED and SEEN always name a channel of the record's
+// enum, so without one they are on the first item from cur whose channel is
+// not in it (vkok); FAILED and EXPIRED may omit any channel and stay on cur.
+// cur is the item the message was on when the record's status changed: the
+// caller walks a message's records in the order of their own times
+// (updatedAt), not of their arrival, 0 at first and i+1 after FailsOver on
+// item i — so that a record held back and overtaken is placed where it
+// belongs.
+func (c Chain) Place(channel, state string, cur int) int {
+	i := c.Item(channel, cur)
+	if channel != "" || i < 0 || state == StateFailed || state == StateExpired {
+		return i
+	}
+	for j := i; j < len(c); j++ {
+		if !IsStatusChannel(c[j].Channel) {
+			return j
+		}
+	}
+	return i
+}
+
 // IsUUID reports whether s is a uuid in its canonical text form, 8-4-4-4-12
 // hexadecimal digits of either case: the seeds' txId.
 func IsUUID(s string) bool {

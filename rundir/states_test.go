@@ -70,3 +70,31 @@ func TestChainEncoding(t *testing.T) {
 		t.Errorf("Item(sms, 0) = %d", got)
 	}
 }
+
+// TestChainPlace: a record without a channel is on the item the message was
+// on, unless its state says it must be on a channel outside the record's enum.
+func TestChainPlace(t *testing.T) {
+	smsVkok := Chain{{"sms", StateSeen}, {"vkok", ""}}
+	vkokSMS := Chain{{"vkok", StateSeen}, {"sms", ""}}
+	tests := []struct {
+		chain          Chain
+		channel, state string
+		cur, want      int
+	}{
+		{smsVkok, "sms", StateDelivered, 1, 0},         // a channel places it, wherever the message is
+		{smsVkok, "", StateDelivered, 0, 1},            // no channel: not sms, so vkok, even if sms's EXPIRED is yet to come
+		{smsVkok, "", StateSeen, 1, 1},                 //
+		{smsVkok, "", StateExpired, 0, 0},              // FAILED, EXPIRED may omit any channel: where the message is
+		{smsVkok, "", StateFailed, 1, 1},               //
+		{vkokSMS, "", StateDelivered, 0, 0},            //
+		{vkokSMS, "", StateDelivered, 1, 1},            // no item from cur fits: cur, as Item
+		{Chain{{"sms", ""}}, "", StateDelivered, 0, 0}, //
+		{nil, "", StateDelivered, 0, -1},               // no chain
+		{smsVkok, "viber", StateDelivered, 0, -1},      // a channel outside the chain
+	}
+	for _, tt := range tests {
+		if got := tt.chain.Place(tt.channel, tt.state, tt.cur); got != tt.want {
+			t.Errorf("%v.Place(%q, %s, %d) = %d, want %d", tt.chain, tt.channel, tt.state, tt.cur, got, tt.want)
+		}
+	}
+}
