@@ -53,6 +53,7 @@ type partRun struct {
 	o       *Options
 	s       *scenarios.Scenario
 	id      string
+	part    string // the part's name in the tags (rundir.Tag.Part): "" for a run without parts
 	dir     string
 	reg     prometheus.Registerer
 	multi   bool
@@ -145,7 +146,7 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	}()
 
 	if !r.s.Target.Embedded && r.s.Delivery.Via != "poll" && r.s.Delivery.Via != "none" {
-		r.tally = newTally(r.id)
+		r.tally = newTally(r.id, r.part)
 	}
 	sinkURL, err := r.startSink(&cs)
 	if err != nil {
@@ -239,7 +240,7 @@ func (r *partRun) startSink(cs *closeStack) (sinkURL string, err error) {
 	s := r.s
 	switch s.Sink {
 	case "", "embedded":
-		k, err := sink.New(sink.Options{LogPath: filepath.Join(r.dir, rundir.EventsFile), RunID: r.id}, r.embeddedReg())
+		k, err := sink.New(sink.Options{LogPath: filepath.Join(r.dir, rundir.EventsFile), RunID: r.id, Part: r.part}, r.embeddedReg())
 		if err != nil {
 			return "", fmt.Errorf("start the sink: %w", err)
 		}
@@ -264,6 +265,7 @@ func (r *partRun) startSink(cs *closeStack) (sinkURL string, err error) {
 			if err != nil {
 				return "", err
 			}
+			l.part = r.part
 			l.token = r.o.SinkReadToken
 			l.shard = r.shard
 			l.tally = r.tally

@@ -33,6 +33,7 @@ var fetchPage = 10000
 // final status, and the progress line shows callbacks arriving.
 type remoteLog struct {
 	sinkURL, run string
+	part         string    // rundir.Tag.Part of this part: another part's tagged events are not copied
 	token        string    // read token of the sink, sent as a bearer token when set
 	from, to     time.Time // the window of untagged events; zero: open
 	tally        *tally    // nil: nothing counted
@@ -95,6 +96,9 @@ func (l *remoteLog) pull(ctx context.Context) error {
 		}
 		for i := range page.Events {
 			e := &page.Events[i]
+			if e.Corr != nil && e.Corr.Run == l.run && e.Corr.Part != l.part {
+				continue // another part's message (the parts of a run share its id)
+			}
 			if l.shard != nil && e.Corr != nil && e.Corr.Run == l.run && e.Corr.Seq > 0 && !l.shard.Owns(e.Corr.Seq) {
 				continue
 			}
