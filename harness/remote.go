@@ -33,10 +33,14 @@ var fetchPage = 10000
 // final status, and the progress line shows callbacks arriving.
 type remoteLog struct {
 	sinkURL, run string
-	part         string    // rundir.Tag.Part of this part: another part's tagged events are not copied
-	token        string    // read token of the sink, sent as a bearer token when set
-	from, to     time.Time // the window of untagged events; zero: open
-	tally        *tally    // nil: nothing counted
+	part         string // rundir.Tag.Part of this part: another part's tagged events are not copied
+	// anyRun also copies the events tagged by another run in the window: a
+	// replay that keeps a recording's externalIds sends that run's tags, and
+	// the report joins their webhooks by the notificationId answered.
+	anyRun   bool
+	token    string    // read token of the sink, sent as a bearer token when set
+	from, to time.Time // the window of untagged events; zero: open
+	tally    *tally    // nil: nothing counted
 	// shard, of a sharded run: the run's tagged events of other shards'
 	// messages are theirs to copy (all shards share the run id).
 	shard  *rundir.Shard
@@ -64,6 +68,9 @@ func newRemoteLog(sinkURL, run, path string) (*remoteLog, error) {
 func (l *remoteLog) pull(ctx context.Context) error {
 	for {
 		q := url.Values{"run": {l.run}, "untagged": {"true"}, "after": {strconv.FormatInt(l.after, 10)}, "limit": {strconv.Itoa(fetchPage)}}
+		if l.anyRun {
+			q.Del("run") // every event of the window, the run's own tagged ones included
+		}
 		if !l.from.IsZero() {
 			q.Set("from", l.from.UTC().Format(time.RFC3339Nano))
 		}

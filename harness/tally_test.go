@@ -48,13 +48,13 @@ func TestTallyCountsMessages(t *testing.T) {
 	final("r1", 1, "tx-1a", rundir.KindCallback, true) // the first txId's final status (tagged)
 	final("r1", 1, "tx-1b", rundir.KindCallback, true) // and the retry's: still one message
 	want("two txIds of one message", 3, 1, false)
-	final("r1", 2, "tx-2", rundir.KindCallback, false)   // not final: a failover step
-	final("r1", 4, "tx-4", rundir.KindCallback, true)    // final, but never accepted
+	final("r1", 2, "tx-2", rundir.KindCallback, false)    // not final: a failover step
+	final("r1", 4, "tx-4", rundir.KindCallback, true)     // final, but never accepted
 	final("other", 2, "tx-2o", rundir.KindCallback, true) // another run's tag and message
 	tl.event(&rundir.Event{Kind: rundir.KindCallback, Corr: &rundir.Correlation{Run: "r1", Part: "b", Seq: 2, Key: "tx-2b",
 		State: rundir.StateDelivered, Channel: "sms"}}) // another part's message 2
-	final("", 0, "tx-9", rundir.KindCallback, true)      // untagged, joins nothing of ours
-	final("", 0, "tx-3", rundir.KindIncoming, true)      // not a status
+	final("", 0, "tx-9", rundir.KindCallback, true) // untagged, joins nothing of ours
+	final("", 0, "tx-3", rundir.KindIncoming, true) // not a status
 	want("nothing that counts", 3, 1, false)
 	final("", 0, "tx-2", rundir.KindCallback, false) // untagged step: the sink alone, knowing no chain, would call it final
 	want("an untagged failover step", 3, 1, false)

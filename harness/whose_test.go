@@ -283,34 +283,44 @@ delivery: { grace: 5s }
 // TestReplayKeepsTaggedExternalIDs: a recording of msgload's own notify run
 // replayed with its externalIds kept carries that run's tags. They are not
 // this run's: its webhooks join the sends by the notificationId answered —
-// every one delivered, none unmatched.
+// every one delivered, none unmatched — through the embedded sink or a
+// standalone one (whose copy then takes other runs' tagged events too).
 func TestReplayKeepsTaggedExternalIDs(t *testing.T) {
-	dir := t.TempDir()
-	const sends = 4
-	start := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-	var entries []string
-	for i := range sends {
-		ext := rundir.Tag{Run: "recorded-run", Seq: int64(i + 1), First: start}.ExternalID()
-		body := fmt.Sprintf(`{"externalId":%q,"recipient":{"value":"+7999000000%d"},"notificationText":"recorded"}`, ext, i)
-		entries = append(entries, harEntry(start.Add(time.Duration(i+1)*100*time.Millisecond), "POST", "http://api.example/api/v1/notifications", "app", body, 200))
-	}
-	writeHAR(t, filepath.Join(dir, "rec.har"), entries)
-	src := `name: kept-tags
+	for _, where := range []string{"embedded", "standalone"} {
+		t.Run(where+" sink", func(t *testing.T) {
+			dir := t.TempDir()
+			const sends = 4
+			start := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+			var entries []string
+			for i := range sends {
+				ext := rundir.Tag{Run: "recorded-run", Seq: int64(i + 1), First: start}.ExternalID()
+				body := fmt.Sprintf(`{"externalId":%q,"recipient":{"value":"+7999000000%d"},"notificationText":"recorded"}`, ext, i)
+				entries = append(entries, harEntry(start.Add(time.Duration(i+1)*100*time.Millisecond), "POST", "http://api.example/api/v1/notifications", "app", body, 200))
+			}
+			writeHAR(t, filepath.Join(dir, "rec.har"), entries)
+			sinkLine := ""
+			if where == "standalone" {
+				_, srv := standaloneSink(t)
+				sinkLine = "sink: " + srv.URL + "\n"
+			}
+			src := `name: kept-tags
 api: notify
 target: embedded
-load: { profile: replay, file: rec.har, speed: 2, externalIds: keep, clientHeader: X-Client }
+` + sinkLine + `load: { profile: replay, file: rec.har, speed: 2, externalIds: keep, clientHeader: X-Client }
 limit: { mode: exceed }
 delivery: { grace: 15s }
 `
-	p, _ := runSource(t, filepath.Join(dir, "kept.yaml"), dir, src)
-	if p.Err != nil || p.Summary == nil {
-		t.Fatalf("run: %v", p.Err)
-	}
-	d := p.Summary.Delivery
-	if d.Received != sends || d.Lost != 0 || d.Unmatched != 0 {
-		t.Errorf("delivery: received %d, lost %d, unmatched %d; want %d received, none lost or unmatched", d.Received, d.Lost, d.Unmatched, sends)
-	}
-	if p.Summary.Delivery.Latency.Max > 60 {
-		t.Errorf("latency max %v s: measured from the recorded run's send time", p.Summary.Delivery.Latency.Max)
+			p, _ := runSource(t, filepath.Join(dir, "kept.yaml"), dir, src)
+			if p.Err != nil || p.Summary == nil {
+				t.Fatalf("run: %v", p.Err)
+			}
+			d := p.Summary.Delivery
+			if d.Received != sends || d.Lost != 0 || d.Unmatched != 0 {
+				t.Errorf("delivery: received %d, lost %d, unmatched %d; want %d received, none lost or unmatched", d.Received, d.Lost, d.Unmatched, sends)
+			}
+			if d.Latency.Max > 60 {
+				t.Errorf("latency max %v s: measured from the recorded run's send time", d.Latency.Max)
+			}
+		})
 	}
 }
