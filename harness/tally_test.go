@@ -63,3 +63,23 @@ func TestTallyCountsMessages(t *testing.T) {
 	final("", 0, "tx-3", rundir.KindWebhook, true)
 	want("all", 3, 3, true)
 }
+
+// TestTallyJoinsWebhooksByNotificationID: an untagged webhook counts for the
+// send the service answered with its notificationId, never for a send with
+// the same externalId alone (another client's, or another run's, order-1).
+func TestTallyJoinsWebhooksByNotificationID(t *testing.T) {
+	tl := newTally("r1", "")
+	tl.attempt(&rundir.Attempt{Seq: 1, Op: "send", Code: 200, NotificationID: "n-1", ExternalID: "order-1"})
+	webhook := func(nid string) {
+		tl.event(&rundir.Event{Kind: rundir.KindWebhook, Payload: []byte(`{"notificationId":"` + nid + `","externalId":"order-1","status":"DELIVERED"}`),
+			Corr: &rundir.Correlation{Key: "order-1", State: rundir.StateDelivered, Terminal: true}})
+	}
+	webhook("n-9") // another client's order-1
+	if tl.complete() {
+		t.Fatal("a webhook of another notification with the same externalId ended the wait")
+	}
+	webhook("n-1")
+	if !tl.complete() {
+		t.Fatal("the webhook of the notification answered was not counted")
+	}
+}
