@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/msgload/msgload/rundir"
@@ -391,11 +392,8 @@ func (a *analyzer) truthSeqs(t *rundir.Truth) (func(m *rundir.TruthMessage) int6
 		if tag, err := rundir.ParseExternalID(m.ExternalID); err == nil && (a.meta.ID == "" || tag.Owns(a.meta.ID, a.meta.Part)) {
 			return tag.Seq
 		}
-		if run, seq, ok := strings.Cut(m.ExternalID, "."); ok && m.API == rundir.APIMessaging && (a.meta.ID == "" || run == a.meta.ID) {
-			var n int64
-			if _, err := fmt.Sscan(seq, &n); err == nil && n > 0 {
-				return n // the simulator's key of a messaging tag: "<run>.<seq>"
-			}
+		if n := a.simTagSeq(m); n > 0 {
+			return n
 		}
 		if s := want[m.ExternalID]; m.ExternalID != "" && s != 0 {
 			return s
@@ -467,6 +465,33 @@ func pollSees(ps []pollObs, v int64) (arrival, bool) {
 		return arrival{at: maybe, done: maybe, ok: true}, true
 	}
 	return arrival{}, false
+}
+
+// simTagSeq is the sequence in the simulator's key of a messaging tag,
+// "<run>.<seq>" or "<run>.<part>.<seq>", when it names this run and part; 0
+// otherwise.
+func (a *analyzer) simTagSeq(m *rundir.TruthMessage) int64 {
+	if m.API != rundir.APIMessaging {
+		return 0
+	}
+	f := strings.Split(m.ExternalID, ".")
+	var run, part, seq string
+	switch len(f) {
+	case 2:
+		run, seq = f[0], f[1]
+	case 3:
+		run, part, seq = f[0], f[1], f[2]
+	default:
+		return 0
+	}
+	if a.meta.ID != "" && (run != a.meta.ID || part != a.meta.Part) {
+		return 0
+	}
+	n, err := strconv.ParseInt(seq, 10, 64)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
 }
 
 // truthWindows sets the limiter's true decisions per window beside what the

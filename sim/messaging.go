@@ -283,22 +283,32 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// tagKey is "<run>.<seq>" of the msgload tag in trackData, "" when none.
+// tagKey is "<run>.<seq>" of the msgload tag in trackData ("<run>.<part>.<seq>"
+// for a part of a run with parts: the parts of a run number their messages
+// from 1 each), "" when none.
 func tagKey(td json.RawMessage) string {
 	if len(td) == 0 {
 		return ""
 	}
 	var t struct {
 		Run  any `json:"msgload_run"`
+		Part any `json:"msgload_part"`
 		Seq  any `json:"msgload_seq"`
 		Sent any `json:"msgload_sent"`
 	}
 	if json.Unmarshal(td, &t) != nil || t.Run == nil {
 		return ""
 	}
-	tag, err := rundir.ParseTrackData(map[string]any{rundir.TrackRun: t.Run, rundir.TrackSeq: t.Seq, rundir.TrackSent: t.Sent})
+	m := map[string]any{rundir.TrackRun: t.Run, rundir.TrackSeq: t.Seq, rundir.TrackSent: t.Sent}
+	if t.Part != nil {
+		m[rundir.TrackPart] = t.Part
+	}
+	tag, err := rundir.ParseTrackData(m)
 	if err != nil {
 		return ""
+	}
+	if tag.Part != "" {
+		return tag.Run + "." + tag.Part + "." + itoa(tag.Seq)
 	}
 	return tag.Run + "." + itoa(tag.Seq)
 }
