@@ -498,6 +498,12 @@ func (s *Server) nextItem(m *message, now time.Time) {
 // status records a status change of m, posts its callback, and ends m when final.
 func (s *Server) status(m *message, now time.Time, st, ch uint8, code uint16, final bool) {
 	s.msgMu.Lock()
+	// The change is visible to check-status from here on: the truth's time of
+	// it is now, not when its event fell due (the scheduler may have been
+	// held up between), so that a poll sent after it surely sees it.
+	if t := time.Now(); t.After(now) {
+		now = t
+	}
 	m.lastState, m.lastChan, m.lastCode, m.lastAt = st, ch, code, now.UnixNano()
 	s.msgMu.Unlock()
 	chName := allChannels[ch]
