@@ -26,8 +26,9 @@ var fetchPage = 10000
 // page from a cursor) into the run directory's events.jsonl, so the reports
 // read it like an embedded sink's log: the run's tagged events, and the
 // untagged ones received in the run's window (from its start to the end of
-// the grace wait), which the report joins to the run's attempts by txId,
-// notificationId or externalId and counts unmatched when they join nothing.
+// the grace wait), which the report joins to the run's attempts by txId or
+// notificationId (never externalId alone) and counts unmatched when they
+// join nothing. Another part's tagged events are not copied.
 // Pulled during the grace period, it hands what it copies to the tally (when
 // the target is real), so the wait ends when every accepted message has a
 // final status, and the progress line shows callbacks arriving.

@@ -111,7 +111,7 @@ func (e *Event) ServiceID() string {
 
 // Correlation is what the sink could tell about an event from its tag alone.
 type Correlation struct {
-	Key          string    `json:"key,omitempty"`           // txId (messaging) or externalId/notificationId (notify)
+	Key          string    `json:"key,omitempty"`           // txId (messaging); notify: the tagged externalId, else the notificationId (an older sink: the externalId)
 	Run          string    `json:"run,omitempty"`           // run id from the tag
 	Part         string    `json:"part,omitempty"`          // part from the tag (a run with parts)
 	Seq          int64     `json:"seq,omitempty"`           // sequence from the tag

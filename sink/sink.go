@@ -83,7 +83,7 @@ type Stats struct {
 	// retried because the sink asked it to, so they are not Duplicates.
 	Redelivered int64 `json:"redelivered"`
 	Unmatched   int64 `json:"unmatched"`
-	// TerminalMessages counts distinct messages (txId, or externalId/notificationId)
+	// TerminalMessages counts distinct messages (txId; tagged externalId, or notificationId)
 	// that reached a final state.
 	TerminalMessages int64 `json:"terminal_messages"`
 	// TerminalMatched is the part of TerminalMessages whose terminal event carried
