@@ -104,6 +104,22 @@ parts:
 	if v := res.Verdict(); v == reports.VerdictPass {
 		t.Errorf("verdict %s with every notification lost", v)
 	}
+	// Each part copied only its own tagged events from the shared sink.
+	for _, p := range res.Parts {
+		meta := readMeta(t, p.Dir)
+		err := rundir.ReadJSONL(filepath.Join(p.Dir, rundir.EventsFile), func(e rundir.Event) error {
+			if c := e.Corr; c != nil && c.Run == meta.ID && c.Part != meta.Part {
+				t.Errorf("part %s (tag %q) copied an event of part %q", p.Name, meta.Part, c.Part)
+			}
+			return nil
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if meta.Part == "" {
+			t.Errorf("part %s: run.json names no part", p.Name)
+		}
+	}
 }
 
 // TestConcurrentRunsShareASink: two runs at once, two clients of one
