@@ -303,7 +303,10 @@ delivery: { grace: 5s }
 			if d.Duplicates != 0 || st.Duplicates != 0 {
 				t.Errorf("duplicates: report %d, sink %d; the service sent nothing twice of its own", d.Duplicates, st.Duplicates)
 			}
-			if d.Redelivered != st.Redelivered {
+			// The wait may end before the service's last resends (every message
+			// had its final status at its first arrival): the report counts at
+			// most what the sink saw.
+			if d.Redelivered > st.Redelivered {
 				t.Errorf("redelivered: report %d, sink %d", d.Redelivered, st.Redelivered)
 			}
 			switch c.name {
@@ -312,8 +315,9 @@ delivery: { grace: 5s }
 					t.Errorf("refused %d: the sink held calls, it refused none", d.Refused)
 				}
 			case "refused":
-				if d.Redelivered != 0 || d.Refused != st.Callbacks {
-					t.Errorf("redelivered %d, refused %d of %d arrivals: every arrival was refused, none is a redelivery", d.Redelivered, d.Refused, st.Callbacks)
+				acc := res.Parts[0].Summary.Requests.Accepted
+				if d.Redelivered != 0 || d.Refused < acc || d.Refused > st.Callbacks {
+					t.Errorf("redelivered %d, refused %d (%d accepted, %d arrivals): every arrival was refused, none is a redelivery", d.Redelivered, d.Refused, acc, st.Callbacks)
 				}
 			}
 		})
