@@ -23,11 +23,11 @@ import (
 // externalIds) are joined by the id the service gave them — txId or
 // notificationId, never the externalId, unique only per client — to the ids
 // the service answered the run's own sends with, indexed as the attack
-// records them. The index holds a
-// 64-bit hash per id (about 40 bytes an entry), only for runs against a real
-// target, and at most maxIndexed ids: past that, an untagged final status of
-// a message not indexed is not counted, and the wait lasts until the grace
-// period ends (longer, never shorter, than needed).
+// records them. The index holds a 64-bit hash per id (about 40 bytes an
+// entry), only for runs against a real target, and at most maxIndexed ids:
+// past that, an untagged final status of a message not indexed is not
+// counted, and the wait lasts until the grace period ends (longer, never
+// shorter, than needed).
 type tally struct {
 	run   string
 	part  string // rundir.Tag.Part of this part's messages
