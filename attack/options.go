@@ -134,7 +134,12 @@ type Options struct {
 	// the run's global sequences); nil = k. MaxMessages caps the sequence.
 	Seq func(k int64) int64
 
-	RunID    string
+	RunID string
+	// Part names the part of a run with parts in every message's tag
+	// (rundir.Tag.Part), so that the parts of one run, which number their
+	// messages from 1 each, never count each other's events; "" for a run
+	// without parts.
+	Part     string
 	Scenario string // for msgload_run_info
 	// Shard, for msgload_run_info's shard label: "I/N" of shard I of a
 	// sharded run (rundir.Shard.String), "" otherwise. Every shard shares the
@@ -241,6 +246,9 @@ func (o *Options) check() error {
 	}
 	if !rundir.ValidRunID(o.RunID) {
 		bad("run id %q: want 1 to 64 of [A-Za-z0-9_-]", o.RunID)
+	}
+	if o.Part != "" && !rundir.ValidRunID(o.Part) {
+		bad("part %q: want 1 to 64 of [A-Za-z0-9_-]", o.Part)
 	}
 	switch o.Limit.Mode {
 	case "", ModeExceed:

@@ -472,7 +472,7 @@ func (e *engine) target(t *vegeta.Target) error {
 		return err
 	}
 	first := time.Now()
-	tag := rundir.Tag{Run: e.o.RunID, Seq: seq, First: first, Chain: e.o.Chain}
+	tag := rundir.Tag{Run: e.o.RunID, Part: e.o.Part, Seq: seq, First: first, Chain: e.o.Chain}
 	body, err := e.o.Body(seq, c.ID, tag)
 	if err != nil {
 		if c.lim != nil {

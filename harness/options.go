@@ -181,6 +181,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		Body:             ld.body,
 		Chain:            ld.chain,
 		RunID:            r.id,
+		Part:             r.part,
 		Scenario:         s.Name,
 		Limit:            limit,
 		Retry:            retry,
@@ -218,6 +219,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 	}
 	meta := rundir.Meta{
 		ID:          r.id,
+		Part:        r.part,
 		Scenario:    s.Name,
 		API:         s.API,
 		Target:      target,
@@ -363,7 +365,14 @@ func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 				a.Channels = append(a.Channels, it.Channel)
 			}
 		}
-		a.CallbackURL = sinkURL + "/callback"
+		// Poll means poll: an account delivering by poll has no callback
+		// address (a message's own callbackUrl, when the scenario asks for
+		// callbacks too, still gets them), so the poll figures are polls'.
+		if pollsOnly(s) {
+			a.CallbackURL = ""
+		} else {
+			a.CallbackURL = sinkURL + "/callback"
+		}
 		a.PartnerURL = sinkURL
 	}
 	if errs := cfg.Validate(); len(errs) > 0 {
@@ -371,6 +380,10 @@ func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 	}
 	return cfg, nil
 }
+
+// pollsOnly reports whether the scenario measures delivery by polling
+// (delivery.via: poll): its simulator is given no callback address.
+func pollsOnly(s *scenarios.Scenario) bool { return s.Delivery.Via == "poll" }
 
 func lognormal(median, p95 time.Duration) sim.Delay {
 	if p95 <= median {

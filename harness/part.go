@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,6 +54,7 @@ type partRun struct {
 	o       *Options
 	s       *scenarios.Scenario
 	id      string
+	part    string // the part's name in the tags (rundir.Tag.Part): "" for a run without parts
 	dir     string
 	reg     prometheus.Registerer
 	multi   bool
@@ -150,7 +152,7 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	}()
 
 	if !r.s.Target.Embedded && r.s.Delivery.Via != "poll" && r.s.Delivery.Via != "none" {
-		r.tally = newTally(r.id)
+		r.tally = newTally(r.id, r.part)
 	}
 	sinkURL, err := r.startSink(&cs)
 	if err != nil {
@@ -244,7 +246,7 @@ func (r *partRun) startSink(cs *closeStack) (sinkURL string, err error) {
 	s := r.s
 	switch s.Sink {
 	case "", "embedded":
-		k, err := sink.New(sink.Options{LogPath: filepath.Join(r.dir, rundir.EventsFile), RunID: r.id}, r.embeddedReg())
+		k, err := sink.New(sink.Options{LogPath: filepath.Join(r.dir, rundir.EventsFile), RunID: r.id, Part: r.part}, r.embeddedReg())
 		if err != nil {
 			return "", fmt.Errorf("start the sink: %w", err)
 		}
@@ -269,6 +271,8 @@ func (r *partRun) startSink(cs *closeStack) (sinkURL string, err error) {
 			if err != nil {
 				return "", err
 			}
+			l.part = r.part
+			l.anyRun = s.API == rundir.APINotify && s.Load.Profile == "replay" && cmp.Or(s.Load.ExternalIDs, replay.ExternalIDsNew) == replay.ExternalIDsKeep
 			l.token = r.o.SinkReadToken
 			l.shard = r.shard
 			l.tally = r.tally

@@ -26,16 +26,22 @@ var fetchPage = 10000
 // page from a cursor) into the run directory's events.jsonl, so the reports
 // read it like an embedded sink's log: the run's tagged events, and the
 // untagged ones received in the run's window (from its start to the end of
-// the grace wait), which the report joins to the run's attempts by txId,
-// notificationId or externalId and counts unmatched when they join nothing.
+// the grace wait), which the report joins to the run's attempts by txId or
+// notificationId (never externalId alone) and counts unmatched when they
+// join nothing. Another part's tagged events are not copied.
 // Pulled during the grace period, it hands what it copies to the tally (when
 // the target is real), so the wait ends when every accepted message has a
 // final status, and the progress line shows callbacks arriving.
 type remoteLog struct {
 	sinkURL, run string
-	token        string    // read token of the sink, sent as a bearer token when set
-	from, to     time.Time // the window of untagged events; zero: open
-	tally        *tally    // nil: nothing counted
+	part         string // rundir.Tag.Part of this part: another part's tagged events are not copied
+	// anyRun also copies the events tagged by another run in the window: a
+	// replay that keeps a recording's externalIds sends that run's tags, and
+	// the report joins their webhooks by the notificationId answered.
+	anyRun   bool
+	token    string    // read token of the sink, sent as a bearer token when set
+	from, to time.Time // the window of untagged events; zero: open
+	tally    *tally    // nil: nothing counted
 	// shard, of a sharded run: the run's tagged events of other shards'
 	// messages are theirs to copy (all shards share the run id).
 	shard  *rundir.Shard
@@ -63,6 +69,9 @@ func newRemoteLog(sinkURL, run, path string) (*remoteLog, error) {
 func (l *remoteLog) pull(ctx context.Context) error {
 	for {
 		q := url.Values{"run": {l.run}, "untagged": {"true"}, "after": {strconv.FormatInt(l.after, 10)}, "limit": {strconv.Itoa(fetchPage)}}
+		if l.anyRun {
+			q.Del("run") // every event of the window, the run's own tagged ones included
+		}
 		if !l.from.IsZero() {
 			q.Set("from", l.from.UTC().Format(time.RFC3339Nano))
 		}
@@ -95,6 +104,9 @@ func (l *remoteLog) pull(ctx context.Context) error {
 		}
 		for i := range page.Events {
 			e := &page.Events[i]
+			if e.Corr != nil && e.Corr.Run == l.run && e.Corr.Part != l.part {
+				continue // another part's message (the parts of a run share its id)
+			}
 			if l.shard != nil && e.Corr != nil && e.Corr.Run == l.run && e.Corr.Seq > 0 && !l.shard.Owns(e.Corr.Seq) {
 				continue
 			}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -277,6 +278,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}()
 
 	runners := make([]*partRun, len(parts))
+	tags := partTags(parts)
 	for i, p := range parts {
 		pdir := dir
 		if len(parts) > 1 {
@@ -286,7 +288,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if len(parts) > 1 {
 			preg = prometheus.WrapRegistererWith(prometheus.Labels{"part": p.Name}, reg)
 		}
-		runners[i] = &partRun{o: &o, s: p, id: id, dir: pdir, reg: preg, multi: len(parts) > 1, abortCh: abortSig, plan: p.Plan().Duration, metricsAddr: res.MetricsAddr, shard: shard}
+		runners[i] = &partRun{o: &o, s: p, id: id, part: tags[i], dir: pdir, reg: preg, multi: len(parts) > 1, abortCh: abortSig, plan: p.Plan().Duration, metricsAddr: res.MetricsAddr, shard: shard}
 		runners[i].digest = rundir.ScenarioDigest(red) // the plan the run's scenario.yaml says: one for every shard of the run
 		if shard != nil {
 			runners[i].whole = o.Scenario
@@ -344,6 +346,27 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		closeMetrics()
 	}
 	return res, nil
+}
+
+// partTags names each part in its messages' tags (rundir.Tag.Part): nothing
+// for a run without parts (its tags are as before parts were tagged); the
+// parts' names when every one can ride in a tag (1 to 64 of [A-Za-z0-9_-]),
+// else p1, p2, … for all of them, so that two parts never share a name.
+func partTags(parts []*scenarios.Scenario) []string {
+	tags := make([]string, len(parts))
+	if len(parts) < 2 {
+		return tags
+	}
+	for i, p := range parts {
+		if !rundir.ValidRunID(p.Name) {
+			for j := range tags {
+				tags[j] = "p" + strconv.Itoa(j+1)
+			}
+			return tags
+		}
+		tags[i] = p.Name
+	}
+	return tags
 }
 
 func isClosed(c <-chan struct{}) bool {

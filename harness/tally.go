@@ -17,16 +17,20 @@ import (
 // final status for either ends it. Accepted is counted as the report counts
 // it (a send of the sequence answered 2xx), so the wait and the report agree.
 //
-// Events carrying this run's tag give their sequence; untagged ones (the
-// service dropped trackData, or the scenario sends its own externalIds) are
-// joined by their key — txId, externalId or notificationId — to the ids of
-// the run's own sends, indexed as the attack records them. The index holds a
-// 64-bit hash per id (about 40 bytes an entry), only for runs against a real
-// target, and at most maxIndexed ids: past that, an untagged final status of
-// a message not indexed is not counted, and the wait lasts until the grace
-// period ends (longer, never shorter, than needed).
+// Events carrying this run's and part's tag give their sequence; the others
+// (untagged: the service dropped trackData, or the scenario sends its own
+// externalIds; or tagged by another run: a replay that kept a recording's
+// externalIds) are joined by the id the service gave them — txId or
+// notificationId, never the externalId, unique only per client — to the ids
+// the service answered the run's own sends with, indexed as the attack
+// records them. The index holds a 64-bit hash per id (about 40 bytes an
+// entry), only for runs against a real target, and at most maxIndexed ids:
+// past that, an untagged final status of a message not indexed is not
+// counted, and the wait lasts until the grace period ends (longer, never
+// shorter, than needed).
 type tally struct {
 	run   string
+	part  string // rundir.Tag.Part of this part's messages
 	seed  maphash.Seed
 	chain rundir.Chain // the scenario's failover chain (messaging), set before the attack
 
@@ -47,8 +51,8 @@ const (
 	itemShift = 2 // the rest of a msgs entry: the chain item a message is on
 )
 
-func newTally(run string) *tally {
-	return &tally{run: run, seed: maphash.MakeSeed(), ids: map[uint64]int64{}, msgs: map[int64]uint8{}}
+func newTally(run, part string) *tally {
+	return &tally{run: run, part: part, seed: maphash.MakeSeed(), ids: map[uint64]int64{}, msgs: map[int64]uint8{}}
 }
 
 func (t *tally) hash(id string) uint64 { return maphash.String(t.seed, id) }
@@ -77,7 +81,7 @@ func (t *tally) attempt(a *rundir.Attempt) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, id := range [...]string{a.TxID, a.NotificationID, a.ExternalID} {
+	for _, id := range [...]string{a.TxID, a.NotificationID} {
 		if id != "" && len(t.ids) < maxIndexed {
 			t.ids[t.hash(id)] = a.Seq
 		}
@@ -98,10 +102,14 @@ func (t *tally) event(e *rundir.Event) {
 	defer t.mu.Unlock()
 	seq := int64(0)
 	switch {
-	case c.Run == t.run:
+	case c.Run == t.run && c.Part == t.part:
 		seq = c.Seq
-	case c.Run == "" && c.Key != "":
-		seq = t.ids[t.hash(c.Key)]
+	case c.Run == t.run:
+		return // another part's message
+	default:
+		if id := e.ServiceID(); id != "" {
+			seq = t.ids[t.hash(id)]
+		}
 	}
 	if seq <= 0 {
 		return

@@ -9,7 +9,7 @@ import (
 // TestTallyCountsMessages: the grace wait against a real target counts
 // messages (sequences), not the ids the service gave them.
 func TestTallyCountsMessages(t *testing.T) {
-	tl := newTally("r1")
+	tl := newTally("r1", "a")
 	tl.chain = rundir.Chain{{Channel: "viber", Until: rundir.StateDelivered}, {Channel: "sms"}}
 	send := func(seq int64, code int, tx, ext string) {
 		tl.attempt(&rundir.Attempt{Seq: seq, Op: "send", Code: code, TxID: tx, ExternalID: ext})
@@ -21,7 +21,15 @@ func TestTallyCountsMessages(t *testing.T) {
 		if !terminal {
 			state, channel = rundir.StateNotDelivered, "viber"
 		}
-		tl.event(&rundir.Event{Kind: kind, Corr: &rundir.Correlation{Run: run, Seq: seq, Key: key, State: state, Channel: channel}})
+		part := ""
+		if run == "r1" {
+			part = "a"
+		}
+		e := rundir.Event{Kind: kind, Corr: &rundir.Correlation{Run: run, Part: part, Seq: seq, Key: key, State: state, Channel: channel}}
+		if kind == rundir.KindWebhook {
+			e.Payload = []byte(`{"notificationId":"` + key + `","externalId":"order-1"}`)
+		}
+		tl.event(&e)
 	}
 	want := func(step string, accepted, done int64, complete bool) {
 		t.Helper()
@@ -40,11 +48,13 @@ func TestTallyCountsMessages(t *testing.T) {
 	final("r1", 1, "tx-1a", rundir.KindCallback, true) // the first txId's final status (tagged)
 	final("r1", 1, "tx-1b", rundir.KindCallback, true) // and the retry's: still one message
 	want("two txIds of one message", 3, 1, false)
-	final("r1", 2, "tx-2", rundir.KindCallback, false)   // not final: a failover step
-	final("r1", 4, "tx-4", rundir.KindCallback, true)    // final, but never accepted
-	final("other", 2, "tx-2", rundir.KindCallback, true) // another run's tag
-	final("", 0, "tx-9", rundir.KindCallback, true)      // untagged, joins nothing of ours
-	final("", 0, "tx-3", rundir.KindIncoming, true)      // not a status
+	final("r1", 2, "tx-2", rundir.KindCallback, false)    // not final: a failover step
+	final("r1", 4, "tx-4", rundir.KindCallback, true)     // final, but never accepted
+	final("other", 2, "tx-2o", rundir.KindCallback, true) // another run's tag and message
+	tl.event(&rundir.Event{Kind: rundir.KindCallback, Corr: &rundir.Correlation{Run: "r1", Part: "b", Seq: 2, Key: "tx-2b",
+		State: rundir.StateDelivered, Channel: "sms"}}) // another part's message 2
+	final("", 0, "tx-9", rundir.KindCallback, true) // untagged, joins nothing of ours
+	final("", 0, "tx-3", rundir.KindIncoming, true) // not a status
 	want("nothing that counts", 3, 1, false)
 	final("", 0, "tx-2", rundir.KindCallback, false) // untagged step: the sink alone, knowing no chain, would call it final
 	want("an untagged failover step", 3, 1, false)
@@ -52,4 +62,24 @@ func TestTallyCountsMessages(t *testing.T) {
 	want("joined by txId", 3, 2, false)
 	final("", 0, "tx-3", rundir.KindWebhook, true)
 	want("all", 3, 3, true)
+}
+
+// TestTallyJoinsWebhooksByNotificationID: an untagged webhook counts for the
+// send the service answered with its notificationId, never for a send with
+// the same externalId alone (another client's, or another run's, order-1).
+func TestTallyJoinsWebhooksByNotificationID(t *testing.T) {
+	tl := newTally("r1", "")
+	tl.attempt(&rundir.Attempt{Seq: 1, Op: "send", Code: 200, NotificationID: "n-1", ExternalID: "order-1"})
+	webhook := func(nid string) {
+		tl.event(&rundir.Event{Kind: rundir.KindWebhook, Payload: []byte(`{"notificationId":"` + nid + `","externalId":"order-1","status":"DELIVERED"}`),
+			Corr: &rundir.Correlation{Key: "order-1", State: rundir.StateDelivered, Terminal: true}})
+	}
+	webhook("n-9") // another client's order-1
+	if tl.complete() {
+		t.Fatal("a webhook of another notification with the same externalId ended the wait")
+	}
+	webhook("n-1")
+	if !tl.complete() {
+		t.Fatal("the webhook of the notification answered was not counted")
+	}
 }

@@ -138,7 +138,8 @@ type analyzer struct {
 	reqLat, reqLatIntended, lag *hist
 	msgs                        msgTable
 	delSlab                     slab[msgDelivery]
-	needKeys                    map[string]int64 // keys events lack a sequence for → sequence, once found
+	needKeys                    map[string]int64 // ids of the events without this run's tag (Event.ServiceID) → sequence, once found
+	besidePolls                 int64            // callbacks and webhooks of a run with delivery via poll: not counted
 	clients                     map[string][]rec
 	states, chans               *intern
 	chain                       rundir.Chain
@@ -342,22 +343,16 @@ func (a *analyzer) retryable(at *rundir.Attempt) bool {
 	return a.retryOn[strconv.Itoa(at.Code)]
 }
 
-// scanEventKeys finds the keys of events whose correlation lacks a sequence, so
-// that reading attempts can remember just those keys (the join fallback).
+// scanEventKeys finds the ids of the events that carry no tag of this run and
+// part (untagged, or another run's tag), so that reading attempts can remember
+// just those ids (the join by id: rundir.Event.ServiceID).
 func (a *analyzer) scanEventKeys() error {
 	err := readJSONL(a.fsys, rundir.EventsFile, func(line json.RawMessage) error {
-		// Most lines carry their sequence and quote no message: skip them undecoded.
-		if bytes.Contains(line, []byte(`"seq":`)) && !bytes.Contains(line, []byte(`"outgoing_tx_id"`)) {
+		// Most lines carry this run's tag and quote no message: skip them undecoded.
+		if a.ownTagged(line) && !bytes.Contains(line, []byte(`"outgoing_tx_id"`)) {
 			return nil
 		}
-		var e struct {
-			Kind string
-			Corr *struct {
-				Key          string `json:"key"`
-				Seq          int64  `json:"seq"`
-				OutgoingTxID string `json:"outgoing_tx_id"`
-			} `json:"corr"`
-		}
+		var e rundir.Event
 		if json.Unmarshal(line, &e) != nil {
 			return nil
 		}
@@ -365,8 +360,10 @@ func (a *analyzer) scanEventKeys() error {
 		if c == nil {
 			return nil
 		}
-		if c.Seq == 0 && c.Key != "" && (e.Kind == rundir.KindCallback || e.Kind == rundir.KindWebhook) {
-			a.needKeys[c.Key] = 0
+		if !a.owns(c) {
+			if id := e.ServiceID(); id != "" {
+				a.needKeys[id] = 0
+			}
 		}
 		if c.OutgoingTxID != "" {
 			a.needKeys[c.OutgoingTxID] = 0
@@ -377,6 +374,34 @@ func (a *analyzer) scanEventKeys() error {
 		return fmt.Errorf("read %s: %w", rundir.EventsFile, err)
 	}
 	return nil
+}
+
+// owns reports whether an event's tag names a message of this run and part
+// (its sequence is the message's). A polled status carries the sequence and no
+// run; a run directory without an id (older) takes any tag as its own.
+func (a *analyzer) owns(c *rundir.Correlation) bool {
+	if c.Seq <= 0 {
+		return false
+	}
+	return c.Run == "" || a.meta.ID == "" || c.Run == a.meta.ID && c.Part == a.meta.Part
+}
+
+// ownTagged reports, without decoding it, whether a line of events.jsonl
+// surely carries this run's and part's tag, so that scanEventKeys can skip it.
+func (a *analyzer) ownTagged(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"seq":`)) {
+		return false
+	}
+	if a.meta.ID == "" {
+		return true
+	}
+	if !bytes.Contains(line, []byte(`"run":"`+a.meta.ID+`"`)) {
+		return false
+	}
+	if a.meta.Part == "" {
+		return !bytes.Contains(line, []byte(`"part":"`))
+	}
+	return bytes.Contains(line, []byte(`"part":"`+a.meta.Part+`"`))
 }
 
 func is2xx(code int) bool { return code >= 200 && code < 300 }
@@ -551,7 +576,9 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 			}
 		}
 	}
-	for _, k := range []string{at.TxID, at.NotificationID, at.ExternalID} {
+	// The ids the service answered, for the events without this run's tag:
+	// never the externalId, which the seed makes unique only per client.
+	for _, k := range []string{at.TxID, at.NotificationID} {
 		if k == "" {
 			continue
 		}
@@ -638,6 +665,9 @@ func (a *analyzer) readEvents() error {
 		return fmt.Errorf("read %s: %w", rundir.EventsFile, err)
 	}
 	a.s.Delivery.BadLines = bad
+	if a.besidePolls > 0 {
+		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("%s arrived beside the polls (delivery via poll): not counted, the delivery figures are the polls'", plural(a.besidePolls, "callback")))
+	}
 	if bad > 0 {
 		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("%s: %d lines did not decode and were skipped", rundir.EventsFile, bad))
 	}
@@ -676,6 +706,10 @@ func (a *analyzer) event(e *rundir.Event) {
 	case rundir.KindIncoming:
 		a.incoming(e)
 	case rundir.KindCallback, rundir.KindWebhook:
+		if a.meta.Delivery.Via == "poll" {
+			a.besidePolls++ // poll means poll: the figures come from the polls
+			return
+		}
 		a.delivered(e, false)
 	default:
 		d.Unmatched++
@@ -725,19 +759,16 @@ func indexOf(chain []string, ch string) int {
 func (a *analyzer) delivered(e *rundir.Event, polled bool) {
 	d := &a.s.Delivery
 	c := e.Corr
-	if c == nil || (c.Run != "" && a.meta.ID != "" && c.Run != a.meta.ID) {
+	if c == nil {
 		d.Unmatched++
 		return
 	}
 	seq := c.Seq
-	if seq == 0 {
-		// No tag of ours (the service dropped trackData, or the scenario sends
-		// its own externalIds): join by txId or externalId with the attempts.
-		seq = a.needKeys[c.Key]
-	}
-	if !c.Matched && seq == 0 {
-		d.Unmatched++
-		return
+	if !a.owns(c) {
+		// No tag of this run and part (the service dropped trackData, the
+		// scenario sends its own externalIds, a replay kept a recording's
+		// tagged ones): join by the id the service answered, or not at all.
+		seq = a.needKeys[e.ServiceID()]
 	}
 	m := a.msgs.get(seq)
 	if seq == 0 || m == nil {

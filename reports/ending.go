@@ -58,6 +58,7 @@ const (
 	recNotify              // a notification's webhook
 	recPolled              // read by check_status: never a duplicate
 	recRefused             // the sink refused the call on purpose
+	recHeld                // the sink held its answer on purpose (a delay fault): the service may send it again
 )
 
 // recList holds every message's records in blocks of recBlock: no slice per
@@ -85,7 +86,7 @@ func (l *recList) push(md *msgDelivery, r delRec) {
 // keepRecord keeps the record e tells of message md until every record is read.
 func (a *analyzer) keepRecord(md *msgDelivery, e *rundir.Event, polled bool) {
 	c := e.Corr
-	if sane(c.FirstSent) {
+	if sane(c.FirstSent) && a.owns(c) { // another run's tag carries that run's send time
 		if t := c.FirstSent.UnixNano(); md.first == 0 || t < md.first {
 			md.first = t
 		}
@@ -110,6 +111,9 @@ func (a *analyzer) keepRecord(md *msgDelivery, e *rundir.Event, polled bool) {
 	if e.Answered != 0 && !is2xx(e.Answered) {
 		r.flags |= recRefused
 		a.s.Delivery.Refused++
+	}
+	if e.Delayed > 0 {
+		r.flags |= recHeld
 	}
 	if polled {
 		r.flags |= recPolled
@@ -380,8 +384,10 @@ func (a *analyzer) judgeStatuses(md *msgDelivery, recs []delRec, first int64) {
 }
 
 // countArrivals counts the arrivals of one status after its first (as, in
-// arrival order): a redelivery when the arrival before it was refused by
-// the sink on purpose (the service retrying), else a duplicate. Polls read a
+// arrival order): redelivered on request when the arrival before it was
+// refused or held by the sink on purpose (the service sending again what the
+// sink asked for: the sink's fault, never the service's duplicate; refused
+// again, it is the sink's refusal only), else a duplicate. Polls read a
 // status as often as they ask: never a duplicate.
 func (a *analyzer) countArrivals(as []delRec) {
 	d := &a.s.Delivery
@@ -393,8 +399,10 @@ func (a *analyzer) countArrivals(as []delRec) {
 		}
 		switch {
 		case prev == nil:
-		case prev.flags&recRefused != 0:
-			d.Redelivered++
+		case prev.flags&(recRefused|recHeld) != 0:
+			if r.flags&recRefused == 0 {
+				d.Redelivered++
+			}
 			a.retries.observe(float64(r.at-prev.at) / 1e9)
 		default:
 			d.Duplicates++

@@ -64,11 +64,13 @@ func metamorphicRuns(t *testing.T) map[string]string {
 }
 
 // webhookKeys keys a hand-built notify run's webhooks as the sink keys one
-// without an externalId: by its notificationId.
+// without an externalId: by its notificationId, which the webhook's body
+// carries as the service sends it (an untagged webhook joins by it).
 func webhookKeys(r *run) *run {
 	for i := range r.events {
 		if c := r.events[i].Corr; c != nil {
 			c.Key = "n-" + itoa(c.Seq)
+			r.events[i].Payload = json.RawMessage(`{"notificationId":"` + c.Key + `","status":"` + c.State + `"}`)
 		}
 	}
 	return r

@@ -222,9 +222,9 @@ type Delivery struct {
 	Malformed    int64       `json:"malformed" expr:"malformed"`
 	Unauthorized int64       `json:"unauthorized" expr:"unauthorized"`
 	Unconfirmed  int64       `json:"unconfirmed" expr:"unconfirmed"`               // delivered although no attempt got a 2xx (the answer was lost)
-	Refused      int64       `json:"refused_on_purpose" expr:"refused_on_purpose"` // calls the sink refused on purpose (fault injection)
-	Redelivered  int64       `json:"redelivered" expr:"redelivered"`               // the service's retries of those: not duplicates
-	RetryDelay   percentiles `json:"retry_delay" expr:"retry_delay"`               // refused call to its retry
+	Refused      int64       `json:"refused_on_purpose" expr:"refused_on_purpose"` // calls the sink refused on purpose (fault injection): the sink's refusals
+	Redelivered  int64       `json:"redelivered" expr:"redelivered"`               // redelivered on request: the service's arrivals again, accepted, of calls the sink refused or held on purpose; not duplicates
+	RetryDelay   percentiles `json:"retry_delay" expr:"retry_delay"`               // refused or held call to its retry
 	Events       int64       `json:"events" expr:"events"`
 	BadLines     int64       `json:"bad_lines" expr:"bad_lines"`
 	Deadline     string      `json:"deadline,omitempty" expr:"deadline"`

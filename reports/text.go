@@ -64,7 +64,7 @@ func (s *Summary) keyFigures() []keyFigure {
 		kf = append(kf, keyFigure{"not accepted", fmt.Sprintf("%d of %d (%s)", o.NotAccepted, o.Messages, strings.Join(o.notAcceptedWhy(), ", "))})
 	}
 	kf = append(kf, keyFigure{"idempotency probes / mismatches / duplicate deliveries", fmt.Sprintf("%d / %d / %d", s.Idempotency.Probes, s.Idempotency.Mismatches, s.Idempotency.DuplicateDeliveries)})
-	if d.Unconfirmed > 0 || d.Refused > 0 {
+	if d.Unconfirmed > 0 || d.Refused > 0 || d.Redelivered > 0 { // a delay fault redelivers without refusing
 		kf = append(kf, keyFigure{"unconfirmed / refused on purpose / redelivered (retry p50)", fmt.Sprintf("%d / %d / %d (%s)", d.Unconfirmed, d.Refused, d.Redelivered, d.RetryDelay.show(d.RetryDelay.P50))})
 	}
 	if s.Incoming.Received > 0 {

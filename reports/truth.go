@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/msgload/msgload/rundir"
@@ -38,6 +39,13 @@ func (a *analyzer) truth() error {
 		return err
 	}
 	arrivals := sinkArrivals(t, r)
+	if a.meta.Delivery.Via == "poll" {
+		// Poll means poll: what the run could see is what its polls asked,
+		// not what the simulator called back.
+		if arrivals, err = a.pollArrivals(t, seqOf); err != nil {
+			return err
+		}
+	}
 	sure, maybe := a.trueFigures(t, arrivals, seqOf, false), a.trueFigures(t, arrivals, seqOf, true)
 	countTruthMessages(t, r)
 	setExpected(r, sure, maybe)
@@ -440,20 +448,109 @@ func (a *analyzer) truthSeqs(t *rundir.Truth) (func(m *rundir.TruthMessage) int6
 		return nil, fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
 	}
 	return func(m *rundir.TruthMessage) int64 {
-		if tag, err := rundir.ParseExternalID(m.ExternalID); err == nil && (a.meta.ID == "" || tag.Run == a.meta.ID) {
+		if tag, err := rundir.ParseExternalID(m.ExternalID); err == nil && (a.meta.ID == "" || tag.Owns(a.meta.ID, a.meta.Part)) {
 			return tag.Seq
 		}
-		if run, seq, ok := strings.Cut(m.ExternalID, "."); ok && m.API == rundir.APIMessaging && (a.meta.ID == "" || run == a.meta.ID) {
-			var n int64
-			if _, err := fmt.Sscan(seq, &n); err == nil && n > 0 {
-				return n // the simulator's key of a messaging tag: "<run>.<seq>"
-			}
+		if n := a.simTagSeq(m); n > 0 {
+			return n
 		}
 		if s := want[m.ExternalID]; m.ExternalID != "" && s != 0 {
 			return s
 		}
 		return want[m.ID]
 	}, nil
+}
+
+// pollObs is one answered poll of a message: when it left and when its answer came.
+type pollObs struct{ sent, answer int64 }
+
+// pollArrivals are the true arrivals of a run that polls: a state the
+// simulator drew at time v is seen by the first poll sent at or after v
+// (surely) or by an earlier poll answered after v (maybe: the simulator may
+// have answered it after the change). Each state of a message is one
+// arrival, from the answer of the first poll that may have seen it to that of
+// the first that surely did; a state no poll could see has none. Polls
+// report no duplicates.
+func (a *analyzer) pollArrivals(t *rundir.Truth, seqOf func(m *rundir.TruthMessage) int64) (map[arrivalKey][]arrival, error) {
+	polls := map[int64][]pollObs{}
+	err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
+		if at.Op != "check_status" || at.Seq <= 0 || !is2xx(at.Code) || at.State == "" || !sane(at.Sent) {
+			return nil
+		}
+		sent := at.Sent.UnixNano()
+		polls[at.Seq] = append(polls[at.Seq], pollObs{sent, sent + int64(at.Latency*1e9)})
+		return nil
+	}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
+	}
+	arrivals := map[arrivalKey][]arrival{}
+	for i := range t.Messages {
+		m := &t.Messages[i]
+		ps := polls[seqOf(m)]
+		for _, st := range m.Steps {
+			v := m.AcceptedAt.Add(st.Delay.D()).UnixNano()
+			x, ok := pollSees(ps, v)
+			if !ok {
+				continue
+			}
+			ch := st.Channel
+			if m.API == rundir.APINotify {
+				ch = ""
+			}
+			k := arrivalKey{m.ID, ch, st.State}
+			arrivals[k] = append(arrivals[k], x)
+		}
+	}
+	return arrivals, nil
+}
+
+// pollSees is the arrival of a state that changed at v as the polls ps saw
+// it (see pollArrivals); false when no poll was answered after v.
+func pollSees(ps []pollObs, v int64) (arrival, bool) {
+	maybe, sure := int64(0), int64(0)
+	for _, p := range ps {
+		if p.answer >= v && (maybe == 0 || p.answer < maybe) {
+			maybe = p.answer
+		}
+		if p.sent >= v && (sure == 0 || p.answer < sure) {
+			sure = p.answer
+		}
+	}
+	switch {
+	case sure != 0:
+		return arrival{at: maybe, done: sure, ok: true, sure: true}, true
+	case maybe != 0:
+		return arrival{at: maybe, done: maybe, ok: true}, true
+	}
+	return arrival{}, false
+}
+
+// simTagSeq is the sequence in the simulator's key of a messaging tag,
+// "<run>.<seq>" or "<run>.<part>.<seq>", when it names this run and part; 0
+// otherwise.
+func (a *analyzer) simTagSeq(m *rundir.TruthMessage) int64 {
+	if m.API != rundir.APIMessaging {
+		return 0
+	}
+	f := strings.Split(m.ExternalID, ".")
+	var run, part, seq string
+	switch len(f) {
+	case 2:
+		run, seq = f[0], f[1]
+	case 3:
+		run, part, seq = f[0], f[1], f[2]
+	default:
+		return 0
+	}
+	if a.meta.ID != "" && (run != a.meta.ID || part != a.meta.Part) {
+		return 0
+	}
+	n, err := strconv.ParseInt(seq, 10, 64)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
 }
 
 // truthWindows sets the limiter's true decisions per window beside what the

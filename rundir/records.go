@@ -81,19 +81,47 @@ type Event struct {
 	// told to refuse a share of calls on purpose (to make the service retry); 0
 	// means the normal answer (200 for a valid event).
 	Answered int `json:"answered,omitempty"`
+	// Delayed is how long, in seconds, the sink held its answer on purpose (a
+	// delay fault): a service that timed out meanwhile retries, and that retry
+	// is redelivered on request, not the service's duplicate.
+	Delayed float64 `json:"delayed_s,omitempty"`
+}
+
+// ServiceID is the id the service gave the message an event is about, the one
+// an event joins its send by when it carries no tag of the run: the txId of a
+// messaging callback, the notificationId of a webhook (read from its body: a
+// sink keyed a webhook by its externalId before), "" when it has none. Never
+// the externalId: the seed makes it unique only per client.
+func (e *Event) ServiceID() string {
+	switch e.Kind {
+	case KindCallback:
+		if e.Corr != nil {
+			return e.Corr.Key
+		}
+	case KindWebhook:
+		var w struct {
+			NotificationID string `json:"notificationId"`
+		}
+		if json.Unmarshal(e.Payload, &w) == nil {
+			return w.NotificationID
+		}
+	}
+	return ""
 }
 
 // Correlation is what the sink could tell about an event from its tag alone.
 type Correlation struct {
-	Key          string    `json:"key,omitempty"`           // txId (messaging) or externalId/notificationId (notify)
+	Key          string    `json:"key,omitempty"`           // txId (messaging); notify: the tagged externalId, else the notificationId (an older sink: the externalId)
 	Run          string    `json:"run,omitempty"`           // run id from the tag
+	Part         string    `json:"part,omitempty"`          // part from the tag (a run with parts)
 	Seq          int64     `json:"seq,omitempty"`           // sequence from the tag
 	FirstSent    time.Time `json:"first_sent,omitzero"`     // first-attempt send time from the tag
 	State        string    `json:"state,omitempty"`         // state or status of the event
 	Channel      string    `json:"channel,omitempty"`       //
 	Terminal     bool      `json:"terminal,omitempty"`      // a final state for the message
 	Matched      bool      `json:"matched"`                 // the tag was found and belongs to a send
-	Duplicate    bool      `json:"duplicate,omitempty"`     // not the first arrival of this (key, state)
+	Duplicate    bool      `json:"duplicate,omitempty"`     // not the first arrival of this (key, state), nor a redelivery the sink asked for
+	Redelivered  bool      `json:"redelivered,omitempty"`   // a second arrival of a call the sink refused or held on purpose (Event.Answered, Event.Delayed): redelivered on request, not a duplicate
 	Latency      float64   `json:"latency_s,omitempty"`     // ReceivedAt - FirstSent, seconds, first arrivals only
 	FailoverStep bool      `json:"failover_step,omitempty"` // the channel changed against the previous event of this message
 	OutgoingTxID string    `json:"outgoing_tx_id,omitempty"`
@@ -104,6 +132,7 @@ type Correlation struct {
 // directory alone.
 type Meta struct {
 	ID          string    `json:"id"`
+	Part        string    `json:"part,omitempty"` // the part's name in the tags of a run with parts (rundir.Tag.Part); "" for a run without parts
 	Scenario    string    `json:"scenario"`
 	API         string    `json:"api"`
 	Target      string    `json:"target"`                 // "embedded" or the API base URL

@@ -41,13 +41,14 @@ func TestParseTagRejects(t *testing.T) {
 		in    string
 		noTag bool // errNoTag: not ours, so unmatched rather than malformed
 	}{
-		{"order-123", true},     // a client's own id
-		{"ml.run.1", false},     // too few parts
-		{"ml.run.x.1", false},   // sequence not a number
-		{"ml.run.1.-5", false},  // time not positive
-		{"ml.ru n.1.5", false},  // run id with a space
-		{"ml..1.5", false},      // empty run id
-		{"ml.run.1.5.6", false}, // too many parts
+		{"order-123", true},       // a client's own id
+		{"ml.run.1", false},       // too few parts
+		{"ml.run.x.1", false},     // sequence not a number
+		{"ml.run.1.-5", false},    // time not positive
+		{"ml.ru n.1.5", false},    // run id with a space
+		{"ml..1.5", false},        // empty run id
+		{"ml.run.p.1.5.6", false}, // too many parts
+		{"ml.run.p q.1.5", false}, // part with a space
 	} {
 		_, err := ParseExternalID(tc.in)
 		if err == nil {
@@ -103,5 +104,35 @@ func TestReadJSONLKeepsGoingPastBadLines(t *testing.T) {
 	}
 	if err := ReadJSONL(dir+"/missing.jsonl", func(Attempt) error { return nil }, nil); err != nil {
 		t.Fatalf("missing file: %v", err)
+	}
+}
+
+// TestTagPartRoundTrip: a run with parts names the part in both encodings,
+// and a tag without a part (a run without parts, or an older msgload) reads
+// as before; Owns tells the parts of one run apart.
+func TestTagPartRoundTrip(t *testing.T) {
+	tag := Tag{Run: "r1", Part: "notify-part", Seq: 7, First: time.Unix(0, 1763863200123456789).UTC()}
+	ext := tag.ExternalID()
+	if ext != "ml.r1.notify-part.7.1763863200123456789" {
+		t.Fatalf("externalId %q", ext)
+	}
+	got, err := ParseExternalID(ext)
+	if err != nil || !reflect.DeepEqual(got, tag) {
+		t.Fatalf("externalId round trip: got %+v, %v", got, err)
+	}
+	b, _ := json.Marshal(tag.TrackData())
+	var td map[string]any
+	if err := json.Unmarshal(b, &td); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = ParseTrackData(td); err != nil || !reflect.DeepEqual(got, tag) {
+		t.Fatalf("trackData round trip: got %+v, %v", got, err)
+	}
+	old, err := ParseExternalID("ml.r1.7.1763863200123456789")
+	if err != nil || old.Part != "" || old.Seq != 7 {
+		t.Fatalf("a tag without a part: %+v, %v", old, err)
+	}
+	if !got.Owns("r1", "notify-part") || got.Owns("r1", "messaging-part") || got.Owns("r1", "") || old.Owns("r1", "notify-part") || !old.Owns("r1", "") {
+		t.Error("Owns does not tell the parts of one run apart")
 	}
 }

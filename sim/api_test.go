@@ -520,8 +520,9 @@ func TestMessagingRateLimit(t *testing.T) {
 
 func TestTagKey(t *testing.T) {
 	tests := []struct{ td, want string }{
-		{`{"msgload_run":"r1","msgload_seq":"7","msgload_sent":"1700000000000000000"}`, "r1.7"}, // strings, as the attacker sends
-		{`{"msgload_run":"r1","msgload_seq":7,"msgload_sent":1700000000000000000}`, "r1.7"},     // numbers too
+		{`{"msgload_run":"r1","msgload_seq":"7","msgload_sent":"1700000000000000000"}`, "r1.7"},                      // strings, as the attacker sends
+		{`{"msgload_run":"r1","msgload_seq":7,"msgload_sent":1700000000000000000}`, "r1.7"},                          // numbers too
+		{`{"msgload_run":"r1","msgload_part":"m","msgload_seq":"7","msgload_sent":"1700000000000000000"}`, "r1.m.7"}, // a part of a run with parts
 		{`{"other":1}`, ""},                // no tag
 		{`{"msgload_run":"bad run!"}`, ""}, // invalid tag
 		{``, ""},                           // no trackData

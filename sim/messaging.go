@@ -283,22 +283,32 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// tagKey is "<run>.<seq>" of the msgload tag in trackData, "" when none.
+// tagKey is "<run>.<seq>" of the msgload tag in trackData ("<run>.<part>.<seq>"
+// for a part of a run with parts: the parts of a run number their messages
+// from 1 each), "" when none.
 func tagKey(td json.RawMessage) string {
 	if len(td) == 0 {
 		return ""
 	}
 	var t struct {
 		Run  any `json:"msgload_run"`
+		Part any `json:"msgload_part"`
 		Seq  any `json:"msgload_seq"`
 		Sent any `json:"msgload_sent"`
 	}
 	if json.Unmarshal(td, &t) != nil || t.Run == nil {
 		return ""
 	}
-	tag, err := rundir.ParseTrackData(map[string]any{rundir.TrackRun: t.Run, rundir.TrackSeq: t.Seq, rundir.TrackSent: t.Sent})
+	m := map[string]any{rundir.TrackRun: t.Run, rundir.TrackSeq: t.Seq, rundir.TrackSent: t.Sent}
+	if t.Part != nil {
+		m[rundir.TrackPart] = t.Part
+	}
+	tag, err := rundir.ParseTrackData(m)
 	if err != nil {
 		return ""
+	}
+	if tag.Part != "" {
+		return tag.Run + "." + tag.Part + "." + itoa(tag.Seq)
 	}
 	return tag.Run + "." + itoa(tag.Seq)
 }
@@ -488,6 +498,12 @@ func (s *Server) nextItem(m *message, now time.Time) {
 // status records a status change of m, posts its callback, and ends m when final.
 func (s *Server) status(m *message, now time.Time, st, ch uint8, code uint16, final bool) {
 	s.msgMu.Lock()
+	// The change is visible to check-status from here on: the truth's time of
+	// it is now, not when its event fell due (the scheduler may have been
+	// held up between), so that a poll sent after it surely sees it.
+	if t := time.Now(); t.After(now) {
+		now = t
+	}
 	m.lastState, m.lastChan, m.lastCode, m.lastAt = st, ch, code, now.UnixNano()
 	s.msgMu.Unlock()
 	chName := allChannels[ch]

@@ -10,14 +10,18 @@ import (
 // DefaultMaxTracked is how many messages the correlation table remembers.
 const DefaultMaxTracked = 1 << 20
 
-// msgState is what the sink remembers of one message: about 16 bytes of table
+// msgState is what the sink remembers of one message: about 24 bytes of table
 // entry, whatever the size of its key.
 type msgState struct {
 	// seen: bit 8·channel+state for a messaging (channel, state) that already
 	// arrived — a duplicate is the same state on the same channel again, not
 	// the same state on the next channel of a cascade; for notify, a status
 	// hash bit.
-	seen     uint64
+	seen uint64
+	// asked: the seen bits whose last arrival the sink refused or held on
+	// purpose (a fault): the next arrival of that bit is redelivered on
+	// request, not a duplicate.
+	asked    uint64
 	channel  uint8 // channel id of the last event that named one (0: none)
 	item     uint8 // the chain item the message is on: 0 at first, i+1 after a failover step from i
 	steps    uint8 // bit i: the failover step into chain[i] was counted
@@ -150,6 +154,33 @@ func parseChain(c []string) rundir.Chain {
 	return chain
 }
 
+// ours reports whether a tag is of the sink's run and part: any msgload tag
+// when the sink serves no run in particular (a standalone sink).
+func (s *Sink) ours(t rundir.Tag) bool {
+	return s.opts.RunID == "" || t.Owns(s.opts.RunID, s.opts.Part)
+}
+
+// seen records in st the arrival of the (message, state) of bit: a second
+// arrival is redelivered on request when the sink refused or held the one
+// before it on purpose, else a duplicate of the service's; an arrival the
+// sink answers with its fault asks for the next one. An arrival the sink
+// refuses again is neither: a refusal of the sink's (Event.Answered).
+func (out *outcome) seen(st *msgState, bit uint64) {
+	again := st.seen&bit != 0
+	asked := again && st.asked&bit != 0
+	out.redelivered = asked && !out.refuse
+	out.duplicate = again && !asked
+	if !again {
+		out.setSeen = bit
+	}
+	st.seen |= bit
+	if out.provoke {
+		st.asked |= bit
+	} else {
+		st.asked &^= bit
+	}
+}
+
 func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) error {
 	rec, err := ParseStatusRecord(body)
 	if err != nil {
@@ -159,8 +190,8 @@ func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) er
 	c := &rundir.Correlation{Key: rec.TxID, State: rec.State, Channel: rec.Channel}
 	tag, terr := rundir.ParseTrackData(rec.TrackData)
 	if terr == nil {
-		c.Run, c.Seq, c.FirstSent = tag.Run, tag.Seq, tag.First
-		c.Matched = s.opts.RunID == "" || tag.Run == s.opts.RunID
+		c.Run, c.Part, c.Seq, c.FirstSent = tag.Run, tag.Part, tag.Seq, tag.First
+		c.Matched = s.ours(tag)
 	}
 	chain := parseChain(tag.Chain)
 	out.evicted = s.tab.update(rundir.APIMessaging, rec.TxID, func(st *msgState, _ bool) {
@@ -178,11 +209,7 @@ func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) er
 			ch = channels[st.channel]
 		}
 		bit := uint64(1) << (8*uint(channelID(ch)) + uint(stateIndex(rec.State)))
-		out.duplicate = st.seen&bit != 0
-		if !out.duplicate {
-			out.setSeen = bit
-		}
-		st.seen |= bit
+		out.seen(st, bit)
 		if chain != nil && idx >= 0 {
 			// A step into chain[i] is counted once, from whichever event shows it
 			// first: an event on chain[i], or a failover from chain[i-1].
@@ -214,12 +241,12 @@ func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) er
 		}
 	})
 	out.api, out.key = rundir.APIMessaging, rec.TxID
-	c.Duplicate = out.duplicate
+	c.Duplicate, c.Redelivered = out.duplicate, out.redelivered
 	c.FailoverStep = len(out.steps) > 0
 	out.unmatched = !c.Matched
 	out.stateLabel = rec.State
 	out.channelLabel = orNone(rec.Channel)
-	if c.Matched && !out.duplicate {
+	if c.Matched && !out.duplicate && !out.redelivered {
 		c.Latency = ev.ReceivedAt.Sub(c.FirstSent).Seconds()
 		out.latency, out.hasLatency = c.Latency, true
 	}
@@ -233,33 +260,35 @@ func (s *Sink) correlateWebhook(ev *rundir.Event, body []byte, out *outcome) err
 		return err
 	}
 	ev.Kind = rundir.KindWebhook
-	key := wh.ExternalID
-	if key == "" {
-		key = wh.NotificationID
-	}
-	c := &rundir.Correlation{Key: key, State: wh.Status, Terminal: true}
+	// A notification is known by its tag (unique per run, part and message),
+	// else by the notificationId the service gave it: an externalId of the
+	// client's own is unique only per client, and two clients (or two runs)
+	// sending order-1 are two notifications.
+	key := wh.NotificationID
+	c := &rundir.Correlation{State: wh.Status, Terminal: true}
 	if tag, terr := rundir.ParseExternalID(wh.ExternalID); terr == nil {
-		c.Run, c.Seq, c.FirstSent = tag.Run, tag.Seq, tag.First
-		c.Matched = s.opts.RunID == "" || tag.Run == s.opts.RunID
+		key = wh.ExternalID
+		c.Run, c.Part, c.Seq, c.FirstSent = tag.Run, tag.Part, tag.Seq, tag.First
+		c.Matched = s.ours(tag)
 	}
+	if key == "" {
+		key = wh.ExternalID // no notificationId (the schema requires one): the best left
+	}
+	c.Key = key
 	bit := uint64(s.notif.bit(wh.Status))
 	out.evicted = s.tab.update(rundir.APINotify, key, func(st *msgState, _ bool) {
-		out.duplicate = st.seen&bit != 0
-		if !out.duplicate {
-			out.setSeen = bit
-		}
-		st.seen |= bit
+		out.seen(st, bit)
 		if !st.terminal {
 			st.terminal = true
 			out.newTerminal = true
 		}
 	})
 	out.api, out.key = rundir.APINotify, key
-	c.Duplicate = out.duplicate
+	c.Duplicate, c.Redelivered = out.duplicate, out.redelivered
 	out.unmatched = !c.Matched
 	out.stateLabel = s.met.statusLabel(wh.Status)
 	out.channelLabel = "none"
-	if c.Matched && !out.duplicate {
+	if c.Matched && !out.duplicate && !out.redelivered {
 		c.Latency = ev.ReceivedAt.Sub(c.FirstSent).Seconds()
 		out.latency, out.hasLatency = c.Latency, true
 	}

@@ -56,6 +56,10 @@ func appendEvent(b []byte, ev *rundir.Event) []byte {
 			key("run")
 			b = jsonesc.Append(b, c.Run)
 		}
+		if c.Part != "" {
+			key("part")
+			b = jsonesc.Append(b, c.Part)
+		}
 		if c.Seq != 0 {
 			key("seq")
 			b = strconv.AppendInt(b, c.Seq, 10)
@@ -82,6 +86,10 @@ func appendEvent(b []byte, ev *rundir.Event) []byte {
 			key("duplicate")
 			b = append(b, "true"...)
 		}
+		if c.Redelivered {
+			key("redelivered")
+			b = append(b, "true"...)
+		}
 		if c.Latency != 0 && !math.IsNaN(c.Latency) && !math.IsInf(c.Latency, 0) {
 			key("latency_s")
 			b = appendFloat(b, c.Latency)
@@ -99,6 +107,10 @@ func appendEvent(b []byte, ev *rundir.Event) []byte {
 	if ev.Answered != 0 {
 		b = append(b, `,"answered":`...)
 		b = strconv.AppendInt(b, int64(ev.Answered), 10)
+	}
+	if ev.Delayed != 0 && !math.IsNaN(ev.Delayed) && !math.IsInf(ev.Delayed, 0) {
+		b = append(b, `,"delayed_s":`...)
+		b = appendFloat(b, ev.Delayed)
 	}
 	return append(b, "}\n"...)
 }

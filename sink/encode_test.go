@@ -56,8 +56,8 @@ func TestAppendEvent(t *testing.T) {
 		// A full callback event: every Corr field set.
 		{"full", rundir.Event{Kind: "callback", Route: "/callback", ReceivedAt: at, API: "messaging",
 			Payload: json.RawMessage(`{"a":[1,2,{"b":"c"}]}`),
-			Corr: &rundir.Correlation{Key: "k", Run: "r", Seq: 9, FirstSent: at.Add(-time.Second), State: "DELIVERED",
-				Channel: "sms", Terminal: true, Matched: true, Duplicate: true, Latency: 1.000000001, FailoverStep: true, OutgoingTxID: "o"}}},
+			Corr: &rundir.Correlation{Key: "k", Run: "r", Part: "p", Seq: 9, FirstSent: at.Add(-time.Second), State: "DELIVERED",
+				Channel: "sms", Terminal: true, Matched: true, Duplicate: true, Redelivered: true, Latency: 1.000000001, FailoverStep: true, OutgoingTxID: "o"}}},
 		// Matched false is written (no omitempty), everything else omitted.
 		{"empty corr", rundir.Event{Kind: "webhook", Route: "/webhook", ReceivedAt: at, Corr: &rundir.Correlation{}}},
 		// Raw text with quotes, control characters, invalid UTF-8 and line separators.
@@ -68,6 +68,7 @@ func TestAppendEvent(t *testing.T) {
 		{"negative latency", rundir.Event{Kind: "callback", Route: "/callback", ReceivedAt: at, Corr: &rundir.Correlation{Latency: -0.5}}},
 		// A call refused on purpose records the status given.
 		{"answered", rundir.Event{Kind: "callback", Route: "/callback", ReceivedAt: at, Answered: 503}},
+		{"delayed", rundir.Event{Kind: "callback", Route: "/callback", ReceivedAt: at, Answered: 503, Delayed: 2.5}},
 		// A time zone other than UTC keeps its offset.
 		{"offset time", rundir.Event{Kind: "callback", Route: "/callback", ReceivedAt: at.In(time.FixedZone("x", 3*3600))}},
 	}

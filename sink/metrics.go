@@ -22,6 +22,7 @@ type metrics struct {
 	events       *prometheus.CounterVec
 	latency      *prometheus.HistogramVec
 	duplicates   *prometheus.CounterVec
+	redelivered  *prometheus.CounterVec
 	unmatched    *prometheus.CounterVec
 	malformed    *prometheus.CounterVec
 	unauthorized *prometheus.CounterVec
@@ -55,6 +56,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		duplicates: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "msgload_sink_duplicates_total",
 			Help: "Events that repeat a (message, state) already received.",
+		}, []string{"api"}),
+		redelivered: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "msgload_sink_redelivered_total",
+			Help: "Events that repeat a (message, state) whose previous arrival the sink refused or held on purpose (fault injection): redelivered on request, not duplicates.",
 		}, []string{"api"}),
 		unmatched: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "msgload_sink_unmatched_total",
@@ -98,7 +103,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 		statuses: map[string]bool{},
 	}
-	for _, c := range []prometheus.Collector{m.events, m.latency, m.duplicates, m.unmatched, m.malformed,
+	for _, c := range []prometheus.Collector{m.events, m.latency, m.duplicates, m.redelivered, m.unmatched, m.malformed,
 		m.unauthorized, m.refused, m.incoming, m.failover, m.evicted, m.writeDur, m.batchSize} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -107,6 +112,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	// Known label sets exist at zero.
 	for _, api := range []string{rundir.APIMessaging, rundir.APINotify} {
 		m.duplicates.WithLabelValues(api)
+		m.redelivered.WithLabelValues(api)
 		m.unmatched.WithLabelValues(api)
 	}
 	for _, r := range routes {

@@ -31,6 +31,7 @@ type Options struct {
 	LogPath string    // events.jsonl to append to (created if missing; a restarted sink appends)
 	Fsync   fsyncMode // batch (default, group commit), always, none
 	RunID   string    // if set, a tag of another run counts as unmatched; empty: any msgload tag matches
+	Part    string    // with RunID: the part of a run with parts (rundir.Tag.Part); a tag of another part counts as unmatched
 	MaxBody int64     // body size limit in bytes; default DefaultMaxBody
 	Auth    Auth      // optional authentication of calls
 	// ReadToken, when set, is the bearer token GET /v1/events and /v1/stats
@@ -43,7 +44,9 @@ type Options struct {
 	MaxTracked int
 	// Fault makes the sink answer a share of valid calls with another status or
 	// after a delay, so the service retries on purpose; such events are logged
-	// with Answered set, and the retries show up as duplicates.
+	// with Answered or Delayed set, and the service's next arrival of the same
+	// (message, state) is redelivered on request (Stats.Redelivered), not a
+	// duplicate of the service's.
 	Fault Fault
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
@@ -75,8 +78,12 @@ type Stats struct {
 	Unauthorized int64 `json:"unauthorized"`
 	TooLarge     int64 `json:"too_large"` // bodies over MaxBody (logged as malformed too)
 	Duplicates   int64 `json:"duplicates"`
-	Unmatched    int64 `json:"unmatched"`
-	// TerminalMessages counts distinct messages (txId, or externalId/notificationId)
+	// Redelivered counts second arrivals of a (message, state) whose previous
+	// arrival the sink refused or held on purpose (Options.Fault): the service
+	// retried because the sink asked it to, so they are not Duplicates.
+	Redelivered int64 `json:"redelivered"`
+	Unmatched   int64 `json:"unmatched"`
+	// TerminalMessages counts distinct messages (txId; tagged externalId, or notificationId)
 	// that reached a final state.
 	TerminalMessages int64 `json:"terminal_messages"`
 	// TerminalMatched is the part of TerminalMessages whose terminal event carried
@@ -90,7 +97,7 @@ type Stats struct {
 
 type counters struct {
 	events, callbacks, incoming, webhooks, malformed, unauthorized, tooLarge,
-	duplicates, unmatched, terminal, terminalMatched, failover, writeErrors, faulted atomic.Int64
+	duplicates, redelivered, unmatched, terminal, terminalMatched, failover, writeErrors, faulted atomic.Int64
 }
 
 // Sink receives callbacks, incoming messages and webhooks. It is safe for
@@ -176,6 +183,7 @@ func (s *Sink) Stats() Stats {
 		Unauthorized:     s.c.unauthorized.Load(),
 		TooLarge:         s.c.tooLarge.Load(),
 		Duplicates:       s.c.duplicates.Load(),
+		Redelivered:      s.c.redelivered.Load(),
 		Unmatched:        s.c.unmatched.Load(),
 		TerminalMessages: s.c.terminal.Load(),
 		TerminalMatched:  s.c.terminalMatched.Load(),
@@ -222,11 +230,15 @@ func (s *Sink) Handler() http.Handler {
 // outcome is what one call turned into, for counting after it is on disk.
 type outcome struct {
 	duplicate, unmatched, newTerminal bool
-	steps                             [][2]string
-	latency                           float64
-	hasLatency                        bool
-	stateLabel, channelLabel          string
-	evicted                           bool
+	// provoke: the sink answers this call with its fault (a refusal or a
+	// delay), so the service may send it again; refuse: that fault is a
+	// refusal; redelivered: this call is such a second arrival, accepted.
+	provoke, refuse, redelivered bool
+	steps                        [][2]string
+	latency                      float64
+	hasLatency                   bool
+	stateLabel, channelLabel     string
+	evicted                      bool
 	// What the call taught the correlation table, undone when it could not
 	// be logged (forget).
 	api, key string
@@ -294,7 +306,10 @@ func (s *Sink) receive(route, api string) http.HandlerFunc {
 			return
 		}
 
-		var out outcome
+		// The fault is drawn before correlation: the correlation table marks
+		// what the sink asked the service to send again.
+		faulted := s.opts.Fault.active() && s.opts.Fault.Pick()
+		out := outcome{provoke: faulted, refuse: faulted && s.opts.Fault.Code != 0 && (s.opts.Fault.Code < 200 || s.opts.Fault.Code > 299)}
 		switch route {
 		case "/callback":
 			err = s.correlateCallback(&ev, body, &out)
@@ -315,9 +330,11 @@ func (s *Sink) receive(route, api string) http.HandlerFunc {
 			}
 			return
 		}
-		faulted := s.opts.Fault.active() && s.opts.Fault.Pick()
 		if faulted && s.opts.Fault.Code != 0 {
 			ev.Answered = s.opts.Fault.Code
+		}
+		if faulted && s.opts.Fault.Delay > 0 {
+			ev.Delayed = s.opts.Fault.Delay.Seconds()
 		}
 		if !s.write(w, &ev, &out) {
 			s.forget(&out)
@@ -411,6 +428,10 @@ func (s *Sink) count(ev *rundir.Event, out *outcome) {
 	if out.duplicate {
 		s.c.duplicates.Add(1)
 		s.met.duplicates.WithLabelValues(ev.API).Inc()
+	}
+	if out.redelivered {
+		s.c.redelivered.Add(1)
+		s.met.redelivered.WithLabelValues(ev.API).Inc()
 	}
 	if out.unmatched {
 		s.c.unmatched.Add(1)

@@ -367,6 +367,10 @@ func (g *generator) messagingBody(out []byte, scratch *[]byte, recipLen int, v *
 	out = append(out, g.trackExtra...)
 	out = append(out, `"`+rundir.TrackRun+`":`...)
 	out = jsonesc.Append(out, tag.Run)
+	if tag.Part != "" {
+		out = append(out, `,"`+rundir.TrackPart+`":`...)
+		out = jsonesc.Append(out, tag.Part)
+	}
 	out = append(out, `,"`+rundir.TrackSeq+`":"`...)
 	out = strconv.AppendInt(out, tag.Seq, 10)
 	out = append(out, `","`+rundir.TrackSent+`":"`...)
