@@ -32,6 +32,7 @@ type RunSummary struct {
 	Passed         bool         `json:"ok"`   // Verdict == "pass"
 	Verdict        string       `json:"verdict"`
 	VerdictReasons []string     `json:"verdict_reasons"` // every part's, "<part>: <reason>"
+	Reasons        []Reason     `json:"reasons"`         // the same, whose each is and what to do (Summary.Reasons)
 	Run            wholeRunInfo `json:"run"`
 	Parts          []partResult `json:"parts"`
 	Totals         totals       `json:"totals"`
@@ -61,6 +62,7 @@ type partResult struct {
 	API              string      `json:"api"`
 	Verdict          string      `json:"verdict"`
 	VerdictReasons   []string    `json:"verdict_reasons"`
+	Reasons          []Reason    `json:"reasons"`
 	Requests         int64       `json:"requests"`
 	ErrorRate        *float64    `json:"error_rate"` // null: no request was made
 	RequestLatency   percentiles `json:"request_latency"`
@@ -93,7 +95,7 @@ type PartInput struct {
 // worst part verdict; a part without a summary is incomplete when the run was
 // interrupted and error otherwise.
 func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary {
-	w := &RunSummary{Schema: schemaVersion, Kind: KindRun, VerdictReasons: []string{}, Parts: []partResult{}}
+	w := &RunSummary{Schema: schemaVersion, Kind: KindRun, VerdictReasons: []string{}, Reasons: []Reason{}, Parts: []partResult{}}
 	w.Run.Interrupted = interrupted
 	w.Totals.Outcomes.ByState, w.Totals.Outcomes.Refused = map[string]int64{}, map[string]int64{}
 	w.Totals.Outcomes.measured = true
@@ -105,7 +107,7 @@ func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 		if err != nil {
 			rel = p.Dir
 		}
-		pr := partResult{Name: p.Name, Dir: filepath.ToSlash(rel), VerdictReasons: []string{}}
+		pr := partResult{Name: p.Name, Dir: filepath.ToSlash(rel), VerdictReasons: []string{}, Reasons: []Reason{}}
 		s := p.Summary
 		w.summaries = append(w.summaries, s)
 		w.Totals.Parts++
@@ -119,8 +121,10 @@ func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 				why = "the part could not finish: " + p.Err.Error()
 			}
 			pr.VerdictReasons = append(pr.VerdictReasons, why)
+			pr.Reasons = append(pr.Reasons, reason(WhoseEnvironment, pr.Verdict, why, "see the part's log, and run again"))
 		} else {
 			pr.API, pr.Verdict, pr.VerdictReasons = s.Run.API, s.Verdict, append(pr.VerdictReasons, s.VerdictReasons...)
+			pr.Reasons = append(pr.Reasons, s.reasonList()...)
 			pr.Requests = s.Requests.Total
 			if s.Requests.Total > 0 {
 				pr.ErrorRate = &s.Requests.ErrorRate
@@ -140,6 +144,10 @@ func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 		}
 		for _, r := range pr.VerdictReasons {
 			w.VerdictReasons = append(w.VerdictReasons, p.Name+": "+r)
+		}
+		for _, r := range pr.Reasons {
+			r.Text = p.Name + ": " + r.Text
+			w.Reasons = append(w.Reasons, r)
 		}
 		vs = append(vs, pr.Verdict)
 		w.Parts = append(w.Parts, pr)
@@ -362,7 +370,7 @@ var wholeTmpl = template.Must(template.Must(template.New("whole").Funcs(tmplFunc
 {{range .Rows}}<tr><td><a href="#part-{{.Name}}">{{.Name}}</a></td><td>{{.API}}</td><td><span class="v {{.Class}}">{{.Verdict}}</span></td><td>{{.Sent}}</td><td>{{.Accepted}}</td><td>{{.Delivered}}</td><td>{{.NotDelivered}}</td><td>{{.DeliveryP95}}</td></tr>
 <tr><td></td><td colspan="7" class="muted">{{.Outcome}}</td></tr>{{end}}</table>
 {{range .Parts}}<section class="part" id="part-{{.Name}}"><h2>{{.Name}} <span class="v {{.View.Class}}">{{.View.Verdict}}</span> <span class="muted">— its own files in <code>{{.Dir}}/</code></span></h2>
-{{if .View.S.VerdictReasons}}<ul class="reasons">{{range .View.S.VerdictReasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .View.Reasons}}<ul class="reasons">{{range .View.Reasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{template "part" .View}}</section>
 {{end}}
 <p class="muted">Built from the run directory alone by <code>msgload report</code>; summary.json holds the whole verdict, each part's summary.json every figure.</p>
@@ -483,7 +491,7 @@ func parseRunSummary(b []byte) (*Summary, error) {
 	if _, ok := verdictRank[w.Verdict]; !ok {
 		return nil, fmt.Errorf("%w: whole-run summary with verdict %q", errBadSummary, w.Verdict)
 	}
-	s := &Summary{Schema: w.Schema, Kind: KindRun, Verdict: w.Verdict, VerdictReasons: w.VerdictReasons, Passed: w.Verdict == VerdictPass, Whole: &w}
+	s := &Summary{Schema: w.Schema, Kind: KindRun, Verdict: w.Verdict, VerdictReasons: w.VerdictReasons, Reasons: w.Reasons, Passed: w.Verdict == VerdictPass, Whole: &w}
 	s.Run.ID, s.Run.Scenario, s.Run.Version, s.Run.Start, s.Run.End, s.Run.Interrupted = w.Run.ID, w.Run.Scenario, w.Run.Version, w.Run.Start, w.Run.End, w.Run.Interrupted
 	return s, nil
 }
