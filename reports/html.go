@@ -323,7 +323,7 @@ func (s *Summary) htmlView(prefix string) map[string]any {
 	}
 	showLimit := s.RateLimit.Limit > 0 || s.RateLimit.Rejected429 > 0
 	return map[string]any{"S": s, "Prefix": prefix, "Verdict": s.verdictWord(), "Class": strings.ToLower(s.verdictWord()),
-		"Title":  "msgload " + s.Run.Scenario + " " + s.Run.ID, "Reasons": s.reasonLines(),
+		"Title": "msgload " + s.Run.Scenario + " " + s.Run.ID, "Reasons": s.reasonLines(),
 		"Tested": rows(s.testedRows()), "Outcome": s.outcomeLines(), "Counts": rows(s.outcomeCounts()),
 		"Key": rows(s.keyFigures()), "Charts": s.chartsHTML(prefix), "Steps": steps, "Lat": lat, "Thr": thr, "ShowLimit": showLimit}
 }
