@@ -102,6 +102,10 @@ func (s *Summary) whoseLimit() (limit, why, next string) {
 			fmt.Sprintf("the load generator's cap on messages in flight held it (%s sends waited for one of its %d slots; %s)", strconv.FormatInt(r.Capped, 10), r.MaxInFlight, answers),
 			fmt.Sprintf("raise load.maxInFlight (now %d) above %s, or lower the rate", r.MaxInFlight, twoDecimals(need))
 	}
+	if r.Late == 0 {
+		return limitCPU, "the load generator stopped before its plan was sent (no send was late or waited for the in-flight cap)",
+			"see msgload's log for why the attack ended early, and run again"
+	}
 	return limitCPU,
 		fmt.Sprintf("the load generator's CPU held it: %s left more than %s late (send lag p99 %s) without the in-flight cap being reached", plural(r.Late, "send"), lateAfter, r.SendLag.show(r.SendLag.P99)),
 		"give msgload more CPU (a quieter machine), lower the rate, or split the load over processes (msgload run --shard I/N)"
