@@ -112,10 +112,7 @@ func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 		w.summaries = append(w.summaries, s)
 		w.Totals.Parts++
 		if s == nil {
-			pr.Verdict = VerdictError
-			if interrupted {
-				pr.Verdict = VerdictIncomplete
-			}
+			pr.Verdict = NoReportVerdict(interrupted)
 			why := "the part has no report"
 			if p.Err != nil {
 				why = "the part could not finish: " + p.Err.Error()
@@ -158,6 +155,17 @@ func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 	}
 	w.Passed = w.Verdict == VerdictPass
 	return w
+}
+
+// NoReportVerdict is the verdict of a part (or shard) that has no report:
+// incomplete when the run was interrupted, error otherwise (an environment
+// reason either way). The whole run's summary and the harness's result judge
+// such a part by it.
+func NoReportVerdict(interrupted bool) string {
+	if interrupted {
+		return VerdictIncomplete
+	}
+	return VerdictError
 }
 
 func (w *RunSummary) addTotals(s *Summary, pr partResult) {
