@@ -87,7 +87,9 @@ func (s *Summary) loadReasons() []Reason {
 // the cap allows even at its default, the target answers slower than the plan
 // allows; when sends waited for the cap (capped) and a higher cap would have
 // carried the plan, the cap is the limit; when sends left late without the
-// cap, the machine running msgload could not keep up (its CPU).
+// cap, or waited for a cap the mean answer time would not fill (the answers
+// were handled late: a busy machine), the machine running msgload could not
+// keep up (its CPU).
 func (s *Summary) whoseLimit() (limit, why, next string) {
 	r := s.Requests
 	need := r.PlannedRate * r.Latency.Mean
@@ -97,10 +99,15 @@ func (s *Summary) whoseLimit() (limit, why, next string) {
 		return limitTarget,
 			fmt.Sprintf("the target's limit: it answered slower than the plan allows (%s, over the cap of %d; %s sends waited for it)", answers, r.MaxInFlight, strconv.FormatInt(r.Capped, 10)),
 			"the target cannot carry this plan: lower the rate, or find why it answers slowly"
-	case r.Capped > 0:
+	case r.Capped > 0 && r.Latency.Has() && need > float64(r.MaxInFlight):
 		return limitInFlight,
 			fmt.Sprintf("the load generator's cap on messages in flight held it (%s sends waited for one of its %d slots; %s)", strconv.FormatInt(r.Capped, 10), r.MaxInFlight, answers),
 			fmt.Sprintf("raise load.maxInFlight (now %d) above %s, or lower the rate", r.MaxInFlight, twoDecimals(need))
+	}
+	if r.Capped > 0 {
+		return limitCPU,
+			fmt.Sprintf("the load generator's CPU held it: %s sends waited for the in-flight cap of %d, which the answers alone would not fill (%s)", strconv.FormatInt(r.Capped, 10), r.MaxInFlight, answers),
+			cpuNext
 	}
 	if r.Late == 0 {
 		return limitCPU, "the load generator stopped before its plan was sent (no send was late or waited for the in-flight cap)",
@@ -108,8 +115,11 @@ func (s *Summary) whoseLimit() (limit, why, next string) {
 	}
 	return limitCPU,
 		fmt.Sprintf("the load generator's CPU held it: %s left more than %s late (send lag p99 %s) without the in-flight cap being reached", plural(r.Late, "send"), lateAfter, r.SendLag.show(r.SendLag.P99)),
-		"give msgload more CPU (a quieter machine), lower the rate, or split the load over processes (msgload run --shard I/N)"
+		cpuNext
 }
+
+// cpuNext is what to do when the machine running msgload could not keep up.
+const cpuNext = "give msgload more CPU (a quieter machine), lower the rate, or split the load over processes (msgload run --shard I/N)"
 
 // sentOfPlanned is "sent 2,682 of 120,000 planned messages (2.2 %)".
 func (s *Summary) sentOfPlanned() string {
