@@ -93,16 +93,23 @@ func (s *Summary) loadReasons() []Reason {
 func (s *Summary) whoseLimit() (limit, why, next string) {
 	r := s.Requests
 	need := r.PlannedRate * r.Latency.Mean
-	answers := fmt.Sprintf("answers took %s on average: at %s/s about %s messages are in flight", dur(r.Latency.Mean), twoDecimals(r.PlannedRate), twoDecimals(need))
+	answers := fmt.Sprintf("answers took %s on average: at %s/s about %.0f messages are in flight", dur(r.Latency.Mean), twoDecimals(r.PlannedRate), need)
+	slow := r.Capped > 0 && r.Latency.Has() && need > float64(max(r.MaxInFlight, rundir.DefaultMaxInFlight))
 	switch {
-	case r.Capped > 0 && r.Latency.Has() && need > float64(max(r.MaxInFlight, rundir.DefaultMaxInFlight)):
+	case slow && s.Run.Target == "embedded":
+		// The embedded simulator answers from msgload's own process: its
+		// slowness is the machine's, not a service's.
+		return limitCPU,
+			fmt.Sprintf("the machine running msgload and the embedded simulator could not keep up (%s, over the cap of %d; %s sends waited for it)", answers, r.MaxInFlight, strconv.FormatInt(r.Capped, 10)),
+			cpuNext
+	case slow:
 		return limitTarget,
 			fmt.Sprintf("the target's limit: it answered slower than the plan allows (%s, over the cap of %d; %s sends waited for it)", answers, r.MaxInFlight, strconv.FormatInt(r.Capped, 10)),
 			"the target cannot carry this plan: lower the rate, or find why it answers slowly"
 	case r.Capped > 0 && r.Latency.Has() && need > float64(r.MaxInFlight):
 		return limitInFlight,
 			fmt.Sprintf("the load generator's cap on messages in flight held it (%s sends waited for one of its %d slots; %s)", strconv.FormatInt(r.Capped, 10), r.MaxInFlight, answers),
-			fmt.Sprintf("raise load.maxInFlight (now %d) above %s, or lower the rate", r.MaxInFlight, twoDecimals(need))
+			fmt.Sprintf("raise load.maxInFlight (now %d) above %.0f, or lower the rate", r.MaxInFlight, need)
 	}
 	if r.Capped > 0 {
 		return limitCPU,
@@ -117,6 +124,10 @@ func (s *Summary) whoseLimit() (limit, why, next string) {
 		fmt.Sprintf("the load generator's CPU held it: %s left more than %s late (send lag p99 %s) without the in-flight cap being reached", plural(r.Late, "send"), lateAfter, r.SendLag.show(r.SendLag.P99)),
 		cpuNext
 }
+
+// GeneratorLimit reports whether limit (Reason.Limit) is the load
+// generator's own — its CPU or its in-flight cap — not the target's.
+func GeneratorLimit(limit string) bool { return limit == limitCPU || limit == limitInFlight }
 
 // cpuNext is what to do when the machine running msgload could not keep up.
 const cpuNext = "give msgload more CPU (a quieter machine), lower the rate, or split the load over processes (msgload run --shard I/N)"
