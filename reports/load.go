@@ -43,16 +43,18 @@ func (s *Summary) loadShort() (count, rate bool) {
 }
 
 // limitHeld says whether respect mode's limiter, not a shortfall, explains a
-// load under the plan: the planned rate is above what the limit lets the
-// clients send (each at most the limit per window plus an answer's time,
-// attack's windowLimiter). It returns that allowed rate.
+// load under the plan: the plan puts more messages in one window of a client
+// than the limit lets go. It returns the rate the limit allows (each client
+// at most the limit per window plus an answer's time: attack's
+// windowLimiter counts a window from the answer).
 func (s *Summary) limitHeld() (bool, float64) {
 	rl, r := s.RateLimit, s.Requests
 	if rl.Mode != "respect" || rl.Limit <= 0 || rl.Window <= 0 || s.Run.Clients <= 0 {
 		return false, 0
 	}
 	allowed := float64(s.Run.Clients*rl.Limit) / (rl.Window + r.Latency.P50)
-	return r.PlannedRate > (1-planTolerance)*allowed, allowed
+	perWindow := min(r.PlannedRate*rl.Window, float64(r.PlannedCount)) / float64(s.Run.Clients)
+	return perWindow > (1-planTolerance)*float64(rl.Limit), allowed
 }
 
 // loadReasons are the reasons the load was not held (none when it was).
