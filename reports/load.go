@@ -27,14 +27,17 @@ const rateSlack = 100 * time.Millisecond
 
 // loadShort says how the run's load fell short of its plan: its messages, its
 // rate, both or neither. A plan of 0 (not known: a replay's rate, an old
-// run.json) is not judged; an interrupted run is incomplete already.
+// run.json) is not judged; an interrupted run is incomplete already; a merged
+// run is judged by its count (each shard by its rate too).
 func (s *Summary) loadShort() (count, rate bool) {
 	r := s.Requests
 	if s.Run.Interrupted {
 		return false, false
 	}
 	count = r.PlannedCount > 0 && float64(r.Messages) < (1-planTolerance)*float64(r.PlannedCount)
-	if r.PlannedRate > 0 && r.Messages > 1 && r.AchievedRate > 0 && r.AchievedRate < (1-planTolerance)*r.PlannedRate {
+	// A merged run's rate is judged in each shard, on the machine that sent
+	// it (the union's span holds the gaps between the shards' starts).
+	if s.Run.Merged == nil && r.PlannedRate > 0 && r.Messages > 1 && r.AchievedRate > 0 && r.AchievedRate < (1-planTolerance)*r.PlannedRate {
 		n := float64(r.Messages - 1)
 		overrun := n/r.AchievedRate - n/r.PlannedRate
 		rate = overrun > rateSlack.Seconds()
