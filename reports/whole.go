@@ -390,7 +390,15 @@ func (w *RunSummary) headline() string {
 	t := w.Totals
 	line := fmt.Sprintf("%d of %d parts passed.", t.PartsPassed, t.Parts)
 	o := t.Outcomes
-	if o.Messages > 0 {
+	var planned int64 // the parts' plans: sent is said against them
+	for _, s := range w.summaries {
+		if s != nil {
+			planned += s.Requests.PlannedCount
+		}
+	}
+	if o.Messages > 0 && planned > 0 {
+		line += fmt.Sprintf(" Over all parts: %s sent of %s planned (%s), %d accepted", thousands(o.Messages), thousands(planned), percent(float64(o.Messages), float64(planned)), o.Accepted)
+	} else if o.Messages > 0 {
 		line += fmt.Sprintf(" Over all parts: %d sent, %d accepted", o.Messages, o.Accepted)
 		if o.measured {
 			line += fmt.Sprintf(", %d delivered, %d accepted but not delivered", o.Delivered, o.Accepted-o.Delivered)
