@@ -50,7 +50,7 @@ func (s *Summary) loadShort() (count, rate bool) {
 
 // limitHeld says whether respect mode's limiter, not a shortfall, explains a
 // load under the plan: the plan puts more messages in one window of a client
-// than the limit lets go. It returns the rate the limit allows (each client
+// (plus an answer's time) than the limit lets go, within 5 %. It returns the rate the limit allows (each client
 // at most the limit per window plus an answer's time: attack's
 // windowLimiter counts a window from the answer).
 func (s *Summary) limitHeld() (bool, float64) {
@@ -59,7 +59,9 @@ func (s *Summary) limitHeld() (bool, float64) {
 		return false, 0
 	}
 	allowed := float64(s.Run.Clients*rl.Limit) / (rl.Window + r.Latency.P50)
-	perWindow := min(r.PlannedRate*rl.Window, float64(r.PlannedCount)) / float64(s.Run.Clients)
+	// What the plan puts in a window as the limiter counts it (from an
+	// answer: a window plus an answer's time), at most the whole plan.
+	perWindow := min(r.PlannedRate*(rl.Window+r.Latency.P50), float64(r.PlannedCount)) / float64(s.Run.Clients)
 	return perWindow > (1-planTolerance)*float64(rl.Limit), allowed
 }
 
