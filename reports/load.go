@@ -127,7 +127,7 @@ func (s *Summary) whoseLimit() (limit, why, next string) {
 			cpuNext
 	}
 	if r.Late == 0 {
-		return limitCPU, "the load generator stopped before its plan was sent (no send was late or waited for the in-flight cap)",
+		return limitStopped, "the load generator stopped before its plan was sent (no send was late or waited for the in-flight cap)",
 			"see msgload's log for why the attack ended early, and run again"
 	}
 	return limitCPU,

@@ -51,6 +51,12 @@ func TestLoadNotHeldIsIncomplete(t *testing.T) {
 	if ExitCode(s.Verdict) == 0 {
 		t.Errorf("exit code 0 for a run at 6 %% of its plan")
 	}
+	// Neither late nor capped: the generator stopped early, for no reason
+	// the raw files show — not put down to a busy machine.
+	s, _ = build(t, plannedRun(100, 10, 6, 0, 0.01))
+	if x := loadReason(s); s.Verdict != VerdictIncomplete || x == nil || x.Limit != limitStopped || GeneratorLimit(x.Limit) {
+		t.Errorf("verdict %s, reasons %+v: want incomplete, the generator stopped early", s.Verdict, s.Reasons)
+	}
 }
 
 // A count plan that sent all its messages but late is under its planned rate:

@@ -127,7 +127,8 @@ type Reason struct {
 	Whose   string `json:"whose"`   // WhoseService, WhoseMeasurement or WhoseEnvironment
 	Verdict string `json:"verdict"` // the verdict this reason makes: fail, incomplete or error
 	// Limit names whose limit held the load under its plan (loadReasons):
-	// generator_cpu, in_flight_cap or target; empty for other reasons.
+	// generator_cpu, in_flight_cap, target or generator (it stopped early,
+	// for no reason the raw files show); empty for other reasons.
 	Limit string `json:"limit,omitempty"`
 	Text  string `json:"text"`
 	Next  string `json:"next,omitempty"` // what to do
@@ -136,6 +137,7 @@ type Reason struct {
 // Limits that held a run's load under its plan (Reason.Limit).
 const (
 	limitCPU      = "generator_cpu" // the machine running msgload could not send as planned
+	limitStopped  = "generator"     // the load generator stopped before its plan was sent, neither late nor capped
 	limitInFlight = "in_flight_cap" // the scenario's cap on messages in flight (load.maxInFlight)
 	limitTarget   = "target"        // the target answered slower than the plan allows
 )
