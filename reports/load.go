@@ -50,9 +50,9 @@ func (s *Summary) loadShort() (count, rate bool) {
 
 // limitHeld says whether respect mode's limiter, not a shortfall, explains a
 // load under the plan: the plan puts more messages in one window of a client
-// (plus an answer's time) than the limit lets go, within 5 %. It returns the rate the limit allows (each client
-// at most the limit per window plus an answer's time: attack's
-// windowLimiter counts a window from the answer).
+// (plus an answer's time) than the limit lets go, within 5 %. It returns the
+// rate the limit allows: each client at most the limit per window plus an
+// answer's time (attack's windowLimiter counts a window from the answer).
 func (s *Summary) limitHeld() (bool, float64) {
 	rl, r := s.RateLimit, s.Requests
 	if rl.Mode != "respect" || rl.Limit <= 0 || rl.Window <= 0 || s.Run.Clients <= 0 {
