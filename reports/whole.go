@@ -157,6 +157,12 @@ func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 	return w
 }
 
+// reasonLines are the whole run's reasons for the reports: each with whose
+// it is and what to do (the texts alone for a summary.json without reasons).
+func (w *RunSummary) reasonLines() []string {
+	return (&Summary{VerdictReasons: w.VerdictReasons, Reasons: w.Reasons}).reasonLines()
+}
+
 // NoReportVerdict is the verdict of a part (or shard) that has no report:
 // incomplete when the run was interrupted, error otherwise (an environment
 // reason either way). The whole run's summary and the harness's result judge
@@ -371,7 +377,7 @@ func (w *RunSummary) partRows() []partRow {
 
 var wholeTmpl = template.Must(template.Must(template.New("whole").Funcs(tmplFuncs).Parse(partBody)).Parse(htmlHead + `<h1>msgload — {{.W.Run.Scenario}} <span class="v {{.Class}}">{{.Verdict}}</span></h1>
 <p class="outcome">{{.Headline}}</p>
-{{if .W.VerdictReasons}}<ul class="reasons">{{range .W.VerdictReasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .Reasons}}<ul class="reasons">{{range .Reasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <table class="tested">{{range .Tested}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}</table>
 <h2>Parts</h2>
 <table class="parts"><tr><th>Part</th><th>API</th><th>Verdict</th><th>Sent</th><th>Accepted</th><th>Delivered</th><th>Not delivered</th><th>Delivery p95</th></tr>
@@ -429,7 +435,7 @@ func (w *RunSummary) WriteHTML(out io.Writer) error {
 	}
 	v := strings.ToUpper(WorstVerdict(w.Verdict))
 	return wholeTmpl.Execute(out, map[string]any{"W": w, "Title": "msgload " + w.Run.Scenario + " " + w.Run.ID,
-		"Verdict": v, "Class": strings.ToLower(v), "Headline": w.headline(), "Tested": tested, "Rows": w.partRows(), "Parts": parts})
+		"Verdict": v, "Class": strings.ToLower(v), "Headline": w.headline(), "Reasons": w.reasonLines(), "Tested": tested, "Rows": w.partRows(), "Parts": parts})
 }
 
 // WriteMarkdown writes the whole run's report.md: the verdict, the parts, then
@@ -437,7 +443,7 @@ func (w *RunSummary) WriteHTML(out io.Writer) error {
 func (w *RunSummary) WriteMarkdown(out io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## msgload %s: %s\n\n%s\n\n", mdEscape(w.Run.Scenario), strings.ToUpper(WorstVerdict(w.Verdict)), mdEscape(w.headline()))
-	for _, r := range w.VerdictReasons {
+	for _, r := range w.reasonLines() {
 		fmt.Fprintf(&b, "- %s\n", mdEscape(r))
 	}
 	if len(w.VerdictReasons) > 0 {
