@@ -89,3 +89,48 @@ func TestMaxInFlight(t *testing.T) {
 		})
 	}
 }
+
+// TestCountPlanSendsEveryMessage: a count plan (Requests) sends all its
+// messages, late if it must. Against a target that answers in 1 s, a cap of 2
+// in flight lets 2 a second leave while the plan asks 8 a second for 3 s (the
+// Duration the harness gives a count plan, N / rate): the plan still sends its
+// 24, each keeping its planned time, the ones held by the cap marked capped.
+func TestCountPlanSendsEveryMessage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{
+		{"constant", Options{Pacer: Constant(vegeta.Rate{Freq: 8, Per: time.Second}), Requests: 24, Duration: 3 * time.Second}},
+		{"steps", Options{Pacer: Steps{{Rate: vegeta.Rate{Freq: 4, Per: time.Second}, For: time.Second}, {Rate: vegeta.Rate{Freq: 10, Per: time.Second}, For: 2 * time.Second}},
+			Requests: 24, Duration: 3 * time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := &slowService{delay: time.Second}
+				rec := &memRecorder{}
+				o := tc.o
+				o.API, o.BaseURL, o.Clients, o.Body, o.RunID, o.Out = rundir.APIMessaging, "http://svc.test", clients("a"), messagingBody, "count", rec
+				o.Transport, o.MaxInFlight, o.Grace = handlerTransport{s}, 2, time.Second
+				res, err := Run(context.Background(), o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sends := rec.ops(OpSend)
+				if res.Sent != 24 || len(sends) != 24 || s.n != 24 {
+					t.Fatalf("sent %d, recorded %d, the service got %d; a count plan of 24 sends 24", res.Sent, len(sends), s.n)
+				}
+				if res.Capped == 0 {
+					t.Errorf("no send was capped at 2 in flight and 1 s per answer")
+				}
+				for _, a := range sends {
+					if a.GaveUp != "" || a.Outcome != rundir.OutcomeOK {
+						t.Errorf("seq %d: %s %s", a.Seq, a.Outcome, a.GaveUp)
+					}
+					if a.Intended.Sub(res.Start) > o.Duration { // hit n is due at n / rate: the last at the end
+						t.Errorf("seq %d planned %v after the start, past the plan's %v", a.Seq, a.Intended.Sub(res.Start), o.Duration)
+					}
+				}
+			})
+		})
+	}
+}

@@ -50,7 +50,7 @@ const (
 // request, connection and buffers, with the collector's slack), so the cap
 // holds the attacker under 96 MiB at any overload for bodies of a few hundred
 // bytes (BenchmarkOverloadMemory; attack/README.md has the figures).
-const DefaultMaxInFlight = 1024
+const DefaultMaxInFlight = rundir.DefaultMaxInFlight
 
 // Client is one integration: a messaging login and password, or a
 // notification client_id and secret. The secret never leaves this package.

@@ -168,9 +168,16 @@ func RunWithAbort(ctx, abort context.Context, o Options) (result, error) {
 		o.Metrics.start(&o, start)
 	}
 	p := &schedPacer{p: o.Pacer, e: e, max: o.Requests}
+	// A count plan sends its Requests, late if it must: it ends by the
+	// schedule (schedPacer), never by the clock, which would drop the hits
+	// not yet sent when the target or the machine held the pacer back.
+	du := o.Duration
+	if p.counted() {
+		du = 0
+	}
 	// No attack name: vegeta would put it in a header of every request (for
 	// the engine to take out again) and in its results, which are dropped.
-	for range atk.Attack(e.target, p, o.Duration, "") {
+	for range atk.Attack(e.target, p, du, "") {
 		// Every attempt is recorded by the engine; vegeta's own result of a
 		// hit (a whole message with its retries) is not needed, only that the
 		// hit is over: its slot is free.
@@ -326,7 +333,8 @@ func (s *schedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bo
 	if s.began.IsZero() {
 		s.began = time.Now().Add(-elapsed)
 		s.e.began.Store(s.began.UnixNano())
-		if g := s.e.o.Grace; g > 0 && s.e.o.Duration > 0 {
+		if g := s.e.o.Grace; g > 0 && s.e.o.Duration > 0 && !s.counted() {
+			// A count plan's end is known only when its last hit left (loadEnded).
 			s.e.end.set(s.began.Add(s.e.o.Duration + g))
 		}
 		if len(s.e.o.Extra) > 0 {
@@ -354,6 +362,13 @@ func (s *schedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bo
 			due = min(s.next+max(w, 0), elapsed)
 		}
 	}
+	if d := s.e.o.Duration; s.counted() && d > 0 && due > d+time.Microsecond {
+		// The profile ends before the count (a duration or steps shorter
+		// than Requests at their rates): the plan is the hits due by its end
+		// (the last one at it; a microsecond for the rounding of N / rate).
+		s.e.loadEnded()
+		return 0, true
+	}
 	s.next = due
 	if s.e.planned != nil {
 		s.e.planned.Set(s.p.Rate(elapsed))
@@ -374,7 +389,7 @@ func (s *schedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bo
 	default:
 		capped = true
 		var end <-chan time.Time
-		if d := s.e.o.Duration; d > 0 {
+		if d := s.e.o.Duration; d > 0 && !s.counted() {
 			t := time.NewTimer(time.Until(s.began.Add(d)))
 			defer t.Stop()
 			end = t.C
@@ -396,6 +411,11 @@ func (s *schedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bo
 	s.e.ring[hits%uint64(len(s.e.ring))].Store(v)
 	return 0, false
 }
+
+// counted reports whether the plan is a count (Requests): it sends every
+// hit its schedule has before Duration, however late, and ends after the
+// last; a plan of a duration alone ends at the duration by the clock.
+func (s *schedPacer) counted() bool { return s.max > 0 }
 
 // shortWait is the longest pacer wait slept through without watching for
 // the stop (checked after): vegeta's own loop sleeps so between hits.

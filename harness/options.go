@@ -243,6 +243,10 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		Retry:      rundir.Retry{On: slices.Clone(s.Retry.On), Max: s.Retry.Max, Backoff: rundir.Duration(s.Retry.Backoff.D)},
 		Probes:     s.Idempotency.Probes.F,
 	}
+	if maxMsgs > 0 && meta.Planned.Requests > maxMsgs {
+		// --max-messages is a deliberate cap, not a shortfall: the plan is what it lets go.
+		meta.Planned.Requests = maxMsgs
+	}
 	meta.MaxInFlight = inFlightCap(s.Load.MaxInFlight)
 	meta.ScenarioDigest, meta.StartAt = r.digest, r.o.StartAt.UTC()
 	if sh := r.shard; sh != nil {

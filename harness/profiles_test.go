@@ -42,6 +42,7 @@ func TestLoadProfiles(t *testing.T) {
 			if p.Err != nil || p.Summary == nil {
 				t.Fatalf("part: %v\n%s", p.Err, stderr.String())
 			}
+			skipUnlessPlanHeld(t, p.Summary) // the counts below need the plan held
 			var first []time.Time
 			rundir.ReadJSONL(filepath.Join(p.Dir, rundir.AttemptsFile), func(a rundir.Attempt) error {
 				if a.Op == "send" && a.Attempt <= 1 {

@@ -124,11 +124,7 @@ func (r *Result) Verdict() string {
 	for _, p := range r.Parts {
 		switch {
 		case p.Err != nil || p.Summary == nil:
-			if r.Interrupted || r.Aborted {
-				vs = append(vs, reports.VerdictIncomplete)
-			} else {
-				vs = append(vs, reports.VerdictError)
-			}
+			vs = append(vs, reports.NoReportVerdict(r.Interrupted || r.Aborted))
 		default:
 			vs = append(vs, p.Summary.Verdict)
 		}

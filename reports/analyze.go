@@ -193,7 +193,7 @@ func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
 		perRequest = newHist
 	}
 	a := &analyzer{
-		dir: name, fsys: fsys, s: &Summary{Schema: schemaVersion, Kind: kindPart},
+		dir: name, fsys: fsys, s: &Summary{Schema: schemaVersion, Kind: kindPart, dir: name},
 		reqLat: perRequest(), reqLatIntended: newCompactHist(), lag: newCompactHist(),
 		idOwner: map[uint64]int64{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
 		states: newIntern(), chans: newIntern(),

@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -334,17 +336,29 @@ func TestIDCollisions(t *testing.T) {
 	}
 }
 
-// A disagreement with the truth and an id collision each fail the run,
-// whatever the thresholds say.
+// A disagreement with the truth is msgload's bug: the verdict is error, its
+// reason whose measurement with the command that reproduces it — never the
+// service's fail. An id collision is the service's: a fail reason.
 func TestTruthAndCollisionFailTheVerdict(t *testing.T) {
 	r := cascadeRun(rundir.StateDelivered, [][]srec{{{1, "DELIVERED", "viber", false}}, {{2, "DELIVERED", "viber", false}}})
 	r.events = r.events[:1]
-	s, err := Build(r.write(t))
+	dir := r.write(t)
+	s, err := Build(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Verdict != verdictFail || !strings.Contains(strings.Join(s.VerdictReasons, "\n"), "ground truth") {
-		t.Errorf("verdict %s %q: want fail for the truth", s.Verdict, s.VerdictReasons)
+	truth := reasonWith(s, "ground truth")
+	if s.Verdict != VerdictError || truth == nil || truth.Whose != WhoseMeasurement || truth.Verdict != VerdictError ||
+		!strings.Contains(truth.Next, "msgload report "+dir) || !strings.Contains(truth.Next, "issue") {
+		t.Errorf("verdict %s %+v: want error, whose measurement, with msgload report %s and an issue to file", s.Verdict, s.Reasons, dir)
+	}
+	for _, x := range s.Reasons {
+		if x.Whose == WhoseService {
+			t.Errorf("a service reason for msgload's disagreement: %+v", x)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, rundir.SummaryFile)); !strings.Contains(string(b), `"whose": "measurement"`) {
+		t.Errorf("summary.json has no structured reason whose measurement:\n%s", b)
 	}
 	c := cascadeRun(rundir.StateDelivered, [][]srec{{{1, "DELIVERED", "viber", false}}, {{2, "DELIVERED", "viber", false}}})
 	for i := range c.attempts {
@@ -354,9 +368,19 @@ func TestTruthAndCollisionFailTheVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Verdict != verdictFail || !strings.Contains(strings.Join(s.VerdictReasons, "\n"), "already given") {
-		t.Errorf("verdict %s %q: want fail for the id collision", s.Verdict, s.VerdictReasons)
+	if x := reasonWith(s, "already given"); s.Verdict == VerdictPass || x == nil || x.Whose != WhoseService || x.Verdict != verdictFail {
+		t.Errorf("verdict %s %+v: want a service fail reason for the id collision", s.Verdict, s.Reasons)
 	}
+}
+
+// reasonWith is the first of s's reasons whose text has sub, or nil.
+func reasonWith(s *Summary, sub string) *Reason {
+	for i := range s.Reasons {
+		if strings.Contains(s.Reasons[i].Text, sub) {
+			return &s.Reasons[i]
+		}
+	}
+	return nil
 }
 
 // A call the simulator got no answer to (the answer was reset on the way

@@ -23,6 +23,9 @@ type run struct {
 	attempts []rundir.Attempt
 	events   []rundir.Event
 	truth    *rundir.Truth
+	// ownPlan keeps meta.Planned as the test set it; otherwise write plans
+	// what the run sends (a run that held its plan: the load is not judged).
+	ownPlan bool
 }
 
 func newRun(api string) *run {
@@ -81,6 +84,9 @@ func (r *run) callback(seq int64, sec float64, state, channel string, terminal, 
 func (r *run) write(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
+	if !r.ownPlan {
+		r.heldPlan()
+	}
 	writeJSON(t, filepath.Join(dir, rundir.MetaFile), r.meta)
 	writeJSONL(t, filepath.Join(dir, rundir.AttemptsFile), r.attempts)
 	writeJSONL(t, filepath.Join(dir, rundir.EventsFile), r.events)
@@ -112,6 +118,29 @@ func writeResults(t testing.TB, p string, as []rundir.Attempt) {
 	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// heldPlan makes meta.Planned what the run sends: its messages (first
+// attempts), at the rate between its first and last (1/s for one or none).
+func (r *run) heldPlan() {
+	var n int64
+	var first, last time.Time
+	for _, a := range r.attempts {
+		if a.Op != "send" || a.Attempt > 1 || a.Probe != "" {
+			continue
+		}
+		n++
+		if first.IsZero() || a.Sent.Before(first) {
+			first = a.Sent
+		}
+		if a.Sent.After(last) {
+			last = a.Sent
+		}
+	}
+	r.meta.Planned.Requests, r.meta.Planned.Rate = n, 1
+	if d := last.Sub(first).Seconds(); n > 1 && d > 0 {
+		r.meta.Planned.Rate = float64(n-1) / d
 	}
 }
 

@@ -268,7 +268,7 @@ const partBody = `{{define "part"}}<table class="tested">{{range .Tested}}<tr><t
 var tmplFuncs = template.FuncMap{"deref": func(b *bool) bool { return b != nil && *b }}
 
 var htmlTmpl = template.Must(template.Must(template.New("report").Funcs(tmplFuncs).Parse(partBody)).Parse(htmlHead + `<h1>msgload — {{.S.Run.Scenario}} <span class="v {{.Class}}">{{.Verdict}}</span></h1>
-{{if .S.VerdictReasons}}<ul class="reasons">{{range .S.VerdictReasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .Reasons}}<ul class="reasons">{{range .Reasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{template "part" .}}
 <p class="muted">Built from the run directory alone by <code>msgload report</code>; summary.json holds every figure.</p>
 </body></html>
@@ -323,7 +323,7 @@ func (s *Summary) htmlView(prefix string) map[string]any {
 	}
 	showLimit := s.RateLimit.Limit > 0 || s.RateLimit.Rejected429 > 0
 	return map[string]any{"S": s, "Prefix": prefix, "Verdict": s.verdictWord(), "Class": strings.ToLower(s.verdictWord()),
-		"Title":  "msgload " + s.Run.Scenario + " " + s.Run.ID,
+		"Title": "msgload " + s.Run.Scenario + " " + s.Run.ID, "Reasons": s.reasonLines(),
 		"Tested": rows(s.testedRows()), "Outcome": s.outcomeLines(), "Counts": rows(s.outcomeCounts()),
 		"Key": rows(s.keyFigures()), "Charts": s.chartsHTML(prefix), "Steps": steps, "Lat": lat, "Thr": thr, "ShowLimit": showLimit}
 }

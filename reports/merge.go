@@ -359,8 +359,11 @@ func ownVerdictProblems(s shardDir) []rundir.MergeProblem {
 // merged.problems) and the shards missing from it: a problem of verdict
 // incomplete makes the run incomplete at best, any other error.
 func (a *analyzer) unfinishedReasons() {
+	s := a.s
 	if a.meta.End.IsZero() {
-		a.s.incomplete = append(a.s.incomplete, "run.json has no end: the run did not finish (its process was killed, or still runs); the figures cover what it recorded before (environment)")
+		s.early = append(s.early, reason(WhoseEnvironment, VerdictIncomplete,
+			"run.json has no end: the run did not finish (its process was killed, or still runs); the figures cover what it recorded before",
+			"find why the process ended (a kill, the OOM killer, a pod's termination grace) and run again"))
 	}
 	m := a.meta.Merged
 	if m == nil {
@@ -375,14 +378,21 @@ func (a *analyzer) unfinishedReasons() {
 		if len(idx) > 1 {
 			what = fmt.Sprintf("shards %s of %d are missing from the merge: the figures lack what they sent", strings.Join(idx, ", "), m.Shards)
 		}
-		a.s.incomplete = append(a.s.incomplete, what+" (environment: merge every shard's directory)")
+		s.early = append(s.early, reason(WhoseEnvironment, VerdictIncomplete, what, "merge every shard's directory (msgload report --merge OUT DIR…)"))
 	}
 	for _, p := range m.Problems {
-		if p.Verdict == VerdictIncomplete {
-			a.s.incomplete = append(a.s.incomplete, p.Reason)
-		} else {
-			a.s.problems = append(a.s.problems, p.Reason)
+		whose, next := p.Whose, "run the shard again, or the whole run"
+		if whose == "" {
+			whose = WhoseEnvironment
 		}
+		if whose == WhoseMeasurement {
+			next = "merge only the shards of one run: the same scenario, run id and start instant"
+		}
+		verdict := p.Verdict
+		if verdict != VerdictIncomplete {
+			verdict = VerdictError
+		}
+		s.early = append(s.early, reason(whose, verdict, p.Reason, next))
 	}
 }
 

@@ -335,18 +335,20 @@ func mergeVerdict(t *testing.T, dirs []string) *Summary {
 }
 
 // wantReason fails unless some verdict reason holds every one of parts.
+// wantReason wants a verdict reason whose text, with whose it is, says
+// every one of parts.
 func wantReason(t *testing.T, s *Summary, parts ...string) {
 	t.Helper()
-	for _, r := range s.VerdictReasons {
+	for _, r := range s.Reasons {
 		all := true
 		for _, p := range parts {
-			all = all && strings.Contains(r, p)
+			all = all && (strings.Contains(r.Text, p) || r.Whose == p)
 		}
 		if all {
 			return
 		}
 	}
-	t.Errorf("no verdict reason says %q: %q", parts, s.VerdictReasons)
+	t.Errorf("no verdict reason says %q: %+v", parts, s.Reasons)
 }
 
 // TestMergeIntactPasses: the shards the tests below spoil merge to a pass

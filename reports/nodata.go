@@ -2,6 +2,7 @@ package reports
 
 import (
 	"reflect"
+	"slices"
 )
 
 // A threshold passes only on figures that have data. Before a threshold is
@@ -30,10 +31,36 @@ var latencyFigure = map[string]bool{"p50": true, "p90": true, "p95": true, "p99"
 
 var percentilesType = reflect.TypeOf(percentiles{})
 
+// unmeasured says why the figure at p is not measured at all by a run whose
+// delivery is via via, or "": with delivery: none every delivery figure (but
+// delivery.via and .measured), the delivery outcomes and
+// idempotency.duplicate_deliveries are "not measured" in the reports. The
+// report gives them no data; msgload validate refuses a threshold on them.
+func unmeasured(p []any, via string) string {
+	if via != "none" || len(p) < 2 {
+		return ""
+	}
+	head, _ := p[0].(string)
+	name, _ := p[1].(string)
+	switch {
+	case head == "delivery" && name != "via" && name != "measured",
+		head == "idempotency" && name == "duplicate_deliveries",
+		head == "outcomes" && slices.Contains(outcomeDeliveryCounts, name):
+		return "delivery is not measured (delivery: " + via + ")"
+	}
+	return ""
+}
+
 // noData says why the figure at path p has no data in s, or "".
 func (s *Summary) noData(p []any) string {
 	if len(p) == 0 {
 		return ""
+	}
+	if why := s.missingRaw(p); why != "" {
+		return why
+	}
+	if why := unmeasured(p, s.Delivery.Via); why != "" {
+		return why
 	}
 	if len(p) == 2 && p[0] == "delivery" || len(p) == 2 && p[0] == "idempotency" && p[1] == "duplicate_deliveries" {
 		name, _ := p[1].(string)

@@ -15,7 +15,12 @@ import (
 // build runs Build on a hand-built run and returns the summary and the files.
 func build(t *testing.T, r *run) (*Summary, map[string]string) {
 	t.Helper()
-	dir := r.write(t)
+	return buildDir(t, r.write(t))
+}
+
+// buildDir is build of a run directory already written.
+func buildDir(t *testing.T, dir string) (*Summary, map[string]string) {
+	t.Helper()
 	s, err := Build(dir)
 	if err != nil {
 		t.Fatal(err)

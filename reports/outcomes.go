@@ -98,8 +98,11 @@ func (s *Summary) noun() string {
 func (s *Summary) outcomeLines() []string {
 	o, n := s.Outcomes, s.noun()
 	var out []string
+	if l := s.loadLine(); l != "" {
+		out = append(out, l) // planned against sent comes first (load.go)
+	}
 	if o.Messages == 0 {
-		return []string{fmt.Sprintf("No %s was sent.", n)}
+		return append(out, fmt.Sprintf("No %s was sent.", n))
 	}
 	if o.NotAccepted > 0 {
 		why := o.notAcceptedWhy()

@@ -116,7 +116,7 @@ type reportCase struct {
 var reportCases = []reportCase{
 	{
 		name: "notify", run: notifyOutcomesRun,
-		outcome:  []string{"3 of 20 notifications accepted were not delivered: 1 FAILED, 2 UNDELIVERED."},
+		outcome:  []string{"Sent 20 of 20 planned notifications (100.0 %).", "3 of 20 notifications accepted were not delivered: 1 FAILED, 2 UNDELIVERED."},
 		counts:   map[string]string{"sent": "20", "accepted": "20", "delivered": "17", "not delivered": "2", "failed": "1", "expired": "0", "no final status (lost)": "0", "gave up after retries": "0"},
 		charts:   []string{"chart-rate", "chart-latency", "chart-delivery", "chart-events"},
 		bounds:   map[string]string{"chart-delivery": "threshold p95 < 5s"},
@@ -124,14 +124,14 @@ var reportCases = []reportCase{
 	},
 	{
 		name: "messaging with failover", run: failoverOutcomesRun,
-		outcome: []string{"1 of 30 messages accepted was not delivered: 1 FAILED."},
+		outcome: []string{"Sent 30 of 30 planned messages (100.0 %).", "1 of 30 messages accepted was not delivered: 1 FAILED."},
 		counts:  map[string]string{"sent": "30", "accepted": "30", "delivered": "29", "failed": "1", "expired": "0", "no final status (lost)": "0"},
 		charts:  []string{"chart-rate", "chart-latency", "chart-delivery", "chart-events", "chart-funnel"},
 		bounds:  map[string]string{"chart-latency": "threshold p99 < 100ms", "chart-delivery": "threshold p95 < 15s"},
 	},
 	{
 		name: "retries", run: retryOutcomesRun,
-		outcome: []string{"4 of 12 notifications were not accepted: 4 gave up after 3 retries.", "All 8 notifications accepted were delivered."},
+		outcome: []string{"Sent 12 of 12 planned notifications (100.0 %).", "4 of 12 notifications were not accepted: 4 gave up after 3 retries.", "All 8 notifications accepted were delivered."},
 		counts:  map[string]string{"sent": "12", "accepted": "8", "delivered": "8", "not accepted": "4", "gave up after retries": "4"},
 		charts:  []string{"chart-rate", "chart-latency", "chart-delivery", "chart-events"},
 		bounds:  map[string]string{"chart-delivery": "threshold p95 < 3s"},
@@ -206,7 +206,7 @@ func TestGaveUpAfterRetries(t *testing.T) {
 			t.Errorf("not accepted by %s = %d, want %d (%v)", k, o.Refused[k], v, o.Refused)
 		}
 	}
-	if got := s.outcomeLines()[0]; got != "6 of 7 notifications were not accepted: 3 gave up after 2 retries, 1 answered 4xx, 1 answered 5xx, 1 got no answer." {
+	if got := s.outcomeLines()[1]; got != "6 of 7 notifications were not accepted: 3 gave up after 2 retries, 1 answered 4xx, 1 answered 5xx, 1 got no answer." {
 		t.Errorf("outcome %q", got)
 	}
 }

@@ -26,6 +26,7 @@ type Summary struct {
 	Passed         bool         `json:"ok" expr:"ok"`             // Verdict == "pass" (kept for older readers)
 	Verdict        string       `json:"verdict" expr:"-"`         // pass, fail, incomplete or error (verdict.go)
 	VerdictReasons []string     `json:"verdict_reasons" expr:"-"` // every reason for it, in plain sentences
+	Reasons        []Reason     `json:"reasons" expr:"-"`         // the same reasons: whose each is, its verdict and what to do (verdict.go)
 	Run            runInfo      `json:"run" expr:"run"`
 	Requests       Requests     `json:"requests" expr:"requests"`
 	RateLimit      rateLimit    `json:"rate_limit" expr:"rate_limit"`
@@ -45,7 +46,9 @@ type Summary struct {
 	charts         *charts  // time series for report.html; not part of summary.json
 	thresholdExprs []string // from run.json
 	problems       []string // raw files missing or unreadable: the verdict is error
-	incomplete     []string // what did not finish (a shard killed, missing): the verdict is incomplete at best
+	early          []Reason // reasons found while reading (a shard killed or missing, a run with no end), with whose they are
+	missing        []string // the raw files behind problems: their figures have no data (nodata.go)
+	dir            string   // the run directory it was read from, for the reasons' commands
 }
 
 // runInfo is what run.json says about the run.

@@ -40,8 +40,7 @@ type keyFigure struct{ name, value string }
 func (s *Summary) keyFigures() []keyFigure {
 	r, d, rl := s.Requests, s.Delivery, s.RateLimit
 	kf := []keyFigure{
-		{"requests", fmt.Sprintf("%d (%d messages, %s errors)", r.Total, r.Messages,
-			showRate(r.ErrorRate, r.Total > 0, func(v float64) string { return strconv.FormatFloat(100*v, 'f', 2, 64) + "%" }))},
+		{"requests", fmt.Sprintf("%d (%d messages, %s)", r.Total, r.Messages, s.errorsFigure())},
 		{"rate achieved / planned", fmt.Sprintf("%s / %s per second", showRate(r.AchievedRate, r.Messages > 0, twoDecimals), twoDecimals(r.PlannedRate))},
 		{"request latency p50 / p95 / p99 / max", latencies(r.Latency, r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.Max)},
 		{"from intended send p99", fmt.Sprintf("%s (%d late starts)", r.LatencyIntended.show(r.LatencyIntended.P99), r.Late)},
@@ -76,6 +75,27 @@ func (s *Summary) keyFigures() []keyFigure {
 			keyFigure{"truth: lost expected / measured", fmt.Sprintf("%d / %s", t.ExpectedLost, measuredCount(d, t.MeasuredLost))})
 	}
 	return s.attackFigures(kf)
+}
+
+// errorsFigure is the requests' error rate: "1.20% errors"; in exceed mode
+// the 429s the scenario sends for are apart, not errors: "62.60% answered
+// 429, as exceed mode expects; 0.40% other errors".
+func (s *Summary) errorsFigure() string {
+	r, rl := s.Requests, s.RateLimit
+	pct := func(v float64) string { return strconv.FormatFloat(100*v, 'f', 2, 64) + "%" }
+	if r.Total == 0 {
+		return noData + " errors"
+	}
+	n429 := r.Errors[rundir.ClassHTTP429]
+	if rl.Mode != "exceed" || rl.Limit <= 0 || n429 == 0 {
+		return pct(r.ErrorRate) + " errors"
+	}
+	var errs int64
+	for _, n := range r.Errors {
+		errs += n
+	}
+	total := float64(r.Total)
+	return fmt.Sprintf("%s answered 429, as exceed mode expects; %s other errors", pct(float64(n429)/total), pct(float64(errs-n429)/total))
 }
 
 // deliveredFigure is "17 / 20 (1 FAILED, 2 UNDELIVERED, no final status 0, of which late 0)".
@@ -193,7 +213,7 @@ func (o TerminalOptions) mark(ok bool) string {
 // TerminalWith writes the summary for a terminal as Terminal does, with o.
 func (s *Summary) TerminalWith(w io.Writer, o TerminalOptions) {
 	fmt.Fprintf(w, "run %s (%s, %s): %s\n", s.Run.ID, s.Run.Scenario, s.Run.API, o.Verdict(s.Verdict))
-	for _, r := range s.VerdictReasons {
+	for _, r := range s.reasonLines() {
 		fmt.Fprintf(w, "  ! %s\n", r)
 	}
 	for _, l := range s.outcomeLines() {
@@ -242,7 +262,7 @@ func mdEscape(s string) string {
 func (s *Summary) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## msgload %s: %s\n\n", mdEscape(s.Run.Scenario), s.verdictWord())
-	for _, r := range s.VerdictReasons {
+	for _, r := range s.reasonLines() {
 		fmt.Fprintf(&b, "- %s\n", mdEscape(r))
 	}
 	if len(s.VerdictReasons) > 0 {

@@ -35,6 +35,28 @@ func CheckThreshold(src string) error {
 	return err
 }
 
+// CheckThresholdFor is CheckThreshold for a scenario whose delivery is via
+// via (sink, poll, none; "" = sink): it also refuses a threshold on a figure
+// the report calls not measured (a delivery figure of delivery: none), which
+// could never be judged.
+func CheckThresholdFor(src, via string) error {
+	c, err := checkThreshold(src)
+	if err != nil {
+		return err
+	}
+	var at []any // the longest path read that is not measured: the figure, not its object
+	var why string
+	for _, p := range c.paths {
+		if w := unmeasured(p, via); w != "" && len(p) > len(at) {
+			at, why = p, w
+		}
+	}
+	if at == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %s, so no run of this scenario can judge it; measure delivery (delivery.via: sink or poll) or drop the threshold", thresholds.PathString(at), why)
+}
+
 // checkThreshold compiles one threshold expression against the summary's
 // fields, and refuses a latency read through a computed path.
 func checkThreshold(src string) (*compiled, error) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/msgload/msgload/rundir"
@@ -12,9 +13,9 @@ import (
 // Verdicts of a run (summary.json `verdict`). Only VerdictPass is a pass.
 const (
 	VerdictPass       = "pass"       // every threshold held on data, something was sent and accepted
-	verdictFail       = "fail"       // a threshold failed or had no data, nothing was sent or accepted, the truth disagrees, ids collide
-	VerdictIncomplete = "incomplete" // the run was interrupted: its figures cover what ran
-	VerdictError      = "error"      // a raw file the run must have is missing or unreadable
+	verdictFail       = "fail"       // a service reason: a threshold failed or had no data, nothing was sent or accepted, ids collide
+	VerdictIncomplete = "incomplete" // the run was interrupted, or its load was more than 5 % under the plan: its figures cover what ran
+	VerdictError      = "error"      // a raw file the run must have is missing or unreadable, or msgload disagrees with its truth
 )
 
 // verdictRank orders verdicts from best to worst, for a run of several parts.
@@ -101,9 +102,11 @@ func (a *analyzer) checkRawFiles() {
 		switch {
 		case err == nil:
 		case errors.Is(err, fs.ErrNotExist):
+			a.s.missing = append(a.s.missing, name)
 			a.s.problems = append(a.s.problems, fmt.Sprintf("%s is missing from the run directory: the figures that come from it are absent", name))
 		default:
 			hidden[name] = true
+			a.s.missing = append(a.s.missing, name)
 			a.s.problems = append(a.s.problems, fmt.Sprintf("%s cannot be read (%v): the figures that come from it are absent", name, err))
 		}
 	}
@@ -112,51 +115,164 @@ func (a *analyzer) checkRawFiles() {
 	}
 }
 
-// decide sets the verdict, its reasons and ok from the figures and the
-// thresholds evaluated so far. Every reason is listed, worst first.
-func (s *Summary) decide() {
-	var errs, incomplete, fails []string
-	errs = append(errs, s.problems...)
-	if s.Run.Interrupted {
-		incomplete = append(incomplete, "the run was interrupted: the figures cover only what ran")
+// Whose a reason is (Reason.Whose): only a service reason makes a run fail.
+const (
+	WhoseService     = "service"     // a threshold failed, a contract was broken, the target could not carry the plan
+	WhoseMeasurement = "measurement" // msgload disagrees with its ground truth: a msgload bug
+	WhoseEnvironment = "environment" // the load generator fell behind, a raw file is missing, the run was interrupted
+)
+
+// Reason is one reason for a verdict (summary.json `reasons`): whose it is,
+// the verdict it makes, what it says and what to do about it.
+type Reason struct {
+	Whose   string `json:"whose"`   // WhoseService, WhoseMeasurement or WhoseEnvironment
+	Verdict string `json:"verdict"` // the verdict this reason makes: fail, incomplete or error
+	// Limit names whose limit held the load under its plan (loadReasons):
+	// generator_cpu, in_flight_cap, target or generator (it stopped early,
+	// for no reason the raw files show); empty for other reasons.
+	Limit string `json:"limit,omitempty"`
+	Text  string `json:"text"`
+	Next  string `json:"next,omitempty"` // what to do
+}
+
+// Limits that held a run's load under its plan (Reason.Limit).
+const (
+	limitCPU      = "generator_cpu" // the machine running msgload could not send as planned
+	limitStopped  = "generator"     // the load generator stopped before its plan was sent, neither late nor capped
+	limitInFlight = "in_flight_cap" // the scenario's cap on messages in flight (load.maxInFlight)
+	limitTarget   = "target"        // the target answered slower than the plan allows
+)
+
+// reason is a Reason of whose, making verdict.
+func reason(whose, verdict, text, next string) Reason {
+	return Reason{Whose: whose, Verdict: verdict, Text: text, Next: next}
+}
+
+// runDir is how the reasons name the run directory: where it was read from,
+// else runs/<id> (msgload run's default).
+func (s *Summary) runDir() string {
+	if s.dir != "" {
+		return s.dir
 	}
-	incomplete = append(incomplete, s.incomplete...)
+	return "runs/" + s.Run.ID
+}
+
+// measurementBug is the reason for a measurement msgload disagrees with:
+// a msgload bug, with the command that reproduces it and where to file it.
+func (s *Summary) measurementBug(text string) Reason {
+	dir := s.runDir()
+	return reason(WhoseMeasurement, VerdictError, text+" — a msgload bug, not the service's",
+		fmt.Sprintf("`msgload report %s` reproduces it; attach %s to an issue of msgload", dir, dir))
+}
+
+// decide sets the verdict, its reasons and ok from the figures and the
+// thresholds evaluated so far: the verdict is the worst any reason makes
+// (error over incomplete over fail). Every reason is listed, worst first.
+func (s *Summary) decide() {
+	var rs []Reason
+	for _, p := range s.problems {
+		rs = append(rs, reason(WhoseEnvironment, VerdictError, p, "find why the file is missing or unreadable (disk, permissions, a killed process) and run again"))
+	}
+	if s.Run.Interrupted {
+		rs = append(rs, reason(WhoseEnvironment, VerdictIncomplete, "the run was interrupted: the figures cover only what ran", "run it again to the end"))
+	}
+	rs = append(rs, s.early...)
+	rs = append(rs, s.loadReasons()...)
 	r := s.Requests
 	switch {
 	case r.Messages == 0:
-		fails = append(fails, "the run sent no message")
+		rs = append(rs, reason(WhoseService, verdictFail, "the run sent no message", ""))
 	case r.Accepted == 0:
-		fails = append(fails, fmt.Sprintf("none of the %s sent was accepted", plural(r.Messages, "message")))
+		rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("none of the %s sent was accepted", plural(r.Messages, "message")), ""))
 	}
 	if t := s.Truth; t != nil && t.Agrees != nil && !*t.Agrees {
 		// A measurement that disagrees with the simulator's truth is a bug of
-		// msgload's: no verdict built on it can pass.
-		fails = append(fails, "the measurements disagree with the simulator's ground truth: "+strings.Join(t.Disagreements, "; "))
+		// msgload's: no verdict built on it can pass, nor blame the service.
+		rs = append(rs, s.measurementBug("the measurements disagree with the simulator's ground truth: "+strings.Join(t.Disagreements, "; ")))
 	}
 	if n := s.Idempotency.IDCollisions; n > 0 {
-		fails = append(fails, fmt.Sprintf("the service answered %s with an id already given to another message: delivery cannot be joined", plural(n, "message")))
+		rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("the service answered %s with an id already given to another message: delivery cannot be joined", plural(n, "message")), ""))
 	}
 	for _, t := range s.Thresholds {
 		switch {
 		case t.OK:
 		case len(t.NoData) > 0:
-			fails = append(fails, fmt.Sprintf("threshold %s has %s", t.Expr, t.Error))
+			rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("threshold %s has %s", t.Expr, t.Error), ""))
 		case t.Error != "":
-			fails = append(fails, fmt.Sprintf("threshold %s could not be evaluated: %s", t.Expr, t.Error))
+			rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("threshold %s could not be evaluated: %s", t.Expr, t.Error), ""))
 		default:
-			fails = append(fails, fmt.Sprintf("threshold %s does not hold (value %s)", t.Expr, num(t.Value)))
+			rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("threshold %s does not hold (value %s)", t.Expr, num(t.Value)), ""))
 		}
 	}
-	switch {
-	case len(errs) > 0:
-		s.Verdict = VerdictError
-	case len(incomplete) > 0:
-		s.Verdict = VerdictIncomplete
-	case len(fails) > 0:
-		s.Verdict = verdictFail
-	default:
-		s.Verdict = VerdictPass
+	if rs == nil {
+		rs = []Reason{} // "reasons": [], as verdict_reasons
 	}
-	s.VerdictReasons = append(append(append([]string{}, errs...), incomplete...), fails...)
+	slices.SortStableFunc(rs, func(a, b Reason) int { return verdictRank[b.Verdict] - verdictRank[a.Verdict] })
+	s.Verdict = VerdictPass
+	s.Reasons = rs
+	s.VerdictReasons = make([]string, len(rs))
+	for i, x := range rs {
+		s.VerdictReasons[i] = x.Text
+		s.Verdict = WorstVerdict(s.Verdict, x.Verdict)
+	}
 	s.Passed = s.Verdict == VerdictPass
+}
+
+// reasonList is the summary's reasons; a summary.json from before `reasons`
+// has only their texts (whose unknown).
+func (s *Summary) reasonList() []Reason {
+	if len(s.Reasons) == len(s.VerdictReasons) {
+		return s.Reasons
+	}
+	out := make([]Reason, len(s.VerdictReasons))
+	for i, t := range s.VerdictReasons {
+		out[i] = Reason{Text: t}
+	}
+	return out
+}
+
+// line is a reason for people: its text, whose it is, and what to do.
+func (r Reason) line() string {
+	l := r.Text
+	if r.Whose != "" {
+		l += " [" + r.Whose + "]"
+	}
+	if r.Next != "" {
+		l += " — next: " + r.Next
+	}
+	return l
+}
+
+// reasonLines are the verdict's reasons for the reports, worst first.
+func (s *Summary) reasonLines() []string {
+	rs := s.reasonList()
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.line()
+	}
+	return out
+}
+
+// missingRaw says why the figure at path p has no data because the raw file
+// it stands on is missing or unreadable (checkRawFiles), or "": a figure of
+// a file that is not there is not measured, never the count of nothing
+// (without events.jsonl every accepted message would read as lost).
+func (s *Summary) missingRaw(p []any) string {
+	head, _ := p[0].(string)
+	for _, name := range s.missing {
+		var from bool
+		switch name {
+		case rundir.AttemptsFile: // every figure but what run.json says
+			from = head != "run" && head != "schema" && head != "ok"
+		case rundir.EventsFile:
+			from = head == "delivery" || head == "outcomes" || head == "incoming" ||
+				head == "idempotency" && len(p) > 1 && p[1] == "duplicate_deliveries"
+		case rundir.TruthFile:
+			from = head == "truth"
+		}
+		if from {
+			return name + " is missing or unreadable, so this figure was not measured"
+		}
+	}
+	return ""
 }

@@ -32,6 +32,7 @@ type RunSummary struct {
 	Passed         bool         `json:"ok"`   // Verdict == "pass"
 	Verdict        string       `json:"verdict"`
 	VerdictReasons []string     `json:"verdict_reasons"` // every part's, "<part>: <reason>"
+	Reasons        []Reason     `json:"reasons"`         // the same, whose each is and what to do (Summary.Reasons)
 	Run            wholeRunInfo `json:"run"`
 	Parts          []partResult `json:"parts"`
 	Totals         totals       `json:"totals"`
@@ -61,6 +62,7 @@ type partResult struct {
 	API              string      `json:"api"`
 	Verdict          string      `json:"verdict"`
 	VerdictReasons   []string    `json:"verdict_reasons"`
+	Reasons          []Reason    `json:"reasons"`
 	Requests         int64       `json:"requests"`
 	ErrorRate        *float64    `json:"error_rate"` // null: no request was made
 	RequestLatency   percentiles `json:"request_latency"`
@@ -93,7 +95,7 @@ type PartInput struct {
 // worst part verdict; a part without a summary is incomplete when the run was
 // interrupted and error otherwise.
 func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary {
-	w := &RunSummary{Schema: schemaVersion, Kind: KindRun, VerdictReasons: []string{}, Parts: []partResult{}}
+	w := &RunSummary{Schema: schemaVersion, Kind: KindRun, VerdictReasons: []string{}, Reasons: []Reason{}, Parts: []partResult{}}
 	w.Run.Interrupted = interrupted
 	w.Totals.Outcomes.ByState, w.Totals.Outcomes.Refused = map[string]int64{}, map[string]int64{}
 	w.Totals.Outcomes.measured = true
@@ -105,22 +107,21 @@ func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 		if err != nil {
 			rel = p.Dir
 		}
-		pr := partResult{Name: p.Name, Dir: filepath.ToSlash(rel), VerdictReasons: []string{}}
+		pr := partResult{Name: p.Name, Dir: filepath.ToSlash(rel), VerdictReasons: []string{}, Reasons: []Reason{}}
 		s := p.Summary
 		w.summaries = append(w.summaries, s)
 		w.Totals.Parts++
 		if s == nil {
-			pr.Verdict = VerdictError
-			if interrupted {
-				pr.Verdict = VerdictIncomplete
-			}
+			pr.Verdict = NoReportVerdict(interrupted)
 			why := "the part has no report"
 			if p.Err != nil {
 				why = "the part could not finish: " + p.Err.Error()
 			}
 			pr.VerdictReasons = append(pr.VerdictReasons, why)
+			pr.Reasons = append(pr.Reasons, reason(WhoseEnvironment, pr.Verdict, why, "see the part's log, and run again"))
 		} else {
 			pr.API, pr.Verdict, pr.VerdictReasons = s.Run.API, s.Verdict, append(pr.VerdictReasons, s.VerdictReasons...)
+			pr.Reasons = append(pr.Reasons, s.reasonList()...)
 			pr.Requests = s.Requests.Total
 			if s.Requests.Total > 0 {
 				pr.ErrorRate = &s.Requests.ErrorRate
@@ -141,6 +142,10 @@ func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 		for _, r := range pr.VerdictReasons {
 			w.VerdictReasons = append(w.VerdictReasons, p.Name+": "+r)
 		}
+		for _, r := range pr.Reasons {
+			r.Text = p.Name + ": " + r.Text
+			w.Reasons = append(w.Reasons, r)
+		}
 		vs = append(vs, pr.Verdict)
 		w.Parts = append(w.Parts, pr)
 	}
@@ -150,6 +155,23 @@ func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 	}
 	w.Passed = w.Verdict == VerdictPass
 	return w
+}
+
+// reasonLines are the whole run's reasons for the reports: each with whose
+// it is and what to do (the texts alone for a summary.json without reasons).
+func (w *RunSummary) reasonLines() []string {
+	return (&Summary{VerdictReasons: w.VerdictReasons, Reasons: w.Reasons}).reasonLines()
+}
+
+// NoReportVerdict is the verdict of a part (or shard) that has no report:
+// incomplete when the run was interrupted, error otherwise (an environment
+// reason either way). The whole run's summary and the harness's result judge
+// such a part by it.
+func NoReportVerdict(interrupted bool) string {
+	if interrupted {
+		return VerdictIncomplete
+	}
+	return VerdictError
 }
 
 func (w *RunSummary) addTotals(s *Summary, pr partResult) {
@@ -355,14 +377,14 @@ func (w *RunSummary) partRows() []partRow {
 
 var wholeTmpl = template.Must(template.Must(template.New("whole").Funcs(tmplFuncs).Parse(partBody)).Parse(htmlHead + `<h1>msgload — {{.W.Run.Scenario}} <span class="v {{.Class}}">{{.Verdict}}</span></h1>
 <p class="outcome">{{.Headline}}</p>
-{{if .W.VerdictReasons}}<ul class="reasons">{{range .W.VerdictReasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .Reasons}}<ul class="reasons">{{range .Reasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <table class="tested">{{range .Tested}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}</table>
 <h2>Parts</h2>
 <table class="parts"><tr><th>Part</th><th>API</th><th>Verdict</th><th>Sent</th><th>Accepted</th><th>Delivered</th><th>Not delivered</th><th>Delivery p95</th></tr>
 {{range .Rows}}<tr><td><a href="#part-{{.Name}}">{{.Name}}</a></td><td>{{.API}}</td><td><span class="v {{.Class}}">{{.Verdict}}</span></td><td>{{.Sent}}</td><td>{{.Accepted}}</td><td>{{.Delivered}}</td><td>{{.NotDelivered}}</td><td>{{.DeliveryP95}}</td></tr>
 <tr><td></td><td colspan="7" class="muted">{{.Outcome}}</td></tr>{{end}}</table>
 {{range .Parts}}<section class="part" id="part-{{.Name}}"><h2>{{.Name}} <span class="v {{.View.Class}}">{{.View.Verdict}}</span> <span class="muted">— its own files in <code>{{.Dir}}/</code></span></h2>
-{{if .View.S.VerdictReasons}}<ul class="reasons">{{range .View.S.VerdictReasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .View.Reasons}}<ul class="reasons">{{range .View.Reasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{template "part" .View}}</section>
 {{end}}
 <p class="muted">Built from the run directory alone by <code>msgload report</code>; summary.json holds the whole verdict, each part's summary.json every figure.</p>
@@ -374,7 +396,15 @@ func (w *RunSummary) headline() string {
 	t := w.Totals
 	line := fmt.Sprintf("%d of %d parts passed.", t.PartsPassed, t.Parts)
 	o := t.Outcomes
-	if o.Messages > 0 {
+	var planned int64 // the parts' plans: sent is said against them
+	for _, s := range w.summaries {
+		if s != nil {
+			planned += s.Requests.PlannedCount
+		}
+	}
+	if o.Messages > 0 && planned > 0 {
+		line += fmt.Sprintf(" Over all parts: %s sent of %s planned (%s), %d accepted", thousands(o.Messages), thousands(planned), percent(float64(o.Messages), float64(planned)), o.Accepted)
+	} else if o.Messages > 0 {
 		line += fmt.Sprintf(" Over all parts: %d sent, %d accepted", o.Messages, o.Accepted)
 		if o.measured {
 			line += fmt.Sprintf(", %d delivered, %d accepted but not delivered", o.Delivered, o.Accepted-o.Delivered)
@@ -405,7 +435,7 @@ func (w *RunSummary) WriteHTML(out io.Writer) error {
 	}
 	v := strings.ToUpper(WorstVerdict(w.Verdict))
 	return wholeTmpl.Execute(out, map[string]any{"W": w, "Title": "msgload " + w.Run.Scenario + " " + w.Run.ID,
-		"Verdict": v, "Class": strings.ToLower(v), "Headline": w.headline(), "Tested": tested, "Rows": w.partRows(), "Parts": parts})
+		"Verdict": v, "Class": strings.ToLower(v), "Headline": w.headline(), "Reasons": w.reasonLines(), "Tested": tested, "Rows": w.partRows(), "Parts": parts})
 }
 
 // WriteMarkdown writes the whole run's report.md: the verdict, the parts, then
@@ -413,7 +443,7 @@ func (w *RunSummary) WriteHTML(out io.Writer) error {
 func (w *RunSummary) WriteMarkdown(out io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## msgload %s: %s\n\n%s\n\n", mdEscape(w.Run.Scenario), strings.ToUpper(WorstVerdict(w.Verdict)), mdEscape(w.headline()))
-	for _, r := range w.VerdictReasons {
+	for _, r := range w.reasonLines() {
 		fmt.Fprintf(&b, "- %s\n", mdEscape(r))
 	}
 	if len(w.VerdictReasons) > 0 {
@@ -483,7 +513,7 @@ func parseRunSummary(b []byte) (*Summary, error) {
 	if _, ok := verdictRank[w.Verdict]; !ok {
 		return nil, fmt.Errorf("%w: whole-run summary with verdict %q", errBadSummary, w.Verdict)
 	}
-	s := &Summary{Schema: w.Schema, Kind: KindRun, Verdict: w.Verdict, VerdictReasons: w.VerdictReasons, Passed: w.Verdict == VerdictPass, Whole: &w}
+	s := &Summary{Schema: w.Schema, Kind: KindRun, Verdict: w.Verdict, VerdictReasons: w.VerdictReasons, Reasons: w.Reasons, Passed: w.Verdict == VerdictPass, Whole: &w}
 	s.Run.ID, s.Run.Scenario, s.Run.Version, s.Run.Start, s.Run.End, s.Run.Interrupted = w.Run.ID, w.Run.Scenario, w.Run.Version, w.Run.Start, w.Run.End, w.Run.Interrupted
 	return s, nil
 }

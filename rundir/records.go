@@ -232,3 +232,9 @@ func Hostname() string {
 	}
 	return h
 }
+
+// DefaultMaxInFlight is the attacker's cap on messages in flight when the
+// scenario sets none (load.maxInFlight 0; attack.DefaultMaxInFlight): the
+// report tells a cap the scenario lowered from the default one when it says
+// whose limit held the load back.
+const DefaultMaxInFlight = 1024

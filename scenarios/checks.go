@@ -491,7 +491,7 @@ func (c *checker) thresholds(s *Scenario, p string) {
 		at := fmt.Sprintf("%s[%d]", joinPath(p, "thresholds"), i)
 		if strings.TrimSpace(t) == "" {
 			c.errorf(at, "empty threshold expression")
-		} else if err := reports.CheckThreshold(t); err != nil {
+		} else if err := reports.CheckThresholdFor(t, s.Delivery.Via); err != nil {
 			c.errorf(at, "threshold %q: %s", t, oneLine(err.Error()))
 		}
 	}

@@ -342,3 +342,38 @@ func TestConstantNeedsDurationOrCount(t *testing.T) {
 		}
 	}
 }
+
+// A threshold on a figure the report calls "not measured" could never be
+// judged: with delivery: none, validate refuses a delivery threshold where it
+// is written, and accepts the others.
+func TestDeliveryNoneRefusesDeliveryThresholds(t *testing.T) {
+	src := `name: none
+api: notify
+target: embedded
+clients: 1
+load: { profile: constant, rate: 2/s, requests: 4 }
+message: { recipient: "+79990000000", text: "x" }
+delivery: { via: none }
+thresholds: ["requests.error_rate < 1%", "delivery.latency.p95 < 1s", "delivery.lost == 0", "outcomes.delivered > 0", "outcomes.accepted > 0"]
+`
+	_, err := Parse("none.yaml", "", []byte(src), env(nil))
+	if err == nil {
+		t.Fatal("validate accepted delivery thresholds with delivery: none")
+	}
+	got := err.Error()
+	for _, w := range []string{
+		`none.yaml:8:42: thresholds[1]: threshold "delivery.latency.p95 < 1s": delivery.latency.p95: delivery is not measured (delivery: none), so no run of this scenario can judge it`,
+		`none.yaml:8:71: thresholds[2]: threshold "delivery.lost == 0": delivery.lost: delivery is not measured`,
+		`none.yaml:8:93: thresholds[3]: threshold "outcomes.delivered > 0": outcomes.delivered: delivery is not measured`,
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("missing %q in:\n%s", w, got)
+		}
+	}
+	if strings.Contains(got, "thresholds[0]") || strings.Contains(got, "thresholds[4]") {
+		t.Errorf("a threshold on a measured figure was refused:\n%s", got)
+	}
+	if _, err := Parse("sink.yaml", "", []byte(strings.Replace(src, "via: none", "via: sink", 1)), env(nil)); err != nil {
+		t.Errorf("delivery via the sink measures them: %v", err)
+	}
+}
