@@ -198,7 +198,8 @@ func (s simRun) build(t *testing.T) Run {
 	rng := mrand.New(mrand.NewPCG(s.seed, 77))
 	r := newRun(rundir.APIMessaging)
 	r.meta.ID = fmt.Sprintf("sim-%d", s.seed)
-	sigma := math.Log(5) / 1.6449 // median 200 ms, p95 1 s
+	r.meta.Target = "http://127.0.0.1:8080" // a service without truth.json
+	sigma := math.Log(5) / 1.6449           // median 200 ms, p95 1 s
 	for i := range s.msgs {
 		seq, sent := int64(i+1), 0.25*float64(i)
 		lat := 0.0008*math.Exp(0.5*rng.NormFloat64()) + s.shift
@@ -214,8 +215,8 @@ func (s simRun) build(t *testing.T) Run {
 	}
 	dir := r.write(t)
 	sum, err := Build(dir)
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || sum.Verdict != VerdictPass {
+		t.Fatalf("%v: %s %v", err, sum.Verdict, sum.VerdictReasons)
 	}
 	smp, err := ReadSamples(dir)
 	if err != nil {
