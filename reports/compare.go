@@ -272,7 +272,8 @@ func countRow(name string, b, bn, n, nn int64, regressOnRise bool, tol Tolerance
 		return ruleCountRow(name, b, n, regressOnRise)
 	}
 	r := row{Name: name, Base: fmt.Sprint(b), New: fmt.Sprint(n), Delta: fmt.Sprintf("%+d", n-b), Verdict: rowSame, DecidedBy: decidedFisher}
-	if n == b && bn == nn {
+	if n == b && (bn == nn || b == 0) {
+		r.DecidedBy = decidedEqual // the same rate, or none of it in either run
 		return r
 	}
 	p := fisherExact(b, bn, n, nn)

@@ -232,7 +232,7 @@ func comparisonText(c Comparison) string {
 }
 
 // TestCompareSameScenarioTwice: two runs of one scenario — the same
-// distributions drawn twice with other seeds — are no regression: 20 pairs
+// distributions drawn twice with other seeds — are no regression: 100 pairs
 // of smoke-sized runs (20–24 messages) all, and 20 pairs of 100-message runs
 // with a heavy tail of stalled answers (p99 is then the 99th of 100 values:
 // one stall more or less moves it by tens of ms) at least 19. The bootstrap
@@ -242,14 +242,18 @@ func TestCompareSameScenarioTwice(t *testing.T) {
 		name    string
 		msgs    func(i int) (int, int)
 		stalls  float64
+		pairs   int
 		atLeast int
 	}{
-		{"smoke-sized", func(i int) (int, int) { return 20 + i%5, 24 - i%5 }, 0.03, 20},
-		{"100 messages, heavy tail", func(int) (int, int) { return 100, 100 }, 0.04, 19},
+		{"smoke-sized", func(i int) (int, int) { return 20 + i%5, 24 - i%5 }, 0.03, 100, 100},
+		{"100 messages, heavy tail", func(int) (int, int) { return 100, 100 }, 0.04, 20, 19},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if testing.Short() {
+				tc.pairs, tc.atLeast = 20, min(tc.atLeast, 20)
+			}
 			same := 0
-			for i := range 20 {
+			for i := range tc.pairs {
 				nb, nn := tc.msgs(i)
 				b := simRun{msgs: nb, seed: uint64(2*i + 1), stalls: tc.stalls}.build(t)
 				n := simRun{msgs: nn, seed: uint64(2*i + 2), stalls: tc.stalls}.build(t)
@@ -261,7 +265,7 @@ func TestCompareSameScenarioTwice(t *testing.T) {
 				t.Logf("pair %d: a regression\n%s", i, comparisonText(c))
 			}
 			if same < tc.atLeast {
-				t.Errorf("%d of 20 pairs the same, want at least %d", same, tc.atLeast)
+				t.Errorf("%d of %d pairs the same, want at least %d", same, tc.pairs, tc.atLeast)
 			}
 		})
 	}

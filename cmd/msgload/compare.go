@@ -30,7 +30,7 @@ func (g *globalState) compareCommand() *cli.Command {
 			&cli.StringFlag{Name: "latency-tolerance", Value: "10%", Usage: "how much a latency may grow before it is a regression"},
 			&cli.StringFlag{Name: "request-floor", Value: "5ms", Usage: "a request latency percentile that moved by no more than this is the same"},
 			&cli.StringFlag{Name: "delivery-floor", Value: "20ms", Usage: "a delivery latency percentile that moved by no more than this is the same"},
-			&cli.StringFlag{Name: "min-samples", Hidden: true, Usage: "no longer used: the tests decide at any sample size"},
+			&cli.StringFlag{Name: "min-samples", Usage: "no longer used (accepted for old scripts): the tests decide at any sample size"},
 		},
 		Action: func(c *cli.Context) error {
 			// urfave/cli stops at the first argument; the usage puts flags after

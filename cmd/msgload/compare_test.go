@@ -79,4 +79,8 @@ func TestCompareCommandRuns(t *testing.T) {
 	if code, o, e := runProgram(t, nil, nil, "compare", a, lone); code != exitOK {
 		t.Errorf("compare with a lone summary.json: exit %d\n%s\n%s", code, o, e)
 	}
+	// --min-samples of old scripts is accepted, and said to be unused.
+	if code, o, e := runProgram(t, nil, nil, "compare", a, b, "--min-samples", "30"); code != exitOK || !strings.Contains(e, "--min-samples is no longer used") {
+		t.Errorf("compare --min-samples: exit %d\n%s\n%s", code, o, e)
+	}
 }
