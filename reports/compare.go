@@ -479,7 +479,7 @@ func untestedRow(r row, b, n, floor float64, tol Tolerance, why string) row {
 	r.DecidedBy = decidedUntested
 	switch {
 	case n == b:
-		r.Verdict = rowSame
+		r.Verdict, r.DecidedBy = rowSame, decidedEqual
 	case math.Abs(n-b) <= floor:
 		r.Verdict, r.DecidedBy, r.Note = rowSame, decidedFloor, "within the floor of "+dur(floor)
 	case n < b:
