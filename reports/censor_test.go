@@ -277,8 +277,14 @@ func TestCompareCensoredSlowdown(t *testing.T) {
 			t.Errorf("delivery latency p95: %+v, want a regression on NEW's lower bound", r)
 		}
 	}
+	// The median is exact in both and twice as slow: the tests on the raw
+	// values, the censored ranked last (+Inf), call it a regression.
+	c := CompareRuns(Run{Summary: base, Samples: bs}, Run{Summary: slow, Samples: ns}, DefaultTolerance())
+	if r := c.Rows[slices.IndexFunc(c.Rows, func(r row) bool { return r.Name == "delivery latency p50" })]; r.Verdict != RowRegression || r.DecidedBy != decidedBoth || r.Test.P > 1e-6 {
+		t.Errorf("delivery latency p50: %+v, want a regression by both tests", r)
+	}
 	// The other way round, NEW's value at or below BASE's bound is better.
-	c := compare(slow, base, DefaultTolerance())
+	c = compare(slow, base, DefaultTolerance())
 	if r := c.Rows[slices.IndexFunc(c.Rows, func(r row) bool { return r.Name == "delivery latency p95" })]; r.Verdict != rowBetter {
 		t.Errorf("back to fast: %+v, want better", r)
 	}

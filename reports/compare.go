@@ -1,34 +1,35 @@
 package reports
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 )
 
 // Tolerance is how much worse NEW may be than BASE before compare calls it a
-// regression, and what it takes to tell a change from noise.
+// regression, and the confidence of the tests that tell a change from noise.
 type Tolerance struct {
-	Latency float64 // relative: 0.10 lets a latency grow by 10%
+	Latency float64 `json:"latency"` // relative: 0.10 lets a latency grow by 10%
 	// RequestFloor and DeliveryFloor (seconds) are absolute floors: a request
 	// or delivery latency percentile that moved by no more than this is "same".
-	RequestFloor, DeliveryFloor float64
-	// MinSamples is how many values of a latency each run must have before a
-	// change of its percentiles can be a regression (or an improvement).
-	MinSamples int64
-	// Confidence of the significance test (0.95 when 0).
-	Confidence float64
+	RequestFloor  float64 `json:"request_floor_s"`
+	DeliveryFloor float64 `json:"delivery_floor_s"`
+	// Confidence of the tests (0.99 when 0): a change is significant when
+	// "no change" is rejected at this level.
+	Confidence float64 `json:"confidence"`
 }
 
 // DefaultTolerance is what `msgload compare` uses without flags.
 func DefaultTolerance() Tolerance {
-	return Tolerance{Latency: 0.10, RequestFloor: 0.005, DeliveryFloor: 0.020, MinSamples: 50, Confidence: 0.95}
+	return Tolerance{Latency: 0.10, RequestFloor: 0.005, DeliveryFloor: 0.020, Confidence: 0.99}
 }
 
 func (t Tolerance) confidence() float64 {
 	if t.Confidence <= 0 || t.Confidence >= 1 {
-		return 0.95
+		return 0.99
 	}
 	return t.Confidence
 }
@@ -40,7 +41,7 @@ const (
 	rowWorse        = "worse" // worse, but within tolerance
 	RowRegression   = "regression"
 	rowChanged      = "changed"      // different, neither better nor worse
-	rowInconclusive = "inconclusive" // a latency moved past the floor but a run has too few values to tell
+	rowInconclusive = "inconclusive" // both percentiles only lower bounds
 )
 
 // row is one key figure of both runs.
@@ -50,29 +51,91 @@ type row struct {
 	New     string `json:"new"`
 	Delta   string `json:"delta"`
 	Verdict string `json:"verdict"`
-	Note    string `json:"note,omitempty"` // why a latency row is what it is: the test's interval, the floor, too few values
+	Note    string `json:"note,omitempty"` // what decided: the test, its p-value and interval, the floor, the rule
+	// DecidedBy names what decided the verdict (decided* below).
+	DecidedBy string  `json:"decided_by,omitempty"`
+	Test      rowTest `json:"-"` // written by MarshalJSON
+}
+
+// What decides a row's verdict.
+const (
+	decidedEqual    = "equal"
+	decidedFloor    = "floor"                                // moved by no more than the absolute floor
+	decidedInterval = "percentile interval"                  // the exact interval of the percentile's change (tails)
+	decidedBoth     = "mann-whitney and percentile interval" // the median: both must reject
+	decidedFisher   = "fisher exact"                         // a count drawn at random, against its binomial spread
+	decidedRule     = "rule"                                 // no test: any change counts (a count that is never drawn at random, a verdict)
+	decidedNoData   = "no data"
+	decidedBound    = "lower bound" // a censored percentile (boundRow)
+	decidedUntested = "not tested"  // no raw latencies: tolerance and floor only
+)
+
+// rowTest is the evidence behind a row, for --json: the two-sided p-value
+// of its test and the interval of the change NEW − BASE (seconds; ±Inf
+// unbounded). Plain values, so rows stay comparable.
+type rowTest struct {
+	HasP     bool
+	P        float64
+	PMethod  string // "exact" or "normal approximation"
+	HasShift bool
+	Low      float64
+	High     float64
+	Conf     float64
+}
+
+// MarshalJSON writes the row with its evidence: "p", "p_method" and
+// "interval" {low, high, confidence} (an unbounded end is null), each only
+// when the row has it.
+func (r row) MarshalJSON() ([]byte, error) {
+	type plain row
+	type interval struct {
+		Low        *float64 `json:"low"`
+		High       *float64 `json:"high"`
+		Confidence float64  `json:"confidence"`
+	}
+	out := struct {
+		plain
+		P        *float64  `json:"p,omitempty"`
+		PMethod  string    `json:"p_method,omitempty"`
+		Interval *interval `json:"interval,omitempty"`
+	}{plain: plain(r)}
+	if r.Test.HasP {
+		out.P, out.PMethod = &r.Test.P, r.Test.PMethod
+	}
+	finite := func(v float64) *float64 {
+		if math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	if r.Test.HasShift {
+		out.Interval = &interval{finite(r.Test.Low), finite(r.Test.High), r.Test.Conf}
+	}
+	return json.Marshal(out)
 }
 
 // Comparison is BASE against NEW, row by row.
 type Comparison struct {
-	Base, New  string // run ids
-	Tolerance  Tolerance
-	Rows       []row
-	Regression bool
+	Base       string    `json:"base"` // run ids
+	New        string    `json:"new"`
+	Tolerance  Tolerance `json:"tolerance"`
+	Rows       []row     `json:"rows"`
+	Regression bool      `json:"regression"`
 }
 
 // compare is CompareRuns without raw latencies: a latency change past the
-// tolerance, the floor and the minimum sample size is a regression untested.
+// tolerance and the floor is a regression untested.
 func compare(base, new *Summary, tol Tolerance) Comparison {
 	return CompareRuns(Run{Summary: base}, Run{Summary: new}, tol)
 }
 
 // CompareRuns puts the key figures of two runs side by side. A regression is a
-// latency percentile that grew past the tolerance and the absolute floor, with
-// enough values in both runs, by a change the significance test tells from
-// noise (see latencyRow); any new lost or duplicate delivery; more accepted
-// beyond the limit; or a change in 429 behaviour (429s appearing or
-// disappearing, a different limiter verdict).
+// latency percentile that grew past the tolerance and the absolute floor by a
+// change the tests on both runs' raw latencies tell from noise (latencyRow);
+// more lost or duplicate deliveries than their binomial spread allows
+// (countRow); any new idempotency mismatch, malformed callback or message
+// accepted beyond the limit; a change in 429 behaviour (429s appearing or
+// disappearing, a different limiter verdict); the verdict leaving pass.
 func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 	base, new := baseRun.Summary, newRun.Summary
 	c := Comparison{Base: base.Run.ID, New: new.Run.ID, Tolerance: tol}
@@ -82,37 +145,32 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 		}
 		c.Rows = append(c.Rows, r)
 	}
-	var reqB, reqN, delB, delN []float64
+	var req, del latencyEvidence
 	if baseRun.Samples != nil && newRun.Samples != nil {
-		reqB, reqN = baseRun.Samples.Request, newRun.Samples.Request
-		delB, delN = baseRun.Samples.Delivery, newRun.Samples.Delivery
+		req = newLatencyEvidence(baseRun.Samples.Request, newRun.Samples.Request, base.Requests.Latency, new.Requests.Latency)
+		del = newLatencyEvidence(baseRun.Samples.Delivery, newRun.Samples.Delivery, base.Delivery.Latency, new.Delivery.Latency)
+	} else {
+		req.why, del.why = "not tested: no raw latencies", "not tested: no raw latencies"
 	}
-	lat := func(name string, bp, np percentiles, q float64, bs, ns []float64, floor float64) {
-		add(latencyRow(name, bp, np, q, bs, ns, floor, tol, baseRun.Samples != nil && newRun.Samples != nil))
-	}
+	// count is a count that is never drawn at random: any rise is one.
 	count := func(name string, b, n int64, regressOnRise bool) {
-		r := row{Name: name, Base: fmt.Sprint(b), New: fmt.Sprint(n), Delta: fmt.Sprintf("%+d", n-b)}
-		switch {
-		case n == b:
-			r.Verdict = rowSame
-		case n < b:
-			r.Verdict = rowBetter
-		case regressOnRise:
-			r.Verdict = RowRegression
-		default:
-			r.Verdict = rowWorse
-		}
-		add(r)
+		add(ruleCountRow(name, b, n, regressOnRise))
 	}
-	// dcount is count for a delivery figure, which a run with delivery: none
-	// does not have: "not measured", a regression when NEW lost it.
-	dcount := func(name string, b, n int64, regressOnRise bool) {
+	// dcount is a delivery figure, which a run with delivery: none does not
+	// have: "not measured", a regression when NEW lost it. Against its
+	// binomial spread over per (the accepted messages or callbacks each run
+	// had) when random, else by the rule.
+	dcount := func(name string, b, n int64, per func(*Summary) int64, random, regressOnRise bool) {
 		bm, nm := base.Delivery.Measured, new.Delivery.Measured
 		if bm && nm {
-			count(name, b, n, regressOnRise)
+			if random {
+				add(countRow(name, b, per(base), n, per(new), regressOnRise, tol))
+			} else {
+				count(name, b, n, regressOnRise)
+			}
 			return
 		}
-		r := row{Name: name, Base: notMeasured, New: notMeasured, Verdict: rowSame}
+		r := row{Name: name, Base: notMeasured, New: notMeasured, Verdict: rowSame, DecidedBy: decidedNoData}
 		if bm {
 			r.Base = fmt.Sprint(b)
 		}
@@ -128,7 +186,7 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 		add(r)
 	}
 	info := func(name string, b, n int64) {
-		r := row{Name: name, Base: fmt.Sprint(b), New: fmt.Sprint(n), Delta: fmt.Sprintf("%+d", n-b), Verdict: rowSame}
+		r := row{Name: name, Base: fmt.Sprint(b), New: fmt.Sprint(n), Delta: fmt.Sprintf("%+d", n-b), Verdict: rowSame, DecidedBy: decidedRule}
 		if n != b {
 			r.Verdict = rowChanged
 		}
@@ -136,23 +194,24 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 	}
 	info("requests", base.Requests.Total, new.Requests.Total)
 	info("messages accepted", base.Requests.Accepted, new.Requests.Accepted)
-	br, nr := base.Requests.Latency, new.Requests.Latency
-	bd, nd := base.Delivery.Latency, new.Delivery.Latency
 	for _, q := range []float64{50, 95, 99} {
-		lat(fmt.Sprintf("request latency p%v", q), br, nr, q, reqB, reqN, tol.RequestFloor)
+		add(latencyRow(fmt.Sprintf("request latency p%v", q), base.Requests.Latency, new.Requests.Latency, q, req, tol.RequestFloor, tol))
 	}
 	for _, q := range []float64{50, 95, 99} {
-		lat(fmt.Sprintf("delivery latency p%v", q), bd, nd, q, delB, delN, tol.DeliveryFloor)
+		add(latencyRow(fmt.Sprintf("delivery latency p%v", q), base.Delivery.Latency, new.Delivery.Latency, q, del, tol.DeliveryFloor, tol))
 	}
-	dcount("delivery lost", base.Delivery.Lost, new.Delivery.Lost, true)
-	dcount("delivery duplicates", base.Delivery.Duplicates, new.Delivery.Duplicates, true)
-	count("duplicate deliveries", base.Idempotency.DuplicateDeliveries, new.Idempotency.DuplicateDeliveries, true)
+	expected := func(s *Summary) int64 { return s.Delivery.Expected }
+	callbacks := func(s *Summary) int64 { return s.Delivery.Events }
+	accepted := func(s *Summary) int64 { return s.Requests.Accepted }
+	dcount("delivery lost", base.Delivery.Lost, new.Delivery.Lost, expected, true, true)
+	dcount("delivery duplicates", base.Delivery.Duplicates, new.Delivery.Duplicates, callbacks, true, true)
+	add(countRow("duplicate deliveries", base.Idempotency.DuplicateDeliveries, accepted(base), new.Idempotency.DuplicateDeliveries, accepted(new), true, tol))
 	count("idempotency mismatches", base.Idempotency.Mismatches, new.Idempotency.Mismatches, true)
-	dcount("unmatched callbacks", base.Delivery.Unmatched, new.Delivery.Unmatched, false)
-	dcount("malformed callbacks", base.Delivery.Malformed, new.Delivery.Malformed, true)
+	dcount("unmatched callbacks", base.Delivery.Unmatched, new.Delivery.Unmatched, callbacks, true, false)
+	dcount("malformed callbacks", base.Delivery.Malformed, new.Delivery.Malformed, nil, false, true)
 	count("excess accepted", base.RateLimit.ExcessAccepted, new.RateLimit.ExcessAccepted, true)
 	b429, n429 := base.RateLimit.Rejected429, new.RateLimit.Rejected429
-	r := row{Name: "429 answers", Base: fmt.Sprint(b429), New: fmt.Sprint(n429), Delta: fmt.Sprintf("%+d", n429-b429), Verdict: rowSame}
+	r := row{Name: "429 answers", Base: fmt.Sprint(b429), New: fmt.Sprint(n429), Delta: fmt.Sprintf("%+d", n429-b429), Verdict: rowSame, DecidedBy: decidedRule}
 	switch {
 	case (b429 == 0) != (n429 == 0):
 		r.Verdict = RowRegression // the service started or stopped limiting
@@ -161,7 +220,7 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 	}
 	add(r)
 	ba, na := base.RateLimit.Algorithm.Verdict, new.RateLimit.Algorithm.Verdict
-	r = row{Name: "limiter", Base: ba, New: na, Delta: "", Verdict: rowSame}
+	r = row{Name: "limiter", Base: ba, New: na, Delta: "", Verdict: rowSame, DecidedBy: decidedRule}
 	if ba != na {
 		r.Verdict = rowChanged
 		if named(ba) && named(na) {
@@ -169,7 +228,7 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 		}
 	}
 	add(r)
-	r = row{Name: "verdict", Base: base.verdictWord(), New: new.verdictWord(), Verdict: rowSame}
+	r = row{Name: "verdict", Base: base.verdictWord(), New: new.verdictWord(), Verdict: rowSame, DecidedBy: decidedRule}
 	if base.OK() != new.OK() {
 		r.Verdict = rowBetter
 		if !new.OK() {
@@ -183,6 +242,63 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 	return c
 }
 
+// ruleCountRow judges a count that a working service never draws at random
+// (idempotency mismatches, malformed callbacks, accepted beyond the limit):
+// fewer is better, more a regression (regressOnRise) or worse.
+func ruleCountRow(name string, b, n int64, regressOnRise bool) row {
+	r := row{Name: name, Base: fmt.Sprint(b), New: fmt.Sprint(n), Delta: fmt.Sprintf("%+d", n-b), DecidedBy: decidedRule}
+	switch {
+	case n == b:
+		r.Verdict = rowSame
+	case n < b:
+		r.Verdict = rowBetter
+	case regressOnRise:
+		r.Verdict = RowRegression
+	default:
+		r.Verdict = rowWorse
+	}
+	return r
+}
+
+// countRow judges a count the service (or the simulator's faults) may draw
+// at random — b of bn in BASE against n of nn in NEW (lost of the accepted
+// messages, duplicates of the callbacks) — against its binomial spread:
+// Fisher's exact test of one rate for both runs. Only a rate that the test
+// tells apart at the tolerance's confidence is better, or a regression
+// (regressOnRise; else worse). Without a denominator to test against (none,
+// or a count above it), ruleCountRow judges it.
+func countRow(name string, b, bn, n, nn int64, regressOnRise bool, tol Tolerance) row {
+	if bn <= 0 || nn <= 0 || b > bn || n > nn {
+		return ruleCountRow(name, b, n, regressOnRise)
+	}
+	r := row{Name: name, Base: fmt.Sprint(b), New: fmt.Sprint(n), Delta: fmt.Sprintf("%+d", n-b), Verdict: rowSame, DecidedBy: decidedFisher}
+	if n == b && (bn == nn || b == 0) {
+		r.DecidedBy = decidedEqual // the same rate, or none of it in either run
+		return r
+	}
+	p := fisherExact(b, bn, n, nn)
+	r.Test = rowTest{HasP: true, P: p, PMethod: "exact"}
+	rates := fmt.Sprintf("%d of %d → %d of %d", b, bn, n, nn)
+	if p >= 1-tol.confidence() {
+		r.Note = fmt.Sprintf("within the binomial spread: Fisher p = %s (%s)", pValue(p), rates)
+		return r
+	}
+	r.Note = fmt.Sprintf("Fisher p = %s (%s)", pValue(p), rates)
+	up := float64(n)/float64(nn) > float64(b)/float64(bn)
+	switch {
+	case !up:
+		r.Verdict = rowBetter
+	case regressOnRise:
+		r.Verdict = RowRegression
+	default:
+		r.Verdict = rowWorse
+	}
+	return r
+}
+
+// pValue prints a p-value with two significant digits: 0.42, 3.1e-14.
+func pValue(p float64) string { return strconv.FormatFloat(p, 'g', 2, 64) }
+
 func relDelta(b, n float64) string {
 	if b == 0 {
 		if n == 0 {
@@ -195,8 +311,8 @@ func relDelta(b, n float64) string {
 
 // describe says what a latency must do to be a regression, for the heading.
 func (t Tolerance) describe() string {
-	return fmt.Sprintf("latency tolerance %s%%, floor %s request / %s delivery, at least %d values, %s%% bootstrap interval",
-		num(100*t.Latency), dur(t.RequestFloor), dur(t.DeliveryFloor), t.MinSamples, num(100*t.confidence()))
+	return fmt.Sprintf("latency tolerance %s%%, floor %s request / %s delivery; tests at %s%%: Mann–Whitney U, exact percentile intervals, Fisher's exact test for counts drawn at random",
+		num(100*t.Latency), dur(t.RequestFloor), dur(t.DeliveryFloor), num(100*t.confidence()))
 }
 
 func (c Comparison) verdictLine() string {
@@ -246,74 +362,132 @@ func (c Comparison) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
+// WriteJSON writes the comparison as one JSON object: the runs, the
+// tolerance, regression, and every row with its verdict, what decided it
+// (decided_by), its test's p-value and the interval of the change.
+func (c Comparison) WriteJSON(w io.Writer) error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
 // named is a limiter verdict that names an algorithm ("cannot tell" and "not
 // exercised" do not): only a change between two named ones is a regression.
 func named(v string) bool { return v != algoUnknown && v != algoNotExercised && v != "" }
+
+// latencyEvidence is what the tests have of one latency of both runs: the
+// raw values and the Mann–Whitney test on them, or why there is none.
+type latencyEvidence struct {
+	base, new []float64
+	mw        mannWhitney
+	why       string // "not tested: …" when the latency cannot be tested
+}
+
+// newLatencyEvidence runs the rank test on one latency's raw values of both
+// runs, when they are the values behind both summaries' percentiles.
+func newLatencyEvidence(bs, ns []float64, bp, np percentiles) latencyEvidence {
+	if int64(len(bs)) != bp.Count || int64(len(ns)) != np.Count {
+		return latencyEvidence{why: "not tested: the raw latencies do not match summary.json"}
+	}
+	e := latencyEvidence{base: bs, new: ns}
+	if len(bs) > 0 && len(ns) > 0 {
+		e.mw = mannWhitneyTest(bs, ns)
+	}
+	return e
+}
 
 // latencyRow judges one latency percentile q of both runs. In order:
 //   - a side without data: NEW losing data BASE had is a regression (it cannot
 //     be vouched for), BASE without data is "changed";
 //   - a side whose percentile is only a lower bound (its rank among the
 //     messages without a final status): boundRow;
+//   - without raw latencies: untestedRow;
 //   - equal, or moved by no more than the floor: "same";
-//   - a run with fewer than MinSamples values: "inconclusive";
-//   - with raw latencies (bs, ns; tested true), the bootstrap interval of the
-//     change: one that holds 0 is "same" (not significant);
+//   - not significant at the tolerance's confidence: "same". Significant is
+//     the exact interval of the percentile's change (shiftInterval) wholly
+//     on one side of 0 — and for the median also the Mann–Whitney test on
+//     the whole distribution rejecting "no change" the same way;
 //   - lower: "better"; higher past the tolerance: "regression"; higher within
 //     it: "worse".
 //
-// Without raw latencies (tested false) nothing can be tested and a change past
-// the tolerance, the floor and the minimum is a regression, noted "not tested".
-func latencyRow(name string, bp, np percentiles, q float64, bs, ns []float64, floor float64, tol Tolerance, tested bool) row {
+// The note says what decided, with the p-value and the interval.
+func latencyRow(name string, bp, np percentiles, q float64, ev latencyEvidence, floor float64, tol Tolerance) row {
 	fig := "p" + num(q)
 	b, bLow := bp.figure(fig)
 	n, nLow := np.figure(fig)
 	r := row{Name: name, Base: bp.showFigure(fig), New: np.showFigure(fig), Delta: relDelta(b, n)}
 	switch {
 	case !bp.Has() && !np.Has():
-		r.Delta, r.Verdict = "", rowSame
+		r.Delta, r.Verdict, r.DecidedBy = "", rowSame, decidedNoData
 		return r
 	case !np.Has():
-		r.Delta, r.Verdict = "", RowRegression
+		r.Delta, r.Verdict, r.DecidedBy = "", RowRegression, decidedNoData
 		return r
 	case !bp.Has():
-		r.Delta, r.Verdict = "", rowChanged
+		r.Delta, r.Verdict, r.DecidedBy = "", rowChanged, decidedNoData
 		return r
 	case bLow || nLow:
+		r.DecidedBy = decidedBound
 		return boundRow(r, bp, np, b, n, bLow, nLow)
-	case n == b:
-		r.Verdict = rowSame
-		return r
+	case ev.why != "":
+		return untestedRow(r, b, n, floor, tol, ev.why)
+	}
+	conf := tol.confidence()
+	lo, hi := shiftInterval(ev.base, ev.new, q, conf)
+	r.Test = rowTest{HasShift: true, Low: lo, High: hi, Conf: conf}
+	evidence := fmt.Sprintf("%s %s [%s, %s] (%s%%, exact)", fig, signedDur(n-b), signedDur(lo), signedDur(hi), num(100*conf))
+	if lo == math.Inf(-1) || hi == math.Inf(1) {
+		evidence += fmt.Sprintf(": %d and %d values cannot bound a %s on both sides", len(ev.base), len(ev.new), fig)
+	}
+	up, down := lo > 0, hi < 0
+	r.DecidedBy = decidedInterval
+	if q == 50 { // the median: the rank test on the whole distribution too
+		r.DecidedBy = decidedBoth
+		r.Test.HasP, r.Test.P, r.Test.PMethod = true, ev.mw.P, ev.mw.method()
+		rejects := ev.mw.P < 1-conf
+		up = up && rejects && ev.mw.slower() > 0.5
+		down = down && rejects && ev.mw.slower() < 0.5
+		evidence = fmt.Sprintf("Mann–Whitney p = %s (%s); %s", pValue(ev.mw.P), ev.mw.method(), evidence)
+	}
+	switch {
+	case n == b && !up && !down:
+		r.Verdict, r.DecidedBy, r.Note = rowSame, decidedEqual, evidence
 	case math.Abs(n-b) <= floor:
-		r.Verdict, r.Note = rowSame, "within the floor of "+dur(floor)
-		return r
-	case bp.Count < tol.MinSamples || np.Count < tol.MinSamples:
-		r.Verdict = rowInconclusive
-		r.Note = fmt.Sprintf("too few values to tell (%d and %d; %d needed)", bp.Count, np.Count, tol.MinSamples)
-		return r
-	}
-	switch {
-	case !tested:
-		r.Note = "not tested: no raw latencies"
-	case int64(len(bs)) != bp.Count || int64(len(ns)) != np.Count:
-		tested = false
-		r.Note = "not tested: the raw latencies do not match summary.json"
-	default:
-		lo, hi := shiftInterval(bs, ns, q, tol.confidence())
-		interval := fmt.Sprintf("%s%% interval of the change %s … %s", num(100*tol.confidence()), signedDur(lo), signedDur(hi))
-		if lo <= 0 && hi >= 0 {
-			r.Verdict, r.Note = rowSame, "not significant: "+interval
-			return r
-		}
-		r.Note = "significant: " + interval
-	}
-	switch {
-	case n < b:
-		r.Verdict = rowBetter
+		r.Verdict, r.DecidedBy, r.Note = rowSame, decidedFloor, "within the floor of "+dur(floor)+": "+evidence
+	case !up && !down:
+		r.Verdict, r.Note = rowSame, "not significant: "+evidence
+	case down && n < b:
+		r.Verdict, r.Note = rowBetter, evidence
+	case down || n < b: // the interval and the point disagree on the side
+		r.Verdict, r.Note = rowChanged, evidence
 	case b == 0 || n > b*(1+tol.Latency):
-		r.Verdict = RowRegression
+		r.Verdict, r.Note = RowRegression, evidence
 	default:
-		r.Verdict = rowWorse
+		r.Verdict, r.Note = rowWorse, "within the tolerance: "+evidence
+	}
+	return r
+}
+
+// untestedRow judges a latency percentile without raw latencies to test
+// (why says so): equal or within the floor is "same", lower "better",
+// higher past the tolerance a regression (it cannot be vouched no worse),
+// else "worse".
+func untestedRow(r row, b, n, floor float64, tol Tolerance, why string) row {
+	r.DecidedBy = decidedUntested
+	switch {
+	case n == b:
+		r.Verdict, r.DecidedBy = rowSame, decidedEqual
+	case math.Abs(n-b) <= floor:
+		r.Verdict, r.DecidedBy, r.Note = rowSame, decidedFloor, "within the floor of "+dur(floor)
+	case n < b:
+		r.Verdict, r.Note = rowBetter, why
+	case b == 0 || n > b*(1+tol.Latency):
+		r.Verdict, r.Note = RowRegression, why
+	default:
+		r.Verdict, r.Note = rowWorse, why
 	}
 	return r
 }

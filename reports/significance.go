@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"golang.org/x/exp/rand"
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/msgload/msgload/rundir"
@@ -16,7 +15,7 @@ import (
 
 // Samples are the raw latencies of a run, in seconds, sorted ascending: the
 // values summary.json's latency percentiles are computed from, and what
-// compare's significance test reads.
+// compare's significance tests read.
 type Samples struct {
 	Request  []float64 // every request: requests.latency
 	Delivery []float64 // every accepted message: delivery.latency; +Inf for each censored one (no final status by the deadline), ranked last
@@ -54,64 +53,244 @@ func ReadSamples(dir string) (*Samples, error) {
 	return s, nil
 }
 
-// The significance test: a percentile bootstrap of the change of one
-// percentile between two runs.
-const (
-	// bootstrapReplicates is how many resamples of each run are drawn.
-	bootstrapReplicates = 4000
-	// bootstrapSeed makes the test repeatable: the same two runs give the same
-	// interval, so compare's output is the same every time.
-	bootstrapSeed = 14
-)
+// compare's tests (reports/README.md, "compare"): Mann–Whitney U on the whole
+// distribution, a distribution-free interval for the change of each
+// percentile, Fisher's exact test for counts drawn at random. All are exact
+// or conservative at any sample size; none resamples, so the same two runs
+// give the same figures every time.
 
-// shiftInterval returns the two-sided confidence interval (conf, e.g. 0.95) of
-// the change NEW − BASE of the nearest-rank percentile q (0..100), by the
-// percentile bootstrap: each replicate resamples both runs with replacement
-// (as many values as each has) and takes the difference of their percentiles.
-// base and new are sorted ascending and not empty.
-//
-// The percentile of a resample is drawn directly rather than by resampling
-// all n values: resampling from the sorted values x₁…xₙ is taking x⌈n·U⌉ for
-// uniform U, so the k-th smallest of the resample is x⌈n·V⌉ with V the k-th
-// smallest of n uniforms, which is Beta(k, n−k+1). That is exact and costs
-// one Beta draw per replicate whatever the run's size.
-func shiftInterval(base, new []float64, q, conf float64) (lo, hi float64) {
-	src := rand.NewSource(bootstrapSeed)
-	bd := percentileDraws(base, q, src)
-	nd := percentileDraws(new, q, src)
-	d := make([]float64, bootstrapReplicates)
-	for i := range d {
-		d[i] = change(bd[i], nd[i])
+// exactMannWhitneyMax is the largest size of each run for which the
+// Mann–Whitney p-value is computed from the exact permutation distribution
+// (with the runs' ties); above it the normal approximation with the tie
+// correction and a continuity correction (at 30 and 30 it is within a factor
+// 1.5 of the exact p-value down to 1e-4, and above it: conservative).
+const exactMannWhitneyMax = 30
+
+// mannWhitney is the result of the Mann–Whitney U test of NEW against BASE.
+type mannWhitney struct {
+	U     float64 // pairs (base, new) with new > base, ties counting ½
+	Pairs float64 // n_base · n_new
+	P     float64 // two-sided p-value of "neither tends to be larger"
+	Exact bool    // P from the exact permutation distribution
+}
+
+// slower is the share of pairs where NEW is the slower (ties ½): above ½
+// NEW tends to be slower.
+func (m mannWhitney) slower() float64 { return m.U / m.Pairs }
+
+// method names how P was computed, for the notes.
+func (m mannWhitney) method() string {
+	if m.Exact {
+		return "exact"
 	}
-	slices.Sort(d)
+	return "normal approximation"
+}
+
+// mannWhitneyTest tests two sorted, non-empty samples (+Inf allowed: a
+// censored value, tied with the other censored ones and above every value).
+func mannWhitneyTest(base, new []float64) mannWhitney {
+	ranks, groups := midRanks2(base, new)
+	n1, n2 := len(base), len(new)
+	var r2 float64 // twice the rank sum of NEW
+	for i, inNew := range groups {
+		if inNew {
+			r2 += ranks[i]
+		}
+	}
+	m := mannWhitney{U: r2/2 - float64(n2*(n2+1))/2, Pairs: float64(n1) * float64(n2)}
+	if n1 <= exactMannWhitneyMax && n2 <= exactMannWhitneyMax {
+		m.P, m.Exact = exactRankSumP(ranks, n2, r2), true
+	} else {
+		m.P = normalRankSumP(m.U, n1, n2, ranks)
+	}
+	return m
+}
+
+// midRanks2 merges two sorted samples and returns each value's doubled
+// mid-rank (an integer: tied values share the mean of their ranks) and
+// whether it came from the second sample, in merged order.
+func midRanks2(a, b []float64) (ranks []float64, inB []bool) {
+	n := len(a) + len(b)
+	vals := make([]float64, 0, n)
+	inB = make([]bool, 0, n)
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		if j == len(b) || (i < len(a) && a[i] <= b[j]) {
+			vals, inB = append(vals, a[i]), append(inB, false)
+			i++
+		} else {
+			vals, inB = append(vals, b[j]), append(inB, true)
+			j++
+		}
+	}
+	ranks = make([]float64, n)
+	for s := 0; s < n; {
+		e := s + 1
+		for e < n && vals[e] == vals[s] {
+			e++
+		}
+		for k := s; k < e; k++ {
+			ranks[k] = float64(s + 1 + e) // 2 × the mean of ranks s+1 … e
+		}
+		s = e
+	}
+	return ranks, inB
+}
+
+// exactRankSumP is the two-sided p-value of a doubled rank sum r2 of k values
+// drawn without replacement from the doubled mid-ranks: the share of the
+// C(N, k) ways to choose k of them whose sum is as far in the same tail,
+// doubled (at most 1). Counted by dynamic programming over the values.
+func exactRankSumP(ranks []float64, k int, r2 float64) float64 {
+	maxSum := 0
+	for _, r := range ranks {
+		maxSum += int(r)
+	}
+	// ways[j][s]: ways to choose j of the values seen so far with sum s.
+	ways := make([][]float64, k+1)
+	for j := range ways {
+		ways[j] = make([]float64, maxSum+1)
+	}
+	ways[0][0] = 1
+	for i, r := range ranks {
+		ri := int(r)
+		for j := min(i+1, k); j >= 1; j-- {
+			for s := maxSum; s >= ri; s-- {
+				ways[j][s] += ways[j-1][s-ri]
+			}
+		}
+	}
+	var below, above, total float64
+	obs := int(math.Round(r2))
+	for s, w := range ways[k] {
+		total += w
+		if s <= obs {
+			below += w
+		}
+		if s >= obs {
+			above += w
+		}
+	}
+	return math.Min(1, 2*math.Min(below, above)/total)
+}
+
+// normalRankSumP is the two-sided p-value of U by the normal approximation,
+// with the variance corrected for ties and a continuity correction of ½.
+func normalRankSumP(u float64, n1, n2 int, ranks []float64) float64 {
+	n := float64(n1 + n2)
+	var ties float64 // Σ (t³ − t) over groups of tied values
+	for s := 0; s < len(ranks); {
+		e := s + 1
+		for e < len(ranks) && ranks[e] == ranks[s] {
+			e++
+		}
+		t := float64(e - s)
+		ties += t*t*t - t
+		s = e
+	}
+	f1, f2 := float64(n1), float64(n2)
+	variance := f1 * f2 / 12 * ((n + 1) - ties/(n*(n-1)))
+	if variance <= 0 {
+		return 1 // every value tied
+	}
+	z := (math.Abs(u-f1*f2/2) - 0.5) / math.Sqrt(variance)
+	if z <= 0 {
+		return 1
+	}
+	return math.Erfc(z / math.Sqrt2)
+}
+
+// quantileBounds are the ranks (1-based) of the order statistics that bound
+// the population's q-quantile (q in (0, 1)) with confidence conf from n
+// values, distribution-free: the number of values at or below the quantile is
+// Binomial(n, q), so P(x₍l₎ ≤ ξ_q ≤ x₍u₎) ≥ P(l ≤ B ≤ u − 1), each side
+// missing with at most (1 − conf)/2. lo is 0 when even the smallest value
+// cannot bound it from below (−∞), hi n+1 when even the largest cannot bound
+// it from above (+∞): too few values for that quantile.
+func quantileBounds(n int, q, conf float64) (lo, hi int) {
 	alpha := (1 - conf) / 2
-	li := int(math.Floor(alpha * bootstrapReplicates))
-	hi_ := int(math.Ceil((1-alpha)*bootstrapReplicates)) - 1
-	li = min(max(li, 0), bootstrapReplicates-1)
-	hi_ = min(max(hi_, 0), bootstrapReplicates-1)
-	return d[li], d[hi_]
+	b := distuv.Binomial{N: float64(n), P: q}
+	cdf := func(k int) float64 { return b.CDF(float64(k)) }
+	// lo: the largest l with P(B ≤ l−1) ≤ alpha (x₍l₎ above ξ_q that seldom).
+	lo = searchInts(n+1, func(l int) bool { return l > 0 && cdf(l-1) > alpha }) - 1
+	// hi: the smallest u with P(B ≤ u−1) ≥ 1 − alpha.
+	hi = searchInts(n+1, func(u int) bool { return u > 0 && cdf(u-1) >= 1-alpha })
+	return max(lo, 0), hi
 }
 
-// change is NEW − BASE of one replicate; a censored value (+Inf: no final
-// status) ranks after every value, so two censored ones are no change and a
-// censored one against a value is an unbounded change (±Inf), never NaN.
-func change(b, n float64) float64 {
-	if math.IsInf(b, 1) && math.IsInf(n, 1) {
-		return 0
+// searchInts is the smallest i in [0, n) with f(i) true (f monotone), or n.
+func searchInts(n int, f func(int) bool) int {
+	lo, hi := 0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if f(m) {
+			hi = m
+		} else {
+			lo = m + 1
+		}
 	}
-	return n - b
+	return lo
 }
 
-// percentileDraws returns bootstrapReplicates draws of the nearest-rank
-// percentile q of a resample of sorted.
-func percentileDraws(sorted []float64, q float64, src rand.Source) []float64 {
-	n := len(sorted)
-	k := rank(q, n)
-	b := distuv.Beta{Alpha: float64(k), Beta: float64(n - k + 1), Src: src}
-	out := make([]float64, bootstrapReplicates)
-	for i := range out {
-		j := int(math.Ceil(b.Rand()*float64(n))) - 1
-		out[i] = sorted[min(max(j, 0), n-1)]
+// orderStat is the value at 1-based rank r of sorted: −∞ below rank 1, +∞
+// past n.
+func orderStat(sorted []float64, r int) float64 {
+	switch {
+	case r < 1:
+		return math.Inf(-1)
+	case r > len(sorted):
+		return math.Inf(1)
 	}
-	return out
+	return sorted[r-1]
+}
+
+// shiftInterval is the interval of the change NEW − BASE of the q-th
+// percentile (0..100) with confidence at least conf: each run's own
+// distribution-free interval (quantileBounds) at √conf, so both hold together
+// with probability conf at least (the runs are independent), and the change
+// lies between NEW's lowest minus BASE's highest and NEW's highest minus
+// BASE's lowest. Unbounded (±Inf) where a run has too few values to bound its
+// percentile; a censored value (+Inf) is above every value. base and new are
+// sorted and not empty.
+func shiftInterval(base, new []float64, q, conf float64) (lo, hi float64) {
+	each := math.Sqrt(conf)
+	bl, bh := quantileBounds(len(base), q/100, each)
+	nl, nh := quantileBounds(len(new), q/100, each)
+	return diffInf(orderStat(new, nl), orderStat(base, bh)), -diffInf(orderStat(base, bl), orderStat(new, nh))
+}
+
+// diffInf is a − b for a lower bound of a change: unbounded below (−∞)
+// when b is +∞ or a is −∞, whatever the other (never NaN).
+func diffInf(a, b float64) float64 {
+	if math.IsInf(b, 1) || math.IsInf(a, -1) {
+		return math.Inf(-1)
+	}
+	return a - b
+}
+
+// fisherExact is the two-sided p-value of Fisher's exact test that a of n1
+// and b of n2 come from one rate: the probability, with the margins fixed,
+// of a table no more likely than the one seen.
+func fisherExact(a, n1, b, n2 int64) float64 {
+	k, n := a+b, n1+n2
+	lo, hi := max(0, k-n2), min(k, n1)
+	logP := func(x int64) float64 { // hypergeometric: x of the k in the first group
+		return lchoose(n1, x) + lchoose(n2, k-x) - lchoose(n, k)
+	}
+	obs := logP(a)
+	var p float64
+	for x := lo; x <= hi; x++ {
+		if lp := logP(x); lp <= obs+1e-7 {
+			p += math.Exp(lp)
+		}
+	}
+	return math.Min(1, p)
+}
+
+// lchoose is log C(n, k).
+func lchoose(n, k int64) float64 {
+	a, _ := math.Lgamma(float64(n + 1))
+	b, _ := math.Lgamma(float64(k + 1))
+	c, _ := math.Lgamma(float64(n - k + 1))
+	return a - b - c
 }

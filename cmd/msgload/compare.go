@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -24,20 +25,30 @@ func (g *globalState) compareCommand() *cli.Command {
 		Usage:     "compare two runs (run directories or summary.json files); exit 1 on a regression",
 		ArgsUsage: "BASE NEW",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Value: "text", Usage: "text or markdown"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, markdown or json"},
+			&cli.BoolFlag{Name: "json", Usage: "the same as --format json: every row with what decided it, its p-value and interval"},
 			&cli.StringFlag{Name: "latency-tolerance", Value: "10%", Usage: "how much a latency may grow before it is a regression"},
 			&cli.StringFlag{Name: "request-floor", Value: "5ms", Usage: "a request latency percentile that moved by no more than this is the same"},
 			&cli.StringFlag{Name: "delivery-floor", Value: "20ms", Usage: "a delivery latency percentile that moved by no more than this is the same"},
-			&cli.StringFlag{Name: "min-samples", Value: "50", Usage: "values each run needs of a latency before its change can be a regression"},
+			&cli.StringFlag{Name: "min-samples", Usage: "no longer used (accepted for old scripts): the tests decide at any sample size"},
 		},
 		Action: func(c *cli.Context) error {
 			// urfave/cli stops at the first argument; the usage puts flags after
 			// BASE NEW, so read those here.
 			opts := map[string]string{"format": c.String("format"), "latency-tolerance": c.String("latency-tolerance"),
 				"request-floor": c.String("request-floor"), "delivery-floor": c.String("delivery-floor"), "min-samples": c.String("min-samples")}
-			args, err := trailingFlags(c.Args().Slice(), opts)
+			if c.Bool("json") {
+				opts["format"] = "json"
+			}
+			args, err := trailingFlags(c.Args().Slice(), opts, "json")
 			if err != nil {
 				return badInput(err)
+			}
+			if opts["json"] == "true" {
+				opts["format"] = "json"
+			}
+			if opts["min-samples"] != "" {
+				fmt.Fprintln(g.stderr, "msgload compare: --min-samples is no longer used: the tests on the raw latencies decide at any sample size")
 			}
 			if len(args) != 2 {
 				return badInput(errors.New("compare: want two arguments, BASE and NEW; see 'msgload compare --help'"))
@@ -47,12 +58,15 @@ func (g *globalState) compareCommand() *cli.Command {
 				return badInput(err)
 			}
 			format := opts["format"]
-			if format != "text" && format != "markdown" {
-				return badInput(fmt.Errorf("compare: --format %q: want text or markdown", format))
+			if format != "text" && format != "markdown" && format != "json" {
+				return badInput(fmt.Errorf("compare: --format %q: want text, markdown or json", format))
 			}
 			pairs, err := summaryPairs(args[0], args[1])
 			if err != nil {
 				return badInput(err)
+			}
+			if format == "json" {
+				return g.compareJSON(pairs, tol)
 			}
 			regression := false
 			for i, p := range pairs {
@@ -83,6 +97,36 @@ func (g *globalState) compareCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// compareJSON writes every pair's comparison as one JSON object,
+// {"regression": …, "comparisons": [{"part": …, "base": …, "rows": […]}]},
+// the same shape for one pair or several parts; exit 1 on a regression.
+func (g *globalState) compareJSON(pairs []summaryPair, tol reports.Tolerance) error {
+	type part struct {
+		Part string `json:"part"`
+		reports.Comparison
+	}
+	out := struct {
+		Regression  bool   `json:"regression"`
+		Comparisons []part `json:"comparisons"`
+	}{Comparisons: []part{}}
+	for _, p := range pairs {
+		cmp := reports.CompareRuns(p.base, p.new, tol)
+		out.Regression = out.Regression || cmp.Regression
+		out.Comparisons = append(out.Comparisons, part{p.name, cmp})
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	if _, err := g.stdout.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	if out.Regression {
+		return &exitError{code: exitThresholds, err: errors.New("regression")}
+	}
+	return nil
 }
 
 type summaryPair struct {
@@ -208,11 +252,11 @@ func compareTolerance(opts map[string]string) (reports.Tolerance, error) {
 		}
 		*f.to = d.Seconds()
 	}
-	n, err := strconv.ParseInt(opts["min-samples"], 10, 64)
-	if err != nil || n < 0 {
-		return tol, fmt.Errorf("--min-samples %q: want a count like 50", opts["min-samples"])
+	if m := opts["min-samples"]; m != "" {
+		if n, err := strconv.ParseInt(m, 10, 64); err != nil || n < 0 {
+			return tol, fmt.Errorf("--min-samples %q: want a count like 50 (no longer used)", m)
+		}
 	}
-	tol.MinSamples = n
 	return tol, nil
 }
 
@@ -229,18 +273,22 @@ func parseTolerance(s string) (float64, error) {
 	return f, nil
 }
 
-// trailingFlags takes --name value and --name=value for the names in opts out of
-// args (setting opts) and returns the rest.
-func trailingFlags(args []string, opts map[string]string) ([]string, error) {
+// trailingFlags takes --name value and --name=value for the names in opts,
+// and --name (set to "true") for the boolean names, out of args (setting
+// opts) and returns the rest.
+func trailingFlags(args []string, opts map[string]string, boolean ...string) ([]string, error) {
 	var rest []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if _, ok := opts[name]; !ok || !strings.HasPrefix(a, "-") {
+		isBool := slices.Contains(boolean, name)
+		if _, ok := opts[name]; (!ok && !isBool) || !strings.HasPrefix(a, "-") {
 			rest = append(rest, a)
 			continue
 		}
-		if !hasVal {
+		if isBool && !hasVal {
+			val = "true"
+		} else if !hasVal {
 			if i+1 >= len(args) {
 				return nil, fmt.Errorf("flag --%s needs a value", name)
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,7 @@ import (
 func TestCompareTolerance(t *testing.T) {
 	tol, err := compareTolerance(map[string]string{"latency-tolerance": "15%", "request-floor": "2ms", "delivery-floor": "1s", "min-samples": "30"})
 	want := reports.DefaultTolerance()
-	want.Latency, want.RequestFloor, want.DeliveryFloor, want.MinSamples = 0.15, 0.002, 1, 30
+	want.Latency, want.RequestFloor, want.DeliveryFloor = 0.15, 0.002, 1
 	if err != nil || tol != want {
 		t.Errorf("%+v, %v; want %+v", tol, err, want)
 	}
@@ -43,15 +44,45 @@ func TestCompareCommandRuns(t *testing.T) {
 	}
 	a, b := filepath.Join(out, runs[0].Name()), filepath.Join(out, runs[1].Name())
 	code, o, e := runProgram(t, nil, nil, "compare", a, b, "--format", "markdown")
-	if code != exitOK || !strings.Contains(o, "95% bootstrap interval") || !strings.Contains(o, "| Note |") {
+	if code != exitOK || !strings.Contains(o, "tests at 99%: Mann–Whitney U") || !strings.Contains(o, "| Note |") {
 		t.Errorf("compare: exit %d\n%s\n%s", code, o, e)
 	}
-	// Only summary.json, no raw files beside it: nothing can be tested, and
-	// ten requests are too few anyway (inconclusive, never a regression).
+	// --json: one object, every row saying what decided it; the median row
+	// has the rank test's p-value and the interval of the change.
+	code, o, e = runProgram(t, nil, nil, "compare", a, b, "--json")
+	var got struct {
+		Regression  *bool
+		Comparisons []struct {
+			Part string
+			Rows []struct {
+				Name, Verdict string
+				DecidedBy     string `json:"decided_by"`
+				P             *float64
+				Interval      *struct{ Confidence float64 }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(o), &got); code != exitOK || err != nil || got.Regression == nil || *got.Regression || len(got.Comparisons) != 1 {
+		t.Fatalf("compare --json: exit %d, %v\n%s\n%s", code, err, o, e)
+	}
+	for _, r := range got.Comparisons[0].Rows {
+		if r.DecidedBy == "" {
+			t.Errorf("row %+v: nothing says what decided it", r)
+		}
+		if r.Name == "request latency p50" && (r.P == nil || r.Interval == nil || r.Interval.Confidence != 0.99) {
+			t.Errorf("row %+v: want the Mann–Whitney p and the 99%% interval", r)
+		}
+	}
+	// Only summary.json, no raw files beside it: nothing can be tested; ten
+	// requests of one scenario stay within the floor.
 	lone := filepath.Join(t.TempDir(), "summary.json")
 	data, _ := os.ReadFile(filepath.Join(b, "summary.json"))
 	os.WriteFile(lone, data, 0o644)
 	if code, o, e := runProgram(t, nil, nil, "compare", a, lone); code != exitOK {
 		t.Errorf("compare with a lone summary.json: exit %d\n%s\n%s", code, o, e)
+	}
+	// --min-samples of old scripts is accepted, and said to be unused.
+	if code, o, e := runProgram(t, nil, nil, "compare", a, b, "--min-samples", "30"); code != exitOK || !strings.Contains(e, "--min-samples is no longer used") {
+		t.Errorf("compare --min-samples: exit %d\n%s\n%s", code, o, e)
 	}
 }

@@ -101,6 +101,7 @@ var examples = map[string][]string{
 	"compare": {
 		"msgload compare runs/BASE runs/NEW",
 		"msgload compare runs/BASE/summary.json runs/NEW --format markdown --latency-tolerance 5%",
+		"msgload compare runs/BASE runs/NEW --json | jq '.comparisons[].rows[] | select(.verdict == \"regression\")'",
 	},
 	"record": {
 		"msgload record --upstream https://api.example.com --out traffic.jsonl --mask-recipients",
