@@ -908,6 +908,9 @@ func (a *analyzer) finishDelivery() {
 			o.count(a.states.names[md.finalState])
 		}
 		if m.first > 0 {
+			if md.terminalAt < m.first {
+				d.BeforeSend++ // counted, never clipped away in silence (decide)
+			}
 			lat := float64(md.terminalAt-m.first) / 1e9
 			a.survivors.observe(lat)
 			if md.terminalAt <= dl {

@@ -432,3 +432,34 @@ func TestEndIsFirstArrivalNotFirstLine(t *testing.T) {
 		t.Errorf("duplicates %d, want 1", s.Delivery.Duplicates)
 	}
 }
+
+// TestEndBeforeSendIsNoMeasurement: a final status that arrived before its
+// message's first send (a wrong join, or a sink whose clock is not the
+// attacker's) was clipped to a latency of 0 in silence and the run passed;
+// it is counted, and the verdict is error, whose the measurement's.
+func TestEndBeforeSendIsNoMeasurement(t *testing.T) {
+	r := newRun(rundir.APINotify)
+	r.meta.Target = "http://127.0.0.1:8081" // no simulator: no truth.json to miss
+	r.meta.Thresholds = []string{"delivery.latency.p95 < 1s"}
+	r.send(1, "c1", 10, 200, 0.01)
+	r.send(2, "c1", 11, 200, 0.01)
+	r.callback(1, 10.5, "DELIVERED", "", true, false)
+	r.callback(2, 9, "DELIVERED", "", true, false) // 2 s before message 2 was sent
+	s, err := Build(r.write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Delivery.BeforeSend != 1 {
+		t.Errorf("before_send %d, want 1", s.Delivery.BeforeSend)
+	}
+	if s.Verdict != VerdictError {
+		t.Fatalf("verdict %s (%q), want error", s.Verdict, s.VerdictReasons)
+	}
+	found := false
+	for _, x := range s.Reasons {
+		found = found || x.Whose == WhoseMeasurement && strings.Contains(x.Text, "ended before its first send")
+	}
+	if !found {
+		t.Errorf("no measurement reason for the end before the send: %+v", s.Reasons)
+	}
+}

@@ -154,7 +154,7 @@ func showRate(v float64, has bool, format func(float64) string) string {
 // deliveryCounts are the JSON names of the Delivery figures that only a
 // measured delivery has: null in summary.json when delivery is not measured.
 var deliveryCounts = []string{"expected", "received", "lost", "late", "duplicates", "unmatched",
-	"malformed", "unauthorized", "unconfirmed", "refused_on_purpose", "redelivered", "events", "bad_lines"}
+	"malformed", "unauthorized", "unconfirmed", "before_send", "refused_on_purpose", "redelivered", "events", "bad_lines"}
 
 // MarshalJSON writes the delivery figures, with the counts null when delivery
 // was not measured (delivery: none).
@@ -191,7 +191,7 @@ func (d *Delivery) UnmarshalJSON(b []byte) error {
 // have (every accepted message would otherwise count as lost).
 func (d *Delivery) clearCounts() {
 	d.Expected, d.Received, d.Lost, d.Late, d.Duplicates, d.Unmatched = 0, 0, 0, 0, 0, 0
-	d.Malformed, d.Unauthorized, d.Unconfirmed, d.Refused, d.Redelivered, d.Events, d.BadLines = 0, 0, 0, 0, 0, 0, 0
+	d.Malformed, d.Unauthorized, d.Unconfirmed, d.Refused, d.Redelivered, d.Events, d.BadLines, d.BeforeSend = 0, 0, 0, 0, 0, 0, 0, 0
 }
 
 // MarshalJSON writes the threshold with a null value when its figure has no data.

@@ -225,6 +225,7 @@ type Delivery struct {
 	Malformed    int64       `json:"malformed" expr:"malformed"`
 	Unauthorized int64       `json:"unauthorized" expr:"unauthorized"`
 	Unconfirmed  int64       `json:"unconfirmed" expr:"unconfirmed"`               // delivered although no attempt got a 2xx (the answer was lost)
+	BeforeSend   int64       `json:"before_send" expr:"before_send"`               // ended before their first send: a wrong join or clocks apart (verdict error; their latency counts as 0)
 	Refused      int64       `json:"refused_on_purpose" expr:"refused_on_purpose"` // calls the sink refused on purpose (fault injection): the sink's refusals
 	Redelivered  int64       `json:"redelivered" expr:"redelivered"`               // redelivered on request: the service's arrivals again, accepted, of calls the sink refused or held on purpose; not duplicates
 	RetryDelay   percentiles `json:"retry_delay" expr:"retry_delay"`               // refused or held call to its retry

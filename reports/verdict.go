@@ -190,6 +190,15 @@ func (s *Summary) decide() {
 		// msgload's: no verdict built on it can pass, nor blame the service.
 		rs = append(rs, s.measurementBug("the measurements disagree with the simulator's ground truth: "+strings.Join(t.Disagreements, "; ")))
 	}
+	if n := s.Delivery.BeforeSend; n > 0 {
+		// On one clock a final status cannot arrive before its message was
+		// sent: the join took another message's record, or the sink's clock
+		// is not the attacker's. Either way its latency is no measurement.
+		dir := s.runDir()
+		rs = append(rs, reason(WhoseMeasurement, VerdictError,
+			fmt.Sprintf("%s ended before %s first send (delivery.before_send): the join or the clocks are wrong, and the delivery latencies cannot be trusted", plural(n, "message"), map[bool]string{true: "its", false: "their"}[n == 1]),
+			fmt.Sprintf("if the sink runs on another machine, synchronise the clocks (NTP) and run again; otherwise this is a msgload bug: `msgload report %s` reproduces it, attach %s to an issue of msgload", dir, dir)))
+	}
 	if n := s.Idempotency.IDCollisions; n > 0 {
 		rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("the service answered %s with an id already given to another message: delivery cannot be joined", plural(n, "message")), ""))
 	}
