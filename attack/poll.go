@@ -10,10 +10,10 @@ import (
 
 // terminal reports whether a polled state ends the message, by the one
 // end-of-message rule (rundir.Chain); *cur is the item the message is on, for
-// a record without a channel.
+// a record without a channel (placed by rundir.Chain.Place).
 func (e *engine) terminal(state, channel string, cur *int) bool {
 	chain := rundir.ParseChain(e.o.Chain)
-	i := chain.Item(channel, *cur)
+	i := chain.Place(channel, state, *cur)
 	if chain.FailsOver(state, i) {
 		*cur = max(*cur, i+1)
 	}

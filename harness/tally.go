@@ -121,7 +121,7 @@ func (t *tally) event(e *rundir.Event) {
 	if !final {
 		v := t.msgs[seq]
 		cur := int(v >> itemShift)
-		i := t.chain.Item(c.Channel, cur)
+		i := t.chain.Place(c.Channel, c.State, cur)
 		if t.chain.FailsOver(c.State, i) && i+1 > cur && i+1 < 64 {
 			t.msgs[seq] = v&(msgAccepted|msgFinal) | uint8(i+1)<<itemShift
 		}

@@ -83,3 +83,18 @@ func TestTallyJoinsWebhooksByNotificationID(t *testing.T) {
 		t.Fatal("the webhook of the notification answered was not counted")
 	}
 }
+
+// TestTallyPlacesChannellessRecords: sms(SEEN)→vkok, vkok's DELIVERED (its
+// record names no channel) overtaking sms's EXPIRED: it is vkok's, the last
+// item's, and ends the message — the grace wait no longer waits for an end
+// that came (the item the message was on when the record arrived was sms,
+// where a DELIVERED under condition SEEN ends nothing).
+func TestTallyPlacesChannellessRecords(t *testing.T) {
+	tl := newTally("r1", "")
+	tl.chain = rundir.Chain{{Channel: rundir.ChannelSMS, Until: rundir.StateSeen}, {Channel: rundir.ChannelVKOK}}
+	tl.attempt(&rundir.Attempt{Seq: 1, Op: "send", Code: 200, TxID: "tx-1"})
+	tl.event(&rundir.Event{Kind: rundir.KindCallback, Corr: &rundir.Correlation{Run: "r1", Seq: 1, Key: "tx-1", State: rundir.StateDelivered}})
+	if !tl.complete() {
+		t.Fatal("vkok's DELIVERED, without a channel and before sms's EXPIRED, did not end the message")
+	}
+}

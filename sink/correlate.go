@@ -199,8 +199,11 @@ func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) er
 		idx := -1
 		if chain != nil {
 			// A record without a channel (FAILED and EXPIRED may omit it; vkok
-			// is not in the record's enum) belongs to the item the message is on.
-			idx = chain.Item(ch, int(st.item))
+			// is not in the record's enum) is placed by rundir.Chain.Place: a
+			// DELIVERED, NOT_DELIVERED or SEEN on the first vkok item from the
+			// one the message is on, FAILED and EXPIRED on that item (live, in
+			// arrival order; the report places them by their own time).
+			idx = chain.Place(ch, rec.State, int(st.item))
 			if ch == "" && idx >= 0 {
 				ch = chain[idx].Channel
 			}
