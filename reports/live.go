@@ -2,8 +2,10 @@ package reports
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
+	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/thresholds"
 )
 
@@ -152,4 +154,57 @@ func LiveLine(states []LiveState) string {
 		return "thresholds …"
 	}
 	return "thresholds ok"
+}
+
+// abortReason adds the reason of a run an abortOnFail threshold stopped
+// (run.json aborted): the service's, fail. Its attack sent less than planned
+// on purpose, so the count of its load is not judged (loadShort).
+func (a *analyzer) abortReason() {
+	ab := a.meta.Aborted
+	if ab == nil {
+		return
+	}
+	why := "it failed at a live evaluation after its delayAbortEval"
+	if ab.Final {
+		why = "it could no longer pass (a count that only grows, over its bound)"
+	}
+	where := ""
+	if ab.Part != "" {
+		where = " of part " + ab.Part
+	}
+	when := ts(ab.At)
+	if !a.meta.Start.IsZero() && ab.At.After(a.meta.Start) {
+		when += fmt.Sprintf(" (%s after the start)", dur(ab.At.Sub(a.meta.Start).Seconds()))
+	}
+	a.s.early = append(a.s.early, reason(WhoseService, verdictFail,
+		fmt.Sprintf("the run was aborted at %s by the abortOnFail threshold %s%s (value %s): %s; the figures cover what ran until then and its grace period", when, ab.Threshold, where, num(ab.Value), why),
+		""))
+}
+
+// partialText is the reason of a checkpoint (WritePartial).
+const partialText = "partial: the run is still going; these are its figures so far (a checkpoint: the run's end rewrites summary.json whole)"
+
+// WritePartial writes s, the analysis of a run directory while its run goes,
+// as a checkpoint: summary.json marked partial, verdict incomplete, rewritten
+// atomically, so that a run killed later still leaves its figures. The
+// thresholds are not judged on a checkpoint (the messages still in flight
+// would read as lost); `msgload report DIR` of a killed run judges them on
+// what it recorded.
+func (s *Summary) WritePartial(dir string) error {
+	early := s.early[:0:0]
+	for _, r := range s.early {
+		if r.Text != noEndText { // of course it has no end yet
+			early = append(early, r)
+		}
+	}
+	s.early = append(early, reason(WhoseEnvironment, VerdictIncomplete, partialText,
+		"wait for the run's end; if its process was killed, `msgload report "+s.runDir()+"` builds the reports of what it recorded"))
+	s.Partial = true
+	s.Thresholds = []Threshold{}
+	s.decide()
+	js, err := s.marshal()
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	return writeAtomic(filepath.Join(dir, rundir.SummaryFile), js)
 }

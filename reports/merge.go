@@ -353,6 +353,9 @@ func ownVerdictProblems(s shardDir) []rundir.MergeProblem {
 		Reason: fmt.Sprintf("shard %s (%s): its own report is %s: %s", m.Shard, s.dir, strings.ToUpper(own.Verdict), strings.Join(own.Reasons, "; "))}}
 }
 
+// noEndText is the reason of a run whose run.json has no end.
+const noEndText = "run.json has no end: the run did not finish (its process was killed, or still runs); the figures cover what it recorded before"
+
 // unfinishedReasons adds to the verdict's reasons what did not finish: a run
 // whose run.json has no end (its process was killed: what it flushed is
 // reported, incomplete), and in a merged run what the merge found (run.json
@@ -361,8 +364,7 @@ func ownVerdictProblems(s shardDir) []rundir.MergeProblem {
 func (a *analyzer) unfinishedReasons() {
 	s := a.s
 	if a.meta.End.IsZero() {
-		s.early = append(s.early, reason(WhoseEnvironment, VerdictIncomplete,
-			"run.json has no end: the run did not finish (its process was killed, or still runs); the figures cover what it recorded before",
+		s.early = append(s.early, reason(WhoseEnvironment, VerdictIncomplete, noEndText,
 			"find why the process ended (a kill, the OOM killer, a pod's termination grace) and run again"))
 	}
 	m := a.meta.Merged
