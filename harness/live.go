@@ -89,7 +89,7 @@ type liveLoop struct {
 	rules      []liveRule
 	every      time.Duration // between live judgements of the thresholds (0: none)
 	checkpoint time.Duration // between checkpoints (0: none)
-	start      time.Time     // the attack's start, by o.Now: delayAbortEval counts from it
+	start      time.Time     // the attack's start by the wall clock (time.Now): delayAbortEval counts from it
 	line       atomic.Value  // string: the live verdict for the progress line
 	stopc      chan struct{}
 	done       chan struct{}
@@ -109,6 +109,12 @@ func (r *partRun) startLive(start time.Time) *liveLoop {
 		th, err := reports.CompileLive(t.Expr, r.s.Delivery.Via)
 		if err != nil {
 			fmt.Fprintf(r.o.Stderr, "msgload: %s: threshold %s is not judged live: %v\n", r.s.Name, t.Expr, err)
+			continue
+		}
+		if r.shard != nil && !th.Final() {
+			// A shard's share of a rate or a percentile is not the run's;
+			// a count over its bound in one shard is over it in the whole.
+			fmt.Fprintf(r.o.Stderr, "msgload: %s: threshold %s is not judged live in a shard: only a bound on a count that only grows is\n", r.s.Name, t.Expr)
 			continue
 		}
 		l.rules = append(l.rules, liveRule{th: th, delay: t.DelayAbortEval.D})
@@ -164,7 +170,7 @@ func (l *liveLoop) loop() {
 			return
 		case <-t.C:
 		}
-		now := l.r.o.Now()
+		now := time.Now() // the loop's own clock: Options.Now may be a test's
 		judge := l.every > 0 && !now.Before(nextJudge) && l.attacking() && l.due(now)
 		checkpoint := l.checkpoint > 0 && !now.Before(nextCheckpoint)
 		if !judge && !checkpoint {
@@ -184,7 +190,7 @@ func (l *liveLoop) loop() {
 			}
 		}
 		took := time.Since(began)
-		now = l.r.o.Now()
+		now = time.Now()
 		if judge {
 			nextJudge = now.Add(max(l.every, liveCost*took))
 		}
@@ -214,7 +220,7 @@ func (l *liveLoop) due(now time.Time) bool {
 // judge evaluates the thresholds whose delay is over on s, shows the live
 // verdict, and stops the run's sends on the first that fails.
 func (l *liveLoop) judge(s *reports.Summary) {
-	now := l.r.o.Now()
+	now := time.Now()
 	states := make([]reports.LiveState, 0, len(l.rules))
 	for _, rule := range l.rules {
 		if now.Sub(l.start) < rule.delay {
@@ -224,7 +230,7 @@ func (l *liveLoop) judge(s *reports.Summary) {
 		st := rule.th.Judge(s)
 		states = append(states, st)
 		if st.Known && !st.OK {
-			l.abort(rule.th, st, now)
+			l.abort(rule.th, st)
 		}
 	}
 	l.line.Store(reports.LiveLine(states))
@@ -232,8 +238,8 @@ func (l *liveLoop) judge(s *reports.Summary) {
 
 // abort stops the run's sends for the failing threshold th, unless another
 // already did.
-func (l *liveLoop) abort(th *reports.LiveThreshold, st reports.LiveState, now time.Time) {
-	a := rundir.Abort{Threshold: th.Expr(), At: now.UTC(), Value: st.Value, Final: st.Final}
+func (l *liveLoop) abort(th *reports.LiveThreshold, st reports.LiveState) {
+	a := rundir.Abort{Threshold: th.Expr(), At: l.r.o.Now().UTC(), Value: st.Value, Final: st.Final}
 	if l.r.multi {
 		a.Part = l.r.s.Name
 	}

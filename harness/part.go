@@ -183,7 +183,7 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	if err := r.startAtInstant(stopCtx, &meta, metaPath); err != nil {
 		return err
 	}
-	r.live = r.startLive(meta.Start)
+	r.live = r.startLive(time.Now())
 	defer r.live.stop() // on an early return; the normal path stops it after the grace wait
 	attackErr := r.attack(stopCtx, abortCtx, ao, &meta, metaPath)
 	r.waitForCallbacks()

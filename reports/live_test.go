@@ -162,3 +162,28 @@ func TestWritePartial(t *testing.T) {
 		t.Errorf("the final summary.json is marked partial")
 	}
 }
+
+// A shard an abortOnFail threshold stopped stops the merged run too: the
+// merge carries the first abort into the merged run.json, and its verdict
+// fails with the reason.
+func TestMergeKeepsTheAbort(t *testing.T) {
+	dirs, _, _ := shardedRun(t)
+	p := filepath.Join(dirs[1], rundir.MetaFile)
+	var m rundir.Meta
+	b, err := os.ReadFile(p)
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Aborted = &rundir.Abort{Threshold: "idempotency.mismatches == 0", At: t0.Add(30 * time.Second), Value: 1, Final: true}
+	writeJSON(t, p, m)
+	s, err := Merge(filepath.Join(t.TempDir(), "merged"), dirs, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Run.Aborted == nil || s.Verdict != verdictFail || reasonWith(s, "by the abortOnFail threshold idempotency.mismatches == 0") == nil {
+		t.Errorf("merged: aborted %+v, verdict %s, reasons %q", s.Run.Aborted, s.Verdict, s.VerdictReasons)
+	}
+}

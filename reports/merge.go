@@ -145,6 +145,7 @@ func mergeMeta(shards []shardDir, dirs []string) rundir.Meta {
 	m.Shard = nil
 	m.Planned.Requests, m.Planned.Rate = 0, 0
 	m.Clients = nil
+	m.Aborted = nil
 	merged := &rundir.Merged{Shards: sh.Count, By: sh.By, Dirs: slices.Clone(dirs), Indexes: []int{}}
 	have := map[int]bool{}
 	for _, s := range shards {
@@ -166,6 +167,9 @@ func mergeMeta(shards []shardDir, dirs []string) rundir.Meta {
 		m.Planned.Requests += x.Planned.Requests
 		m.Planned.Rate += x.Planned.Rate
 		m.Planned.Duration = max(m.Planned.Duration, x.Planned.Duration)
+		if ab := x.Aborted; ab != nil && (m.Aborted == nil || ab.At.Before(m.Aborted.At)) {
+			m.Aborted = ab // an abortOnFail threshold stopped a shard: the first one stopped the run
+		}
 	}
 	for i := 0; i < sh.Count; i++ {
 		if !have[i] {
