@@ -3,7 +3,6 @@ package harness
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -250,6 +249,6 @@ func (l *liveLoop) abort(th *reports.LiveThreshold, st reports.LiveState) {
 	if st.Final {
 		why = "it can no longer pass"
 	}
-	fmt.Fprintf(l.r.o.Stderr, "\nmsgload: %s: abortOnFail threshold %s fails (value %s): %s; no new sends, waiting the grace period for what was sent\n",
-		l.r.s.Name, th.Expr(), strings.TrimSuffix(fmt.Sprintf("%.6g", st.Value), ".0"), why)
+	fmt.Fprintf(l.r.o.Stderr, "\nmsgload: %s: abortOnFail threshold %s fails (value %g): %s; no new sends, waiting the grace period for what was sent\n",
+		l.r.s.Name, th.Expr(), st.Value, why)
 }
