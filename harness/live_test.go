@@ -56,7 +56,7 @@ func TestAbortOnFailStopsTheRun(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			var stderr strings.Builder
-			res, err := Run(ctx, Options{Scenario: s, Out: t.TempDir(), Stderr: &stderr, Quiet: true})
+			res, err := Run(ctx, Options{Scenario: s, Out: t.TempDir(), Stderr: &stderr})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,6 +104,10 @@ func TestAbortOnFailStopsTheRun(t *testing.T) {
 			if !strings.Contains(stderr.String(), "abortOnFail threshold "+ab.Threshold+" fails") {
 				t.Errorf("stderr does not say the run was stopped:\n%s", stderr.String())
 			}
+			// The progress line's last state shows the live verdict.
+			if !strings.Contains(stderr.String(), "  "+ab.Threshold+" FAILING\n") {
+				t.Errorf("the progress line does not show the threshold failing:\n%s", stderr.String())
+			}
 		})
 	}
 }
@@ -138,5 +142,45 @@ func TestProgressLineLiveVerdict(t *testing.T) {
 	c.Live = nil
 	if got := c.String(); strings.Contains(got, "thresholds") {
 		t.Errorf("progress line %q: no abortOnFail threshold, no live verdict", got)
+	}
+}
+
+// A live threshold that holds stops nothing: the run sends its plan and
+// passes. Checkpoints taken every 100 ms while it goes never overwrite the
+// final summary.json (the live loop ends before the reports are built).
+func TestLiveThresholdThatHoldsStopsNothing(t *testing.T) {
+	src := `
+name: holds
+api: notify
+target: embedded
+load: { profile: constant, rate: 20/s, requests: 60 }
+limit: { rate: 100000/1m, mode: respect }
+message: { recipient: "+79990000001", text: "x" }
+delivery: { via: none }
+sim: { rateLimit: { rate: 100000/1m } }
+thresholds:
+  - { expr: idempotency.mismatches == 0, abortOnFail: true }
+  - { expr: requests.error_rate < 1%, abortOnFail: true }
+`
+	s, err := scenarios.Parse("holds.yaml", "", []byte(src), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	res, err := Run(context.Background(), Options{Scenario: s, Out: t.TempDir(), Stderr: &stderr, Checkpoint: 100 * time.Millisecond, LiveEvery: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Parts[0]
+	requireGreen(t, p, stderr.String())
+	if p.Summary.Run.Aborted != nil || p.Summary.Requests.Messages != 60 || len(p.Summary.Thresholds) != 2 {
+		t.Fatalf("aborted %+v, sent %d of 60, thresholds %+v", p.Summary.Run.Aborted, p.Summary.Requests.Messages, p.Summary.Thresholds)
+	}
+	b, err := os.ReadFile(filepath.Join(p.Dir, rundir.SummaryFile))
+	if err != nil || strings.Contains(string(b), `"partial"`) || !strings.Contains(string(b), `"verdict": "pass"`) {
+		t.Errorf("summary.json after the run (%v): want the final one, not a checkpoint:\n%.400s", err, b)
+	}
+	if !strings.Contains(stderr.String(), "  thresholds ok\n") {
+		t.Errorf("the progress line does not say the live thresholds hold:\n%s", stderr.String())
 	}
 }

@@ -88,3 +88,27 @@ sim: { rateLimit: { rate: 100000/1m }, notifyDelay: { median: 200ms, p95: 1s } }
 		t.Errorf("msgload report of the killed run counts %d messages; the process had counted %v sends 1.5 s before it was killed", s.Requests.Messages, sent)
 	}
 }
+
+// A run an abortOnFail threshold stopped exits 1 (fail), not 130 (it was
+// not interrupted), and its last line says FAIL; stderr says which
+// threshold stopped it.
+func TestAbortOnFailExitsFail(t *testing.T) {
+	scen := writeScenario(t, `name: aborted
+api: notify
+target: embedded
+load: { rate: 20/s, duration: 2m }
+limit: { rate: 100000/1m, mode: respect }
+message: { recipient: "+79990000001", text: "x" }
+delivery: { via: none }
+sim: { rateLimit: { rate: 100000/1m }, faults: { error500: 50% } }
+thresholds:
+  - { expr: 'requests.codes["500"] == 0', abortOnFail: true }
+`)
+	code, stdout, stderr := runProgram(t, nil, nil, "run", "--out", t.TempDir(), "--metrics-addr", "", scen)
+	if code != exitThresholds || !strings.Contains(stdout, "FAIL") || !strings.Contains(stderr, `abortOnFail threshold requests.codes["500"] == 0 fails`) {
+		t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitThresholds, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "aborted at") {
+		t.Errorf("the summary does not say the run was aborted:\n%s", stdout)
+	}
+}
