@@ -13,8 +13,8 @@ import (
 // directory as it is (Analyze: the one analysis, over what the attacker and
 // the sink flushed so far) and judges the abortOnFail thresholds on it. Only
 // figures that the records already on disk settle can be judged live: what
-// the attempt log says (requests.*, idempotency.* but duplicate_deliveries,
-// rate_limit.*) and the sink's counts that no later record can take back
+// the attempt log says (requests.* but bad_lines, idempotency.* but
+// duplicate_deliveries, rate_limit.*) and the sink's counts that no later record can take back
 // (delivery.duplicates, .malformed, .unauthorized). A delivery figure that
 // waits for the grace period (lost, latency, received…) is not known before
 // the run ends, and an abortOnFail threshold on it is refused at validation.
@@ -29,11 +29,11 @@ import (
 //     judged: no data now may be data later.
 
 // growingCount are the counts that only grow as records are added to a run
-// directory, so that their live value is at most their final one. A
-// comma-less name ending in "[]" stands for every key of a map of counts.
+// directory, so that their live value is at most their final one. A name
+// ending in "[]" stands for every key of a map of counts.
 var growingCount = map[string]bool{
 	"requests.total": true, "requests.messages": true, "requests.accepted": true,
-	"requests.late": true, "requests.capped": true, "requests.bad_lines": true,
+	"requests.late": true, "requests.capped": true,
 	"requests.codes[]": true, "requests.errors[]": true, "requests.by_op[]": true, "requests.gave_up[]": true,
 	"idempotency.probes": true, "idempotency.retries": true, "idempotency.mismatches": true, "idempotency.id_collisions": true,
 	"rate_limit.rejected_429": true,
@@ -44,6 +44,9 @@ var growingCount = map[string]bool{
 // while the run goes (see above).
 func liveKnown(p []any) bool {
 	head, _ := p[0].(string)
+	if len(p) > 1 && p[1] == "bad_lines" {
+		return false // a line being written reads as torn until its end is flushed
+	}
 	switch head {
 	case "requests", "rate_limit":
 		return true

@@ -40,7 +40,7 @@ func TestLiveThresholdRule(t *testing.T) {
 			t.Errorf("%s: final %v, want %v", tt.src, l.Final(), tt.final)
 		}
 	}
-	for _, src := range []string{"delivery.lost == 0", "delivery.latency.p95 < 1s", "outcomes.delivered > 0", "idempotency.duplicate_deliveries == 0", "truth.messages > 0", "run.attack_duration > 1"} {
+	for _, src := range []string{"delivery.lost == 0", "delivery.latency.p95 < 1s", "outcomes.delivered > 0", "idempotency.duplicate_deliveries == 0", "truth.messages > 0", "run.attack_duration > 1", "requests.bad_lines == 0"} {
 		if _, err := CompileLive(src, "sink"); err == nil || !strings.Contains(err.Error(), "cannot be judged live") {
 			t.Errorf("%s: %v, want refused as not known live", src, err)
 		}
