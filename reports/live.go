@@ -14,10 +14,11 @@ import (
 // the sink flushed so far) and judges the abortOnFail thresholds on it. Only
 // figures that the records already on disk settle can be judged live: what
 // the attempt log says (requests.* but bad_lines, idempotency.* but
-// duplicate_deliveries, rate_limit.*) and the sink's counts that no later record can take back
-// (delivery.duplicates, .malformed, .unauthorized). A delivery figure that
-// waits for the grace period (lost, latency, received…) is not known before
-// the run ends, and an abortOnFail threshold on it is refused at validation.
+// duplicate_deliveries, rate_limit.*) and the sink's counts that no later
+// record can take back (delivery.duplicates, .malformed, .unauthorized). A
+// delivery figure that waits for the grace period (lost, latency,
+// received…) is not known before the run ends, and an abortOnFail threshold
+// on it is refused at validation.
 //
 // The rule (LiveThreshold.Judge):
 //   - a count that only grows as records come (growingCount), bounded from
@@ -122,8 +123,7 @@ func (l *LiveThreshold) Final() bool { return l.final }
 func (l *LiveThreshold) Judge(s *Summary) LiveState {
 	t := l.c.eval(s)
 	st := LiveState{Expr: t.Expr}
-	switch {
-	case len(t.NoData) > 0 || t.Error != "":
+	if len(t.NoData) > 0 || t.Error != "" {
 		st.Why = t.Error
 		return st
 	}
