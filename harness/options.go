@@ -239,7 +239,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		},
 		Limit:      rundir.Limit{Requests: limit.Requests, Window: rundir.Duration(limit.Window), Mode: limit.Mode},
 		Delivery:   rundir.Delivery{Via: via, Grace: rundir.Duration(s.Delivery.Grace.D)},
-		Thresholds: slices.Clone(s.Thresholds),
+		Thresholds: s.ThresholdExprs(),
 		Retry:      rundir.Retry{On: slices.Clone(s.Retry.On), Max: s.Retry.Max, Backoff: rundir.Duration(s.Retry.Backoff.D)},
 		Probes:     s.Idempotency.Probes.F,
 	}

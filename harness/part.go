@@ -94,6 +94,13 @@ type partRun struct {
 	localAfter int64
 	localErr   error
 
+	// userStop is the run's stop by an interrupt (or a cancelled context):
+	// the attack's own context is also cancelled by stops, when an
+	// abortOnFail threshold fails live, which is no interrupt.
+	userStop context.Context
+	stops    *thresholdStop
+	live     *liveLoop // the live judgement of thresholds and checkpoints (live.go); nil when none
+
 	summary *reports.Summary
 	err     error
 }
@@ -124,6 +131,9 @@ func (r *partRun) addTo(c *counters) {
 	}
 	if l := r.remote; l != nil {
 		c.Callbacks += l.events.Load()
+	}
+	if line := r.live.liveLine(); line != "" {
+		c.Live = append(c.Live, line)
 	}
 }
 
@@ -173,8 +183,11 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	if err := r.startAtInstant(stopCtx, &meta, metaPath); err != nil {
 		return err
 	}
+	r.live = r.startLive(time.Now())
+	defer r.live.stop() // on an early return; the normal path stops it after the grace wait
 	attackErr := r.attack(stopCtx, abortCtx, ao, &meta, metaPath)
 	r.waitForCallbacks()
+	r.live.stop() // before the closing: no checkpoint after the run's own reports
 
 	// Close what is embedded (simulator, then sink), then the attempt log.
 	r.phase.Store("report")
@@ -399,7 +412,8 @@ func (r *partRun) attack(stopCtx, abortCtx context.Context, ao attack.Options, m
 	if !res.Start.IsZero() {
 		meta.Start = res.Start.UTC()
 	}
-	meta.Interrupted = stopCtx.Err() != nil
+	meta.Interrupted = cmp.Or(r.userStop, stopCtx).Err() != nil
+	meta.Aborted = r.stops.get()
 	if aerr != nil && !errors.Is(aerr, attack.ErrMaxMessages) && res.Sent > 0 {
 		// Keep going: what was sent is still waited for and reported.
 		fmt.Fprintf(r.o.Stderr, "msgload: %s: attack: %v\n", r.s.Name, aerr)

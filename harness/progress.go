@@ -22,6 +22,7 @@ type counters struct {
 	Elapsed     time.Duration
 	Left        time.Duration // until the attack ends by its plan; 0 when unknown
 	GraceLeft   time.Duration // until the grace wait ends at the latest (it ends sooner when everything arrived)
+	Live        []string      // the parts' live verdicts of their abortOnFail thresholds ("thresholds ok", "… FAILING")
 }
 
 // String is the progress line: one count (messages sent of those planned) and
@@ -39,8 +40,12 @@ func (c counters) String() string {
 	case c.Phase != "grace" && c.Left > 0:
 		eta = c.Left.Round(time.Second).String()
 	}
-	return fmt.Sprintf("%-6s sent %s  accepted %d  429 %d  errors %d  callbacks %d  elapsed %s  ETA %s",
+	line := fmt.Sprintf("%-6s sent %s  accepted %d  429 %d  errors %d  callbacks %d  elapsed %s  ETA %s",
 		c.Phase, sent, c.Accepted, c.RateLimited, c.Errors, c.Callbacks, c.Elapsed.Round(time.Second), eta)
+	if len(c.Live) > 0 {
+		line += "  " + strings.Join(c.Live, "; ")
+	}
+	return line
 }
 
 // progress shows Counters: on a terminal one line redrawn in place (a bar for

@@ -78,6 +78,14 @@ type Options struct {
 	// sharded run on the same one); what is embedded starts before it.
 	StartAt time.Time
 
+	// Checkpoint is how often summary.json is rewritten, marked partial,
+	// while the run goes (live.go): 0 is a minute, a negative value none.
+	Checkpoint time.Duration
+	// LiveEvery is how often the abortOnFail thresholds are judged live
+	// during the attack (0: every 2 s); an analysis that takes long spaces
+	// them further (live.go).
+	LiveEvery time.Duration
+
 	Now func() time.Time // default time.Now
 }
 
@@ -273,6 +281,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}()
 
+	// The sends stop on an interrupt, or when an abortOnFail threshold
+	// fails live (stops), which is not an interrupt.
+	sendCtx, stopSends := context.WithCancel(stopCtx)
+	defer stopSends()
+	stops := &thresholdStop{cancel: stopSends}
+
 	runners := make([]*partRun, len(parts))
 	tags := partTags(parts)
 	for i, p := range parts {
@@ -285,6 +299,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			preg = prometheus.WrapRegistererWith(prometheus.Labels{"part": p.Name}, reg)
 		}
 		runners[i] = &partRun{o: &o, s: p, id: id, part: tags[i], dir: pdir, reg: preg, multi: len(parts) > 1, abortCh: abortSig, plan: p.Plan().Duration, metricsAddr: res.MetricsAddr, shard: shard}
+		runners[i].userStop, runners[i].stops = stopCtx, stops
 		runners[i].digest = rundir.ScenarioDigest(red) // the plan the run's scenario.yaml says: one for every shard of the run
 		if shard != nil {
 			runners[i].whole = o.Scenario
@@ -312,7 +327,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.run(stopCtx, abortCtx)
+			r.run(sendCtx, abortCtx)
 		}()
 	}
 	wg.Wait()

@@ -205,6 +205,7 @@ func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
 	}
 	a.checkRawFiles()
 	a.unfinishedReasons()
+	a.abortReason()
 	a.counts = map[string]*[2]int64{}
 	_, terr := fs.Stat(a.fsys, rundir.TruthFile)
 	a.keepRecs = keepAllRecs || a.meta.Limit.Window.D() > 0 || !errors.Is(terr, fs.ErrNotExist)
@@ -301,7 +302,7 @@ func (a *analyzer) readMeta() error {
 		Clients: len(m.Clients), Profile: m.Planned.Profile, PlannedDur: m.Planned.Duration.D().Seconds(),
 		Start: ts(m.Start), AttackEnd: ts(m.AttackEnd), End: ts(m.End), Interrupted: m.Interrupted,
 		DeliveryVia: via, Grace: m.Delivery.Grace.D().Seconds(),
-		Shard: m.Shard, Merged: m.Merged,
+		Shard: m.Shard, Merged: m.Merged, Aborted: m.Aborted,
 	}
 	if !m.Start.IsZero() && !end.IsZero() && end.After(m.Start) {
 		a.s.Run.Duration = round6(end.Sub(m.Start).Seconds())

@@ -145,6 +145,7 @@ func mergeMeta(shards []shardDir, dirs []string) rundir.Meta {
 	m.Shard = nil
 	m.Planned.Requests, m.Planned.Rate = 0, 0
 	m.Clients = nil
+	m.Aborted = nil
 	merged := &rundir.Merged{Shards: sh.Count, By: sh.By, Dirs: slices.Clone(dirs), Indexes: []int{}}
 	have := map[int]bool{}
 	for _, s := range shards {
@@ -166,6 +167,9 @@ func mergeMeta(shards []shardDir, dirs []string) rundir.Meta {
 		m.Planned.Requests += x.Planned.Requests
 		m.Planned.Rate += x.Planned.Rate
 		m.Planned.Duration = max(m.Planned.Duration, x.Planned.Duration)
+		if ab := x.Aborted; ab != nil && (m.Aborted == nil || ab.At.Before(m.Aborted.At)) {
+			m.Aborted = ab // an abortOnFail threshold stopped a shard: the first one stopped the run
+		}
 	}
 	for i := 0; i < sh.Count; i++ {
 		if !have[i] {
@@ -353,6 +357,9 @@ func ownVerdictProblems(s shardDir) []rundir.MergeProblem {
 		Reason: fmt.Sprintf("shard %s (%s): its own report is %s: %s", m.Shard, s.dir, strings.ToUpper(own.Verdict), strings.Join(own.Reasons, "; "))}}
 }
 
+// noEndText is the reason of a run whose run.json has no end.
+const noEndText = "run.json has no end: the run did not finish (its process was killed, or still runs); the figures cover what it recorded before"
+
 // unfinishedReasons adds to the verdict's reasons what did not finish: a run
 // whose run.json has no end (its process was killed: what it flushed is
 // reported, incomplete), and in a merged run what the merge found (run.json
@@ -361,8 +368,7 @@ func ownVerdictProblems(s shardDir) []rundir.MergeProblem {
 func (a *analyzer) unfinishedReasons() {
 	s := a.s
 	if a.meta.End.IsZero() {
-		s.early = append(s.early, reason(WhoseEnvironment, VerdictIncomplete,
-			"run.json has no end: the run did not finish (its process was killed, or still runs); the figures cover what it recorded before",
+		s.early = append(s.early, reason(WhoseEnvironment, VerdictIncomplete, noEndText,
 			"find why the process ended (a kill, the OOM killer, a pod's termination grace) and run again"))
 	}
 	m := a.meta.Merged

@@ -37,6 +37,9 @@ type Summary struct {
 	Truth          *truthReport `json:"truth,omitempty" expr:"truth"`
 	Thresholds     []Threshold  `json:"thresholds" expr:"-"`
 	Warnings       []string     `json:"warnings,omitempty" expr:"-"`
+	// Partial marks a checkpoint written while the run goes (WritePartial):
+	// the figures so far, verdict incomplete; the run's end rewrites it whole.
+	Partial bool `json:"partial,omitempty" expr:"-"`
 
 	// Whole is the whole run's summary when this summary.json was of kind
 	// run (a run with parts): only Verdict, VerdictReasons, ok and a few Run
@@ -78,6 +81,8 @@ type runInfo struct {
 	// Merged is set in the summary msgload report --merge built: how many
 	// shards the run had and which were merged.
 	Merged *rundir.Merged `json:"merged,omitempty" expr:"merged"`
+	// Aborted: an abortOnFail threshold stopped the attack (run.json aborted).
+	Aborted *rundir.Abort `json:"aborted,omitempty" expr:"-"`
 }
 
 // percentiles are latencies in seconds, exact nearest-rank (hist.go). With

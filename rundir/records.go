@@ -168,6 +168,21 @@ type Meta struct {
 	// resolved scenario, secrets redacted): shards of one run have the same,
 	// so the merge tells two runs that reused one run id apart.
 	ScenarioDigest string `json:"scenario_digest,omitempty"`
+	// Aborted is set when an abortOnFail threshold, judged live, stopped
+	// the attack (the run ends fail, reports say by which and when).
+	Aborted *Abort `json:"aborted,omitempty"`
+}
+
+// Abort is what stopped a run's attack early: an abortOnFail threshold that
+// failed when judged live.
+type Abort struct {
+	Threshold string    `json:"threshold"`      // the expression as written
+	Part      string    `json:"part,omitempty"` // the part whose threshold it was, in a run with parts
+	At        time.Time `json:"at"`             // when the live evaluation found it failing
+	Value     float64   `json:"value"`          // its figure then (the left side of the comparison)
+	// Final: it could no longer pass (a count that only grows, over its
+	// bound); otherwise it failed at an evaluation after its delayAbortEval.
+	Final bool `json:"final"`
 }
 
 // Merged says which shards a merged run directory was built from.

@@ -489,10 +489,23 @@ func (c *checker) delivery(s *Scenario, p string, notify bool) {
 func (c *checker) thresholds(s *Scenario, p string) {
 	for i, t := range s.Thresholds {
 		at := fmt.Sprintf("%s[%d]", joinPath(p, "thresholds"), i)
-		if strings.TrimSpace(t) == "" {
-			c.errorf(at, "empty threshold expression")
-		} else if err := reports.CheckThresholdFor(t, s.Delivery.Via); err != nil {
-			c.errorf(at, "threshold %q: %s", t, oneLine(err.Error()))
+		expr := at
+		if _, mapping := c.pos[at+".expr"]; mapping {
+			expr = at + ".expr" // the mapping form: point at its expression
+		}
+		switch {
+		case strings.TrimSpace(t.Expr) == "":
+			c.errorf(expr, "empty threshold expression")
+		case !t.AbortOnFail && !t.DelayAbortEval.IsZero():
+			c.errorf(at+".delayAbortEval", "delayAbortEval delays the live judgement of abortOnFail: set abortOnFail: true, or drop it")
+		case t.AbortOnFail:
+			if err := reports.CheckLiveThreshold(t.Expr, s.Delivery.Via); err != nil {
+				c.errorf(expr, "threshold %q: %s", t.Expr, oneLine(err.Error()))
+			}
+		default:
+			if err := reports.CheckThresholdFor(t.Expr, s.Delivery.Via); err != nil {
+				c.errorf(expr, "threshold %q: %s", t.Expr, oneLine(err.Error()))
+			}
 		}
 	}
 }

@@ -25,7 +25,7 @@ type Scenario struct {
 	Delivery    Delivery    `json:"delivery,omitempty"`
 	Sink        string      `json:"sink,omitempty" jsonschema_description:"embedded or the base URL of a standalone sink"`
 	Sim         Sim         `json:"sim,omitempty"`
-	Thresholds  []string    `json:"thresholds,omitempty" jsonschema_description:"expressions that must hold for the run to pass (evaluated by the reports)"`
+	Thresholds  []Threshold `json:"thresholds,omitempty" jsonschema_description:"expressions that must hold for the run to pass (evaluated by the reports); a mapping { expr, abortOnFail, delayAbortEval } also judges one live"`
 	MaxMessages int64       `json:"maxMessages,omitempty" jsonschema:"minimum=0" jsonschema_description:"hard cap on messages really sent (like --max-messages); 0 means no cap"`
 	Parts       []Scenario  `json:"parts,omitempty" jsonschema_description:"several complete scenarios run side by side (each with its own api); top-level name and thresholds apply to all"`
 

@@ -31,6 +31,9 @@ type runOpts struct {
 	confirmTarget string
 	quiet         bool
 	json          bool // run --json: the final summary.json on stdout, everything else on stderr
+
+	// checkpoint is how often summary.json is rewritten (partial) while the run goes; 0: never.
+	checkpoint time.Duration
 }
 
 func (o *runOpts) flags() []cli.Flag {
@@ -40,6 +43,7 @@ func (o *runOpts) flags() []cli.Flag {
 		&cli.DurationFlag{Name: "metrics-linger", Value: 15 * time.Second, Usage: "after the run, keep /metrics up until one more scrape, at most `DURATION` (only when something scraped it)", Destination: &o.metricsLinger},
 		&cli.Int64Flag{Name: "max-messages", Usage: "hard cap of `N` messages really sent (a safety for paid traffic); 0: the scenario's maxMessages", Destination: &o.maxMessages},
 		&cli.StringFlag{Name: "confirm-target", Usage: "`HOST` that may be attacked although it is neither embedded nor loopback", Destination: &o.confirmTarget},
+		&cli.DurationFlag{Name: "checkpoint", Value: time.Minute, Usage: "while the run goes, rewrite summary.json (marked partial: the figures so far) every `DURATION`, so a run killed later leaves its figures; 0 for never", Destination: &o.checkpoint},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress line and no summary: only the final lines (where the run is) and errors", Destination: &o.quiet},
 	}
 }
@@ -158,6 +162,10 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 	ho.MetricsAddr = opts.metricsAddr
 	ho.MetricsLinger = opts.metricsLinger
 	ho.MaxMessages = opts.maxMessages
+	ho.Checkpoint = opts.checkpoint
+	if ho.Checkpoint <= 0 {
+		ho.Checkpoint = -1 // --checkpoint 0: never (the harness's 0 is its default)
+	}
 	ho.ConfirmTarget = opts.confirmTarget
 	ho.SinkReadToken = g.getenv(envSinkReadToken)
 	ho.Version, ho.Commit, ho.CommitTime = buildVCS()

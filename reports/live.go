@@ -1,0 +1,213 @@
+package reports
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/msgload/msgload/rundir"
+	"github.com/msgload/msgload/thresholds"
+)
+
+// Live thresholds (abortOnFail). During a run the harness analyses the run
+// directory as it is (Analyze: the one analysis, over what the attacker and
+// the sink flushed so far) and judges the abortOnFail thresholds on it. Only
+// figures that the records already on disk settle can be judged live: what
+// the attempt log says (requests.* but bad_lines, idempotency.* but
+// duplicate_deliveries, rate_limit.*) and the sink's counts that no later
+// record can take back (delivery.duplicates, .malformed, .unauthorized). A
+// delivery figure that waits for the grace period (lost, latency,
+// received…) is not known before the run ends, and an abortOnFail threshold
+// on it is refused at validation.
+//
+// The rule (LiveThreshold.Judge):
+//   - a count that only grows as records come (growingCount), bounded from
+//     above (`idempotency.mismatches == 0`, `requests.codes["500"] < 10`),
+//     can no longer pass once it fails: it is final;
+//   - any other figure (a share, a percentile) may recover, so it fails live
+//     when it fails at an evaluation after delayAbortEval: k6's rule;
+//   - a figure with no data yet, or a value that is not a number, is not
+//     judged: no data now may be data later.
+
+// growingCount are the counts that only grow as records are added to a run
+// directory, so that their live value is at most their final one. A name
+// ending in "[]" stands for every key of a map of counts.
+var growingCount = map[string]bool{
+	"requests.total": true, "requests.messages": true, "requests.accepted": true,
+	"requests.late": true, "requests.capped": true,
+	"requests.codes[]": true, "requests.errors[]": true, "requests.by_op[]": true, "requests.gave_up[]": true,
+	"idempotency.probes": true, "idempotency.retries": true, "idempotency.mismatches": true, "idempotency.id_collisions": true,
+	"rate_limit.rejected_429": true,
+	"delivery.duplicates":     true, "delivery.malformed": true, "delivery.unauthorized": true,
+}
+
+// liveKnown says whether the figure at p is settled by the records on disk
+// while the run goes (see above).
+func liveKnown(p []any) bool {
+	head, _ := p[0].(string)
+	if len(p) > 1 && p[1] == "bad_lines" {
+		return false // a line being written reads as torn until its end is flushed
+	}
+	switch head {
+	case "requests", "rate_limit":
+		return true
+	case "idempotency":
+		return len(p) < 2 || p[1] != "duplicate_deliveries"
+	case "delivery":
+		return len(p) == 2 && growingCount[thresholds.PathString(p)]
+	}
+	return false
+}
+
+// grows says whether the figure at p is a growingCount.
+func grows(p []any) bool {
+	if growingCount[thresholds.PathString(p)] {
+		return true
+	}
+	return len(p) == 3 && growingCount[thresholds.PathString(p[:2])+"[]"]
+}
+
+// LiveThreshold is an abortOnFail threshold compiled for the live evaluation.
+type LiveThreshold struct {
+	c     *compiled
+	final bool // an upper bound on a growing count: once failed, failed for good
+}
+
+// CompileLive compiles an abortOnFail threshold for a scenario whose delivery
+// is via via: it must be a threshold the report accepts (CheckThresholdFor)
+// and read only figures known live.
+func CompileLive(src, via string) (*LiveThreshold, error) {
+	if err := CheckThresholdFor(src, via); err != nil {
+		return nil, err
+	}
+	c, err := checkThreshold(src)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range c.paths {
+		if !liveKnown(p) {
+			return nil, fmt.Errorf("%s is only known when the run has ended (after the grace period), so it cannot be judged live: drop abortOnFail, or bound a figure of the sends (requests.*, idempotency.*, rate_limit.*, delivery.duplicates)", thresholds.PathString(p))
+		}
+	}
+	l := &LiveThreshold{c: c}
+	if p, ok := c.UpperBound(); ok && grows(p) {
+		l.final = true
+	}
+	return l, nil
+}
+
+// CheckLiveThreshold is CompileLive's error alone, for scenario validation.
+func CheckLiveThreshold(src, via string) error {
+	_, err := CompileLive(src, via)
+	return err
+}
+
+// LiveState is a live threshold's state at one evaluation.
+type LiveState struct {
+	Expr  string
+	Known bool    // its figures have data and its value is a number
+	OK    bool    // it holds (when Known)
+	Final bool    // it fails and can no longer pass (a growing count over its bound)
+	Value float64 // the left side of the comparison, when Known
+	Why   string  // why it is not Known
+}
+
+// Expr is the threshold as written.
+func (l *LiveThreshold) Expr() string { return l.c.String() }
+
+// Final says whether the threshold, once it fails, can never pass again.
+func (l *LiveThreshold) Final() bool { return l.final }
+
+// Judge evaluates the threshold on a live summary (Analyze of a run
+// directory while the run goes).
+func (l *LiveThreshold) Judge(s *Summary) LiveState {
+	t := l.c.eval(s)
+	st := LiveState{Expr: t.Expr}
+	if len(t.NoData) > 0 || t.Error != "" {
+		st.Why = t.Error
+		return st
+	}
+	if _, isNum := l.c.Left(*s); !isNum && l.c.Compares() {
+		st.Why = "its figure has no value yet"
+		return st
+	}
+	st.Known, st.OK, st.Value = true, t.OK, t.Value
+	st.Final = !t.OK && l.final
+	return st
+}
+
+// LiveLine is the live verdict for the progress line: "thresholds ok",
+// "thresholds …" (not known yet), or the failing ones ("requests.error_rate
+// < 0.01 FAILING").
+func LiveLine(states []LiveState) string {
+	var failing []string
+	known := true
+	for _, st := range states {
+		switch {
+		case !st.Known:
+			known = false
+		case !st.OK:
+			failing = append(failing, st.Expr+" FAILING")
+		}
+	}
+	switch {
+	case len(failing) > 0:
+		return strings.Join(failing, ", ")
+	case !known:
+		return "thresholds …"
+	}
+	return "thresholds ok"
+}
+
+// abortReason adds the reason of a run an abortOnFail threshold stopped
+// (run.json aborted): the service's, fail. Its attack sent less than planned
+// on purpose, so the count of its load is not judged (loadShort).
+func (a *analyzer) abortReason() {
+	ab := a.meta.Aborted
+	if ab == nil {
+		return
+	}
+	why := "it failed at a live evaluation after its delayAbortEval"
+	if ab.Final {
+		why = "it could no longer pass (a count that only grows, over its bound)"
+	}
+	where := ""
+	if ab.Part != "" {
+		where = " of part " + ab.Part
+	}
+	when := ts(ab.At)
+	if !a.meta.Start.IsZero() && ab.At.After(a.meta.Start) {
+		when += fmt.Sprintf(" (%s after the start)", dur(ab.At.Sub(a.meta.Start).Seconds()))
+	}
+	a.s.early = append(a.s.early, reason(WhoseService, verdictFail,
+		fmt.Sprintf("the run was aborted at %s by the abortOnFail threshold %s%s (value %s): %s; the figures cover what ran until then and its grace period", when, ab.Threshold, where, num(ab.Value), why),
+		""))
+}
+
+// partialText is the reason of a checkpoint (WritePartial).
+const partialText = "partial: the run is still going; these are its figures so far (a checkpoint: the run's end rewrites summary.json whole)"
+
+// WritePartial writes s, the analysis of a run directory while its run goes,
+// as a checkpoint: summary.json marked partial, verdict incomplete, rewritten
+// atomically, so that a run killed later still leaves its figures. The
+// thresholds are not judged on a checkpoint (the messages still in flight
+// would read as lost); `msgload report DIR` of a killed run judges them on
+// what it recorded.
+func (s *Summary) WritePartial(dir string) error {
+	early := s.early[:0:0]
+	for _, r := range s.early {
+		if r.Text != noEndText { // of course it has no end yet
+			early = append(early, r)
+		}
+	}
+	s.early = append(early, reason(WhoseEnvironment, VerdictIncomplete, partialText,
+		"wait for the run's end; if its process was killed, `msgload report "+s.runDir()+"` builds the reports of what it recorded"))
+	s.Partial = true
+	s.Thresholds = []Threshold{}
+	s.decide()
+	js, err := s.marshal()
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	return writeAtomic(filepath.Join(dir, rundir.SummaryFile), js)
+}
