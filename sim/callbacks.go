@@ -26,8 +26,8 @@ type callbackJob struct {
 	channel string // messaging: the channel of the status change (for the truth)
 	msgID   string // Standard Webhooks webhook-id: the same on every retry
 	attempt int
-	faulted bool   // callback faults already drawn
-	owe     *owing // a final callback: what Server.Owed counts until its last attempt
+	faulted bool      // callback faults already drawn
+	owe     *owing    // a final callback: what Server.Owed counts until its last attempt
 	truth   *truthMsg // the message's truth record, held until every copy is settled
 }
 

@@ -37,11 +37,11 @@ type message struct {
 	msisdn    uint64 // recipient's E.164 digits (validated: at most 15)
 	sender    string
 	accepted  int64
-	outAt     int64 // when the drawn outcome of the current item is due
-	deadline  int64 // failover deadline of the current item, 0 when none
-	seenAt    int64 // when SEEN is due, 0 when not drawn
+	outAt     int64     // when the drawn outcome of the current item is due
+	deadline  int64     // failover deadline of the current item, 0 when none
+	seenAt    int64     // when SEEN is due, 0 when not drawn
 	truth     *truthMsg // nil when the truth is full
-	idx       uint8 // current item
+	idx       uint8     // current item
 	phase     uint8
 	outState  uint8
 	outCode   uint16
