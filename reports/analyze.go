@@ -206,8 +206,7 @@ func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
 	a.checkRawFiles()
 	a.unfinishedReasons()
 	a.counts = map[string]*[2]int64{}
-	_, terr := fs.Stat(a.fsys, rundir.TruthFile)
-	a.keepRecs = keepAllRecs || a.meta.Limit.Window.D() > 0 || !errors.Is(terr, fs.ErrNotExist)
+	a.keepRecs = keepAllRecs || a.meta.Limit.Window.D() > 0 || rundir.HasTruth(a.fsys)
 	a.ch = newCharts(a.start, a.meta)
 	if len(a.meta.Chain) <= 30 {
 		a.chain = rundir.ParseChain(a.meta.Chain)
