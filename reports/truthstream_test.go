@@ -139,3 +139,37 @@ func TestTruthStreamUnfinished(t *testing.T) {
 		t.Fatalf("interrupted run: the unfinished truth was compared: %+v", s.Truth)
 	}
 }
+
+// TestTruthStreamMerged: shards whose simulators streamed their truth
+// (truth.jsonl) merge into the same figures as the run whole.
+func TestTruthStreamMerged(t *testing.T) {
+	dir := filepath.Join("testdata", "runs", "sim-ex-token-bucket")
+	orig := analyzed(t, dir)
+	shards := splitRun(t, dir, 3)
+	for _, sh := range shards {
+		b, err := os.ReadFile(filepath.Join(sh, rundir.TruthFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tr rundir.Truth
+		if err := json.Unmarshal(b, &tr); err != nil {
+			t.Fatal(err)
+		}
+		writeTruthJSONL(t, filepath.Join(sh, rundir.TruthStreamFile), &tr, true)
+		if err := os.Remove(filepath.Join(sh, rundir.TruthFile)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "merged")
+	if _, err := Merge(out, shards, MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, rundir.TruthStreamFile)); err != nil {
+		t.Fatalf("merged run has no %s: %v", rundir.TruthStreamFile, err)
+	}
+	merged := analyzed(t, out)
+	if merged.Truth == nil {
+		t.Fatal("merged run has no truth section")
+	}
+	sameFigures(t, "merging shards with truth.jsonl", orig, merged, "run.merged")
+}
