@@ -88,6 +88,11 @@ func TestDriftLinear(t *testing.T) {
 // `requests.latency.p95_slope < 1ms/10m`; an error share that grows gives
 // its slope (fraction per second).
 func TestDriftFlat(t *testing.T) {
+	for _, th := range []string{"requests.latency.p95_slope < 1ms/10m", "delivery.latency.p95_slope < 10ms/10m", "requests.error_rate_slope < 1%/10m", "drift.requests_latency_p95_slope < 1ms/10m"} {
+		if err := CheckThresholdFor(th, "sink"); err != nil {
+			t.Errorf("%s: refused: %v", th, err)
+		}
+	}
 	flat := func(sec float64) float64 { return 0.05 + 0.002*math.Sin(sec*3.1) }
 	r := driftRun(10, flat, func(float64) float64 { return 1 }, 0)
 	// errors only in the second half: the share steps from 0 to 1/10.
