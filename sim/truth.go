@@ -68,6 +68,9 @@ func (t *truthRec) decision(client string, now time.Time, accepted bool) {
 	k := windowKey{client, idx}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.closed() {
+		return
+	}
 	tw := t.windows[k]
 	if tw == nil {
 		tw = &rundir.TruthWindow{Client: client, Start: t.epoch.Add(time.Duration(idx) * w).UTC()}
@@ -183,6 +186,10 @@ func (t *truthRec) out(m *rundir.TruthMessage) {
 func (t *truthRec) callback(c rundir.TruthCallback) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.closed() {
+		t.truncated = true // after the end record: lost, and said so to Truth
+		return
+	}
 	if t.file != nil {
 		t.file.write(&rundir.TruthRecord{Type: rundir.TruthRecCallback, Callback: &c})
 		return
@@ -193,6 +200,10 @@ func (t *truthRec) callback(c rundir.TruthCallback) {
 	}
 	t.cbs.add(c)
 }
+
+// closed reports whether truth.jsonl has its end record: nothing more can
+// be written to it.
+func (t *truthRec) closed() bool { return t.ended && t.file != nil }
 
 // snapshot copies the truth so far: the records out (read back from
 // truth.jsonl when streaming), then the messages in flight.
