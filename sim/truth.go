@@ -115,7 +115,7 @@ func (t *truthRec) fullLocked() bool { return len(t.flying)+t.msgs.len() >= t.ca
 func (t *truthRec) message(m rundir.TruthMessage) *truthMsg {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.fullLocked() || t.ended {
+	if t.fullLocked() || t.closed() {
 		t.truncated = true
 		return nil
 	}
