@@ -65,7 +65,7 @@ func TestBuiltinsRunGreen(t *testing.T) {
 					t.Errorf("part %s: a threshold failed:\n%s\nstderr:\n%s", p.Name, term.String(), stderr.String())
 				}
 				for _, f := range []string{rundir.ScenarioFile, rundir.MetaFile, rundir.ResultsFile, rundir.AttemptsFile,
-					rundir.EventsFile, rundir.TruthFile, rundir.SummaryFile, rundir.HTMLFile, rundir.MarkdownFile, rundir.JUnitFile} {
+					rundir.EventsFile, rundir.TruthStreamFile, rundir.SummaryFile, rundir.HTMLFile, rundir.MarkdownFile, rundir.JUnitFile} {
 					if fi, err := os.Stat(filepath.Join(p.Dir, f)); err != nil || fi.Size() == 0 {
 						t.Errorf("part %s: %s missing or empty", p.Name, f)
 					}

@@ -312,6 +312,10 @@ func (r *partRun) startTarget(sinkURL string, cs *closeStack) (baseURL, tokenURL
 	if err != nil {
 		return "", "", fmt.Errorf("start the simulator: %w", err)
 	}
+	if err := r.streamTruth(sv); err != nil {
+		_ = sv.Close()
+		return "", "", err
+	}
 	srv, err := listen("127.0.0.1:0", sv.Handler())
 	if err != nil {
 		_ = sv.Close()
@@ -328,8 +332,10 @@ func (r *partRun) startTarget(sinkURL string, cs *closeStack) (baseURL, tokenURL
 		if isClosed(r.abortCh) {
 			cancel() // a second interrupt: do not wait for callbacks in flight
 		}
-		_ = sv.Shutdown(ctx)
-		return writeJSON(filepath.Join(r.dir, rundir.TruthFile), sv.Truth())
+		if err := sv.Shutdown(ctx); err != nil {
+			return fmt.Errorf("simulator truth: %w", err)
+		}
+		return writeTruthJSON(r.dir)
 	})
 	return baseURL, tokenURL, nil
 }

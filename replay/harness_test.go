@@ -255,7 +255,7 @@ func TestSessionEmbedded(t *testing.T) {
 		if rep.Sent != n || rep.Matching != n {
 			t.Errorf("%s: report %+v", api, rep)
 		}
-		for _, f := range []string{rundir.MetaFile, rundir.AttemptsFile, rundir.ResultsFile, rundir.EventsFile, rundir.TruthFile, replay.ReplayFile, rundir.SummaryFile} {
+		for _, f := range []string{rundir.MetaFile, rundir.AttemptsFile, rundir.ResultsFile, rundir.EventsFile, rundir.TruthStreamFile, replay.ReplayFile, rundir.SummaryFile} {
 			if st, err := os.Stat(filepath.Join(p.Dir, f)); err != nil || st.Size() == 0 {
 				t.Errorf("%s: %s missing or empty: %v", api, f, err)
 			}

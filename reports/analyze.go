@@ -126,8 +126,9 @@ type rec struct {
 }
 
 type analyzer struct {
-	dir  string
-	fsys fs.FS
+	drift driftRec // per-window figures of a soak (drift.go)
+	dir   string
+	fsys  fs.FS
 
 	firstSend, lastSend int64 // unix ns of the first and last first attempt
 	meta                rundir.Meta
@@ -203,12 +204,12 @@ func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
 	if err := a.readMeta(); err != nil {
 		return nil, err
 	}
+	a.drift.start = a.start
 	a.checkRawFiles()
 	a.unfinishedReasons()
 	a.abortReason()
 	a.counts = map[string]*[2]int64{}
-	_, terr := fs.Stat(a.fsys, rundir.TruthFile)
-	a.keepRecs = keepAllRecs || a.meta.Limit.Window.D() > 0 || !errors.Is(terr, fs.ErrNotExist)
+	a.keepRecs = keepAllRecs || a.meta.Limit.Window.D() > 0 || rundir.HasTruth(a.fsys)
 	a.ch = newCharts(a.start, a.meta)
 	if len(a.meta.Chain) <= 30 {
 		a.chain = rundir.ParseChain(a.meta.Chain)
@@ -230,6 +231,7 @@ func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
 	a.judgeAllRecords()
 	a.finishRequests()
 	a.finishDelivery()
+	a.finishDrift()
 	o := &a.s.Outcomes
 	o.Messages, o.Accepted, o.RetryMax = a.s.Requests.Messages, a.s.Requests.Accepted, a.meta.Retry.Max
 	o.measured = a.s.Delivery.Measured
@@ -487,6 +489,7 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		r.GaveUp[at.GaveUp]++
 	}
 	a.reqLat.observe(at.Latency)
+	a.drift.request(at)
 	if !at.Intended.IsZero() && !at.Sent.IsZero() {
 		late := at.Late()
 		a.reqLatIntended.observe(at.Latency + late.Seconds())
@@ -821,6 +824,7 @@ func (a *analyzer) censorLatency(m *msg, md *msgDelivery, dl int64) {
 		return float64(dl-since) / 1e9
 	}
 	a.delivery.censor(waited(m.first))
+	a.drift.delivered(m.first, 0, true)
 	a.channelHist(a.censoredChannel(md)).censor(waited(m.first))
 	if h := a.censorStep(md); h != nil {
 		since := md.lastStepAt
@@ -916,6 +920,7 @@ func (a *analyzer) finishDelivery() {
 			a.survivors.observe(lat)
 			if md.terminalAt <= dl {
 				a.delivery.observe(lat)
+				a.drift.delivered(m.first, lat, false)
 				a.channelHist(a.chans.names[md.finalChan]).observe(lat)
 			}
 		}

@@ -49,7 +49,7 @@ type shardDir struct {
 // concatenation (the shards keep the run's global sequences), events.jsonl
 // takes each tagged event from the shard that owns its message and every
 // untagged one once, run.json spans the shards (first start, last end, every
-// client, the plans added), truth.json joins the simulators' truths. Counts
+// client, the plans added), truth.jsonl concatenates the simulators' truths. Counts
 // add and percentiles are computed over every value of the union (never
 // averaged); thresholds are evaluated once, on the merged figures. The merged
 // raw files stay in out, so msgload report out builds the same again.
@@ -521,45 +521,6 @@ func sinkLogFiles(paths []string) ([]string, error) {
 		files = append(files, found...)
 	}
 	return files, nil
-}
-
-// mergeTruth joins the truths of the shards' simulators (embedded: one each).
-// When a shard has none (killed before its simulator closed) there is no
-// truth of the run: a part of it would be judged against the whole union.
-func mergeTruth(out string, shards []shardDir) error {
-	var t *rundir.Truth
-	for _, s := range shards {
-		b, err := os.ReadFile(filepath.Join(s.dir, rundir.TruthFile))
-		if errors.Is(err, os.ErrNotExist) {
-			if err := os.Remove(filepath.Join(out, rundir.TruthFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("merge: %w", err)
-			}
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("merge %s: %w", s.dir, err)
-		}
-		var x rundir.Truth
-		if err := json.Unmarshal(b, &x); err != nil {
-			return fmt.Errorf("%w: %s: %s: %v", errBadRun, s.dir, rundir.TruthFile, err)
-		}
-		if t == nil {
-			t = &x
-			continue
-		}
-		t.Windows = append(t.Windows, x.Windows...)
-		t.Messages = append(t.Messages, x.Messages...)
-		t.Callbacks = append(t.Callbacks, x.Callbacks...)
-		t.Truncated = t.Truncated || x.Truncated
-	}
-	if t == nil {
-		return nil
-	}
-	b, err := json.Marshal(t)
-	if err != nil {
-		return err
-	}
-	return writeAtomic(filepath.Join(out, rundir.TruthFile), b)
 }
 
 // mergeResults writes one results.bin (vegeta's gob encoding, one stream)

@@ -62,6 +62,9 @@ func (s *Summary) noData(p []any) string {
 	if why := unmeasured(p, s.Delivery.Via); why != "" {
 		return why
 	}
+	if why := s.driftNoData(p); why != "" {
+		return why
+	}
 	if len(p) == 2 && p[0] == "delivery" || len(p) == 2 && p[0] == "idempotency" && p[1] == "duplicate_deliveries" {
 		name, _ := p[1].(string)
 		counted := name == "duplicate_deliveries"

@@ -35,6 +35,7 @@ type Summary struct {
 	Outcomes       outcomes     `json:"outcomes" expr:"outcomes"`
 	Incoming       incoming     `json:"incoming" expr:"incoming"`
 	Truth          *truthReport `json:"truth,omitempty" expr:"truth"`
+	Drift          *drift       `json:"drift" expr:"drift"` // null in a run shorter than driftMinRun (drift.go)
 	Thresholds     []Threshold  `json:"thresholds" expr:"-"`
 	Warnings       []string     `json:"warnings,omitempty" expr:"-"`
 	// Partial marks a checkpoint written while the run goes (WritePartial):
@@ -108,6 +109,7 @@ type percentiles struct {
 	MaxAtLeast  *float64 `json:"max_at_least,omitempty" expr:"-"`
 	Mean        float64  `json:"mean" expr:"mean"`
 	MeanAtLeast *float64 `json:"mean_at_least,omitempty" expr:"-"`
+	P95Slope    *float64 `json:"p95_slope,omitempty" expr:"p95_slope"` // the p95's drift, s per s (drift.go): requests.latency, delivery.latency of a soak
 }
 
 // Requests covers every HTTP request the attacker made.
@@ -139,6 +141,9 @@ type Requests struct {
 	// target was too slow for the planned rate); they are late too.
 	Capped      int64 `json:"capped,omitempty" expr:"capped"`
 	MaxInFlight int   `json:"max_in_flight,omitempty" expr:"max_in_flight"` // the cap (from meta.json; 0 = none)
+
+	// ErrorRateSlope is the error share's drift, a fraction per second (drift.go).
+	ErrorRateSlope *float64 `json:"error_rate_slope,omitempty" expr:"error_rate_slope"`
 }
 
 // rateLimit is what the run tells about the service's rate limit.

@@ -74,6 +74,9 @@ func (s *Summary) keyFigures() []keyFigure {
 			keyFigure{"truth: latency p95 true / measured", fmt.Sprintf("%s / %s", t.TrueLatency.showFigure("p95"), t.MeasuredLatency.showFigure("p95"))},
 			keyFigure{"truth: lost expected / measured", fmt.Sprintf("%d / %s", t.ExpectedLost, measuredCount(d, t.MeasuredLost))})
 	}
+	if s.Drift != nil {
+		kf = append(kf, keyFigure{"drift", driftText(s.Drift)})
+	}
 	return s.attackFigures(kf)
 }
 

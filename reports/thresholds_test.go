@@ -86,8 +86,8 @@ func TestBadThresholds(t *testing.T) {
 func TestCheckThresholdExplains(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{"delivery.lostt == 0", "no field lostt, did you mean lost? (it has: "},
-		{"deliveryy.lost == 0", "unknown name deliveryy, did you mean delivery? (it has: delivery, idempotency,"},
-		{"requests.latency.p9 < 1", "no field p9, did you mean p90? (it has: censored, count, max, mean, p50, p90, p95, p99)"},
+		{"deliveryy.lost == 0", "unknown name deliveryy, did you mean delivery? (it has: delivery, drift, idempotency,"},
+		{"requests.latency.p9 < 1", "no field p9, did you mean p90? (it has: censored, count, max, mean, p50, p90, p95, p95_slope, p99)"},
 		{"rate_limit.clients[0].zzzzzzzz > 1", "no field zzzzzzzz (it has: accepted, client_id,"},
 		// a name written without its object is found below the top
 		{"lost == 0", "unknown name lost, did you mean delivery.lost? (it has: delivery,"},

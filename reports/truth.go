@@ -2,7 +2,6 @@ package reports
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,110 +21,211 @@ const (
 	truthRelTolerance = 0.01
 )
 
-// truth compares the measured figures with truth.json, when the run has one:
-// the delays, outcomes and callbacks the embedded simulator drew are judged by
-// the same end-of-message rule (rundir.Chain) and set beside what the sink and
-// the attacker measured. Any difference beyond the tolerance is a
+// truth compares the measured figures with the run's truth, when it has
+// one: the delays, outcomes and callbacks the embedded simulator drew are
+// judged by the same end-of-message rule (rundir.Chain) and set beside what
+// the sink and the attacker measured. Any difference beyond the tolerance is a
 // disagreement, and a run whose measurements disagree with the truth fails:
-// a measurement bug shows in the first run that meets it.
+// a measurement bug shows in the first run that meets it. The truth is read
+// as a stream (truthStream): truth.jsonl, or truth.json of older runs.
 func (a *analyzer) truth() error {
-	t, err := a.readTruth()
-	if t == nil || err != nil {
+	if !rundir.HasTruth(a.fsys) {
+		return nil
+	}
+	seqOf, err := a.truthSeqs()
+	if err != nil || seqOf == nil {
 		return err
 	}
-	r := a.newTruthReport(t)
-	seqOf, err := a.truthSeqs(t)
-	if err != nil {
-		return err
-	}
-	arrivals := sinkArrivals(t, r)
+	ts := &truthStream{a: a, seqOf: seqOf, r: a.newTruthReport(), pending: map[string]idArrivals{}}
+	ts.sure.init()
+	ts.maybe.init()
+	ts.maybe.isMaybe = true
 	if a.meta.Delivery.Via == "poll" {
 		// Poll means poll: what the run could see is what its polls asked,
 		// not what the simulator called back.
-		if arrivals, err = a.pollArrivals(t, seqOf); err != nil {
+		if ts.polls, err = a.truthPolls(); err != nil {
 			return err
 		}
 	}
-	sure, maybe := a.trueFigures(t, arrivals, seqOf, false), a.trueFigures(t, arrivals, seqOf, true)
-	countTruthMessages(t, r)
-	setExpected(r, sure, maybe)
-	r.trueLo, r.trueHi = a.trueLatency(sure, maybe)
+	if ok, err := a.readTruth(ts.add); !ok || err != nil {
+		return err
+	}
+	r := ts.finish()
+	r.trueLo, r.trueHi = a.trueLatency(ts.sure, ts.maybe)
 	r.TrueLatency, r.TrueLatencyUpper = r.trueLo.percentiles(), r.trueHi.percentiles()
-	r.FailoverSteps = a.failoverSteps(sure, maybe)
-	a.truthWindows(t, r)
+	r.FailoverSteps = a.failoverSteps(ts.sure, ts.maybe)
+	a.truthWindows(ts.windows, ts.window, r)
 	a.judgeTruth(r)
 	a.s.Truth = r
 	return nil
 }
 
-// readTruth reads truth.json, or returns nil without an error when the run
-// has none: only a run against the embedded simulator knows the truth, and
-// a run without it is simply not compared.
-func (a *analyzer) readTruth() (*rundir.Truth, error) {
-	b, err := fs.ReadFile(a.fsys, rundir.TruthFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// readTruth calls fn for every record of the run's truth. It returns false
+// without an error when there is nothing to compare: no truth, or an
+// unfinished truth.jsonl (no end record: the simulator never closed) of a run
+// that was interrupted or has no end — a killed run, whose messages in flight
+// are missing. An unfinished truth of a run that ended is a torn raw file.
+func (a *analyzer) readTruth(fn func(*rundir.TruthRecord) error) (bool, error) {
+	found, err := rundir.OpenTruth(a.fsys, fn)
+	switch {
+	case !found:
+		return false, nil
+	case errors.Is(err, rundir.ErrTruthUnfinished) && (a.meta.Interrupted || a.meta.End.IsZero()):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("%w: %v", errBadRun, err)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read truth: %w", err)
-	}
-	var t rundir.Truth
-	if err := json.Unmarshal(b, &t); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", errBadRun, rundir.TruthFile, err)
-	}
-	return &t, nil
+	return true, nil
 }
 
 // newTruthReport starts the report with what needs no judging: the
 // simulator's own flags and the measured figures repeated for the
 // side-by-side. Windows starts empty, not nil, so that summary.json has []
 // rather than null when the simulator decided no window.
-func (a *analyzer) newTruthReport(t *rundir.Truth) *truthReport {
-	return &truthReport{Algorithm: t.RateLimit.Algorithm, Truncated: t.Truncated,
+func (a *analyzer) newTruthReport() *truthReport {
+	return &truthReport{
 		MeasuredLatency: a.s.Delivery.Latency, MeasuredLost: a.s.Delivery.Lost,
 		MeasuredDuplicates: a.s.Delivery.Duplicates, MeasuredDuplicateDeliveries: a.s.Idempotency.DuplicateDeliveries,
 		Windows: []truthWindow{}}
 }
 
-// arrivalKey names the arrivals of one state of one message on one channel:
-// a second arrival under the same key is a duplicate.
-type arrivalKey struct{ id, channel, state string }
+// idArrivals are the arrivals at the sink of one id's calls, per (channel,
+// state): a second arrival under one key is a duplicate.
+type idArrivals map[[2]string][]arrival
 
-// sinkArrivals returns the arrivals at the sink per callback, each key's in
-// order of their start, and counts in r the callbacks' fates and the
-// unanswered calls. A call the sink answered (any status) surely arrived,
-// between its start and its answer; a call that got no answer (reset,
-// timeout) may have arrived — the sink may have logged it and the answer been
-// lost on the way back. Every figure is computed twice, without and with
-// those (trueFigures), and the measurement must lie between the two.
-func sinkArrivals(t *rundir.Truth, r *truthReport) map[arrivalKey][]arrival {
-	arrivals := map[arrivalKey][]arrival{}
-	for _, c := range t.Callbacks {
-		switch c.Action {
-		case rundir.CallbackDropped:
-			r.CallbacksDropped++
-		case rundir.CallbackFailed:
-			r.CallbacksFailed++
-		case rundir.CallbackDuplicated:
-			r.CallbacksDup++
-		}
-		if c.Kind == rundir.KindIncoming || c.Action != rundir.CallbackSent && c.Action != rundir.CallbackRetried {
-			continue
-		}
-		done := c.Done
-		if done.IsZero() || done.Before(c.At) {
-			done = c.At
-		}
-		if c.Status == 0 {
-			r.Unanswered++
-		}
-		k := arrivalKey{c.ID, c.Channel, c.State}
-		arrivals[k] = append(arrivals[k], arrival{at: c.At.UnixNano(), done: done.UnixNano(), ok: c.Status == 0 || is2xx(c.Status), sure: c.Status != 0})
+// truthStream judges the truth record by record. A call's arrival is held
+// under its id until the id's message record comes (the simulator writes it
+// after the last of its calls), then judged with it and forgotten: memory
+// holds the calls in flight, not the run's. A call that can surely or maybe
+// have reached the sink (answered any status: surely, between its start and
+// its answer; unanswered — reset, timeout — maybe: the sink may have logged it
+// and the answer been lost on the way back) is an arrival; every figure is
+// computed twice, without and with the unanswered ones (sure, maybe), and the
+// measurement must lie between the two.
+type truthStream struct {
+	a           *analyzer
+	r           *truthReport
+	seqOf       func(m *rundir.TruthMessage) int64
+	polls       map[int64][]pollObs // poll mode: the answered polls per sequence
+	pending     map[string]idArrivals
+	windows     []rundir.TruthWindow
+	window      int64 // the limiter window's length, ns
+	sure, maybe truthFigures
+}
+
+// add takes one record of the truth.
+func (ts *truthStream) add(rec *rundir.TruthRecord) error {
+	switch {
+	case rec.RateLimit != nil:
+		ts.r.Algorithm, ts.window = rec.RateLimit.Algorithm, rec.RateLimit.Window.D().Nanoseconds()
+	case rec.Window != nil:
+		ts.windows = addWindow(ts.windows, *rec.Window)
+	case rec.Callback != nil:
+		ts.callback(rec.Callback)
+	case rec.Message != nil:
+		ts.message(rec.Message)
+	case rec.Type == rundir.TruthRecEnd:
+		ts.r.Truncated = ts.r.Truncated || rec.Truncated
 	}
-	for _, as := range arrivals {
-		slices.SortFunc(as, func(x, y arrival) int { return cmp.Compare(x.at, y.at) })
+	return nil
+}
+
+// addWindow adds w to ws, summed into a record of the same client and start
+// (a decision counted after its window went out).
+func addWindow(ws []rundir.TruthWindow, w rundir.TruthWindow) []rundir.TruthWindow {
+	for i := range ws {
+		if ws[i].Client == w.Client && ws[i].Start.Equal(w.Start) {
+			ws[i].Accepted += w.Accepted
+			ws[i].Refused += w.Refused
+			return ws
+		}
 	}
-	return arrivals
+	return append(ws, w)
+}
+
+// callback counts a call's fate and holds its arrival for its message (not
+// in a polled run: there the polls are the arrivals).
+func (ts *truthStream) callback(c *rundir.TruthCallback) {
+	switch c.Action {
+	case rundir.CallbackDropped:
+		ts.r.CallbacksDropped++
+	case rundir.CallbackFailed:
+		ts.r.CallbacksFailed++
+	case rundir.CallbackDuplicated:
+		ts.r.CallbacksDup++
+	}
+	if c.Kind == rundir.KindIncoming || c.Action != rundir.CallbackSent && c.Action != rundir.CallbackRetried {
+		return
+	}
+	done := c.Done
+	if done.IsZero() || done.Before(c.At) {
+		done = c.At
+	}
+	if c.Status == 0 {
+		ts.r.Unanswered++
+	}
+	if ts.polls != nil {
+		return
+	}
+	as := ts.pending[c.ID]
+	if as == nil {
+		as = idArrivals{}
+		ts.pending[c.ID] = as
+	}
+	k := [2]string{c.Channel, c.State}
+	as[k] = append(as[k], arrival{at: c.At.UnixNano(), done: done.UnixNano(), ok: c.Status == 0 || is2xx(c.Status), sure: c.Status != 0})
+}
+
+// message judges one message with the arrivals of its id, and forgets them.
+func (ts *truthStream) message(m *rundir.TruthMessage) {
+	ts.r.Messages++
+	if m.Sends > 1 {
+		ts.r.DuplicateSends++
+	}
+	var as idArrivals
+	if ts.polls != nil {
+		as = pollArrivals(m, ts.polls[ts.seqOf(m)])
+	} else {
+		as = ts.pending[m.ID]
+		delete(ts.pending, m.ID)
+		sortArrivals(as)
+	}
+	seq := ts.seqOf(m)
+	for _, fg := range []*truthFigures{&ts.sure, &ts.maybe} {
+		fg.dups += duplicateArrivals(as, fg.isMaybe)
+		f := fg.fates[seq]
+		if f == nil {
+			f = &messageFate{}
+			if seq != 0 {
+				fg.fates[seq] = f
+			}
+		}
+		f.ids++
+		ts.a.followSteps(m, f, as, fg.isMaybe, fg.steps)
+	}
+}
+
+// finish counts the calls of ids no message claimed (their duplicates) and
+// tallies the messages' fates into the figures.
+func (ts *truthStream) finish() *truthReport {
+	for _, as := range ts.pending {
+		sortArrivals(as)
+		ts.sure.dups += duplicateArrivals(as, false)
+		ts.maybe.dups += duplicateArrivals(as, true)
+	}
+	for _, fg := range []*truthFigures{&ts.sure, &ts.maybe} {
+		ts.a.tallyFates(fg.fates, fg)
+		fg.dupDeliveries = ts.a.duplicateDeliveries(fg.fates)
+	}
+	setExpected(ts.r, ts.sure, ts.maybe)
+	return ts.r
+}
+
+// sortArrivals puts each key's arrivals in order of their start.
+func sortArrivals(as idArrivals) {
+	for _, x := range as {
+		slices.SortFunc(x, func(x, y arrival) int { return cmp.Compare(x.at, y.at) })
+	}
 }
 
 // truthFigures are the true figures computed with the unanswered calls taken
@@ -135,17 +235,13 @@ type truthFigures struct {
 	dupDeliveries                    int64 // messages ended under two ids, or with two terminal statuses (notify)
 	steps                            map[[2]string]int64
 	end                              map[int64][3]int64 // seq → earliest ending arrival's start and answer, the last ending arrival's answer
+	fates                            map[int64]*messageFate
+	isMaybe                          bool
 }
 
-// trueFigures computes the true figures with the unanswered calls taken as
-// arrived (maybe) or not.
-func (a *analyzer) trueFigures(t *rundir.Truth, arrivals map[arrivalKey][]arrival, seqOf func(m *rundir.TruthMessage) int64, maybe bool) truthFigures {
-	fg := truthFigures{steps: map[[2]string]int64{}, end: map[int64][3]int64{}}
-	fg.dups = duplicateArrivals(arrivals, maybe)
-	fates := a.messageFates(t, arrivals, seqOf, maybe, fg.steps)
-	a.tallyFates(fates, &fg)
-	fg.dupDeliveries = a.duplicateDeliveries(fates)
-	return fg
+// init makes the maps.
+func (fg *truthFigures) init() {
+	fg.steps, fg.end, fg.fates = map[[2]string]int64{}, map[int64][3]int64{}, map[int64]*messageFate{}
 }
 
 // usable returns the arrivals a judgement counts: all of them if the
@@ -166,7 +262,7 @@ func usable(as []arrival, maybe bool) []arrival {
 // duplicateArrivals counts the duplicates: a second arrival of the same state
 // for the same id and channel, unless it is the service retrying a call the
 // sink refused.
-func duplicateArrivals(arrivals map[arrivalKey][]arrival, maybe bool) int64 {
+func duplicateArrivals(arrivals idArrivals, maybe bool) int64 {
 	var dups int64
 	for _, as := range arrivals {
 		as = usable(as, maybe)
@@ -191,31 +287,10 @@ type messageFate struct {
 	endStates []string
 }
 
-// messageFates gathers each message's fate by its sequence and counts in
-// steps the failover steps the arrivals show. A message that joins none of
-// the attacker's (sequence 0) still counts its steps but has no fate: the
-// attacker expected nothing of it.
-func (a *analyzer) messageFates(t *rundir.Truth, arrivals map[arrivalKey][]arrival, seqOf func(m *rundir.TruthMessage) int64, maybe bool, steps map[[2]string]int64) map[int64]*messageFate {
-	fates := map[int64]*messageFate{}
-	for _, m := range t.Messages {
-		seq := seqOf(&m)
-		f := fates[seq]
-		if f == nil {
-			f = &messageFate{}
-			if seq != 0 {
-				fates[seq] = f
-			}
-		}
-		f.ids++
-		a.followSteps(&m, f, arrivals, maybe, steps)
-	}
-	return fates
-}
-
 // followSteps walks the records of one message in order, tracking the chain
 // item each is on through the failovers, and adds to f the failover steps
 // and the ending arrivals they show.
-func (a *analyzer) followSteps(m *rundir.TruthMessage, f *messageFate, arrivals map[arrivalKey][]arrival, maybe bool, steps map[[2]string]int64) {
+func (a *analyzer) followSteps(m *rundir.TruthMessage, f *messageFate, arrivals idArrivals, maybe bool, steps map[[2]string]int64) {
 	item := 0
 	ended := false
 	for _, st := range m.Steps {
@@ -223,9 +298,9 @@ func (a *analyzer) followSteps(m *rundir.TruthMessage, f *messageFate, arrivals 
 		if m.API == rundir.APINotify {
 			ch = ""
 		}
-		as := usable(arrivals[arrivalKey{m.ID, ch, st.State}], maybe)
+		as := usable(arrivals[[2]string{ch, st.State}], maybe)
 		if ch != "" {
-			as = append(slices.Clip(as), usable(arrivals[arrivalKey{m.ID, "", st.State}], maybe)...) // a truth.json of before callbacks named their channel
+			as = append(slices.Clip(as), usable(arrivals[[2]string{"", st.State}], maybe)...) // a truth.json of before callbacks named their channel
 		}
 		idx := -1
 		ends := true
@@ -315,17 +390,6 @@ func (a *analyzer) tallyFates(fates map[int64]*messageFate, fg *truthFigures) {
 		if f.end[0] != 0 && m.first > 0 {
 			fg.received++
 			fg.end[seq] = f.end
-		}
-	}
-}
-
-// countTruthMessages counts the messages the simulator accepted and those it
-// sent downstream more than once.
-func countTruthMessages(t *rundir.Truth, r *truthReport) {
-	for _, m := range t.Messages {
-		r.Messages++
-		if m.Sends > 1 {
-			r.DuplicateSends++
 		}
 	}
 }
@@ -424,34 +488,43 @@ func (a *analyzer) failoverSteps(sure, maybe truthFigures) []truthStep {
 // truthSeqs returns how a true message joins the attacker's messages: by the
 // tag the simulator read from trackData or the externalId, else by the id it
 // answered with (txId, notificationId) or the scenario's own externalId, as
-// attempts.jsonl has them.
-func (a *analyzer) truthSeqs(t *rundir.Truth) (func(m *rundir.TruthMessage) int64, error) {
+// attempts.jsonl has them. Only the ids of untagged messages are looked up
+// (a first pass over the truth finds them). Nil when the truth is not to be
+// compared (readTruth).
+func (a *analyzer) truthSeqs() (func(m *rundir.TruthMessage) int64, error) {
 	want := map[string]int64{}
-	for _, m := range t.Messages {
-		want[m.ID] = 0
-		if m.ExternalID != "" {
-			want[m.ExternalID] = 0
-		}
-	}
-	err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
-		if at.Op != "send" || at.Seq <= 0 {
-			return nil
-		}
-		for _, k := range []string{at.TxID, at.NotificationID, at.ExternalID} {
-			if v, ok := want[k]; k != "" && ok && v == 0 {
-				want[k] = at.Seq
+	ok, err := a.readTruth(func(rec *rundir.TruthRecord) error {
+		if m := rec.Message; m != nil {
+			if _, tagged := a.tagSeq(m); !tagged {
+				want[m.ID] = 0
+				if m.ExternalID != "" {
+					want[m.ExternalID] = 0
+				}
 			}
 		}
 		return nil
-	}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
+	})
+	if !ok || err != nil {
+		return nil, err
+	}
+	if len(want) > 0 {
+		err = readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
+			if at.Op != "send" || at.Seq <= 0 {
+				return nil
+			}
+			for _, k := range []string{at.TxID, at.NotificationID, at.ExternalID} {
+				if v, ok := want[k]; k != "" && ok && v == 0 {
+					want[k] = at.Seq
+				}
+			}
+			return nil
+		}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
+		}
 	}
 	return func(m *rundir.TruthMessage) int64 {
-		if tag, err := rundir.ParseExternalID(m.ExternalID); err == nil && (a.meta.ID == "" || tag.Owns(a.meta.ID, a.meta.Part)) {
-			return tag.Seq
-		}
-		if n := a.simTagSeq(m); n > 0 {
+		if n, tagged := a.tagSeq(m); tagged {
 			return n
 		}
 		if s := want[m.ExternalID]; m.ExternalID != "" && s != 0 {
@@ -461,17 +534,24 @@ func (a *analyzer) truthSeqs(t *rundir.Truth) (func(m *rundir.TruthMessage) int6
 	}, nil
 }
 
+// tagSeq is the sequence a message's tag names, when it has one of this run
+// and part: the run's tag in the externalId, or the simulator's key of a
+// messaging tag.
+func (a *analyzer) tagSeq(m *rundir.TruthMessage) (int64, bool) {
+	if tag, err := rundir.ParseExternalID(m.ExternalID); err == nil && (a.meta.ID == "" || tag.Owns(a.meta.ID, a.meta.Part)) {
+		return tag.Seq, true
+	}
+	if n := a.simTagSeq(m); n > 0 {
+		return n, true
+	}
+	return 0, false
+}
+
 // pollObs is one answered poll of a message: when it left and when its answer came.
 type pollObs struct{ sent, answer int64 }
 
-// pollArrivals are the true arrivals of a run that polls: a state the
-// simulator drew at time v is seen by the first poll sent at or after v
-// (surely) or by an earlier poll answered after v (maybe: the simulator may
-// have answered it after the change). Each state of a message is one
-// arrival, from the answer of the first poll that may have seen it to that of
-// the first that surely did; a state no poll could see has none. Polls
-// report no duplicates.
-func (a *analyzer) pollArrivals(t *rundir.Truth, seqOf func(m *rundir.TruthMessage) int64) (map[arrivalKey][]arrival, error) {
+// truthPolls reads the answered polls of each message from attempts.jsonl.
+func (a *analyzer) truthPolls() (map[int64][]pollObs, error) {
 	polls := map[int64][]pollObs{}
 	err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
 		if at.Op != "check_status" || at.Seq <= 0 || !is2xx(at.Code) || at.State == "" || !sane(at.Sent) {
@@ -484,25 +564,32 @@ func (a *analyzer) pollArrivals(t *rundir.Truth, seqOf func(m *rundir.TruthMessa
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
 	}
-	arrivals := map[arrivalKey][]arrival{}
-	for i := range t.Messages {
-		m := &t.Messages[i]
-		ps := polls[seqOf(m)]
-		for _, st := range m.Steps {
-			v := m.AcceptedAt.Add(st.Delay.D()).UnixNano()
-			x, ok := pollSees(ps, v)
-			if !ok {
-				continue
-			}
-			ch := st.Channel
-			if m.API == rundir.APINotify {
-				ch = ""
-			}
-			k := arrivalKey{m.ID, ch, st.State}
-			arrivals[k] = append(arrivals[k], x)
+	return polls, nil
+}
+
+// pollArrivals are the true arrivals of a message m of a run that polls, ps
+// its polls: a state the simulator drew at time v is seen by the first poll
+// sent at or after v (surely) or by an earlier poll answered after v (maybe:
+// the simulator may have answered it after the change). Each state of a
+// message is one arrival, from the answer of the first poll that may have
+// seen it to that of the first that surely did; a state no poll could see
+// has none. Polls report no duplicates.
+func pollArrivals(m *rundir.TruthMessage, ps []pollObs) idArrivals {
+	arrivals := idArrivals{}
+	for _, st := range m.Steps {
+		v := m.AcceptedAt.Add(st.Delay.D()).UnixNano()
+		x, ok := pollSees(ps, v)
+		if !ok {
+			continue
 		}
+		ch := st.Channel
+		if m.API == rundir.APINotify {
+			ch = ""
+		}
+		k := [2]string{ch, st.State}
+		arrivals[k] = append(arrivals[k], x)
 	}
-	return arrivals, nil
+	return arrivals
 }
 
 // pollSees is the arrival of a state that changed at v as the polls ps saw
@@ -556,9 +643,8 @@ func (a *analyzer) simTagSeq(m *rundir.TruthMessage) int64 {
 // truthWindows sets the limiter's true decisions per window beside what the
 // attacker saw in the same windows (by send time: informative only, a request
 // near a window's edge may be decided in the next one).
-func (a *analyzer) truthWindows(t *rundir.Truth, r *truthReport) {
-	w := t.RateLimit.Window.D().Nanoseconds()
-	for _, tw := range t.Windows {
+func (a *analyzer) truthWindows(windows []rundir.TruthWindow, w int64, r *truthReport) {
+	for _, tw := range windows {
 		row := truthWindow{Client: tw.Client, Start: ts(tw.Start), Accepted: tw.Accepted, Refused: tw.Refused}
 		if w > 0 {
 			lo, hi := tw.Start.UnixNano(), tw.Start.UnixNano()+w
@@ -700,4 +786,15 @@ type arrival struct {
 	at, done int64 // the call's start and its answer (or error)
 	ok       bool  // answered 2xx, or unanswered (the sink would have answered 2xx)
 	sure     bool  // answered at all: it surely reached the sink
+}
+
+// truthFileOf names the file of the run's truth: truth.json in a run
+// directory of before truth.jsonl, else truth.jsonl (present or missing).
+func truthFileOf(fsys fs.FS) string {
+	_, errJSON := fs.Stat(fsys, rundir.TruthFile)
+	_, errStream := fs.Stat(fsys, rundir.TruthStreamFile)
+	if errJSON == nil && errStream != nil {
+		return rundir.TruthFile
+	}
+	return rundir.TruthStreamFile
 }

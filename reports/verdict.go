@@ -87,7 +87,7 @@ func (a *analyzer) checkRawFiles() {
 		need = append(need, rundir.EventsFile)
 	}
 	if a.meta.Target == "embedded" && !a.meta.Interrupted && !a.meta.End.IsZero() {
-		need = append(need, rundir.TruthFile)
+		need = append(need, truthFileOf(a.fsys))
 	}
 	hidden := map[string]bool{}
 	for _, name := range need {
@@ -276,7 +276,7 @@ func (s *Summary) missingRaw(p []any) string {
 		case rundir.EventsFile:
 			from = head == "delivery" || head == "outcomes" || head == "incoming" ||
 				head == "idempotency" && len(p) > 1 && p[1] == "duplicate_deliveries"
-		case rundir.TruthFile:
+		case rundir.TruthFile, rundir.TruthStreamFile:
 			from = head == "truth"
 		}
 		if from {

@@ -88,11 +88,11 @@ func TestVerdictMissingRawFiles(t *testing.T) {
 		}
 		requireVerdict(t, s, VerdictError, "events.jsonl is missing")
 	})
-	t.Run("truth.json of the embedded simulator", func(t *testing.T) {
+	t.Run("truth of the embedded simulator", func(t *testing.T) {
 		r := passingRun()
 		r.meta.Target = "embedded"
 		s, _ := build(t, r)
-		requireVerdict(t, s, VerdictError, "truth.json is missing")
+		requireVerdict(t, s, VerdictError, "truth.jsonl is missing") // neither truth.jsonl nor truth.json
 	})
 	t.Run("unreadable attempts.jsonl", func(t *testing.T) {
 		dir := passingRun().write(t)

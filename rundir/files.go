@@ -7,9 +7,12 @@ const (
 	ResultsFile  = "results.bin"    // vegeta's gob encoding; `vegeta report results.bin`
 	AttemptsFile = "attempts.jsonl" // one Attempt a line
 	EventsFile   = "events.jsonl"   // one Event a line (the sink's log)
-	TruthFile    = "truth.json"     // Truth, only against the embedded simulator
-	SummaryFile  = "summary.json"   // written by package reports
-	HTMLFile     = "report.html"
-	MarkdownFile = "report.md"
-	JUnitFile    = "junit.xml"
+	TruthFile    = "truth.json"     // Truth whole: older runs, and small truths written beside truth.jsonl for old readers
+	// TruthStreamFile is the embedded simulator's truth as it was drawn, one
+	// TruthRecord a line (the run's primary record of the truth).
+	TruthStreamFile = "truth.jsonl"
+	SummaryFile     = "summary.json" // written by package reports
+	HTMLFile        = "report.html"
+	MarkdownFile    = "report.md"
+	JUnitFile       = "junit.xml"
 )

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -200,4 +201,84 @@ func BenchmarkSendHandler(b *testing.B) {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 	}
+}
+
+// BenchmarkSettledTruthMemory: heap in use once 100,000 messages are
+// delivered, called back and forgotten, with the truth kept in memory (as
+// without a run directory) and streamed to truth.jsonl (as the harness runs
+// the embedded simulator): streamed, what stays is the messages in flight —
+// none — instead of every record of the run (run with -benchtime 1x).
+func BenchmarkSettledTruthMemory(b *testing.B) {
+	for _, streamed := range []bool{false, true} {
+		name := "kept"
+		if streamed {
+			name = "streamed"
+		}
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N && i < 1; i++ {
+				settledTruthHeap(b, streamed)
+			}
+		})
+	}
+}
+
+func settledTruthHeap(b *testing.B, streamed bool) {
+	const n = 100_000
+	var got atomic.Int64
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		got.Add(1)
+	}))
+	defer rcv.Close()
+	cfg := DefaultConfig()
+	cfg.Seed = 1
+	cfg.Messaging.IncomingShare = 0
+	cfg.Messaging.StatusRetention = time.Millisecond
+	for ch, p := range cfg.Messaging.Profiles {
+		p.Delay = fixed(0)
+		p.SeenShare = 0
+		p.Outcomes = []Outcome{{State: rundir.StateDelivered, Weight: 1}}
+		cfg.Messaging.Profiles[ch] = p
+	}
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s, err := New(cfg, prometheus.NewRegistry())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if streamed {
+		if err := s.StreamTruth(filepath.Join(b.TempDir(), rundir.TruthStreamFile)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	body := `{"callback":"` + rcv.URL + `/callback","trackData":` + benchTrack + `,"scenario":[` + itemJSON() + `]}`
+	h := s.Handler()
+	for range n {
+		r, _ := http.NewRequest(http.MethodPost, "/messaging/v1/send", strings.NewReader(body))
+		r.RemoteAddr = "127.0.0.1:40000"
+		r.SetBasicAuth("demo", "demo")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != 200 {
+			b.Fatalf("send: %d", w.Code)
+		}
+	}
+	for got.Load() < n || s.Owed() > 0 || s.heldMessages() > 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapInuse-before.HeapInuse)/(1<<20), "heapMB")
+	b.ReportMetric(float64(after.HeapInuse-before.HeapInuse)/n, "B/message")
+}
+
+// heldMessages counts the messages the simulator still holds (status
+// retention not over).
+func (s *Server) heldMessages() int {
+	s.msgMu.RLock()
+	defer s.msgMu.RUnlock()
+	return len(s.msgs)
 }

@@ -26,8 +26,16 @@ type callbackJob struct {
 	channel string // messaging: the channel of the status change (for the truth)
 	msgID   string // Standard Webhooks webhook-id: the same on every retry
 	attempt int
-	faulted bool   // callback faults already drawn
-	owe     *owing // a final callback: what Server.Owed counts until its last attempt
+	faulted bool      // callback faults already drawn
+	owe     *owing    // a final callback: what Server.Owed counts until its last attempt
+	truth   *truthMsg // the message's truth record, held until every copy is settled
+}
+
+// holdTruth ties j to its message's truth record: the record goes out after
+// the last copy of j is settled.
+func (j *callbackJob) holdTruth(s *Server, tm *truthMsg) {
+	j.truth = tm
+	s.truth.hold(tm)
 }
 
 // owing ties the copies of one final callback (a duplicate, the retries of
@@ -44,6 +52,7 @@ func (j *callbackJob) oweFinal() {
 
 // settle marks one copy of j as done for good.
 func (s *Server) settle(j *callbackJob) {
+	s.truth.release(j.truth)
 	if j.owe != nil && j.owe.n.Add(-1) == 0 {
 		s.owed.Add(-1)
 	}
@@ -86,6 +95,7 @@ func (s *Server) callback(j *callbackJob, now time.Time) {
 		s.met.callbacks.WithLabelValues(j.kind, "duplicated").Inc()
 		s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Channel: j.channel, Action: rundir.CallbackDuplicated, Attempt: 1, At: now.UTC()})
 		dup := *j
+		s.truth.hold(j.truth)
 		if j.owe != nil {
 			j.owe.n.Add(1)
 		}

@@ -52,8 +52,9 @@ type Config struct {
 	Faults    Faults          `yaml:"faults"`
 	Callbacks Callbacks       `yaml:"callbacks"`
 	// TruthCap bounds the ground truth kept in memory: at most this many
-	// messages (and four times as many callback records); beyond it Truth is
-	// marked Truncated.
+	// messages (in flight, and settled ones unless the truth is streamed to
+	// truth.jsonl; four times as many callback records); beyond it the truth
+	// is marked Truncated.
 	TruthCap int `yaml:"truthCap"`
 	// Seed seeds every random draw; 0 draws a seed from the clock.
 	Seed uint64 `yaml:"seed"`

@@ -37,11 +37,11 @@ type message struct {
 	msisdn    uint64 // recipient's E.164 digits (validated: at most 15)
 	sender    string
 	accepted  int64
-	outAt     int64 // when the drawn outcome of the current item is due
-	deadline  int64 // failover deadline of the current item, 0 when none
-	seenAt    int64 // when SEEN is due, 0 when not drawn
-	truth     int32
-	idx       uint8 // current item
+	outAt     int64     // when the drawn outcome of the current item is due
+	deadline  int64     // failover deadline of the current item, 0 when none
+	seenAt    int64     // when SEEN is due, 0 when not drawn
+	truth     *truthMsg // nil when the truth is full
+	idx       uint8     // current item
 	phase     uint8
 	outState  uint8
 	outCode   uint16
@@ -361,7 +361,6 @@ func (s *Server) accept(acc *account, req *sendRequest) *message {
 		accepted:  now.UnixNano(),
 		msisdn:    msisdnDigits(*req.Scenario[0].Recipient.Value),
 		sender:    s.intern(*req.Scenario[0].Sender),
-		truth:     -1,
 		lastState: stAccepted,
 		lastAt:    now.UnixNano(),
 	}
@@ -508,6 +507,8 @@ func (s *Server) status(m *message, now time.Time, st, ch uint8, code uint16, fi
 	s.msgMu.Unlock()
 	chName := allChannels[ch]
 	s.met.statusChanges.WithLabelValues(apiMessaging, chName, stateNames[st]).Inc()
+	s.truth.hold(m.truth) // the record waits for this status's callback
+	defer s.truth.release(m.truth)
 	s.truth.step(m.truth, rundir.TruthStep{
 		Channel: chName, State: stateNames[st], Code: int(code),
 		Delay: rundir.Duration(now.Sub(time.Unix(0, m.accepted))),
@@ -515,6 +516,7 @@ func (s *Server) status(m *message, now time.Time, st, ch uint8, code uint16, fi
 	if m.callback != "" {
 		body, _ := json.Marshal(s.record(m))
 		j := &callbackJob{kind: kindCallback, url: m.callback, body: body, id: uuid.UUID(m.id).String(), state: stateNames[st], channel: chName}
+		j.holdTruth(s, m.truth)
 		if final {
 			j.oweFinal() // the message's unit of owed passes to its final callback
 		}
@@ -573,6 +575,7 @@ func (s *Server) maybeIncoming(m *message, now time.Time, ch uint8) {
 	body, _ := json.Marshal(in)
 	url := strings.TrimRight(m.acct.PartnerURL, "/") + "/incoming"
 	job := &callbackJob{kind: kindIncoming, url: url, body: body, id: out}
+	job.holdTruth(s, m.truth)
 	s.eng.at(at, job)
 }
 

@@ -45,7 +45,7 @@ type notification struct {
 	client     string
 	externalID string
 	accepted   int64
-	truth      int32
+	truth      *truthMsg // nil when the truth is full
 }
 
 // notificationRequest is the body of POST /api/v1/notifications.
@@ -334,7 +334,7 @@ func (s *Server) createNotification(client string, req *notificationRequest, bod
 			return notificationResponse{NotificationID: uuid.UUID(e.id).String(), ExternalID: ext, Status: rundir.NotifyAccepted, CreatedAt: utc(e.created)}, true, http.StatusOK
 		}
 	}
-	n := &notification{id: uuid.New(), client: client, externalID: ext, accepted: now.UnixNano(), truth: -1}
+	n := &notification{id: uuid.New(), client: client, externalID: ext, accepted: now.UnixNano()}
 	if ext != "" {
 		key := idemKey{client, ext}
 		s.idem[key] = &idemEntry{id: n.id, hash: h, created: now}
@@ -357,6 +357,8 @@ func (s *Server) createNotification(client string, req *notificationRequest, bod
 func (s *Server) runNotification(n *notification, now time.Time) {
 	out := s.pick(s.cfg.Notify.Outcomes)
 	s.met.statusChanges.WithLabelValues(apiNotify, "none", out.State).Inc()
+	s.truth.hold(n.truth) // the record waits for the webhook
+	defer s.truth.release(n.truth)
 	s.truth.step(n.truth, rundir.TruthStep{State: out.State, Code: out.Code, Delay: rundir.Duration(now.Sub(time.Unix(0, n.accepted)))}, true)
 	s.pendingNt.Add(-1)
 	s.met.pending.WithLabelValues(apiNotify).Dec()
@@ -373,6 +375,7 @@ func (s *Server) runNotification(n *notification, now time.Time) {
 		Status: out.State, ErrorCode: out.Code, UpdatedAt: utc(now),
 	})
 	j := &callbackJob{kind: kindWebhook, url: url, body: body, id: id, state: out.State}
+	j.holdTruth(s, n.truth)
 	j.oweFinal() // the notification's unit of owed passes to its webhook
 	s.callback(j, now)
 }

@@ -194,8 +194,16 @@ func (s *Server) routes() {
 // /metrics is the caller's (it owns the registry).
 func (s *Server) Handler() http.Handler { return s.mux }
 
-// Truth returns the ground truth so far.
+// Truth returns the ground truth so far (streaming, read back from
+// truth.jsonl: for small truths and the read API).
 func (s *Server) Truth() rundir.Truth { return s.truth.snapshot() }
+
+// StreamTruth makes the simulator write its truth to a new file at path
+// (rundir.TruthStreamFile: one rundir.TruthRecord a line) as the records
+// become final, flushed at least every second, instead of keeping it: memory
+// then holds only the messages in flight. Call it before the first request;
+// Shutdown writes the end record and closes the file.
+func (s *Server) StreamTruth(path string) error { return s.truth.streamTo(path) }
 
 // Pending is the number of accepted messages and notifications whose final
 // state has not been reached yet.
@@ -219,14 +227,15 @@ func (s *Server) Close() error {
 }
 
 // Shutdown is Close bounded by ctx as well.
-func (s *Server) Shutdown(ctx context.Context) error {
+func (s *Server) Shutdown(ctx context.Context) (err error) {
 	s.closeOnce.Do(func() {
 		s.eng.halt()
 		s.cbs.halt() // the scheduler may be waiting for room in the senders' queue
 		<-s.eng.exited
 		s.cbs.wait(ctx, s.cfg.Callbacks.Timeout)
+		err = s.truth.end()
 	})
-	return nil
+	return err
 }
 
 // --- random draws (one generator, seeded, under a mutex) ---

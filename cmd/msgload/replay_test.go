@@ -56,7 +56,7 @@ func TestReplayBinaryWritesRunDirectory(t *testing.T) {
 		t.Fatalf("want one run directory, got %d\n%s", len(runs), b)
 	}
 	run := filepath.Join(out, runs[0].Name())
-	for _, f := range []string{rundir.MetaFile, rundir.ScenarioFile, rundir.AttemptsFile, rundir.EventsFile, rundir.ResultsFile, rundir.TruthFile,
+	for _, f := range []string{rundir.MetaFile, rundir.ScenarioFile, rundir.AttemptsFile, rundir.EventsFile, rundir.ResultsFile, rundir.TruthStreamFile,
 		rundir.SummaryFile, rundir.HTMLFile, rundir.MarkdownFile, rundir.JUnitFile, replay.ReplayFile} {
 		if fi, err := os.Stat(filepath.Join(run, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s missing or empty: %v", f, err)

@@ -1,0 +1,343 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/msgload/msgload/rundir"
+	"github.com/msgload/msgload/thresholds"
+)
+
+// Drift: in a run of driftMinRun or more (a soak), the report fits how the
+// request latency's p95, the delivery latency's p95 and the error share move
+// over the run, window by window (driftWindow, by send time), and writes the
+// slopes (summary.json drift, and beside each figure: requests.latency.
+// p95_slope, delivery.latency.p95_slope, requests.error_rate_slope). A slope is
+// in units of its figure per second — seconds per second for a latency, a
+// fraction per second for the error share — so a threshold writes it with the
+// language's literals: `requests.latency.p95_slope < 1ms/10m` (1 ms per 10
+// minutes, 0.001/600).
+//
+// The fit is Theil–Sen (the median of the slopes between every two windows),
+// not least squares: one bad minute (a GC pause, a noisy neighbour) moves a
+// least-squares slope as far as a real trend would, and a gate must neither
+// fail nor pass on a single window; Theil–Sen tolerates up to 29 % of the
+// windows being outliers. Over more than driftMaxWindows windows, adjacent
+// windows are merged first (the pairs stay under 260,000).
+//
+// Memory: each window keeps its latencies in log buckets 1 % wide (a p95
+// within 0.5 % of the exact one), a few hundred counts a window, never the
+// values. The target's memory is not fitted: neither a real target nor the
+// embedded simulator exposes it to the report (the simulator's Prometheus
+// metrics are not recorded in the run directory), so memory_slope is null.
+var (
+	driftMinRun    = 10 * time.Minute // shorter runs have no drift (null)
+	driftWindow    = time.Minute
+	driftMaxWindow = 720
+)
+
+// driftBucketGrowth is the ratio between two log buckets' edges.
+const driftBucketGrowth = 1.01
+
+// drift is summary.json's drift: the slopes, null each when it has no data.
+type drift struct {
+	Window                 float64    `json:"window_s" expr:"window"`
+	Windows                int        `json:"windows" expr:"windows"`
+	Method                 string     `json:"method" expr:"method"`
+	RequestsLatencyP95     *float64   `json:"requests_latency_p95_slope" expr:"requests_latency_p95_slope"` // s per s
+	DeliveryLatencyP95     *float64   `json:"delivery_latency_p95_slope" expr:"delivery_latency_p95_slope"` // s per s
+	ErrorRate              *float64   `json:"error_rate_slope" expr:"error_rate_slope"`                     // fraction per s
+	Memory                 *float64   `json:"memory_slope" expr:"memory_slope"`                             // always null: not exposed
+	RequestsLatencyP95Wins []*float64 `json:"requests_latency_p95" expr:"-"`                                // the request p95 of each window (null: none)
+	Notes                  []string   `json:"notes,omitempty" expr:"-"`
+}
+
+// logCounts counts values (seconds) in log buckets.
+type logCounts struct {
+	n      int64
+	counts map[int32]int64
+}
+
+func (c *logCounts) add(v float64) {
+	if c.counts == nil {
+		c.counts = map[int32]int64{}
+	}
+	k := int32(math.MinInt32)
+	if v >= 1e-6 {
+		k = int32(math.Floor(math.Log(v/1e-6) / math.Log(driftBucketGrowth)))
+	}
+	c.counts[k]++
+	c.n++
+}
+
+func (c *logCounts) merge(o *logCounts) {
+	for k, n := range o.counts {
+		if c.counts == nil {
+			c.counts = map[int32]int64{}
+		}
+		c.counts[k] += n
+	}
+	c.n += o.n
+}
+
+// quantile returns the nearest-rank q-quantile over n values (n ≥ c.n: the
+// values not counted rank last, as censored ones do) as the geometric middle
+// of its bucket; false when the rank falls beyond the counted values.
+func (c *logCounts) quantile(q float64, n int64) (float64, bool) {
+	if n == 0 {
+		return 0, false
+	}
+	rank := int64(math.Ceil(q * float64(n)))
+	keys := make([]int32, 0, len(c.counts))
+	for k := range c.counts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var seen int64
+	for _, k := range keys {
+		seen += c.counts[k]
+		if seen >= rank {
+			if k == math.MinInt32 {
+				return 0, true
+			}
+			return 1e-6 * math.Pow(driftBucketGrowth, float64(k)+0.5), true
+		}
+	}
+	return 0, false
+}
+
+// driftWin is what one window holds.
+type driftWin struct {
+	req       logCounts
+	total     int64
+	errs      int64
+	del       logCounts
+	delCensor int64
+}
+
+// driftRec gathers the windows while the run is read.
+type driftRec struct {
+	start time.Time
+	wins  map[int64]*driftWin
+}
+
+func (d *driftRec) win(t time.Time) *driftWin {
+	if d.start.IsZero() || t.Before(d.start) {
+		return nil
+	}
+	i := int64(t.Sub(d.start) / driftWindow)
+	if d.wins == nil {
+		d.wins = map[int64]*driftWin{}
+	}
+	w := d.wins[i]
+	if w == nil {
+		w = &driftWin{}
+		d.wins[i] = w
+	}
+	return w
+}
+
+// request takes one attempt: its latency and whether it is an error by the
+// rule of requests.errors (a class other than ok).
+func (d *driftRec) request(at *rundir.Attempt) {
+	if at.GaveUp != "" || !sane(at.Sent) {
+		return
+	}
+	w := d.win(at.Sent)
+	if w == nil {
+		return
+	}
+	w.total++
+	if at.Class != "" && at.Class != rundir.ClassOK || at.Class == "" && !is2xx(at.Code) {
+		w.errs++
+	}
+	w.req.add(at.Latency)
+}
+
+// delivered takes one accepted message's delivery latency by its first
+// send (ns); censored when it had no final status by the deadline.
+func (d *driftRec) delivered(first int64, lat float64, censored bool) {
+	w := d.win(time.Unix(0, first))
+	if w == nil {
+		return
+	}
+	if censored {
+		w.delCensor++
+		return
+	}
+	w.del.add(lat)
+}
+
+// finishDrift fits the drift of a run long enough and sets it beside the
+// figures; a shorter run's drift is null.
+func (a *analyzer) finishDrift() {
+	end := a.meta.AttackEnd
+	if end.IsZero() {
+		end = a.meta.End
+	}
+	if a.start.IsZero() || end.Sub(a.start) < driftMinRun {
+		return
+	}
+	n := int(end.Sub(a.start) / driftWindow) // whole windows only
+	wins := make([]driftWin, n)
+	for i, w := range a.drift.wins {
+		if i < int64(n) {
+			wins[i] = *w
+		}
+	}
+	width := driftWindow
+	for len(wins) > driftMaxWindow {
+		wins, width = mergePairs(wins), 2*width
+	}
+	dr := fitDrift(wins, width.Seconds(), a.s.Delivery.Measured)
+	a.s.Drift = dr
+	a.s.Requests.Latency.P95Slope = dr.RequestsLatencyP95
+	a.s.Delivery.Latency.P95Slope = dr.DeliveryLatencyP95
+	a.s.Requests.ErrorRateSlope = dr.ErrorRate
+}
+
+// mergePairs merges adjacent windows two by two (a last odd one is dropped).
+func mergePairs(wins []driftWin) []driftWin {
+	out := make([]driftWin, len(wins)/2)
+	for i := range out {
+		x, y := &wins[2*i], &wins[2*i+1]
+		o := &out[i]
+		o.req.merge(&x.req)
+		o.req.merge(&y.req)
+		o.del.merge(&x.del)
+		o.del.merge(&y.del)
+		o.total, o.errs, o.delCensor = x.total+y.total, x.errs+y.errs, x.delCensor+y.delCensor
+	}
+	return out
+}
+
+// fitDrift fits the slopes over the windows (x: each window's middle).
+func fitDrift(wins []driftWin, width float64, delivery bool) *drift {
+	dr := &drift{Window: width, Windows: len(wins), Method: "theil-sen", RequestsLatencyP95Wins: make([]*float64, 0, len(wins))}
+	var req, errs, del [][2]float64
+	censoredP95 := 0
+	for i := range wins {
+		w := &wins[i]
+		x := (float64(i) + 0.5) * width
+		if v, ok := w.req.quantile(0.95, w.req.n); ok {
+			req = append(req, [2]float64{x, v})
+			r := round6(v)
+			dr.RequestsLatencyP95Wins = append(dr.RequestsLatencyP95Wins, &r)
+		} else {
+			dr.RequestsLatencyP95Wins = append(dr.RequestsLatencyP95Wins, nil)
+		}
+		if w.total > 0 {
+			errs = append(errs, [2]float64{x, float64(w.errs) / float64(w.total)})
+		}
+		if all := w.del.n + w.delCensor; all > 0 {
+			if v, ok := w.del.quantile(0.95, all); ok {
+				del = append(del, [2]float64{x, v})
+			} else {
+				censoredP95++
+			}
+		}
+	}
+	dr.RequestsLatencyP95 = theilSen(req)
+	dr.ErrorRate = theilSen(errs)
+	if delivery && censoredP95 == 0 {
+		dr.DeliveryLatencyP95 = theilSen(del)
+	} else if delivery {
+		dr.Notes = append(dr.Notes, fmt.Sprintf("delivery latency: in %d of %d windows the p95 falls among messages with no final status by the deadline (only a lower bound): no slope", censoredP95, len(wins)))
+	}
+	return dr
+}
+
+// theilSen is the median of the slopes between every two points of
+// different x; nil with fewer than three points.
+func theilSen(pts [][2]float64) *float64 {
+	if len(pts) < 3 {
+		return nil
+	}
+	slopes := make([]float64, 0, len(pts)*(len(pts)-1)/2)
+	for i := range pts {
+		for j := i + 1; j < len(pts); j++ {
+			if dx := pts[j][0] - pts[i][0]; dx != 0 {
+				slopes = append(slopes, (pts[j][1]-pts[i][1])/dx)
+			}
+		}
+	}
+	slices.Sort(slopes)
+	m := len(slopes) / 2
+	v := slopes[m]
+	if len(slopes)%2 == 0 {
+		v = (slopes[m-1] + slopes[m]) / 2
+	}
+	v = roundSig(v)
+	return &v
+}
+
+// roundSig rounds a slope to 6 significant digits (slopes are tiny numbers:
+// round6 would make most of them 0).
+func roundSig(v float64) float64 {
+	if v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return v
+	}
+	e := math.Pow(10, 5-math.Floor(math.Log10(math.Abs(v))))
+	return math.Round(v*e) / e
+}
+
+// driftNoData says why a slope the path p reads (…_slope) has no data.
+func (s *Summary) driftNoData(p []any) string {
+	if len(p) == 0 {
+		return ""
+	}
+	last, _ := p[len(p)-1].(string)
+	if len(last) < 6 || last[len(last)-6:] != "_slope" {
+		return ""
+	}
+	if s.Drift == nil {
+		return fmt.Sprintf("the drift is fitted only over a run of at least %s", driftMinRun)
+	}
+	if thresholds.PathString(p) == "drift.memory_slope" {
+		return "the target's memory is not recorded in the run directory"
+	}
+	if v := s.slopeAt(p); v == nil {
+		return "no slope (fewer than three windows with data, or a p95 that is only a lower bound)"
+	}
+	return ""
+}
+
+// slopeAt is the slope a path reads, nil when it has none.
+func (s *Summary) slopeAt(p []any) *float64 {
+	switch thresholds.PathString(p) {
+	case "requests.latency.p95_slope", "drift.requests_latency_p95_slope":
+		return s.Requests.Latency.P95Slope
+	case "delivery.latency.p95_slope", "drift.delivery_latency_p95_slope":
+		return s.Delivery.Latency.P95Slope
+	case "requests.error_rate_slope", "drift.error_rate_slope":
+		return s.Requests.ErrorRateSlope
+	}
+	return nil // memory_slope, or a slope of a figure with none
+}
+
+// driftText is the report's line of the drift: "request p95 grew 4 ms per
+// 10 minutes; …".
+func driftText(d *drift) string {
+	const per = 600.0 // seconds: slopes are shown per 10 minutes
+	part := func(what string, v *float64, unit func(float64) string) string {
+		if v == nil {
+			return what + ": " + noData
+		}
+		verb := "grew"
+		switch {
+		case *v == 0:
+			return what + " did not move"
+		case *v < 0:
+			verb = "fell"
+		}
+		return fmt.Sprintf("%s %s %s per 10 minutes", what, verb, unit(math.Abs(*v)*per))
+	}
+	ms := func(x float64) string { return strconv.FormatFloat(x*1000, 'g', 3, 64) + " ms" }
+	pct := func(x float64) string { return strconv.FormatFloat(x*100, 'g', 3, 64) + " points" }
+	return fmt.Sprintf("%s; %s; %s (%d windows of %s, Theil–Sen)",
+		part("request p95", d.RequestsLatencyP95, ms), part("delivery p95", d.DeliveryLatencyP95, ms),
+		part("error share", d.ErrorRate, pct), d.Windows, time.Duration(d.Window*float64(time.Second)))
+}

@@ -1,0 +1,144 @@
+package reports
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// driftRun is a run of minutes at 4 messages a second whose request latency
+// is reqAt(sec), each delivered by its callback delAt(sec) after its send,
+// and every errEvery-th answered 500 (none when 0).
+func driftRun(minutes int, reqAt, delAt func(sec float64) float64, errEvery int) *run {
+	r := newRun(rundir.APIMessaging)
+	r.meta.Target = "http://127.0.0.1:8080" // no simulator: no truth to require
+	d := time.Duration(minutes) * time.Minute
+	r.meta.AttackEnd, r.meta.End = t0.Add(d), t0.Add(d+10*time.Second)
+	r.meta.Planned.Duration = rundir.Duration(d)
+	r.meta.Limit = rundir.Limit{}
+	n := minutes * 60 * 4
+	for i := range n {
+		sec := float64(i) / 4
+		seq := int64(i + 1)
+		code := 200
+		if errEvery > 0 && i%errEvery == 0 {
+			code = 500
+		}
+		r.send(seq, "c1", sec, code, reqAt(sec))
+		if code == 200 {
+			r.callback(seq, sec+delAt(sec), rundir.StateDelivered, "sms", true, false)
+		}
+	}
+	return r
+}
+
+// within reports whether got is want within tol of want (relative).
+func within(got *float64, want, tol float64) bool {
+	return got != nil && math.Abs(*got-want) <= tol*math.Abs(want)
+}
+
+// TestDriftLinear: a run of 12 minutes whose request latency grows 60 ms and
+// whose delivery latency grows 300 ms per 10 minutes, with jitter and one
+// slow outlier minute, gives those slopes within 3 % (the per-window p95 is
+// within 0.5 % of the exact one); the error share growing from 0 gives a
+// positive slope; the text says "grew … per 10 minutes".
+func TestDriftLinear(t *testing.T) {
+	const reqSlope, delSlope = 0.06 / 600, 0.3 / 600
+	jitter := func(sec float64) float64 { return 0.004 * math.Sin(sec*7.3) }
+	reqAt := func(sec float64) float64 {
+		v := 0.05 + reqSlope*sec + jitter(sec)
+		if sec >= 300 && sec < 360 {
+			v += 0.5 // one bad minute: Theil–Sen is not moved by it
+		}
+		return v
+	}
+	delAt := func(sec float64) float64 { return 1 + delSlope*sec + jitter(sec) }
+	s := analyzed(t, driftRun(12, reqAt, delAt, 0).write(t))
+	d := s.Drift
+	if d == nil || d.Windows != 12 || d.Method != "theil-sen" {
+		t.Fatalf("drift %+v: want 12 windows of a minute, Theil–Sen", d)
+	}
+	if !within(s.Requests.Latency.P95Slope, reqSlope, 0.03) || !within(d.RequestsLatencyP95, reqSlope, 0.03) {
+		t.Errorf("request p95 slope %v (drift %v), want %g s/s ± 3 %%", deref(s.Requests.Latency.P95Slope), deref(d.RequestsLatencyP95), reqSlope)
+	}
+	if !within(s.Delivery.Latency.P95Slope, delSlope, 0.03) {
+		t.Errorf("delivery p95 slope %v, want %g s/s ± 3 %%", deref(s.Delivery.Latency.P95Slope), delSlope)
+	}
+	if s.Requests.ErrorRateSlope == nil || *s.Requests.ErrorRateSlope != 0 {
+		t.Errorf("error share slope %v, want 0 (no errors)", deref(s.Requests.ErrorRateSlope))
+	}
+	var b strings.Builder
+	s.Terminal(&b)
+	if !strings.Contains(b.String(), "request p95 grew 5") && !strings.Contains(b.String(), "request p95 grew 6") || !strings.Contains(b.String(), "ms per 10 minutes") {
+		t.Errorf("text report lacks the drift in words:\n%s", b.String())
+	}
+	if err := s.Evaluate([]string{"requests.latency.p95_slope < 1ms/10m", "requests.latency.p95_slope > 50ms/10m"}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Thresholds[0].OK || !s.Thresholds[1].OK {
+		t.Errorf("thresholds on a drift of 60 ms per 10 minutes: %+v", s.Thresholds)
+	}
+}
+
+// TestDriftFlat: a flat run gives slopes of about 0 and passes
+// `requests.latency.p95_slope < 1ms/10m`; an error share that grows gives
+// its slope (fraction per second).
+func TestDriftFlat(t *testing.T) {
+	for _, th := range []string{"requests.latency.p95_slope < 1ms/10m", "delivery.latency.p95_slope < 10ms/10m", "requests.error_rate_slope < 1%/10m", "drift.requests_latency_p95_slope < 1ms/10m"} {
+		if err := CheckThresholdFor(th, "sink"); err != nil {
+			t.Errorf("%s: refused: %v", th, err)
+		}
+	}
+	flat := func(sec float64) float64 { return 0.05 + 0.002*math.Sin(sec*3.1) }
+	r := driftRun(10, flat, func(float64) float64 { return 1 }, 0)
+	// errors only in the second half: the share steps from 0 to 1/10.
+	for i := range r.attempts {
+		if a := &r.attempts[i]; a.Sent.Sub(t0) >= 5*time.Minute && i%10 == 0 {
+			a.Code = 500
+			a.Outcome, a.Class = rundir.Classify(500, nil)
+		}
+	}
+	s := analyzed(t, r.write(t))
+	if s.Drift == nil || s.Requests.Latency.P95Slope == nil || math.Abs(*s.Requests.Latency.P95Slope) > 0.0005/600 {
+		t.Fatalf("flat run: request p95 slope %v, want about 0", s.Drift)
+	}
+	if err := s.Evaluate([]string{"requests.latency.p95_slope < 1ms/10m", "requests.error_rate_slope < 1%/10m"}); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Thresholds[0].OK {
+		t.Errorf("flat run fails p95_slope < 1ms/10m: %+v", s.Thresholds[0])
+	}
+	if s.Requests.ErrorRateSlope == nil || *s.Requests.ErrorRateSlope <= 0 || s.Thresholds[1].OK {
+		t.Errorf("error share from 0 to 10 %% over 10 minutes: slope %v, threshold %+v", deref(s.Requests.ErrorRateSlope), s.Thresholds[1])
+	}
+}
+
+// TestDriftShortRunNoData: a run shorter than 10 minutes has drift null in
+// summary.json, and a threshold on a slope fails with "no data".
+func TestDriftShortRunNoData(t *testing.T) {
+	s := analyzed(t, driftRun(9, func(float64) float64 { return 0.05 }, func(float64) float64 { return 1 }, 0).write(t))
+	b, _ := json.Marshal(s)
+	if s.Drift != nil || !strings.Contains(string(b), `"drift":null`) || strings.Contains(string(b), "p95_slope") {
+		t.Fatalf("9-minute run: drift %+v, want null and no slopes", s.Drift)
+	}
+	if err := s.Evaluate([]string{"requests.latency.p95_slope < 1ms/10m"}); err != nil {
+		t.Fatal(err)
+	}
+	if th := s.Thresholds[0]; th.OK || !strings.Contains(th.Error, "no data") {
+		t.Fatalf("threshold on a slope of a short run: %+v, want failed with no data", th)
+	}
+	if s.Verdict == VerdictPass {
+		t.Fatal("a short run passes a threshold on its drift")
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

@@ -1,0 +1,175 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// writeTruthJSONL writes t as the simulator streams it: the rate limit, the
+// windows, each message's callbacks right before the message (those of no
+// message first), the end record.
+func writeTruthJSONL(t *testing.T, path string, tr *rundir.Truth, end bool) {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	put := func(rec rundir.TruthRecord) {
+		if err := enc.Encode(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(rundir.TruthRecord{Type: rundir.TruthRecRateLimit, RateLimit: &tr.RateLimit})
+	for i := range tr.Windows {
+		put(rundir.TruthRecord{Type: rundir.TruthRecWindow, Window: &tr.Windows[i]})
+	}
+	byID := map[string][]int{}
+	for i, c := range tr.Callbacks {
+		byID[c.ID] = append(byID[c.ID], i)
+	}
+	ids := map[string]bool{}
+	for _, m := range tr.Messages {
+		ids[m.ID] = true
+	}
+	for i := range tr.Callbacks {
+		if !ids[tr.Callbacks[i].ID] {
+			put(rundir.TruthRecord{Type: rundir.TruthRecCallback, Callback: &tr.Callbacks[i]})
+		}
+	}
+	for i := range tr.Messages {
+		for _, j := range byID[tr.Messages[i].ID] {
+			put(rundir.TruthRecord{Type: rundir.TruthRecCallback, Callback: &tr.Callbacks[j]})
+		}
+		byID[tr.Messages[i].ID] = nil // a second message of one id: its calls went with the first
+		put(rundir.TruthRecord{Type: rundir.TruthRecMessage, Message: &tr.Messages[i]})
+	}
+	if end {
+		put(rundir.TruthRecord{Type: rundir.TruthRecEnd, Truncated: tr.Truncated})
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// streamedCopy copies the run at dir with its truth.json rewritten as
+// truth.jsonl (end record or not), and no truth.json.
+func streamedCopy(t *testing.T, dir string, end bool) string {
+	t.Helper()
+	out := t.TempDir()
+	for _, f := range []string{rundir.MetaFile, rundir.AttemptsFile, rundir.EventsFile} {
+		if b, err := os.ReadFile(filepath.Join(dir, f)); err == nil {
+			if err := os.WriteFile(filepath.Join(out, f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, rundir.TruthFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr rundir.Truth
+	if err := json.Unmarshal(b, &tr); err != nil {
+		t.Fatal(err)
+	}
+	writeTruthJSONL(t, filepath.Join(out, rundir.TruthStreamFile), &tr, end)
+	return out
+}
+
+// TestTruthStreamSameFigures is the differential test of truth.jsonl: on
+// every run in testdata and the hand-built ones with a truth, the summary
+// from the streamed truth is the summary from truth.json, the truth section
+// first of all.
+func TestTruthStreamSameFigures(t *testing.T) {
+	compared := 0
+	for name, dir := range metamorphicRuns(t) {
+		if _, err := os.Stat(filepath.Join(dir, rundir.TruthFile)); err != nil {
+			continue
+		}
+		compared++
+		t.Run(name, func(t *testing.T) {
+			whole := analyzed(t, dir)
+			streamed := analyzed(t, streamedCopy(t, dir, true))
+			if whole.Truth == nil {
+				t.Fatal("no truth section from truth.json")
+			}
+			w, _ := json.Marshal(whole)
+			s, _ := json.Marshal(streamed)
+			if !bytes.Equal(w, s) {
+				wt, _ := json.MarshalIndent(whole.Truth, "", " ")
+				st, _ := json.MarshalIndent(streamed.Truth, "", " ")
+				t.Fatalf("summary from truth.jsonl differs from truth.json's\ntruth.json:  %s\ntruth.jsonl: %s", wt, st)
+			}
+		})
+	}
+	if compared < 5 {
+		t.Fatalf("only %d runs with a truth compared", compared)
+	}
+}
+
+// TestTruthStreamUnfinished: a truth.jsonl with no end record (the simulator
+// never closed) is not judged as if whole: in a run that ended it is a torn
+// raw file (error), in an interrupted one the truth is not compared.
+func TestTruthStreamUnfinished(t *testing.T) {
+	src := filepath.Join("testdata", "runs", "sim-ex-fixed")
+	dir := streamedCopy(t, src, false)
+	_, err := Analyze(dir)
+	if err == nil || !errors.Is(err, errBadRun) || !strings.Contains(err.Error(), "end record") {
+		t.Fatalf("ended run with an unfinished truth.jsonl: err %v, want a bad run naming the missing end record", err)
+	}
+	var meta map[string]any
+	b, _ := os.ReadFile(filepath.Join(dir, rundir.MetaFile))
+	if err := json.Unmarshal(b, &meta); err != nil {
+		t.Fatal(err)
+	}
+	meta["interrupted"] = true
+	b, _ = json.Marshal(meta)
+	if err := os.WriteFile(filepath.Join(dir, rundir.MetaFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Analyze(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Truth != nil {
+		t.Fatalf("interrupted run: the unfinished truth was compared: %+v", s.Truth)
+	}
+}
+
+// TestTruthStreamMerged: shards whose simulators streamed their truth
+// (truth.jsonl) merge into the same figures as the run whole.
+func TestTruthStreamMerged(t *testing.T) {
+	dir := filepath.Join("testdata", "runs", "sim-ex-token-bucket")
+	orig := analyzed(t, dir)
+	shards := splitRun(t, dir, 3)
+	for _, sh := range shards {
+		b, err := os.ReadFile(filepath.Join(sh, rundir.TruthFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tr rundir.Truth
+		if err := json.Unmarshal(b, &tr); err != nil {
+			t.Fatal(err)
+		}
+		writeTruthJSONL(t, filepath.Join(sh, rundir.TruthStreamFile), &tr, true)
+		if err := os.Remove(filepath.Join(sh, rundir.TruthFile)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "merged")
+	if _, err := Merge(out, shards, MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, rundir.TruthStreamFile)); err != nil {
+		t.Fatalf("merged run has no %s: %v", rundir.TruthStreamFile, err)
+	}
+	merged := analyzed(t, out)
+	if merged.Truth == nil {
+		t.Fatal("merged run has no truth section")
+	}
+	sameFigures(t, "merging shards with truth.jsonl", orig, merged, "run.merged")
+}
