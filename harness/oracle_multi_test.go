@@ -1,0 +1,1017 @@
+package harness
+
+// TestOracleMulti is the oracle test (oracle_test.go) of the shapes made of
+// more than one run: one seed draws one shape and small random parameters —
+// the parts of one run against one standalone simulator and sink, two runs
+// at once through one sink, a replay of a tagged recording, a sharded run
+// merged (one shard sometimes killed with SIGKILL) — runs it through Run (and
+// reports.Merge for shards) against a simulator and sink the test starts,
+// and checks every run's summary.json against the oracle's own figures
+// (oCase.figures) computed from that run's raw files and the simulator's
+// truth filtered to that run's messages. Failing seeds go into
+// testdata/oracle/multi-regressions.txt and are always run first.
+//
+//	go test ./harness -run OracleMulti                      # 8 cases (3 with -short)
+//	go test ./harness -run OracleMulti -oracle.cases 40     # more
+//	go test ./harness -run OracleMulti -oracle.seed 17 -v   # one seed again
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/rundir"
+	"github.com/msgload/msgload/scenarios"
+	"github.com/msgload/msgload/sim"
+	"github.com/msgload/msgload/sink"
+)
+
+const oracleMultiRegressions = "testdata/oracle/multi-regressions.txt"
+
+// The shapes TestOracleMulti draws.
+const (
+	shapeParts      = "parts with one standalone sink"
+	shapeConcurrent = "concurrent runs sharing a sink"
+	shapeReplay     = "replay of a tagged recording"
+	shapeShards     = "shards"
+)
+
+// mCase is one generated multi-run case.
+type mCase struct {
+	Seed  int64  `yaml:"seed"`
+	Shape string `yaml:"shape"`
+	// Runs: parts — the notify part n and the messaging part m; concurrent —
+	// the two runs; replay — the replaying run; shards — the scenario.
+	Runs []oCase `yaml:"runs"`
+	// Swallow (parts) is the sink route whose calls the test's front answers
+	// 200 without passing them on: that part's service sends nothing that
+	// arrives.
+	Swallow string `yaml:"swallow,omitempty"`
+	// RunClients (concurrent notify) is the client of each run.
+	RunClients []string `yaml:"runClients,omitempty"`
+	// Recorded (replay) are the recorded sends.
+	Recorded []mRec `yaml:"recorded,omitempty"`
+	Shards   int    `yaml:"shards,omitempty"`
+	// Kill (shards) is the shard run in a process killed with SIGKILL once
+	// its attempts.jsonl holds KillAfter lines; -1 none.
+	Kill      int `yaml:"kill,omitempty"`
+	KillAfter int `yaml:"killAfter,omitempty"`
+}
+
+// mRec is one recorded send of a replay.
+type mRec struct {
+	Client string        `yaml:"client"`
+	At     time.Duration `yaml:"at"` // after the recording's start
+}
+
+func TestOracleMulti(t *testing.T) {
+	seeds := oracleSeeds(t, oracleMultiRegressions, 8, 3)
+	root, err := os.MkdirTemp("", "msgload-oracle-multi-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cases run two at once: a shard case alone runs up to three runs.
+	results := make([]mResult, len(seeds))
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	began := time.Now()
+	for i, s := range seeds {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i] = runMultiCase(drawMulti(s), root)
+		}()
+	}
+	wg.Wait()
+	failed := false
+	shapes := map[string]int{}
+	for _, res := range results {
+		shapes[res.c.describe()]++
+		t.Run(fmt.Sprintf("seed=%d", res.c.Seed), func(t *testing.T) {
+			if res.err == nil && len(res.problems) == 0 {
+				for _, n := range res.notes {
+					t.Log(n)
+				}
+				t.Logf("%s, %s", res.c.describe(), res.elapsed.Round(time.Millisecond))
+				os.RemoveAll(res.dir)
+				return
+			}
+			failed = true
+			cfg, _ := yaml.Marshal(res.c)
+			var b strings.Builder
+			fmt.Fprintf(&b, "seed %d (%s): rerun with go test ./harness -run OracleMulti -oracle.seed %d\n", res.c.Seed, res.c.describe(), res.c.Seed)
+			if res.err != nil {
+				fmt.Fprintf(&b, "run error: %v\n", res.err)
+			}
+			for _, p := range res.problems {
+				fmt.Fprintf(&b, "  %s\n", p)
+			}
+			for _, n := range res.notes {
+				fmt.Fprintf(&b, "  note: %s\n", n)
+			}
+			fmt.Fprintf(&b, "case directory (kept): %s\ngenerated case:\n%s", res.dir, cfg)
+			if res.stderr != "" {
+				fmt.Fprintf(&b, "stderr of the runs:\n%s", res.stderr)
+			}
+			t.Error(b.String())
+		})
+	}
+	var lines []string
+	for s, n := range shapes {
+		lines = append(lines, fmt.Sprintf("%4d  %s", n, s))
+	}
+	sort.Strings(lines)
+	t.Logf("%d cases in %s; shapes drawn:\n%s", len(seeds), time.Since(began).Round(time.Second), strings.Join(lines, "\n"))
+	if !failed {
+		os.RemoveAll(root)
+	} else {
+		t.Logf("directories of failed cases kept under %s", root)
+	}
+}
+
+// oracleSeeds are the seeds to run: -oracle.seed, else the regressions of
+// file then 1 … -oracle.cases (def, short with -short).
+func oracleSeeds(t *testing.T, file string, def, short int) []int64 {
+	var seeds []int64
+	have := map[int64]bool{}
+	add := func(s int64) {
+		if !have[s] {
+			have[s] = true
+			seeds = append(seeds, s)
+		}
+	}
+	if *oracleSeed != "" {
+		for _, f := range strings.Split(*oracleSeed, ",") {
+			s, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil {
+				t.Fatalf("-oracle.seed %q: %v", *oracleSeed, err)
+			}
+			add(s)
+		}
+		return seeds
+	}
+	b, err := os.ReadFile(file)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(string(b), "\n") {
+		s, _, _ := strings.Cut(line, "#")
+		if fs := strings.Fields(s); len(fs) > 0 {
+			n, err := strconv.ParseInt(fs[0], 10, 64)
+			if err != nil {
+				t.Fatalf("%s:%d: %v", file, i+1, err)
+			}
+			add(n)
+		}
+	}
+	n := *oracleCases
+	if n <= 0 {
+		n = def
+		if testing.Short() {
+			n = short
+		}
+	}
+	for i := 1; i <= n; i++ {
+		add(int64(i))
+	}
+	return seeds
+}
+
+// describe is a short line about c.
+func (c mCase) describe() string {
+	var ps []string
+	for _, r := range c.Runs {
+		ps = append(ps, r.API)
+	}
+	s := c.Shape + " (" + strings.Join(ps, "+")
+	switch c.Shape {
+	case shapeParts:
+		if c.Swallow != "" {
+			s += ", every call to " + c.Swallow + " lost"
+		}
+	case shapeConcurrent:
+		if len(c.RunClients) > 0 {
+			s += ", clients " + strings.Join(c.RunClients, "/")
+		}
+		if c.Runs[0].OwnIDs {
+			s += ", both order-{{.Seq}}"
+		}
+	case shapeReplay:
+		s += fmt.Sprintf(", %d recorded sends", len(c.Recorded))
+	case shapeShards:
+		s += fmt.Sprintf(", %d shards", c.Shards)
+		if c.Kill >= 0 {
+			s += fmt.Sprintf(", shard %d killed", c.Kill)
+		}
+	}
+	return s + ")"
+}
+
+// drawMulti draws the case of seed: a shape, and for each of its runs a case
+// of the single-run generator (genCase) of the API the shape needs, made
+// standalone and small. Runs that share the simulator share its faults.
+func drawMulti(seed int64) mCase {
+	r := rand.New(rand.NewPCG(uint64(seed), 0x6d756c7469))
+	sub := func(api string, k int64) oCase {
+		for i := int64(0); ; i++ {
+			c := genCase(seed*7919 + k*104729 + i)
+			if c.API != api {
+				continue
+			}
+			c.Seed, c.Standalone, c.Limit = seed, true, nil
+			c.Grace = 4 * time.Second
+			return c
+		}
+	}
+	apis := []string{rundir.APINotify, rundir.APIMessaging}
+	c := mCase{Seed: seed, Kill: -1}
+	switch r.IntN(4) {
+	case 0:
+		c.Shape = shapeParts
+		c.Runs = []oCase{sub(rundir.APINotify, 0), sub(rundir.APIMessaging, 1)}
+		c.Swallow = []string{"", "/webhook", "/callback"}[r.IntN(3)]
+	case 1:
+		c.Shape = shapeConcurrent
+		api := apis[r.IntN(2)]
+		c.Runs = []oCase{sub(api, 0), sub(api, 1)}
+		if api == rundir.APINotify {
+			own := r.IntN(4) > 0
+			for i := range c.Runs {
+				c.Runs[i].Clients, c.Runs[i].OwnIDs = 1, own
+			}
+			c.RunClients = []string{"demo-1", "demo-2"}
+			if !own && r.IntN(2) == 0 {
+				c.RunClients[1] = "demo-1" // one client, its tags apart
+			}
+		}
+	case 2:
+		c.Shape = shapeReplay
+		o := sub(rundir.APINotify, 0)
+		o.OwnIDs, o.Probes, o.Clients = false, 0, 1+r.IntN(2)
+		c.Runs = []oCase{o}
+		at := time.Duration(0)
+		for range 4 + r.IntN(20) {
+			at += time.Duration(20+r.IntN(150)) * time.Millisecond
+			c.Recorded = append(c.Recorded, mRec{Client: fmt.Sprintf("app-%d", 1+r.IntN(o.Clients)), At: at})
+		}
+	default:
+		c.Shape = shapeShards
+		o := sub(apis[r.IntN(2)], 0)
+		// Long enough that a kill comes mid-attack: 2 to 3 s.
+		o.Load = oLoad{Profile: "constant", Rate: 8 + r.IntN(13), Requests: 0}
+		o.Load.Requests = o.Load.Rate * (2 + r.IntN(2))
+		c.Runs = []oCase{o}
+		c.Shards = 2 + r.IntN(2)
+		if r.IntN(2) == 0 {
+			c.Kill, c.KillAfter = r.IntN(c.Shards), 1+r.IntN(4)
+		}
+	}
+	// One simulator: the faults, callbacks and retries of the first run.
+	for i := 1; i < len(c.Runs); i++ {
+		c.Runs[i].Faults, c.Runs[i].Callbacks, c.Runs[i].Retry = c.Runs[0].Faults, c.Runs[0].Callbacks, c.Runs[0].Retry
+	}
+	return c
+}
+
+// simCase is one oCase whose simConfig serves every run of c: the first
+// run's faults and callbacks, every run's channel profiles, the notify
+// delays and outcomes of the first notify run.
+func (c mCase) simCase() oCase {
+	s := c.Runs[0]
+	s.Profiles = map[string]oProf{}
+	notified := false
+	for _, r := range c.Runs {
+		for ch, p := range r.Profiles {
+			if _, ok := s.Profiles[ch]; !ok {
+				s.Profiles[ch] = p
+			}
+		}
+		if r.API == rundir.APINotify && !notified {
+			s.Notify, s.NotifyOutcomes, notified = r.Notify, r.NotifyOutcomes, true
+		}
+	}
+	return s
+}
+
+type mResult struct {
+	c        mCase
+	dir      string
+	stderr   string
+	err      error
+	problems []string
+	notes    []string
+	elapsed  time.Duration
+}
+
+// mEnv is the standalone simulator and sink of a case.
+type mEnv struct {
+	sv              *sim.Server
+	simURL, sinkURL string
+	close           func()
+}
+
+// startEnv starts the case's simulator and sink; calls to swallow are
+// answered 200 by the sink's front and never reach the sink.
+func startEnv(c mCase, dir string) (*mEnv, error) {
+	k, err := sink.New(sink.Options{LogPath: filepath.Join(dir, "standalone-sink.jsonl")}, prometheus.NewRegistry())
+	if err != nil {
+		return nil, err
+	}
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c.Swallow != "" && r.Method == http.MethodPost && r.URL.Path == c.Swallow {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		k.Handler().ServeHTTP(w, r)
+	}))
+	sv, err := sim.New(c.simCase().simConfig(), prometheus.NewRegistry())
+	if err != nil {
+		front.Close()
+		k.Close()
+		return nil, err
+	}
+	ss := httptest.NewServer(sv.Handler())
+	return &mEnv{sv: sv, simURL: ss.URL, sinkURL: front.URL, close: func() {
+		ss.Close()
+		sv.Close()
+		front.Close()
+		k.Close()
+	}}, nil
+}
+
+// runMultiCase runs c under root and checks it.
+func runMultiCase(c mCase, root string) (res mResult) {
+	res.c = c
+	began := time.Now()
+	defer func() { res.elapsed = time.Since(began) }()
+	res.dir = filepath.Join(root, fmt.Sprintf("seed-%d", c.Seed))
+	if res.err = os.MkdirAll(res.dir, 0o755); res.err != nil {
+		return
+	}
+	env, err := startEnv(c, res.dir)
+	if err != nil {
+		res.err = err
+		return
+	}
+	defer env.close()
+	switch c.Shape {
+	case shapeShards:
+		runShardsCase(c, env, &res)
+	default:
+		runRunsCase(c, env, &res)
+	}
+	return res
+}
+
+// runRunsCase runs the parts, concurrent runs or replay of c and checks each
+// run (part) against its own oracle.
+func runRunsCase(c mCase, env *mEnv, res *mResult) {
+	var srcs []string
+	switch c.Shape {
+	case shapeParts:
+		srcs = []string{c.partsYAML(env)}
+	case shapeConcurrent:
+		for i, r := range c.Runs {
+			y := strings.Replace(r.scenarioYAML(env.simURL, env.sinkURL), fmt.Sprintf("name: oracle-%d\n", c.Seed), fmt.Sprintf("name: oracle-multi-%d-%c\n", c.Seed, 'a'+i), 1)
+			if len(c.RunClients) > i {
+				y = strings.Replace(y, "clientId: demo-1,", "clientId: "+c.RunClients[i]+",", 1)
+			}
+			srcs = append(srcs, y)
+		}
+	case shapeReplay:
+		if err := c.writeRecording(filepath.Join(res.dir, "rec.har")); err != nil {
+			res.err = err
+			return
+		}
+		srcs = []string{c.replayYAML(env)}
+	}
+	outs := make([]*Result, len(srcs))
+	errs := make([]error, len(srcs))
+	stderrs := make([]syncBuffer, len(srcs))
+	var wg sync.WaitGroup
+	for i, src := range srcs {
+		wg.Go(func() {
+			s, err := scenarios.Parse(fmt.Sprintf("oracle-multi-%d-%d.yaml", c.Seed, i), res.dir, []byte(src), func(string) string { return "" })
+			if err != nil {
+				errs[i] = fmt.Errorf("scenario: %w\n%s", err, src)
+				return
+			}
+			outs[i], errs[i] = Run(context.Background(), Options{Scenario: s, Out: filepath.Join(res.dir, fmt.Sprintf("run-%d", i)), Stdout: io.Discard, Stderr: &stderrs[i], Quiet: true})
+		})
+	}
+	wg.Wait()
+	for i := range srcs {
+		res.stderr += stderrs[i].String()
+		if errs[i] != nil {
+			res.err = errs[i]
+			return
+		}
+	}
+	// Each run (part) with its case.
+	type one struct {
+		c   oCase
+		dir string
+		err error
+	}
+	var runs []one
+	for i, out := range outs {
+		for j, p := range out.Parts {
+			oc := c.Runs[i]
+			if c.Shape == shapeParts {
+				oc = c.Runs[j]
+				if p.API != oc.API {
+					res.err = fmt.Errorf("part %s is %s, the case's part %d %s", p.Name, p.API, j, oc.API)
+					return
+				}
+			}
+			runs = append(runs, one{oc, p.Dir, p.Err})
+		}
+	}
+	deadline := time.Time{}
+	for _, r := range runs {
+		if r.err != nil {
+			res.err = fmt.Errorf("%s: %w", r.dir, r.err)
+			return
+		}
+		if d := raw0Deadline(r.dir); d.After(deadline) {
+			deadline = d
+		}
+	}
+	all := filepath.Join(res.dir, "truth-all.json")
+	waitSimDone(env.sv, deadline, c.Runs[0].Callbacks.Delay+300*time.Millisecond)
+	if res.err = fetchTruth(env.simURL, all); res.err != nil {
+		return
+	}
+	for _, r := range runs {
+		label := filepath.Base(r.dir)
+		raws, err := readRunRaws([]string{r.dir})
+		if err != nil {
+			res.err = err
+			return
+		}
+		swallowed := c.Swallow != "" && routeAPI(c.Swallow) == r.c.API
+		raw, err := unionRaw(raws, all, filepath.Join(r.dir, "oracle-truth.json"), swallowed, nil)
+		if err != nil {
+			res.err = err
+			return
+		}
+		res.check(label, r.c, raw, filepath.Join(r.dir, rundir.SummaryFile))
+		if swallowed {
+			res.checkAllLost(label, filepath.Join(r.dir, rundir.SummaryFile))
+		}
+	}
+}
+
+// routeAPI is the API whose calls arrive on a sink route.
+func routeAPI(route string) string {
+	if route == "/webhook" {
+		return rundir.APINotify
+	}
+	return rundir.APIMessaging
+}
+
+// check compares the summary at path with the oracle's figures of raw.
+func (res *mResult) check(label string, oc oCase, raw *oRaw, path string) {
+	sum, err := readSummaryMap(path)
+	if err != nil {
+		res.err = err
+		return
+	}
+	want := oc.figures(raw)
+	probs, notes := compareFigures(oc, want, sum)
+	for _, p := range probs {
+		res.problems = append(res.problems, label+": "+p)
+	}
+	for _, n := range append(want.notes, notes...) {
+		res.notes = append(res.notes, label+": "+n)
+	}
+	if v, _ := sum.at("verdict"); v != reports.VerdictPass {
+		rs, _ := sum.at("verdict_reasons")
+		res.notes = append(res.notes, fmt.Sprintf("%s: verdict %v %v (figures compared all the same)", label, v, rs))
+	}
+}
+
+// checkAllLost: a part none of whose calls arrived has every accepted
+// message lost (whatever the other part received).
+func (res *mResult) checkAllLost(label, path string) {
+	sum, err := readSummaryMap(path)
+	if err != nil {
+		return
+	}
+	acc, _ := sum.num("requests.accepted")
+	lost, _ := sum.num("delivery.lost")
+	rec, _ := sum.num("delivery.received")
+	if lost != acc || rec != 0 {
+		res.problems = append(res.problems, fmt.Sprintf("%s: delivery.lost: expected %v (every accepted message: none of its calls arrived), measured %v, received %v", label, acc, lost, rec))
+	}
+	if v, _ := sum.at("verdict"); v == reports.VerdictPass && acc > 0 {
+		res.problems = append(res.problems, fmt.Sprintf("%s: verdict: expected not pass, measured pass with %v of %v accepted lost", label, lost, acc))
+	}
+}
+
+// partsYAML is a scenario with a part per run of c (n: notify, m:
+// messaging), each its oCase's standalone scenario indented.
+func (c mCase) partsYAML(env *mEnv) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: oracle-multi-%d\nparts:\n", c.Seed)
+	for _, r := range c.Runs {
+		y := r.scenarioYAML(env.simURL, env.sinkURL)
+		y = strings.Replace(y, fmt.Sprintf("name: oracle-%d\n", c.Seed), "name: "+r.API[:1]+"\n", 1)
+		for i, line := range strings.Split(strings.TrimRight(y, "\n"), "\n") {
+			if i == 0 {
+				b.WriteString("  - " + line + "\n")
+			} else {
+				b.WriteString("    " + line + "\n")
+			}
+		}
+		if c.Swallow != "" && routeAPI(c.Swallow) == r.API {
+			// A part whose every message is lost must not pass.
+			b.WriteString("    thresholds: [ \"delivery.lost == 0\" ]\n")
+		}
+	}
+	return b.String()
+}
+
+// replayYAML is the scenario replaying rec.har with its externalIds kept,
+// each recorded client one of the run's.
+func (c mCase) replayYAML(env *mEnv) string {
+	r := c.Runs[0]
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: oracle-replay-%d\napi: notify\ntarget: { baseUrl: %q, tokenUrl: %q }\nsink: %q\nclients:\n", c.Seed, env.simURL, env.simURL+"/oauth/token", env.sinkURL)
+	for i := range r.Clients {
+		fmt.Fprintf(&b, "  - { clientId: demo-%d, clientSecret: demo }\n", i+1)
+	}
+	b.WriteString("load: { profile: replay, file: rec.har, speed: 1, externalIds: keep, clientHeader: X-Client }\n")
+	b.WriteString("limit: { rate: 100000/1m, mode: exceed }\n")
+	if r.Retry {
+		b.WriteString("retry: { on: [500, 503, timeout], max: 2, backoff: 50ms, jitter: 0, timeout: 5s }\n")
+	} else {
+		b.WriteString("retry: { max: 0, timeout: 5s }\n")
+	}
+	fmt.Fprintf(&b, "delivery: { via: sink, grace: %s }\n", r.Grace)
+	return b.String()
+}
+
+// writeRecording writes the HAR of c's recorded sends: msgload's own tagged
+// externalIds of another run.
+func (c mCase) writeRecording(path string) error {
+	start := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	var entries []string
+	for i, rec := range c.Recorded {
+		ext := rundir.Tag{Run: fmt.Sprintf("recorded-%d", c.Seed), Seq: int64(i + 1), First: start.Add(rec.At)}.ExternalID()
+		body := fmt.Sprintf(`{"externalId":%q,"recipient":{"value":"+7999000%04d"},"notificationText":"recorded %d"}`, ext, i, i)
+		entries = append(entries, harEntry(start.Add(rec.At), "POST", "http://api.example/api/v1/notifications", rec.Client, body, 200))
+	}
+	har := `{"log":{"version":"1.2","creator":{"name":"oracle","version":"1"},"entries":[` + strings.Join(entries, ",\n") + `]}}`
+	return os.WriteFile(path, []byte(har), 0o644)
+}
+
+// readRunRaws reads each directory's raw files, without truth. A line cut
+// short by a kill ends attempts.jsonl there.
+func readRunRaws(dirs []string) ([]*oRaw, error) {
+	var out []*oRaw
+	for _, d := range dirs {
+		r, err := readRaw(d, filepath.Join(d, "no-truth"))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// unionRaw is the run the raws make together (one run, or the shards of
+// one): the attempts of all, the events of all once each, then only those
+// that are this run's (ownEvents), with the truth at all filtered to this
+// run's messages and written to truthPath. swallowed drops the calls of
+// the run's API from the truth (the test's front took them: the sink never
+// saw them); keep, when set, picks the truth's messages to keep besides.
+func unionRaw(raws []*oRaw, all, truthPath string, swallowed bool, meta *rundir.Meta) (*oRaw, error) {
+	u := &oRaw{meta: raws[0].meta}
+	if meta != nil {
+		u.meta = *meta
+	}
+	once := map[string]bool{}
+	for _, r := range raws {
+		u.attempts = append(u.attempts, r.attempts...)
+		for _, e := range r.events {
+			b, _ := json.Marshal(e)
+			if !once[string(b)] {
+				once[string(b)] = true
+				u.events = append(u.events, e)
+			}
+		}
+	}
+	own := ownIDs(u)
+	u.events = own.events(u)
+	if err := filterTruth(all, truthPath, own, u.meta, swallowed); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(truthPath)
+	if err != nil {
+		return nil, err
+	}
+	// As readRaw reads a truth.json: the records and each call's channel.
+	u.truth = &rundir.Truth{}
+	var chans struct {
+		Callbacks []struct {
+			Channel string `json:"channel"`
+		} `json:"callbacks"`
+	}
+	if err := json.Unmarshal(b, u.truth); err != nil {
+		return nil, fmt.Errorf("%s: %v", truthPath, err)
+	}
+	if json.Unmarshal(b, &chans) == nil && len(chans.Callbacks) == len(u.truth.Callbacks) {
+		for _, cb := range chans.Callbacks {
+			u.cbChannels = append(u.cbChannels, cb.Channel)
+		}
+	}
+	return u, nil
+}
+
+// mOwn is what names a run's messages: the ids the service answered its
+// sends, and its sequences.
+type mOwn struct {
+	ids  map[string]bool
+	seqs map[int64]bool
+	api  string
+}
+
+func ownIDs(r *oRaw) mOwn {
+	o := mOwn{ids: map[string]bool{}, seqs: map[int64]bool{}, api: r.meta.API}
+	for _, a := range r.attempts {
+		if a.Op != "send" || a.Seq <= 0 {
+			continue
+		}
+		o.seqs[a.Seq] = true
+		if a.API != "" {
+			o.api = a.API
+		}
+		for _, id := range []string{a.TxID, a.NotificationID} {
+			if id != "" {
+				o.ids[id] = true
+			}
+		}
+	}
+	return o
+}
+
+// mTag is a msgload tag as the oracle reads it.
+type mTag struct {
+	run, part string
+	seq       int64
+}
+
+// parseExtTag reads ml.<run>[.<part>].<seq>.<nanos>.
+func parseExtTag(ext string) (mTag, bool) {
+	f := strings.Split(ext, ".")
+	if len(f) < 4 || len(f) > 5 || f[0] != "ml" {
+		return mTag{}, false
+	}
+	t := mTag{run: f[1]}
+	if len(f) == 5 {
+		t.part = f[2]
+	}
+	n, err := strconv.ParseInt(f[len(f)-2], 10, 64)
+	t.seq = n
+	return t, err == nil
+}
+
+// owns says whether tag t names a message of r.
+func (o mOwn) owns(t mTag, m rundir.Meta) bool {
+	return t.run == m.ID && t.part == m.Part && o.seqs[t.seq]
+}
+
+// events are the events of r that are its own (DESIGN.md: a tagged event by
+// its run, part and sequence; an untagged one only by the txId or
+// notificationId the service answered), with a notify part's tag rewritten
+// without its part, as figures reads a tag.
+func (o mOwn) events(r *oRaw) []rundir.Event {
+	var out []rundir.Event
+	for _, e := range r.events {
+		var p struct {
+			TxID           string         `json:"txId"`
+			NotificationID string         `json:"notificationId"`
+			ExternalID     string         `json:"externalId"`
+			TrackData      map[string]any `json:"trackData"`
+		}
+		if json.Unmarshal(e.Payload, &p) != nil {
+			continue
+		}
+		switch e.Kind {
+		case rundir.KindCallback:
+			t := mTag{run: fmt.Sprint(p.TrackData[rundir.TrackRun])}
+			if v, ok := p.TrackData[rundir.TrackPart]; ok {
+				t.part = fmt.Sprint(v)
+			}
+			t.seq, _ = strconv.ParseInt(fmt.Sprint(p.TrackData[rundir.TrackSeq]), 10, 64)
+			if o.ids[p.TxID] || p.TrackData != nil && o.owns(t, r.meta) {
+				out = append(out, e)
+			}
+		case rundir.KindWebhook:
+			t, tagged := parseExtTag(p.ExternalID)
+			if !o.ids[p.NotificationID] && !(tagged && o.owns(t, r.meta)) {
+				continue
+			}
+			if tagged && t.part != "" {
+				var body map[string]any
+				if json.Unmarshal(e.Payload, &body) == nil {
+					f := strings.Split(p.ExternalID, ".")
+					body["externalId"] = strings.Join([]string{f[0], f[1], f[3], f[4]}, ".")
+					e.Payload, _ = json.Marshal(body)
+				}
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// filterTruth writes to path the truth at all kept to own's messages (by the
+// id the service answered, or the tag the simulator read), their calls
+// (none when swallowed), a messaging part's tag key without its part.
+func filterTruth(all, path string, own mOwn, meta rundir.Meta, swallowed bool) error {
+	b, err := os.ReadFile(all)
+	if err != nil {
+		return err
+	}
+	var t map[string]any
+	if err := json.Unmarshal(b, &t); err != nil {
+		return fmt.Errorf("%s: %v", all, err)
+	}
+	keep := map[string]bool{}
+	var msgs []any
+	list := func(k string) []any { l, _ := t[k].([]any); return l }
+	for _, x := range list("messages") {
+		m, _ := x.(map[string]any)
+		id, _ := m["id"].(string)
+		ext, _ := m["external_id"].(string)
+		api, _ := m["api"].(string)
+		if api != own.api {
+			continue
+		}
+		mine := own.ids[id]
+		if api == rundir.APIMessaging {
+			// run[.part].seq, the simulator's key of the trackData tag
+			f := strings.Split(ext, ".")
+			tag := mTag{run: f[0]}
+			if len(f) == 3 {
+				tag.part = f[1]
+			}
+			tag.seq, _ = strconv.ParseInt(f[len(f)-1], 10, 64)
+			if len(f) >= 2 && own.owns(tag, meta) {
+				mine = true
+				m["external_id"] = tag.run + "." + strconv.FormatInt(tag.seq, 10)
+			}
+		} else if tag, ok := parseExtTag(ext); ok && own.owns(tag, meta) {
+			mine = true
+		}
+		if mine {
+			keep[id] = true
+			msgs = append(msgs, m)
+		}
+	}
+	var cbs []any
+	for _, x := range list("callbacks") {
+		m, _ := x.(map[string]any)
+		if id, _ := m["id"].(string); keep[id] && !swallowed {
+			cbs = append(cbs, m)
+		}
+	}
+	t["messages"], t["callbacks"] = msgs, cbs
+	out, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, 0o644)
+}
+
+// ---- shards ----
+
+// mShardEnv carries a shard's run to TestOracleMultiShardProcess.
+const mShardEnv = "MSGLOAD_ORACLE_SHARD"
+
+type mShardJob struct {
+	Scenario string    `json:"scenario"` // the scenario file
+	Out      string    `json:"out"`
+	Index    int       `json:"index"`
+	Count    int       `json:"count"`
+	StartAt  time.Time `json:"start_at"`
+}
+
+// TestOracleMultiShardProcess is not a test: it is the shard process that
+// TestOracleMulti starts (this test binary, run again) and kills.
+func TestOracleMultiShardProcess(t *testing.T) {
+	js := os.Getenv(mShardEnv)
+	if js == "" {
+		t.Skip("the shard process of TestOracleMulti")
+	}
+	var j mShardJob
+	if err := json.Unmarshal([]byte(js), &j); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runShard(j, os.Stderr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runShard runs shard j.Index of the scenario file.
+func runShard(j mShardJob, stderr io.Writer) (*Result, error) {
+	src, err := os.ReadFile(j.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	s, err := scenarios.Parse(filepath.Base(j.Scenario), filepath.Dir(j.Scenario), src, func(string) string { return "" })
+	if err != nil {
+		return nil, err
+	}
+	return Run(context.Background(), Options{Scenario: s, Out: j.Out, Stdout: io.Discard, Stderr: stderr, Quiet: true,
+		ShardIndex: j.Index, ShardCount: j.Count, StartAt: j.StartAt})
+}
+
+// runShardsCase runs the shards of c at once (the one killed in a process
+// of its own), merges them (reports.Merge) and checks the merged summary
+// against the oracle over the union of the shards' raw files.
+func runShardsCase(c mCase, env *mEnv, res *mResult) {
+	oc := c.Runs[0]
+	scen := filepath.Join(res.dir, "sharded.yaml")
+	y := strings.Replace(oc.scenarioYAML(env.simURL, env.sinkURL), fmt.Sprintf("name: oracle-%d\n", c.Seed), fmt.Sprintf("name: oracle-shards-%d\n", c.Seed), 1)
+	if res.err = os.WriteFile(scen, []byte(y), 0o644); res.err != nil {
+		return
+	}
+	out := filepath.Join(res.dir, "runs")
+	start := time.Now().Add(2 * time.Second)
+	errs := make([]error, c.Shards)
+	stderrs := make([]syncBuffer, c.Shards)
+	killed := false
+	var wg sync.WaitGroup
+	for i := range c.Shards {
+		j := mShardJob{Scenario: scen, Out: out, Index: i, Count: c.Shards, StartAt: start}
+		if i == c.Kill {
+			wg.Go(func() { killed, errs[i] = killShard(j, c.KillAfter, &stderrs[i]) })
+			continue
+		}
+		wg.Go(func() {
+			r, err := runShard(j, &stderrs[i])
+			if err == nil && r.Parts[0].Err != nil {
+				err = r.Parts[0].Err
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i := range c.Shards {
+		res.stderr += stderrs[i].String()
+		if errs[i] != nil {
+			res.err = fmt.Errorf("shard %d: %w", i, errs[i])
+			return
+		}
+	}
+	if c.Kill >= 0 && !killed {
+		res.notes = append(res.notes, fmt.Sprintf("shard %d finished before it had flushed %d attempts: nothing killed", c.Kill, c.KillAfter))
+	}
+	ids, _ := os.ReadDir(out)
+	if len(ids) != 1 {
+		res.err = fmt.Errorf("the shards made %d run directories, want 1", len(ids))
+		return
+	}
+	runDir := filepath.Join(out, ids[0].Name())
+	var dirs []string
+	for i := range c.Shards {
+		dirs = append(dirs, filepath.Join(runDir, rundir.Shard{Index: i, Count: c.Shards}.Dir()))
+	}
+	raws, err := readRunRaws(dirs)
+	if err != nil {
+		res.err = err
+		return
+	}
+	// The union's run.json as one process would have it: the shards' id and
+	// plan, the last attack end and end.
+	meta := raws[0].meta
+	for _, r := range raws {
+		if r.meta.AttackEnd.After(meta.AttackEnd) {
+			meta.AttackEnd = r.meta.AttackEnd
+		}
+		if r.meta.End.After(meta.End) {
+			meta.End = r.meta.End
+		}
+		if r.meta.Start.Before(meta.Start) && !r.meta.Start.IsZero() {
+			meta.Start = r.meta.Start
+		}
+	}
+	deadline := meta.AttackEnd.Add(meta.Delivery.Grace.D())
+	waitSimDone(env.sv, deadline, oc.Callbacks.Delay+300*time.Millisecond)
+	all := filepath.Join(res.dir, "truth-all.json")
+	if res.err = fetchTruth(env.simURL, all); res.err != nil {
+		return
+	}
+	merged := filepath.Join(res.dir, "merged")
+	if _, err := reports.Merge(merged, dirs, reports.MergeOptions{}); err != nil {
+		res.err = fmt.Errorf("merge: %w", err)
+		return
+	}
+	// The killed shard's messages have no copy of their events: the truth
+	// judges only the others'.
+	var intact []*oRaw
+	for i, r := range raws {
+		if !(killed && i == c.Kill) {
+			intact = append(intact, r)
+		}
+	}
+	u, err := unionRaw(raws, all, filepath.Join(res.dir, "oracle-truth.json"), false, &meta)
+	if err != nil {
+		res.err = err
+		return
+	}
+	if killed {
+		iu, err := unionRaw(intact, all, filepath.Join(res.dir, "oracle-truth.json"), false, &meta)
+		if err != nil {
+			res.err = err
+			return
+		}
+		u.truth, u.cbChannels = iu.truth, iu.cbChannels
+	}
+	res.check("merged", oc, u, filepath.Join(merged, rundir.SummaryFile))
+	if killed {
+		res.checkKilled(c, filepath.Join(merged, rundir.SummaryFile))
+	}
+}
+
+// checkKilled: the merge of a run with a shard killed is never pass, and
+// its reasons name the shard.
+func (res *mResult) checkKilled(c mCase, path string) {
+	sum, err := readSummaryMap(path)
+	if err != nil {
+		res.err = err
+		return
+	}
+	v, _ := sum.at("verdict")
+	rs, _ := sum.at("verdict_reasons")
+	name := "shard " + rundir.Shard{Index: c.Kill, Count: c.Shards}.String()
+	if v == reports.VerdictPass || v != reports.VerdictIncomplete && v != reports.VerdictError || !strings.Contains(fmt.Sprint(rs), name) {
+		res.problems = append(res.problems, fmt.Sprintf("merged verdict: expected incomplete naming %s (killed), measured %v %v", name, v, rs))
+	}
+}
+
+// killShard runs shard j in a process of its own and kills it with SIGKILL
+// once its attempts.jsonl holds after lines; killed is false when it ended
+// first.
+func killShard(j mShardJob, after int, stderr io.Writer) (killed bool, err error) {
+	js, _ := json.Marshal(j)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOracleMultiShardProcess$")
+	cmd.Env = append(os.Environ(), mShardEnv+"="+string(js))
+	cmd.Stderr, cmd.Stdout = stderr, io.Discard
+	if err := cmd.Start(); err != nil {
+		return false, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	glob := filepath.Join(j.Out, "*", rundir.Shard{Index: j.Index, Count: j.Count}.Dir(), rundir.AttemptsFile)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	limit := time.After(2 * time.Minute)
+	for {
+		select {
+		case err := <-done:
+			return false, err
+		case <-limit:
+			_ = cmd.Process.Kill()
+			<-done
+			return false, fmt.Errorf("shard %d did not flush %d attempts in 2 minutes", j.Index, after)
+		case <-tick.C:
+			ms, _ := filepath.Glob(glob)
+			if len(ms) == 0 {
+				continue
+			}
+			b, _ := os.ReadFile(ms[0])
+			if bytes.Count(b, []byte("\n")) < after {
+				continue
+			}
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			return true, nil
+		}
+	}
+}
