@@ -473,10 +473,13 @@ func runRunsCase(c mCase, env *mEnv, res *mResult) {
 	}
 	for _, r := range runs {
 		label := filepath.Base(r.dir)
-		raws, err := readRunRaws([]string{r.dir})
+		raws, cut, err := readRunRaws([]string{r.dir})
 		if err != nil {
 			res.err = err
 			return
+		}
+		for _, why := range cut {
+			res.problems = append(res.problems, "raw file: "+why+" (no process was killed)")
 		}
 		swallowed := c.Swallow != "" && routeAPI(c.Swallow) == r.c.API
 		raw, err := unionRaw(raws, all, filepath.Join(r.dir, "oracle-truth.json"), swallowed, nil)
@@ -619,16 +622,51 @@ func (c mCase) writeRecording(path string) error {
 	return os.WriteFile(path, []byte(har), 0o644)
 }
 
-// readRunRaws reads each directory's raw files, without truth. A line cut
-// short by a kill ends attempts.jsonl there.
-func readRunRaws(dirs []string) ([]*oRaw, error) {
-	var out []*oRaw
-	for _, d := range dirs {
+// readRunRaws reads each directory's raw files, without truth. A JSON
+// Lines file whose last line was cut short (by a kill) is read up to that
+// line, from a copy cut there (the run's own files stay as they are); cut
+// says which directory and why.
+func readRunRaws(dirs []string) (out []*oRaw, cut map[int]string, err error) {
+	cut = map[int]string{}
+	for i, d := range dirs {
 		r, err := readRaw(d, filepath.Join(d, "no-truth"))
 		if err != nil {
-			return nil, err
+			first := err
+			cdir, cerr := cutCopy(d)
+			if cerr != nil {
+				return nil, nil, fmt.Errorf("%v (%v)", err, cerr)
+			}
+			if r, err = readRaw(cdir, filepath.Join(cdir, "no-truth")); err != nil {
+				return nil, nil, err
+			}
+			cut[i] = fmt.Sprintf("%s: a line cut short (%v): read up to it", d, first)
 		}
 		out = append(out, r)
+	}
+	return out, cut, nil
+}
+
+// cutCopy copies run.json, attempts.jsonl and events.jsonl of dir into
+// dir.oracle-cut, each JSON Lines file up to its last whole line.
+func cutCopy(dir string) (string, error) {
+	out := dir + ".oracle-cut"
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", err
+	}
+	for _, name := range []string{rundir.MetaFile, rundir.AttemptsFile, rundir.EventsFile} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if name != rundir.MetaFile {
+			b = b[:bytes.LastIndexByte(b, '\n')+1]
+		}
+		if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
+			return "", err
+		}
 	}
 	return out, nil
 }
@@ -933,10 +971,17 @@ func runShardsCase(c mCase, env *mEnv, res *mResult) {
 	for i := range c.Shards {
 		dirs = append(dirs, filepath.Join(runDir, rundir.Shard{Index: i, Count: c.Shards}.Dir()))
 	}
-	raws, err := readRunRaws(dirs)
+	raws, cut, err := readRunRaws(dirs)
 	if err != nil {
 		res.err = err
 		return
+	}
+	for i, why := range cut {
+		if killed && i == c.Kill {
+			res.notes = append(res.notes, why)
+		} else {
+			res.problems = append(res.problems, "raw file: "+why+" (a shard that finished)")
+		}
 	}
 	// The union's run.json as one process would have it: the shards' id and
 	// plan, the last attack end and end.
@@ -985,6 +1030,19 @@ func runShardsCase(c mCase, env *mEnv, res *mResult) {
 		u.truth, u.cbChannels = iu.truth, iu.cbChannels
 	}
 	res.check("merged", oc, u, filepath.Join(merged, rundir.SummaryFile))
+	// Each shard that finished is a run of its own too: its summary.json
+	// against the oracle of its raw files alone.
+	for i, r := range raws {
+		if killed && i == c.Kill {
+			continue
+		}
+		one, err := unionRaw([]*oRaw{r}, all, filepath.Join(dirs[i], "oracle-truth.json"), false, nil)
+		if err != nil {
+			res.err = err
+			return
+		}
+		res.check(fmt.Sprintf("shard %d", i), oc, one, filepath.Join(dirs[i], rundir.SummaryFile))
+	}
 	if killed {
 		res.checkKilled(c, filepath.Join(merged, rundir.SummaryFile))
 	}
