@@ -27,6 +27,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -76,6 +77,9 @@ type mCase struct {
 	// its attempts.jsonl holds KillAfter lines; -1 none.
 	Kill      int `yaml:"kill,omitempty"`
 	KillAfter int `yaml:"killAfter,omitempty"`
+	// Term (shards), when set, stops the shard as a pod is stopped: SIGTERM,
+	// then SIGKILL this long after if it still runs.
+	Term time.Duration `yaml:"term,omitempty"`
 }
 
 // mRec is one recorded send of a replay.
@@ -222,7 +226,10 @@ func (c mCase) describe() string {
 		s += fmt.Sprintf(", %d recorded sends", len(c.Recorded))
 	case shapeShards:
 		s += fmt.Sprintf(", %d shards", c.Shards)
-		if c.Kill >= 0 {
+		switch {
+		case c.Kill >= 0 && c.Term > 0:
+			s += fmt.Sprintf(", shard %d stopped (SIGTERM, SIGKILL %s later)", c.Kill, c.Term)
+		case c.Kill >= 0:
 			s += fmt.Sprintf(", shard %d killed", c.Kill)
 		}
 	}
@@ -292,6 +299,9 @@ func drawMulti(seed int64) mCase {
 		c.Shards = 2 + r.IntN(2)
 		if r.IntN(2) == 0 {
 			c.Kill, c.KillAfter = r.IntN(c.Shards), 1+r.IntN(4)
+			if r.IntN(2) == 0 {
+				c.Term = time.Duration(200+r.IntN(1800)) * time.Millisecond
+			}
 		}
 	}
 	// One simulator: the faults, callbacks and retries of the first run.
@@ -901,13 +911,18 @@ func TestOracleMultiShardProcess(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &j); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runShard(j, os.Stderr); err != nil {
+	// Signals as msgload's own process takes them: the first SIGTERM stops
+	// the sends (and flushes what was sent), the grace is still waited.
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGTERM)
+	if _, err := runShard(j, os.Stderr, sig); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// runShard runs shard j.Index of the scenario file.
-func runShard(j mShardJob, stderr io.Writer) (*Result, error) {
+// runShard runs shard j.Index of the scenario file; sig carries the
+// process's signals to Run (nil in the test's own process).
+func runShard(j mShardJob, stderr io.Writer, sig <-chan os.Signal) (*Result, error) {
 	src, err := os.ReadFile(j.Scenario)
 	if err != nil {
 		return nil, err
@@ -917,33 +932,101 @@ func runShard(j mShardJob, stderr io.Writer) (*Result, error) {
 		return nil, err
 	}
 	return Run(context.Background(), Options{Scenario: s, Out: j.Out, Stdout: io.Discard, Stderr: stderr, Quiet: true,
-		ShardIndex: j.Index, ShardCount: j.Count, StartAt: j.StartAt})
+		ShardIndex: j.Index, ShardCount: j.Count, StartAt: j.StartAt, Signals: sig})
 }
 
-// runShardsCase runs the shards of c at once (the one killed in a process
+// runShardsCase runs the shards of c at once (the one stopped in a process
 // of its own), merges them (reports.Merge) and checks the merged summary
-// against the oracle over the union of the shards' raw files.
+// against the oracle over the union of the shards' raw files, and each
+// shard that finished against its own.
 func runShardsCase(c mCase, env *mEnv, res *mResult) {
 	oc := c.Runs[0]
-	scen := filepath.Join(res.dir, "sharded.yaml")
-	y := strings.Replace(oc.scenarioYAML(env.simURL, env.sinkURL), fmt.Sprintf("name: oracle-%d\n", c.Seed), fmt.Sprintf("name: oracle-shards-%d\n", c.Seed), 1)
-	if res.err = os.WriteFile(scen, []byte(y), 0o644); res.err != nil {
+	dirs, stopped := runShards(c, env, res)
+	if res.err != nil {
 		return
 	}
+	raws, cut, err := readRunRaws(dirs)
+	if err != nil {
+		res.err = err
+		return
+	}
+	for i, why := range cut {
+		if stopped && i == c.Kill {
+			res.notes = append(res.notes, why)
+		} else {
+			res.problems = append(res.problems, "raw file: "+why+" (a shard that finished)")
+		}
+	}
+	// A shard killed before its end copied no events from the sink: the
+	// truth judges only the others' messages.
+	gone := stopped && raws[c.Kill].meta.End.IsZero()
+	meta := unionMeta(raws)
+	waitSimDone(env.sv, meta.AttackEnd.Add(meta.Delivery.Grace.D()), oc.Callbacks.Delay+300*time.Millisecond)
+	all := filepath.Join(res.dir, "truth-all.json")
+	if res.err = fetchTruth(env.simURL, all); res.err != nil {
+		return
+	}
+	merged := filepath.Join(res.dir, "merged")
+	if _, err := reports.Merge(merged, dirs, reports.MergeOptions{}); err != nil {
+		res.err = fmt.Errorf("merge: %w", err)
+		return
+	}
+	var judged []*oRaw
+	for i, r := range raws {
+		if !(gone && i == c.Kill) {
+			judged = append(judged, r)
+		}
+	}
+	u, err := unionRaw(raws, all, filepath.Join(res.dir, "oracle-truth.json"), false, &meta)
+	if err == nil && gone {
+		var ju *oRaw
+		if ju, err = unionRaw(judged, all, filepath.Join(res.dir, "oracle-truth.json"), false, &meta); err == nil {
+			u.truth, u.cbChannels = ju.truth, ju.cbChannels
+		}
+	}
+	if err != nil {
+		res.err = err
+		return
+	}
+	res.check("merged", oc, u, filepath.Join(merged, rundir.SummaryFile))
+	for i, r := range raws {
+		if gone && i == c.Kill {
+			continue
+		}
+		one, err := unionRaw([]*oRaw{r}, all, filepath.Join(dirs[i], "oracle-truth.json"), false, nil)
+		if err != nil {
+			res.err = err
+			return
+		}
+		res.check(fmt.Sprintf("shard %d", i), oc, one, filepath.Join(dirs[i], rundir.SummaryFile))
+	}
+	if stopped {
+		res.checkStopped(c, filepath.Join(merged, rundir.SummaryFile))
+	}
+}
+
+// runShards runs the shards of c at once, from one start instant, the one
+// to stop (c.Kill) in a process of its own; it returns the shards'
+// directories and whether that one was signalled before it ended.
+func runShards(c mCase, env *mEnv, res *mResult) (dirs []string, stopped bool) {
+	scen := filepath.Join(res.dir, "sharded.yaml")
+	y := strings.Replace(c.Runs[0].scenarioYAML(env.simURL, env.sinkURL), fmt.Sprintf("name: oracle-%d\n", c.Seed), fmt.Sprintf("name: oracle-shards-%d\n", c.Seed), 1)
+	if res.err = os.WriteFile(scen, []byte(y), 0o644); res.err != nil {
+		return nil, false
+	}
 	out := filepath.Join(res.dir, "runs")
-	start := time.Now().Add(2 * time.Second)
+	start := time.Now().Add(2 * time.Second) // the stopped shard's process starts in time
 	errs := make([]error, c.Shards)
 	stderrs := make([]syncBuffer, c.Shards)
-	killed := false
 	var wg sync.WaitGroup
 	for i := range c.Shards {
 		j := mShardJob{Scenario: scen, Out: out, Index: i, Count: c.Shards, StartAt: start}
 		if i == c.Kill {
-			wg.Go(func() { killed, errs[i] = killShard(j, c.KillAfter, &stderrs[i]) })
+			wg.Go(func() { stopped, errs[i] = stopShard(j, c.KillAfter, c.Term, &stderrs[i]) })
 			continue
 		}
 		wg.Go(func() {
-			r, err := runShard(j, &stderrs[i])
+			r, err := runShard(j, &stderrs[i], nil)
 			if err == nil && r.Parts[0].Err != nil {
 				err = r.Parts[0].Err
 			}
@@ -955,36 +1038,26 @@ func runShardsCase(c mCase, env *mEnv, res *mResult) {
 		res.stderr += stderrs[i].String()
 		if errs[i] != nil {
 			res.err = fmt.Errorf("shard %d: %w", i, errs[i])
-			return
+			return nil, false
 		}
 	}
-	if c.Kill >= 0 && !killed {
-		res.notes = append(res.notes, fmt.Sprintf("shard %d finished before it had flushed %d attempts: nothing killed", c.Kill, c.KillAfter))
+	if c.Kill >= 0 && !stopped {
+		res.notes = append(res.notes, fmt.Sprintf("shard %d finished before it had flushed %d attempts: nothing stopped", c.Kill, c.KillAfter))
 	}
 	ids, _ := os.ReadDir(out)
 	if len(ids) != 1 {
 		res.err = fmt.Errorf("the shards made %d run directories, want 1", len(ids))
-		return
+		return nil, false
 	}
-	runDir := filepath.Join(out, ids[0].Name())
-	var dirs []string
 	for i := range c.Shards {
-		dirs = append(dirs, filepath.Join(runDir, rundir.Shard{Index: i, Count: c.Shards}.Dir()))
+		dirs = append(dirs, filepath.Join(out, ids[0].Name(), rundir.Shard{Index: i, Count: c.Shards}.Dir()))
 	}
-	raws, cut, err := readRunRaws(dirs)
-	if err != nil {
-		res.err = err
-		return
-	}
-	for i, why := range cut {
-		if killed && i == c.Kill {
-			res.notes = append(res.notes, why)
-		} else {
-			res.problems = append(res.problems, "raw file: "+why+" (a shard that finished)")
-		}
-	}
-	// The union's run.json as one process would have it: the shards' id and
-	// plan, the last attack end and end.
+	return dirs, stopped
+}
+
+// unionMeta is the run.json of the shards' union as one process would have
+// it: their id and plan, the first start, the last attack end and end.
+func unionMeta(raws []*oRaw) rundir.Meta {
 	meta := raws[0].meta
 	for _, r := range raws {
 		if r.meta.AttackEnd.After(meta.AttackEnd) {
@@ -993,64 +1066,16 @@ func runShardsCase(c mCase, env *mEnv, res *mResult) {
 		if r.meta.End.After(meta.End) {
 			meta.End = r.meta.End
 		}
-		if r.meta.Start.Before(meta.Start) && !r.meta.Start.IsZero() {
+		if !r.meta.Start.IsZero() && r.meta.Start.Before(meta.Start) {
 			meta.Start = r.meta.Start
 		}
 	}
-	deadline := meta.AttackEnd.Add(meta.Delivery.Grace.D())
-	waitSimDone(env.sv, deadline, oc.Callbacks.Delay+300*time.Millisecond)
-	all := filepath.Join(res.dir, "truth-all.json")
-	if res.err = fetchTruth(env.simURL, all); res.err != nil {
-		return
-	}
-	merged := filepath.Join(res.dir, "merged")
-	if _, err := reports.Merge(merged, dirs, reports.MergeOptions{}); err != nil {
-		res.err = fmt.Errorf("merge: %w", err)
-		return
-	}
-	// The killed shard's messages have no copy of their events: the truth
-	// judges only the others'.
-	var intact []*oRaw
-	for i, r := range raws {
-		if !(killed && i == c.Kill) {
-			intact = append(intact, r)
-		}
-	}
-	u, err := unionRaw(raws, all, filepath.Join(res.dir, "oracle-truth.json"), false, &meta)
-	if err != nil {
-		res.err = err
-		return
-	}
-	if killed {
-		iu, err := unionRaw(intact, all, filepath.Join(res.dir, "oracle-truth.json"), false, &meta)
-		if err != nil {
-			res.err = err
-			return
-		}
-		u.truth, u.cbChannels = iu.truth, iu.cbChannels
-	}
-	res.check("merged", oc, u, filepath.Join(merged, rundir.SummaryFile))
-	// Each shard that finished is a run of its own too: its summary.json
-	// against the oracle of its raw files alone.
-	for i, r := range raws {
-		if killed && i == c.Kill {
-			continue
-		}
-		one, err := unionRaw([]*oRaw{r}, all, filepath.Join(dirs[i], "oracle-truth.json"), false, nil)
-		if err != nil {
-			res.err = err
-			return
-		}
-		res.check(fmt.Sprintf("shard %d", i), oc, one, filepath.Join(dirs[i], rundir.SummaryFile))
-	}
-	if killed {
-		res.checkKilled(c, filepath.Join(merged, rundir.SummaryFile))
-	}
+	return meta
 }
 
-// checkKilled: the merge of a run with a shard killed is never pass, and
-// its reasons name the shard.
-func (res *mResult) checkKilled(c mCase, path string) {
+// checkStopped: the merge of a run with a shard killed (or stopped by
+// SIGTERM) is never pass, and its reasons name the shard.
+func (res *mResult) checkStopped(c mCase, path string) {
 	sum, err := readSummaryMap(path)
 	if err != nil {
 		res.err = err
@@ -1059,15 +1084,16 @@ func (res *mResult) checkKilled(c mCase, path string) {
 	v, _ := sum.at("verdict")
 	rs, _ := sum.at("verdict_reasons")
 	name := "shard " + rundir.Shard{Index: c.Kill, Count: c.Shards}.String()
-	if v == reports.VerdictPass || v != reports.VerdictIncomplete && v != reports.VerdictError || !strings.Contains(fmt.Sprint(rs), name) {
-		res.problems = append(res.problems, fmt.Sprintf("merged verdict: expected incomplete naming %s (killed), measured %v %v", name, v, rs))
+	if v != reports.VerdictIncomplete && v != reports.VerdictError || !strings.Contains(fmt.Sprint(rs), name) {
+		res.problems = append(res.problems, fmt.Sprintf("merged verdict: expected incomplete (or error) naming %s (stopped), measured %v %v", name, v, rs))
 	}
 }
 
-// killShard runs shard j in a process of its own and kills it with SIGKILL
-// once its attempts.jsonl holds after lines; killed is false when it ended
-// first.
-func killShard(j mShardJob, after int, stderr io.Writer) (killed bool, err error) {
+// stopShard runs shard j in a process of its own and, once its
+// attempts.jsonl holds after lines, kills it with SIGKILL — or, with term >
+// 0, sends SIGTERM and SIGKILL term later if it still runs, as a pod is
+// stopped. stopped is false when it ended before.
+func stopShard(j mShardJob, after int, term time.Duration, stderr io.Writer) (stopped bool, err error) {
 	js, _ := json.Marshal(j)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestOracleMultiShardProcess$")
 	cmd.Env = append(os.Environ(), mShardEnv+"="+string(js))
@@ -1094,9 +1120,16 @@ func killShard(j mShardJob, after int, stderr io.Writer) (killed bool, err error
 			if len(ms) == 0 {
 				continue
 			}
-			b, _ := os.ReadFile(ms[0])
-			if bytes.Count(b, []byte("\n")) < after {
+			if b, _ := os.ReadFile(ms[0]); bytes.Count(b, []byte("\n")) < after {
 				continue
+			}
+			if term > 0 {
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+				select {
+				case <-done: // it finished its grace and reports in time
+					return true, nil
+				case <-time.After(term):
+				}
 			}
 			_ = cmd.Process.Signal(syscall.SIGKILL)
 			<-done
