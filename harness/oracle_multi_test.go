@@ -405,11 +405,38 @@ func runMultiCase(c mCase, root string) (res mResult) {
 // runRunsCase runs the parts, concurrent runs or replay of c and checks each
 // run (part) against its own oracle.
 func runRunsCase(c mCase, env *mEnv, res *mResult) {
-	var srcs []string
+	srcs, err := c.sources(env, res.dir)
+	if err != nil {
+		res.err = err
+		return
+	}
+	runs := runAll(c, srcs, res)
+	if res.err != nil {
+		return
+	}
+	deadline := time.Time{}
+	for _, r := range runs {
+		if d := raw0Deadline(r.dir); d.After(deadline) {
+			deadline = d
+		}
+	}
+	all := filepath.Join(res.dir, "truth-all.json")
+	waitSimDone(env.sv, deadline, c.Runs[0].Callbacks.Delay+300*time.Millisecond)
+	if res.err = fetchTruth(env.simURL, all); res.err != nil {
+		return
+	}
+	for _, r := range runs {
+		res.checkRun(c, r, all)
+	}
+}
+
+// sources are the scenario files of c's runs.
+func (c mCase) sources(env *mEnv, dir string) ([]string, error) {
 	switch c.Shape {
 	case shapeParts:
-		srcs = []string{c.partsYAML(env)}
+		return []string{c.partsYAML(env)}, nil
 	case shapeConcurrent:
+		var srcs []string
 		for i, r := range c.Runs {
 			y := strings.Replace(r.scenarioYAML(env.simURL, env.sinkURL), fmt.Sprintf("name: oracle-%d\n", c.Seed), fmt.Sprintf("name: oracle-multi-%d-%c\n", c.Seed, 'a'+i), 1)
 			if len(c.RunClients) > i {
@@ -417,13 +444,24 @@ func runRunsCase(c mCase, env *mEnv, res *mResult) {
 			}
 			srcs = append(srcs, y)
 		}
+		return srcs, nil
 	case shapeReplay:
-		if err := c.writeRecording(filepath.Join(res.dir, "rec.har")); err != nil {
-			res.err = err
-			return
+		if err := c.writeRecording(filepath.Join(dir, "rec.har")); err != nil {
+			return nil, err
 		}
-		srcs = []string{c.replayYAML(env)}
+		return []string{c.replayYAML(env)}, nil
 	}
+	return nil, fmt.Errorf("shape %q: not run by runRunsCase", c.Shape)
+}
+
+// mRun is one run (or part) of a case and the generated case it is.
+type mRun struct {
+	c   oCase
+	dir string
+}
+
+// runAll runs the scenarios srcs at once and returns their runs (parts).
+func runAll(c mCase, srcs []string, res *mResult) []mRun {
 	outs := make([]*Result, len(srcs))
 	errs := make([]error, len(srcs))
 	stderrs := make([]syncBuffer, len(srcs))
@@ -441,69 +479,60 @@ func runRunsCase(c mCase, env *mEnv, res *mResult) {
 	wg.Wait()
 	for i := range srcs {
 		res.stderr += stderrs[i].String()
-		if errs[i] != nil {
+		if res.err == nil && errs[i] != nil {
 			res.err = errs[i]
-			return
 		}
 	}
-	// Each run (part) with its case.
-	type one struct {
-		c   oCase
-		dir string
-		err error
+	if res.err != nil {
+		return nil
 	}
-	var runs []one
+	var runs []mRun
 	for i, out := range outs {
 		for j, p := range out.Parts {
 			oc := c.Runs[i]
 			if c.Shape == shapeParts {
 				oc = c.Runs[j]
-				if p.API != oc.API {
-					res.err = fmt.Errorf("part %s is %s, the case's part %d %s", p.Name, p.API, j, oc.API)
-					return
-				}
 			}
-			runs = append(runs, one{oc, p.Dir, p.Err})
+			switch {
+			case p.Err != nil:
+				res.err = fmt.Errorf("%s: %w", p.Dir, p.Err)
+			case p.API != oc.API:
+				res.err = fmt.Errorf("part %s is %s, the case's %s", p.Name, p.API, oc.API)
+			}
+			if res.err != nil {
+				return nil
+			}
+			runs = append(runs, mRun{oc, p.Dir})
 		}
 	}
-	deadline := time.Time{}
-	for _, r := range runs {
-		if r.err != nil {
-			res.err = fmt.Errorf("%s: %w", r.dir, r.err)
-			return
-		}
-		if d := raw0Deadline(r.dir); d.After(deadline) {
-			deadline = d
-		}
-	}
-	all := filepath.Join(res.dir, "truth-all.json")
-	waitSimDone(env.sv, deadline, c.Runs[0].Callbacks.Delay+300*time.Millisecond)
-	if res.err = fetchTruth(env.simURL, all); res.err != nil {
+	return runs
+}
+
+// checkRun checks run r of c against the oracle of its raw files and the
+// truth at all kept to its messages.
+func (res *mResult) checkRun(c mCase, r mRun, all string) {
+	label := filepath.Base(r.dir)
+	raws, cut, err := readRunRaws([]string{r.dir})
+	if err != nil {
+		res.err = err
 		return
 	}
-	for _, r := range runs {
-		label := filepath.Base(r.dir)
-		raws, cut, err := readRunRaws([]string{r.dir})
-		if err != nil {
-			res.err = err
-			return
-		}
-		for _, why := range cut {
-			res.problems = append(res.problems, "raw file: "+why+" (no process was killed)")
-		}
-		swallowed := c.Swallow != "" && routeAPI(c.Swallow) == r.c.API
-		raw, err := unionRaw(raws, all, filepath.Join(r.dir, "oracle-truth.json"), swallowed, nil)
-		if err != nil {
-			res.err = err
-			return
-		}
-		res.check(label, r.c, raw, filepath.Join(r.dir, rundir.SummaryFile))
-		if c.Shape == shapeReplay {
-			res.checkUnmatched(label, r.dir, raw)
-		}
-		if swallowed {
-			res.checkAllLost(label, filepath.Join(r.dir, rundir.SummaryFile))
-		}
+	for _, why := range cut {
+		res.problems = append(res.problems, "raw file: "+why+" (no process was killed)")
+	}
+	swallowed := c.Swallow != "" && routeAPI(c.Swallow) == r.c.API
+	raw, err := unionRaw(raws, all, filepath.Join(r.dir, "oracle-truth.json"), swallowed, nil)
+	if err != nil {
+		res.err = err
+		return
+	}
+	summary := filepath.Join(r.dir, rundir.SummaryFile)
+	res.check(label, r.c, raw, summary)
+	if c.Shape == shapeReplay {
+		res.checkUnmatched(label, r.dir, raw)
+	}
+	if swallowed {
+		res.checkAllLost(label, summary)
 	}
 }
 
@@ -683,10 +712,10 @@ func cutCopy(dir string) (string, error) {
 
 // unionRaw is the run the raws make together (one run, or the shards of
 // one): the attempts of all, the events of all once each, then only those
-// that are this run's (ownEvents), with the truth at all filtered to this
-// run's messages and written to truthPath. swallowed drops the calls of
-// the run's API from the truth (the test's front took them: the sink never
-// saw them); keep, when set, picks the truth's messages to keep besides.
+// that are this run's (mOwn.events), with the truth at all filtered to
+// this run's messages and written to truthPath. swallowed drops the run's
+// calls from the truth (the test's front took them: the sink never saw
+// them); meta, when set, is the union's run.json (else the first's).
 func unionRaw(raws []*oRaw, all, truthPath string, swallowed bool, meta *rundir.Meta) (*oRaw, error) {
 	u := &oRaw{meta: raws[0].meta}
 	if meta != nil {
