@@ -70,8 +70,11 @@ type mCase struct {
 	Swallow string `yaml:"swallow,omitempty"`
 	// RunClients (concurrent notify) is the client of each run.
 	RunClients []string `yaml:"runClients,omitempty"`
-	// Recorded (replay) are the recorded sends.
+	// Recorded (replay) are the recorded sends; BuiltIn replays them with
+	// the built-in replay scenario (msgload replay FILE), else with a
+	// scenario of load.profile replay.
 	Recorded []mRec `yaml:"recorded,omitempty"`
+	BuiltIn  bool   `yaml:"builtIn,omitempty"`
 	Shards   int    `yaml:"shards,omitempty"`
 	// Kill (shards) is the shard run in a process killed with SIGKILL once
 	// its attempts.jsonl holds KillAfter lines; -1 none.
@@ -224,6 +227,9 @@ func (c mCase) describe() string {
 		}
 	case shapeReplay:
 		s += fmt.Sprintf(", %d recorded sends", len(c.Recorded))
+		if c.BuiltIn {
+			s += ", built-in replay scenario"
+		}
 	case shapeShards:
 		s += fmt.Sprintf(", %d shards", c.Shards)
 		switch {
@@ -288,6 +294,9 @@ func drawMulti(seed int64) mCase {
 		for range 4 + r.IntN(20) {
 			at += time.Duration(20+r.IntN(150)) * time.Millisecond
 			c.Recorded = append(c.Recorded, mRec{Client: fmt.Sprintf("app-%d", 1+r.IntN(o.Clients)), At: at})
+		}
+		if c.BuiltIn = r.IntN(2) == 0; c.BuiltIn {
+			c.Runs[0].Retry = false // the built-in scenario retries nothing
 		}
 	case 2:
 		c.Shape = shapeShards
@@ -430,13 +439,13 @@ func runRunsCase(c mCase, env *mEnv, res *mResult) {
 	}
 }
 
-// sources are the scenario files of c's runs.
-func (c mCase) sources(env *mEnv, dir string) ([]string, error) {
+// sources are the scenarios of c's runs.
+func (c mCase) sources(env *mEnv, dir string) ([]*scenarios.Scenario, error) {
+	var srcs []string
 	switch c.Shape {
 	case shapeParts:
-		return []string{c.partsYAML(env)}, nil
+		srcs = []string{c.partsYAML(env)}
 	case shapeConcurrent:
-		var srcs []string
 		for i, r := range c.Runs {
 			y := strings.Replace(r.scenarioYAML(env.simURL, env.sinkURL), fmt.Sprintf("name: oracle-%d\n", c.Seed), fmt.Sprintf("name: oracle-multi-%d-%c\n", c.Seed, 'a'+i), 1)
 			if len(c.RunClients) > i {
@@ -444,14 +453,28 @@ func (c mCase) sources(env *mEnv, dir string) ([]string, error) {
 			}
 			srcs = append(srcs, y)
 		}
-		return srcs, nil
 	case shapeReplay:
-		if err := c.writeRecording(filepath.Join(dir, "rec.har")); err != nil {
+		har := filepath.Join(dir, "rec.har")
+		if err := c.writeRecording(har); err != nil {
 			return nil, err
 		}
-		return []string{c.replayYAML(env)}, nil
+		if c.BuiltIn {
+			s, _, err := ReplayScenario(c.replayOptions(env, har))
+			return []*scenarios.Scenario{s}, err
+		}
+		srcs = []string{c.replayYAML(env)}
+	default:
+		return nil, fmt.Errorf("shape %q: not run by runRunsCase", c.Shape)
 	}
-	return nil, fmt.Errorf("shape %q: not run by runRunsCase", c.Shape)
+	var out []*scenarios.Scenario
+	for i, src := range srcs {
+		s, err := scenarios.Parse(fmt.Sprintf("oracle-multi-%d-%d.yaml", c.Seed, i), dir, []byte(src), func(string) string { return "" })
+		if err != nil {
+			return nil, fmt.Errorf("scenario: %w\n%s", err, src)
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // mRun is one run (or part) of a case and the generated case it is.
@@ -461,18 +484,13 @@ type mRun struct {
 }
 
 // runAll runs the scenarios srcs at once and returns their runs (parts).
-func runAll(c mCase, srcs []string, res *mResult) []mRun {
+func runAll(c mCase, srcs []*scenarios.Scenario, res *mResult) []mRun {
 	outs := make([]*Result, len(srcs))
 	errs := make([]error, len(srcs))
 	stderrs := make([]syncBuffer, len(srcs))
 	var wg sync.WaitGroup
-	for i, src := range srcs {
+	for i, s := range srcs {
 		wg.Go(func() {
-			s, err := scenarios.Parse(fmt.Sprintf("oracle-multi-%d-%d.yaml", c.Seed, i), res.dir, []byte(src), func(string) string { return "" })
-			if err != nil {
-				errs[i] = fmt.Errorf("scenario: %w\n%s", err, src)
-				return
-			}
 			outs[i], errs[i] = Run(context.Background(), Options{Scenario: s, Out: filepath.Join(res.dir, fmt.Sprintf("run-%d", i)), Stdout: io.Discard, Stderr: &stderrs[i], Quiet: true})
 		})
 	}
@@ -645,6 +663,17 @@ func (c mCase) replayYAML(env *mEnv) string {
 	}
 	fmt.Fprintf(&b, "delivery: { via: sink, grace: %s }\n", r.Grace)
 	return b.String()
+}
+
+// replayOptions are those of msgload replay har --notify-url … --sink …:
+// the built-in replay scenario against the test's simulator and sink.
+func (c mCase) replayOptions(env *mEnv, har string) ReplayOptions {
+	o := ReplayOptions{File: har, ClientHeader: "X-Client", NotifyURL: env.simURL, SinkURL: env.sinkURL,
+		Grace: c.Runs[0].Grace, Timeout: 5 * time.Second}
+	for i := range c.Runs[0].Clients {
+		o.Notify = append(o.Notify, scenarios.Cred{ID: fmt.Sprintf("demo-%d", i+1), Secret: "demo"})
+	}
+	return o
 }
 
 // writeRecording writes the HAR of c's recorded sends: msgload's own tagged
