@@ -7,7 +7,8 @@ import (
 )
 
 // limiter decides per client whether a request is within the limit. Refused
-// requests never count against the limit.
+// requests never count against the limit; an accepted request counts unless
+// the caller says it will fail (rateLimit.countFailures off).
 type limiter struct {
 	mu      sync.Mutex
 	limit   int
@@ -42,7 +43,11 @@ func newLimiter(limit int, window time.Duration, alg string, epoch time.Time) *l
 	return &limiter{limit: limit, window: window, alg: alg, epoch: epoch, clients: map[string]*clientLimit{}}
 }
 
-func (l *limiter) allow(client string, now time.Time) verdict {
+// allow decides the request of client at now. An accepted request uses quota
+// only when count is true: a service that skips failed requests (the answer
+// will be a 5xx or a reset) decides them like any other, but does not count
+// them (express-rate-limit's skipFailedRequests).
+func (l *limiter) allow(client string, now time.Time, count bool) verdict {
 	if l == nil || l.limit <= 0 {
 		return verdict{ok: true, remaining: math.MaxInt32}
 	}
@@ -66,7 +71,9 @@ func (l *limiter) allow(client string, now time.Time) verdict {
 		if c.count >= l.limit {
 			return verdict{retryAfter: end.Sub(now), reset: end.Sub(now)}
 		}
-		c.count++
+		if count {
+			c.count++
+		}
 		return verdict{ok: true, remaining: l.limit - c.count, reset: end.Sub(now)}
 	case AlgTokenBucket:
 		rate := float64(l.limit) / l.window.Seconds() // tokens per second
@@ -76,7 +83,9 @@ func (l *limiter) allow(client string, now time.Time) verdict {
 			wait := time.Duration((1 - c.tokens) / rate * float64(time.Second))
 			return verdict{retryAfter: wait, reset: wait}
 		}
-		c.tokens--
+		if count {
+			c.tokens--
+		}
 		full := time.Duration((float64(l.limit) - c.tokens) / rate * float64(time.Second))
 		return verdict{ok: true, remaining: int(c.tokens), reset: full}
 	default: // sliding log: at most limit accepted in any (now-window, now].
@@ -93,9 +102,14 @@ func (l *limiter) allow(client string, now time.Time) verdict {
 			wait := oldest.Add(l.window).Sub(now)
 			return verdict{retryAfter: wait, reset: wait}
 		}
-		c.ring[c.head] = now
-		c.head = (c.head + 1) % l.limit
-		c.n++
+		if count {
+			c.ring[c.head] = now
+			c.head = (c.head + 1) % l.limit
+			c.n++
+		}
+		if c.n == 0 {
+			return verdict{ok: true, remaining: l.limit}
+		}
 		oldest := c.ring[(c.head-c.n+l.limit)%l.limit]
 		return verdict{ok: true, remaining: l.limit - c.n, reset: oldest.Add(l.window).Sub(now)}
 	}
