@@ -291,17 +291,31 @@ type recovery struct {
 	k         int
 }
 
-func newDecisions(rs []rec) *decisions {
+// clockGrain is the service clock's granularity: a service that keeps time
+// in milliseconds (nginx) may date a request up to that much before it
+// arrived, so a request's moment at the service is in [sent − grain, answer].
+const clockGrain = int64(time.Millisecond)
+
+// newDecisions keeps the accepted (2xx, and the failed answers when
+// countFailed) and refused (429) requests of one client, by send time, each
+// over the interval the service may have seen it in. tight keeps the send
+// time alone (no latency, no grain): the decisions the fits are ranked by
+// when they tie (see fitter.tight).
+func newDecisions(rs []rec, countFailed, tight bool) *decisions {
 	d := &decisions{first: math.MaxInt64, last: math.MinInt64}
 	refused := false
 	var lastRef int64
 	for _, r := range rs {
-		ok := is2xx(int(r.code))
+		ok := is2xx(int(r.code)) || countFailed && failedAnswer(r.code)
 		if !ok && r.code != 429 {
 			continue
 		}
+		t, e := r.t-clockGrain, r.t+max(r.lat, 0)
+		if tight {
+			t, e = r.t, r.t
+		}
+		r.t = t
 		d.first, d.last = min(d.first, r.t), max(d.last, r.t)
-		e := r.t + max(r.lat, 0)
 		if !ok {
 			if len(d.rt) == 0 || len(d.at) > 0 && d.at[len(d.at)-1] > d.rt[len(d.rt)-1] {
 				d.onsets = append(d.onsets, r.t)
@@ -553,6 +567,7 @@ var commonWindows = []time.Duration{time.Second, 2 * time.Second, 3 * time.Secon
 type candidate struct {
 	algo     string
 	bad      int64
+	tight    int64 // contradictions at the send times alone (fitter.tight)
 	limit    int
 	capacity float64
 	window   int64 // ns; token bucket: capacity / rate
@@ -562,13 +577,17 @@ type candidate struct {
 }
 
 // better orders candidates: fewer contradictions, then a round or the
-// scenario's window, then the smaller window (more windows seen).
+// scenario's window, then fewer contradictions at the send times alone, then
+// the scenario's window, then the smaller window (more windows seen). A
+// window read off the 429s is fitted to them and would win on send times.
 func (c candidate) better(o candidate) bool {
 	switch {
 	case c.bad != o.bad:
 		return c.bad < o.bad
 	case c.rank != o.rank:
 		return c.rank < o.rank
+	case c.tight != o.tight:
+		return c.tight < o.tight
 	case c.scenario != o.scenario:
 		return c.scenario
 	}
@@ -576,41 +595,73 @@ func (c candidate) better(o candidate) bool {
 }
 
 // classify names the limiter the service behaves like, with its limit and
-// window read off the answers (see README, "How the limiter is named").
+// window read off the answers (see README, "How the limiter is named"). A
+// failed answer (5xx, or none) may or may not have used quota: when some
+// came, the fit is made both ways and the evidence decides (weighFailures).
 func classify(clients map[string][]rec, ids []string, w int64, limit int) algorithm {
 	alg := algorithm{Verdict: algoUnknown, Evidence: []string{}}
 	// Without a 429 there is nothing to classify: count the decisions (what
 	// newDecisions keeps: 2xx and 429) and say why, without building every
 	// client's decisions (40 bytes an accepted request).
 	refused429 := false
+	var failed int64
 	for _, id := range ids {
 		for _, r := range clients[id] {
-			if is2xx(int(r.code)) || r.code == 429 {
+			switch {
+			case is2xx(int(r.code)) || r.code == 429:
 				alg.Decisions++
 				refused429 = refused429 || r.code == 429
+			case failedAnswer(r.code):
+				failed++
 			}
 		}
 	}
 	if !refused429 {
 		return notReached(alg, clients, ids, w, limit)
 	}
-	alg.Decisions = 0
+	kept, keptFit := fitClients(clients, ids, w, limit, false)
+	if failed == 0 {
+		return kept
+	}
+	counted, countedFit := fitClients(clients, ids, w, limit, true)
+	return weighFailures(kept, keptFit, counted, countedFit, failed)
+}
+
+// failedAnswer is an answer that says nothing of the limiter's decision but
+// may have used quota: a 5xx, or none (a reset, a timeout). A service whose
+// limiter decides before the failure counts it as accepted; one that skips
+// failed requests, or fails before its limiter, does not.
+func failedAnswer(code int16) bool { return code >= 500 || code <= 0 }
+
+// fitScore is how well a fit went: the contradictions of its best candidate
+// (math.MaxInt64 when nothing was fitted) and whether it named an algorithm.
+type fitScore struct {
+	bad   int64
+	named bool
+}
+
+// fitClients fits the three limiters to every client's decisions, with the
+// failed answers counted as acceptances or left out (countFailed).
+func fitClients(clients map[string][]rec, ids []string, w int64, limit int, countFailed bool) (algorithm, fitScore) {
+	alg := algorithm{Verdict: algoUnknown, Evidence: []string{}}
 	f := &fitter{w: w, limit: limit, best: map[string]candidate{}}
 	var refused int64
 	recovered := false
 	for _, id := range ids {
-		d := newDecisions(clients[id])
+		d := newDecisions(clients[id], countFailed, false)
 		if len(d.at)+len(d.rt) == 0 {
 			continue
 		}
 		f.all = append(f.all, d)
+		f.tight = append(f.tight, newDecisions(clients[id], countFailed, true))
 		alg.Decisions += int64(len(d.at) + len(d.rt))
 		refused += int64(len(d.rt))
 		f.span = max(f.span, d.last-d.first)
 		recovered = recovered || len(d.recov) > 0
 	}
+	none := fitScore{bad: math.MaxInt64}
 	if refused == 0 {
-		return notReached(alg, clients, ids, w, limit)
+		return notReached(alg, clients, ids, w, limit), none
 	}
 	if !recovered {
 		burst := 0
@@ -619,22 +670,70 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) algori
 		}
 		alg.Evidence = append(alg.Evidence, fmt.Sprintf("no request was accepted after a 429 (the first came after %d accepted): "+
 			"the window is longer than the rest of the run, or the service stopped accepting", burst))
-		return alg
+		return alg, none
 	}
 	f.fitWindows(f.windows())
 	f.fitBuckets()
-	return f.verdict(alg)
+	alg = f.verdict(alg)
+	return alg, fitScore{bad: f.topBad, named: namesAlgorithm(alg.Verdict)}
 }
+
+// weighFailures chooses between the fit with the failed answers left out
+// (kept) and with them counted as acceptances (counted): the one with fewer
+// contradictions; on a tie, either when both name the same limiter, limit
+// and window, else none. The evidence says which the answers support.
+func weighFailures(kept algorithm, k fitScore, counted algorithm, c fitScore, failed int64) algorithm {
+	what := plural(failed, "failed answer") + " (5xx or none)"
+	say := func(a algorithm, uses string, line string) algorithm {
+		a.FailuresUseQuota = uses
+		a.Evidence = append(a.Evidence, line)
+		return a
+	}
+	both := fmt.Sprintf("%d contradictions with them counted as accepted, %d with them left out", c.bad, k.bad)
+	if c.bad == math.MaxInt64 || k.bad == math.MaxInt64 {
+		both = "one of the two fits found nothing to fit"
+	}
+	switch {
+	case c.bad < k.bad:
+		return say(counted, quotaYes, fmt.Sprintf("%s used quota: %s", what, both))
+	case k.bad < c.bad:
+		return say(kept, quotaNo, fmt.Sprintf("%s used no quota: %s", what, both))
+	case kept.Verdict == counted.Verdict && kept.Limit == counted.Limit && kept.Window == counted.Window:
+		return say(kept, quotaUnknown, fmt.Sprintf("whether the %s used quota made no difference to the fit (%s)", what, both))
+	}
+	alg := algorithm{Verdict: algoUnknown, Decisions: kept.Decisions, Contradictions: kept.Contradictions,
+		Evidence: append(slices.Clone(kept.Evidence), counted.Evidence...)}
+	return say(alg, quotaUnknown, fmt.Sprintf("with the %s left out the fit is %s, counted as accepted %s: equally good (%s), so the answers cannot tell",
+		what, kept.Verdict, counted.Verdict, both))
+}
+
+// Whether failed answers used quota (algorithm.FailuresUseQuota).
+const (
+	quotaYes     = "yes"
+	quotaNo      = "no"
+	quotaUnknown = "cannot tell"
+)
 
 // fitter fits the three limiters to the decisions of every client: the best
 // candidate of each algorithm, kept as the fits are tried.
 type fitter struct {
-	all     []*decisions
-	w       int64 // the scenario's window (0: none)
-	limit   int   // the scenario's limit (0: none)
-	span    int64 // the longest time a client's decisions span
-	low, up []int // bounds of the limit, reused across fits
-	best    map[string]candidate
+	all []*decisions
+	// tight: the same decisions at their send times alone. Within the slack a
+	// model that keeps every decision on its edge (at a steady 1/s, "1 per
+	// 1s" explains the 429s of a bucket refilled 0.5/s, each by a millisecond
+	// of latency) fits as well as the true one; at the send times the true
+	// model contradicts only where the jitter fell the other way, the edge
+	// model about half of everything. Ties on contradictions go to the fewer
+	// there.
+	tight     []*decisions
+	tlow, tup []int
+	tneed     []float64
+	w         int64 // the scenario's window (0: none)
+	limit     int   // the scenario's limit (0: none)
+	span      int64 // the longest time a client's decisions span
+	low, up   []int // bounds of the limit, reused across fits
+	best      map[string]candidate
+	topBad    int64 // the contradictions of the best candidate (verdict)
 }
 
 // keep keeps c when it is the best of its algorithm so far.
@@ -722,13 +821,14 @@ func (f *fitter) fitWindows(wins []candidateWindow) {
 			f.low, f.up = d.slidingBounds(x, f.low, f.up)
 		}
 		l, bad := bestLimit(f.low, f.up)
-		f.keep(candidate{algo: algoSliding, bad: bad, limit: l, window: x, rank: cw.rank, scenario: x == f.w,
+		tight := f.tightBad(l, func(d *decisions, low, up []int) ([]int, []int) { return d.slidingBounds(x, low, up) })
+		f.keep(candidate{algo: algoSliding, bad: bad, tight: tight, limit: l, window: x, rank: cw.rank, scenario: x == f.w,
 			desc: fmt.Sprintf("%d per %s", l, fmtWindow(x))})
 		// Fixed window: aligned where the refusals end, at the first decision, or at the epoch.
 		phases, lo, hi := fixedPhases(f.all, x)
 		fw := fixedWin{w: x, rank: cw.rank, lo: lo, hi: hi, bad: math.MaxInt64}
 		for _, ph := range phases {
-			c := fixedFit(f.all, x, ph, cw.rank, f.w, &f.low, &f.up)
+			c := f.fixedFit(x, ph, cw.rank)
 			f.keep(c)
 			fw.bad = min(fw.bad, c.bad)
 		}
@@ -747,7 +847,7 @@ func (f *fitter) fitWindows(wins []candidateWindow) {
 			step := max((hi-lo)/8, 1)
 			bestPh, bestBad := lo, int64(math.MaxInt64)
 			for ph := lo; ph <= hi; ph += step {
-				c := fixedFit(f.all, fw.w, ph, fw.rank, f.w, &f.low, &f.up)
+				c := f.fixedFit(fw.w, ph, fw.rank)
 				f.keep(c)
 				if c.bad < bestBad {
 					bestPh, bestBad = ph, c.bad
@@ -794,19 +894,43 @@ func (f *fitter) fitBuckets() {
 			need, f.low, f.up = d.bucketBounds(rate, need, f.low, f.up)
 		}
 		c, bad := bestLimit(f.low, f.up)
-		x := int64(math.Round(float64(c)/rate/1e6)) * int64(time.Millisecond)
-		rank := 1
-		for _, cw := range commonWindows {
-			if math.Abs(float64(x-cw.Nanoseconds())) <= 0.005*float64(cw.Nanoseconds()) {
-				rank, x = 0, cw.Nanoseconds()
-			}
-		}
-		if w > 0 && math.Abs(float64(x-w)) <= 0.005*float64(w) {
-			rank, x = 0, w
-		}
-		f.keep(candidate{algo: algoTokenBucket, bad: bad, limit: c, capacity: float64(c), window: x, rank: rank, scenario: x == w,
-			desc: fmt.Sprintf("burst %d, refill %d per %s", c, c, fmtWindow(x))})
+		tight := f.tightBad(c, func(d *decisions, low, up []int) ([]int, []int) {
+			f.tneed, low, up = d.bucketBounds(rate, f.tneed, low, up)
+			return low, up
+		})
+		n, x, rank := bucketWindow(rate, c, w, limit)
+		f.keep(candidate{algo: algoTokenBucket, bad: bad, tight: tight, limit: n, capacity: float64(c), window: x, rank: rank, scenario: x == w,
+			desc: fmt.Sprintf("%d per %s, capacity %d", n, fmtWindow(x), c)})
 	}
+}
+
+// bucketWindow writes a refill rate (per ns) as n per window x: the
+// scenario's limit and window when the rate is theirs, else the common window
+// nearest the time to refill capacity c where the rate is a whole number
+// (within 0.5%: rank 0); otherwise c per that time (rank 1).
+func bucketWindow(rate float64, c int, scenarioW int64, scenarioL int) (n int, x int64, rank int) {
+	whole := func(w int64) (int, bool) {
+		v := rate * float64(w)
+		r := math.Round(v)
+		return int(r), r >= 1 && math.Abs(v-r) <= 0.005*v
+	}
+	if scenarioW > 0 {
+		if n, ok := whole(scenarioW); ok && n == scenarioL {
+			return n, scenarioW, 0
+		}
+	}
+	refill := float64(c) / rate
+	found := false
+	for _, cw := range commonWindows {
+		v, ok := whole(cw.Nanoseconds())
+		if ok && (!found || math.Abs(math.Log(float64(cw.Nanoseconds())/refill)) < math.Abs(math.Log(float64(x)/refill))) {
+			n, x, found = v, cw.Nanoseconds(), true
+		}
+	}
+	if found {
+		return n, x, 0
+	}
+	return c, int64(math.Round(refill/1e6)) * int64(time.Millisecond), 1
 }
 
 // verdict names the algorithm that fits best, with its limit and window, or
@@ -824,6 +948,7 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 		fits = append(fits, c)
 	}
 	if len(fits) == 0 {
+		f.topBad = math.MaxInt64
 		alg.Evidence = append(alg.Evidence, fmt.Sprintf("no window to try: the decisions span %s, no common window fits in it and run.json gives none",
 			fmtWindow(f.span)))
 		return alg
@@ -831,6 +956,7 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 	sort.SliceStable(fits, func(i, j int) bool { return fits[i].better(fits[j]) })
 	allowed := int64(math.Floor(contradictionShare * float64(alg.Decisions)))
 	top := fits[0]
+	f.topBad = top.bad
 	limit, w := f.limit, f.w
 	setLimit := func(c candidate) {
 		alg.Limit, alg.Window = float64(c.limit), round6(float64(c.window)/1e9)
@@ -841,7 +967,7 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 			alg.DiffersFromScenario = true
 			what := fmt.Sprintf("refused at %d per %s", c.limit, fmtWindow(c.window))
 			if c.algo == algoTokenBucket {
-				what = fmt.Sprintf("holds a burst of %d, refilled %d per %s", c.limit, c.limit, fmtWindow(c.window))
+				what = fmt.Sprintf("holds a burst of %g, refilled %d per %s", c.capacity, c.limit, fmtWindow(c.window))
 			}
 			alg.Evidence = append(alg.Evidence, fmt.Sprintf("the service %s; the scenario states %d per %s", what, limit, fmtWindow(w)))
 		}
@@ -850,7 +976,7 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 	case top.bad > allowed:
 		alg.Evidence = append(alg.Evidence, fmt.Sprintf("no candidate fits: the best, %s (%s), contradicts %d decisions, more than %g%%",
 			top.algo, top.desc, top.bad, 100*contradictionShare))
-	case len(fits) > 1 && fits[1].bad == top.bad && fits[1].rank == top.rank:
+	case len(fits) > 1 && fits[1].bad == top.bad && fits[1].tight == top.tight && fits[1].rank == top.rank:
 		alg.Evidence = append(alg.Evidence, fmt.Sprintf("%s and %s fit equally well (%d contradictions each): no decision was made differently by the two, so the traffic did not tell them apart",
 			top.algo, fits[1].algo, top.bad))
 		if fits[1].limit == top.limit && fits[1].window == top.window {
@@ -858,7 +984,12 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 		}
 	default:
 		alg.Verdict = top.algo
-		if len(fits) > 1 && fits[1].bad == top.bad {
+		switch {
+		case len(fits) < 2 || fits[1].bad != top.bad:
+		case fits[1].tight != top.tight:
+			alg.Evidence = append(alg.Evidence, fmt.Sprintf("%s (%s) fits as well within the answer times, but only with its decisions on its edges: at the send times alone it contradicts %d, %s %d",
+				fits[1].algo, fits[1].desc, fits[1].tight, top.algo, top.tight))
+		default:
 			alg.Evidence = append(alg.Evidence, fmt.Sprintf("%s fits as well only with a window read off the 429s (%s); %s is a common or the scenario's window",
 				fits[1].algo, fmtWindow(fits[1].window), fmtWindow(top.window)))
 		}
@@ -868,13 +999,14 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 }
 
 // fixedFit fits the limit of a fixed window of w aligned at ph.
-func fixedFit(all []*decisions, w, ph int64, rank int, scenarioW int64, low, up *[]int) candidate {
-	*low, *up = (*low)[:0], (*up)[:0]
-	for _, d := range all {
-		*low, *up = d.fixedBounds(w, ph, *low, *up)
+func (f *fitter) fixedFit(w, ph int64, rank int) candidate {
+	f.low, f.up = f.low[:0], f.up[:0]
+	for _, d := range f.all {
+		f.low, f.up = d.fixedBounds(w, ph, f.low, f.up)
 	}
-	l, bad := bestLimit(*low, *up)
-	return candidate{algo: algoFixed, bad: bad, limit: l, window: w, rank: rank, scenario: w == scenarioW,
+	l, bad := bestLimit(f.low, f.up)
+	tight := f.tightBad(l, func(d *decisions, low, up []int) ([]int, []int) { return d.fixedBounds(w, ph, low, up) })
+	return candidate{algo: algoFixed, bad: bad, tight: tight, limit: l, window: w, rank: rank, scenario: w == f.w,
 		desc: fmt.Sprintf("%d per %s", l, fmtWindow(w))}
 }
 
@@ -915,6 +1047,27 @@ func notReached(alg algorithm, clients map[string][]rec, ids []string, w int64, 
 			alg.Decisions, who, sure, fmtWindow(w), limit))
 	}
 	return alg
+}
+
+// tightBad counts the decisions at their send times alone (f.tight) that
+// contradict limit l of the model whose bounds bounds adds.
+func (f *fitter) tightBad(l int, bounds func(d *decisions, low, up []int) ([]int, []int)) int64 {
+	f.tlow, f.tup = f.tlow[:0], f.tup[:0]
+	for _, d := range f.tight {
+		f.tlow, f.tup = bounds(d, f.tlow, f.tup)
+	}
+	var bad int64
+	for _, v := range f.tlow {
+		if v > l {
+			bad++
+		}
+	}
+	for _, v := range f.tup {
+		if v <= l {
+			bad++
+		}
+	}
+	return bad
 }
 
 // bestLimit returns the limit L ≥ 1 with the fewest contradictions, where

@@ -196,6 +196,9 @@ type algorithm struct {
 	Window float64 `json:"estimated_window_s" expr:"estimated_window"`
 	// DiffersFromScenario: the limit or window the service enforced is not run.json's.
 	DiffersFromScenario bool `json:"differs_from_scenario" expr:"differs_from_scenario"`
+	// FailuresUseQuota: whether failed answers (5xx, none) used quota, by the
+	// fit: "yes", "no", "cannot tell"; absent when none came or nothing was fitted.
+	FailuresUseQuota string `json:"failures_use_quota,omitempty" expr:"failures_use_quota"`
 }
 
 // Idempotency covers retries, probes and what they revealed.
