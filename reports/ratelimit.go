@@ -904,6 +904,25 @@ func (f *fitter) fitBuckets() {
 	}
 }
 
+// oneLimiter drops the sliding log from fits when it keeps 1 per w and a
+// token bucket of capacity 1 refilled once per w fits as well: the two are
+// one limiter (a request passes when the last acceptance is w old), named by
+// the bucket, the general form (nginx's limit_req without a burst, GCRA).
+func (f *fitter) oneLimiter(fits []candidate, alg *algorithm) []candidate {
+	s, ok1 := f.best[algoSliding]
+	b, ok2 := f.best[algoTokenBucket]
+	if !ok1 || !ok2 || s.limit != 1 || b.capacity != 1 || b.bad > s.bad {
+		return fits
+	}
+	bucketRate, slidingRate := float64(b.limit)/float64(b.window), 1/float64(s.window)
+	if math.Abs(bucketRate-slidingRate) > 0.005*slidingRate {
+		return fits
+	}
+	alg.Evidence = append(alg.Evidence, fmt.Sprintf("a sliding window of 1 per %s is a token bucket of capacity 1 refilled 1 per %s (a request passes once the last acceptance is %s old): named as the bucket",
+		fmtWindow(s.window), fmtWindow(s.window), fmtWindow(s.window)))
+	return slices.DeleteFunc(fits, func(c candidate) bool { return c.algo == algoSliding })
+}
+
 // bucketWindow writes a refill rate (per ns) as n per window x: the
 // scenario's limit and window when the rate is theirs, else the common window
 // nearest the time to refill capacity c where the rate is a whole number
@@ -953,6 +972,7 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 			fmtWindow(f.span)))
 		return alg
 	}
+	fits = f.oneLimiter(fits, &alg)
 	sort.SliceStable(fits, func(i, j int) bool { return fits[i].better(fits[j]) })
 	allowed := int64(math.Floor(contradictionShare * float64(alg.Decisions)))
 	top := fits[0]
