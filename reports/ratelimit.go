@@ -271,7 +271,8 @@ type decisions struct {
 	first  int64 // first send
 	last   int64 // last send
 
-	sHint, aHint int // where sentBefore and answeredBefore last answered
+	sHint, aHint int  // where sentBefore and answeredBefore last answered
+	exact        bool // the send times alone: no slack at all, not even bucketRounding
 
 	parts []part    // the token bucket's view of the refusals (bucketRefusals)
 	h     []float64 // bucketRefusals' buffer
@@ -314,7 +315,7 @@ func newDecisions(rs []rec, countFailed, tight bool) *decisions {
 		if tight {
 			t, e = r.t, r.t
 		}
-		r.t = t
+		r.t, d.exact = t, tight
 		d.first, d.last = min(d.first, r.t), max(d.last, r.t)
 		if !ok {
 			if len(d.rt) == 0 || len(d.at) > 0 && d.at[len(d.at)-1] > d.rt[len(d.rt)-1] {
@@ -462,6 +463,15 @@ func (d *decisions) bucketBounds(rate float64, need []float64, low, up []int) ([
 	return need, low, d.bucketRefusals(rate, up)
 }
 
+// bucketRounding is the share of a token a bucket may be off per acceptance
+// in its own accounting: nginx keeps the bucket in thousandths of a request
+// and drains it by rate·ms/1000 rounded down at each acceptance, so after n
+// acceptances it may hold up to n/1000 of a token less than exact
+// arithmetic says (30 ms of refill after 30 acceptances at 30r/m, beyond any
+// latency slack). The bucket checks take each acceptance as 1 ± this much,
+// whichever side lets the decision stand.
+const bucketRounding = 0.001
+
 // bucketNeed returns, per acceptance i, the largest (acceptances in a group
 // j..i) − rate·(the group's longest possible span at the service,
 // t_i + max latency − t_j) over the groups ending at i: a bucket of capacity
@@ -474,9 +484,13 @@ func (d *decisions) bucketNeed(rate float64, need []float64) []float64 {
 	}
 	var st []seg
 	need = need[:0]
+	w := 1 - bucketRounding // each acceptance takes at least this much
+	if d.exact {
+		w = 1
+	}
 	for i := range d.at {
 		ti := float64(d.at[i] - d.first)
-		g := rate*ti - float64(i)
+		g := rate*ti - w*float64(i)
 		for len(st) > 0 && st[len(st)-1].lat <= d.aq[i] {
 			g = max(g, st[len(st)-1].g)
 			st = st[:len(st)-1]
@@ -486,7 +500,7 @@ func (d *decisions) bucketNeed(rate float64, need []float64) []float64 {
 		for _, s := range st {
 			best = max(best, s.g-rate*float64(s.lat))
 		}
-		need = append(need, float64(i+1)-rate*ti+best)
+		need = append(need, w*float64(i+1)-rate*ti+best)
 	}
 	return need
 }
@@ -512,10 +526,14 @@ func (d *decisions) bucketRefusals(rate float64, up []int) []int {
 		}
 	}
 	nE := len(d.aeSorted)
+	w := 1 + bucketRounding // each acceptance takes at most this much
+	if d.exact {
+		w = 1
+	}
 	d.h = slices.Grow(d.h[:0], nE)[:nE]
-	h := d.h // prefix maxima of rate·E[m] + (nE − m)
+	h := d.h // prefix maxima of rate·E[m] + w·(nE − m)
 	for m, e := range d.aeSorted {
-		h[m] = rate*float64(e-d.first) + float64(nE-m)
+		h[m] = rate*float64(e-d.first) + w*float64(nE-m)
 		if m > 0 {
 			h[m] = max(h[m], h[m-1])
 		}
@@ -523,11 +541,11 @@ func (d *decisions) bucketRefusals(rate float64, up []int) []int {
 	most := 0.0 // the bucket surely held a token only if c ≥ 1 + every part's deficit
 	for _, pt := range d.parts {
 		// max over a of (acceptances possibly in [a, to)) − rate·(from − a)⁺
-		n := float64(nE - pt.answered)
+		n := w * float64(nE-pt.answered)
 		if pt.answered > 0 {
 			n = max(n, h[pt.answered-1]-rate*float64(pt.from-d.first))
 		}
-		most = max(most, n-float64(pt.later))
+		most = max(most, n-w*float64(pt.later))
 		if pt.last {
 			up = append(up, int(math.Ceil(1+most-1e-9)))
 			most = 0
@@ -577,19 +595,21 @@ type candidate struct {
 }
 
 // better orders candidates: fewer contradictions, then a round or the
-// scenario's window, then fewer contradictions at the send times alone, then
-// the scenario's window, then the smaller window (more windows seen). A
-// window read off the 429s is fitted to them and would win on send times.
+// scenario's window, then the scenario's window, then fewer contradictions at
+// the send times alone, then the smaller window (more windows seen). Send
+// times only break ties between models that are neither the scenario's nor
+// read off the 429s (those are fitted to the very decisions, and two rates a
+// hair apart trade edge decisions by chance).
 func (c candidate) better(o candidate) bool {
 	switch {
 	case c.bad != o.bad:
 		return c.bad < o.bad
 	case c.rank != o.rank:
 		return c.rank < o.rank
-	case c.tight != o.tight:
-		return c.tight < o.tight
 	case c.scenario != o.scenario:
 		return c.scenario
+	case c.tight != o.tight:
+		return c.tight < o.tight
 	}
 	return c.window < o.window
 }
@@ -893,11 +913,11 @@ func (f *fitter) fitBuckets() {
 		for _, d := range f.all {
 			need, f.low, f.up = d.bucketBounds(rate, need, f.low, f.up)
 		}
-		c, bad := bestLimit(f.low, f.up)
-		tight := f.tightBad(c, func(d *decisions, low, up []int) ([]int, []int) {
-			f.tneed, low, up = d.bucketBounds(rate, f.tneed, low, up)
-			return low, up
-		})
+		f.tlow, f.tup = f.tlow[:0], f.tup[:0]
+		for _, d := range f.tight {
+			f.tneed, f.tlow, f.tup = d.bucketBounds(rate, f.tneed, f.tlow, f.tup)
+		}
+		c, bad, tight := bestCapacity(f.low, f.up, f.tlow, f.tup)
 		n, x, rank := bucketWindow(rate, c, w, limit)
 		f.keep(candidate{algo: algoTokenBucket, bad: bad, tight: tight, limit: n, capacity: float64(c), window: x, rank: rank, scenario: x == w,
 			desc: fmt.Sprintf("%d per %s, capacity %d", n, fmtWindow(x), c)})
@@ -1067,6 +1087,46 @@ func notReached(alg algorithm, clients map[string][]rec, ids []string, w int64, 
 			alg.Decisions, who, sure, fmtWindow(w), limit))
 	}
 	return alg
+}
+
+// bestCapacity is bestLimit for a bucket's capacity, whose checks allow
+// bucketRounding: capacities with as few contradictions go by the fewest at
+// the send times alone in exact arithmetic (tlow, tup), then the largest. The
+// rounding slack grows with the acceptances since the bucket was last full,
+// and under random traffic it can let one more token fit as well.
+func bestCapacity(low, up, tlow, tup []int) (c int, bad, tight int64) {
+	top, bad := bestLimit(low, up)
+	bads, tights := badByLimit(low, up, top), badByLimit(tlow, tup, top)
+	c, tight = top, tights[top]
+	for l := top - 1; l >= 1; l-- {
+		if bads[l] == bad && tights[l] < tight {
+			c, tight = l, tights[l]
+		}
+	}
+	return c, bad, tight
+}
+
+// badByLimit returns, for each limit L in 0..top, how many decisions
+// contradict it: acceptances with low > L and refusals with up ≤ L.
+func badByLimit(low, up []int, top int) []int64 {
+	nLow, nUp := make([]int64, top+2), make([]int64, top+2)
+	for _, v := range low {
+		nLow[min(max(v, 0), top+1)]++
+	}
+	for _, v := range up {
+		nUp[min(max(v, 0), top+1)]++
+	}
+	out := make([]int64, top+1)
+	var above, under int64
+	for _, n := range nLow {
+		above += n
+	}
+	for l := 0; l <= top; l++ {
+		above -= nLow[l]
+		under += nUp[l]
+		out[l] = above + under
+	}
+	return out
 }
 
 // tightBad counts the decisions at their send times alone (f.tight) that
