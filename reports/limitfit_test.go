@@ -141,3 +141,76 @@ func failingDecisions(lim limiter, times []float64, share float64, counted bool,
 	}
 	return out
 }
+
+// countingSliding is a sliding log that logs refused requests too.
+type countingSliding struct {
+	limit int
+	w     float64
+	log   []float64
+}
+
+func (l *countingSliding) allow(t float64) bool {
+	for len(l.log) > 0 && l.log[0] <= t-l.w {
+		l.log = l.log[1:]
+	}
+	ok := len(l.log) < l.limit
+	l.log = append(l.log, t)
+	return ok
+}
+func (l *countingSliding) retryAfter(float64) float64 { return 1 }
+
+// debtBucket is a token bucket whose refusals take a token too, into debt.
+type debtBucket struct{ rate, capacity, tokens, last float64 }
+
+func (l *debtBucket) allow(t float64) bool {
+	l.tokens = math.Min(l.capacity, l.tokens+l.rate*(t-l.last))
+	l.last = t
+	ok := l.tokens >= 1
+	l.tokens--
+	return ok
+}
+func (l *debtBucket) retryAfter(float64) float64 { return 1 }
+
+// TestLimiterRefusalsUseQuota: limiters whose refusals use quota (a sliding
+// log that logs them, a bucket that goes into debt), under traffic that
+// pauses long enough to recover: the fit names them, their limit and window,
+// and says the 429s used quota; the usual ones are never said to.
+func TestLimiterRefusalsUseQuota(t *testing.T) {
+	for _, tc := range []struct {
+		algo    string
+		lim     func() limiter
+		counted bool
+	}{
+		{algoSliding, func() limiter { return &countingSliding{limit: 7, w: 5} }, true},
+		{algoTokenBucket, func() limiter { return &debtBucket{rate: 7.0 / 5, capacity: 7, tokens: 7} }, true},
+		{algoSliding, func() limiter { return &slidingLimiter{limit: 7, w: 5} }, false},
+		{algoTokenBucket, func() limiter { return &bucketLimiter{rate: 7.0 / 5, capacity: 7} }, false},
+	} {
+		t.Run(fmt.Sprintf("%s/counted=%v", tc.algo, tc.counted), func(t *testing.T) {
+			recs := synthDecisions(tc.lim(), burstsAndPauses(6, 300), 0.02, 3)
+			alg := classify(map[string][]rec{"c1": recs}, []string{"c1"}, int64(5e9), 7)
+			if alg.Verdict != tc.algo || alg.Limit != 7 || alg.Window != 5 {
+				t.Errorf("%s, %g per %gs; want %s, 7 per 5s\n%q", alg.Verdict, alg.Limit, alg.Window, tc.algo, alg.Evidence)
+			}
+			if got := alg.RefusalsUseQuota == quotaYes; got != tc.counted {
+				t.Errorf("refusals use quota %q\n%q", alg.RefusalsUseQuota, alg.Evidence)
+			}
+		})
+	}
+}
+
+// burstsAndPauses returns bursts of 5–20 requests at 3–8 a second, each
+// followed by 2–10 s of quiet, up to to (s): a limiter whose refusals use
+// quota recovers only in the quiet.
+func burstsAndPauses(seed uint64, to float64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 19))
+	var out []float64
+	for t := 0.0; t < to; t += 2 + 8*rng.Float64() {
+		n, rate := 5+rng.IntN(16), 3+5*rng.Float64()
+		for range n {
+			t += rng.ExpFloat64() / rate
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -174,7 +174,7 @@ func slidingMax(acc []int64, w int64, limit int) (maxN int, excess int64) {
 // maxN is the largest such group; excess counts the accepted requests that
 // end a group of more than limit (0 when limit is 0).
 func surelyInWindow(t, lat []int64, w int64, limit int) (maxN int, excess int64) {
-	surelyGroups(t, lat, w, func(n int) {
+	surelyGroups(t, lat, w, func(_, n int) {
 		maxN = max(maxN, n)
 		if limit > 0 && n > limit {
 			excess++
@@ -183,9 +183,10 @@ func surelyInWindow(t, lat []int64, w int64, limit int) (maxN int, excess int64)
 	return maxN, excess
 }
 
-// surelyGroups calls fn, for each request i in turn, with the size of the
-// largest group ending at i that surely shared one window (see surelyInWindow).
-func surelyGroups(t, lat []int64, w int64, fn func(n int)) {
+// surelyGroups calls fn, for each request i in turn, with i and the size of
+// the largest group ending at i that surely shared one window (see
+// surelyInWindow).
+func surelyGroups(t, lat []int64, w int64, fn func(i, n int)) {
 	j := 0
 	var dq []int // indexes of j..i, latencies decreasing: dq[0] holds the window's largest
 	for i := range t {
@@ -199,7 +200,7 @@ func surelyGroups(t, lat []int64, w int64, fn func(n int)) {
 				dq = dq[1:]
 			}
 		}
-		fn(i - j + 1)
+		fn(i, i-j+1)
 	}
 }
 
@@ -258,12 +259,15 @@ func (a *analyzer) retryAfter(rs []rec) {
 // send time alone: a decision contradicts a model only when no moment of every
 // interval involved agrees with it.
 type decisions struct {
-	at, ae, alat []int64 // accepted: send, answer, answer − send; by send time
+	at, ae, alat []int64 // counted (used quota): send, answer, answer − send; by send time
 	aq           []int64 // alat rounded up to 5% steps (the token bucket's sweep)
-	aeSorted     []int64 // answer times of the accepted, sorted
+	aeSorted     []int64 // answer times of the counted, sorted
+	acc          []bool  // per counted: an acceptance (not a refusal counted by the hypothesis)
+	accT, accE   []int64 // acceptances alone: sends, and answers sorted (rateFloor)
+	selfCounted  bool    // the refusals are among the counted: each check of one leaves it out
 	rt, re       []int64 // refused: send and answer, by send time
 	// recoveries: for each acceptance that follows refusals, the last refused
-	// send, the acceptance's send and answer, and its index in at.
+	// send, the acceptance's send and answer, and its index in accT.
 	recov []recovery
 	// onsets: sends of the first refusal after acceptances.
 	onsets []int64
@@ -285,6 +289,7 @@ type part struct {
 	from            int64
 	answered, later int
 	last            bool // the refusal's last part
+	self            bool // the refusal itself is among the counted that could lie before the part's end
 }
 
 type recovery struct {
@@ -297,17 +302,24 @@ type recovery struct {
 // arrived, so a request's moment at the service is in [sent − grain, answer].
 const clockGrain = int64(time.Millisecond)
 
+// hypothesis says which answers used quota besides the accepted (2xx): the
+// failed ones (5xx, none) and the refused (429).
+type hypothesis struct {
+	failed, refused bool
+}
+
 // newDecisions keeps the accepted (2xx, and the failed answers when
-// countFailed) and refused (429) requests of one client, by send time, each
-// over the interval the service may have seen it in. tight keeps the send
-// time alone (no latency, no grain): the decisions the fits are ranked by
-// when they tie (see fitter.tight).
-func newDecisions(rs []rec, countFailed, tight bool) *decisions {
-	d := &decisions{first: math.MaxInt64, last: math.MinInt64}
+// h.failed) and refused (429) requests of one client, by send time, each
+// over the interval the service may have seen it in; the counted ones (at,
+// ae, …) are the accepted, and the refused too when h.refused. tight keeps
+// the send time alone (no latency, no grain): the decisions the fits are
+// ranked by when they tie (see fitter.tight).
+func newDecisions(rs []rec, h hypothesis, tight bool) *decisions {
+	d := &decisions{first: math.MaxInt64, last: math.MinInt64, exact: tight}
 	refused := false
-	var lastRef int64
+	lastRef, lastAcc := int64(math.MinInt64), int64(math.MinInt64)
 	for _, r := range rs {
-		ok := is2xx(int(r.code)) || countFailed && failedAnswer(r.code)
+		ok := is2xx(int(r.code)) || h.failed && failedAnswer(r.code)
 		if !ok && r.code != 429 {
 			continue
 		}
@@ -315,27 +327,44 @@ func newDecisions(rs []rec, countFailed, tight bool) *decisions {
 		if tight {
 			t, e = r.t, r.t
 		}
-		r.t, d.exact = t, tight
-		d.first, d.last = min(d.first, r.t), max(d.last, r.t)
+		d.first, d.last = min(d.first, t), max(d.last, t)
 		if !ok {
-			if len(d.rt) == 0 || len(d.at) > 0 && d.at[len(d.at)-1] > d.rt[len(d.rt)-1] {
-				d.onsets = append(d.onsets, r.t)
+			if len(d.rt) == 0 || lastAcc > lastRef {
+				d.onsets = append(d.onsets, t)
 			}
-			d.rt, d.re = append(d.rt, r.t), append(d.re, e)
-			refused, lastRef = true, r.t
+			d.rt, d.re = append(d.rt, t), append(d.re, e)
+			refused, lastRef = true, t
+			if h.refused {
+				d.count(t, e, false)
+			}
 			continue
 		}
 		if !refused {
 			d.burst++
 		}
 		if refused && (len(d.recov) == 0 || d.recov[len(d.recov)-1].ref != lastRef) {
-			d.recov = append(d.recov, recovery{ref: lastRef, t: r.t, e: e, k: len(d.at)})
+			d.recov = append(d.recov, recovery{ref: lastRef, t: t, e: e, k: len(d.accT)})
 		}
-		d.at, d.ae, d.alat, d.aq = append(d.at, r.t), append(d.ae, e), append(d.alat, e-r.t), append(d.aq, quantUp(e-r.t))
+		lastAcc = t
+		d.accT, d.accE = append(d.accT, t), append(d.accE, e)
+		d.count(t, e, true)
 	}
+	d.selfCounted = h.refused
 	d.aeSorted = append([]int64(nil), d.ae...)
 	slices.Sort(d.aeSorted)
+	if h.refused {
+		slices.Sort(d.accE)
+	} else {
+		d.accE = d.aeSorted
+	}
 	return d
+}
+
+// count adds a request that used quota, seen in [t, e]; acc: an acceptance
+// (the checks bound the limit from below only at those).
+func (d *decisions) count(t, e int64, acc bool) {
+	d.at, d.ae, d.alat, d.aq = append(d.at, t), append(d.ae, e), append(d.alat, e-t), append(d.aq, quantUp(e-t))
+	d.acc = append(d.acc, acc)
 }
 
 // quantUp rounds a latency up to the next step of a 5% geometric ladder, so that
@@ -396,7 +425,11 @@ func searchFrom(a []int64, x int64, hint int) int {
 // when L ≥ up (at every moment s the service could have seen it, fewer than
 // up acceptances could have been in (s−w, s)).
 func (d *decisions) slidingBounds(w int64, low, up []int) ([]int, []int) {
-	surelyGroups(d.at, d.alat, w, func(n int) { low = append(low, n) })
+	surelyGroups(d.at, d.alat, w, func(i, n int) {
+		if d.acc[i] {
+			low = append(low, n)
+		}
+	})
 	for i := range d.rt {
 		up = append(up, d.slidingPossible(d.rt[i], d.re[i], w)+1)
 	}
@@ -408,12 +441,18 @@ func (d *decisions) slidingBounds(w int64, low, up []int) ([]int, []int) {
 // s−w. The count only falls when one leaves (at e_j + w), so it peaks at e and
 // just before each such moment in [t, e]; past 8 of those, the union bound.
 func (d *decisions) slidingPossible(t, e, w int64) int {
-	cnt := func(s int64) int { return d.sentBefore(s) - d.answeredBefore(s-w+1) }
+	self := func(s int64) int { // the refusal itself, when counted and sent before s
+		if d.selfCounted && t < s {
+			return 1
+		}
+		return 0
+	}
+	cnt := func(s int64) int { return d.sentBefore(s) - d.answeredBefore(s-w+1) - self(s) }
 	best := cnt(e)
 	lo := d.answeredBefore(t - w + 1) // the first with e_j + w > t
 	for k := lo; k < len(d.aeSorted) && d.aeSorted[k]+w <= e; k++ {
 		if k-lo >= 8 {
-			return d.sentBefore(e) - d.answeredBefore(t-w+1)
+			return d.sentBefore(e) - d.answeredBefore(t-w+1) - self(e)
 		}
 		best = max(best, cnt(d.aeSorted[k]+w-1))
 	}
@@ -435,7 +474,9 @@ func (d *decisions) fixedBounds(w, ph int64, low, up []int) ([]int, []int) {
 			cur, n = wi, 0
 		}
 		n++
-		low = append(low, n)
+		if d.acc[k] {
+			low = append(low, n)
+		}
 	}
 	for i := range d.rt {
 		k0, k1 := floorDiv(d.rt[i]-ph, w), floorDiv(d.re[i]-ph, w)
@@ -446,7 +487,11 @@ func (d *decisions) fixedBounds(w, ph int64, low, up []int) ([]int, []int) {
 		for k := k0; k <= k1; k++ {
 			start := ph + k*w
 			hi := min(d.re[i], start+w-1)
-			most = max(most, d.sentBefore(hi+1)-d.answeredBefore(start))
+			n := d.sentBefore(hi+1) - d.answeredBefore(start)
+			if d.selfCounted {
+				n-- // the refusal itself: sent before hi, answered after start
+			}
+			most = max(most, n)
 		}
 		up = append(up, most+1)
 	}
@@ -457,8 +502,10 @@ func (d *decisions) fixedBounds(w, ph int64, low, up []int) ([]int, []int) {
 // per ns) with capacity L (see bucketNeed and bucketRefusal).
 func (d *decisions) bucketBounds(rate float64, need []float64, low, up []int) ([]float64, []int, []int) {
 	need = d.bucketNeed(rate, need)
-	for _, v := range need {
-		low = append(low, int(math.Ceil(v-1e-9)))
+	for i, v := range need {
+		if d.acc[i] {
+			low = append(low, int(math.Ceil(v-1e-9)))
+		}
 	}
 	return need, low, d.bucketRefusals(rate, up)
 }
@@ -521,7 +568,7 @@ func (d *decisions) bucketRefusals(rate float64, up []int) []int {
 			for k := int64(0); k < n; k++ {
 				from, to := t+(e-t)*k/n, t+(e-t)*(k+1)/n
 				d.parts = append(d.parts, part{from: from, answered: d.answeredBefore(from),
-					later: len(d.at) - d.sentBefore(to), last: k == n-1})
+					later: len(d.at) - d.sentBefore(to), last: k == n-1, self: d.selfCounted && t < to})
 			}
 		}
 	}
@@ -545,7 +592,11 @@ func (d *decisions) bucketRefusals(rate float64, up []int) []int {
 		if pt.answered > 0 {
 			n = max(n, h[pt.answered-1]-rate*float64(pt.from-d.first))
 		}
-		most = max(most, n-w*float64(pt.later))
+		self := 0.0
+		if pt.self {
+			self = w
+		}
+		most = max(most, n-w*float64(pt.later)-self)
 		if pt.last {
 			up = append(up, int(math.Ceil(1+most-1e-9)))
 			most = 0
@@ -563,8 +614,8 @@ func (d *decisions) rateFloor() float64 {
 	for i := range d.rt {
 		for step := 1; i+step < len(d.rt); step *= 2 {
 			k := i + step
-			a, _ := slices.BinarySearch(d.aeSorted, d.rt[k])
-			b, _ := slices.BinarySearch(d.at, d.re[i]+1)
+			a, _ := slices.BinarySearch(d.accE, d.rt[k])
+			b, _ := slices.BinarySearch(d.accT, d.re[i]+1)
 			n := a - b
 			span := d.re[k] - d.rt[i]
 			if n >= 2 && span > 0 {
@@ -616,8 +667,9 @@ func (c candidate) better(o candidate) bool {
 
 // classify names the limiter the service behaves like, with its limit and
 // window read off the answers (see README, "How the limiter is named"). A
-// failed answer (5xx, or none) may or may not have used quota: when some
-// came, the fit is made both ways and the evidence decides (weighFailures).
+// failed answer (5xx, or none) may or may not have used quota, and so may a
+// refusal: the fit is made under each hypothesis (failed answers only when
+// some came) and the evidence decides (weigh).
 func classify(clients map[string][]rec, ids []string, w int64, limit int) algorithm {
 	alg := algorithm{Verdict: algoUnknown, Evidence: []string{}}
 	// Without a 429 there is nothing to classify: count the decisions (what
@@ -639,12 +691,22 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) algori
 	if !refused429 {
 		return notReached(alg, clients, ids, w, limit)
 	}
-	kept, keptFit := fitClients(clients, ids, w, limit, false)
-	if failed == 0 {
-		return kept
+	var fits []hypothesisFit
+	for _, h := range []hypothesis{{}, {refused: true}, {failed: true}, {failed: true, refused: true}} {
+		if h.failed && failed == 0 {
+			continue
+		}
+		a, sc := fitClients(clients, ids, w, limit, h)
+		fits = append(fits, hypothesisFit{h, a, sc})
 	}
-	counted, countedFit := fitClients(clients, ids, w, limit, true)
-	return weighFailures(kept, keptFit, counted, countedFit, failed)
+	return weigh(fits, failed)
+}
+
+// hypothesisFit is the fit under one hypothesis.
+type hypothesisFit struct {
+	h     hypothesis
+	alg   algorithm
+	score fitScore
 }
 
 // failedAnswer is an answer that says nothing of the limiter's decision but
@@ -660,20 +722,19 @@ type fitScore struct {
 	named bool
 }
 
-// fitClients fits the three limiters to every client's decisions, with the
-// failed answers counted as acceptances or left out (countFailed).
-func fitClients(clients map[string][]rec, ids []string, w int64, limit int, countFailed bool) (algorithm, fitScore) {
+// fitClients fits the three limiters to every client's decisions under h.
+func fitClients(clients map[string][]rec, ids []string, w int64, limit int, h hypothesis) (algorithm, fitScore) {
 	alg := algorithm{Verdict: algoUnknown, Evidence: []string{}}
 	f := &fitter{w: w, limit: limit, best: map[string]candidate{}}
 	var refused int64
 	recovered := false
 	for _, id := range ids {
-		d := newDecisions(clients[id], countFailed, false)
+		d := newDecisions(clients[id], h, false)
 		if len(d.at)+len(d.rt) == 0 {
 			continue
 		}
 		f.all = append(f.all, d)
-		f.tight = append(f.tight, newDecisions(clients[id], countFailed, true))
+		f.tight = append(f.tight, newDecisions(clients[id], h, true))
 		alg.Decisions += int64(len(d.at) + len(d.rt))
 		refused += int64(len(d.rt))
 		f.span = max(f.span, d.last-d.first)
@@ -698,33 +759,97 @@ func fitClients(clients map[string][]rec, ids []string, w int64, limit int, coun
 	return alg, fitScore{bad: f.topBad, named: namesAlgorithm(alg.Verdict)}
 }
 
-// weighFailures chooses between the fit with the failed answers left out
-// (kept) and with them counted as acceptances (counted): the one with fewer
-// contradictions; on a tie, either when both name the same limiter, limit
-// and window, else none. The evidence says which the answers support.
-func weighFailures(kept algorithm, k fitScore, counted algorithm, c fitScore, failed int64) algorithm {
-	what := plural(failed, "failed answer") + " (5xx or none)"
-	say := func(a algorithm, uses string, line string) algorithm {
-		a.FailuresUseQuota = uses
-		a.Evidence = append(a.Evidence, line)
-		return a
+// weigh takes the fit with the fewest contradictions among the hypotheses.
+// Whether failed answers and refusals used quota is told when every fit as
+// good agrees on it. Counting the refusals makes every model far more
+// pliable (the 429s fill the window themselves), so on a tie the fits that
+// leave them out decide the verdict; among those, when they name different
+// limiters, limits or windows, the verdict is cannot tell.
+func weigh(fits []hypothesisFit, failed int64) algorithm {
+	best := fits[0]
+	for _, f := range fits[1:] {
+		if f.score.bad < best.score.bad {
+			best = f
+		}
 	}
-	both := fmt.Sprintf("%d contradictions with them counted as accepted, %d with them left out", c.bad, k.bad)
-	if c.bad == math.MaxInt64 || k.bad == math.MaxInt64 {
-		both = "one of the two fits found nothing to fit"
+	var ties, deciding []hypothesisFit
+	for _, f := range fits {
+		if f.score.bad == best.score.bad {
+			ties = append(ties, f)
+		}
 	}
+	for _, f := range ties {
+		if !f.h.refused {
+			deciding = append(deciding, f)
+		}
+	}
+	if len(deciding) == 0 {
+		deciding = ties
+	}
+	best = deciding[0]
+	agree := true
+	for _, f := range deciding[1:] {
+		agree = agree && f.alg.Verdict == best.alg.Verdict && f.alg.Limit == best.alg.Limit &&
+			f.alg.Window == best.alg.Window && f.alg.Capacity == best.alg.Capacity
+	}
+	alg := best.alg
+	if !agree {
+		alg = algorithm{Verdict: algoUnknown, Decisions: best.alg.Decisions, Contradictions: best.alg.Contradictions,
+			Evidence: slices.Clone(best.alg.Evidence)}
+		var named []string
+		for _, f := range deciding {
+			named = append(named, fmt.Sprintf("%s: %s", f.h, f.alg.Verdict))
+		}
+		alg.Evidence = append(alg.Evidence, fmt.Sprintf("the answers fit as well (%s) under hypotheses that name different limiters: %s",
+			plural(best.score.bad, "contradiction"), strings.Join(named, "; ")))
+	}
+	told := func(of func(hypothesis) bool) string {
+		v := of(ties[0].h)
+		for _, f := range ties[1:] {
+			if of(f.h) != v {
+				return quotaUnknown
+			}
+		}
+		return map[bool]string{true: quotaYes, false: quotaNo}[v]
+	}
+	score := func(of func(hypothesis) bool, v bool) string {
+		n := int64(math.MaxInt64)
+		for _, f := range fits {
+			if of(f.h) == v {
+				n = min(n, f.score.bad)
+			}
+		}
+		if n == math.MaxInt64 {
+			return "nothing fitted"
+		}
+		return plural(n, "contradiction")
+	}
+	isRefused := func(h hypothesis) bool { return h.refused }
+	isFailed := func(h hypothesis) bool { return h.failed }
+	alg.RefusalsUseQuota = told(isRefused)
+	if alg.RefusalsUseQuota != quotaUnknown { // mostly it cannot be told: said only when it can
+		alg.Evidence = append(alg.Evidence, fmt.Sprintf("429 answers used quota: %s (at best %s with them counted, %s without)",
+			alg.RefusalsUseQuota, score(isRefused, true), score(isRefused, false)))
+	}
+	if failed > 0 {
+		alg.FailuresUseQuota = told(isFailed)
+		alg.Evidence = append(alg.Evidence, fmt.Sprintf("%s (5xx or none) used quota: %s (at best %s with them counted as accepted, %s left out)",
+			plural(failed, "failed answer"), alg.FailuresUseQuota, score(isFailed, true), score(isFailed, false)))
+	}
+	return alg
+}
+
+// String names a hypothesis for the evidence.
+func (h hypothesis) String() string {
 	switch {
-	case c.bad < k.bad:
-		return say(counted, quotaYes, fmt.Sprintf("%s used quota: %s", what, both))
-	case k.bad < c.bad:
-		return say(kept, quotaNo, fmt.Sprintf("%s used no quota: %s", what, both))
-	case kept.Verdict == counted.Verdict && kept.Limit == counted.Limit && kept.Window == counted.Window:
-		return say(kept, quotaUnknown, fmt.Sprintf("whether the %s used quota made no difference to the fit (%s)", what, both))
+	case h.failed && h.refused:
+		return "failed answers and 429s used quota"
+	case h.failed:
+		return "failed answers used quota"
+	case h.refused:
+		return "429s used quota"
 	}
-	alg := algorithm{Verdict: algoUnknown, Decisions: kept.Decisions, Contradictions: kept.Contradictions,
-		Evidence: append(slices.Clone(kept.Evidence), counted.Evidence...)}
-	return say(alg, quotaUnknown, fmt.Sprintf("with the %s left out the fit is %s, counted as accepted %s: equally good (%s), so the answers cannot tell",
-		what, kept.Verdict, counted.Verdict, both))
+	return "only the accepted used quota"
 }
 
 // Whether failed answers used quota (algorithm.FailuresUseQuota).
@@ -814,7 +939,7 @@ func (f *fitter) windows() []candidateWindow {
 		for _, d := range f.all {
 			for _, r := range d.recov {
 				if r.k >= burst {
-					minGap = min(minGap, r.t-d.at[r.k-burst])
+					minGap = min(minGap, r.t-d.accT[r.k-burst])
 				}
 			}
 		}

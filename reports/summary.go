@@ -199,6 +199,8 @@ type algorithm struct {
 	// FailuresUseQuota: whether failed answers (5xx, none) used quota, by the
 	// fit: "yes", "no", "cannot tell"; absent when none came or nothing was fitted.
 	FailuresUseQuota string `json:"failures_use_quota,omitempty" expr:"failures_use_quota"`
+	// RefusalsUseQuota: whether 429 answers used quota, likewise.
+	RefusalsUseQuota string `json:"refusals_use_quota,omitempty" expr:"refusals_use_quota"`
 }
 
 // Idempotency covers retries, probes and what they revealed.

@@ -169,6 +169,10 @@ type RateLimit struct {
 	// default: the limiter decides before the failure). Off, the limiter still
 	// decides it but does not count it.
 	CountFailures bool `yaml:"countFailures"`
+	// Count429: a refused request uses quota too (off by default): the sliding
+	// log logs it, the bucket goes into debt by a token; a fixed window is
+	// full until it ends either way.
+	Count429 bool `yaml:"count429"`
 }
 
 // Faults are injected into API answers. Shares are 0..1 of requests.

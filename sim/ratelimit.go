@@ -6,16 +6,17 @@ import (
 	"time"
 )
 
-// limiter decides per client whether a request is within the limit. Refused
-// requests never count against the limit; an accepted request counts unless
-// the caller says it will fail (rateLimit.countFailures off).
+// limiter decides per client whether a request is within the limit. An
+// accepted request counts against it unless the caller says it will fail
+// (rateLimit.countFailures off); a refused one only with count429.
 type limiter struct {
-	mu      sync.Mutex
-	limit   int
-	window  time.Duration
-	alg     string
-	epoch   time.Time
-	clients map[string]*clientLimit
+	mu       sync.Mutex
+	limit    int
+	window   time.Duration
+	alg      string
+	epoch    time.Time
+	count429 bool
+	clients  map[string]*clientLimit
 }
 
 type clientLimit struct {
@@ -39,8 +40,8 @@ type verdict struct {
 	reset      time.Duration // until the window frees quota
 }
 
-func newLimiter(limit int, window time.Duration, alg string, epoch time.Time) *limiter {
-	return &limiter{limit: limit, window: window, alg: alg, epoch: epoch, clients: map[string]*clientLimit{}}
+func newLimiter(limit int, window time.Duration, alg string, epoch time.Time, count429 bool) *limiter {
+	return &limiter{limit: limit, window: window, alg: alg, epoch: epoch, count429: count429, clients: map[string]*clientLimit{}}
 }
 
 // allow decides the request of client at now. An accepted request uses quota
@@ -69,6 +70,9 @@ func (l *limiter) allow(client string, now time.Time, count bool) verdict {
 		}
 		end := l.epoch.Add(time.Duration(idx+1) * l.window)
 		if c.count >= l.limit {
+			if l.count429 {
+				c.count++ // no effect on the decisions: the window is full until it ends
+			}
 			return verdict{retryAfter: end.Sub(now), reset: end.Sub(now)}
 		}
 		if count {
@@ -81,6 +85,9 @@ func (l *limiter) allow(client string, now time.Time, count bool) verdict {
 		c.last = now
 		if c.tokens < 1 {
 			wait := time.Duration((1 - c.tokens) / rate * float64(time.Second))
+			if l.count429 {
+				c.tokens-- // into debt, as a reservation of golang.org/x/time/rate
+			}
 			return verdict{retryAfter: wait, reset: wait}
 		}
 		if count {
@@ -100,6 +107,12 @@ func (l *limiter) allow(client string, now time.Time, count bool) verdict {
 		if c.n >= l.limit {
 			oldest := c.ring[(c.head-c.n+l.limit)%l.limit]
 			wait := oldest.Add(l.window).Sub(now)
+			if l.count429 {
+				// Logged too: the ring keeps the last limit counted, and a request is
+				// refused while all of them are within the window.
+				c.ring[c.head] = now
+				c.head = (c.head + 1) % l.limit
+			}
 			return verdict{retryAfter: wait, reset: wait}
 		}
 		if count {

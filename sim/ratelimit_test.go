@@ -42,7 +42,7 @@ func TestRateLimitCountFailures(t *testing.T) {
 func TestLimiterUncounted(t *testing.T) {
 	epoch := time.Unix(1000, 0)
 	for _, alg := range []string{AlgSliding, AlgFixed, AlgTokenBucket} {
-		l := newLimiter(3, time.Hour, alg, epoch)
+		l := newLimiter(3, time.Hour, alg, epoch, false)
 		for i := range 10 {
 			if v := l.allow("c", epoch.Add(time.Duration(i)), false); !v.ok {
 				t.Fatalf("%s: uncounted request %d refused", alg, i)
@@ -51,6 +51,41 @@ func TestLimiterUncounted(t *testing.T) {
 		for i := range 4 {
 			if v := l.allow("c", epoch.Add(time.Duration(10+i)), true); v.ok != (i < 3) {
 				t.Errorf("%s: counted request %d: ok %v", alg, i, v.ok)
+			}
+		}
+	}
+}
+
+// With count429 a refusal uses quota: the sliding log logs it, the bucket
+// goes into debt; without, the same requests pass.
+func TestLimiterCount429(t *testing.T) {
+	epoch := time.Unix(1000, 0)
+	at := func(s float64) time.Time { return epoch.Add(time.Duration(s * float64(time.Second))) }
+	for _, tc := range []struct {
+		alg      string
+		refused  []float64 // refused after the limit was used at 0
+		then     float64   // passes only without count429
+		requests int
+	}{
+		// 3 per 10s: refusals at 5, 6, 7 fill (2, 12] when they count.
+		{AlgSliding, []float64{5, 6, 7}, 12, 3},
+		// 2 per 10s (0.2 a second): the refusal at 1 leaves a debt of 0.8.
+		{AlgTokenBucket, []float64{1}, 5, 2},
+	} {
+		for _, count := range []bool{false, true} {
+			l := newLimiter(tc.requests, 10*time.Second, tc.alg, epoch, count)
+			for i := range tc.requests {
+				if !l.allow("c", at(0), true).ok {
+					t.Fatalf("%s: request %d at 0 refused", tc.alg, i)
+				}
+			}
+			for _, s := range tc.refused {
+				if l.allow("c", at(s), true).ok {
+					t.Fatalf("%s count429=%v: request at %gs accepted", tc.alg, count, s)
+				}
+			}
+			if ok := l.allow("c", at(tc.then), true).ok; ok == count {
+				t.Errorf("%s count429=%v: request at %gs ok=%v", tc.alg, count, tc.then, ok)
 			}
 		}
 	}
