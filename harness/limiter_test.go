@@ -69,10 +69,67 @@ sim:
 	if c.alg == "token-bucket" && a.Capacity != 20 {
 		t.Errorf("capacity %g, want 20:\n  %s", a.Capacity, why)
 	}
+	// With the answer times of a busy machine the two can fit as well: then
+	// "cannot tell", never the wrong one.
 	if uses := map[bool]string{true: "yes", false: "no"}[c.count]; a.FailuresUseQuota != uses {
-		t.Errorf("failures use quota %q, want %q:\n  %s", a.FailuresUseQuota, uses, why)
+		if a.FailuresUseQuota != "cannot tell" {
+			t.Errorf("failures use quota %q, want %q:\n  %s", a.FailuresUseQuota, uses, why)
+		} else {
+			t.Logf("failures use quota: cannot tell:\n  %s", why)
+		}
 	}
 	if s.Truth == nil || s.Truth.Agrees == nil || !*s.Truth.Agrees {
 		t.Errorf("truth does not agree: %+v", s.Truth)
+	}
+}
+
+// TestLimiterRefusalsCounted runs 3 clients in bursts of 2 s at 3 times the
+// simulator's limit (20 per 2 s), each followed by 4 s at 1 a second,
+// against limiters whose 429s use quota (sim.rateLimit.count429) or not: the
+// fit names the limiter, 20 per 2s, and says the 429s used quota only when
+// they did; the truth agrees.
+func TestLimiterRefusalsCounted(t *testing.T) {
+	for _, alg := range []string{"sliding", "token-bucket"} {
+		for _, count := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/count429=%v", alg, count), func(t *testing.T) {
+				t.Parallel()
+				src := fmt.Sprintf(`name: limiter-429
+api: notify
+target: embedded
+clients: 3
+load:
+  profile: steps
+  steps:
+    - { rate: 90/1s, duration: 2s }
+    - { rate: 3/1s, duration: 4s }
+    - { rate: 90/1s, duration: 2s }
+    - { rate: 3/1s, duration: 4s }
+limit: { rate: 20/2s, mode: exceed }
+message: { recipient: "+79990000001", text: "x {{.Seq}}" }
+retry: { max: 0, timeout: 5s }
+delivery: { via: none }
+sim:
+  seed: 7
+  rateLimit: { rate: 20/2s, algorithm: %s, count429: %v }
+`, alg, count)
+				p, stderr := runSource(t, "limiter429.yaml", t.TempDir(), src)
+				s := p.Summary
+				if s == nil {
+					t.Fatalf("no summary: %v\n%s", p.Err, stderr)
+				}
+				a := s.RateLimit.Algorithm
+				want := map[string]string{"sliding": "sliding window", "token-bucket": "token bucket"}[alg]
+				why := strings.Join(a.Evidence, "\n  ")
+				if a.Verdict != want || a.Limit != 20 || a.Window != 2 {
+					t.Errorf("%s, %g per %gs; want %s, 20 per 2s:\n  %s", a.Verdict, a.Limit, a.Window, want, why)
+				}
+				if got := a.RefusalsUseQuota == "yes"; got != count {
+					t.Errorf("refusals use quota %q:\n  %s", a.RefusalsUseQuota, why)
+				}
+				if s.Truth == nil || s.Truth.Agrees == nil || !*s.Truth.Agrees {
+					t.Errorf("truth does not agree: %+v", s.Truth)
+				}
+			})
+		}
 	}
 }

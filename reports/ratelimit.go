@@ -720,6 +720,7 @@ func failedAnswer(code int16) bool { return code >= 500 || code <= 0 }
 type fitScore struct {
 	bad   int64
 	named bool
+	top   candidate // the best candidate (its bad is bad)
 }
 
 // fitClients fits the three limiters to every client's decisions under h.
@@ -729,12 +730,17 @@ func fitClients(clients map[string][]rec, ids []string, w int64, limit int, h hy
 	var refused int64
 	recovered := false
 	for _, id := range ids {
-		d := newDecisions(clients[id], h, false)
+		acc := hypothesis{failed: h.failed} // the acceptances' checks never count refusals (fill)
+		d := newDecisions(clients[id], acc, false)
 		if len(d.at)+len(d.rt) == 0 {
 			continue
 		}
 		f.all = append(f.all, d)
-		f.tight = append(f.tight, newDecisions(clients[id], h, true))
+		f.tight = append(f.tight, newDecisions(clients[id], acc, true))
+		if h.refused {
+			f.cnt = append(f.cnt, newDecisions(clients[id], h, false))
+			f.tcnt = append(f.tcnt, newDecisions(clients[id], h, true))
+		}
 		alg.Decisions += int64(len(d.at) + len(d.rt))
 		refused += int64(len(d.rt))
 		f.span = max(f.span, d.last-d.first)
@@ -756,35 +762,36 @@ func fitClients(clients map[string][]rec, ids []string, w int64, limit int, h hy
 	f.fitWindows(f.windows())
 	f.fitBuckets()
 	alg = f.verdict(alg)
-	return alg, fitScore{bad: f.topBad, named: namesAlgorithm(alg.Verdict)}
+	return alg, fitScore{bad: f.topBad, named: namesAlgorithm(alg.Verdict), top: f.top}
 }
 
-// weigh takes the fit with the fewest contradictions among the hypotheses.
-// Whether failed answers and refusals used quota is told when every fit as
-// good agrees on it. Counting the refusals makes every model far more
-// pliable (the 429s fill the window themselves), so on a tie the fits that
-// leave them out decide the verdict; among those, when they name different
-// limiters, limits or windows, the verdict is cannot tell.
+// weigh takes the fit with the fewest contradictions among the hypotheses,
+// then the one whose best candidate has a round or the scenario's window
+// over one read off the 429s. Whether failed answers and refusals used quota
+// is told when every fit as good by those two agrees on it. Counting
+// the refusals makes every model more pliable (the 429s fill the window
+// themselves, and it wins on the finer ties, like the send times), so among
+// fits that tie so far the ones that leave them out decide the verdict; when
+// those name different limiters, limits or windows, the verdict is cannot
+// tell.
 func weigh(fits []hypothesisFit, failed int64) algorithm {
+	key := func(f hypothesisFit) [2]int64 { return [2]int64{f.score.bad, int64(f.score.top.rank)} }
+	less := func(a, b [2]int64) bool { return a[0] < b[0] || a[0] == b[0] && a[1] < b[1] }
 	best := fits[0]
 	for _, f := range fits[1:] {
-		if f.score.bad < best.score.bad {
+		if less(key(f), key(best)) {
 			best = f
 		}
 	}
-	var ties, deciding []hypothesisFit
+	var deciding []hypothesisFit // as good by contradictions and window: they tell what used quota
 	for _, f := range fits {
-		if f.score.bad == best.score.bad {
-			ties = append(ties, f)
-		}
-	}
-	for _, f := range ties {
-		if !f.h.refused {
+		if key(f) == key(best) {
 			deciding = append(deciding, f)
 		}
 	}
-	if len(deciding) == 0 {
-		deciding = ties
+	ties := slices.Clone(deciding)
+	if slices.ContainsFunc(deciding, func(f hypothesisFit) bool { return !f.h.refused }) {
+		deciding = slices.DeleteFunc(deciding, func(f hypothesisFit) bool { return f.h.refused })
 	}
 	best = deciding[0]
 	agree := true
@@ -873,12 +880,17 @@ type fitter struct {
 	tight     []*decisions
 	tlow, tup []int
 	tneed     []float64
+	// cnt, tcnt: when the refusals used quota, all's and tight's decisions
+	// with them counted, for the refusals' checks (fill); nil otherwise.
+	cnt, tcnt []*decisions
+	scratch   []int
 	w         int64 // the scenario's window (0: none)
 	limit     int   // the scenario's limit (0: none)
 	span      int64 // the longest time a client's decisions span
 	low, up   []int // bounds of the limit, reused across fits
 	best      map[string]candidate
-	topBad    int64 // the contradictions of the best candidate (verdict)
+	topBad    int64     // the contradictions of the best candidate (verdict)
+	top       candidate // the best candidate (verdict)
 }
 
 // keep keeps c when it is the best of its algorithm so far.
@@ -961,12 +973,10 @@ func (f *fitter) fitWindows(wins []candidateWindow) {
 	for _, cw := range wins {
 		x := cw.w
 		// Sliding log.
-		f.low, f.up = f.low[:0], f.up[:0]
-		for _, d := range f.all {
-			f.low, f.up = d.slidingBounds(x, f.low, f.up)
-		}
+		sliding := func(d *decisions, low, up []int) ([]int, []int) { return d.slidingBounds(x, low, up) }
+		f.low, f.up = f.fill(f.all, f.cnt, f.low, f.up, sliding)
 		l, bad := bestLimit(f.low, f.up)
-		tight := f.tightBad(l, func(d *decisions, low, up []int) ([]int, []int) { return d.slidingBounds(x, low, up) })
+		tight := f.tightBad(l, sliding)
 		f.keep(candidate{algo: algoSliding, bad: bad, tight: tight, limit: l, window: x, rank: cw.rank, scenario: x == f.w,
 			desc: fmt.Sprintf("%d per %s", l, fmtWindow(x))})
 		// Fixed window: aligned where the refusals end, at the first decision, or at the epoch.
@@ -1034,14 +1044,14 @@ func (f *fitter) fitBuckets() {
 		if rate <= 0 || slices.ContainsFunc(rates[:i], func(r float64) bool { return math.Abs(r-rate) <= 1e-4*rate }) {
 			continue // rates within 0.01% tell nothing apart; the scenario's and the round ones come first
 		}
-		f.low, f.up = f.low[:0], f.up[:0]
-		for _, d := range f.all {
-			need, f.low, f.up = d.bucketBounds(rate, need, f.low, f.up)
-		}
-		f.tlow, f.tup = f.tlow[:0], f.tup[:0]
-		for _, d := range f.tight {
-			f.tneed, f.tlow, f.tup = d.bucketBounds(rate, f.tneed, f.tlow, f.tup)
-		}
+		f.low, f.up = f.fill(f.all, f.cnt, f.low, f.up, func(d *decisions, low, up []int) ([]int, []int) {
+			need, low, up = d.bucketBounds(rate, need, low, up)
+			return low, up
+		})
+		f.tlow, f.tup = f.fill(f.tight, f.tcnt, f.tlow, f.tup, func(d *decisions, low, up []int) ([]int, []int) {
+			f.tneed, low, up = d.bucketBounds(rate, f.tneed, low, up)
+			return low, up
+		})
 		c, bad, tight := bestCapacity(f.low, f.up, f.tlow, f.tup)
 		n, x, rank := bucketWindow(rate, c, w, limit)
 		f.keep(candidate{algo: algoTokenBucket, bad: bad, tight: tight, limit: n, capacity: float64(c), window: x, rank: rank, scenario: x == w,
@@ -1121,7 +1131,7 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 	sort.SliceStable(fits, func(i, j int) bool { return fits[i].better(fits[j]) })
 	allowed := int64(math.Floor(contradictionShare * float64(alg.Decisions)))
 	top := fits[0]
-	f.topBad = top.bad
+	f.topBad, f.top = top.bad, top
 	limit, w := f.limit, f.w
 	setLimit := func(c candidate) {
 		alg.Limit, alg.Window = float64(c.limit), round6(float64(c.window)/1e9)
@@ -1165,12 +1175,10 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 
 // fixedFit fits the limit of a fixed window of w aligned at ph.
 func (f *fitter) fixedFit(w, ph int64, rank int) candidate {
-	f.low, f.up = f.low[:0], f.up[:0]
-	for _, d := range f.all {
-		f.low, f.up = d.fixedBounds(w, ph, f.low, f.up)
-	}
+	fixed := func(d *decisions, low, up []int) ([]int, []int) { return d.fixedBounds(w, ph, low, up) }
+	f.low, f.up = f.fill(f.all, f.cnt, f.low, f.up, fixed)
 	l, bad := bestLimit(f.low, f.up)
-	tight := f.tightBad(l, func(d *decisions, low, up []int) ([]int, []int) { return d.fixedBounds(w, ph, low, up) })
+	tight := f.tightBad(l, fixed)
 	return candidate{algo: algoFixed, bad: bad, tight: tight, limit: l, window: w, rank: rank, scenario: w == f.w,
 		desc: fmt.Sprintf("%d per %s", l, fmtWindow(w))}
 }
@@ -1254,13 +1262,29 @@ func badByLimit(low, up []int, top int) []int64 {
 	return out
 }
 
+// fill sets low and up to the bounds that bounds adds for every client: from
+// all alone, or, when the refusals used quota (cnt, one per client), the
+// acceptances' from all and the refusals' from cnt. An acceptance was
+// decided with fewer than the limit counted before it, but a refusal sent
+// before it may have been decided after it: only the acceptances' own
+// invariant (no window holds more than the limit of them) is sure.
+func (f *fitter) fill(all, cnt []*decisions, low, up []int, bounds func(d *decisions, low, up []int) ([]int, []int)) ([]int, []int) {
+	low, up = low[:0], up[:0]
+	for i, d := range all {
+		if cnt == nil {
+			low, up = bounds(d, low, up)
+			continue
+		}
+		low, f.scratch = bounds(d, low, f.scratch[:0])
+		f.scratch, up = bounds(cnt[i], f.scratch[:0], up)
+	}
+	return low, up
+}
+
 // tightBad counts the decisions at their send times alone (f.tight) that
 // contradict limit l of the model whose bounds bounds adds.
 func (f *fitter) tightBad(l int, bounds func(d *decisions, low, up []int) ([]int, []int)) int64 {
-	f.tlow, f.tup = f.tlow[:0], f.tup[:0]
-	for _, d := range f.tight {
-		f.tlow, f.tup = bounds(d, f.tlow, f.tup)
-	}
+	f.tlow, f.tup = f.fill(f.tight, f.tcnt, f.tlow, f.tup, bounds)
 	var bad int64
 	for _, v := range f.tlow {
 		if v > l {
