@@ -37,8 +37,12 @@ var nginxBursts = []int{0, 5, 20}
 // used to say "cannot tell" (2 of 61 decisions a hair off the edge) or name
 // "1 per 1s", which explains every decision only with each on its edge. Each
 // burst has its own zone and port; every run has its own token, so its own
-// key: all runs go at once (60 s). Skips without nginx unless CI=true.
+// key: all runs go at once (60 s). Skips without nginx unless CI=true, and
+// with -short.
 func TestNginxLimitReq(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a minute of traffic through nginx: not with -short")
+	}
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
