@@ -716,11 +716,10 @@ type hypothesisFit struct {
 func failedAnswer(code int16) bool { return code >= 500 || code <= 0 }
 
 // fitScore is how well a fit went: the contradictions of its best candidate
-// (math.MaxInt64 when nothing was fitted) and whether it named an algorithm.
+// (math.MaxInt64 when nothing was fitted) and that candidate.
 type fitScore struct {
-	bad   int64
-	named bool
-	top   candidate // the best candidate (its bad is bad)
+	bad int64
+	top candidate
 }
 
 // fitClients fits the three limiters to every client's decisions under h.
@@ -762,7 +761,7 @@ func fitClients(clients map[string][]rec, ids []string, w int64, limit int, h hy
 	f.fitWindows(f.windows())
 	f.fitBuckets()
 	alg = f.verdict(alg)
-	return alg, fitScore{bad: f.topBad, named: namesAlgorithm(alg.Verdict), top: f.top}
+	return alg, fitScore{bad: f.topBad, top: f.top}
 }
 
 // weigh takes the fit with the fewest contradictions among the hypotheses,
@@ -831,6 +830,9 @@ func weigh(fits []hypothesisFit, failed int64) algorithm {
 		}
 		return plural(n, "contradiction")
 	}
+	if best.score.bad == math.MaxInt64 {
+		return alg // nothing fitted under any hypothesis: nothing to tell
+	}
 	isRefused := func(h hypothesis) bool { return h.refused }
 	isFailed := func(h hypothesis) bool { return h.failed }
 	alg.RefusalsUseQuota = told(isRefused)
@@ -859,7 +861,8 @@ func (h hypothesis) String() string {
 	return "only the accepted used quota"
 }
 
-// Whether failed answers used quota (algorithm.FailuresUseQuota).
+// Whether failed answers or refusals used quota (algorithm.FailuresUseQuota,
+// RefusalsUseQuota).
 const (
 	quotaYes     = "yes"
 	quotaNo      = "no"
