@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // nginxLimiter is nginx's limit_req (ngx_http_limit_req_module) with nodelay:
@@ -213,4 +215,28 @@ func burstsAndPauses(seed uint64, to float64) []float64 {
 		}
 	}
 	return out
+}
+
+// The truth judges what the fit said used quota against what the simulator
+// counted; "cannot tell" claims nothing, and a fixed window decides alike
+// whether its 429s count.
+func TestJudgeQuota(t *testing.T) {
+	yes, no := true, false
+	for _, tc := range []struct {
+		failures, refusals string
+		truth              rundir.TruthRateLimit
+		want               int
+	}{
+		{quotaYes, quotaNo, rundir.TruthRateLimit{Algorithm: "sliding", CountFailures: &yes, Count429: &no}, 0},
+		{quotaNo, quotaNo, rundir.TruthRateLimit{Algorithm: "sliding", CountFailures: &yes, Count429: &no}, 1},
+		{quotaYes, quotaYes, rundir.TruthRateLimit{Algorithm: "token-bucket", CountFailures: &no, Count429: &no}, 2},
+		{quotaUnknown, quotaUnknown, rundir.TruthRateLimit{Algorithm: "sliding", CountFailures: &no, Count429: &yes}, 0},
+		{quotaNo, quotaNo, rundir.TruthRateLimit{Algorithm: "fixed", CountFailures: &no, Count429: &yes}, 0},
+		{quotaYes, quotaYes, rundir.TruthRateLimit{Algorithm: "sliding"}, 0}, // an older truth.json
+	} {
+		dis := judgeQuota(algorithm{FailuresUseQuota: tc.failures, RefusalsUseQuota: tc.refusals}, tc.truth)
+		if len(dis) != tc.want {
+			t.Errorf("%s/%s against %+v: %q, want %d disagreements", tc.failures, tc.refusals, tc.truth, dis, tc.want)
+		}
+	}
 }

@@ -328,8 +328,9 @@ type truthReport struct {
 	ExpectedDuplicateDeliveriesMax int64 `json:"expected_duplicate_deliveries_max" expr:"expected_duplicate_deliveries_max"`
 	MeasuredDuplicateDeliveries    int64 `json:"measured_duplicate_deliveries" expr:"measured_duplicate_deliveries"`
 
-	trueLo, trueHi *hist // the true latency's two sides, with their censored values (judgeLatency)
-	trueLimit      int   // the simulator's limit per window (sameLimiter)
+	trueLo, trueHi *hist                 // the true latency's two sides, with their censored values (judgeLatency)
+	trueLimit      int                   // the simulator's limit per window (sameLimiter)
+	trueQuota      rundir.TruthRateLimit // what used the simulator's quota (judgeQuota)
 }
 
 // truthStep is one failover step, true and measured.

@@ -76,7 +76,7 @@ func (a *analyzer) newTruthReport(t *rundir.Truth) *truthReport {
 	return &truthReport{Algorithm: t.RateLimit.Algorithm, Truncated: t.Truncated,
 		MeasuredLatency: a.s.Delivery.Latency, MeasuredLost: a.s.Delivery.Lost,
 		MeasuredDuplicates: a.s.Delivery.Duplicates, MeasuredDuplicateDeliveries: a.s.Idempotency.DuplicateDeliveries,
-		Windows: []truthWindow{}, trueLimit: t.RateLimit.Requests}
+		Windows: []truthWindow{}, trueLimit: t.RateLimit.Requests, trueQuota: t.RateLimit}
 }
 
 // arrivalKey names the arrivals of one state of one message on one channel:
@@ -526,6 +526,7 @@ func (a *analyzer) judgeTruth(r *truthReport) {
 	if v, want := a.s.RateLimit.Algorithm.Verdict, trueVerdict(r.Algorithm); want != "" && namesAlgorithm(v) && v != want && !sameLimiter(v, want, r.trueLimit) {
 		dis = append(dis, fmt.Sprintf("rate_limit.algorithm: measured %q, true %q", v, want))
 	}
+	dis = append(dis, judgeQuota(a.s.RateLimit.Algorithm, r.trueQuota)...)
 	agrees := len(dis) == 0
 	r.Agrees = &agrees
 	r.Disagreements = dis
@@ -590,6 +591,27 @@ func trueVerdict(alg string) string {
 		return "token bucket"
 	}
 	return ""
+}
+
+// judgeQuota compares what the fit said used quota with what the simulator
+// counted: failed answers, and 429s (not for a fixed window, which decides
+// alike whether they count: the window is full until it ends). "cannot tell"
+// claims nothing.
+func judgeQuota(alg algorithm, truth rundir.TruthRateLimit) []string {
+	var dis []string
+	judge := func(what, measured string, counted *bool) {
+		if counted == nil || measured != quotaYes && measured != quotaNo {
+			return
+		}
+		if want := map[bool]string{true: quotaYes, false: quotaNo}[*counted]; measured != want {
+			dis = append(dis, fmt.Sprintf("rate_limit.algorithm.%s: measured %q, true %q", what, measured, want))
+		}
+	}
+	judge("failures_use_quota", alg.FailuresUseQuota, truth.CountFailures)
+	if truth.Algorithm != "fixed" {
+		judge("refusals_use_quota", alg.RefusalsUseQuota, truth.Count429)
+	}
+	return dis
 }
 
 // sameLimiter reports whether two named limiters decide alike at limit 1: a
