@@ -329,8 +329,7 @@ type truthReport struct {
 	MeasuredDuplicateDeliveries    int64 `json:"measured_duplicate_deliveries" expr:"measured_duplicate_deliveries"`
 
 	trueLo, trueHi *hist                 // the true latency's two sides, with their censored values (judgeLatency)
-	trueLimit      int                   // the simulator's limit per window (sameLimiter)
-	trueQuota      rundir.TruthRateLimit // what used the simulator's quota (judgeQuota)
+	trueLimit      rundir.TruthRateLimit // the simulator's limit and what used its quota (sameLimiter, judgeQuota)
 }
 
 // truthStep is one failover step, true and measured.

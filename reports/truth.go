@@ -76,7 +76,7 @@ func (a *analyzer) newTruthReport(t *rundir.Truth) *truthReport {
 	return &truthReport{Algorithm: t.RateLimit.Algorithm, Truncated: t.Truncated,
 		MeasuredLatency: a.s.Delivery.Latency, MeasuredLost: a.s.Delivery.Lost,
 		MeasuredDuplicates: a.s.Delivery.Duplicates, MeasuredDuplicateDeliveries: a.s.Idempotency.DuplicateDeliveries,
-		Windows: []truthWindow{}, trueLimit: t.RateLimit.Requests, trueQuota: t.RateLimit}
+		Windows: []truthWindow{}, trueLimit: t.RateLimit}
 }
 
 // arrivalKey names the arrivals of one state of one message on one channel:
@@ -523,10 +523,10 @@ func (a *analyzer) judgeTruth(r *truthReport) {
 			dis = append(dis, judgeLatency(a.delivery, r.trueLo, r.trueHi)...)
 		}
 	}
-	if v, want := a.s.RateLimit.Algorithm.Verdict, trueVerdict(r.Algorithm); want != "" && namesAlgorithm(v) && v != want && !sameLimiter(v, want, r.trueLimit) {
+	if v, want := a.s.RateLimit.Algorithm.Verdict, trueVerdict(r.Algorithm); want != "" && namesAlgorithm(v) && v != want && !sameLimiter(v, want, r.trueLimit.Requests) {
 		dis = append(dis, fmt.Sprintf("rate_limit.algorithm: measured %q, true %q", v, want))
 	}
-	dis = append(dis, judgeQuota(a.s.RateLimit.Algorithm, r.trueQuota)...)
+	dis = append(dis, judgeQuota(a.s.RateLimit.Algorithm, r.trueLimit)...)
 	agrees := len(dis) == 0
 	r.Agrees = &agrees
 	r.Disagreements = dis
