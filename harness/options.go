@@ -294,6 +294,10 @@ func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 	if ss.RateLimit.Algorithm != "" {
 		cfg.RateLimit.Algorithm = ss.RateLimit.Algorithm
 	}
+	if ss.RateLimit.CountFailures != nil {
+		cfg.RateLimit.CountFailures = *ss.RateLimit.CountFailures
+	}
+	cfg.RateLimit.Count429 = ss.RateLimit.Count429
 	cfg.Faults = sim.Faults{
 		Error500:           ss.Faults.Error500.F,
 		Error503:           ss.Faults.Error503.F,

@@ -174,7 +174,7 @@ func slidingMax(acc []int64, w int64, limit int) (maxN int, excess int64) {
 // maxN is the largest such group; excess counts the accepted requests that
 // end a group of more than limit (0 when limit is 0).
 func surelyInWindow(t, lat []int64, w int64, limit int) (maxN int, excess int64) {
-	surelyGroups(t, lat, w, func(n int) {
+	surelyGroups(t, lat, w, func(_, n int) {
 		maxN = max(maxN, n)
 		if limit > 0 && n > limit {
 			excess++
@@ -183,9 +183,10 @@ func surelyInWindow(t, lat []int64, w int64, limit int) (maxN int, excess int64)
 	return maxN, excess
 }
 
-// surelyGroups calls fn, for each request i in turn, with the size of the
-// largest group ending at i that surely shared one window (see surelyInWindow).
-func surelyGroups(t, lat []int64, w int64, fn func(n int)) {
+// surelyGroups calls fn, for each request i in turn, with i and the size of
+// the largest group ending at i that surely shared one window (see
+// surelyInWindow).
+func surelyGroups(t, lat []int64, w int64, fn func(i, n int)) {
 	j := 0
 	var dq []int // indexes of j..i, latencies decreasing: dq[0] holds the window's largest
 	for i := range t {
@@ -199,7 +200,7 @@ func surelyGroups(t, lat []int64, w int64, fn func(n int)) {
 				dq = dq[1:]
 			}
 		}
-		fn(i - j + 1)
+		fn(i, i-j+1)
 	}
 }
 
@@ -258,12 +259,15 @@ func (a *analyzer) retryAfter(rs []rec) {
 // send time alone: a decision contradicts a model only when no moment of every
 // interval involved agrees with it.
 type decisions struct {
-	at, ae, alat []int64 // accepted: send, answer, answer − send; by send time
+	at, ae, alat []int64 // counted (used quota): send, answer, answer − send; by send time
 	aq           []int64 // alat rounded up to 5% steps (the token bucket's sweep)
-	aeSorted     []int64 // answer times of the accepted, sorted
+	aeSorted     []int64 // answer times of the counted, sorted
+	acc          []bool  // per counted: an acceptance (not a refusal counted by the hypothesis)
+	accT, accE   []int64 // acceptances alone: sends, and answers sorted (rateFloor)
+	selfCounted  bool    // the refusals are among the counted: each check of one leaves it out
 	rt, re       []int64 // refused: send and answer, by send time
 	// recoveries: for each acceptance that follows refusals, the last refused
-	// send, the acceptance's send and answer, and its index in at.
+	// send, the acceptance's send and answer, and its index in accT.
 	recov []recovery
 	// onsets: sends of the first refusal after acceptances.
 	onsets []int64
@@ -271,7 +275,8 @@ type decisions struct {
 	first  int64 // first send
 	last   int64 // last send
 
-	sHint, aHint int // where sentBefore and answeredBefore last answered
+	sHint, aHint int  // where sentBefore and answeredBefore last answered
+	exact        bool // the send times alone: no slack at all, not even bucketRounding
 
 	parts []part    // the token bucket's view of the refusals (bucketRefusals)
 	h     []float64 // bucketRefusals' buffer
@@ -284,6 +289,7 @@ type part struct {
 	from            int64
 	answered, later int
 	last            bool // the refusal's last part
+	self            bool // the refusal itself is among the counted that could lie before the part's end
 }
 
 type recovery struct {
@@ -291,36 +297,74 @@ type recovery struct {
 	k         int
 }
 
-func newDecisions(rs []rec) *decisions {
-	d := &decisions{first: math.MaxInt64, last: math.MinInt64}
+// clockGrain is the service clock's granularity: a service that keeps time
+// in milliseconds (nginx) may date a request up to that much before it
+// arrived, so a request's moment at the service is in [sent − grain, answer].
+const clockGrain = int64(time.Millisecond)
+
+// hypothesis says which answers used quota besides the accepted (2xx): the
+// failed ones (5xx, none) and the refused (429).
+type hypothesis struct {
+	failed, refused bool
+}
+
+// newDecisions keeps the accepted (2xx, and the failed answers when
+// h.failed) and refused (429) requests of one client, by send time, each
+// over the interval the service may have seen it in; the counted ones (at,
+// ae, …) are the accepted, and the refused too when h.refused. tight keeps
+// the send time alone (no latency, no grain): the decisions the fits are
+// ranked by when they tie (see fitter.tight).
+func newDecisions(rs []rec, h hypothesis, tight bool) *decisions {
+	d := &decisions{first: math.MaxInt64, last: math.MinInt64, exact: tight}
 	refused := false
-	var lastRef int64
+	lastRef, lastAcc := int64(math.MinInt64), int64(math.MinInt64)
 	for _, r := range rs {
-		ok := is2xx(int(r.code))
+		ok := is2xx(int(r.code)) || h.failed && failedAnswer(r.code)
 		if !ok && r.code != 429 {
 			continue
 		}
-		d.first, d.last = min(d.first, r.t), max(d.last, r.t)
-		e := r.t + max(r.lat, 0)
+		t, e := r.t-clockGrain, r.t+max(r.lat, 0)
+		if tight {
+			t, e = r.t, r.t
+		}
+		d.first, d.last = min(d.first, t), max(d.last, t)
 		if !ok {
-			if len(d.rt) == 0 || len(d.at) > 0 && d.at[len(d.at)-1] > d.rt[len(d.rt)-1] {
-				d.onsets = append(d.onsets, r.t)
+			if len(d.rt) == 0 || lastAcc > lastRef {
+				d.onsets = append(d.onsets, t)
 			}
-			d.rt, d.re = append(d.rt, r.t), append(d.re, e)
-			refused, lastRef = true, r.t
+			d.rt, d.re = append(d.rt, t), append(d.re, e)
+			refused, lastRef = true, t
+			if h.refused {
+				d.count(t, e, false)
+			}
 			continue
 		}
 		if !refused {
 			d.burst++
 		}
 		if refused && (len(d.recov) == 0 || d.recov[len(d.recov)-1].ref != lastRef) {
-			d.recov = append(d.recov, recovery{ref: lastRef, t: r.t, e: e, k: len(d.at)})
+			d.recov = append(d.recov, recovery{ref: lastRef, t: t, e: e, k: len(d.accT)})
 		}
-		d.at, d.ae, d.alat, d.aq = append(d.at, r.t), append(d.ae, e), append(d.alat, e-r.t), append(d.aq, quantUp(e-r.t))
+		lastAcc = t
+		d.accT, d.accE = append(d.accT, t), append(d.accE, e)
+		d.count(t, e, true)
 	}
+	d.selfCounted = h.refused
 	d.aeSorted = append([]int64(nil), d.ae...)
 	slices.Sort(d.aeSorted)
+	if h.refused {
+		slices.Sort(d.accE)
+	} else {
+		d.accE = d.aeSorted
+	}
 	return d
+}
+
+// count adds a request that used quota, seen in [t, e]; acc: an acceptance
+// (the checks bound the limit from below only at those).
+func (d *decisions) count(t, e int64, acc bool) {
+	d.at, d.ae, d.alat, d.aq = append(d.at, t), append(d.ae, e), append(d.alat, e-t), append(d.aq, quantUp(e-t))
+	d.acc = append(d.acc, acc)
 }
 
 // quantUp rounds a latency up to the next step of a 5% geometric ladder, so that
@@ -381,7 +425,11 @@ func searchFrom(a []int64, x int64, hint int) int {
 // when L ≥ up (at every moment s the service could have seen it, fewer than
 // up acceptances could have been in (s−w, s)).
 func (d *decisions) slidingBounds(w int64, low, up []int) ([]int, []int) {
-	surelyGroups(d.at, d.alat, w, func(n int) { low = append(low, n) })
+	surelyGroups(d.at, d.alat, w, func(i, n int) {
+		if d.acc[i] {
+			low = append(low, n)
+		}
+	})
 	for i := range d.rt {
 		up = append(up, d.slidingPossible(d.rt[i], d.re[i], w)+1)
 	}
@@ -393,12 +441,18 @@ func (d *decisions) slidingBounds(w int64, low, up []int) ([]int, []int) {
 // s−w. The count only falls when one leaves (at e_j + w), so it peaks at e and
 // just before each such moment in [t, e]; past 8 of those, the union bound.
 func (d *decisions) slidingPossible(t, e, w int64) int {
-	cnt := func(s int64) int { return d.sentBefore(s) - d.answeredBefore(s-w+1) }
+	self := func(s int64) int { // the refusal itself, when counted and sent before s
+		if d.selfCounted && t < s {
+			return 1
+		}
+		return 0
+	}
+	cnt := func(s int64) int { return d.sentBefore(s) - d.answeredBefore(s-w+1) - self(s) }
 	best := cnt(e)
 	lo := d.answeredBefore(t - w + 1) // the first with e_j + w > t
 	for k := lo; k < len(d.aeSorted) && d.aeSorted[k]+w <= e; k++ {
 		if k-lo >= 8 {
-			return d.sentBefore(e) - d.answeredBefore(t-w+1)
+			return d.sentBefore(e) - d.answeredBefore(t-w+1) - self(e)
 		}
 		best = max(best, cnt(d.aeSorted[k]+w-1))
 	}
@@ -420,7 +474,9 @@ func (d *decisions) fixedBounds(w, ph int64, low, up []int) ([]int, []int) {
 			cur, n = wi, 0
 		}
 		n++
-		low = append(low, n)
+		if d.acc[k] {
+			low = append(low, n)
+		}
 	}
 	for i := range d.rt {
 		k0, k1 := floorDiv(d.rt[i]-ph, w), floorDiv(d.re[i]-ph, w)
@@ -431,7 +487,11 @@ func (d *decisions) fixedBounds(w, ph int64, low, up []int) ([]int, []int) {
 		for k := k0; k <= k1; k++ {
 			start := ph + k*w
 			hi := min(d.re[i], start+w-1)
-			most = max(most, d.sentBefore(hi+1)-d.answeredBefore(start))
+			n := d.sentBefore(hi+1) - d.answeredBefore(start)
+			if d.selfCounted {
+				n-- // the refusal itself: sent before hi, answered after start
+			}
+			most = max(most, n)
 		}
 		up = append(up, most+1)
 	}
@@ -442,11 +502,22 @@ func (d *decisions) fixedBounds(w, ph int64, low, up []int) ([]int, []int) {
 // per ns) with capacity L (see bucketNeed and bucketRefusal).
 func (d *decisions) bucketBounds(rate float64, need []float64, low, up []int) ([]float64, []int, []int) {
 	need = d.bucketNeed(rate, need)
-	for _, v := range need {
-		low = append(low, int(math.Ceil(v-1e-9)))
+	for i, v := range need {
+		if d.acc[i] {
+			low = append(low, int(math.Ceil(v-1e-9)))
+		}
 	}
 	return need, low, d.bucketRefusals(rate, up)
 }
+
+// bucketRounding is the share of a token a bucket may be off per acceptance
+// in its own accounting: nginx keeps the bucket in thousandths of a request
+// and drains it by rate·ms/1000 rounded down at each acceptance, so after n
+// acceptances it may hold up to n/1000 of a token less than exact
+// arithmetic says (30 ms of refill after 30 acceptances at 30r/m, beyond any
+// latency slack). The bucket checks take each acceptance as 1 ± this much,
+// whichever side lets the decision stand.
+const bucketRounding = 0.001
 
 // bucketNeed returns, per acceptance i, the largest (acceptances in a group
 // j..i) − rate·(the group's longest possible span at the service,
@@ -460,9 +531,13 @@ func (d *decisions) bucketNeed(rate float64, need []float64) []float64 {
 	}
 	var st []seg
 	need = need[:0]
+	w := 1 - bucketRounding // each acceptance takes at least this much
+	if d.exact {
+		w = 1
+	}
 	for i := range d.at {
 		ti := float64(d.at[i] - d.first)
-		g := rate*ti - float64(i)
+		g := rate*ti - w*float64(i)
 		for len(st) > 0 && st[len(st)-1].lat <= d.aq[i] {
 			g = max(g, st[len(st)-1].g)
 			st = st[:len(st)-1]
@@ -472,7 +547,7 @@ func (d *decisions) bucketNeed(rate float64, need []float64) []float64 {
 		for _, s := range st {
 			best = max(best, s.g-rate*float64(s.lat))
 		}
-		need = append(need, float64(i+1)-rate*ti+best)
+		need = append(need, w*float64(i+1)-rate*ti+best)
 	}
 	return need
 }
@@ -493,15 +568,19 @@ func (d *decisions) bucketRefusals(rate float64, up []int) []int {
 			for k := int64(0); k < n; k++ {
 				from, to := t+(e-t)*k/n, t+(e-t)*(k+1)/n
 				d.parts = append(d.parts, part{from: from, answered: d.answeredBefore(from),
-					later: len(d.at) - d.sentBefore(to), last: k == n-1})
+					later: len(d.at) - d.sentBefore(to), last: k == n-1, self: d.selfCounted && t < to})
 			}
 		}
 	}
 	nE := len(d.aeSorted)
+	w := 1 + bucketRounding // each acceptance takes at most this much
+	if d.exact {
+		w = 1
+	}
 	d.h = slices.Grow(d.h[:0], nE)[:nE]
-	h := d.h // prefix maxima of rate·E[m] + (nE − m)
+	h := d.h // prefix maxima of rate·E[m] + w·(nE − m)
 	for m, e := range d.aeSorted {
-		h[m] = rate*float64(e-d.first) + float64(nE-m)
+		h[m] = rate*float64(e-d.first) + w*float64(nE-m)
 		if m > 0 {
 			h[m] = max(h[m], h[m-1])
 		}
@@ -509,11 +588,15 @@ func (d *decisions) bucketRefusals(rate float64, up []int) []int {
 	most := 0.0 // the bucket surely held a token only if c ≥ 1 + every part's deficit
 	for _, pt := range d.parts {
 		// max over a of (acceptances possibly in [a, to)) − rate·(from − a)⁺
-		n := float64(nE - pt.answered)
+		n := w * float64(nE-pt.answered)
 		if pt.answered > 0 {
 			n = max(n, h[pt.answered-1]-rate*float64(pt.from-d.first))
 		}
-		most = max(most, n-float64(pt.later))
+		self := 0.0
+		if pt.self {
+			self = w
+		}
+		most = max(most, n-w*float64(pt.later)-self)
 		if pt.last {
 			up = append(up, int(math.Ceil(1+most-1e-9)))
 			most = 0
@@ -531,8 +614,8 @@ func (d *decisions) rateFloor() float64 {
 	for i := range d.rt {
 		for step := 1; i+step < len(d.rt); step *= 2 {
 			k := i + step
-			a, _ := slices.BinarySearch(d.aeSorted, d.rt[k])
-			b, _ := slices.BinarySearch(d.at, d.re[i]+1)
+			a, _ := slices.BinarySearch(d.accE, d.rt[k])
+			b, _ := slices.BinarySearch(d.accT, d.re[i]+1)
 			n := a - b
 			span := d.re[k] - d.rt[i]
 			if n >= 2 && span > 0 {
@@ -553,6 +636,7 @@ var commonWindows = []time.Duration{time.Second, 2 * time.Second, 3 * time.Secon
 type candidate struct {
 	algo     string
 	bad      int64
+	tight    int64 // contradictions at the send times alone (fitter.tight)
 	limit    int
 	capacity float64
 	window   int64 // ns; token bucket: capacity / rate
@@ -562,7 +646,11 @@ type candidate struct {
 }
 
 // better orders candidates: fewer contradictions, then a round or the
-// scenario's window, then the smaller window (more windows seen).
+// scenario's window, then the scenario's window, then fewer contradictions at
+// the send times alone, then the smaller window (more windows seen). Send
+// times only break ties between models that are neither the scenario's nor
+// read off the 429s (those are fitted to the very decisions, and two rates a
+// hair apart trade edge decisions by chance).
 func (c candidate) better(o candidate) bool {
 	switch {
 	case c.bad != o.bad:
@@ -571,70 +659,37 @@ func (c candidate) better(o candidate) bool {
 		return c.rank < o.rank
 	case c.scenario != o.scenario:
 		return c.scenario
+	case c.tight != o.tight:
+		return c.tight < o.tight
 	}
 	return c.window < o.window
-}
-
-// classify names the limiter the service behaves like, with its limit and
-// window read off the answers (see README, "How the limiter is named").
-func classify(clients map[string][]rec, ids []string, w int64, limit int) algorithm {
-	alg := algorithm{Verdict: algoUnknown, Evidence: []string{}}
-	// Without a 429 there is nothing to classify: count the decisions (what
-	// newDecisions keeps: 2xx and 429) and say why, without building every
-	// client's decisions (40 bytes an accepted request).
-	refused429 := false
-	for _, id := range ids {
-		for _, r := range clients[id] {
-			if is2xx(int(r.code)) || r.code == 429 {
-				alg.Decisions++
-				refused429 = refused429 || r.code == 429
-			}
-		}
-	}
-	if !refused429 {
-		return notReached(alg, clients, ids, w, limit)
-	}
-	alg.Decisions = 0
-	f := &fitter{w: w, limit: limit, best: map[string]candidate{}}
-	var refused int64
-	recovered := false
-	for _, id := range ids {
-		d := newDecisions(clients[id])
-		if len(d.at)+len(d.rt) == 0 {
-			continue
-		}
-		f.all = append(f.all, d)
-		alg.Decisions += int64(len(d.at) + len(d.rt))
-		refused += int64(len(d.rt))
-		f.span = max(f.span, d.last-d.first)
-		recovered = recovered || len(d.recov) > 0
-	}
-	if refused == 0 {
-		return notReached(alg, clients, ids, w, limit)
-	}
-	if !recovered {
-		burst := 0
-		for _, d := range f.all {
-			burst = max(burst, d.burst)
-		}
-		alg.Evidence = append(alg.Evidence, fmt.Sprintf("no request was accepted after a 429 (the first came after %d accepted): "+
-			"the window is longer than the rest of the run, or the service stopped accepting", burst))
-		return alg
-	}
-	f.fitWindows(f.windows())
-	f.fitBuckets()
-	return f.verdict(alg)
 }
 
 // fitter fits the three limiters to the decisions of every client: the best
 // candidate of each algorithm, kept as the fits are tried.
 type fitter struct {
-	all     []*decisions
-	w       int64 // the scenario's window (0: none)
-	limit   int   // the scenario's limit (0: none)
-	span    int64 // the longest time a client's decisions span
-	low, up []int // bounds of the limit, reused across fits
-	best    map[string]candidate
+	all []*decisions
+	// tight: the same decisions at their send times alone. Within the slack a
+	// model that keeps every decision on its edge (at a steady 1/s, "1 per
+	// 1s" explains the 429s of a bucket refilled 0.5/s, each by a millisecond
+	// of latency) fits as well as the true one; at the send times the true
+	// model contradicts only where the jitter fell the other way, the edge
+	// model about half of everything. Ties on contradictions go to the fewer
+	// there.
+	tight     []*decisions
+	tlow, tup []int
+	tneed     []float64
+	// cnt, tcnt: when the refusals used quota, all's and tight's decisions
+	// with them counted, for the refusals' checks (fill); nil otherwise.
+	cnt, tcnt []*decisions
+	scratch   []int
+	w         int64 // the scenario's window (0: none)
+	limit     int   // the scenario's limit (0: none)
+	span      int64 // the longest time a client's decisions span
+	low, up   []int // bounds of the limit, reused across fits
+	best      map[string]candidate
+	topBad    int64     // the contradictions of the best candidate (verdict)
+	top       candidate // the best candidate (verdict)
 }
 
 // keep keeps c when it is the best of its algorithm so far.
@@ -695,7 +750,7 @@ func (f *fitter) windows() []candidateWindow {
 		for _, d := range f.all {
 			for _, r := range d.recov {
 				if r.k >= burst {
-					minGap = min(minGap, r.t-d.at[r.k-burst])
+					minGap = min(minGap, r.t-d.accT[r.k-burst])
 				}
 			}
 		}
@@ -717,18 +772,17 @@ func (f *fitter) fitWindows(wins []candidateWindow) {
 	for _, cw := range wins {
 		x := cw.w
 		// Sliding log.
-		f.low, f.up = f.low[:0], f.up[:0]
-		for _, d := range f.all {
-			f.low, f.up = d.slidingBounds(x, f.low, f.up)
-		}
+		sliding := func(d *decisions, low, up []int) ([]int, []int) { return d.slidingBounds(x, low, up) }
+		f.low, f.up = f.fill(f.all, f.cnt, f.low, f.up, sliding)
 		l, bad := bestLimit(f.low, f.up)
-		f.keep(candidate{algo: algoSliding, bad: bad, limit: l, window: x, rank: cw.rank, scenario: x == f.w,
+		tight := f.tightBad(l, sliding)
+		f.keep(candidate{algo: algoSliding, bad: bad, tight: tight, limit: l, window: x, rank: cw.rank, scenario: x == f.w,
 			desc: fmt.Sprintf("%d per %s", l, fmtWindow(x))})
 		// Fixed window: aligned where the refusals end, at the first decision, or at the epoch.
 		phases, lo, hi := fixedPhases(f.all, x)
 		fw := fixedWin{w: x, rank: cw.rank, lo: lo, hi: hi, bad: math.MaxInt64}
 		for _, ph := range phases {
-			c := fixedFit(f.all, x, ph, cw.rank, f.w, &f.low, &f.up)
+			c := f.fixedFit(x, ph, cw.rank)
 			f.keep(c)
 			fw.bad = min(fw.bad, c.bad)
 		}
@@ -747,7 +801,7 @@ func (f *fitter) fitWindows(wins []candidateWindow) {
 			step := max((hi-lo)/8, 1)
 			bestPh, bestBad := lo, int64(math.MaxInt64)
 			for ph := lo; ph <= hi; ph += step {
-				c := fixedFit(f.all, fw.w, ph, fw.rank, f.w, &f.low, &f.up)
+				c := f.fixedFit(fw.w, ph, fw.rank)
 				f.keep(c)
 				if c.bad < bestBad {
 					bestPh, bestBad = ph, c.bad
@@ -789,24 +843,67 @@ func (f *fitter) fitBuckets() {
 		if rate <= 0 || slices.ContainsFunc(rates[:i], func(r float64) bool { return math.Abs(r-rate) <= 1e-4*rate }) {
 			continue // rates within 0.01% tell nothing apart; the scenario's and the round ones come first
 		}
-		f.low, f.up = f.low[:0], f.up[:0]
-		for _, d := range f.all {
-			need, f.low, f.up = d.bucketBounds(rate, need, f.low, f.up)
-		}
-		c, bad := bestLimit(f.low, f.up)
-		x := int64(math.Round(float64(c)/rate/1e6)) * int64(time.Millisecond)
-		rank := 1
-		for _, cw := range commonWindows {
-			if math.Abs(float64(x-cw.Nanoseconds())) <= 0.005*float64(cw.Nanoseconds()) {
-				rank, x = 0, cw.Nanoseconds()
-			}
-		}
-		if w > 0 && math.Abs(float64(x-w)) <= 0.005*float64(w) {
-			rank, x = 0, w
-		}
-		f.keep(candidate{algo: algoTokenBucket, bad: bad, limit: c, capacity: float64(c), window: x, rank: rank, scenario: x == w,
-			desc: fmt.Sprintf("burst %d, refill %d per %s", c, c, fmtWindow(x))})
+		f.low, f.up = f.fill(f.all, f.cnt, f.low, f.up, func(d *decisions, low, up []int) ([]int, []int) {
+			need, low, up = d.bucketBounds(rate, need, low, up)
+			return low, up
+		})
+		f.tlow, f.tup = f.fill(f.tight, f.tcnt, f.tlow, f.tup, func(d *decisions, low, up []int) ([]int, []int) {
+			f.tneed, low, up = d.bucketBounds(rate, f.tneed, low, up)
+			return low, up
+		})
+		c, bad, tight := bestCapacity(f.low, f.up, f.tlow, f.tup)
+		n, x, rank := bucketWindow(rate, c, w, limit)
+		f.keep(candidate{algo: algoTokenBucket, bad: bad, tight: tight, limit: n, capacity: float64(c), window: x, rank: rank, scenario: x == w,
+			desc: fmt.Sprintf("%d per %s, capacity %d", n, fmtWindow(x), c)})
 	}
+}
+
+// oneLimiter drops the sliding log from fits when it keeps 1 per w and a
+// token bucket of capacity 1 refilled once per w fits as well: the two are
+// one limiter (a request passes when the last acceptance is w old), named by
+// the bucket, the general form (nginx's limit_req without a burst, GCRA).
+func (f *fitter) oneLimiter(fits []candidate, alg *algorithm) []candidate {
+	s, ok1 := f.best[algoSliding]
+	b, ok2 := f.best[algoTokenBucket]
+	if !ok1 || !ok2 || s.limit != 1 || b.capacity != 1 || b.bad > s.bad {
+		return fits
+	}
+	bucketRate, slidingRate := float64(b.limit)/float64(b.window), 1/float64(s.window)
+	if math.Abs(bucketRate-slidingRate) > 0.005*slidingRate {
+		return fits
+	}
+	alg.Evidence = append(alg.Evidence, fmt.Sprintf("a sliding window of 1 per %s is a token bucket of capacity 1 refilled 1 per %s (a request passes once the last acceptance is %s old): named as the bucket",
+		fmtWindow(s.window), fmtWindow(s.window), fmtWindow(s.window)))
+	return slices.DeleteFunc(fits, func(c candidate) bool { return c.algo == algoSliding })
+}
+
+// bucketWindow writes a refill rate (per ns) as n per window x: the
+// scenario's limit and window when the rate is theirs, else the common window
+// nearest the time to refill capacity c where the rate is a whole number
+// (within 0.5%: rank 0); otherwise c per that time (rank 1).
+func bucketWindow(rate float64, c int, scenarioW int64, scenarioL int) (n int, x int64, rank int) {
+	whole := func(w int64) (int, bool) {
+		v := rate * float64(w)
+		r := math.Round(v)
+		return int(r), r >= 1 && math.Abs(v-r) <= 0.005*v
+	}
+	if scenarioW > 0 {
+		if n, ok := whole(scenarioW); ok && n == scenarioL {
+			return n, scenarioW, 0
+		}
+	}
+	refill := float64(c) / rate
+	found := false
+	for _, cw := range commonWindows {
+		v, ok := whole(cw.Nanoseconds())
+		if ok && (!found || math.Abs(math.Log(float64(cw.Nanoseconds())/refill)) < math.Abs(math.Log(float64(x)/refill))) {
+			n, x, found = v, cw.Nanoseconds(), true
+		}
+	}
+	if found {
+		return n, x, 0
+	}
+	return c, int64(math.Round(refill/1e6)) * int64(time.Millisecond), 1
 }
 
 // verdict names the algorithm that fits best, with its limit and window, or
@@ -824,13 +921,16 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 		fits = append(fits, c)
 	}
 	if len(fits) == 0 {
+		f.topBad = math.MaxInt64
 		alg.Evidence = append(alg.Evidence, fmt.Sprintf("no window to try: the decisions span %s, no common window fits in it and run.json gives none",
 			fmtWindow(f.span)))
 		return alg
 	}
+	fits = f.oneLimiter(fits, &alg)
 	sort.SliceStable(fits, func(i, j int) bool { return fits[i].better(fits[j]) })
 	allowed := int64(math.Floor(contradictionShare * float64(alg.Decisions)))
 	top := fits[0]
+	f.topBad, f.top = top.bad, top
 	limit, w := f.limit, f.w
 	setLimit := func(c candidate) {
 		alg.Limit, alg.Window = float64(c.limit), round6(float64(c.window)/1e9)
@@ -841,7 +941,7 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 			alg.DiffersFromScenario = true
 			what := fmt.Sprintf("refused at %d per %s", c.limit, fmtWindow(c.window))
 			if c.algo == algoTokenBucket {
-				what = fmt.Sprintf("holds a burst of %d, refilled %d per %s", c.limit, c.limit, fmtWindow(c.window))
+				what = fmt.Sprintf("holds a burst of %g, refilled %d per %s", c.capacity, c.limit, fmtWindow(c.window))
 			}
 			alg.Evidence = append(alg.Evidence, fmt.Sprintf("the service %s; the scenario states %d per %s", what, limit, fmtWindow(w)))
 		}
@@ -850,7 +950,7 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 	case top.bad > allowed:
 		alg.Evidence = append(alg.Evidence, fmt.Sprintf("no candidate fits: the best, %s (%s), contradicts %d decisions, more than %g%%",
 			top.algo, top.desc, top.bad, 100*contradictionShare))
-	case len(fits) > 1 && fits[1].bad == top.bad && fits[1].rank == top.rank:
+	case len(fits) > 1 && fits[1].bad == top.bad && fits[1].tight == top.tight && fits[1].rank == top.rank:
 		alg.Evidence = append(alg.Evidence, fmt.Sprintf("%s and %s fit equally well (%d contradictions each): no decision was made differently by the two, so the traffic did not tell them apart",
 			top.algo, fits[1].algo, top.bad))
 		if fits[1].limit == top.limit && fits[1].window == top.window {
@@ -858,7 +958,12 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 		}
 	default:
 		alg.Verdict = top.algo
-		if len(fits) > 1 && fits[1].bad == top.bad {
+		switch {
+		case len(fits) < 2 || fits[1].bad != top.bad:
+		case fits[1].tight != top.tight:
+			alg.Evidence = append(alg.Evidence, fmt.Sprintf("%s (%s) fits as well within the answer times, but only with its decisions on its edges: at the send times alone it contradicts %d, %s %d",
+				fits[1].algo, fits[1].desc, fits[1].tight, top.algo, top.tight))
+		default:
 			alg.Evidence = append(alg.Evidence, fmt.Sprintf("%s fits as well only with a window read off the 429s (%s); %s is a common or the scenario's window",
 				fits[1].algo, fmtWindow(fits[1].window), fmtWindow(top.window)))
 		}
@@ -868,13 +973,12 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 }
 
 // fixedFit fits the limit of a fixed window of w aligned at ph.
-func fixedFit(all []*decisions, w, ph int64, rank int, scenarioW int64, low, up *[]int) candidate {
-	*low, *up = (*low)[:0], (*up)[:0]
-	for _, d := range all {
-		*low, *up = d.fixedBounds(w, ph, *low, *up)
-	}
-	l, bad := bestLimit(*low, *up)
-	return candidate{algo: algoFixed, bad: bad, limit: l, window: w, rank: rank, scenario: w == scenarioW,
+func (f *fitter) fixedFit(w, ph int64, rank int) candidate {
+	fixed := func(d *decisions, low, up []int) ([]int, []int) { return d.fixedBounds(w, ph, low, up) }
+	f.low, f.up = f.fill(f.all, f.cnt, f.low, f.up, fixed)
+	l, bad := bestLimit(f.low, f.up)
+	tight := f.tightBad(l, fixed)
+	return candidate{algo: algoFixed, bad: bad, tight: tight, limit: l, window: w, rank: rank, scenario: w == f.w,
 		desc: fmt.Sprintf("%d per %s", l, fmtWindow(w))}
 }
 
@@ -915,6 +1019,83 @@ func notReached(alg algorithm, clients map[string][]rec, ids []string, w int64, 
 			alg.Decisions, who, sure, fmtWindow(w), limit))
 	}
 	return alg
+}
+
+// bestCapacity is bestLimit for a bucket's capacity, whose checks allow
+// bucketRounding: capacities with as few contradictions go by the fewest at
+// the send times alone in exact arithmetic (tlow, tup), then the largest. The
+// rounding slack grows with the acceptances since the bucket was last full,
+// and under random traffic it can let one more token fit as well.
+func bestCapacity(low, up, tlow, tup []int) (c int, bad, tight int64) {
+	top, bad := bestLimit(low, up)
+	bads, tights := badByLimit(low, up, top), badByLimit(tlow, tup, top)
+	c, tight = top, tights[top]
+	for l := top - 1; l >= 1; l-- {
+		if bads[l] == bad && tights[l] < tight {
+			c, tight = l, tights[l]
+		}
+	}
+	return c, bad, tight
+}
+
+// badByLimit returns, for each limit L in 0..top, how many decisions
+// contradict it: acceptances with low > L and refusals with up ≤ L.
+func badByLimit(low, up []int, top int) []int64 {
+	nLow, nUp := make([]int64, top+2), make([]int64, top+2)
+	for _, v := range low {
+		nLow[min(max(v, 0), top+1)]++
+	}
+	for _, v := range up {
+		nUp[min(max(v, 0), top+1)]++
+	}
+	out := make([]int64, top+1)
+	var above, under int64
+	for _, n := range nLow {
+		above += n
+	}
+	for l := 0; l <= top; l++ {
+		above -= nLow[l]
+		under += nUp[l]
+		out[l] = above + under
+	}
+	return out
+}
+
+// fill sets low and up to the bounds that bounds adds for every client: from
+// all alone, or, when the refusals used quota (cnt, one per client), the
+// acceptances' from all and the refusals' from cnt. An acceptance was
+// decided with fewer than the limit counted before it, but a refusal sent
+// before it may have been decided after it: only the acceptances' own
+// invariant (no window holds more than the limit of them) is sure.
+func (f *fitter) fill(all, cnt []*decisions, low, up []int, bounds func(d *decisions, low, up []int) ([]int, []int)) ([]int, []int) {
+	low, up = low[:0], up[:0]
+	for i, d := range all {
+		if cnt == nil {
+			low, up = bounds(d, low, up)
+			continue
+		}
+		low, f.scratch = bounds(d, low, f.scratch[:0])
+		f.scratch, up = bounds(cnt[i], f.scratch[:0], up)
+	}
+	return low, up
+}
+
+// tightBad counts the decisions at their send times alone (f.tight) that
+// contradict limit l of the model whose bounds bounds adds.
+func (f *fitter) tightBad(l int, bounds func(d *decisions, low, up []int) ([]int, []int)) int64 {
+	f.tlow, f.tup = f.fill(f.tight, f.tcnt, f.tlow, f.tup, bounds)
+	var bad int64
+	for _, v := range f.tlow {
+		if v > l {
+			bad++
+		}
+	}
+	for _, v := range f.tup {
+		if v <= l {
+			bad++
+		}
+	}
+	return bad
 }
 
 // bestLimit returns the limit L ≥ 1 with the fewest contradictions, where

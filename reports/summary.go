@@ -209,6 +209,11 @@ type algorithm struct {
 	Window float64 `json:"estimated_window_s" expr:"estimated_window"`
 	// DiffersFromScenario: the limit or window the service enforced is not run.json's.
 	DiffersFromScenario bool `json:"differs_from_scenario" expr:"differs_from_scenario"`
+	// FailuresUseQuota: whether failed answers (5xx, none) used quota, by the
+	// fit: "yes", "no", "cannot tell"; absent when none came or nothing was fitted.
+	FailuresUseQuota string `json:"failures_use_quota,omitempty" expr:"failures_use_quota"`
+	// RefusalsUseQuota: whether 429 answers used quota, likewise.
+	RefusalsUseQuota string `json:"refusals_use_quota,omitempty" expr:"refusals_use_quota"`
 }
 
 // Idempotency covers retries, probes and what they revealed.
@@ -337,7 +342,8 @@ type truthReport struct {
 	ExpectedDuplicateDeliveriesMax int64 `json:"expected_duplicate_deliveries_max" expr:"expected_duplicate_deliveries_max"`
 	MeasuredDuplicateDeliveries    int64 `json:"measured_duplicate_deliveries" expr:"measured_duplicate_deliveries"`
 
-	trueLo, trueHi *hist // the true latency's two sides, with their censored values (judgeLatency)
+	trueLo, trueHi *hist                 // the true latency's two sides, with their censored values (judgeLatency)
+	trueLimit      rundir.TruthRateLimit // the simulator's limit and what used its quota (sameLimiter, judgeQuota)
 }
 
 // truthStep is one failover step, true and measured.

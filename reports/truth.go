@@ -118,6 +118,7 @@ func (ts *truthStream) add(rec *rundir.TruthRecord) error {
 	switch {
 	case rec.RateLimit != nil:
 		ts.r.Algorithm, ts.window = rec.RateLimit.Algorithm, rec.RateLimit.Window.D().Nanoseconds()
+		ts.r.trueLimit = *rec.RateLimit
 	case rec.Window != nil:
 		ts.windows = addWindow(ts.windows, *rec.Window)
 	case rec.Callback != nil:
@@ -706,9 +707,10 @@ func (a *analyzer) judgeTruth(r *truthReport) {
 			dis = append(dis, judgeLatency(a.delivery, r.trueLo, r.trueHi)...)
 		}
 	}
-	if v, want := a.s.RateLimit.Algorithm.Verdict, trueVerdict(r.Algorithm); want != "" && namesAlgorithm(v) && v != want {
+	if v, want := a.s.RateLimit.Algorithm.Verdict, trueVerdict(r.Algorithm); want != "" && namesAlgorithm(v) && v != want && !sameLimiter(v, want, r.trueLimit.Requests) {
 		dis = append(dis, fmt.Sprintf("rate_limit.algorithm: measured %q, true %q", v, want))
 	}
+	dis = append(dis, judgeQuota(a.s.RateLimit.Algorithm, r.trueLimit)...)
 	agrees := len(dis) == 0
 	r.Agrees = &agrees
 	r.Disagreements = dis
@@ -773,6 +775,36 @@ func trueVerdict(alg string) string {
 		return "token bucket"
 	}
 	return ""
+}
+
+// judgeQuota compares what the fit said used quota with what the simulator
+// counted: failed answers, and 429s (not for a fixed window, which decides
+// alike whether they count: the window is full until it ends). "cannot tell"
+// claims nothing.
+func judgeQuota(alg algorithm, truth rundir.TruthRateLimit) []string {
+	var dis []string
+	judge := func(what, measured string, counted *bool) {
+		if counted == nil || measured != quotaYes && measured != quotaNo {
+			return
+		}
+		if want := map[bool]string{true: quotaYes, false: quotaNo}[*counted]; measured != want {
+			dis = append(dis, fmt.Sprintf("rate_limit.algorithm.%s: measured %q, true %q", what, measured, want))
+		}
+	}
+	judge("failures_use_quota", alg.FailuresUseQuota, truth.CountFailures)
+	if truth.Algorithm != "fixed" {
+		judge("refusals_use_quota", alg.RefusalsUseQuota, truth.Count429)
+	}
+	return dis
+}
+
+// sameLimiter reports whether two named limiters decide alike at limit 1: a
+// sliding log of 1 per w and a token bucket of capacity 1 refilled once per w
+// both pass a request once the last acceptance is w old (the fit names the
+// bucket, see oneLimiter).
+func sameLimiter(a, b string, limit int) bool {
+	pair := map[string]bool{a: true, b: true}
+	return limit == 1 && pair["sliding window"] && pair["token bucket"]
 }
 
 // namesAlgorithm reports whether a verdict claims an algorithm (not "cannot

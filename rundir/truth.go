@@ -17,6 +17,10 @@ type TruthRateLimit struct {
 	Requests  int      `json:"requests"`
 	Window    Duration `json:"window"`
 	Algorithm string   `json:"algorithm"` // sliding, fixed, token-bucket
+	// CountFailures, Count429: whether a request answered with an injected
+	// failure, and a refused one, used quota (absent in older truth files).
+	CountFailures *bool `json:"count_failures,omitempty"`
+	Count429      *bool `json:"count_429,omitempty"`
 }
 
 // TruthWindow counts decisions of the limiter for one client in one window

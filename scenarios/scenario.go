@@ -171,8 +171,10 @@ type Sim struct {
 // SimRateLimit is the simulator's limit per client.
 // (Exported for its name: schema.json calls its definition so.)
 type SimRateLimit struct {
-	Rate      Rate   `json:"rate,omitempty" jsonschema_description:"default: limit.rate"`
-	Algorithm string `json:"algorithm,omitempty" jsonschema:"enum=fixed,enum=sliding,enum=token-bucket" jsonschema_description:"default sliding (the simulator's default)"`
+	Rate          Rate   `json:"rate,omitempty" jsonschema_description:"default: limit.rate"`
+	Algorithm     string `json:"algorithm,omitempty" jsonschema:"enum=fixed,enum=sliding,enum=token-bucket" jsonschema_description:"default sliding (the simulator's default)"`
+	CountFailures *bool  `json:"countFailures,omitempty" jsonschema_description:"whether a request answered with an injected failure (500, 503, processed then 500 or reset) uses quota (default true: the limiter decides before the failure)"`
+	Count429      bool   `json:"count429,omitempty" jsonschema_description:"a refused request uses quota too (default false): the sliding log logs it, the token bucket goes into debt"`
 }
 
 // SimFaults are injected failures (shares of requests).

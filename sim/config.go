@@ -165,6 +165,15 @@ type RateLimit struct {
 	Headers bool `yaml:"headers"`
 	// Messaging applies the same limit per login to the messaging API (off by default).
 	Messaging bool `yaml:"messaging"`
+	// CountFailures: a request answered with an injected failure (500, 503,
+	// processed then 500 or reset) uses quota like any accepted one (the
+	// default: the limiter decides before the failure). Off, the limiter still
+	// decides it but does not count it.
+	CountFailures bool `yaml:"countFailures"`
+	// Count429: a refused request uses quota too (off by default): the sliding
+	// log logs it, the bucket goes into debt by a token; a fixed window is
+	// full until it ends either way.
+	Count429 bool `yaml:"count429"`
 }
 
 // Faults are injected into API answers. Shares are 0..1 of requests.
@@ -252,7 +261,7 @@ func DefaultConfig() Config {
 			IdempotencyRetention: 24 * time.Hour,
 			IdempotencyMismatch:  "first",
 		},
-		RateLimit: RateLimit{Requests: 100, Window: time.Minute, Algorithm: AlgSliding, RetryAfter: true},
+		RateLimit: RateLimit{Requests: 100, Window: time.Minute, Algorithm: AlgSliding, RetryAfter: true, CountFailures: true},
 		Callbacks: Callbacks{
 			ReorderBy: 200 * time.Millisecond,
 			DelayBy:   time.Second,

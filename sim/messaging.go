@@ -224,7 +224,7 @@ func (s *Server) admitMessaging(w http.ResponseWriter, r *http.Request, obs *obs
 		return nil, f, false
 	}
 	obs.client = acc.Login
-	if s.cfg.RateLimit.Messaging && !s.rateLimit(w, obs.client, false) {
+	if s.cfg.RateLimit.Messaging && !s.rateLimit(w, obs.client, false, f) {
 		obs.code = http.StatusTooManyRequests
 		return nil, f, false
 	}

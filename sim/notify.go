@@ -157,7 +157,7 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 }
 
 // bearer checks the token and scope; it answers 401/403 itself.
-func (s *Server) bearer(w http.ResponseWriter, r *http.Request, scope string) (client string, code int) {
+func (s *Server) bearer(w http.ResponseWriter, r *http.Request, scope string, f preFault) (client string, code int) {
 	h := r.Header.Get("Authorization")
 	raw, ok := strings.CutPrefix(h, "Bearer ")
 	if !ok || raw == "" {
@@ -178,7 +178,7 @@ func (s *Server) bearer(w http.ResponseWriter, r *http.Request, scope string) (c
 		return "", http.StatusUnauthorized
 	}
 	// The limit counts every authenticated request of the client, scope failures included.
-	if !s.rateLimit(w, claims.ClientID, true) {
+	if !s.rateLimit(w, claims.ClientID, true, f) {
 		return claims.ClientID, http.StatusTooManyRequests
 	}
 	for _, sc := range strings.Fields(claims.Scope) {
@@ -191,10 +191,11 @@ func (s *Server) bearer(w http.ResponseWriter, r *http.Request, scope string) (c
 	return claims.ClientID, http.StatusForbidden
 }
 
-// rateLimit applies the limiter to client; on refusal it answers 429.
-func (s *Server) rateLimit(w http.ResponseWriter, client string, notify bool) bool {
+// rateLimit applies the limiter to client; on refusal it answers 429. A
+// request drawn to fail (f) uses quota only with rateLimit.countFailures.
+func (s *Server) rateLimit(w http.ResponseWriter, client string, notify bool, f preFault) bool {
 	now := time.Now()
-	v := s.limiter.allow(client, now)
+	v := s.limiter.allow(client, now, f == noFault || s.cfg.RateLimit.CountFailures)
 	s.truth.decision(client, now, v.ok)
 	rl := s.cfg.RateLimit
 	if rl.Headers && rl.Requests > 0 {
@@ -222,7 +223,7 @@ func (s *Server) rateLimit(w http.ResponseWriter, client string, notify bool) bo
 // answered (obs.code says how) and ok is false.
 func (s *Server) admitNotify(w http.ResponseWriter, r *http.Request, obs *observed, scope string) (f preFault, ok bool) {
 	f = s.drawFault()
-	client, code := s.bearer(w, r, scope)
+	client, code := s.bearer(w, r, scope, f)
 	obs.client = client
 	if code != 0 {
 		obs.code = code

@@ -103,7 +103,7 @@ func New(cfg Config, reg prometheus.Registerer) (*Server, error) {
 		cfg:      cfg,
 		met:      met,
 		truth:    newTruth(cfg.RateLimit, cfg.TruthCap, now),
-		limiter:  newLimiter(cfg.RateLimit.Requests, cfg.RateLimit.Window, cfg.RateLimit.Algorithm, now),
+		limiter:  newLimiter(cfg.RateLimit.Requests, cfg.RateLimit.Window, cfg.RateLimit.Algorithm, now, cfg.RateLimit.Count429),
 		start:    now,
 		rng:      mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		accounts: map[string]*account{},

@@ -48,7 +48,8 @@ type windowKey struct {
 
 func newTruth(rl RateLimit, cap int, epoch time.Time) *truthRec {
 	return &truthRec{
-		rl:      rundir.TruthRateLimit{Requests: rl.Requests, Window: rundir.Duration(rl.Window), Algorithm: rl.Algorithm},
+		rl: rundir.TruthRateLimit{Requests: rl.Requests, Window: rundir.Duration(rl.Window), Algorithm: rl.Algorithm,
+			CountFailures: &rl.CountFailures, Count429: &rl.Count429},
 		epoch:   epoch,
 		windows: map[windowKey]*rundir.TruthWindow{},
 		flying:  map[*truthMsg]struct{}{},

@@ -1,0 +1,242 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// nginxLimiter is nginx's limit_req (ngx_http_limit_req_module) with nodelay:
+// excess in milli-requests on a millisecond clock, drained at rate
+// milli-requests a second; a request passes when excess − rate·ms/1000 + 1000
+// (at least 0) is at most burst·1000, and only a passed request updates
+// excess and last. A new key starts with excess 0.
+type nginxLimiter struct {
+	rate, burst  int64 // rate: milli-requests per second (30r/m: 500)
+	excess, last int64
+	seen         bool
+}
+
+func (l *nginxLimiter) allowMs(now int64) bool {
+	if !l.seen {
+		l.seen, l.excess, l.last = true, 0, now
+		return true
+	}
+	ms := max(now-l.last, 0)
+	excess := max(l.excess-l.rate*ms/1000+1000, 0)
+	if excess > l.burst*1000 {
+		return false
+	}
+	l.excess = excess
+	if ms != 0 {
+		l.last = now
+	}
+	return true
+}
+
+// nginxDecisions sends at times (s), each up to 0.5 ms late (a pacer's
+// jitter), through an nginx limiter: each request reaches it at a random
+// moment of its latency (1–3 ms), dated by its millisecond clock, decided in
+// arrival order.
+func nginxDecisions(l *nginxLimiter, times []float64, seed uint64) []rec {
+	rng := rand.New(rand.NewPCG(seed, 13))
+	type req struct{ t, s, lat float64 }
+	reqs := make([]req, len(times))
+	for i, t := range times {
+		t += 0.0005 * rng.Float64()
+		lat := 0.001 + 0.002*rng.Float64()
+		reqs[i] = req{t, t + rng.Float64()*lat, lat}
+	}
+	sort.Slice(reqs, func(i, j int) bool { return reqs[i].s < reqs[j].s })
+	base := t0.UnixNano()
+	out := make([]rec, len(reqs))
+	for i, r := range reqs {
+		code := int16(200)
+		if !l.allowMs(int64(math.Floor(r.s * 1000))) {
+			code = 429
+		}
+		out[i] = rec{t: base + int64(r.t*1e9), code: code, ra: -1, lat: int64(r.lat * 1e9)}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].t < out[j].t })
+	return out
+}
+
+// TestLimiterAtRefillEdges: nginx's limit_req at 30r/m with bursts 0, 5 and
+// 20, a client at exactly 60/min for 60 s (every other request on a refill
+// edge, a millisecond either way), from many phases: the fit names "token
+// bucket, 30 per 1m" with capacity burst + 1, every time. It used to say
+// "cannot tell" (2 of 61 decisions a hair past the edge, more than 1 %) or
+// name "1 per 1s", which fits only with every decision on its edge.
+func TestLimiterAtRefillEdges(t *testing.T) {
+	for _, burst := range []int64{0, 5, 20} {
+		for seed := range uint64(20) {
+			phase := float64(seed) * 0.0537
+			recs := nginxDecisions(&nginxLimiter{rate: 500, burst: burst}, steady(1, phase, phase+60), seed)
+			alg := classify(map[string][]rec{"c1": recs}, []string{"c1"}, int64(60e9), 30)
+			if alg.Verdict != algoTokenBucket || alg.Limit != 30 || alg.Window != 60 || alg.Capacity != float64(burst+1) {
+				t.Errorf("burst %d seed %d: %s, %g per %gs, capacity %g; want token bucket, 30 per 60s, capacity %d\n%q",
+					burst, seed, alg.Verdict, alg.Limit, alg.Window, alg.Capacity, burst+1, alg.Evidence)
+			}
+		}
+	}
+}
+
+// TestLimiterFailedAnswers: a share of the requests is answered 500, either
+// after the limiter accepted them (they use quota) or before it (they do
+// not). The fit names the limiter, its limit and window, and which of the two
+// the answers support; leaving the 500s out, as the fit did, made 429s come
+// "too early" for every model.
+func TestLimiterFailedAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		algo  string
+		lim   func() limiter
+		limit int
+		w     float64
+	}{
+		{algoSliding, func() limiter { return &slidingLimiter{limit: 7, w: 5} }, 7, 5},
+		{algoFixed, func() limiter { return phased{&fixedLimiter{limit: 10, w: 2, cur: math.Inf(-1)}, 0.37} }, 10, 2},
+		{algoTokenBucket, func() limiter { return &bucketLimiter{rate: 1, capacity: 10} }, 10, 10},
+	} {
+		for _, share := range []float64{0.05, 0.20} {
+			for _, counted := range []bool{true, false} {
+				t.Run(fmt.Sprintf("%s/%g/counted=%v", tc.algo, share, counted), func(t *testing.T) {
+					rate := float64(tc.limit) / tc.w
+					recs := failingDecisions(tc.lim(), burstyFor(4, rate, tc.w, 30*tc.w), share, counted, 5)
+					alg := classify(map[string][]rec{"c1": recs}, []string{"c1"}, int64(tc.w*1e9), tc.limit)
+					if alg.Verdict != tc.algo || alg.Limit != float64(tc.limit) || alg.Window != tc.w {
+						t.Errorf("%s, %g per %gs; want %s, %d per %gs\n%q", alg.Verdict, alg.Limit, alg.Window, tc.algo, tc.limit, tc.w, alg.Evidence)
+					}
+					if want := map[bool]string{true: quotaYes, false: quotaNo}[counted]; alg.FailuresUseQuota != want {
+						t.Errorf("failures use quota %q, want %q\n%q", alg.FailuresUseQuota, want, alg.Evidence)
+					}
+				})
+			}
+		}
+	}
+}
+
+// failingDecisions is synthDecisions (answers within 20 ms) with a share of
+// the requests answered 500: decided by lim first when counted (a refusal
+// stays a 429), else failed before it.
+func failingDecisions(lim limiter, times []float64, share float64, counted bool, seed uint64) []rec {
+	rng := rand.New(rand.NewPCG(seed, 17))
+	base := t0.UnixNano()
+	out := make([]rec, len(times))
+	for i, t := range times {
+		lat := 0.001 + 0.019*rng.Float64()
+		s := t + rng.Float64()*lat // times are sorted and latencies short: arrival order is send order but for a few
+		fail := rng.Float64() < share
+		code := int16(200)
+		switch {
+		case fail && !counted:
+			code = 500
+		case !lim.allow(s):
+			code = 429
+		case fail:
+			code = 500
+		}
+		out[i] = rec{t: base + int64(t*1e9), code: code, ra: -1, lat: int64(lat * 1e9)}
+	}
+	return out
+}
+
+// countingSliding is a sliding log that logs refused requests too.
+type countingSliding struct {
+	limit int
+	w     float64
+	log   []float64
+}
+
+func (l *countingSliding) allow(t float64) bool {
+	for len(l.log) > 0 && l.log[0] <= t-l.w {
+		l.log = l.log[1:]
+	}
+	ok := len(l.log) < l.limit
+	l.log = append(l.log, t)
+	return ok
+}
+func (l *countingSliding) retryAfter(float64) float64 { return 1 }
+
+// debtBucket is a token bucket whose refusals take a token too, into debt.
+type debtBucket struct{ rate, capacity, tokens, last float64 }
+
+func (l *debtBucket) allow(t float64) bool {
+	l.tokens = math.Min(l.capacity, l.tokens+l.rate*(t-l.last))
+	l.last = t
+	ok := l.tokens >= 1
+	l.tokens--
+	return ok
+}
+func (l *debtBucket) retryAfter(float64) float64 { return 1 }
+
+// TestLimiterRefusalsUseQuota: limiters whose refusals use quota (a sliding
+// log that logs them, a bucket that goes into debt), under traffic that
+// pauses long enough to recover: the fit names them, their limit and window,
+// and says the 429s used quota; the usual ones are never said to.
+func TestLimiterRefusalsUseQuota(t *testing.T) {
+	for _, tc := range []struct {
+		algo    string
+		lim     func() limiter
+		counted bool
+	}{
+		{algoSliding, func() limiter { return &countingSliding{limit: 7, w: 5} }, true},
+		{algoTokenBucket, func() limiter { return &debtBucket{rate: 7.0 / 5, capacity: 7, tokens: 7} }, true},
+		{algoSliding, func() limiter { return &slidingLimiter{limit: 7, w: 5} }, false},
+		{algoTokenBucket, func() limiter { return &bucketLimiter{rate: 7.0 / 5, capacity: 7} }, false},
+	} {
+		t.Run(fmt.Sprintf("%s/counted=%v", tc.algo, tc.counted), func(t *testing.T) {
+			recs := synthDecisions(tc.lim(), burstsAndPauses(6, 300), 0.02, 3)
+			alg := classify(map[string][]rec{"c1": recs}, []string{"c1"}, int64(5e9), 7)
+			if alg.Verdict != tc.algo || alg.Limit != 7 || alg.Window != 5 {
+				t.Errorf("%s, %g per %gs; want %s, 7 per 5s\n%q", alg.Verdict, alg.Limit, alg.Window, tc.algo, alg.Evidence)
+			}
+			if got := alg.RefusalsUseQuota == quotaYes; got != tc.counted {
+				t.Errorf("refusals use quota %q\n%q", alg.RefusalsUseQuota, alg.Evidence)
+			}
+		})
+	}
+}
+
+// burstsAndPauses returns bursts of 5–20 requests at 3–8 a second, each
+// followed by 2–10 s of quiet, up to to (s): a limiter whose refusals use
+// quota recovers only in the quiet.
+func burstsAndPauses(seed uint64, to float64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 19))
+	var out []float64
+	for t := 0.0; t < to; t += 2 + 8*rng.Float64() {
+		n, rate := 5+rng.IntN(16), 3+5*rng.Float64()
+		for range n {
+			t += rng.ExpFloat64() / rate
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// The truth judges what the fit said used quota against what the simulator
+// counted; "cannot tell" claims nothing, and a fixed window decides alike
+// whether its 429s count.
+func TestJudgeQuota(t *testing.T) {
+	yes, no := true, false
+	for _, tc := range []struct {
+		failures, refusals string
+		truth              rundir.TruthRateLimit
+		want               int
+	}{
+		{quotaYes, quotaNo, rundir.TruthRateLimit{Algorithm: "sliding", CountFailures: &yes, Count429: &no}, 0},
+		{quotaNo, quotaNo, rundir.TruthRateLimit{Algorithm: "sliding", CountFailures: &yes, Count429: &no}, 1},
+		{quotaYes, quotaYes, rundir.TruthRateLimit{Algorithm: "token-bucket", CountFailures: &no, Count429: &no}, 2},
+		{quotaUnknown, quotaUnknown, rundir.TruthRateLimit{Algorithm: "sliding", CountFailures: &no, Count429: &yes}, 0},
+		{quotaNo, quotaNo, rundir.TruthRateLimit{Algorithm: "fixed", CountFailures: &no, Count429: &yes}, 0},
+		{quotaYes, quotaYes, rundir.TruthRateLimit{Algorithm: "sliding"}, 0}, // an older truth.json
+	} {
+		dis := judgeQuota(algorithm{FailuresUseQuota: tc.failures, RefusalsUseQuota: tc.refusals}, tc.truth)
+		if len(dis) != tc.want {
+			t.Errorf("%s/%s against %+v: %q, want %d disagreements", tc.failures, tc.refusals, tc.truth, dis, tc.want)
+		}
+	}
+}
