@@ -324,12 +324,16 @@ func TestRestrictedViolations(t *testing.T) {
 		t.Fatalf("a restricted pod: %v", v)
 	}
 	for name, spoil := range map[string]func(*corev1.PodSpec){
-		"hostNetwork":   func(p *corev1.PodSpec) { p.HostNetwork = true },
-		"hostPath":      func(p *corev1.PodSpec) { p.Volumes[0].VolumeSource = corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}} },
-		"root":          func(p *corev1.PodSpec) { p.SecurityContext.RunAsNonRoot = nil },
-		"no seccomp":    func(p *corev1.PodSpec) { p.SecurityContext.SeccompProfile = nil },
-		"escalation":    func(p *corev1.PodSpec) { p.Containers[0].SecurityContext.AllowPrivilegeEscalation = nil },
-		"capabilities":  func(p *corev1.PodSpec) { p.Containers[0].SecurityContext.Capabilities.Add = []corev1.Capability{"NET_ADMIN"} },
+		"hostNetwork": func(p *corev1.PodSpec) { p.HostNetwork = true },
+		"hostPath": func(p *corev1.PodSpec) {
+			p.Volumes[0].VolumeSource = corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}
+		},
+		"root":       func(p *corev1.PodSpec) { p.SecurityContext.RunAsNonRoot = nil },
+		"no seccomp": func(p *corev1.PodSpec) { p.SecurityContext.SeccompProfile = nil },
+		"escalation": func(p *corev1.PodSpec) { p.Containers[0].SecurityContext.AllowPrivilegeEscalation = nil },
+		"capabilities": func(p *corev1.PodSpec) {
+			p.Containers[0].SecurityContext.Capabilities.Add = []corev1.Capability{"NET_ADMIN"}
+		},
 		"privileged":    func(p *corev1.PodSpec) { p.Containers[0].SecurityContext.Privileged = &yes },
 		"hostPort":      func(p *corev1.PodSpec) { p.Containers[0].Ports = []corev1.ContainerPort{{HostPort: 80}} },
 		"drop not ALL":  func(p *corev1.PodSpec) { p.Containers[0].SecurityContext.Capabilities.Drop = nil },
