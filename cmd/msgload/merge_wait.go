@@ -68,13 +68,22 @@ func (g *globalState) runWaitMerge(ctx context.Context, out string, n int, timeo
 	if n < 1 || timeout <= 0 {
 		return badInput(fmt.Errorf("report: --wait-for %d --wait-timeout %v: want N ≥ 1 and a timeout > 0", n, timeout))
 	}
-	dirs, notEnded := waitShards(ctx, out, n, timeout)
+	// An interrupt (the pod's SIGTERM) ends the wait, not the merge: what
+	// is there is merged, the missing named; a second one kills.
+	waitCtx, stop := g.untilInterrupt(ctx)
+	dirs, notEnded := waitShards(waitCtx, out, n, timeout)
+	interrupted := waitCtx.Err() != nil && ctx.Err() == nil
+	stop()
 	if len(notEnded) > 0 {
-		fmt.Fprintf(g.stderr, "msgload: report --merge: shards %s of %d had not ended after %v; merging the %d there\n",
-			joinInts(notEnded), n, timeout, len(dirs))
+		why := fmt.Sprintf("after %v", timeout)
+		if interrupted {
+			why = "when interrupted"
+		}
+		fmt.Fprintf(g.stderr, "msgload: report --merge: shards %s of %d had not ended %s; merging the %d there\n",
+			joinInts(notEnded), n, why, len(dirs))
 	}
 	if len(dirs) == 0 {
-		return &exitError{code: exitInterrupted, err: fmt.Errorf("verdict INCOMPLETE: no shard of %d of %s began within %v (shards %s missing)", n, out, timeout, joinInts(notEnded))}
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("verdict INCOMPLETE: no shard of %d of %s began (shards %s missing)", n, out, joinInts(notEnded))}
 	}
 	return g.runMerge(out, dirs, sinkLogs, quiet)
 }

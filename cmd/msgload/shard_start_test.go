@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -100,6 +101,34 @@ func TestMergeWaitTimeoutNamesMissing(t *testing.T) {
 	}
 	if code, _, stderr := runProgram(t, nil, nil, "report", "--wait-for", "2", "--merge", runDir, filepath.Join(runDir, "shard-0")); code != exitBadInput {
 		t.Errorf("--wait-for with listed shard directories: exit %d, want %d\n%s", code, exitBadInput, stderr)
+	}
+}
+
+// TestMergeWaitInterrupted: SIGTERM (the merge pod's) ends the wait for the
+// shards, not the command: it merges what is there and names the missing.
+func TestMergeWaitInterrupted(t *testing.T) {
+	scen := writeScenario(t, twoShardScenario)
+	out := t.TempDir()
+	runDir := filepath.Join(out, "seq-run")
+	code, stdout, stderr := runShard(t, scen, out, 1)
+	skipIfPlanNotHeld(t, code, out)
+	if code != exitOK {
+		t.Fatalf("shard 1: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	sig := make(chan os.Signal, 1)
+	sig <- syscall.SIGTERM
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		code, stdout, stderr = runProgram(t, nil, sig, "report", "--wait-for", "2", "--wait-timeout", "30m", "--merge", runDir)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Minute):
+		t.Fatal("report --merge --wait-for still waiting 5 minutes after SIGTERM")
+	}
+	if code != exitInterrupted || !strings.Contains(stderr, "shards 0 of 2 had not ended when interrupted") || !strings.Contains(stdout, "merged 1 of 2 shards") {
+		t.Errorf("interrupted wait: exit %d, want %d, shard 1 merged, shard 0 named\n%s\n%s", code, exitInterrupted, stdout, stderr)
 	}
 }
 
