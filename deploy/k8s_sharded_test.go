@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 	"github.com/msgload/msgload/sim"
 )
@@ -33,6 +31,7 @@ type rendered struct {
 	services    map[string]*corev1.Service
 	configMaps  map[string]*corev1.ConfigMap
 	claims      map[string]*corev1.PersistentVolumeClaim
+	secrets     map[string]*corev1.Secret
 }
 
 // kustomize renders dir with kubectl kustomize (kubectl, or Debian's
@@ -54,7 +53,8 @@ func kustomize(t *testing.T, dir string) rendered {
 		t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, stderr.String())
 	}
 	r := rendered{jobs: map[string]*batchv1.Job{}, deployments: map[string]*appsv1.Deployment{},
-		services: map[string]*corev1.Service{}, configMaps: map[string]*corev1.ConfigMap{}, claims: map[string]*corev1.PersistentVolumeClaim{}}
+		services: map[string]*corev1.Service{}, configMaps: map[string]*corev1.ConfigMap{}, claims: map[string]*corev1.PersistentVolumeClaim{},
+		secrets: map[string]*corev1.Secret{}}
 	for i, doc := range strings.Split("\n"+stdout.String(), "\n---\n") {
 		if strings.TrimSpace(doc) == "" {
 			continue
@@ -84,6 +84,9 @@ func kustomize(t *testing.T, dir string) rendered {
 		case "v1 PersistentVolumeClaim":
 			o := &corev1.PersistentVolumeClaim{}
 			obj, put = o, func() { r.claims[o.Name] = o }
+		case "v1 Secret":
+			o := &corev1.Secret{}
+			obj, put = o, func() { r.secrets[o.Name] = o }
 		default:
 			t.Fatalf("%s: document %d is a %s %s, which this test does not decode", dir, i, head.APIVersion, head.Kind)
 		}
@@ -221,37 +224,36 @@ func TestK8sShardedRun(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(cm.Data["prometheus.yml"]), &pc); err != nil {
 		t.Fatal(err)
 	}
-	// Every shard pod once, without a target label "shard": each shard labels
-	// its own msgload_run_info with its shard, and a target label of that
-	// name would rename the pod's own to exported_shard.
-	wantShard := map[string]string{}
-	for i := 0; i < n; i++ {
-		wantShard[fmt.Sprintf("%s-%d.%s:9464", job.Name, i, pod.Subdomain)] = ""
-	}
-	gotShard := map[string]string{}
-	sinkScraped := false
+	// Every shard pod, found by DNS through the headless Service of the
+	// subdomain (N is written only in the Job), without a target label
+	// "shard": each shard labels its own msgload_run_info with its shard, and
+	// a target label of that name would rename the pod's own to exported_shard.
+	shardsScraped, sinkScraped := false, false
 	for _, sc := range pc.ScrapeConfigs {
 		for _, st := range sc.StaticConfigs {
 			for _, target := range st.Targets {
-				if strings.Contains(target, "."+pod.Subdomain+":") {
-					if _, dup := gotShard[target]; dup {
-						t.Errorf("Prometheus scrapes %s twice", target)
-					}
-					gotShard[target] = st.Labels["shard"]
+				if strings.Contains(target, pod.Subdomain) {
+					t.Errorf("Prometheus scrapes shard %s by a static target: N would be written twice", target)
 				}
 			}
 		}
 		for _, d := range sc.DNSSDConfigs {
 			for _, name := range d.Names {
 				svc := r.services[strings.Split(name, ".")[0]]
-				if svc != nil && svc.Spec.ClusterIP == corev1.ClusterIPNone && svc.Spec.Selector["app"] == "msgload-sink" && d.Port == 8082 {
+				if svc == nil || svc.Spec.ClusterIP != corev1.ClusterIPNone {
+					continue
+				}
+				switch {
+				case svc.Name == pod.Subdomain && d.Port == 9464:
+					shardsScraped = true
+				case svc.Spec.Selector["app"] == "msgload-sink" && d.Port == 8082:
 					sinkScraped = true
 				}
 			}
 		}
 	}
-	if fmt.Sprint(gotShard) != fmt.Sprint(wantShard) {
-		t.Errorf("Prometheus scrapes shards (target: shard label) %v, want %v (each shard pod, no shard target label)", gotShard, wantShard)
+	if !shardsScraped {
+		t.Error("Prometheus does not find the shards by DNS (dns_sd_configs on the headless Service of their subdomain, port 9464)")
 	}
 	if !sinkScraped {
 		t.Error("Prometheus does not scrape every sink replica (dns_sd_configs on a headless Service of the sink pods, port 8082)")
@@ -299,20 +301,11 @@ func TestK8sShardedRun(t *testing.T) {
 	if got := flagValue(mc.Args, "merge"); got != runDir {
 		t.Errorf("msgload-merge: --merge %s, want %s", got, runDir)
 	}
-	var dirs []string
-	for i := 1; i < len(mc.Args); i++ {
-		if strings.HasPrefix(mc.Args[i], "--") {
-			i++
-			continue
-		}
-		dirs = append(dirs, mc.Args[i])
+	if got := flagValue(mc.Args, "wait-for"); got != strconv.Itoa(n) {
+		t.Errorf("msgload-merge: --wait-for %q, want the %d shards (derived from the run's directory)", got, n)
 	}
-	var want []string
-	for i := 0; i < n; i++ {
-		want = append(want, runDir+"/"+rundir.Shard{Index: i, Count: n}.Dir())
-	}
-	if !slices.Equal(dirs, want) {
-		t.Errorf("msgload-merge merges %v, want the %d shards %v", dirs, n, want)
+	if dirs := positional(mc.Args[1:]); len(dirs) != 0 {
+		t.Errorf("msgload-merge lists shard directories %v: with --wait-for they are derived", dirs)
 	}
 	if got := flagValue(mc.Args, "sink-log"); got != mMount+sinkLogs {
 		t.Errorf("msgload-merge: --sink-log %s, want the sink replicas' directory %s", got, mMount+sinkLogs)
@@ -330,7 +323,7 @@ func TestK8sShardedRun(t *testing.T) {
 	if err := os.WriteFile(p, []byte(sc.Data["scenario.yaml"]), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	scen, err := scenarios.Load(p, func(string) string { return "" })
+	scen, err := scenarios.Load(p, podEnv(t, r, c))
 	if err != nil {
 		t.Fatalf("the sharded scenario: %v", err)
 	}

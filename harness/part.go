@@ -384,9 +384,15 @@ func (r *partRun) prepareAttack(baseURL, tokenURL, sinkURL string, cs *closeStac
 // start in meta (and the start of the window of a standalone sink's copy) and
 // writes run.json before the attack begins.
 func (r *partRun) startAtInstant(stopCtx context.Context, meta *rundir.Meta, metaPath string) error {
+	if r.o.Barrier != "" {
+		if err := r.barrier(stopCtx, meta); err != nil {
+			return err
+		}
+	}
 	if !r.o.StartAt.IsZero() {
 		// Every shard begins on the same instant.
 		if late := waitStart(stopCtx, r.o.StartAt, r.o.Now); late > time.Second {
+			meta.LateStart = late.Seconds()
 			fmt.Fprintf(r.o.Stderr, "msgload: %s: starting %s after the start instant %s\n", r.s.Name, late.Round(time.Millisecond), r.o.StartAt.UTC().Format(time.RFC3339))
 		}
 	}

@@ -77,6 +77,12 @@ type Options struct {
 	// StartAt, when set, is the instant the attack begins (every shard of a
 	// sharded run on the same one); what is embedded starts before it.
 	StartAt time.Time
+	// Barrier, when set, is a directory on storage every shard shares: each
+	// writes its ready marker there and the attack begins once all
+	// ShardCount markers are there, at StartAt when set (barrier.go), or
+	// BarrierTimeout after reaching it at the latest.
+	Barrier        string
+	BarrierTimeout time.Duration
 
 	// Checkpoint is how often summary.json is rewritten, marked partial,
 	// while the run goes (live.go): 0 is a minute, a negative value none.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -89,6 +90,11 @@ func gcd(a, b int) int {
 	return a
 }
 
+// ErrShardDirExists: the shard's directory is already there: another
+// process ran this shard (a pod replaced after a disruption). It is never
+// reused: its messages went out once, a second run would send them again.
+var ErrShardDirExists = errors.New("the shard's directory exists: this shard already ran (it is never run twice)")
+
 // createShardDir makes <out>/<id>/shard-<I>: the run's directory is shared by
 // the shards (made by whichever comes first), the shard's own is never reused.
 func createShardDir(out, id string, sh rundir.Shard) (string, error) {
@@ -97,7 +103,9 @@ func createShardDir(out, id string, sh rundir.Shard) (string, error) {
 		return "", fmt.Errorf("create run directory: %w", err)
 	}
 	dir := filepath.Join(parent, sh.Dir())
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, 0o755); errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("%w: %s", ErrShardDirExists, dir)
+	} else if err != nil {
 		return "", fmt.Errorf("create shard directory: %w", err)
 	}
 	return dir, nil

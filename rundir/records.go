@@ -164,6 +164,14 @@ type Meta struct {
 	// StartAt is the instant the run was told to begin (msgload run
 	// --start-at), when it was: every shard of one run has the same.
 	StartAt time.Time `json:"start_at,omitzero"`
+	// LateStart is how many seconds after StartAt this process began, when
+	// it began more than a second late (a pod scheduled or pulled late): its
+	// shard did not start with the others.
+	LateStart float64 `json:"late_start_s,omitempty"`
+	// BarrierMissing lists the shards whose ready markers were not in the
+	// start barrier (msgload run --barrier) when this one began: they did not
+	// start with it.
+	BarrierMissing []int `json:"barrier_missing,omitempty"`
 	// ScenarioDigest is ScenarioDigest of the run's scenario.yaml (the
 	// resolved scenario, secrets redacted): shards of one run have the same,
 	// so the merge tells two runs that reused one run id apart.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -19,10 +20,12 @@ func (g *globalState) reportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "rebuild summary.json, report.html, report.md and junit.xml of a run directory (of each part, for a run of several); with --merge, make one run of the shards of a sharded run",
-		ArgsUsage: "RUN_DIR | --merge OUT SHARD_DIR…",
+		ArgsUsage: "RUN_DIR | --merge OUT SHARD_DIR… | --merge OUT --wait-for N",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
 			&cli.StringFlag{Name: "merge", Usage: "make the run directory `OUT` of a sharded run from its shards' directories (msgload run --shard I/N) given as arguments: its raw files are the union of theirs, its summary, reports and verdict those of the union (counts added, percentiles over every value, thresholds once); msgload report OUT builds them again"},
+			&cli.IntFlag{Name: "wait-for", Usage: "with --merge: the shards are OUT/shard-0 … shard-(`N`-1), not listed; wait until all N have ended (run.json has an end), at most --wait-timeout, then merge those there (one missing or unfinished makes the run incomplete, named)"},
+			&cli.DurationFlag{Name: "wait-timeout", Value: time.Hour, Usage: "with --wait-for: wait at most `D` for the shards"},
 			&cli.StringSliceFlag{Name: "sink-log", Usage: "with --merge: the events come from these sink logs (`FILE` events.jsonl, or a sink's data directory), one per sink replica, instead of the shards' copies; the run's tagged events and the untagged ones of its window"},
 		},
 		Action: func(c *cli.Context) error {
@@ -34,6 +37,12 @@ func (g *globalState) reportCommand() *cli.Command {
 					continue
 				}
 				args = append(args, a)
+			}
+			if n := c.Int("wait-for"); n != 0 || c.IsSet("wait-timeout") {
+				if c.String("merge") == "" || len(args) > 0 {
+					return badInput(errors.New("report: --wait-for N goes with --merge OUT and no shard directories (they are OUT/shard-I); see 'msgload report --help'"))
+				}
+				return g.runWaitMerge(c.Context, c.String("merge"), n, c.Duration("wait-timeout"), c.StringSlice("sink-log"), quiet)
 			}
 			if out := c.String("merge"); out != "" {
 				if len(args) == 0 {

@@ -58,6 +58,9 @@ type shardOpts struct {
 	shards  int
 	startAt string
 	runID   string
+	// barrier and barrierTimeout: the start barrier (harness.Options.Barrier).
+	barrier        string
+	barrierTimeout time.Duration
 }
 
 func (o *shardOpts) flags() []cli.Flag {
@@ -66,6 +69,8 @@ func (o *shardOpts) flags() []cli.Flag {
 		&cli.IntFlag{Name: "shards", Usage: "the run is split among `N` processes and this one's index is $" + envJobIndex + " (what a Kubernetes Indexed Job gives each pod); --shard wins", Destination: &o.shards},
 		&cli.StringFlag{Name: "start-at", Usage: "begin the attack at `TIME` (RFC 3339, e.g. 2026-11-23T15:00:00Z), so every shard begins on the same instant; without --run-id the shards derive their common run id from the scenario's name, TIME and N", Destination: &o.startAt},
 		&cli.StringFlag{Name: "run-id", Usage: "name the run `ID` (1 to 64 of [A-Za-z0-9_-]) instead of a new id: every shard of a sharded run gives the same", Destination: &o.runID},
+		&cli.StringFlag{Name: "barrier", Usage: "start on a barrier in `DIR` (shared by the shards, e.g. on a volume): write this shard's ready marker there and begin once all N shards' are there (at --start-at when given), at most --barrier-timeout later; run.json names the shards missing then (barrier_missing)", Destination: &o.barrier},
+		&cli.DurationFlag{Name: "barrier-timeout", Value: 10 * time.Minute, Usage: "without --start-at, wait at most `D` on the --barrier for the other shards", Destination: &o.barrierTimeout},
 	}
 }
 
@@ -104,6 +109,10 @@ func (o *shardOpts) apply(g *globalState, ho *harness.Options) error {
 		return badInput(fmt.Errorf("run: --run-id %q: want 1 to 64 of [A-Za-z0-9_-]", o.runID))
 	}
 	ho.RunID = o.runID
+	ho.Barrier, ho.BarrierTimeout = o.barrier, o.barrierTimeout
+	if o.barrier != "" && ho.ShardCount == 0 {
+		return badInput(errors.New("run: --barrier is for the shards of a sharded run: give --shard I/N or --shards N"))
+	}
 	if ho.ShardCount > 0 && ho.RunID == "" && ho.StartAt.IsZero() {
 		return badInput(errors.New("run: a sharded run needs one run id for all its shards: give --run-id ID, or --start-at TIME from which every shard derives the same id"))
 	}
@@ -181,6 +190,11 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 
 	res, err := harness.Run(c.Context, ho)
 	if err != nil {
+		if errors.Is(err, harness.ErrShardDirExists) {
+			// Not bad input: the run is incomplete (the environment ran
+			// this shard twice), and what the first pod flushed is merged.
+			return &exitError{code: exitInterrupted, err: fmt.Errorf("run: %w", err)}
+		}
 		if errors.Is(err, harness.ErrUnconfirmedTarget) || errors.Is(err, harness.ErrShard) {
 			return badInput(err)
 		}
