@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/msgload/msgload/internal/netguard"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -152,7 +153,7 @@ func New(cfg Config, reg prometheus.Registerer) (*Server, error) {
 	if client == nil {
 		// The timeout bounds the dial and the wait for the answer's header,
 		// without a timer per call (http.Client.Timeout would make one).
-		client = &http.Client{
+		client = netguard.Client(&http.Client{
 			Transport: &http.Transport{
 				Proxy:                 nil,
 				DialContext:           (&net.Dialer{Timeout: cfg.Callbacks.Timeout, KeepAlive: 30 * time.Second}).DialContext,
@@ -161,7 +162,7 @@ func New(cfg Config, reg prometheus.Registerer) (*Server, error) {
 				MaxIdleConnsPerHost:   cfg.Callbacks.Senders,
 				IdleConnTimeout:       90 * time.Second,
 			},
-		}
+		})
 	}
 	s.cbs = newSenders(s, client, cfg.Callbacks.Senders)
 	s.eng = newEngine(s.runEvent)

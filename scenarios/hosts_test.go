@@ -1,0 +1,50 @@
+package scenarios
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// confirm: takes one host, "a, b" or a list; a part inherits the list; a
+// list entry that is not a host name is named in the error.
+func TestConfirmHosts(t *testing.T) {
+	const base = "name: x\napi: notify\ntarget: { baseUrl: \"https://api.example.com\", tokenUrl: \"https://id.example.com/token\" }\nauth: { clientId: a, clientSecret: b }\nload: { rate: 1/s, requests: 1 }\nmessage: { recipient: \"+79990000001\", text: x }\n"
+	for _, tc := range []struct {
+		confirm string
+		want    Hosts
+		err     string
+	}{
+		{"api.example.com", Hosts{"api.example.com"}, ""},
+		{"\"api.example.com, id.example.com\"", Hosts{"api.example.com", "id.example.com"}, ""},
+		{"[api.example.com, id.example.com]", Hosts{"api.example.com", "id.example.com"}, ""},
+		{"\n  - api.example.com\n  - id.example.com:8443", Hosts{"api.example.com", "id.example.com:8443"}, ""},
+		{"[api.example.com, \"https://id.example.com/x\"]", nil, `confirm: "https://id.example.com/x": want a host name`},
+		{"{ a: b }", nil, "confirm: want a host or a list of hosts"},
+	} {
+		s, err := Parse("x.yaml", "", []byte(base+"confirm: "+tc.confirm+"\n"), env(nil))
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("confirm: %s: err %v, want %q", tc.confirm, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("confirm: %s: %v", tc.confirm, err)
+		case !slices.Equal(s.Confirm, tc.want):
+			t.Errorf("confirm: %s: got %q, want %q", tc.confirm, s.Confirm, tc.want)
+		}
+	}
+}
+
+// A list of hosts is written back as a list, one host as the string it was.
+func TestConfirmHostsMarshal(t *testing.T) {
+	for _, tc := range []struct {
+		h    Hosts
+		want string
+	}{{Hosts{"a"}, `"a"`}, {Hosts{"a", "b"}, `["a","b"]`}} {
+		b, err := tc.h.MarshalJSON()
+		if err != nil || string(b) != tc.want {
+			t.Errorf("%q: %s %v, want %s", tc.h, b, err, tc.want)
+		}
+	}
+}
