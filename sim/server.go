@@ -182,12 +182,12 @@ func (s *Server) routes() {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("GET /sim/v1/truth", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /sim/v1/truth", netguard.GuardHost(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.Truth())
-	})
-	mux.HandleFunc("GET /sim/v1/pending", func(w http.ResponseWriter, r *http.Request) {
+	}, s.cfg.ListenAddr))
+	mux.HandleFunc("GET /sim/v1/pending", netguard.GuardHost(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]int{"pending": s.Pending(), "owed": s.Owed()})
-	})
+	}, s.cfg.ListenAddr))
 	s.mux = mux
 }
 

@@ -58,3 +58,43 @@ func Client(c *http.Client) *http.Client {
 	c.CheckRedirect = CheckRedirect
 	return c
 }
+
+// LocalHost reports whether hostport, a request's Host header, names this
+// machine: a loopback name or address (any port), or one of hosts (the
+// configured listen address: host or host:port). A DNS-rebinding page always
+// sends its own name, so it fails this test.
+func LocalHost(hostport string, hosts ...string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	if host == "" {
+		return false
+	}
+	if IsLoopbackHost(host) {
+		return true
+	}
+	for _, a := range hosts {
+		h, _, err := net.SplitHostPort(a)
+		if err != nil {
+			h = a
+		}
+		if a != "" && (strings.EqualFold(a, hostport) || (h != "" && strings.EqualFold(h, host))) {
+			return true
+		}
+	}
+	return false
+}
+
+// GuardHost wraps a read endpoint served without a token: a request whose
+// Host is not LocalHost is answered 421 Misdirected Request, so a web page
+// whose name was rebound to 127.0.0.1 cannot read it.
+func GuardHost(h http.HandlerFunc, hosts ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !LocalHost(r.Host, hosts...) {
+			http.Error(w, "misdirected request: this read API answers only to a loopback host name or its listen address", http.StatusMisdirectedRequest)
+			return
+		}
+		h(w, r)
+	}
+}
