@@ -104,7 +104,7 @@ func (c *checker) target(s *Scenario, p string, notify bool) {
 	}
 	for _, h := range s.Confirm {
 		if strings.Contains(h, "/") || strings.ContainsAny(h, " \t@") {
-			c.errorf(at("confirm"), "%q: want a host name such as api.example.com (no scheme, path or user)", h)
+			c.errorf(at("confirm"), "want a host name such as api.example.com (no scheme, path or user), got %q", h)
 		}
 	}
 	if s.Sink != "embedded" {

@@ -19,7 +19,7 @@ func TestConfirmHosts(t *testing.T) {
 		{"\"api.example.com, id.example.com\"", Hosts{"api.example.com", "id.example.com"}, ""},
 		{"[api.example.com, id.example.com]", Hosts{"api.example.com", "id.example.com"}, ""},
 		{"\n  - api.example.com\n  - id.example.com:8443", Hosts{"api.example.com", "id.example.com:8443"}, ""},
-		{"[api.example.com, \"https://id.example.com/x\"]", nil, `confirm: "https://id.example.com/x": want a host name`},
+		{"[api.example.com, \"https://id.example.com/x\"]", nil, `confirm: want a host name such as api.example.com (no scheme, path or user), got "https://id.example.com/x"`},
 		{"{ a: b }", nil, "confirm: want a host or a list of hosts"},
 	} {
 		s, err := Parse("x.yaml", "", []byte(base+"confirm: "+tc.confirm+"\n"), env(nil))
