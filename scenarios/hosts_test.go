@@ -48,3 +48,26 @@ func TestConfirmHostsMarshal(t *testing.T) {
 		}
 	}
 }
+
+// The resolved scenario (scenario.yaml of a run) keeps a confirm: list as a
+// list, and it loads back the same.
+func TestConfirmHostsRoundTrip(t *testing.T) {
+	s, err := Load("testdata/real-notify.yaml", env(map[string]string{"LOAD_A_SECRET": "a", "LOAD_B_SECRET": "b"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "auth.staging.example.com") {
+		t.Fatalf("confirm list lost:\n%s", b)
+	}
+	again, err := Parse("testdata/again.yaml", "testdata", b, env(nil))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if !slices.Equal(again.Confirm, s.Confirm) {
+		t.Errorf("confirm %q after a round trip, want %q", again.Confirm, s.Confirm)
+	}
+}
