@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/msgload/msgload/internal/netguard"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -287,7 +288,7 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 			cs.lim = newWindowLimiter(o.Limit.Requests, o.Limit.Window)
 		}
 		if o.API == rundir.APINotify {
-			cs.tok = newTokenCache(c, o.TokenURL, &http.Client{Transport: &tokenRecorder{e: e, c: cs, next: rt}})
+			cs.tok = newTokenCache(c, o.TokenURL, netguard.Client(&http.Client{Transport: &tokenRecorder{e: e, c: cs, next: rt}}))
 		}
 		e.clients = append(e.clients, cs)
 		e.byID[c.ID] = cs

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/msgload/msgload/internal/netguard"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/sink"
 )
@@ -60,7 +61,7 @@ func newRemoteLog(sinkURL, run, path string) (*remoteLog, error) {
 		return nil, fmt.Errorf("events from the sink: %w", err)
 	}
 	w := bufio.NewWriter(f)
-	return &remoteLog{sinkURL: strings.TrimRight(sinkURL, "/"), run: run, client: &http.Client{Timeout: 30 * time.Second},
+	return &remoteLog{sinkURL: strings.TrimRight(sinkURL, "/"), run: run, client: netguard.Client(&http.Client{Timeout: 30 * time.Second}),
 		f: f, w: w, enc: json.NewEncoder(w)}, nil
 }
 

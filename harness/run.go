@@ -40,12 +40,14 @@ type Options struct {
 	// of a standalone sink (scenario sink: URL), which needs it beyond loopback.
 	SinkReadToken string
 
-	MaxMessages   int64  // hard cap on messages really sent, over the scenario's; 0 = scenario's
-	ConfirmTarget string // host allowed as a non-loopback target
-	Version       string // msgload's module version
-	Commit        string // the VCS revision msgload was built from ("+dirty" when modified)
-	CommitTime    string // its vcs.time
-	Host          string // the machine the run goes on (cmd/ asks os.Hostname)
+	MaxMessages int64 // hard cap on messages really sent, over the scenario's; 0 = scenario's
+	// ConfirmTargets are the hosts (or host:port) allowed as non-loopback
+	// targets (--confirm-target); when empty, the scenario's confirm: applies.
+	ConfirmTargets []string
+	Version        string // msgload's module version
+	Commit         string // the VCS revision msgload was built from ("+dirty" when modified)
+	CommitTime     string // its vcs.time
+	Host           string // the machine the run goes on (cmd/ asks os.Hostname)
 
 	Stdout, Stderr io.Writer
 	TTY            bool // Stderr is a terminal: a live progress bar instead of lines
@@ -176,15 +178,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if p.Target.Embedded {
 			continue
 		}
-		confirm := o.ConfirmTarget
-		if confirm == "" {
+		confirm := o.ConfirmTargets
+		if len(confirm) == 0 {
 			confirm = p.Confirm
 		}
 		for _, u := range []string{p.Target.BaseURL, p.Target.TokenURL} {
 			if u == "" {
 				continue
 			}
-			if err := checkTarget(u, confirm); err != nil {
+			if err := CheckTarget(u, confirm); err != nil {
 				return nil, fmt.Errorf("%s: %w", p.Name, err)
 			}
 		}

@@ -248,7 +248,7 @@ func TestRedactorBody(t *testing.T) {
 		{"application/json", `{"a":1,"password":"x","n":{"PIN":"1234","k":[{"client_secret":"s"}]}}`, `{"a":1,"n":{"k":[{}]}}`},                         // nested, case-insensitive, configured field
 		{"application/x-www-form-urlencoded", "grant_type=client_credentials&client_id=a&client_secret=s", "client_id=a&grant_type=client_credentials"}, // form
 		{"", "grant_type=password&username=u&password=p", "grant_type=password&username=u"},                                                             // form without a content type
-		{"text/plain", "just text", "just text"}, // anything else is kept
+		{"text/plain", "just text", ""}, // anything else is redacted whole
 	}
 	for _, tt := range tests {
 		if got := string(r.Body(tt.ct, []byte(tt.in))); got != tt.want {

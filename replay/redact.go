@@ -3,6 +3,10 @@ package replay
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -199,7 +203,7 @@ func (r *redactor) Headers(h http.Header) http.Header {
 		out.Del(name)
 	}
 	for name, vs := range out {
-		if r.Secret(name) {
+		if r.Secret(name) || credentialHeaderName(name) {
 			for _, v := range vs {
 				r.learnHeader(v)
 			}
@@ -207,6 +211,22 @@ func (r *redactor) Headers(h http.Header) http.Header {
 		}
 	}
 	return out
+}
+
+// notSecretHeaders end like a credential header's name but are not one
+// (replay needs the idempotency key).
+var notSecretHeaders = []string{"idempotency-key"}
+
+// credentialHeaderName reports whether a header's name looks like a
+// credential's beyond the field patterns: X-Auth and anything with "auth" in
+// it, *-Token, *-Key, *Secret*.
+func credentialHeaderName(name string) bool {
+	n := strings.ToLower(name)
+	if slices.Contains(notSecretHeaders, n) {
+		return false
+	}
+	return strings.Contains(n, "auth") || strings.Contains(n, "secret") ||
+		strings.HasSuffix(n, "-token") || strings.HasSuffix(n, "-key") || strings.HasSuffix(n, "_key")
 }
 
 // Query returns a raw query without secret parameters.
@@ -241,24 +261,27 @@ func (r *redactor) Query(raw string) string {
 	return v.Encode()
 }
 
-// Body returns body without secret fields: JSON objects lose them at any depth,
-// forms lose them by name. A body that is neither is kept as is (after the
-// literal scrub applied to whole lines).
+// Body returns body without secret fields: JSON objects lose them at any depth
+// (every value of a duplicated key), forms lose them by name. A body it cannot
+// parse completely (JSON with a trailing comma or extra text, multipart, plain
+// text, anything else) may hide a secret anywhere: it is redacted whole, Body
+// returns nil, after remembering what looks like a secret in it so an echo of
+// it is scrubbed. A UTF-8 BOM before JSON is dropped.
 func (r *redactor) Body(contentType string, body []byte) []byte {
-	t := bytes.TrimSpace(body)
+	t := bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(body), utf8BOM))
 	if len(t) == 0 {
 		return body
 	}
 	if t[0] == '{' || t[0] == '[' {
-		var v any
-		dec := json.NewDecoder(bytes.NewReader(t))
-		dec.UseNumber()
-		if dec.Decode(&v) == nil {
-			v = r.walk(v)
-			if out, err := json.Marshal(v); err == nil {
-				return out
-			}
+		if out, ok := r.json(t); ok {
+			return out
 		}
+		r.learnLoose(t)
+		return nil
+	}
+	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), "multipart/") {
+		r.learnMultipart(contentType, body)
+		return nil
 	}
 	if strings.Contains(contentType, "x-www-form-urlencoded") || looksLikeForm(t) {
 		if vals, err := url.ParseQuery(string(t)); err == nil {
@@ -273,7 +296,122 @@ func (r *redactor) Body(contentType string, body []byte) []byte {
 			return []byte(vals.Encode())
 		}
 	}
-	return body
+	r.learnLoose(t)
+	return nil
+}
+
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// bodyRedactedWhole is the exchange's note when its request body did not
+// parse and was therefore not recorded.
+const bodyRedactedWhole = "request body not recorded (not parsed: it could hide a secret anywhere)"
+
+// json redacts a JSON document that parses completely (nothing after it):
+// first every value of every secret key is learnt from the token stream (the
+// decoder into a map keeps only the last of duplicated keys), then the keys
+// are removed.
+func (r *redactor) json(t []byte) ([]byte, bool) {
+	dec := json.NewDecoder(bytes.NewReader(t))
+	dec.UseNumber()
+	if r.learnTokens(dec, false, 0) != nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false // text after the document
+	}
+	var v any
+	dec = json.NewDecoder(bytes.NewReader(t))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return nil, false
+	}
+	out, err := json.Marshal(r.walk(v))
+	return out, err == nil
+}
+
+// maxJSONDepth bounds the nesting learnTokens follows; deeper is unparsed.
+const maxJSONDepth = 512
+
+// learnTokens reads one JSON value from dec, remembering its strings and
+// numbers when it sits under a secret key.
+func (r *redactor) learnTokens(dec *json.Decoder, secret bool, depth int) error {
+	if depth > maxJSONDepth {
+		return errors.New("nested too deeply")
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch x := tok.(type) {
+	case json.Delim:
+		obj := x == '{'
+		for dec.More() {
+			under := secret
+			if obj {
+				k, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				ks, _ := k.(string)
+				under = under || r.Secret(ks)
+			}
+			if err := r.learnTokens(dec, under, depth+1); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token() // the closing delimiter
+		return err
+	case string:
+		if secret {
+			r.remember(x)
+		}
+	case json.Number:
+		if secret {
+			r.remember(x.String())
+		}
+	}
+	return nil
+}
+
+// looseFieldRE finds "name": "value" and name=value pairs in a body that did
+// not parse, so their secret values are scrubbed from any echo.
+var looseFieldRE = regexp.MustCompile(`"((?:[^"\\]|\\.)+)"\s*:\s*"((?:[^"\\]|\\.)*)"|([A-Za-z0-9_.\-]+)=([^&\s]+)`)
+
+// learnLoose remembers the values of secret-named fields in an unparsed body.
+func (r *redactor) learnLoose(t []byte) {
+	for _, m := range looseFieldRE.FindAllSubmatch(t, -1) {
+		k, v := m[1], m[2]
+		if len(k) == 0 {
+			k, v = m[3], m[4]
+			if u, err := url.QueryUnescape(string(v)); err == nil {
+				v = []byte(u)
+			}
+		}
+		if r.Secret(string(k)) {
+			r.remember(string(v))
+		}
+	}
+}
+
+// learnMultipart remembers the values of secret-named parts of a multipart
+// body; the body itself is never kept.
+func (r *redactor) learnMultipart(contentType string, body []byte) {
+	_, params, err := mime.ParseMediaType(contentType)
+	if err != nil || params["boundary"] == "" {
+		r.learnLoose(body)
+		return
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	for {
+		p, err := mr.NextPart()
+		if err != nil {
+			return
+		}
+		if r.Secret(p.FormName()) {
+			v, _ := io.ReadAll(io.LimitReader(p, 1<<16))
+			r.remember(string(v))
+		}
+	}
 }
 
 var formRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]+=[^&]*(&[A-Za-z0-9_.\-]+=[^&]*)*$`)
@@ -343,7 +481,11 @@ func (r *redactor) Exchange(e *exchange, reqBody, respBody []byte) {
 	e.Header.Del("Content-Length")
 	e.RespHeader.Del("Content-Length")
 	e.Query = r.Query(e.Query)
-	e.Body, e.BodyEncoding = encodeBody(r.Body(ct, reqBody))
+	body := r.Body(ct, reqBody)
+	if body == nil && len(reqBody) > 0 && e.Error == "" {
+		e.Error = bodyRedactedWhole
+	}
+	e.Body, e.BodyEncoding = encodeBody(body)
 	api, _ := classify(e.Method, e.Path)
 	if api == apiToken || bytes.Contains(respBody, []byte("access_token")) {
 		// Learn the issued token so it is scrubbed wherever it shows up later.

@@ -1,13 +1,16 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/url"
 	"testing"
 )
 
 // FuzzRedactBody: whatever a client sends, the redacted body never carries a
-// secret field, neither as a JSON key at any depth nor as a form field.
+// secret field, neither as a JSON key at any depth nor as a form field, and a
+// body that is neither parsed JSON nor a form is redacted whole (nil), never
+// kept as is.
 func FuzzRedactBody(f *testing.F) {
 	f.Add("application/json", []byte(`{"a":{"password":"x","b":[{"client_secret":"y"}]},"c":"+79991234567"}`))
 	f.Add("application/x-www-form-urlencoded", []byte("grant_type=client_credentials&client_id=a&client_secret=s"))
@@ -22,7 +25,10 @@ func FuzzRedactBody(f *testing.F) {
 			}
 			return
 		}
-		if string(out) != string(body) { // rewritten as a form
+		if out == nil || len(bytes.TrimSpace(body)) == 0 {
+			return // redacted whole, or nothing to redact
+		}
+		{
 			vals, err := url.ParseQuery(string(out))
 			if err != nil {
 				t.Fatalf("form output does not parse: %q", out)

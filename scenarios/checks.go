@@ -102,8 +102,10 @@ func (c *checker) target(s *Scenario, p string, notify bool) {
 			c.errorf(at("target.tokenUrl"), "only the notify API has a token endpoint")
 		}
 	}
-	if s.Confirm != "" && (strings.Contains(s.Confirm, "/") || strings.ContainsAny(s.Confirm, " \t@")) {
-		c.errorf(at("confirm"), "want a host name such as api.example.com (no scheme, path or user)")
+	for _, h := range s.Confirm {
+		if strings.Contains(h, "/") || strings.ContainsAny(h, " \t@") {
+			c.errorf(at("confirm"), "want a host name such as api.example.com (no scheme, path or user), got %q", h)
+		}
 	}
 	if s.Sink != "embedded" {
 		c.url(at("sink"), s.Sink, true)

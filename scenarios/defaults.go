@@ -189,7 +189,7 @@ func inheritPart(top, part *Scenario) {
 	if part.Target.IsZero() {
 		part.Target = top.Target
 	}
-	if part.Confirm == "" {
+	if len(part.Confirm) == 0 {
 		part.Confirm = top.Confirm
 	}
 	if part.Sink == "" {

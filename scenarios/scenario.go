@@ -14,7 +14,7 @@ type Scenario struct {
 	Description string      `json:"description,omitempty" jsonschema_description:"free text shown by validate"`
 	API         string      `json:"api,omitempty" jsonschema:"enum=messaging,enum=notify" jsonschema_description:"which API the scenario drives"`
 	Target      Target      `json:"target,omitempty" jsonschema_description:"embedded (the built-in simulator) or the addresses of a real service"`
-	Confirm     string      `json:"confirm,omitempty" jsonschema_description:"host allowed as a non-loopback target (like --confirm-target)"`
+	Confirm     Hosts       `json:"confirm,omitempty" jsonschema_description:"hosts allowed as non-loopback targets (like --confirm-target): one host, \"a, b\" or a list"`
 	Auth        Auth        `json:"auth,omitempty"`
 	Clients     Clients     `json:"clients,omitempty" jsonschema_description:"number of integrations the load is spread across, or a list of their credentials"`
 	Load        LoadSpec    `json:"load,omitempty"`

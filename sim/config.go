@@ -56,6 +56,10 @@ type Config struct {
 	// truth.jsonl; four times as many callback records); beyond it the truth
 	// is marked Truncated.
 	TruthCap int `yaml:"truthCap"`
+	// ListenAddr is where `msgload sim` listens: /sim/v1/truth and
+	// /sim/v1/pending, served without a token, answer only to a loopback
+	// Host or this address (a DNS-rebinding page sends its own name).
+	ListenAddr string `yaml:"-"`
 	// Seed seeds every random draw; 0 draws a seed from the clock.
 	Seed uint64 `yaml:"seed"`
 	// MaxBodyBytes bounds request bodies (413 is never used: 400, as the seed says).

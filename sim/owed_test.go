@@ -105,7 +105,7 @@ func TestOwed(t *testing.T) {
 				}
 				// The same count in GET /sim/v1/pending.
 				w := httptest.NewRecorder()
-				s.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/sim/v1/pending", nil))
+				s.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/sim/v1/pending", nil))
 				var body map[string]int
 				if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || body["owed"] != s.Owed() || body["pending"] != s.Pending() {
 					t.Fatalf("/sim/v1/pending = %s (%v)", w.Body, err)

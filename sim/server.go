@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/msgload/msgload/internal/netguard"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -152,7 +153,7 @@ func New(cfg Config, reg prometheus.Registerer) (*Server, error) {
 	if client == nil {
 		// The timeout bounds the dial and the wait for the answer's header,
 		// without a timer per call (http.Client.Timeout would make one).
-		client = &http.Client{
+		client = netguard.Client(&http.Client{
 			Transport: &http.Transport{
 				Proxy:                 nil,
 				DialContext:           (&net.Dialer{Timeout: cfg.Callbacks.Timeout, KeepAlive: 30 * time.Second}).DialContext,
@@ -161,7 +162,7 @@ func New(cfg Config, reg prometheus.Registerer) (*Server, error) {
 				MaxIdleConnsPerHost:   cfg.Callbacks.Senders,
 				IdleConnTimeout:       90 * time.Second,
 			},
-		}
+		})
 	}
 	s.cbs = newSenders(s, client, cfg.Callbacks.Senders)
 	s.eng = newEngine(s.runEvent)
@@ -181,12 +182,12 @@ func (s *Server) routes() {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("GET /sim/v1/truth", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /sim/v1/truth", netguard.GuardHost(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.Truth())
-	})
-	mux.HandleFunc("GET /sim/v1/pending", func(w http.ResponseWriter, r *http.Request) {
+	}, s.cfg.ListenAddr))
+	mux.HandleFunc("GET /sim/v1/pending", netguard.GuardHost(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]int{"pending": s.Pending(), "owed": s.Owed()})
-	})
+	}, s.cfg.ListenAddr))
 	s.mux = mux
 }
 

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/msgload/msgload/internal/netguard"
 )
 
 // ReadTokenFile is the file in the data directory where a standalone sink
@@ -23,10 +25,11 @@ const ReadTokenFile = "read-token"
 // recipients, incoming texts and the bodies of refused calls, so whenever a
 // read token is set they answer only to "Authorization: Bearer <token>". The
 // callback schemes do not open them: a service that may post callbacks may
-// not read what others posted.
+// not read what others posted. With no token (loopback) they answer only to a
+// loopback Host or the listen address (see netguard.GuardHost).
 func (s *Sink) readAuth(route string, h http.HandlerFunc) http.HandlerFunc {
 	if s.opts.ReadToken == "" {
-		return h
+		return netguard.GuardHost(h, s.opts.ListenAddr)
 	}
 	want := sha256.Sum256([]byte(s.opts.ReadToken))
 	return func(w http.ResponseWriter, r *http.Request) {

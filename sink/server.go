@@ -110,6 +110,9 @@ func Serve(ctx context.Context, cfg ServerConfig) (err error) {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if cfg.ListenAddr == "" {
+		cfg.ListenAddr = cfg.Addr // the read API answers to this Host too
+	}
 	s, err := New(cfg.Options, reg)
 	if err != nil {
 		return err

@@ -38,6 +38,10 @@ type Options struct {
 	// require ("Authorization: Bearer <token>"); empty leaves them open (as an
 	// embedded sink on loopback has them). Serve sets one beyond loopback.
 	ReadToken string
+	// ListenAddr is the address the sink was told to listen on (Serve sets
+	// it): with no ReadToken the read API answers only to a Host that is a
+	// loopback name or this address, so a DNS-rebinding page cannot read it.
+	ListenAddr string
 	// MaxTracked bounds the messages the correlation table remembers (default
 	// DefaultMaxTracked); past it the oldest are forgotten and a later event of a
 	// forgotten message is taken as a first arrival.

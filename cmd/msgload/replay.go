@@ -55,7 +55,7 @@ func (g *globalState) replayCommand() *cli.Command {
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "without --scenario: per request"},
 			&cli.StringFlag{Name: "scenario", Usage: "replay through a scenario (built-in `NAME` or file): its target, clients, limit mode, retries, probes, delivery and thresholds apply, its load is replaced by FILE"},
 			&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9464", Usage: "serve /metrics here while the replay goes (\"\" for none; port 0 for any free one; a busy port is an error)"},
-			&cli.StringFlag{Name: "confirm-target", Usage: "`HOST` that may be replayed against although it is not loopback"},
+			&cli.StringSliceFlag{Name: "confirm-target", Usage: "`HOST` that may be replayed against although it is not loopback (repeatable, or a,b)"},
 		},
 		Action: func(c *cli.Context) error {
 			if err := oneArg(c, "replay", "file"); err != nil {
@@ -111,7 +111,7 @@ func (g *globalState) replayConfig(c *cli.Context) (harness.ReplayOptions, error
 	if v := c.String("notify-url"); v != "" {
 		o.NotifyURL = v
 	}
-	confirm := c.String("confirm-target")
+	confirm := confirmTargets(c)
 	for _, u := range []struct{ flag, v string }{{"--messaging-url", o.MessagingURL}, {"--notify-url", o.NotifyURL}, {"--token-url", o.TokenURL}, {"--sink", o.SinkURL}} {
 		if u.v == "" {
 			continue
@@ -121,8 +121,11 @@ func (g *globalState) replayConfig(c *cli.Context) (harness.ReplayOptions, error
 			problems = append(problems, fmt.Errorf("%s %q: want an http(s) base URL", u.flag, redactURL(u.v)))
 			continue
 		}
-		if u.flag != "--sink" && !isLoopbackHost(p.Hostname()) && p.Hostname() != confirm {
-			problems = append(problems, fmt.Errorf("%s: %s is not loopback; pass --confirm-target %s to replay against it", u.flag, p.Hostname(), p.Hostname()))
+		if u.flag == "--sink" {
+			continue
+		}
+		if err := harness.CheckTarget(redactURL(u.v), confirm); err != nil {
+			problems = append(problems, fmt.Errorf("%s: %w", u.flag, err))
 		}
 	}
 	split := func(s string) []string {
@@ -195,7 +198,7 @@ func (g *globalState) runReplay(c *cli.Context, s *scenarios.Scenario) error {
 	defer stopSignals()
 	res, err := harness.Run(c.Context, harness.Options{
 		Scenario: s, Out: c.String("out"), MetricsAddr: c.String("metrics-addr"), MetricsLinger: 15 * time.Second,
-		ConfirmTarget: c.String("confirm-target"), Version: version(), SinkReadToken: g.getenv(envSinkReadToken),
+		ConfirmTargets: confirmTargets(c), Version: version(), SinkReadToken: g.getenv(envSinkReadToken),
 		Stdout: g.stdout, Stderr: g.stderr, TTY: g.isTTY(g.stderr), Signals: sig,
 	})
 	if err != nil {

@@ -92,3 +92,29 @@ func TestReplayBinaryWritesRunDirectory(t *testing.T) {
 		}
 	}
 }
+
+// --confirm-target takes several hosts (a,b and repeated): a replay whose
+// notification API and token endpoint are on two confirmed hosts is refused
+// only for the third, unconfirmed one, named in the error. Nothing is sent:
+// the check comes first.
+func TestReplayConfirmsAListOfHosts(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "traffic.jsonl")
+	if err := os.WriteFile(file, []byte(fmt.Sprintf(`{"format":%q,"version":%d,"started":"2026-11-23T10:00:00Z"}`+"\n", replay.FormatName, replay.FormatVersion)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, confirm := range [][]string{
+		{"--confirm-target", "notify.example.com,auth.example.com"},
+		{"--confirm-target", "notify.example.com", "--confirm-target", "auth.example.com"},
+	} {
+		args := append([]string{"replay", "--metrics-addr", "", "--out", t.TempDir(),
+			"--notify-url", "https://notify.example.com", "--token-url", "https://auth.example.com/oauth/token",
+			"--messaging-url", "https://sms.example.com"}, confirm...)
+		code, _, stderr := runProgram(t, nil, nil, append(args, file)...)
+		if code != exitBadInput || !strings.Contains(stderr, "host sms.example.com ") {
+			t.Errorf("%v: exit %d, want 2 naming sms.example.com:\n%s", confirm, code, stderr)
+		}
+		if strings.Contains(stderr, "host notify.example.com ") || strings.Contains(stderr, "host auth.example.com ") {
+			t.Errorf("%v: a confirmed host refused:\n%s", confirm, stderr)
+		}
+	}
+}

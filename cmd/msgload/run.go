@@ -28,7 +28,6 @@ type runOpts struct {
 	metricsAddr   string
 	metricsLinger time.Duration
 	maxMessages   int64
-	confirmTarget string
 	quiet         bool
 	json          bool // run --json: the final summary.json on stdout, everything else on stderr
 
@@ -42,7 +41,7 @@ func (o *runOpts) flags() []cli.Flag {
 		&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9464", Usage: "serve /metrics of the attacker, simulator and sink on `ADDR` while the run goes (\"\" for none; port 0 for any free one; a busy port is an error)", Destination: &o.metricsAddr},
 		&cli.DurationFlag{Name: "metrics-linger", Value: 15 * time.Second, Usage: "after the run, keep /metrics up until one more scrape, at most `DURATION` (only when something scraped it)", Destination: &o.metricsLinger},
 		&cli.Int64Flag{Name: "max-messages", Usage: "hard cap of `N` messages really sent (a safety for paid traffic); 0: the scenario's maxMessages", Destination: &o.maxMessages},
-		&cli.StringFlag{Name: "confirm-target", Usage: "`HOST` that may be attacked although it is neither embedded nor loopback", Destination: &o.confirmTarget},
+		&cli.StringSliceFlag{Name: "confirm-target", Usage: "`HOST` that may be attacked although it is neither embedded nor loopback (repeatable, or a,b: a token endpoint on another host needs its host too)"},
 		&cli.DurationFlag{Name: "checkpoint", Value: time.Minute, Usage: "while the run goes, rewrite summary.json (marked partial: the figures so far) every `DURATION`, so a run killed later leaves its figures; 0 for never", Destination: &o.checkpoint},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress line and no summary: only the final lines (where the run is) and errors", Destination: &o.quiet},
 	}
@@ -175,7 +174,7 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 	if ho.Checkpoint <= 0 {
 		ho.Checkpoint = -1 // --checkpoint 0: never (the harness's 0 is its default)
 	}
-	ho.ConfirmTarget = opts.confirmTarget
+	ho.ConfirmTargets = confirmTargets(c)
 	ho.SinkReadToken = g.getenv(envSinkReadToken)
 	ho.Version, ho.Commit, ho.CommitTime = buildVCS()
 	ho.Host, _ = os.Hostname()
@@ -324,4 +323,13 @@ func writeRunJSON(w io.Writer, res *harness.Result) error {
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// confirmTargets reads --confirm-target: repeated, each possibly "a,b".
+func confirmTargets(c *cli.Context) []string {
+	var out []string
+	for _, v := range c.StringSlice("confirm-target") {
+		out = append(out, scenarios.SplitHosts(v)...)
+	}
+	return out
 }

@@ -108,6 +108,7 @@ func (g *globalState) runSim(parent context.Context, cfg sim.Config, addr string
 	defer stop()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	cfg.ListenAddr = addr
 	s, err := sim.New(cfg, reg)
 	if err != nil {
 		return badInput(err)

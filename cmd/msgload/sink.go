@@ -152,11 +152,3 @@ func (g *globalState) runSink(parent context.Context, cfg sink.ServerConfig) err
 	fmt.Fprintln(g.stderr, "msgload sink: stopped; event log closed")
 	return nil
 }
-
-func isLoopbackHost(h string) bool {
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
