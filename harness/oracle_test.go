@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -47,6 +48,9 @@ var (
 )
 
 const oracleRegressions = "testdata/oracle/regressions.txt"
+
+// standaloneSinkLog is the log of a standalone case's own sink, in its directory.
+const standaloneSinkLog = "standalone-sink.jsonl"
 
 func TestOracle(t *testing.T) {
 	var seeds []int64
@@ -133,6 +137,7 @@ func TestOracle(t *testing.T) {
 		})
 	}
 	t.Logf("%d cases in %s (%d at once)", len(seeds), time.Since(began).Round(time.Second), par)
+	t.Logf("cases drawn per shape: %s", shapeCounts(results))
 	// Failing cases per figure, for a run of many.
 	byFigure := map[string]int{}
 	for _, res := range results {
@@ -161,6 +166,33 @@ func TestOracle(t *testing.T) {
 	} else {
 		t.Logf("run directories of failed cases kept under %s", root)
 	}
+}
+
+// shapeCounts says how many cases of each shape (and of each API, load
+// profile and target) were drawn.
+func shapeCounts(results []oResult) string {
+	n := map[string]int{}
+	for _, res := range results {
+		c := res.c
+		n["shape "+c.Shape]++
+		n[c.API]++
+		n["load "+c.Load.Profile]++
+		if c.Standalone {
+			n["standalone"]++
+		}
+		if c.Incoming > 0 {
+			n["incoming"]++
+		}
+		if c.MaxMessages > 0 {
+			n["maxMessages"]++
+		}
+	}
+	keys := slices.Sorted(maps.Keys(n))
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = fmt.Sprintf("%s %d", k, n[k])
+	}
+	return strings.Join(out, ", ")
 }
 
 func readRegressions(t *testing.T) []int64 {
@@ -192,7 +224,7 @@ func readRegressions(t *testing.T) []int64 {
 // describe is a short line about c.
 func (c oCase) describe() string {
 	var parts []string
-	parts = append(parts, c.API)
+	parts = append(parts, c.Shape, c.API)
 	if c.Simple {
 		parts = append(parts, "simple")
 	}
@@ -211,6 +243,32 @@ func (c oCase) describe() string {
 		parts = append(parts, strings.Join(ch, "→"))
 	}
 	parts = append(parts, c.Load.Profile)
+	if c.Poll > 0 {
+		parts = append(parts, fmt.Sprintf("poll every %s", c.Poll))
+	}
+	if f := c.SinkFault; f != nil {
+		if f.Code != 0 {
+			parts = append(parts, fmt.Sprintf("sink refuses %g with %d", f.Share, f.Code))
+		} else {
+			parts = append(parts, fmt.Sprintf("sink holds %g for %s (callback timeout %s)", f.Share, f.Delay, c.CallbackWait))
+		}
+	}
+	parts = append(parts, fmt.Sprintf("grace %s", c.Grace))
+	if c.Clients > 1 {
+		parts = append(parts, fmt.Sprintf("%d clients", c.Clients))
+	}
+	if c.MaxMessages > 0 {
+		parts = append(parts, fmt.Sprintf("maxMessages %d", c.MaxMessages))
+	}
+	if c.TextBytes > 0 || c.TextParts > 0 {
+		parts = append(parts, fmt.Sprintf("text %dB/%d parts %s", c.TextBytes, c.TextParts, c.Fill))
+	}
+	if c.Incoming > 0 {
+		parts = append(parts, fmt.Sprintf("incoming %g", c.Incoming))
+	}
+	if c.SimLatency > 0 {
+		parts = append(parts, fmt.Sprintf("latency %s", c.SimLatency))
+	}
 	if len(c.Faults) > 0 {
 		parts = append(parts, "faults")
 	}
@@ -258,7 +316,11 @@ func runOracleCase(c oCase, root string) (res oResult) {
 	var simURL, sinkURL string
 	var sv *sim.Server
 	if c.Standalone {
-		k, err := sink.New(sink.Options{LogPath: filepath.Join(dir, "standalone-sink.jsonl")}, prometheus.NewRegistry())
+		opts := sink.Options{LogPath: filepath.Join(dir, standaloneSinkLog)}
+		if f := c.SinkFault; f != nil {
+			opts.Fault = sink.Fault{Share: f.Share, Code: f.Code, Delay: f.Delay}
+		}
+		k, err := sink.New(opts, prometheus.NewRegistry())
 		if err != nil {
 			res.err = err
 			return
@@ -319,10 +381,37 @@ func runOracleCase(c oCase, root string) (res oResult) {
 		return
 	}
 	want := c.figures(raw)
+	if c.Poll > 0 && c.Standalone {
+		// Poll means poll: the service was given no callback address, so
+		// the case's own sink saw none (not only the run's copy of it).
+		evs, err := readJSONLines[map[string]any](filepath.Join(dir, standaloneSinkLog))
+		if err != nil && !os.IsNotExist(err) {
+			res.err = err
+			return
+		}
+		for _, e := range evs {
+			if e["kind"] == "callback" || e["kind"] == "webhook" {
+				want.BesidePolls++
+			}
+		}
+	}
 	var notes []string
 	res.problems, notes = compareFigures(c, want, sum)
 	res.notes = append(want.notes, notes...)
+	res.notes = append(res.notes, planNotes(sum)...)
 	return res
+}
+
+// planNotes says when the run did not hold its plan (the machine fell
+// behind: an incomplete verdict with an environment reason). The oracle's
+// figures come from the raw files of what was sent, whatever the plan, so
+// they are compared all the same; the note says so.
+func planNotes(sum oSum) []string {
+	if v, _ := sum.at("verdict"); v != "incomplete" {
+		return nil
+	}
+	rs, _ := sum.at("verdict_reasons")
+	return []string{fmt.Sprintf("verdict incomplete (%v): the figures from the raw files are compared all the same", rs)}
 }
 
 // raw0Deadline is attack_end + grace of the run in dir (now when unreadable).
@@ -494,7 +583,24 @@ func compareFigures(c oCase, want oFigures, sum oSum) (probs, notes []string) {
 			bad("delivery.failover.steps", sortedMap(want.Steps), sortedMap(got), "messages with a failover step (NOT_DELIVERED/FAILED/EXPIRED on an item with failover) or a record on a later item, per (from, to)")
 		}
 	}
+	count("delivery.redelivered", want.Redelivered, "next arrival, accepted, of a (txId, channel, state) / (notification, status) after one the sink refused or held on purpose")
+	count("delivery.refused_on_purpose", want.Refused, "arrivals of this run's messages the sink answered with a non-2xx on purpose")
+	count("idempotency.duplicate_deliveries", want.DupDeliveries, "messages whose ending records came under two txIds (messaging) / with two terminal statuses (notify), any time")
+	count("incoming.received", want.Incoming, "incoming events")
+	if c.Poll == 0 {
+		count("incoming.replies", want.Replies, "incoming events whose outgoingTxId is a txId the service answered this run's sends with")
+	}
+	if c.Poll > 0 && want.BesidePolls > 0 {
+		bad("callbacks in a poll run", 0, want.BesidePolls, "poll means poll: no callback address is given to the simulator")
+	}
 	if !want.HasTruth {
+		return probs, notes
+	}
+	if want.PollTruth != nil {
+		for _, p := range want.PollTruth {
+			bad("delivery end against truth (poll)", "what the polls could see", p, "a poll shows a status from when the simulator set it")
+		}
+		count("truth.messages", want.TruthMessages, "messages the simulator accepted")
 		return probs, notes
 	}
 	if want.LostLo > want.Lost || want.Lost > want.LostHi {
