@@ -148,7 +148,8 @@ type oLoad struct {
 	Profile   string        `yaml:"profile"` // constant, steps, ramp or sine
 	Rate      int           `yaml:"rate,omitempty"`
 	Steps     []oStep       `yaml:"steps,omitempty"`
-	From, To  int           `yaml:"from,omitempty"` // ramp
+	From      int           `yaml:"from,omitempty"` // ramp
+	To        int           `yaml:"to,omitempty"`
 	Amplitude int           `yaml:"amplitude,omitempty"`
 	Period    time.Duration `yaml:"period,omitempty"`
 	Duration  time.Duration `yaml:"duration,omitempty"` // ramp, sine
