@@ -681,6 +681,11 @@ func (c *oCase) vkok(r *rand.Rand) {
 	c.Callbacks = oCallbacks{Reorder: float64(30+r.IntN(31)) / 100, Duplicate: float64(10+r.IntN(21)) / 100}
 	c.Standalone = r.IntN(4) == 0
 	c.Grace = 6 * time.Second
+	if r.IntN(4) == 0 {
+		// vkok's records read by polls: the answer names no channel either,
+		// and a poll may read the send's ACCEPTED before any status.
+		c.Poll, c.Callbacks = time.Duration(50+r.IntN(200))*time.Millisecond, oCallbacks{}
+	}
 	if !c.Standalone && r.IntN(4) == 0 {
 		c.Callbacks.Drop = float64(r.IntN(11)) / 100
 	}

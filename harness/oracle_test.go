@@ -44,6 +44,7 @@ var (
 	oracleCases    = flag.Int("oracle.cases", 0, "TestOracle: generated cases to run (default 40, 8 with -short)")
 	oracleSeed     = flag.String("oracle.seed", "", "TestOracle: run only these seeds (comma-separated)")
 	oracleParallel = flag.Int("oracle.parallel", 4, "TestOracle: cases run at once")
+	oracleShape    = flag.String("oracle.shape", "", "TestOracle: run only cases of this shape (classic, slow, poll, vkok-reorder, sink-fault, processed-then-500): the first -oracle.cases seeds that draw it")
 	oraclePctRel   = flag.Float64("oracle.pct-rel", 0, "TestOracle: relative error allowed in summary percentiles (0: exact to the microsecond, as the design says; 0.001 tolerates an HDR histogram of 3 significant digits)")
 )
 
@@ -80,8 +81,11 @@ func TestOracle(t *testing.T) {
 				n = 8
 			}
 		}
-		for i := 1; i <= n; i++ {
-			add(int64(i))
+		for i, drawn := int64(1), 0; drawn < n && i <= int64(100*n); i++ { // bounded: a shape never drawn ends the search
+			if *oracleShape == "" || genCase(i).Shape == *oracleShape {
+				add(i)
+				drawn++
+			}
 		}
 	}
 	root, err := os.MkdirTemp("", "msgload-oracle-")
