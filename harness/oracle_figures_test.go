@@ -7,6 +7,7 @@ package harness
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -27,9 +28,11 @@ type oFigures struct {
 	Codes                                      map[string]int64
 	Expected, Received, Lost, Late, Duplicates int64
 	Latency                                    oPct
+	ByChannel                                  map[string]oPct  // the censored latency by the channel of the final state (censored: the channel at the deadline)
 	Steps                                      map[string]int64 // "from>to" → messages that stepped
 	Redelivered, Refused                       int64            // arrivals the sink caused (its faults), its refusals
 	DupDeliveries                              int64            // messages ended under two txIds / with two terminal statuses
+	Unconfirmed                                int64            // messages that ended although no attempt was accepted (the answer was lost)
 	Incoming, Replies                          int64            // incoming messages, those replying to a message of the run
 	BesidePolls                                int64            // callbacks or webhooks logged in a poll run
 
@@ -223,7 +226,15 @@ type oMsg struct {
 	end       time.Time
 	steps     map[string]bool
 	txs       map[string]bool // txIds the service answered the message's sends with
+	finalCh   string          // the channel of its final state (the best ending status): "" none
+	finalRank int
+	finalAt   time.Time
+	item      int // the chain item its records show it reached (after their failover steps)
 }
+
+// oStateRank ranks the final states: the final state of a message that
+// ended more than once (DELIVERED then SEEN, or under two txIds) is the best.
+var oStateRank = map[string]int{"FAILED": 1, "EXPIRED": 2, "NOT_DELIVERED": 3, "DELIVERED": 4, "SEEN": 5}
 
 // figures computes every expected figure of run r of case c.
 func (c oCase) figures(r *oRaw) oFigures {
@@ -302,11 +313,15 @@ func (c oCase) figures(r *oRaw) oFigures {
 		c.judge(get(seq), rs, &f)
 	}
 	var lat, waits []time.Duration
+	chLat, chWaits, chSeen := map[string][]time.Duration{}, map[string][]time.Duration{}, map[string]bool{}
 	for _, m := range msgs {
 		for s := range m.steps {
 			f.Steps[s]++
 		}
 		if !m.accepted {
+			if m.ended {
+				f.Unconfirmed++
+			}
 			continue
 		}
 		f.Expected++
@@ -319,12 +334,26 @@ func (c oCase) figures(r *oRaw) oFigures {
 		if !m.ended || m.end.After(deadline) {
 			f.Lost++
 			waits = append(waits, deadline.Sub(m.firstSent))
+			// Censored on the channel it was on at the deadline.
+			ch := "none"
+			if len(c.Chain) > 0 {
+				ch = c.Chain[m.item].Channel
+			}
+			chWaits[ch] = append(chWaits[ch], deadline.Sub(m.firstSent))
+			chSeen[ch] = true
 		} else {
 			lat = append(lat, m.end.Sub(m.firstSent))
+			ch := cmp.Or(m.finalCh, "none")
+			chLat[ch] = append(chLat[ch], m.end.Sub(m.firstSent))
+			chSeen[ch] = true
 		}
 	}
 	f.Accepted = f.Expected
 	f.Latency = nearestRankCensored(lat, waits)
+	f.ByChannel = map[string]oPct{}
+	for ch := range chSeen {
+		f.ByChannel[ch] = nearestRankCensored(chLat[ch], chWaits[ch])
+	}
 	if r.truth != nil {
 		c.truthFigures(r, &f, msgs, extSeq, nidSeq, deadline)
 	}
@@ -839,8 +868,12 @@ func (c oCase) judge(m *oMsg, rs []oRec, f *oFigures) {
 		if !m.ended || first.at.Before(m.end) {
 			m.ended, m.end = true, first.at
 		}
+		if rank := oStateRank[k.state]; ends == 1 || rank > m.finalRank || rank == m.finalRank && first.at.Before(m.finalAt) {
+			m.finalRank, m.finalCh, m.finalAt = rank, k.ch, first.at
+		}
 	}
 	top = min(top, len(c.Chain)-1)
+	m.item = top
 	for k := 0; k < top; k++ {
 		m.steps[c.Chain[k].Channel+">"+c.Chain[k+1].Channel] = true
 	}

@@ -598,6 +598,18 @@ func compareFigures(c oCase, want oFigures, sum oSum) (probs, notes []string) {
 	count("delivery.late", want.Late, "ending record only after attack_end+grace")
 	count("delivery.duplicates", want.Duplicates, "second arrivals of one (txId, channel, state) / (notification, status)")
 	pcts("delivery.latency", want.Latency, "every accepted message: first send → first arrival of an ending record by the deadline, else censored at first send → deadline; nearest rank, the censored last")
+	var gotChans []string
+	if v, ok := sum.at("delivery.by_channel"); ok {
+		if m, ok := v.(map[string]any); ok {
+			gotChans = slices.Sorted(maps.Keys(m))
+		}
+	}
+	if wantChans := slices.Sorted(maps.Keys(want.ByChannel)); fmt.Sprint(gotChans) != fmt.Sprint(wantChans) {
+		bad("delivery.by_channel", wantChans, gotChans, "channels of the final states, and of the item a message without one was on at the deadline")
+	}
+	for _, ch := range slices.Sorted(maps.Keys(want.ByChannel)) {
+		pcts("delivery.by_channel."+ch, want.ByChannel[ch], "delivery.latency of the messages ending on the channel (censored: on the channel they were on at the deadline)")
+	}
 	if c.API == "messaging" {
 		got := map[string]int64{}
 		if v, ok := sum.at("delivery.failover.steps"); ok {
@@ -618,6 +630,7 @@ func compareFigures(c oCase, want oFigures, sum oSum) (probs, notes []string) {
 	count("delivery.redelivered", want.Redelivered, "next arrival, accepted, of a (txId, channel, state) / (notification, status) after one the sink refused or held on purpose")
 	count("delivery.refused_on_purpose", want.Refused, "arrivals of this run's messages the sink answered with a non-2xx on purpose")
 	count("idempotency.duplicate_deliveries", want.DupDeliveries, "messages whose ending records came under two txIds (messaging) / with two terminal statuses (notify), any time")
+	count("delivery.unconfirmed", want.Unconfirmed, "messages with a record ending them, any time, none of whose attempts was accepted")
 	count("incoming.received", want.Incoming, "incoming events")
 	if c.Poll == 0 {
 		count("incoming.replies", want.Replies, "incoming events whose outgoingTxId is a txId the service answered this run's sends with")
