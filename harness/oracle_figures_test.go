@@ -788,12 +788,25 @@ func orNil(s string) string {
 // (send + latency), with no time of its own. A callback or webhook the sink
 // logged anyway is counted beside the polls (poll means poll).
 func (c oCase) pollRecords(r *oRaw, recs map[int64][]oRec, f *oFigures) {
+	// Polls read one status as often as they ask: one status change, seen
+	// first at the earliest answer.
+	type read struct {
+		seq            int64
+		tx, ch, status string
+	}
+	first := map[read]time.Time{}
 	for _, a := range r.attempts {
 		if a.Op != "check_status" || a.Seq <= 0 || a.Code < 200 || a.Code > 299 || a.State == "" {
 			continue
 		}
 		at := a.Sent.Add(time.Duration(a.Latency * float64(time.Second)))
-		recs[a.Seq] = append(recs[a.Seq], oRec{tx: a.TxID, ch: a.Channel, state: a.State, at: at, upd: at, polled: true, item: -1})
+		k := read{a.Seq, a.TxID, a.Channel, a.State}
+		if t, ok := first[k]; !ok || at.Before(t) {
+			first[k] = at
+		}
+	}
+	for k, at := range first {
+		recs[k.seq] = append(recs[k.seq], oRec{tx: k.tx, ch: k.ch, state: k.status, at: at, upd: at, polled: true, item: -1})
 	}
 	for _, e := range r.events {
 		if e.Kind == rundir.KindCallback || e.Kind == rundir.KindWebhook {
