@@ -685,6 +685,21 @@ func (c *oCase) vkok(r *rand.Rand) {
 		// vkok's records read by polls: the answer names no channel either,
 		// and a poll may read the send's ACCEPTED before any status.
 		c.Poll, c.Callbacks = time.Duration(50+r.IntN(200))*time.Millisecond, oCallbacks{}
+		// Without vkok's FAILED and EXPIRED: read by a poll that missed the
+		// first item's EXPIRED, a FAILED or EXPIRED without a channel cannot
+		// be told from the first item's (the seed lets any channel omit it),
+		// so the report keeps it there and the message is lost while it
+		// ended (its truth comparison says so; reported, not drawn).
+		c.Chain = c.Chain[:2]
+		c.Chain[1].Cond, c.Chain[1].TTL = "", 0
+		o := c.Profiles[rundir.ChannelVKOK].Outcomes
+		o[rundir.StateNotDelivered] += o[rundir.StateFailed]
+		delete(o, rundir.StateFailed)
+		for ch := range c.Profiles {
+			if chainIndex(c.Chain, ch) < 0 {
+				delete(c.Profiles, ch)
+			}
+		}
 	}
 	if !c.Standalone && r.IntN(4) == 0 {
 		c.Callbacks.Drop = float64(r.IntN(11)) / 100
