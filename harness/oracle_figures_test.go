@@ -33,6 +33,7 @@ type oFigures struct {
 	Redelivered, Refused                       int64            // arrivals the sink caused (its faults), its refusals
 	DupDeliveries                              int64            // messages ended under two txIds / with two terminal statuses
 	Unconfirmed                                int64            // messages that ended although no attempt was accepted (the answer was lost)
+	Channelless                                int64            // status records that named no channel (placed by the chain)
 	Incoming, Replies                          int64            // incoming messages, those replying to a message of the run
 	BesidePolls                                int64            // callbacks or webhooks logged in a poll run
 
@@ -381,10 +382,12 @@ func tagSeq(ext, run string) int64 {
 const oracleTransit = 3 * time.Second
 
 // oOutcome is one possible fate of a message's ending callbacks: whether one
-// got through, and the earliest start of such a call.
+// got through, the earliest start of such a call, and the earliest answer
+// to one (the sink logs a call before it answers: its arrival lies between).
 type oOutcome struct {
 	through bool
 	at      int64 // Unix nanoseconds, when through
+	done    int64 // Unix nanoseconds, when through; math.MaxInt64 when no such call was answered
 }
 
 // truthFigures adds the figures from truth.json.
@@ -491,6 +494,7 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 		for state, js := range jobs {
 			type rec struct {
 				at      time.Time
+				done    time.Time // when the answer came (zero: unknown)
 				ch      string
 				unsure  bool // no answer came (a timeout, a reset): the sink may have logged it
 				retried bool // a retry of a call of the job (the receiver refused or timed out)
@@ -521,7 +525,7 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 					}
 					// A call the sink answered, whatever the status, surely
 					// arrived (it refuses on purpose after logging).
-					recs = append(recs, rec{cb.At, cb.ch, cb.Status == 0, cb.Action == rundir.CallbackRetried})
+					recs = append(recs, rec{cb.At, cb.Done, cb.ch, cb.Status == 0, cb.Action == rundir.CallbackRetried})
 				}
 			}
 			if r.meta.Target == "embedded" {
@@ -554,6 +558,10 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 						return
 					}
 					at, ch, unsure, retried := recs[k].at, recs[k].ch, recs[k].unsure, recs[k].retried
+					done := int64(math.MaxInt64)
+					if !unsure && !recs[k].done.IsZero() {
+						done = recs[k].done.UnixNano()
+					}
 					for i, j := range js {
 						if !retried && used[i] >= j.copies || retried && j.dropped || at.Before(j.at.Add(minDelay-time.Microsecond)) || ch != "" && ch != j.ch {
 							continue
@@ -564,8 +572,10 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 						visible, maybe := at.Before(cut.Add(-50*time.Millisecond)), at.Before(cut.Add(50*time.Millisecond))
 						if j.ending && maybe {
 							n := o
-							if !n.through || at.UnixNano() < n.at {
-								n.through, n.at = true, at.UnixNano()
+							if !n.through {
+								n.through, n.at, n.done = true, at.UnixNano(), done
+							} else {
+								n.at, n.done = min(n.at, at.UnixNano()), min(n.done, done)
 							}
 							walk(k+1, n)
 						}
@@ -628,10 +638,12 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 		}
 		all, none := true, true
 		var at int64 = -1
+		var done int64 // the latest of the fates' earliest answers
 		same := true
 		for _, o := range g.fates[0] {
 			if o.through {
 				none = false
+				done = max(done, o.done)
 				if at >= 0 && at != o.at {
 					same = false
 				}
@@ -660,10 +672,15 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 			start := time.Unix(0, at)
 			sameTrue = append(sameTrue, start.Sub(m.firstSent))
 			meas = append(meas, m.end.Sub(m.firstSent))
-			// The measured end is the arrival of the call the simulator
-			// started at start: it cannot come before it, and loopback
-			// transit is short.
-			if d := m.end.Sub(start); d < -time.Microsecond || d > oracleTransit {
+			// The measured end is the arrival of an ending call: not before
+			// the first one started, not after the first answer to one (the
+			// sink logs a call before it answers), whatever the machine's
+			// speed; when no answer is known, loopback transit is short.
+			upper := start.Add(oracleTransit)
+			if done != math.MaxInt64 {
+				upper = time.Unix(0, done).Add(time.Millisecond)
+			}
+			if d := m.end.Sub(start); d < -time.Microsecond || m.end.After(upper) {
 				f.Transit = append(f.Transit, fmt.Sprintf("message %d: ends %s after the simulator started its first ending callback (%s → %s)",
 					seq, d, start.UTC().Format(time.RFC3339Nano), m.end.UTC().Format(time.RFC3339Nano)))
 			}
@@ -690,6 +707,9 @@ func combineList(a, b []oOutcome) []oOutcome {
 			o := x
 			if y.through && (!o.through || y.at < o.at) {
 				o = y
+			}
+			if x.through && y.through {
+				o.done = min(x.done, y.done)
 			}
 			set[o] = true
 		}
@@ -828,6 +848,11 @@ func (c oCase) judge(m *oMsg, rs []oRec, f *oFigures) {
 		}
 	}
 	rs = keep
+	for _, x := range rs {
+		if x.ch == "" && !x.notify {
+			f.Channelless++
+		}
+	}
 	if c.API == rundir.APIMessaging {
 		c.place(rs)
 	}

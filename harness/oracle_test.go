@@ -207,6 +207,9 @@ func shapeCounts(results []oResult) string {
 		if c.MaxMessages > 0 {
 			n["maxMessages"]++
 		}
+		for _, x := range res.showed {
+			n["showed "+x]++
+		}
 	}
 	keys := slices.Sorted(maps.Keys(n))
 	out := make([]string, len(keys))
@@ -320,7 +323,8 @@ type oResult struct {
 	err      error
 	problems []string
 	notes    []string
-	skipped  string // why the case had nothing to compare (not a failure)
+	skipped  string   // why the case had nothing to compare (not a failure)
+	showed   []string // what the case's figures exercised (censored latencies, redeliveries…)
 	elapsed  time.Duration
 }
 
@@ -413,6 +417,7 @@ func runOracleCase(c oCase, root string) (res oResult) {
 		return
 	}
 	want := c.figures(raw)
+	res.showed = want.showed()
 	if c.Poll > 0 && c.Standalone {
 		// Poll means poll: the service was given no callback address, so
 		// the case's own sink saw none (not only the run's copy of it).
@@ -432,6 +437,23 @@ func runOracleCase(c oCase, root string) (res oResult) {
 	res.notes = append(want.notes, notes...)
 	res.notes = append(res.notes, planNotes(sum)...)
 	return res
+}
+
+// showed names what f exercised, so that a run of many cases says how
+// many reached each rule (a shape that never shows its figure tests nothing).
+func (f oFigures) showed() []string {
+	var out []string
+	for _, x := range []struct {
+		name string
+		n    int64
+	}{{"censored", f.Latency.Censored}, {"duplicates", f.Duplicates}, {"redelivered", f.Redelivered}, {"refused", f.Refused},
+		{"duplicate_deliveries", f.DupDeliveries}, {"unconfirmed", f.Unconfirmed}, {"failover steps", int64(len(f.Steps))},
+		{"channel-less records", f.Channelless}, {"incoming replies", f.Replies}} {
+		if x.n > 0 {
+			out = append(out, x.name)
+		}
+	}
+	return out
 }
 
 // planNotes says when the run did not hold its plan (the machine fell
