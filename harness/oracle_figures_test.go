@@ -7,6 +7,7 @@ package harness
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -27,7 +28,14 @@ type oFigures struct {
 	Codes                                      map[string]int64
 	Expected, Received, Lost, Late, Duplicates int64
 	Latency                                    oPct
+	ByChannel                                  map[string]oPct  // the censored latency by the channel of the final state (censored: the channel at the deadline)
 	Steps                                      map[string]int64 // "from>to" → messages that stepped
+	Redelivered, Refused                       int64            // arrivals the sink caused (its faults), its refusals
+	DupDeliveries                              int64            // messages ended under two txIds / with two terminal statuses
+	Unconfirmed                                int64            // messages that ended although no attempt was accepted (the answer was lost)
+	Channelless                                int64            // status records that named no channel (placed by the chain)
+	Incoming, Replies                          int64            // incoming messages, those replying to a message of the run
+	BesidePolls                                int64            // callbacks or webhooks logged in a poll run
 
 	// From truth.json, when there is one.
 	HasTruth                    bool
@@ -41,6 +49,7 @@ type oFigures struct {
 	TrueAmbiguous               int      // accepted messages whose true end the oracle cannot tell (TrueFromSend is then not compared)
 	TrueSame, MeasuredSame      oPct     // the messages that surely ended in time: truth's callback start vs measured arrival, both from the first send
 	Transit                     []string // messages whose measured end is not the arrival of their true ending callback
+	PollTruth                   []string // a polled run: messages whose measured end is not what the polls could see
 	notes                       []string // what the oracle could not decide
 }
 
@@ -217,7 +226,16 @@ type oMsg struct {
 	ended     bool
 	end       time.Time
 	steps     map[string]bool
+	txs       map[string]bool // txIds the service answered the message's sends with
+	finalCh   string          // the channel of its final state (the best ending status): "" none
+	finalRank int
+	finalAt   time.Time
+	item      int // the chain item its records show it reached (after their failover steps)
 }
+
+// oStateRank ranks the final states: the final state of a message that
+// ended more than once (DELIVERED then SEEN, or under two txIds) is the best.
+var oStateRank = map[string]int{"FAILED": 1, "EXPIRED": 2, "NOT_DELIVERED": 3, "DELIVERED": 4, "SEEN": 5}
 
 // figures computes every expected figure of run r of case c.
 func (c oCase) figures(r *oRaw) oFigures {
@@ -268,6 +286,10 @@ func (c oCase) figures(r *oRaw) oFigures {
 			}
 			if a.TxID != "" {
 				txSeq[a.TxID] = a.Seq
+				if m.txs == nil {
+					m.txs = map[string]bool{}
+				}
+				m.txs[a.TxID] = true
 			}
 		} else {
 			if ok2xx && a.NotificationID != "" {
@@ -280,100 +302,27 @@ func (c oCase) figures(r *oRaw) oFigures {
 	}
 	deadline := r.meta.AttackEnd.Add(r.meta.Delivery.Grace.D())
 
-	// Events in order of arrival.
-	evs := slices.Clone(r.events)
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].ReceivedAt.Before(evs[j].ReceivedAt) })
-	seen := map[string]bool{}
-	lastChan := map[string]string{}
-	for _, e := range evs {
-		switch {
-		case c.API == rundir.APIMessaging && e.Kind == rundir.KindCallback:
-			var p struct {
-				TxID      string         `json:"txId"`
-				State     string         `json:"state"`
-				Channel   string         `json:"channel"`
-				TrackData map[string]any `json:"trackData"`
-			}
-			if json.Unmarshal(e.Payload, &p) != nil {
-				continue
-			}
-			seq, ok := txSeq[p.TxID]
-			if !ok && p.TrackData != nil && fmt.Sprint(p.TrackData[rundir.TrackRun]) == r.meta.ID {
-				seq, _ = strconv.ParseInt(fmt.Sprint(p.TrackData[rundir.TrackSeq]), 10, 64)
-			}
-			if seq <= 0 {
-				continue // unmatched
-			}
-			ch := p.Channel
-			if ch == "" && (p.State == "FAILED" || p.State == "EXPIRED") {
-				ch = lastChan[p.TxID]
-			}
-			if ch != "" {
-				lastChan[p.TxID] = ch
-			}
-			key := p.TxID + "\x00" + ch + "\x00" + p.State
-			if seen[key] {
-				f.Duplicates++
-			}
-			seen[key] = true
-			i := chainIndex(c.Chain, ch)
-			if ch == "" && len(c.Chain) == 1 {
-				i = 0
-			}
-			ends, step := oRule(c.Chain, i, p.State)
-			m := get(seq)
-			if ends && !m.ended {
-				m.ended, m.end = true, e.ReceivedAt
-			}
-			// A message stepped from item k to k+1 when a record shows it left
-			// item k: a failover step on it, or any record on a later item.
-			reach := i
-			if step {
-				reach = i + 1
-			}
-			for k := 0; k < reach; k++ {
-				m.steps[c.Chain[k].Channel+">"+c.Chain[k+1].Channel] = true
-			}
-		case c.API == rundir.APINotify && e.Kind == rundir.KindWebhook:
-			var p struct {
-				NotificationID string `json:"notificationId"`
-				ExternalID     string `json:"externalId"`
-				Status         string `json:"status"`
-			}
-			if json.Unmarshal(e.Payload, &p) != nil {
-				continue
-			}
-			seq, ok := nidSeq[p.NotificationID]
-			if !ok {
-				seq, ok = extSeq[p.ExternalID]
-			}
-			if !ok {
-				seq = tagSeq(p.ExternalID, r.meta.ID)
-			}
-			if seq <= 0 {
-				continue
-			}
-			k := p.NotificationID
-			if k == "" {
-				k = "ext:" + p.ExternalID
-			}
-			key := k + "\x00" + p.Status
-			if seen[key] {
-				f.Duplicates++
-			}
-			seen[key] = true
-			m := get(seq)
-			if !m.ended {
-				m.ended, m.end = true, e.ReceivedAt
-			}
-		}
+	// Every record of a message, kept as a set and judged once all are in
+	// (DESIGN.md: figures do not depend on arrival order).
+	recs := map[int64][]oRec{}
+	if c.Poll > 0 {
+		c.pollRecords(r, recs, &f)
+	} else {
+		c.sinkRecords(r, recs, txSeq, nidSeq, extSeq, &f)
+	}
+	for seq, rs := range recs {
+		c.judge(get(seq), rs, &f)
 	}
 	var lat, waits []time.Duration
+	chLat, chWaits, chSeen := map[string][]time.Duration{}, map[string][]time.Duration{}, map[string]bool{}
 	for _, m := range msgs {
 		for s := range m.steps {
 			f.Steps[s]++
 		}
 		if !m.accepted {
+			if m.ended {
+				f.Unconfirmed++
+			}
 			continue
 		}
 		f.Expected++
@@ -386,12 +335,26 @@ func (c oCase) figures(r *oRaw) oFigures {
 		if !m.ended || m.end.After(deadline) {
 			f.Lost++
 			waits = append(waits, deadline.Sub(m.firstSent))
+			// Censored on the channel it was on at the deadline.
+			ch := "none"
+			if len(c.Chain) > 0 {
+				ch = c.Chain[m.item].Channel
+			}
+			chWaits[ch] = append(chWaits[ch], deadline.Sub(m.firstSent))
+			chSeen[ch] = true
 		} else {
 			lat = append(lat, m.end.Sub(m.firstSent))
+			ch := cmp.Or(m.finalCh, "none")
+			chLat[ch] = append(chLat[ch], m.end.Sub(m.firstSent))
+			chSeen[ch] = true
 		}
 	}
 	f.Accepted = f.Expected
 	f.Latency = nearestRankCensored(lat, waits)
+	f.ByChannel = map[string]oPct{}
+	for ch := range chSeen {
+		f.ByChannel[ch] = nearestRankCensored(chLat[ch], chWaits[ch])
+	}
 	if r.truth != nil {
 		c.truthFigures(r, &f, msgs, extSeq, nidSeq, deadline)
 	}
@@ -419,10 +382,12 @@ func tagSeq(ext, run string) int64 {
 const oracleTransit = 3 * time.Second
 
 // oOutcome is one possible fate of a message's ending callbacks: whether one
-// got through, and the earliest start of such a call.
+// got through, the earliest start of such a call, and the earliest answer
+// to one (the sink logs a call before it answers: its arrival lies between).
 type oOutcome struct {
 	through bool
 	at      int64 // Unix nanoseconds, when through
+	done    int64 // Unix nanoseconds, when through; math.MaxInt64 when no such call was answered
 }
 
 // truthFigures adds the figures from truth.json.
@@ -455,6 +420,10 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 			}
 			cbs[cb.ID] = append(cbs[cb.ID], tcb{cb, ch})
 		}
+	}
+	if c.Poll > 0 {
+		c.pollTruth(r, f, msgs, deadline)
+		return
 	}
 	// Calls count for the run when they started before it ended (the
 	// simulator closed, or the last copy from a standalone sink), and would
@@ -524,8 +493,11 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 		fates := [2][]oOutcome{{{}}, {{}}}
 		for state, js := range jobs {
 			type rec struct {
-				at time.Time
-				ch string
+				at      time.Time
+				done    time.Time // when the answer came (zero: unknown)
+				ch      string
+				unsure  bool // no answer came (a timeout, a reset): the sink may have logged it
+				retried bool // a retry of a call of the job (the receiver refused or timed out)
 			}
 			var recs []rec
 			sent := 0
@@ -551,14 +523,22 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 					if cb.Action == rundir.CallbackSent {
 						sent++
 					}
-					if cb.Status < 200 || cb.Status > 299 {
-						continue
-					}
-					recs = append(recs, rec{cb.At, cb.ch})
+					// A call the sink answered, whatever the status, surely
+					// arrived (it refuses on purpose after logging).
+					recs = append(recs, rec{cb.At, cb.Done, cb.ch, cb.Status == 0, cb.Action == rundir.CallbackRetried})
 				}
 			}
 			if r.meta.Target == "embedded" {
-				if n := len(js) - (accounted + sent); n > 0 {
+				// Only a status change due well before the run closed the
+				// simulator must have been called back (a slow profile's
+				// later ones never are).
+				due := 0
+				for _, j := range js {
+					if j.at.Add(c.Callbacks.Delay + 200*time.Millisecond + time.Second).Before(r.meta.End) {
+						due++
+					}
+				}
+				if n := len(js) - (accounted + sent) - (len(js) - due); n > 0 {
 					f.Unsent += int64(n)
 				}
 			}
@@ -577,24 +557,34 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 						outs[o] = true
 						return
 					}
-					at, ch := recs[k].at, recs[k].ch
+					at, ch, unsure, retried := recs[k].at, recs[k].ch, recs[k].unsure, recs[k].retried
+					done := int64(math.MaxInt64)
+					if !unsure && !recs[k].done.IsZero() {
+						done = recs[k].done.UnixNano()
+					}
 					for i, j := range js {
-						if used[i] >= j.copies || at.Before(j.at.Add(minDelay-time.Microsecond)) || ch != "" && ch != j.ch {
+						if !retried && used[i] >= j.copies || retried && j.dropped || at.Before(j.at.Add(minDelay-time.Microsecond)) || ch != "" && ch != j.ch {
 							continue
 						}
-						used[i]++
+						if !retried {
+							used[i]++
+						}
 						visible, maybe := at.Before(cut.Add(-50*time.Millisecond)), at.Before(cut.Add(50*time.Millisecond))
 						if j.ending && maybe {
 							n := o
-							if !n.through || at.UnixNano() < n.at {
-								n.through, n.at = true, at.UnixNano()
+							if !n.through {
+								n.through, n.at, n.done = true, at.UnixNano(), done
+							} else {
+								n.at, n.done = min(n.at, at.UnixNano()), min(n.done, done)
 							}
 							walk(k+1, n)
 						}
-						if !j.ending || !visible {
+						if !j.ending || !visible || unsure {
 							walk(k+1, o)
 						}
-						used[i]--
+						if !retried {
+							used[i]--
+						}
 					}
 				}
 				walk(0, oOutcome{})
@@ -648,10 +638,12 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 		}
 		all, none := true, true
 		var at int64 = -1
+		var done int64 // the latest of the fates' earliest answers
 		same := true
 		for _, o := range g.fates[0] {
 			if o.through {
 				none = false
+				done = max(done, o.done)
 				if at >= 0 && at != o.at {
 					same = false
 				}
@@ -680,10 +672,15 @@ func (c oCase) truthFigures(r *oRaw, f *oFigures, msgs map[int64]*oMsg, extSeq, 
 			start := time.Unix(0, at)
 			sameTrue = append(sameTrue, start.Sub(m.firstSent))
 			meas = append(meas, m.end.Sub(m.firstSent))
-			// The measured end is the arrival of the call the simulator
-			// started at start: it cannot come before it, and loopback
-			// transit is short.
-			if d := m.end.Sub(start); d < -time.Microsecond || d > oracleTransit {
+			// The measured end is the arrival of an ending call: not before
+			// the first one started, not after the first answer to one (the
+			// sink logs a call before it answers), whatever the machine's
+			// speed; when no answer is known, loopback transit is short.
+			upper := start.Add(oracleTransit)
+			if done != math.MaxInt64 {
+				upper = time.Unix(0, done).Add(time.Millisecond)
+			}
+			if d := m.end.Sub(start); d < -time.Microsecond || m.end.After(upper) {
 				f.Transit = append(f.Transit, fmt.Sprintf("message %d: ends %s after the simulator started its first ending callback (%s → %s)",
 					seq, d, start.UTC().Format(time.RFC3339Nano), m.end.UTC().Format(time.RFC3339Nano)))
 			}
@@ -711,6 +708,9 @@ func combineList(a, b []oOutcome) []oOutcome {
 			if y.through && (!o.through || y.at < o.at) {
 				o = y
 			}
+			if x.through && y.through {
+				o.done = min(x.done, y.done)
+			}
 			set[o] = true
 		}
 	}
@@ -719,4 +719,322 @@ func combineList(a, b []oOutcome) []oOutcome {
 		out = append(out, o)
 	}
 	return out
+}
+
+// oRec is one status record of a message: a callback or webhook as the sink
+// logged it, or a check_status answer.
+type oRec struct {
+	tx, ch, state  string    // ch "" when the record names none (placed by judge)
+	at, upd        time.Time // arrival (a poll's answer); the status's own time (updatedAt; at when none)
+	item           int       // chain item, set by judge; -1: none
+	refused, held  bool      // the sink refused the call / held its answer on purpose
+	polled, notify bool
+}
+
+// sinkRecords reads the records of events.jsonl: each callback or webhook
+// joined to its message by this run's and part's tag, else by the id the
+// service answered (txId, notificationId) — never by the externalId alone.
+func (c oCase) sinkRecords(r *oRaw, recs map[int64][]oRec, txSeq, nidSeq, extSeq map[string]int64, f *oFigures) {
+	for _, e := range r.events {
+		refused := e.Answered != 0 && (e.Answered < 200 || e.Answered > 299)
+		rec := oRec{at: e.ReceivedAt, upd: e.ReceivedAt, refused: refused, held: e.Delayed > 0, item: -1}
+		switch {
+		case e.Kind == rundir.KindIncoming:
+			f.Incoming++
+			var p struct {
+				OutgoingTxID string `json:"outgoingTxId"`
+			}
+			if json.Unmarshal(e.Payload, &p) == nil && p.OutgoingTxID != "" {
+				if _, ok := txSeq[p.OutgoingTxID]; ok {
+					f.Replies++
+				}
+			}
+		case c.API == rundir.APIMessaging && e.Kind == rundir.KindCallback:
+			var p struct {
+				TxID      string         `json:"txId"`
+				State     string         `json:"state"`
+				Channel   string         `json:"channel"`
+				UpdatedAt string         `json:"updatedAt"`
+				TrackData map[string]any `json:"trackData"`
+			}
+			if json.Unmarshal(e.Payload, &p) != nil {
+				continue
+			}
+			seq, ok := txSeq[p.TxID]
+			if !ok && p.TrackData != nil && fmt.Sprint(p.TrackData[rundir.TrackRun]) == r.meta.ID &&
+				fmt.Sprint(p.TrackData[rundir.TrackPart]) == orNil(r.meta.Part) {
+				seq, _ = strconv.ParseInt(fmt.Sprint(p.TrackData[rundir.TrackSeq]), 10, 64)
+			}
+			if seq <= 0 {
+				continue // unmatched
+			}
+			rec.tx, rec.ch, rec.state = p.TxID, p.Channel, p.State
+			if u, err := time.Parse(time.RFC3339Nano, p.UpdatedAt); err == nil {
+				rec.upd = u
+			}
+			recs[seq] = append(recs[seq], rec)
+		case c.API == rundir.APINotify && e.Kind == rundir.KindWebhook:
+			var p struct {
+				NotificationID string `json:"notificationId"`
+				ExternalID     string `json:"externalId"`
+				Status         string `json:"status"`
+			}
+			if json.Unmarshal(e.Payload, &p) != nil {
+				continue
+			}
+			seq, ok := nidSeq[p.NotificationID]
+			if !ok {
+				seq = tagSeq(p.ExternalID, r.meta.ID)
+			}
+			if seq <= 0 {
+				continue
+			}
+			rec.state, rec.notify = p.Status, true
+			recs[seq] = append(recs[seq], rec)
+		}
+	}
+}
+
+// orNil is s, or what fmt prints for a missing map key when s is "".
+func orNil(s string) string {
+	if s == "" {
+		return fmt.Sprint(nil)
+	}
+	return s
+}
+
+// pollRecords reads the records of a poll run: every check_status answer
+// (2xx with a state) is a record of its message, arriving at its answer
+// (send + latency), with no time of its own. A callback or webhook the sink
+// logged anyway is counted beside the polls (poll means poll).
+func (c oCase) pollRecords(r *oRaw, recs map[int64][]oRec, f *oFigures) {
+	// Polls read one status as often as they ask: one status change, seen
+	// first at the earliest answer.
+	type read struct {
+		seq            int64
+		tx, ch, status string
+	}
+	first := map[read]time.Time{}
+	for _, a := range r.attempts {
+		if a.Op != "check_status" || a.Seq <= 0 || a.Code < 200 || a.Code > 299 || a.State == "" {
+			continue
+		}
+		at := a.Sent.Add(time.Duration(a.Latency * float64(time.Second)))
+		k := read{a.Seq, a.TxID, a.Channel, a.State}
+		if t, ok := first[k]; !ok || at.Before(t) {
+			first[k] = at
+		}
+	}
+	for k, at := range first {
+		recs[k.seq] = append(recs[k.seq], oRec{tx: k.tx, ch: k.ch, state: k.status, at: at, upd: at, polled: true, item: -1})
+	}
+	for _, e := range r.events {
+		if e.Kind == rundir.KindCallback || e.Kind == rundir.KindWebhook {
+			f.BesidePolls++
+		}
+		if e.Kind == rundir.KindIncoming {
+			f.Incoming++
+		}
+	}
+}
+
+// judge judges the set of records of message m: where each belongs on the
+// chain, the duplicates and redeliveries, the failover steps and the end.
+func (c oCase) judge(m *oMsg, rs []oRec, f *oFigures) {
+	var keep []oRec
+	for _, x := range rs {
+		if oFinal[x.state] || x.notify { // ACCEPTED and the like are not statuses
+			keep = append(keep, x)
+		}
+	}
+	rs = keep
+	for _, x := range rs {
+		if x.ch == "" && !x.notify {
+			f.Channelless++
+		}
+	}
+	if c.API == rundir.APIMessaging {
+		c.place(rs)
+	}
+	// One status — (txId, channel, state); a notification's status — is
+	// judged at its first arrival; later ones are duplicates, or
+	// redeliveries when the arrival before was refused or held by the sink.
+	type status struct{ tx, ch, state string }
+	groups := map[status][]oRec{}
+	for _, x := range rs {
+		k := status{x.tx, x.ch, x.state}
+		groups[k] = append(groups[k], x)
+	}
+	top := 0
+	endTx := map[string]bool{}
+	ends := 0
+	for k, g := range groups {
+		sort.SliceStable(g, func(i, j int) bool { return g[i].at.Before(g[j].at) })
+		for i, x := range g {
+			if x.refused {
+				f.Refused++
+			}
+			if i == 0 || x.polled {
+				continue
+			}
+			switch p := g[i-1]; {
+			case p.refused || p.held:
+				if !x.refused {
+					f.Redelivered++
+				}
+			default:
+				f.Duplicates++
+			}
+		}
+		first := g[0]
+		ending, step := true, false
+		if !first.notify {
+			ending, step = oRule(c.Chain, first.item, k.state)
+		}
+		if first.item >= 0 {
+			reach := first.item
+			if step {
+				reach++
+			}
+			top = max(top, reach)
+		}
+		if !ending {
+			continue
+		}
+		ends++
+		endTx[k.tx] = true
+		if !m.ended || first.at.Before(m.end) {
+			m.ended, m.end = true, first.at
+		}
+		if rank := oStateRank[k.state]; ends == 1 || rank > m.finalRank || rank == m.finalRank && first.at.Before(m.finalAt) {
+			m.finalRank, m.finalCh, m.finalAt = rank, k.ch, first.at
+		}
+	}
+	top = min(top, len(c.Chain)-1)
+	m.item = top
+	for k := 0; k < top; k++ {
+		m.steps[c.Chain[k].Channel+">"+c.Chain[k+1].Channel] = true
+	}
+	if c.API == rundir.APINotify && ends > 1 || c.API == rundir.APIMessaging && len(endTx) > 1 {
+		f.DupDeliveries++
+	}
+}
+
+// place sets each record's chain item, and the channel of one that names
+// none, by the chain and the records' own times: per txId, the message is
+// on the first item, then on the one after each item a record fails over
+// from (or the item of a later record with a channel). A record without a
+// channel is on that item, except DELIVERED, NOT_DELIVERED and SEEN, which
+// name their channel whenever it is in the record's enum: without one they
+// are on the first item from there whose channel is not (vkok). At one
+// instant a record with a channel comes first.
+func (c oCase) place(rs []oRec) {
+	sort.SliceStable(rs, func(i, j int) bool {
+		x, y := rs[i], rs[j]
+		if x.tx != y.tx {
+			return x.tx < y.tx
+		}
+		if !x.upd.Equal(y.upd) {
+			return x.upd.Before(y.upd)
+		}
+		if (x.ch == "") != (y.ch == "") {
+			return x.ch != ""
+		}
+		return x.at.Before(y.at)
+	})
+	inEnum := map[string]bool{"sms": true, "viber": true, "whatsapp": true, "push": true, "tgotp": true}
+	cur := 0
+	type change struct {
+		tx, state string
+		upd       time.Time
+	}
+	placed := map[change]int{} // a status change without a channel → its item: a copy of it goes there too
+	for i := range rs {
+		x := &rs[i]
+		if i == 0 || x.tx != rs[i-1].tx {
+			cur = 0
+		}
+		k := change{x.tx, x.state, x.upd}
+		if it, ok := placed[k]; ok && x.ch == "" {
+			x.item, x.ch = it, c.Chain[it].Channel
+			continue
+		}
+		switch {
+		case x.ch != "":
+			x.item = chainIndex(c.Chain, x.ch)
+		case cur >= len(c.Chain):
+			x.item = -1
+		case x.state == "FAILED" || x.state == "EXPIRED":
+			x.item = cur
+		default:
+			x.item = cur
+			for j := cur; j < len(c.Chain); j++ {
+				if !inEnum[c.Chain[j].Channel] {
+					x.item = j
+					break
+				}
+			}
+		}
+		if x.item < 0 {
+			continue
+		}
+		if x.ch == "" {
+			x.ch = c.Chain[x.item].Channel
+			placed[k] = x.item
+		}
+		cur = max(cur, x.item)
+		if _, step := oRule(c.Chain, x.item, x.state); step {
+			cur = max(cur, x.item+1)
+		}
+	}
+}
+
+// pollTruth judges a polled run against the truth by what its polls could
+// see (a status change's truth time is when check-status can first show
+// it): a message's end cannot be measured before its first true ending
+// status, and a poll sent after that status and answered 2xx by the deadline
+// surely saw an end, so the message is not lost and ended by that answer.
+func (c oCase) pollTruth(r *oRaw, f *oFigures, msgs map[int64]*oMsg, deadline time.Time) {
+	f.PollTruth = []string{} // judged, even when empty
+	txEnd := map[string]time.Time{}
+	for _, tm := range r.truth.Messages {
+		for _, s := range tm.Steps {
+			ends, _ := oRule(c.Chain, chainIndex(c.Chain, s.Channel), s.State)
+			at := tm.AcceptedAt.Add(s.Delay.D())
+			if t, ok := txEnd[tm.ID]; ends && (!ok || at.Before(t)) {
+				txEnd[tm.ID] = at
+			}
+		}
+	}
+	surely := map[string]time.Time{} // txId → the earliest answer of a poll sent after its end
+	for _, a := range r.attempts {
+		t, ok := txEnd[a.TxID]
+		if a.Op != "check_status" || !ok || a.Code < 200 || a.Code > 299 || !a.Sent.After(t.Add(time.Millisecond)) {
+			continue
+		}
+		ans := a.Sent.Add(time.Duration(a.Latency * float64(time.Second)))
+		if s, ok := surely[a.TxID]; !ok || ans.Before(s) {
+			surely[a.TxID] = ans
+		}
+	}
+	for seq, m := range msgs {
+		if !m.accepted {
+			continue
+		}
+		var first, by time.Time
+		for tx := range m.txs {
+			if t, ok := txEnd[tx]; ok && (first.IsZero() || t.Before(first)) {
+				first = t
+			}
+			if s, ok := surely[tx]; ok && (by.IsZero() || s.Before(by)) {
+				by = s
+			}
+		}
+		switch {
+		case m.ended && (first.IsZero() || m.end.Before(first.Add(-time.Millisecond))):
+			f.PollTruth = append(f.PollTruth, fmt.Sprintf("message %d: ends at %s by the polls, before its first true ending status (%s)", seq, m.end.UTC().Format(time.RFC3339Nano), first.UTC().Format(time.RFC3339Nano)))
+		case !by.IsZero() && !by.After(deadline) && (!m.ended || m.end.After(by.Add(time.Millisecond))):
+			f.PollTruth = append(f.PollTruth, fmt.Sprintf("message %d: a poll answered at %s saw its end (true at %s), measured end %v", seq, by.UTC().Format(time.RFC3339Nano), first.UTC().Format(time.RFC3339Nano), m.end))
+		}
+	}
 }

@@ -4,6 +4,60 @@ package harness
 // case — an API, a simulator configuration, a message chain, a load shape,
 // retries, probes, externalIds and the target shape — small enough that 40
 // cases run in a few minutes on two busy cores.
+//
+// A case is drawn in two steps. The base case (API, chain, profiles, load,
+// faults, callbacks, limit, standalone) comes from the seed's first stream,
+// drawn as it always was, so a seed of testdata/oracle/regressions.txt keeps
+// its base case. A second stream then picks the case's shape (oShape…) and
+// widens it over the rest of the scenario schema; a shape overrides what it
+// is about:
+//
+//   - classic: the base case as drawn;
+//   - slow: grace shorter than delivery (median 1.5–3× the grace), so most
+//     latencies are censored and their percentiles lower bounds;
+//   - poll: messaging with delivery via poll (embedded or standalone): the
+//     figures come from the check_status attempts and no callback may reach
+//     the sink;
+//   - vkok-reorder: a chain through vkok, whose status records carry no
+//     channel, with callbacks reordered and duplicated: a channel-less record
+//     is placed by its own time (updatedAt) and the chain;
+//   - sink-fault: standalone, the test's sink refuses a share of calls (a
+//     code) or holds them past the simulator's callback timeout: the
+//     service's next arrivals are delivery.redelivered, never duplicates;
+//   - processed-then-500: processedThen500 / resetAfterProcessing with
+//     retries, so a message can end under two txIds
+//     (idempotency.duplicate_deliveries).
+//
+// Scenario fields the generator reaches: api; target (embedded, or a
+// standalone simulator's baseUrl/tokenUrl); sink (embedded or a standalone
+// URL); auth; clients (a count for both APIs embedded, a list for notify
+// standalone); load profiles constant, steps, ramp and sine with requests
+// (a count, or a cap that ends the run early); limit (rate, mode exceed);
+// maxMessages (below the plan); message recipient, text templates
+// ({{.Seq}}, {{words N}}, {{digits N}}), textBytes, textParts, fill (ascii,
+// cyrillic, emoji), externalId (tagged and own: order-{{.Seq}}), scenario
+// (sms, viber, push, whatsapp, vkok; failover ttl and condition_status),
+// trackData, clientRequestId; retry (on 500/503/timeout/reset, max,
+// backoff, jitter, timeout); idempotency probes and concurrent; delivery
+// via sink and poll, grace, pollInterval; sim seed, rateLimit (sliding,
+// fixed, token-bucket), faults (error500, error503, processedThen500,
+// resetAfterProcessing, latency), callbacks (drop, duplicate, reorder,
+// delay), profiles (median, p95, outcomes DELIVERED NOT_DELIVERED SEEN
+// FAILED), notifyDelay, incomingShare. Outside the schema: the standalone
+// simulator's notification outcomes, a share of delayed calls, and the
+// standalone sink's faults.
+//
+// Not reached, and why: parts, several runs sharing a sink, replay
+// (load.file, externalIds keep) and shards — the multi-run shapes, drawn by
+// their own tests; limit mode respect (most random plans are refused by
+// validate, and respect's own figures are tested in scenarios and attack);
+// delivery via none (no delivery figure to check); recipients lists and CSV
+// files, schedule, urlOptions, attachments, buttons, push fields, a
+// message's own callback URL, sim.tokenLifetime (none of them changes a
+// figure the oracle computes; short token lifetimes are tested in
+// harness/remote_token_test.go); tgotp (its records are viber's to the
+// figures; adding it to the base draw would change every regression seed's
+// case); load.maxInFlight (a cap the small cases never reach).
 
 import (
 	"fmt"
@@ -38,6 +92,40 @@ type oCase struct {
 	Probes         float64            `yaml:"probes,omitempty"`
 	OwnIDs         bool               `yaml:"ownExternalIds,omitempty"`
 	Grace          time.Duration      `yaml:"grace"`
+
+	// Drawn from the second stream (the shape and the rest of the schema).
+	Shape        string        `yaml:"shape"`
+	Poll         time.Duration `yaml:"pollInterval,omitempty"` // delivery via poll at this interval
+	SinkFault    *oSinkFault   `yaml:"sinkFault,omitempty"`    // standalone: the sink refuses or holds a share of calls
+	CallbackWait time.Duration `yaml:"callbackTimeout,omitempty"`
+	RetryReset   bool          `yaml:"retryReset,omitempty"` // retry on reset too
+	Jitter       float64       `yaml:"jitter,omitempty"`
+	Concurrent   int           `yaml:"concurrent,omitempty"` // idempotency.concurrent (with probes)
+	MaxMessages  int           `yaml:"maxMessages,omitempty"`
+	TextBytes    int           `yaml:"textBytes,omitempty"`
+	TextParts    int           `yaml:"textParts,omitempty"`
+	Fill         string        `yaml:"fill,omitempty"`
+	Text         string        `yaml:"text,omitempty"`
+	TrackData    bool          `yaml:"trackData,omitempty"` // extra trackData keys and a clientRequestId
+	Incoming     float64       `yaml:"incomingShare,omitempty"`
+	SimLatency   time.Duration `yaml:"simLatency,omitempty"`
+}
+
+// Shapes of a case (oCase.Shape).
+const (
+	oShapeClassic   = "classic"
+	oShapeSlow      = "slow"
+	oShapePoll      = "poll"
+	oShapeVkok      = "vkok-reorder"
+	oShapeSinkFault = "sink-fault"
+	oShapeP500      = "processed-then-500"
+)
+
+// oSinkFault is the standalone sink's fault (sink.Options.Fault).
+type oSinkFault struct {
+	Share float64       `yaml:"share"`
+	Code  int           `yaml:"code,omitempty"`
+	Delay time.Duration `yaml:"delay,omitempty"`
 }
 
 type oItem struct {
@@ -57,10 +145,15 @@ type oDelay struct {
 }
 
 type oLoad struct {
-	Profile  string  `yaml:"profile"` // constant or steps
-	Rate     int     `yaml:"rate,omitempty"`
-	Steps    []oStep `yaml:"steps,omitempty"`
-	Requests int     `yaml:"requests"`
+	Profile   string        `yaml:"profile"` // constant, steps, ramp or sine
+	Rate      int           `yaml:"rate,omitempty"`
+	Steps     []oStep       `yaml:"steps,omitempty"`
+	From      int           `yaml:"from,omitempty"` // ramp
+	To        int           `yaml:"to,omitempty"`
+	Amplitude int           `yaml:"amplitude,omitempty"`
+	Period    time.Duration `yaml:"period,omitempty"`
+	Duration  time.Duration `yaml:"duration,omitempty"` // ramp, sine
+	Requests  int           `yaml:"requests"`           // constant: the count; otherwise a cap
 }
 
 type oStep struct {
@@ -211,6 +304,7 @@ func genCase(seed int64) oCase {
 			}
 		}
 	}
+	c.widen(rand.New(rand.NewPCG(uint64(seed), 0x73686170657321)))
 	return c
 }
 
@@ -250,13 +344,37 @@ func (c oCase) scenarioYAML(simURL, sinkURL string) string {
 			fmt.Fprintf(&b, "    - { rate: %s, duration: %s }\n", rateSpec(s.Rate), s.For)
 		}
 		fmt.Fprintf(&b, "  requests: %d\n", c.Load.Requests)
+	case "ramp":
+		fmt.Fprintf(&b, "load: { profile: ramp, from: %s, to: %s, duration: %s, requests: %d }\n", rateSpec(c.Load.From), rateSpec(c.Load.To), c.Load.Duration, c.Load.Requests)
+	case "sine":
+		fmt.Fprintf(&b, "load: { profile: sine, rate: %s, amplitude: %s, period: %s, duration: %s, requests: %d }\n",
+			rateSpec(c.Load.Rate), rateSpec(c.Load.Amplitude), c.Load.Period, c.Load.Duration, c.Load.Requests)
+	}
+	if c.MaxMessages > 0 {
+		fmt.Fprintf(&b, "maxMessages: %d\n", c.MaxMessages)
 	}
 	if c.Limit != nil {
 		fmt.Fprintf(&b, "limit: { rate: %d/%s, mode: exceed }\n", c.Limit.Requests, c.Limit.Window)
 	} else {
 		b.WriteString("limit: { rate: 100000/1m, mode: exceed }\n")
 	}
-	b.WriteString("message:\n  recipient: \"+7999{0000000-0009999}\"\n  text: \"oracle {{.Seq}}\"\n")
+	text := c.Text
+	if text == "" {
+		text = "oracle {{.Seq}}"
+	}
+	fmt.Fprintf(&b, "message:\n  recipient: \"+7999{0000000-0009999}\"\n  text: %q\n", text)
+	if c.TextBytes > 0 {
+		fmt.Fprintf(&b, "  textBytes: %d\n", c.TextBytes)
+	}
+	if c.TextParts > 0 {
+		fmt.Fprintf(&b, "  textParts: %d\n", c.TextParts)
+	}
+	if c.Fill != "" {
+		fmt.Fprintf(&b, "  fill: %s\n", c.Fill)
+	}
+	if c.TrackData {
+		b.WriteString("  trackData: { order: \"o-{{.Seq}}\", source: oracle }\n  clientRequestId: \"req-{{.Seq}}-{{digits 6}}\"\n")
+	}
 	if c.OwnIDs {
 		b.WriteString("  externalId: \"order-{{.Seq}}\"\n")
 	}
@@ -271,22 +389,40 @@ func (c oCase) scenarioYAML(simURL, sinkURL string) string {
 		}
 	}
 	if c.Retry {
-		b.WriteString("retry: { on: [500, 503, timeout], max: 2, backoff: 50ms, jitter: 0, timeout: 5s }\n")
+		on := "500, 503, timeout"
+		if c.RetryReset {
+			on += ", reset"
+		}
+		fmt.Fprintf(&b, "retry: { on: [%s], max: 2, backoff: 50ms, jitter: %g, timeout: 5s }\n", on, c.Jitter)
 	} else {
 		b.WriteString("retry: { max: 0, timeout: 5s }\n")
 	}
 	if c.Probes > 0 {
-		fmt.Fprintf(&b, "idempotency: { probes: %g }\n", c.Probes)
+		if c.Concurrent > 0 {
+			fmt.Fprintf(&b, "idempotency: { probes: %g, concurrent: %d }\n", c.Probes, c.Concurrent)
+		} else {
+			fmt.Fprintf(&b, "idempotency: { probes: %g }\n", c.Probes)
+		}
 	}
-	fmt.Fprintf(&b, "delivery: { via: sink, grace: %s }\n", c.Grace)
+	if c.Poll > 0 {
+		fmt.Fprintf(&b, "delivery: { via: poll, pollInterval: %s, grace: %s }\n", c.Poll, c.Grace)
+	} else {
+		fmt.Fprintf(&b, "delivery: { via: sink, grace: %s }\n", c.Grace)
+	}
 	if !c.Standalone {
 		b.WriteString("sim:\n  seed: " + fmt.Sprint(c.Seed&0x7fffffff|1) + "\n")
 		if c.Limit != nil {
 			fmt.Fprintf(&b, "  rateLimit: { rate: %d/%s, algorithm: %s }\n", c.Limit.Requests, c.Limit.Window, c.Limit.Algorithm)
 		}
-		if len(c.Faults) > 0 {
+		if len(c.Faults) > 0 || c.SimLatency > 0 {
 			b.WriteString("  faults: {")
 			b.WriteString(joinShares(c.Faults))
+			if c.SimLatency > 0 {
+				if joinShares(c.Faults) != "" {
+					b.WriteString(",")
+				}
+				fmt.Fprintf(&b, " latency: %s", c.SimLatency)
+			}
 			b.WriteString(" }\n")
 		}
 		cb := map[string]float64{"drop": c.Callbacks.Drop, "duplicate": c.Callbacks.Duplicate, "reorder": c.Callbacks.Reorder}
@@ -303,7 +439,7 @@ func (c oCase) scenarioYAML(simURL, sinkURL string) string {
 		if c.API == rundir.APINotify {
 			fmt.Fprintf(&b, "  notifyDelay: { median: %s, p95: %s }\n", c.Notify.Median, c.Notify.P95)
 		} else {
-			b.WriteString("  incomingShare: 0\n  profiles:\n")
+			fmt.Fprintf(&b, "  incomingShare: %g\n  profiles:\n", c.Incoming)
 			for _, it := range c.Chain {
 				p := c.Profiles[it.Channel]
 				fmt.Fprintf(&b, "    %s: { median: %s, p95: %s, outcomes: {%s } }\n", it.Channel, p.Delay.Median, p.Delay.P95, joinShares(p.Outcomes))
@@ -383,6 +519,9 @@ func (c oCase) simConfig() sim.Config {
 			cfg.Callbacks.Delay = c.Callbacks.DelayShare
 		}
 	}
+	if c.CallbackWait > 0 {
+		cfg.Callbacks.Timeout = c.CallbackWait
+	}
 	if len(c.NotifyOutcomes) > 0 {
 		cfg.Notify.Outcomes = nil
 		for _, st := range []string{rundir.NotifyDelivered, rundir.NotifyUndelivered, rundir.NotifyFailed} {
@@ -396,4 +535,195 @@ func (c oCase) simConfig() sim.Config {
 		}
 	}
 	return cfg
+}
+
+// widen draws, from the case's second stream r, its shape (oShape…) and the
+// fields of the schema the base draw leaves out (see the top of this file).
+func (c *oCase) widen(r *rand.Rand) {
+	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+	share := func(lo, hi float64) float64 { return float64(int((lo+(hi-lo)*r.Float64())*100+0.5)) / 100 }
+	dur := func(lo, hi time.Duration) time.Duration {
+		ms := lo.Milliseconds() + r.Int64N(hi.Milliseconds()-lo.Milliseconds()+1)
+		return time.Duration(ms) * time.Millisecond
+	}
+	shapes := []string{oShapeClassic, oShapeClassic, oShapeClassic, oShapeSlow, oShapeSlow, oShapeSinkFault, oShapeSinkFault, oShapeP500, oShapeP500}
+	if c.API == rundir.APIMessaging {
+		shapes = append(shapes, oShapePoll, oShapePoll, oShapeVkok, oShapeVkok)
+	}
+	c.Shape = shapes[r.IntN(len(shapes))]
+	if c.Shape != oShapeClassic {
+		c.Simple = false
+	}
+	switch c.Shape {
+	case oShapeSlow:
+		c.slow(r)
+	case oShapePoll:
+		c.Poll = dur(100*time.Millisecond, 300*time.Millisecond)
+		c.Callbacks = oCallbacks{} // no callback is made
+		c.Grace = 4 * time.Second
+	case oShapeVkok:
+		c.vkok(r)
+	case oShapeSinkFault:
+		c.Standalone = true
+		c.Callbacks.Drop = 0
+		c.Grace = 6 * time.Second
+		if r.IntN(2) == 0 {
+			c.SinkFault = &oSinkFault{Share: share(0.1, 0.4), Code: []int{500, 503, 429}[r.IntN(3)]}
+		} else {
+			// Held past the simulator's callback timeout: it gives up on
+			// the call (the sink logged it) and sends it again.
+			c.CallbackWait = 300 * time.Millisecond
+			c.SinkFault = &oSinkFault{Share: share(0.1, 0.3), Delay: dur(450*time.Millisecond, 700*time.Millisecond)}
+		}
+		if c.Callbacks.Delay > 0 && c.Callbacks.DelayShare == 0 {
+			c.Callbacks.DelayShare = share(0.2, 1)
+		}
+	case oShapeP500:
+		c.processedThen500(r, share)
+	}
+	// The rest of the schema, on any shape.
+	n := c.Load.Requests
+	if !c.Simple && r.IntN(10) < 4 {
+		if r.IntN(2) == 0 {
+			c.Load = oLoad{Profile: "ramp", From: 5 + r.IntN(16), To: 20 + r.IntN(41), Duration: dur(time.Second, 2500*time.Millisecond), Requests: n}
+		} else {
+			rate := 15 + r.IntN(21)
+			c.Load = oLoad{Profile: "sine", Rate: rate, Amplitude: 1 + r.IntN(rate), Period: dur(500*time.Millisecond, 2*time.Second), Duration: dur(time.Second, 3*time.Second), Requests: n}
+		}
+	}
+	if c.API == rundir.APIMessaging && !c.Standalone && r.IntN(3) == 0 {
+		c.Clients = 2 + r.IntN(2)
+	}
+	switch k := r.IntN(20); {
+	case k < 4:
+		c.TextBytes, c.Fill = 20+r.IntN(380), pick("ascii", "cyrillic", "emoji")
+	case k < 7:
+		c.TextParts, c.Fill = 1+r.IntN(3), pick("ascii", "cyrillic", "emoji")
+	case k < 12:
+		c.Text = "oracle {{.Seq}} {{words 3}} {{digits 4}}"
+	}
+	if r.IntN(7) == 0 {
+		c.MaxMessages = max(3, n*(50+r.IntN(41))/100)
+	}
+	if c.API == rundir.APIMessaging {
+		if !c.Standalone && r.IntN(4) == 0 {
+			c.Incoming = share(0.1, 0.5)
+		}
+		c.TrackData = r.IntN(5) == 0
+	}
+	if !c.Standalone && r.IntN(7) == 0 {
+		c.SimLatency = dur(5*time.Millisecond, 30*time.Millisecond)
+	}
+	if c.Probes > 0 && r.IntN(2) == 0 {
+		c.Concurrent = 1 + r.IntN(3)
+	}
+	if c.Retry && r.IntN(3) == 0 {
+		c.Jitter = share(0.1, 0.3)
+	}
+}
+
+// slow makes delivery slower than the grace: most messages have no final
+// status by the deadline, so their latencies are censored.
+func (c *oCase) slow(r *rand.Rand) {
+	c.Grace = time.Duration(1000+r.IntN(1001)) * time.Millisecond
+	slower := func() oDelay {
+		m := time.Duration(float64(c.Grace) * (1.5 + 1.5*r.Float64())).Round(time.Millisecond)
+		return oDelay{Median: m, P95: time.Duration(float64(m) * 1.3).Round(time.Millisecond)}
+	}
+	for ch, p := range c.Profiles {
+		p.Delay = slower()
+		c.Profiles[ch] = p
+	}
+	if c.API == rundir.APINotify {
+		c.Notify = slower()
+	}
+	c.Load.Requests = min(c.Load.Requests, 30)
+	c.Callbacks.Delay, c.Callbacks.DelayShare = 0, 0
+}
+
+// vkok makes the chain go through vkok, whose status records carry no
+// channel, with callbacks reordered and duplicated (and, one case in three,
+// retries after processed-then-500): a record without a channel must be
+// placed by its own time, not its arrival.
+func (c *oCase) vkok(r *rand.Rand) {
+	first := []string{rundir.ChannelSMS, rundir.ChannelPush, rundir.ChannelViber}[r.IntN(3)]
+	fast := func() oDelay {
+		m := time.Duration(20+r.IntN(100)) * time.Millisecond
+		return oDelay{Median: m, P95: m * 3}
+	}
+	out := func(seen bool) map[string]float64 {
+		o := map[string]float64{rundir.StateNotDelivered: float64(r.IntN(20)) / 100, rundir.StateFailed: float64(r.IntN(10)) / 100}
+		left := 1 - o[rundir.StateNotDelivered] - o[rundir.StateFailed]
+		if seen {
+			o[rundir.StateSeen] = float64(int(left*50*r.Float64())) / 100
+			left -= o[rundir.StateSeen]
+		}
+		o[rundir.StateDelivered] = float64(int(left*100+0.5)) / 100
+		return o
+	}
+	// sms and push are never SEEN: under a SEEN condition they wait for the
+	// ttl and EXPIRE, while vkok's records overtake the EXPIRED ones.
+	cond := rundir.StateSeen
+	if first == rundir.ChannelViber && r.IntN(2) == 0 {
+		cond = rundir.StateDelivered
+	}
+	c.Chain = []oItem{{Channel: first, Cond: cond, TTL: 1}, {Channel: rundir.ChannelVKOK}}
+	c.Profiles = map[string]oProf{first: {Delay: fast(), Outcomes: out(first == rundir.ChannelViber)}, rundir.ChannelVKOK: {Delay: fast(), Outcomes: out(true)}}
+	if r.IntN(3) == 0 {
+		last := rundir.ChannelSMS
+		if first == rundir.ChannelSMS {
+			last = rundir.ChannelPush
+		}
+		c.Chain[1].Cond, c.Chain[1].TTL = []string{rundir.StateDelivered, rundir.StateSeen}[r.IntN(2)], 1
+		c.Chain = append(c.Chain, oItem{Channel: last})
+		c.Profiles[last] = oProf{Delay: fast(), Outcomes: out(false)}
+	}
+	c.Callbacks = oCallbacks{Reorder: float64(30+r.IntN(31)) / 100, Duplicate: float64(10+r.IntN(21)) / 100}
+	c.Standalone = r.IntN(4) == 0
+	c.Grace = 6 * time.Second
+	if r.IntN(4) == 0 {
+		// vkok's records read by polls: the answer names no channel either,
+		// and a poll may read the send's ACCEPTED before any status.
+		c.Poll, c.Callbacks = time.Duration(50+r.IntN(200))*time.Millisecond, oCallbacks{}
+		// Without vkok's FAILED and EXPIRED: read by a poll that missed the
+		// first item's EXPIRED, a FAILED or EXPIRED without a channel cannot
+		// be told from the first item's (the seed lets any channel omit it),
+		// so the report keeps it there and the message is lost while it
+		// ended (its truth comparison says so; reported, not drawn).
+		c.Chain = c.Chain[:2]
+		c.Chain[1].Cond, c.Chain[1].TTL = "", 0
+		o := c.Profiles[rundir.ChannelVKOK].Outcomes
+		o[rundir.StateNotDelivered] += o[rundir.StateFailed]
+		delete(o, rundir.StateFailed)
+		for ch := range c.Profiles {
+			if chainIndex(c.Chain, ch) < 0 {
+				delete(c.Profiles, ch)
+			}
+		}
+	}
+	if !c.Standalone && r.IntN(4) == 0 {
+		c.Callbacks.Drop = float64(r.IntN(11)) / 100
+	}
+	if r.IntN(3) == 0 {
+		c.Faults = map[string]float64{"processedThen500": float64(10+r.IntN(16)) / 100}
+		c.Retry = true
+	}
+}
+
+// processedThen500 has a share of sends processed and answered 500, or
+// reset after processing, always retried: a message can end under two
+// txIds (messaging), which idempotency.duplicate_deliveries counts.
+func (c *oCase) processedThen500(r *rand.Rand, share func(lo, hi float64) float64) {
+	if c.Faults == nil {
+		c.Faults = map[string]float64{}
+	}
+	c.Faults["processedThen500"] = share(0.1, 0.3)
+	if r.IntN(2) == 0 {
+		c.Faults["resetAfterProcessing"] = share(0.05, 0.15)
+		c.RetryReset = true
+	}
+	c.Retry = true
+	if c.Grace > 8*time.Second && !c.Standalone {
+		c.Grace = 8 * time.Second
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -43,10 +44,14 @@ var (
 	oracleCases    = flag.Int("oracle.cases", 0, "TestOracle: generated cases to run (default 40, 8 with -short)")
 	oracleSeed     = flag.String("oracle.seed", "", "TestOracle: run only these seeds (comma-separated)")
 	oracleParallel = flag.Int("oracle.parallel", 4, "TestOracle: cases run at once")
+	oracleShape    = flag.String("oracle.shape", "", "TestOracle: run only cases of this shape (classic, slow, poll, vkok-reorder, sink-fault, processed-then-500): the first -oracle.cases seeds that draw it")
 	oraclePctRel   = flag.Float64("oracle.pct-rel", 0, "TestOracle: relative error allowed in summary percentiles (0: exact to the microsecond, as the design says; 0.001 tolerates an HDR histogram of 3 significant digits)")
 )
 
 const oracleRegressions = "testdata/oracle/regressions.txt"
+
+// standaloneSinkLog is the log of a standalone case's own sink, in its directory.
+const standaloneSinkLog = "standalone-sink.jsonl"
 
 func TestOracle(t *testing.T) {
 	var seeds []int64
@@ -76,8 +81,11 @@ func TestOracle(t *testing.T) {
 				n = 8
 			}
 		}
-		for i := 1; i <= n; i++ {
-			add(int64(i))
+		for i, drawn := int64(1), 0; drawn < n && i <= int64(100*n); i++ { // bounded: a shape never drawn ends the search
+			if *oracleShape == "" || genCase(i).Shape == *oracleShape {
+				add(i)
+				drawn++
+			}
 		}
 	}
 	root, err := os.MkdirTemp("", "msgload-oracle-")
@@ -102,6 +110,11 @@ func TestOracle(t *testing.T) {
 	failed := false
 	for _, res := range results {
 		t.Run(fmt.Sprintf("seed=%d", res.c.Seed), func(t *testing.T) {
+			if res.skipped != "" {
+				t.Logf("%s: not compared: %s", res.c.describe(), res.skipped)
+				os.RemoveAll(res.dir)
+				return
+			}
 			if res.err == nil && len(res.problems) == 0 {
 				for _, n := range res.notes {
 					t.Log(n)
@@ -113,7 +126,10 @@ func TestOracle(t *testing.T) {
 				return
 			}
 			failed = true
-			cfg, _ := yaml.Marshal(res.c)
+			cfg, err := yaml.Marshal(res.c)
+			if err != nil {
+				cfg = []byte(err.Error())
+			}
 			var b strings.Builder
 			fmt.Fprintf(&b, "seed %d (%s): rerun with go test ./harness -run Oracle -oracle.seed %d\n", res.c.Seed, res.c.describe(), res.c.Seed)
 			if res.err != nil {
@@ -133,6 +149,16 @@ func TestOracle(t *testing.T) {
 		})
 	}
 	t.Logf("%d cases in %s (%d at once)", len(seeds), time.Since(began).Round(time.Second), par)
+	t.Logf("cases drawn per shape: %s", shapeCounts(results))
+	skipped := 0
+	for _, res := range results {
+		if res.skipped != "" {
+			skipped++
+		}
+	}
+	if skipped > 0 {
+		t.Logf("%d cases not compared: the faults drawn refused the run's set-up (webhook registration)", skipped)
+	}
 	// Failing cases per figure, for a run of many.
 	byFigure := map[string]int{}
 	for _, res := range results {
@@ -161,6 +187,36 @@ func TestOracle(t *testing.T) {
 	} else {
 		t.Logf("run directories of failed cases kept under %s", root)
 	}
+}
+
+// shapeCounts says how many cases of each shape (and of each API, load
+// profile and target) were drawn.
+func shapeCounts(results []oResult) string {
+	n := map[string]int{}
+	for _, res := range results {
+		c := res.c
+		n["shape "+c.Shape]++
+		n[c.API]++
+		n["load "+c.Load.Profile]++
+		if c.Standalone {
+			n["standalone"]++
+		}
+		if c.Incoming > 0 {
+			n["incoming"]++
+		}
+		if c.MaxMessages > 0 {
+			n["maxMessages"]++
+		}
+		for _, x := range res.showed {
+			n["showed "+x]++
+		}
+	}
+	keys := slices.Sorted(maps.Keys(n))
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = fmt.Sprintf("%s %d", k, n[k])
+	}
+	return strings.Join(out, ", ")
 }
 
 func readRegressions(t *testing.T) []int64 {
@@ -192,7 +248,7 @@ func readRegressions(t *testing.T) []int64 {
 // describe is a short line about c.
 func (c oCase) describe() string {
 	var parts []string
-	parts = append(parts, c.API)
+	parts = append(parts, c.Shape, c.API)
 	if c.Simple {
 		parts = append(parts, "simple")
 	}
@@ -211,6 +267,32 @@ func (c oCase) describe() string {
 		parts = append(parts, strings.Join(ch, "→"))
 	}
 	parts = append(parts, c.Load.Profile)
+	if c.Poll > 0 {
+		parts = append(parts, fmt.Sprintf("poll every %s", c.Poll))
+	}
+	if f := c.SinkFault; f != nil {
+		if f.Code != 0 {
+			parts = append(parts, fmt.Sprintf("sink refuses %g with %d", f.Share, f.Code))
+		} else {
+			parts = append(parts, fmt.Sprintf("sink holds %g for %s (callback timeout %s)", f.Share, f.Delay, c.CallbackWait))
+		}
+	}
+	parts = append(parts, fmt.Sprintf("grace %s", c.Grace))
+	if c.Clients > 1 {
+		parts = append(parts, fmt.Sprintf("%d clients", c.Clients))
+	}
+	if c.MaxMessages > 0 {
+		parts = append(parts, fmt.Sprintf("maxMessages %d", c.MaxMessages))
+	}
+	if c.TextBytes > 0 || c.TextParts > 0 {
+		parts = append(parts, fmt.Sprintf("text %dB/%d parts %s", c.TextBytes, c.TextParts, c.Fill))
+	}
+	if c.Incoming > 0 {
+		parts = append(parts, fmt.Sprintf("incoming %g", c.Incoming))
+	}
+	if c.SimLatency > 0 {
+		parts = append(parts, fmt.Sprintf("latency %s", c.SimLatency))
+	}
 	if len(c.Faults) > 0 {
 		parts = append(parts, "faults")
 	}
@@ -241,6 +323,8 @@ type oResult struct {
 	err      error
 	problems []string
 	notes    []string
+	skipped  string   // why the case had nothing to compare (not a failure)
+	showed   []string // what the case's figures exercised (censored latencies, redeliveries…)
 	elapsed  time.Duration
 }
 
@@ -258,7 +342,11 @@ func runOracleCase(c oCase, root string) (res oResult) {
 	var simURL, sinkURL string
 	var sv *sim.Server
 	if c.Standalone {
-		k, err := sink.New(sink.Options{LogPath: filepath.Join(dir, "standalone-sink.jsonl")}, prometheus.NewRegistry())
+		opts := sink.Options{LogPath: filepath.Join(dir, standaloneSinkLog)}
+		if f := c.SinkFault; f != nil {
+			opts.Fault = sink.Fault{Share: f.Share, Code: f.Code, Delay: f.Delay}
+		}
+		k, err := sink.New(opts, prometheus.NewRegistry())
 		if err != nil {
 			res.err = err
 			return
@@ -285,6 +373,16 @@ func runOracleCase(c oCase, root string) (res oResult) {
 	var stderr strings.Builder
 	out, err := Run(context.Background(), Options{Scenario: s, Out: dir, Stdout: io.Discard, Stderr: &stderr})
 	res.stderr = stderr.String()
+	if err == nil && out.Parts[0].Err != nil {
+		err = out.Parts[0].Err
+	}
+	if err != nil && len(c.Faults) > 0 && strings.Contains(err.Error(), "register webhook") {
+		// The faults drawn for the sends refused the webhook's registration
+		// on every try (set-up, before any send): the run rightly did not
+		// start, and there is nothing to compare.
+		res.skipped = err.Error()
+		return
+	}
 	if err != nil {
 		res.err = err
 		return
@@ -319,10 +417,55 @@ func runOracleCase(c oCase, root string) (res oResult) {
 		return
 	}
 	want := c.figures(raw)
+	res.showed = want.showed()
+	if c.Poll > 0 && c.Standalone {
+		// Poll means poll: the service was given no callback address, so
+		// the case's own sink saw none (not only the run's copy of it).
+		evs, err := readJSONLines[map[string]any](filepath.Join(dir, standaloneSinkLog))
+		if err != nil && !os.IsNotExist(err) {
+			res.err = err
+			return
+		}
+		for _, e := range evs {
+			if e["kind"] == "callback" || e["kind"] == "webhook" {
+				want.BesidePolls++
+			}
+		}
+	}
 	var notes []string
 	res.problems, notes = compareFigures(c, want, sum)
 	res.notes = append(want.notes, notes...)
+	res.notes = append(res.notes, planNotes(sum)...)
 	return res
+}
+
+// showed names what f exercised, so that a run of many cases says how
+// many reached each rule (a shape that never shows its figure tests nothing).
+func (f oFigures) showed() []string {
+	var out []string
+	for _, x := range []struct {
+		name string
+		n    int64
+	}{{"censored", f.Latency.Censored}, {"duplicates", f.Duplicates}, {"redelivered", f.Redelivered}, {"refused", f.Refused},
+		{"duplicate_deliveries", f.DupDeliveries}, {"unconfirmed", f.Unconfirmed}, {"failover steps", int64(len(f.Steps))},
+		{"channel-less records", f.Channelless}, {"incoming replies", f.Replies}} {
+		if x.n > 0 {
+			out = append(out, x.name)
+		}
+	}
+	return out
+}
+
+// planNotes says when the run did not hold its plan (the machine fell
+// behind: an incomplete verdict with an environment reason). The oracle's
+// figures come from the raw files of what was sent, whatever the plan, so
+// they are compared all the same; the note says so.
+func planNotes(sum oSum) []string {
+	if v, _ := sum.at("verdict"); v != "incomplete" {
+		return nil
+	}
+	rs, _ := sum.at("verdict_reasons")
+	return []string{fmt.Sprintf("verdict incomplete (%v): the figures from the raw files are compared all the same", rs)}
 }
 
 // raw0Deadline is attack_end + grace of the run in dir (now when unreadable).
@@ -477,6 +620,18 @@ func compareFigures(c oCase, want oFigures, sum oSum) (probs, notes []string) {
 	count("delivery.late", want.Late, "ending record only after attack_end+grace")
 	count("delivery.duplicates", want.Duplicates, "second arrivals of one (txId, channel, state) / (notification, status)")
 	pcts("delivery.latency", want.Latency, "every accepted message: first send → first arrival of an ending record by the deadline, else censored at first send → deadline; nearest rank, the censored last")
+	var gotChans []string
+	if v, ok := sum.at("delivery.by_channel"); ok {
+		if m, ok := v.(map[string]any); ok {
+			gotChans = slices.Sorted(maps.Keys(m))
+		}
+	}
+	if wantChans := slices.Sorted(maps.Keys(want.ByChannel)); fmt.Sprint(gotChans) != fmt.Sprint(wantChans) {
+		bad("delivery.by_channel", wantChans, gotChans, "channels of the final states, and of the item a message without one was on at the deadline")
+	}
+	for _, ch := range slices.Sorted(maps.Keys(want.ByChannel)) {
+		pcts("delivery.by_channel."+ch, want.ByChannel[ch], "delivery.latency of the messages ending on the channel (censored: on the channel they were on at the deadline)")
+	}
 	if c.API == "messaging" {
 		got := map[string]int64{}
 		if v, ok := sum.at("delivery.failover.steps"); ok {
@@ -494,7 +649,27 @@ func compareFigures(c oCase, want oFigures, sum oSum) (probs, notes []string) {
 			bad("delivery.failover.steps", sortedMap(want.Steps), sortedMap(got), "messages with a failover step (NOT_DELIVERED/FAILED/EXPIRED on an item with failover) or a record on a later item, per (from, to)")
 		}
 	}
+	count("delivery.redelivered", want.Redelivered, "next arrival, accepted, of a (txId, channel, state) / (notification, status) after one the sink refused or held on purpose")
+	count("delivery.refused_on_purpose", want.Refused, "arrivals of this run's messages the sink answered with a non-2xx on purpose")
+	count("idempotency.duplicate_deliveries", want.DupDeliveries, "messages whose ending records came under two txIds (messaging) / with two terminal statuses (notify), any time")
+	count("delivery.unconfirmed", want.Unconfirmed, "messages with a record ending them, any time, none of whose attempts was accepted")
+	count("incoming.received", want.Incoming, "incoming events")
+	if c.Poll == 0 {
+		count("incoming.replies", want.Replies, "incoming events whose outgoingTxId is a txId the service answered this run's sends with")
+	}
+	if c.Poll > 0 && want.BesidePolls > 0 {
+		bad("callbacks in a poll run", 0, want.BesidePolls, "poll means poll: no callback address is given to the simulator")
+	}
 	if !want.HasTruth {
+		return probs, notes
+	}
+	if want.PollTruth != nil {
+		for _, p := range want.PollTruth {
+			bad("delivery end against truth (poll)", "what the polls could see", p, "a poll shows a status from when the simulator set it")
+		}
+		if !c.Standalone {
+			count("truth.messages", want.TruthMessages, "messages the simulator accepted")
+		}
 		return probs, notes
 	}
 	if want.LostLo > want.Lost || want.Lost > want.LostHi {

@@ -73,6 +73,35 @@ func TestPolledRun(t *testing.T) {
 	}
 }
 
+// A poll that reads ACCEPTED (the send's answer: no channel) on a chain
+// through vkok says nothing of where the message is: it is not placed on vkok
+// as a channel-less DELIVERED would be (before: a failover step sms → vkok
+// for every message a poll found still ACCEPTED).
+func TestPolledAcceptedIsNoStep(t *testing.T) {
+	r := newRun(rundir.APIMessaging)
+	r.meta.Delivery.Via = "poll"
+	r.meta.Chain = []string{"sms:SEEN", "vkok"}
+	r.send(1, "c1", 1, 200, 0.01)
+	poll := func(sec float64, state, channel string) {
+		r.attempts = append(r.attempts, rundir.Attempt{Seq: 1, API: rundir.APIMessaging, Op: "check_status", Client: "c1",
+			Attempt: 1, Intended: at(sec), Sent: at(sec), Code: 200, Latency: 0.5, Outcome: "ok", Class: "ok",
+			TxID: "tx-1", State: state, Channel: channel})
+	}
+	poll(2, "ACCEPTED", "")
+	poll(3, "DELIVERED", "sms")
+	s, err := Analyze(r.write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := s.Delivery
+	if len(d.Failover.Steps) != 0 || d.Failover.Messages != 0 {
+		t.Errorf("failover steps %+v (%d messages), want none: the message never left sms", d.Failover.Steps, d.Failover.Messages)
+	}
+	if d.Lost != 1 {
+		t.Errorf("lost %d, want 1 (sms DELIVERED under a SEEN condition is not the end)", d.Lost)
+	}
+}
+
 // A polled failover run (chain viber, sms from run.json): NOT_DELIVERED on
 // viber is a step to sms, not the end; the message ends DELIVERED on sms. One
 // that stays NOT_DELIVERED on viber never ends: lost.

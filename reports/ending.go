@@ -59,6 +59,7 @@ const (
 	recPolled              // read by check_status: never a duplicate
 	recRefused             // the sink refused the call on purpose
 	recHeld                // the sink held its answer on purpose (a delay fault): the service may send it again
+	recPlaced              // named no channel: its channel was set by placeRecords
 )
 
 // recList holds every message's records in blocks of recBlock: no slice per
@@ -242,6 +243,9 @@ func (a *analyzer) placeRecords(recs []delRec) {
 		if r.flags&recChain == 0 {
 			continue
 		}
+		if r.cid == 0 && placedCopy(recs[:i], r) {
+			continue
+		}
 		state := a.states.names[r.sid]
 		idx := a.chain.Place(a.chans.names[r.cid], state, cur)
 		if idx < 0 {
@@ -250,6 +254,7 @@ func (a *analyzer) placeRecords(recs []delRec) {
 		r.item = int8(idx)
 		if r.cid == 0 {
 			r.cid = a.chans.id(a.chain[idx].Channel)
+			r.flags |= recPlaced
 		}
 		next := idx
 		if a.chain.FailsOver(state, idx) {
@@ -257,6 +262,22 @@ func (a *analyzer) placeRecords(recs []delRec) {
 		}
 		cur = max(cur, next)
 	}
+}
+
+// placedCopy places r, a record without a channel, where an earlier copy
+// of it was placed (the same txId, state and own time: one status change the
+// service sent twice), reporting whether there was one. Placed anew, the
+// copy would land after the failover step its first copy made (EXPIRED on
+// vkok, then a copy of it on the next item, where it ends the message).
+// Records of one txId and time are next to each other in byOwnTime's order.
+func placedCopy(before []delRec, r *delRec) bool {
+	for k := len(before) - 1; k >= 0 && before[k].tx == r.tx && before[k].upd == r.upd; k-- {
+		if p := before[k]; p.flags&recPlaced != 0 && p.sid == r.sid {
+			r.item, r.cid, r.flags = p.item, p.cid, r.flags|recPlaced
+			return true
+		}
+	}
+	return false
 }
 
 // countSteps counts the failover steps the records show (once per message)

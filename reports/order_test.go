@@ -65,6 +65,36 @@ func TestChannellessRecordPlacedByItsOwnTime(t *testing.T) {
 	}
 }
 
+// viber(DELIVERED) → vkok(SEEN) → sms: vkok's EXPIRED (no channel) is sent
+// twice. Both copies are one status change, on vkok: the step it makes to sms
+// does not move its own copy onto sms, where EXPIRED would end the message
+// (TestOracle seed 36 on the oracle's vkok-reorder shape: the second copy
+// ended the message 181 ms before sms's DELIVERED, its true end).
+func TestDuplicatedChannellessRecordStaysOnItsItem(t *testing.T) {
+	r := newRun(rundir.APIMessaging)
+	r.meta.Chain = []string{"viber:DELIVERED", "vkok:SEEN", "sms"}
+	r.send(1, "c1", 1, 200, 0.01)
+	r.status(1, "tx-1", 2.0, 2.0, rundir.StateNotDelivered, "viber")
+	r.status(1, "tx-1", 2.1, 2.1, rundir.StateDelivered, "")
+	r.status(1, "tx-1", 3.1, 3.1, rundir.StateExpired, "") // vkok's ttl: on to sms
+	r.status(1, "tx-1", 3.2, 3.1, rundir.StateExpired, "") // the same call again
+	r.status(1, "tx-1", 3.5, 3.5, rundir.StateDelivered, "sms")
+	s, err := Analyze(r.write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := s.Delivery
+	if d.Duplicates != 1 || d.Lost != 0 {
+		t.Errorf("duplicates %d lost %d, want 1 and 0", d.Duplicates, d.Lost)
+	}
+	if p := d.ByChannel["sms"]; p.Count != 1 || p.Max < 2.49 || p.Max > 2.51 {
+		t.Errorf("by channel %+v: want the message ended on sms's DELIVERED, 2.5 s after its send", d.ByChannel)
+	}
+	if _, ok := d.ByChannel["vkok"]; ok {
+		t.Errorf("by channel %+v: a copy of vkok's EXPIRED ended the message", d.ByChannel)
+	}
+}
+
 // A message retried after an unknown outcome ends under both txIds: one
 // duplicate delivery, whichever txId's records arrive first.
 func TestDuplicateDeliveryWhicheverTxIDArrivesFirst(t *testing.T) {

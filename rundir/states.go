@@ -148,7 +148,9 @@ func (c Chain) Item(channel string, cur int) int {
 // record without a channel uses what the record's state says of where it can
 // be: DELIVERED, NOT_DELIVERED and SEEN always name a channel of the record's
 // enum, so without one they are on the first item from cur whose channel is
-// not in it (vkok); FAILED and EXPIRED may omit any channel and stay on cur.
+// not in it (vkok); FAILED and EXPIRED may omit any channel and stay on cur,
+// and so does a state that is no status record's (ACCEPTED: a poll's read
+// of the send's answer, which names no channel wherever the message is).
 // cur is the item the message was on when the record's status changed: the
 // caller walks a message's records in the order of their own times
 // (updatedAt), not of their arrival, 0 at first and i+1 after FailsOver on
@@ -156,7 +158,7 @@ func (c Chain) Item(channel string, cur int) int {
 // belongs.
 func (c Chain) Place(channel, state string, cur int) int {
 	i := c.Item(channel, cur)
-	if channel != "" || i < 0 || state == StateFailed || state == StateExpired {
+	if channel != "" || i < 0 || state == StateFailed || state == StateExpired || !finalState(state) {
 		return i
 	}
 	for j := i; j < len(c); j++ {
