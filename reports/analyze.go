@@ -256,7 +256,7 @@ func readJSONL[T any](fsys fs.FS, name string, fn func(T) error, bad func(line i
 
 // readJSONLFunc is readJSONL with its own decoder of a line (rundir.DecodeJSONLFunc).
 func readJSONLFunc[T any](fsys fs.FS, name string, decode func([]byte, *T) error, fn func(T) error, bad func(line int, err error)) error {
-	f, err := fsys.Open(name)
+	f, err := rundir.OpenRegularFS(fsys, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -275,7 +275,7 @@ func ts(t time.Time) string {
 }
 
 func (a *analyzer) readMeta() error {
-	b, err := fs.ReadFile(a.fsys, rundir.MetaFile)
+	b, err := rundir.ReadFileFS(a.fsys, rundir.MetaFile, rundir.MaxDocBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: %s", errNoMeta, a.dir)
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/msgload/msgload/rundir"
 )
@@ -366,7 +365,7 @@ func (s *Summary) OK() bool { return s.Verdict == VerdictPass }
 
 // ReadSummary reads a summary.json.
 func ReadSummary(path string) (*Summary, error) {
-	b, err := os.ReadFile(path)
+	b, err := rundir.ReadFile(path, rundir.MaxDocBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read summary: %w", err)
 	}

@@ -91,7 +91,7 @@ func (a *analyzer) checkRawFiles() {
 	}
 	hidden := map[string]bool{}
 	for _, name := range need {
-		f, err := a.fsys.Open(name)
+		f, err := rundir.OpenRegularFS(a.fsys, name)
 		if err == nil {
 			var st fs.FileInfo
 			if st, err = f.Stat(); err == nil && st.IsDir() {

@@ -278,7 +278,7 @@ func LoadConfig(path string) (Config, error) {
 	// bytes read are counted, not the stat size: /dev/zero or a pipe stops at
 	// the bound
 	b, err := yamlguard.ReadFile(path, yamlguard.Default.MaxBytes)
-	if errors.Is(err, yamlguard.ErrTooLarge) {
+	if errors.Is(err, yamlguard.ErrTooLarge) || errors.Is(err, yamlguard.ErrNotRegular) {
 		return Config{}, fmt.Errorf("%w: %s: %w", errConfig, path, err)
 	}
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -107,7 +106,7 @@ func (g *globalState) sinkConfig(c *cli.Context) (sink.ServerConfig, error) {
 	}
 	secret := func(file, env string) string {
 		if p := c.String(file); p != "" {
-			b, err := os.ReadFile(p)
+			b, err := rundir.ReadSecretFile(p)
 			if err != nil {
 				problems = append(problems, fmt.Errorf("--%s: %w", file, err))
 				return ""
