@@ -79,6 +79,7 @@ func Parse(file, dir string, src []byte, getenv func(string) string) (*Scenario,
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
+	src = yamlguard.StripBOM(src)
 	// bound the text before the parser sees it: its cost grows with the
 	// square of the nesting
 	if ge := yamlguard.Check(src, limits); ge != nil {

@@ -290,6 +290,7 @@ func LoadConfig(path string) (Config, error) {
 // ParseConfig is LoadConfig on bytes already read; name is used in errors.
 func ParseConfig(name string, b []byte) (Config, error) {
 	cfg := DefaultConfig()
+	b = yamlguard.StripBOM(b)
 	if strings.TrimSpace(string(b)) == "" {
 		return cfg, nil
 	}

@@ -1,6 +1,7 @@
 package yamlguard
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -68,6 +69,11 @@ func read(r io.Reader, max int64) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// StripBOM drops a UTF-8 byte order mark at the start of src (editors on
+// Windows write one): the YAML library would read it as part of the first key
+// ("\ufeffname: unknown field").
+func StripBOM(src []byte) []byte { return bytes.TrimPrefix(src, []byte("\ufeff")) }
 
 // ReadFile is Read on the file at path; whatever the file's stat size says
 // (0 for /dev/zero), at most max+1 bytes are read. A path that is not a
