@@ -187,6 +187,12 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	defer r.live.stop() // on an early return; the normal path stops it after the grace wait
 	attackErr := r.attack(stopCtx, abortCtx, ao, &meta, metaPath)
 	r.waitForCallbacks()
+	if !meta.Interrupted && cmp.Or(r.userStop, stopCtx).Err() != nil {
+		// interrupted in the grace wait: the process is being stopped (its
+		// exit says so), and a run cut off at any point is incomplete, not a
+		// pass with exit 130
+		meta.Interrupted = true
+	}
 	r.live.stop() // before the closing: no checkpoint after the run's own reports
 
 	// Close what is embedded (simulator, then sink), then the attempt log.
