@@ -466,7 +466,17 @@ func (r *partRun) finishRemoteCopy(sinkURL string) {
 	}
 	r.remote.to = time.Now() // the end of the wait (what is embedded is closed): the window's end
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// a second interrupt stops the copy too: it waited out the 2 minutes
+	stopOnAbort := make(chan struct{})
+	go func() {
+		select {
+		case <-r.abortCh:
+			cancel()
+		case <-stopOnAbort:
+		}
+	}()
 	ferr := r.remote.finish(ctx)
+	close(stopOnAbort)
 	cancel()
 	if ferr != nil {
 		fmt.Fprintf(r.o.Stderr, "msgload: %s: %v; the report counts what did not arrive as lost (copy events.jsonl from the sink and run msgload report %s)\n", r.s.Name, ferr, r.dir)
