@@ -46,8 +46,8 @@ bench: ## run the benchmarks quoted in README.md, one package after another (BEN
 	GO=$(GO) ./scripts/bench.sh $(BENCH)
 
 .PHONY: fuzz
-fuzz: ## fuzz every parser of outside input for FUZZTIME each (default 20s)
-	./scripts/fuzz.sh $(or $(FUZZTIME),20s)
+fuzz: ## fuzz every parser of outside input for FUZZTIME each (default 20s), minimizing at most FUZZMINIMIZETIME (2s)
+	./scripts/fuzz.sh $(or $(FUZZTIME),20s) $(or $(FUZZMINIMIZETIME),2s)
 
 .PHONY: lint
 lint: ## gofmt and go vet

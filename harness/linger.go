@@ -34,8 +34,9 @@ func (s *scrapeWatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // linger waits, at most max, for a scrape after now; it returns at once when
-// nothing ever scraped. It reports whether a last scrape happened.
-func (s *scrapeWatch) linger(max time.Duration) bool {
+// nothing ever scraped, and when cancel is closed (an interrupt: SIGTERM must
+// not wait for Prometheus). It reports whether a last scrape happened.
+func (s *scrapeWatch) linger(max time.Duration, cancel <-chan struct{}) bool {
 	s.mu.Lock()
 	seen, ch := s.count, s.changed
 	s.mu.Unlock()
@@ -47,6 +48,8 @@ func (s *scrapeWatch) linger(max time.Duration) bool {
 	select {
 	case <-ch:
 		return true
+	case <-cancel:
+		return false
 	case <-t.C:
 		return false
 	}

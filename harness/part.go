@@ -187,6 +187,12 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	defer r.live.stop() // on an early return; the normal path stops it after the grace wait
 	attackErr := r.attack(stopCtx, abortCtx, ao, &meta, metaPath)
 	r.waitForCallbacks()
+	if !meta.Interrupted && cmp.Or(r.userStop, stopCtx).Err() != nil {
+		// interrupted in the grace wait: the process is being stopped (its
+		// exit says so), and a run cut off at any point is incomplete, not a
+		// pass with exit 130
+		meta.Interrupted = true
+	}
 	r.live.stop() // before the closing: no checkpoint after the run's own reports
 
 	// Close what is embedded (simulator, then sink), then the attempt log.
@@ -466,7 +472,17 @@ func (r *partRun) finishRemoteCopy(sinkURL string) {
 	}
 	r.remote.to = time.Now() // the end of the wait (what is embedded is closed): the window's end
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// a second interrupt stops the copy too: it waited out the 2 minutes
+	stopOnAbort := make(chan struct{})
+	go func() {
+		select {
+		case <-r.abortCh:
+			cancel()
+		case <-stopOnAbort:
+		}
+	}()
 	ferr := r.remote.finish(ctx)
+	close(stopOnAbort)
 	cancel()
 	if ferr != nil {
 		fmt.Fprintf(r.o.Stderr, "msgload: %s: %v; the report counts what did not arrive as lost (copy events.jsonl from the sink and run msgload report %s)\n", r.s.Name, ferr, r.dir)

@@ -1,11 +1,12 @@
 package harness
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -47,12 +48,21 @@ type remoteLog struct {
 	// messages are theirs to copy (all shards share the run id).
 	shard  *rundir.Shard
 	client *http.Client
-	f      *os.File
-	w      *bufio.Writer
-	enc    *json.Encoder
+	path   string
+	f      copyFile
+	off    int64 // bytes of whole pages written to f
 	after  int64
 	events atomic.Int64
 	closed bool
+}
+
+// copyFile is what the copy writes to: the run's events.jsonl (a test's
+// failing disk).
+type copyFile interface {
+	io.WriterAt
+	Truncate(size int64) error
+	Sync() error
+	Close() error
 }
 
 func newRemoteLog(sinkURL, run, path string) (*remoteLog, error) {
@@ -60,9 +70,34 @@ func newRemoteLog(sinkURL, run, path string) (*remoteLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("events from the sink: %w", err)
 	}
-	w := bufio.NewWriter(f)
 	return &remoteLog{sinkURL: strings.TrimRight(sinkURL, "/"), run: run, client: netguard.Client(&http.Client{Timeout: 30 * time.Second}),
-		f: f, w: w, enc: json.NewEncoder(w)}, nil
+		path: path, f: f}, nil
+}
+
+// errLocalWrite wraps a failure to write the copy to the run directory (a
+// full disk): the sink is fine, and trying again helps only once space is
+// freed, so finish tries it a bounded number of times.
+var errLocalWrite = errors.New("events from the sink: writing the copy")
+
+// localTries bounds the tries of finish that fail writing the copy.
+var localTries = 5
+
+// retryWait is finish's first pause between tries (it doubles to 5 s).
+var retryWait = 250 * time.Millisecond
+
+// writePage appends one page's lines to the copy whole or not at all: a
+// failed write is cut back to the last whole page, so the page is fetched and
+// written again on the next try (once space is freed) with nothing doubled.
+func (l *remoteLog) writePage(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	if _, err := l.f.WriteAt(b, l.off); err != nil {
+		_ = l.f.Truncate(l.off)
+		return fmt.Errorf("%w %s: %w", errLocalWrite, l.path, err)
+	}
+	l.off += int64(len(b))
+	return nil
 }
 
 // pull copies every event the sink has for the run after the cursor: tagged
@@ -103,6 +138,9 @@ func (l *remoteLog) pull(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("events from the sink: bad page after %d: %w", l.after, err)
 		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		kept := page.Events[:0]
 		for i := range page.Events {
 			e := &page.Events[i]
 			if e.Corr != nil && e.Corr.Run == l.run && e.Corr.Part != l.part {
@@ -111,12 +149,19 @@ func (l *remoteLog) pull(ctx context.Context) error {
 			if l.shard != nil && e.Corr != nil && e.Corr.Run == l.run && e.Corr.Seq > 0 && !l.shard.Owns(e.Corr.Seq) {
 				continue
 			}
-			if err := l.enc.Encode(e); err != nil {
+			if err := enc.Encode(e); err != nil {
 				return fmt.Errorf("events from the sink: %w", err)
 			}
+			kept = append(kept, *e)
+		}
+		if err := l.writePage(buf.Bytes()); err != nil {
+			return err
+		}
+		// counted once written: a page written again is not counted twice
+		for i := range kept {
 			l.events.Add(1)
 			if l.tally != nil {
-				l.tally.event(e)
+				l.tally.event(&kept[i])
 			}
 		}
 		if page.Next > l.after {
@@ -140,14 +185,21 @@ var errSinkRefused = errors.New("events from the sink: the read API refused the 
 // budget, while a slow sink serving a full page still gets the time it needs
 // on a later try. The cursor only moves past whole pages, so a try that fails
 // half way loses nothing.
+//
+// A failure to write the copy (a full disk) is tried localTries times, each
+// try writing from the last whole page again, so freeing space during the
+// pauses lets it finish; ctx ends it too (a second interrupt).
 func (l *remoteLog) finish(ctx context.Context) error {
 	var err error
-	limit := remoteRead
-	for wait := 250 * time.Millisecond; ; wait, limit = min(2*wait, 5*time.Second), min(2*limit, 30*time.Second) {
+	limit, local := remoteRead, 0
+	for wait := retryWait; ; wait, limit = min(2*wait, 5*time.Second), min(2*limit, 30*time.Second) {
 		try, cancel := context.WithTimeout(ctx, limit)
 		err = l.pull(try)
 		cancel()
-		if err == nil || errors.Is(err, errSinkRefused) || ctx.Err() != nil {
+		if errors.Is(err, errLocalWrite) {
+			local++
+		}
+		if err == nil || errors.Is(err, errSinkRefused) || errors.Is(err, netguard.ErrRedirect) || ctx.Err() != nil || local >= localTries {
 			break
 		}
 		t := time.NewTimer(wait)
@@ -169,10 +221,7 @@ func (l *remoteLog) close() error {
 		return nil
 	}
 	l.closed = true
-	err := l.w.Flush()
-	if err == nil {
-		err = l.f.Sync()
-	}
+	err := l.f.Sync()
 	if cerr := l.f.Close(); err == nil {
 		err = cerr
 	}

@@ -360,7 +360,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if metrics != nil {
 		if !res.Aborted {
-			watch.linger(o.MetricsLinger)
+			// the next interrupt ends the wait: the first one if none came
+			// yet, else the second
+			next := stopSig
+			if isClosed(stopSig) {
+				next = abortSig
+			}
+			watch.linger(o.MetricsLinger, next)
 		}
 		closeMetrics()
 	}

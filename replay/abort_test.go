@@ -61,3 +61,43 @@ func TestRecorderKeepsExchangeAbortedMidDownload(t *testing.T) {
 		t.Fatalf("recorded code %d, error %q, %d body bytes", e.Code, e.Error, len(e.RespBody))
 	}
 }
+
+// A client that goes away while the upstream is between two writes (no write
+// to the client failed) is a client abort too: it was recorded as "upstream
+// answer broke off mid-body" (issue 24).
+func TestRecorderTellsClientAbortWhileUpstreamIdle(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, strings.Repeat("x", 4096))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // idle until the proxy gives up on it
+	}))
+	defer up.Close()
+	base, stop := startRecorder(t, up.URL, RedactOptions{})
+
+	resp, err := http.Get(base + "/messaging/v1/check-status/tx-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(resp.Body, make([]byte, 4096)); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	path := stop()
+
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ex []exchange
+	for _, l := range strings.Split(string(b), "\n") {
+		var e exchange
+		if json.Unmarshal([]byte(l), &e) == nil && e.Method != "" {
+			ex = append(ex, e)
+		}
+	}
+	if len(ex) != 1 || !strings.HasPrefix(ex[0].Error, "client aborted mid-download") {
+		t.Fatalf("recorded %+v, want one exchange with a client abort", ex)
+	}
+}

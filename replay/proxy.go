@@ -269,9 +269,14 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if aborted || cw.writeErr != nil {
 		// a cut answer is neither the upstream's body nor redactable as JSON
 		respBody = nil
-		if cw.writeErr != nil {
+		switch {
+		case cw.writeErr != nil:
 			e.Error = "client aborted mid-download: " + cw.writeErr.Error()
-		} else {
+		case req.Context().Err() != nil:
+			// the client went away while the upstream was between two
+			// writes: the upstream's read was cancelled for it, it did not break
+			e.Error = "client aborted mid-download: " + context.Cause(req.Context()).Error()
+		default:
 			e.Error = "upstream answer broke off mid-body"
 		}
 	}

@@ -2,10 +2,12 @@ package reports
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"hash/maphash"
 	"io/fs"
 	"math"
 	"net/http"
@@ -131,6 +133,7 @@ type analyzer struct {
 	fsys  fs.FS
 
 	firstSend, lastSend int64 // unix ns of the first and last first attempt
+	seenAttempts        attemptSet
 	meta                rundir.Meta
 	s                   *Summary
 	start               time.Time
@@ -256,7 +259,7 @@ func readJSONL[T any](fsys fs.FS, name string, fn func(T) error, bad func(line i
 
 // readJSONLFunc is readJSONL with its own decoder of a line (rundir.DecodeJSONLFunc).
 func readJSONLFunc[T any](fsys fs.FS, name string, decode func([]byte, *T) error, fn func(T) error, bad func(line int, err error)) error {
-	f, err := fsys.Open(name)
+	f, err := rundir.OpenRegularFS(fsys, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -275,7 +278,7 @@ func ts(t time.Time) string {
 }
 
 func (a *analyzer) readMeta() error {
-	b, err := fs.ReadFile(a.fsys, rundir.MetaFile)
+	b, err := rundir.ReadFileFS(a.fsys, rundir.MetaFile, rundir.MaxDocBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: %s", errNoMeta, a.dir)
 	}
@@ -438,7 +441,12 @@ func (a *analyzer) readAttempts() error {
 	r := &a.s.Requests
 	r.ByOp, r.Codes, r.Errors = map[string]int64{}, map[string]int64{}, map[string]int64{}
 	var bad int64
+	a.seenAttempts = attemptSet{}
 	err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
+		if a.seenAttempts.again(&at) {
+			r.Duplicates++ // counted once: a second copy of a line is no second send
+			return nil
+		}
 		a.attempt(&at)
 		return nil
 	}, func(int, error) { bad++ })
@@ -461,6 +469,40 @@ func (a *analyzer) readAttempts() error {
 		}
 	}
 	return nil
+}
+
+// attemptSet remembers the attempts of messages read so far, by a 64-bit
+// hash of what makes one attempt (seq, attempt, op, probe, client, sent): the
+// attacker writes each once, so the same one twice is a duplicated line (a
+// file copied into itself, a second writer), and a verdict built on it
+// cannot be trusted.
+type attemptSet map[uint64]struct{}
+
+var attemptSeed = maphash.MakeSeed()
+
+// again reports whether at was seen before, and remembers it.
+func (s attemptSet) again(at *rundir.Attempt) bool {
+	if at.Seq <= 0 {
+		return false // auxiliary calls (tokens, polls) have no identity of their own
+	}
+	var h maphash.Hash
+	h.SetSeed(attemptSeed)
+	var b [8 * 3]byte
+	binary.LittleEndian.PutUint64(b[0:], uint64(at.Seq))
+	binary.LittleEndian.PutUint64(b[8:], uint64(at.Attempt))
+	binary.LittleEndian.PutUint64(b[16:], uint64(at.Sent.UnixNano()))
+	h.Write(b[:])
+	h.WriteString(at.Op)
+	h.WriteByte(0)
+	h.WriteString(at.Probe)
+	h.WriteByte(0)
+	h.WriteString(at.Client)
+	k := h.Sum64()
+	if _, ok := s[k]; ok {
+		return true
+	}
+	s[k] = struct{}{}
+	return false
 }
 
 func (a *analyzer) attempt(at *rundir.Attempt) {

@@ -62,7 +62,7 @@ func Merge(out string, dirs []string, o MergeOptions) (*Summary, error) {
 	}
 	shards := make([]shardDir, 0, len(dirs))
 	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, rundir.MetaFile))
+		b, err := rundir.ReadFile(filepath.Join(d, rundir.MetaFile), rundir.MaxDocBytes)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", errMerge, d, err)
 		}
@@ -121,7 +121,7 @@ func Merge(out string, dirs []string, o MergeOptions) (*Summary, error) {
 	if err := mergeResults(out, shards); err != nil {
 		return nil, err
 	}
-	if b, err := os.ReadFile(filepath.Join(shards[0].dir, rundir.ScenarioFile)); err == nil {
+	if b, err := rundir.ReadFile(filepath.Join(shards[0].dir, rundir.ScenarioFile), rundir.MaxDocBytes); err == nil {
 		if err := writeAtomic(filepath.Join(out, rundir.ScenarioFile), b); err != nil {
 			return nil, err
 		}
@@ -338,7 +338,7 @@ func ownVerdictProblems(s shardDir) []rundir.MergeProblem {
 	if m.End.IsZero() || m.Interrupted {
 		return nil // said by finishProblems
 	}
-	b, err := os.ReadFile(filepath.Join(s.dir, rundir.SummaryFile))
+	b, err := rundir.ReadFile(filepath.Join(s.dir, rundir.SummaryFile), rundir.MaxDocBytes)
 	if err != nil {
 		return nil // not built (a second interrupt): the checks above stand
 	}
@@ -556,7 +556,7 @@ func mergeResults(out string, shards []shardDir) error {
 	}
 	for _, sh := range shards {
 		name := filepath.Join(sh.dir, rundir.ResultsFile)
-		f, err := os.Open(name)
+		f, err := rundir.OpenRegular(name)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -615,7 +615,7 @@ func mergeResults(out string, shards []shardDir) error {
 // eachLine calls fn with every non-blank line of path (without its newline);
 // a missing file has none.
 func eachLine(path string, fn func([]byte) error) error {
-	f, err := os.Open(path)
+	f, err := rundir.OpenRegular(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -623,22 +623,26 @@ func eachLine(path string, fn func([]byte) error) error {
 		return fmt.Errorf("merge: %w", err)
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<16)
-	for {
-		line, err := r.ReadBytes('\n')
+	err = rundir.ScanLines(f, func(_ int, line []byte, lerr error) error {
+		if lerr != nil {
+			// kept as a line that does not decode, so the merged report
+			// counts it as a bad line instead of losing it unsaid
+			return fn([]byte(tooLongMark))
+		}
 		if t := bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(t)) > 0 {
-			if ferr := fn(t); ferr != nil {
-				return ferr
-			}
+			return fn(t)
 		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("merge %s: %w", path, err)
-		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("merge %s: %w", path, err)
 	}
+	return nil
 }
+
+// tooLongMark stands in the merged files for a line longer than
+// rundir.MaxLineBytes: not JSON, so it is counted as a bad line.
+const tooLongMark = "!line too long, skipped by msgload report --merge"
 
 // writeLines writes out/name from the lines fill emits, through a temporary
 // file and a rename.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/msgload/msgload/rundir"
 )
@@ -132,6 +131,10 @@ type Requests struct {
 	LateAfter       float64     `json:"late_after_s" expr:"late_after"`
 	SendLag         percentiles `json:"send_lag" expr:"send_lag"`
 	BadLines        int64       `json:"bad_lines" expr:"bad_lines"` // attempts.jsonl lines that did not decode
+	// Duplicates counts attempts.jsonl lines that repeat an attempt already
+	// read (the same seq, attempt, op, probe, client and send time): counted
+	// once, and the verdict is error (a measurement reason).
+	Duplicates int64 `json:"duplicate_lines,omitempty"`
 	// GaveUp counts, by reason (Attempt.GaveUp), the sends the attacker did not
 	// make: retry_after_past_end, backoff_past_end, limit_past_end (they would
 	// have left after the run's end) and stopped (interrupted while waiting).
@@ -372,7 +375,7 @@ func (s *Summary) OK() bool { return s.Verdict == VerdictPass }
 
 // ReadSummary reads a summary.json.
 func ReadSummary(path string) (*Summary, error) {
-	b, err := os.ReadFile(path)
+	b, err := rundir.ReadFile(path, rundir.MaxDocBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read summary: %w", err)
 	}

@@ -91,7 +91,7 @@ func (a *analyzer) checkRawFiles() {
 	}
 	hidden := map[string]bool{}
 	for _, name := range need {
-		f, err := a.fsys.Open(name)
+		f, err := rundir.OpenRegularFS(a.fsys, name)
 		if err == nil {
 			var st fs.FileInfo
 			if st, err = f.Stat(); err == nil && st.IsDir() {
@@ -198,6 +198,13 @@ func (s *Summary) decide() {
 		rs = append(rs, reason(WhoseMeasurement, VerdictError,
 			fmt.Sprintf("%s ended before %s first send (delivery.before_send): the join or the clocks are wrong, and the delivery latencies cannot be trusted", plural(n, "message"), map[bool]string{true: "its", false: "their"}[n == 1]),
 			fmt.Sprintf("if the sink runs on another machine, synchronise the clocks (NTP) and run again; otherwise this is a msgload bug: `msgload report %s` reproduces it, attach %s to an issue of msgload", dir, dir)))
+	}
+	if n := s.Requests.Duplicates; n > 0 {
+		// Each attempt is written once: a repeated one means the record was
+		// copied into itself or written twice, so no figure of it is sure.
+		rs = append(rs, reason(WhoseMeasurement, VerdictError,
+			fmt.Sprintf("%s: %s repeat an attempt already recorded (same seq, attempt, op and send time); each was counted once, but the record cannot be trusted", rundir.AttemptsFile, plural(n, "line")),
+			"find what wrote the attempts twice (a copy, a second writer on the run directory) and run again"))
 	}
 	if n := s.Idempotency.IDCollisions; n > 0 {
 		rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("the service answered %s with an id already given to another message: delivery cannot be joined", plural(n, "message")), ""))

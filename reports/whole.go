@@ -221,7 +221,7 @@ func (w *RunSummary) takeRunInfo(s *Summary) {
 // scenarioName reads the name and description of the resolved scenario at the
 // top of a run directory.
 func scenarioName(dir string) (name, desc string, parts []string) {
-	b, err := os.ReadFile(filepath.Join(dir, rundir.ScenarioFile))
+	b, err := rundir.ReadFile(filepath.Join(dir, rundir.ScenarioFile), rundir.MaxDocBytes)
 	if err != nil {
 		return filepath.Base(dir), "", nil
 	}

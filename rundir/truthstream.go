@@ -124,7 +124,7 @@ func ReadTruth(fsys fs.FS) (*Truth, error) {
 // stream, or truth.json (older runs) through Truth.Records — and reports
 // whether the run has either file.
 func OpenTruth(fsys fs.FS, fn func(*TruthRecord) error) (bool, error) {
-	f, err := fsys.Open(TruthStreamFile)
+	f, err := OpenRegularFS(fsys, TruthStreamFile)
 	if err == nil {
 		defer f.Close()
 		return true, DecodeTruthRecords(f, fn)
@@ -132,7 +132,7 @@ func OpenTruth(fsys fs.FS, fn func(*TruthRecord) error) (bool, error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return true, err
 	}
-	b, err := fs.ReadFile(fsys, TruthFile)
+	b, err := ReadFileFS(fsys, TruthFile, MaxTruthBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -11,7 +12,12 @@ import (
 // outside comments; "$${" stays a literal "${". An unset (or empty) variable
 // without a default is an error at its position. Expansion works on the text
 // before parsing, so a value may also fill a flow mapping ({ secret: ${S} }).
-func expand(file string, src []byte, getenv func(string) string) ([]byte, Errors, colMap) {
+//
+// It is one pass, linear in the text and the values (columns are counted
+// from the last place counted, never from the line's start), and it stops as
+// soon as the text grows past max bytes: the caller's size check then refuses
+// it without the whole expansion being built.
+func expand(file string, src []byte, getenv func(string) string, max int) ([]byte, Errors, colMap) {
 	if !strings.Contains(string(src), "$") {
 		return src, nil, nil
 	}
@@ -22,6 +28,10 @@ func expand(file string, src []byte, getenv func(string) string) ([]byte, Errors
 	lines := strings.SplitAfter(string(src), "\n")
 	for ln, line := range lines {
 		lineStart := out.Len()
+		if lineStart > max {
+			break
+		}
+		var orig, exp runeCounter // columns of line and of its expansion
 		var quote byte
 		for i := 0; i < len(line); i++ {
 			c := line[i]
@@ -56,21 +66,24 @@ func expand(file string, src []byte, getenv func(string) string) ([]byte, Errors
 			}
 			end := strings.IndexByte(line[i:], '}')
 			if end < 0 {
-				errs = append(errs, &Error{File: file, Line: ln + 1, Col: runeCol(line, i), Msg: "unterminated ${: write ${VAR} or ${VAR:-default}"})
+				errs = append(errs, &Error{File: file, Line: ln + 1, Col: orig.col(line, i), Msg: "unterminated ${: write ${VAR} or ${VAR:-default}"})
 				out.WriteString(line[i:])
 				break
 			}
 			expr := line[i+2 : i+end]
 			name, def, hasDef := strings.Cut(expr, ":-")
 			if !validVarName(name) {
-				errs = append(errs, &Error{File: file, Line: ln + 1, Col: runeCol(line, i), Msg: "bad variable name " + quoteStr(name) + ": want letters, digits and _"})
+				errs = append(errs, &Error{File: file, Line: ln + 1, Col: orig.col(line, i), Msg: "bad variable name " + quoteStr(name) + ": want letters, digits and _"})
 			} else if v, ok := lookup(getenv, name, def, hasDef); ok {
-				sh := shift{expStart: utf8.RuneCount(out.Bytes()[lineStart:]) + 1, origStart: runeCol(line, i), origEnd: runeCol(line, i+end+1)}
+				sh := shift{expStart: exp.colOf(out.Bytes()[lineStart:]), origStart: orig.col(line, i), origEnd: orig.col(line, i+end+1)}
 				out.WriteString(placeValue(v, quote, line[:i], line[i+end+1:]))
-				sh.expEnd = utf8.RuneCount(out.Bytes()[lineStart:]) + 1
+				sh.expEnd = exp.colOf(out.Bytes()[lineStart:])
 				cols[ln+1] = append(cols[ln+1], sh)
+				if out.Len() > max {
+					return out.Bytes(), errs, cols // too large: refused by the caller
+				}
 			} else {
-				errs = append(errs, &Error{File: file, Line: ln + 1, Col: runeCol(line, i), Msg: "environment variable " + name + " is not set (write ${" + name + ":-default} to give a default)"})
+				errs = append(errs, &Error{File: file, Line: ln + 1, Col: orig.col(line, i), Msg: "environment variable " + name + " is not set (write ${" + name + ":-default} to give a default)"})
 			}
 			i += end
 		}
@@ -78,9 +91,25 @@ func expand(file string, src []byte, getenv func(string) string) ([]byte, Errors
 	return out.Bytes(), errs, cols
 }
 
-// runeCol is the 1-based column, in characters as the YAML parser counts, of
-// byte offset i of line.
-func runeCol(line string, i int) int { return utf8.RuneCountInString(line[:i]) + 1 }
+// runeCounter gives 1-based columns, in characters as the YAML parser counts,
+// of increasing byte offsets of one line, counting each byte once: counting
+// from the line's start at every ${ made 20,000 of them on a line take a
+// minute.
+type runeCounter struct{ off, runes int }
+
+// col is the column of byte offset i of line; i never decreases.
+func (c *runeCounter) col(line string, i int) int {
+	c.runes += utf8.RuneCountInString(line[c.off:i])
+	c.off = i
+	return c.runes + 1
+}
+
+// colOf is the column just past the end of b, a text that only grows.
+func (c *runeCounter) colOf(b []byte) int {
+	c.runes += utf8.RuneCount(b[c.off:])
+	c.off = len(b)
+	return c.runes + 1
+}
 
 // shift records one substitution on a line, in columns: [expStart, expEnd) in
 // the expanded text replaced [origStart, origEnd) of the file.
@@ -91,18 +120,16 @@ type shift struct{ expStart, expEnd, origStart, origEnd int }
 type colMap map[int][]shift
 
 func (m colMap) col(line, col int) int {
-	out := col
-	for _, sh := range m[line] {
-		switch {
-		case col < sh.expStart:
-			return out
-		case col < sh.expEnd:
-			return sh.origStart // inside a substituted value: the ${ that produced it
-		default:
-			out = col - sh.expEnd + sh.origEnd
-		}
+	shs := m[line] // in increasing order: the last one starting at or before col decides
+	k := sort.Search(len(shs), func(k int) bool { return shs[k].expStart > col }) - 1
+	switch {
+	case k < 0:
+		return col
+	case col < shs[k].expEnd:
+		return shs[k].origStart // inside a substituted value: the ${ that produced it
+	default:
+		return col - shs[k].expEnd + shs[k].origEnd
 	}
-	return out
 }
 
 // remap moves every position in errs and pos back to the file's columns.

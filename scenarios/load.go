@@ -65,7 +65,7 @@ func Load(nameOrPath string, getenv func(string) string) (*Scenario, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %q is neither a built-in (%s) nor a file", errNotFound, nameOrPath, strings.Join(Builtins(), ", "))
 		}
-		if errors.Is(err, yamlguard.ErrTooLarge) {
+		if errors.Is(err, yamlguard.ErrTooLarge) || errors.Is(err, yamlguard.ErrNotRegular) {
 			return nil, Errors{{File: nameOrPath, Msg: err.Error()}}
 		}
 		return nil, fmt.Errorf("read scenario %q: %w", nameOrPath, err)
@@ -79,12 +79,13 @@ func Parse(file, dir string, src []byte, getenv func(string) string) (*Scenario,
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
+	src = yamlguard.StripBOM(src)
 	// bound the text before the parser sees it: its cost grows with the
 	// square of the nesting
 	if ge := yamlguard.Check(src, limits); ge != nil {
 		return nil, Errors{guardError(file, ge)}
 	}
-	expanded, errs, cols := expand(file, src, getenv)
+	expanded, errs, cols := expand(file, src, getenv, int(limits.MaxBytes))
 	if ge := yamlguard.Check(expanded, limits); ge != nil {
 		// values of ${VAR} crossed a bound
 		e := guardError(file, ge)

@@ -124,7 +124,7 @@ func TestExpand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, errs, _ := expand("f", []byte(tt.src), env(tt.env))
+			out, errs, _ := expand("f", []byte(tt.src), env(tt.env), maxFileSize)
 			if tt.err {
 				if len(errs) == 0 || !strings.Contains(errs.Error(), tt.want) {
 					t.Fatalf("errors %v, want %q", errs, tt.want)

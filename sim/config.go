@@ -291,7 +291,7 @@ func LoadConfig(path string) (Config, error) {
 	// bytes read are counted, not the stat size: /dev/zero or a pipe stops at
 	// the bound
 	b, err := yamlguard.ReadFile(path, yamlguard.Default.MaxBytes)
-	if errors.Is(err, yamlguard.ErrTooLarge) {
+	if errors.Is(err, yamlguard.ErrTooLarge) || errors.Is(err, yamlguard.ErrNotRegular) {
 		return Config{}, fmt.Errorf("%w: %s: %w", errConfig, path, err)
 	}
 	if err != nil {
@@ -303,6 +303,7 @@ func LoadConfig(path string) (Config, error) {
 // ParseConfig is LoadConfig on bytes already read; name is used in errors.
 func ParseConfig(name string, b []byte) (Config, error) {
 	cfg := DefaultConfig()
+	b = yamlguard.StripBOM(b)
 	if strings.TrimSpace(string(b)) == "" {
 		return cfg, nil
 	}

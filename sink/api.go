@@ -18,6 +18,10 @@ import (
 const (
 	defaultPage = 1000
 	maxPage     = 10000
+	// maxPageBytes bounds a page by the bytes of its events' lines too (at
+	// least one event is given): a page of 1,000 events of 1 MB each held
+	// gigabytes for each reader.
+	maxPageBytes = 8 << 20
 )
 
 // EventsPage is the answer of GET /v1/events: events in log order, and the cursor
@@ -73,7 +77,12 @@ func (s *Sink) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	// Only acknowledged lines: bytes past the last commit may be a batch still
 	// being written or fsynced, or one about to be cut back after a failure.
-	page, err := readEvents(s.opts.LogPath, f, after, limit, s.log.acknowledged())
+	end := s.log.acknowledged()
+	if after > end { // no page gave it: a bad query, not a failure of the sink
+		http.Error(w, fmt.Sprintf("%v: after is past the end of the log (%d bytes); pass next of a previous page", errBadQuery, end), http.StatusBadRequest)
+		return
+	}
+	page, err := readEvents(s.opts.LogPath, f, after, limit, end)
 	if err != nil {
 		http.Error(w, "cannot read the event log", http.StatusInternalServerError)
 		return
@@ -138,7 +147,8 @@ func readEvents(path string, f Filter, after int64, limit int, end int64) (Event
 		r = io.LimitReader(file, max(end-after, 0))
 	}
 	br := bufio.NewReaderSize(r, 1<<16)
-	for len(page.Events) < limit {
+	size := 0 // bytes of the lines of the events kept
+	for len(page.Events) < limit && size < maxPageBytes {
 		b, err := br.ReadBytes('\n')
 		if err == io.EOF {
 			break // a partial last line is left for a later page
@@ -155,7 +165,8 @@ func readEvents(path string, f Filter, after int64, limit int, end int64) (Event
 			continue
 		}
 		page.Events = append(page.Events, ev)
+		size += len(b)
 	}
-	page.More = len(page.Events) == limit
+	page.More = len(page.Events) == limit || size >= maxPageBytes
 	return page, nil
 }

@@ -41,6 +41,21 @@ var (
 	// errLogBroken: a failed write or fsync left bytes past the last complete
 	// line and cutting them off failed too; the log takes nothing until it can.
 	errLogBroken = errors.New("event log needs repair")
+	// errLogStalled: the log did not take a line in appendWait (storage
+	// stalled: fsfreeze, a hung disk); the call is answered 503 and retried.
+	errLogStalled = errors.New("event log stalled")
+)
+
+// Bounds of a log on storage that stalls or fails (vars: tests shorten them).
+var (
+	// appendWait bounds how long a call waits for its line to be written:
+	// past it the call is answered 503 (not acknowledged) instead of hanging.
+	appendWait = 10 * time.Second
+	// unhealthyFor is how long /healthz says 503 after a failed write, and
+	// how long a write may be pending before it does.
+	unhealthyFor = 10 * time.Second
+	// closeWait bounds the wait for a pending write at close (SIGTERM).
+	closeWait = 10 * time.Second
 )
 
 // maxBatch bounds the events written by one write and one fsync.
@@ -78,7 +93,12 @@ type eventLog struct {
 	committed int64        // file size at the end of the last complete, acknowledged line
 	published atomic.Int64 // committed, for readers of the file (the read API)
 	broken    atomic.Bool  // a cut back failed: the log takes nothing until one succeeds
-	dirty     error        // why bytes past committed may be in the file; nil: none are
+	// writingSince is when the write in progress started (unix ns; 0: none),
+	// failedAt when the last write failed (0: it succeeded), failure why:
+	// what /healthz tells.
+	writingSince, failedAt atomic.Int64
+	failure                atomic.Pointer[string]
+	dirty                  error // why bytes past committed may be in the file; nil: none are
 
 	// reqs recycles requests and their done channels. It belongs to this log
 	// (not the package): a channel made in one synctest bubble must not be
@@ -170,18 +190,65 @@ func endLastLine(f *os.File) error {
 func (l *eventLog) append(line []byte) error {
 	r := l.reqs.Get().(*logReq)
 	r.line = line
+	t := time.NewTimer(appendWait)
+	defer t.Stop()
 	l.mu.RLock()
 	if l.closed {
 		l.mu.RUnlock()
 		l.reqs.Put(r)
 		return errClosed
 	}
-	l.queue <- r
+	select {
+	case l.queue <- r:
+	case <-t.C: // the writer is stuck and the queue full
+		l.mu.RUnlock()
+		l.reqs.Put(r)
+		return errLogStalled
+	}
 	l.mu.RUnlock()
-	err := <-r.done
-	r.line = nil
-	l.reqs.Put(r)
-	return err
+	select {
+	case err := <-r.done:
+		r.line = nil
+		l.reqs.Put(r)
+		return err
+	case <-t.C:
+		// r stays with the writer (its done is buffered): not recycled, and
+		// the caller must not reuse line (the writer may still read it)
+		return errLogStalled
+	}
+}
+
+// unhealthy says why the log cannot take calls now ("" when it can): a cut
+// back that failed, a write pending longer than unhealthyFor (stalled
+// storage), or a write that failed in the last unhealthyFor (a full disk;
+// after that a probe lets calls try again).
+func (l *eventLog) unhealthy() string {
+	now := time.Now().UnixNano()
+	if l.broken.Load() {
+		return "event log needs repair: calls are refused"
+	}
+	if since := l.writingSince.Load(); since != 0 && now-since > int64(unhealthyFor) {
+		return fmt.Sprintf("a write to the event log has been pending for %v: storage stalled, calls time out with 503", time.Duration(now-since).Round(time.Second))
+	}
+	if at := l.failedAt.Load(); at != 0 && now-at < int64(unhealthyFor) {
+		why := ""
+		if p := l.failure.Load(); p != nil {
+			why = *p
+		}
+		return "the last write to the event log failed (" + why + "): calls are answered 500"
+	}
+	return ""
+}
+
+// health records the outcome of one write for /healthz.
+func (l *eventLog) health(err error) {
+	if err == nil {
+		l.failedAt.Store(0)
+		return
+	}
+	msg := err.Error()
+	l.failure.Store(&msg)
+	l.failedAt.Store(time.Now().UnixNano())
 }
 
 func (l *eventLog) run() {
@@ -209,9 +276,13 @@ func (l *eventLog) run() {
 // event (always), or one write (none); then releases every waiting handler.
 func (l *eventLog) commit(batch []*logReq) {
 	start := time.Now()
+	l.writingSince.Store(start.UnixNano())
+	defer l.writingSince.Store(0)
 	if l.mode == fsyncAlways {
 		for _, r := range batch {
-			r.done <- l.writeSynced(r.line)
+			err := l.writeSynced(r.line)
+			l.health(err)
+			r.done <- err
 		}
 		l.observe(start, len(batch))
 		return
@@ -221,6 +292,7 @@ func (l *eventLog) commit(batch []*logReq) {
 		l.buf = append(l.buf, r.line...)
 	}
 	err := l.writeSynced(l.buf)
+	l.health(err)
 	if cap(l.buf) > 4<<20 {
 		l.buf = nil // do not keep a huge buffer after one burst of large bodies
 	}
@@ -308,7 +380,15 @@ func (l *eventLog) close() error {
 	l.closed = true
 	close(l.queue)
 	l.mu.Unlock()
-	l.wg.Wait()
+	drained := make(chan struct{})
+	go func() { l.wg.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(closeWait):
+		// stalled storage: the file stays open to the stuck write; what it
+		// holds was never acknowledged, so stopping loses nothing promised
+		return fmt.Errorf("%w: a write still pending after %v at close; its calls were not acknowledged", errLogStalled, closeWait)
+	}
 	if err := l.repair(); err != nil {
 		l.f.Close()
 		return err

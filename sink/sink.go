@@ -214,11 +214,11 @@ func (s *Sink) Handler() http.Handler {
 	mux.HandleFunc("/webhook", s.receive("/webhook", rundir.APINotify))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if s.log.broken.Load() {
-			// Calls are answered 500 until the log is cut back to its last
-			// acknowledged line: let a probe take the sink out of service.
+		if why := s.log.unhealthy(); why != "" {
+			// The log cannot take calls (a cut back failed, a write failed or
+			// is stuck): let a probe take the sink out of service.
 			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, "event log needs repair: calls are refused\n")
+			io.WriteString(w, why+"\n")
 			return
 		}
 		io.WriteString(w, "ok\n")
@@ -384,12 +384,13 @@ func setPayload(ev *rundir.Event, body []byte, scratch *bytes.Buffer) {
 var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // write appends ev to the log and reports whether it is there; when it is not,
-// the call is answered 500 (503 after Close) so the service retries.
+// the call is answered 500 (503 after Close, or when the log did not take
+// it in appendWait: stalled storage) so the service retries.
 func (s *Sink) write(w http.ResponseWriter, ev *rundir.Event, out *outcome) bool {
 	lp := linePool.Get().(*[]byte)
 	line := appendEvent((*lp)[:0], ev)
 	err := s.log.append(line)
-	if cap(line) <= 64<<10 {
+	if cap(line) <= 64<<10 && !errors.Is(err, errLogStalled) { // a stalled writer may still read line
 		*lp = line[:0]
 		linePool.Put(lp)
 	}
@@ -397,6 +398,8 @@ func (s *Sink) write(w http.ResponseWriter, ev *rundir.Event, out *outcome) bool
 		s.c.writeErrors.Add(1)
 		if errors.Is(err, errClosed) {
 			http.Error(w, "sink closed", http.StatusServiceUnavailable)
+		} else if errors.Is(err, errLogStalled) {
+			http.Error(w, "event log stalled: try again", http.StatusServiceUnavailable)
 		} else {
 			http.Error(w, "event log write failed", http.StatusInternalServerError)
 		}

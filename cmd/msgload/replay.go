@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/msgload/msgload/harness"
 	"github.com/msgload/msgload/replay"
+	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 )
 
@@ -211,7 +211,7 @@ func (g *globalState) runReplay(c *cli.Context, s *scenarios.Scenario) error {
 		if len(res.Parts) > 1 {
 			fmt.Fprintf(g.stdout, "== %s (%s)\n", p.Name, p.Dir)
 		}
-		if b, err := os.ReadFile(filepath.Join(p.Dir, replay.ReplayFile)); err == nil {
+		if b, err := rundir.ReadFile(filepath.Join(p.Dir, replay.ReplayFile), rundir.MaxDocBytes); err == nil {
 			var rep replay.Report
 			if json.Unmarshal(b, &rep) == nil {
 				rep.WriteTable(g.stdout)

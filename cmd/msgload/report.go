@@ -139,7 +139,7 @@ func shardDirs(dir string) []string {
 	metas, _ := filepath.Glob(filepath.Join(dir, "*", rundir.MetaFile))
 	var out []string
 	for _, p := range metas {
-		b, err := os.ReadFile(p)
+		b, err := rundir.ReadFile(p, rundir.MaxDocBytes)
 		if err != nil {
 			continue
 		}

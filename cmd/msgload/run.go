@@ -305,13 +305,13 @@ func verdictReasons(parts []harness.Part) string {
 // run of several parts without one, a JSON array of the parts' summary.json in
 // order (null for a part without a report).
 func writeRunJSON(w io.Writer, res *harness.Result) error {
-	if b, err := os.ReadFile(filepath.Join(res.Dir, rundir.SummaryFile)); err == nil {
+	if b, err := rundir.ReadFile(filepath.Join(res.Dir, rundir.SummaryFile), rundir.MaxDocBytes); err == nil {
 		_, err = w.Write(b)
 		return err
 	}
 	docs := make([]json.RawMessage, 0, len(res.Parts))
 	for _, p := range res.Parts {
-		b, err := os.ReadFile(filepath.Join(p.Dir, rundir.SummaryFile))
+		b, err := rundir.ReadFile(filepath.Join(p.Dir, rundir.SummaryFile), rundir.MaxDocBytes)
 		if err != nil {
 			b = []byte("null")
 		}

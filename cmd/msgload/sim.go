@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/msgload/msgload/internal/httpserve"
+	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/sim"
 )
 
@@ -90,7 +90,7 @@ func (g *globalState) simConfig(c *cli.Context) (sim.Config, string, error) {
 		cfg.Seed = c.Uint64("seed")
 	}
 	if p := c.String("signing-secret-file"); p != "" {
-		b, err := os.ReadFile(p)
+		b, err := rundir.ReadSecretFile(p)
 		if err != nil {
 			problems = append(problems, fmt.Errorf("--signing-secret-file: %w", err))
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -107,7 +106,7 @@ func (g *globalState) sinkConfig(c *cli.Context) (sink.ServerConfig, error) {
 	}
 	secret := func(file, env string) string {
 		if p := c.String(file); p != "" {
-			b, err := os.ReadFile(p)
+			b, err := rundir.ReadSecretFile(p)
 			if err != nil {
 				problems = append(problems, fmt.Errorf("--%s: %w", file, err))
 				return ""
@@ -147,7 +146,9 @@ func (g *globalState) runSink(parent context.Context, cfg sink.ServerConfig) err
 		if errors.As(err, &ne) && ne.Op == "listen" || errors.Is(err, sink.ErrAuthConfig) || errors.Is(err, sink.ErrOptions) {
 			return badInput(err)
 		}
-		return err
+		// the log failed (a disk error at open, write or close): the
+		// environment's failure, not bad input; say where
+		return &exitError{code: exitThresholds, err: fmt.Errorf("sink: event log %s: %w", cfg.LogPath, err)}
 	}
 	fmt.Fprintln(g.stderr, "msgload sink: stopped; event log closed")
 	return nil

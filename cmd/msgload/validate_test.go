@@ -48,7 +48,7 @@ func TestValidateCommand(t *testing.T) {
 		// a name with invalid UTF-8 (the YAML parser reads it as U+FFFD) is refused at its place
 		{"invalid UTF-8 name", []string{badName}, 2, nil, []string{badName + ":1:13: name: not valid UTF-8"}},
 		// /dev/zero is refused at the byte bound, not read until memory runs out
-		{"endless file", []string{"/dev/zero"}, 2, nil, []string{"/dev/zero: larger than 1048576 bytes"}},
+		{"endless file", []string{"/dev/zero"}, 2, nil, []string{"/dev/zero: not a regular file"}},
 		// no argument is bad input
 		{"no args", nil, 2, nil, []string{"name at least one scenario"}},
 		// --json prints plans for scripts

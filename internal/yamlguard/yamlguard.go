@@ -1,6 +1,7 @@
 package yamlguard
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,9 @@ import (
 var (
 	// ErrTooLarge means the text is longer than Limits.MaxBytes.
 	ErrTooLarge = errors.New("too large")
+	// ErrNotRegular is a path that is not a regular file (a FIFO, a device):
+	// refused before it is opened.
+	ErrNotRegular = errors.New("not a regular file")
 	// errTooDeep means the text nests deeper than Limits.MaxDepth.
 	errTooDeep = errors.New("nested too deeply")
 	// errTooManyNodes means the text holds more than Limits.MaxNodes nodes.
@@ -66,9 +70,23 @@ func read(r io.Reader, max int64) ([]byte, error) {
 	return b, nil
 }
 
+// StripBOM drops a UTF-8 byte order mark at the start of src (editors on
+// Windows write one): the YAML library would read it as part of the first key
+// ("\ufeffname: unknown field").
+func StripBOM(src []byte) []byte { return bytes.TrimPrefix(src, []byte("\ufeff")) }
+
 // ReadFile is Read on the file at path; whatever the file's stat size says
-// (0 for /dev/zero), at most max+1 bytes are read.
+// (0 for /dev/zero), at most max+1 bytes are read. A path that is not a
+// regular file (a FIFO, a device) is refused before it is opened: opening a
+// FIFO blocks until a writer comes, reading a device may never end.
 func ReadFile(path string, max int64) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &Error{Err: ErrNotRegular, Msg: "not a regular file (a FIFO, device or socket is refused)"}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
