@@ -177,8 +177,18 @@ type oCallbacks struct {
 	DelayShare float64 `yaml:"delayShare,omitempty"`
 }
 
-// genCase draws the case of seed.
+// genCase draws the case of seed: the base draw, then its shape and the
+// rest of the schema (widen).
 func genCase(seed int64) oCase {
+	c := genBase(seed)
+	c.widen(rand.New(rand.NewPCG(uint64(seed), 0x73686170657321)))
+	return c
+}
+
+// genBase is the base draw of seed, without its shape and widening:
+// TestOracleMulti builds its runs from it, since its own checks (every call
+// of a part lost, a stopped shard's calls) judge callbacks, not polls.
+func genBase(seed int64) oCase {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x6f7261636c65))
 	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
 	share := func(max float64) float64 { return float64(r.IntN(int(max*100)+1)) / 100 }
@@ -304,7 +314,6 @@ func genCase(seed int64) oCase {
 			}
 		}
 	}
-	c.widen(rand.New(rand.NewPCG(uint64(seed), 0x73686170657321)))
 	return c
 }
 

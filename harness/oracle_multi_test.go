@@ -254,7 +254,7 @@ func drawMulti(seed int64) mCase {
 	r := rand.New(rand.NewChaCha8(key))
 	sub := func(api string, k int64) oCase {
 		for i := int64(0); ; i++ {
-			c := genCase(seed*7919 + k*104729 + i)
+			c := genBase(seed*7919 + k*104729 + i)
 			if c.API != api {
 				continue
 			}
