@@ -92,7 +92,7 @@ type mRec struct {
 }
 
 func TestOracleMulti(t *testing.T) {
-	seeds := oracleSeeds(t, oracleMultiRegressions, 8, 3)
+	seeds := oracleSeeds(t, oracleMultiRegressions, 8, 3, nil)
 	root, err := os.MkdirTemp("", "msgload-oracle-multi-")
 	if err != nil {
 		t.Fatal(err)
@@ -159,8 +159,9 @@ func TestOracleMulti(t *testing.T) {
 }
 
 // oracleSeeds are the seeds to run: -oracle.seed, else the regressions of
-// file then 1 … -oracle.cases (def, short with -short).
-func oracleSeeds(t *testing.T, file string, def, short int) []int64 {
+// file then the first -oracle.cases seeds (def, short with -short) that keep
+// takes (nil: every one; bounded: a keep that takes none ends the search).
+func oracleSeeds(t *testing.T, file string, def, short int, keep func(int64) bool) []int64 {
 	var seeds []int64
 	have := map[int64]bool{}
 	add := func(s int64) {
@@ -200,8 +201,11 @@ func oracleSeeds(t *testing.T, file string, def, short int) []int64 {
 			n = short
 		}
 	}
-	for i := 1; i <= n; i++ {
-		add(int64(i))
+	for i, drawn := int64(1), 0; drawn < n && i <= int64(100*n); i++ {
+		if keep == nil || keep(i) {
+			add(i)
+			drawn++
+		}
 	}
 	return seeds
 }

@@ -12,7 +12,6 @@ package harness
 //	go test ./harness -run Oracle -oracle.seed 17 -v   # one seed again
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -26,7 +25,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -54,40 +52,11 @@ const oracleRegressions = "testdata/oracle/regressions.txt"
 const standaloneSinkLog = "standalone-sink.jsonl"
 
 func TestOracle(t *testing.T) {
-	var seeds []int64
-	have := map[int64]bool{}
-	add := func(s int64) {
-		if !have[s] {
-			have[s] = true
-			seeds = append(seeds, s)
-		}
+	var keep func(int64) bool
+	if *oracleShape != "" {
+		keep = func(seed int64) bool { return genCase(seed).Shape == *oracleShape }
 	}
-	if *oracleSeed != "" {
-		for _, f := range strings.Split(*oracleSeed, ",") {
-			s, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
-			if err != nil {
-				t.Fatalf("-oracle.seed %q: %v", *oracleSeed, err)
-			}
-			add(s)
-		}
-	} else {
-		for _, s := range readRegressions(t) {
-			add(s)
-		}
-		n := *oracleCases
-		if n <= 0 {
-			n = 40
-			if testing.Short() {
-				n = 8
-			}
-		}
-		for i, drawn := int64(1), 0; drawn < n && i <= int64(100*n); i++ { // bounded: a shape never drawn ends the search
-			if *oracleShape == "" || genCase(i).Shape == *oracleShape {
-				add(i)
-				drawn++
-			}
-		}
-	}
+	seeds := oracleSeeds(t, oracleRegressions, 40, 8, keep)
 	root, err := os.MkdirTemp("", "msgload-oracle-")
 	if err != nil {
 		t.Fatal(err)
@@ -217,32 +186,6 @@ func shapeCounts(results []oResult) string {
 		out[i] = fmt.Sprintf("%s %d", k, n[k])
 	}
 	return strings.Join(out, ", ")
-}
-
-func readRegressions(t *testing.T) []int64 {
-	f, err := os.Open(oracleRegressions)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []int64
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		s, _, _ := strings.Cut(sc.Text(), "#")
-		fs := strings.Fields(s)
-		if len(fs) == 0 {
-			continue
-		}
-		n, err := strconv.ParseInt(fs[0], 10, 64)
-		if err != nil {
-			t.Fatalf("%s:%d: %v", oracleRegressions, line, err)
-		}
-		out = append(out, n)
-	}
-	return out
 }
 
 // describe is a short line about c.
