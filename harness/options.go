@@ -236,6 +236,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 			Rate:     plan.RatePerSecond,
 			Requests: plan.Messages,
 			Duration: rundir.Duration(plan.Duration),
+			Counted:  s.Load.Requests > 0 && ld.profile != "replay",
 		},
 		Limit:      rundir.Limit{Requests: limit.Requests, Window: rundir.Duration(limit.Window), Mode: limit.Mode},
 		Delivery:   rundir.Delivery{Via: via, Grace: rundir.Duration(s.Delivery.Grace.D)},

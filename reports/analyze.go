@@ -328,6 +328,7 @@ func (a *analyzer) readMeta() error {
 	a.s.RateLimit.Mode = m.Limit.Mode
 	a.s.Requests.PlannedRate = m.Planned.Rate
 	a.s.Requests.PlannedCount = m.Planned.Requests
+	a.s.Requests.PlanCounted = m.Planned.Counted
 	a.s.Requests.MaxInFlight = m.MaxInFlight
 	a.s.Requests.LateAfter = lateAfter.Seconds()
 	a.retryOn = map[string]bool{}

@@ -34,12 +34,18 @@ func (s *Summary) loadShort() (count, rate bool) {
 	if s.Run.Interrupted {
 		return false, false
 	}
-	// One message is allowed off the edge of a duration plan: the plan rounds
-	// the integral of the rate, the pacer sends the hits due by the end.
+	// A count plan owes every message (DESIGN: it sends N, late if it must):
+	// one fewer is a shortfall. A duration plan may fall planTolerance short,
+	// and one message off its edge (the plan rounds the integral of the
+	// rate, the pacer sends the hits due by the end).
 	missing := r.PlannedCount - r.Messages
+	short := float64(r.Messages) < (1-planTolerance)*float64(r.PlannedCount) && (missing > 1 || r.Messages == 0)
+	if r.PlanCounted {
+		short = missing > 0
+	}
 	// A run an abortOnFail threshold stopped sent less on purpose: its
 	// count is not judged, its rate is (abortReason).
-	count = s.Run.Aborted == nil && r.PlannedCount > 0 && float64(r.Messages) < (1-planTolerance)*float64(r.PlannedCount) && (missing > 1 || r.Messages == 0)
+	count = s.Run.Aborted == nil && r.PlannedCount > 0 && short
 	// A merged run's rate is judged in each shard, on the machine that sent
 	// it (the union's span holds the gaps between the shards' starts).
 	if s.Run.Merged == nil && r.PlannedRate > 0 && r.Messages > 1 && r.AchievedRate > 0 && r.AchievedRate < (1-planTolerance)*r.PlannedRate {

@@ -170,3 +170,17 @@ func mustRemove(t *testing.T, dir, name string) {
 		t.Fatal(err)
 	}
 }
+
+// A count plan owes every message: 23 of 24 sent (4 % short, inside the
+// tolerance a duration plan has) is incomplete, never a pass; the same
+// shortfall of a duration plan is held.
+func TestCountPlanShortByOneIsIncomplete(t *testing.T) {
+	r := plannedRun(24, 8, 23, 0, 0.01)
+	r.meta.Planned.Counted = true
+	s, _ := build(t, r)
+	requireVerdict(t, s, VerdictIncomplete, "sent 23 of 24 planned messages")
+	r = plannedRun(24, 8, 23, 0, 0.01)
+	if s, _ := build(t, r); loadReason(s) != nil {
+		t.Errorf("a duration plan one message short: %+v", s.Reasons)
+	}
+}

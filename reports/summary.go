@@ -123,6 +123,7 @@ type Requests struct {
 	PlannedRate  float64          `json:"planned_rate" expr:"planned_rate"`
 	AchievedRate float64          `json:"achieved_rate" expr:"achieved_rate"`
 	PlannedCount int64            `json:"planned_messages" expr:"planned_messages"`
+	PlanCounted  bool             `json:"plan_counted,omitempty" expr:"plan_counted"` // the plan is a count: every planned message is owed
 	Latency      percentiles      `json:"latency" expr:"latency"`
 	// LatencyIntended runs from the intended send time (open model: includes the
 	// attacker's own lag, so coordinated omission is visible).

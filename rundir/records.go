@@ -224,6 +224,10 @@ type Plan struct {
 	Rate     float64  `json:"rate"`     // mean planned requests per second, all clients
 	Requests int64    `json:"requests"` // messages planned (first attempts)
 	Duration Duration `json:"duration"`
+	// Counted: the plan is a count (load.requests): every one of Requests is
+	// sent, late if it must, and one fewer is a shortfall (a duration plan's
+	// Requests is its rate's integral, rounded).
+	Counted bool `json:"counted,omitempty"`
 }
 
 // Limit is the rate limit the scenario expects of the service, per client.
