@@ -247,17 +247,23 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 // fewer is better, more a regression (regressOnRise) or worse.
 func ruleCountRow(name string, b, n int64, regressOnRise bool) row {
 	r := row{Name: name, Base: fmt.Sprint(b), New: fmt.Sprint(n), Delta: fmt.Sprintf("%+d", n-b), DecidedBy: decidedRule}
-	switch {
-	case n == b:
-		r.Verdict = rowSame
-	case n < b:
-		r.Verdict = rowBetter
-	case regressOnRise:
-		r.Verdict = RowRegression
-	default:
-		r.Verdict = rowWorse
+	r.Verdict = rowSame
+	if n != b {
+		r.Verdict = moved(n > b, regressOnRise)
 	}
 	return r
+}
+
+// moved is the verdict of a count that rose (up) or fell, told apart: a
+// fall is better, a rise a regression (regressOnRise) or worse.
+func moved(up, regressOnRise bool) string {
+	switch {
+	case !up:
+		return rowBetter
+	case regressOnRise:
+		return RowRegression
+	}
+	return rowWorse
 }
 
 // countRow judges a count the service (or the simulator's faults) may draw
@@ -284,15 +290,7 @@ func countRow(name string, b, bn, n, nn int64, regressOnRise bool, tol Tolerance
 		return r
 	}
 	r.Note = fmt.Sprintf("Fisher p = %s (%s)", pValue(p), rates)
-	up := float64(n)/float64(nn) > float64(b)/float64(bn)
-	switch {
-	case !up:
-		r.Verdict = rowBetter
-	case regressOnRise:
-		r.Verdict = RowRegression
-	default:
-		r.Verdict = rowWorse
-	}
+	r.Verdict = moved(float64(n)/float64(nn) > float64(b)/float64(bn), regressOnRise)
 	return r
 }
 
