@@ -133,9 +133,6 @@ func replayLoad(s *scenarios.Scenario, sinkURL string) (load, error) {
 func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (attack.Options, rundir.Meta, error) {
 	s := r.s
 	plan := s.Plan()
-	if r.o.Pacer != nil {
-		ld.pacer, ld.profile, ld.requests = r.o.Pacer, r.o.PacerProfile, r.o.PacerRequests
-	}
 	if ld.profile == "replay" {
 		plan.Messages = cmp.Or(ld.messages, ld.requests)
 	}

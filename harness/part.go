@@ -492,12 +492,11 @@ func (r *partRun) finishRemoteCopy(sinkURL string) {
 }
 
 // writeReplayReport writes replay.json of a replay run: what was recorded
-// set against what was replayed (codes, lateness, client mapping). Not when
-// Options.Pacer replaced the scenario's load profile: then the scenario's
-// replay is not what was sent. A failure is told on stderr and does not fail
-// the part, which still gets its other reports.
+// set against what was replayed (codes, lateness, client mapping). A failure
+// is told on stderr and does not fail the part, which still gets its other
+// reports.
 func (r *partRun) writeReplayReport(ld load, interrupted bool) {
-	if ld.replayed == nil || r.o.Pacer != nil {
+	if ld.replayed == nil {
 		return
 	}
 	rep, rerr := ld.replayed(r.id, filepath.Join(r.dir, rundir.AttemptsFile))

@@ -13,7 +13,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
@@ -60,11 +59,6 @@ type Options struct {
 	// the reports written); the second stops waiting, flushes what was
 	// collected and ends the run without reports.
 	Signals <-chan os.Signal
-
-	// Pacer, when set, replaces the scenario's load profile (msgload replay).
-	Pacer         vegeta.Pacer
-	PacerProfile  string // what the Pacer is, for run.json ("replay")
-	PacerRequests int64  // messages the Pacer plans; 0 = until it ends
 
 	// RunID names the run instead of a new id: a sharded run has one id for
 	// all its shards, so one sink correlates all of them. 1 to 64 of
