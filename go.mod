@@ -4,7 +4,6 @@ go 1.26
 
 require (
 	github.com/Shopify/toxiproxy/v2 v2.12.0
-	github.com/agnivade/levenshtein v1.2.1
 	github.com/chromedp/cdproto v0.0.0-20250403032234-65de8f5d025b
 	github.com/chromedp/chromedp v0.13.6
 	github.com/expr-lang/expr v1.17.5

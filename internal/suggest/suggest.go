@@ -2,21 +2,43 @@ package suggest
 
 import (
 	"strings"
-
-	"github.com/agnivade/levenshtein"
 )
 
 // maxLen bounds the names compared: the distance is quadratic in their
 // length, and a key in a file under test can be of any length.
 const maxLen = 64
 
-// distance is the edit distance of a and b, ignoring case; names longer than
-// 64 bytes are far from everything.
+// distance is the edit distance of a and b in characters, ignoring case,
+// with two neighbours swapped counted as one edit (optimal string alignment:
+// "rnu" is one slip from "run", as "runn" is); names longer than 64 bytes are
+// far from everything.
 func distance(a, b string) int {
 	if len(a) > maxLen || len(b) > maxLen {
 		return maxLen + 1
 	}
-	return levenshtein.ComputeDistance(strings.ToLower(a), strings.ToLower(b))
+	x, y := []rune(strings.ToLower(a)), []rune(strings.ToLower(b))
+	// d[i][j] is the distance of x[:i] and y[:j].
+	d := make([][]int, len(x)+1)
+	for i := range d {
+		d[i] = make([]int, len(y)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(x)][len(y)]
 }
 
 // NearestPaths returns the dotted paths whose last name is nearest to got

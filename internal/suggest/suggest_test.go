@@ -26,8 +26,21 @@ func TestNearest(t *testing.T) {
 	if got, _ := Nearest("ab", []string{"ac", "aa"}, 2); got != "aa" {
 		t.Errorf("tie: %q, want aa", got)
 	}
-	if d := distance("привет", "привте"); d != 2 {
-		t.Errorf("Distance of non-ASCII names counts characters: %d, want 2", d)
+	for _, tt := range []struct {
+		a, b string
+		d    int
+	}{
+		{"привет", "привте", 1}, // non-ASCII names count characters; a swap is one edit
+		{"привет", "пр", 4},
+		{"rnu", "run", 1},
+		{"ab", "ba", 1},
+		{"abc", "ca", 3}, // optimal string alignment: a swapped pair is not edited again
+		{"kitten", "sitting", 3},
+		{"", "run", 3},
+	} {
+		if d := distance(tt.a, tt.b); d != tt.d {
+			t.Errorf("distance(%q, %q) = %d, want %d", tt.a, tt.b, d, tt.d)
+		}
 	}
 }
 
