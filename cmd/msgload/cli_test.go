@@ -86,7 +86,7 @@ func TestEnvVarsApply(t *testing.T) {
 		{"flag wins", map[string]string{"MSGLOAD_VALIDATE_MAX_MESSAGES": "lots"}, []string{"--max-messages", "3"}, exitOK, false, ``},
 		// A bad value names the variable and the flag.
 		{"bad value", map[string]string{"MSGLOAD_VALIDATE_MAX_MESSAGES": "lots"}, nil, exitBadInput, false,
-			`^msgload: MSGLOAD_VALIDATE_MAX_MESSAGES="lots": not a valid value of --max-messages; see 'msgload validate --help'\n$`},
+			`^msgload: MSGLOAD_VALIDATE_MAX_MESSAGES="lots": not a valid value of --max-messages: want a whole number, e.g. 100; see 'msgload validate --help'\n$`},
 		// The name before the rule still works, with a warning.
 		{"old name", map[string]string{"MSGLOAD_JSON": "1"}, nil, exitOK, true, `MSGLOAD_JSON is renamed MSGLOAD_VALIDATE_JSON`},
 	}
@@ -116,6 +116,9 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		// A mistyped command.
 		{[]string{"runn", "smoke"}, "msgload: unknown command runn (did you mean run?); see 'msgload --help'"},
+		// Two letters swapped is one slip, not two.
+		{[]string{"rnu", "smoke"}, "msgload: unknown command rnu (did you mean run?); see 'msgload --help'"},
+		{[]string{"reprot", "x"}, "msgload: unknown command reprot (did you mean report?); see 'msgload --help'"},
 		// Nothing near: no suggestion.
 		{[]string{"frobnicate"}, "msgload: unknown command frobnicate; see 'msgload --help'"},
 		// A mistyped flag before the scenario.
@@ -129,8 +132,12 @@ func TestUsageErrors(t *testing.T) {
 		// A missing argument points at the help too.
 		{[]string{"run"}, "msgload: run: name exactly one scenario, got 0; see 'msgload run --help'"},
 		{[]string{"compare", "a"}, "msgload: compare: want two arguments, BASE and NEW; see 'msgload compare --help'"},
-		// A value that does not parse.
-		{[]string{"run", "--max-messages", "many", "smoke"}, `msgload: invalid value "many" for flag -max-messages: parse error; see 'msgload run --help'`},
+		// A value that does not parse names the flag, the value and the form wanted.
+		{[]string{"run", "--max-messages", "many", "smoke"}, `msgload: --max-messages "many": want a whole number, e.g. 100; see 'msgload run --help'`},
+		{[]string{"run", "smoke", "--checkpoint", "5"}, `msgload: --checkpoint "5": want a duration, e.g. 30s, 1m30s or 500ms; see 'msgload run --help'`},
+		{[]string{"replay", "--speed", "fast", "f.jsonl"}, `msgload: --speed "fast": want a number, e.g. 0.5 or 2; see 'msgload replay --help'`},
+		// A run directory that is not there says so.
+		{[]string{"report", "/nonexistent/run"}, `msgload: report: "/nonexistent/run" does not exist`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -83,7 +83,7 @@ func (g *globalState) applyEnv(c *cli.Context) error {
 		}
 		for _, v := range vals {
 			if err := c.Set(name, v); err != nil {
-				return badInput(fmt.Errorf("%s=%q: not a valid value of --%s; see 'msgload %s --help'", env, val, name, cmd.Name))
+				return badInput(fmt.Errorf("%s=%q: not a valid value of --%s: want %s; see 'msgload %s --help'", env, val, name, valueForm(f), cmd.Name))
 			}
 		}
 	}

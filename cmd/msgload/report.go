@@ -62,8 +62,8 @@ func (g *globalState) reportCommand() *cli.Command {
 }
 
 func (g *globalState) runReport(dir string, quiet bool) error {
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return badInput(fmt.Errorf("report: %q is not a run directory", dir))
+	if err := isDir("report", dir); err != nil {
+		return err
 	}
 	if _, err := os.Stat(filepath.Join(dir, rundir.MetaFile)); errors.Is(err, os.ErrNotExist) {
 		// The shards of a sharded run are not parts: their figures are shares
@@ -106,6 +106,21 @@ func (g *globalState) runReport(dir string, quiet bool) error {
 	// pass 0, fail and error 1, incomplete 130: the worst part decides.
 	if v := reports.WorstVerdict(verdicts...); v != reports.VerdictPass {
 		return &exitError{code: reports.ExitCode(v), err: fmt.Errorf("verdict %s: %s", strings.ToUpper(v), strings.Join(why, "; "))}
+	}
+	return nil
+}
+
+// isDir says, as bad input of cmd, why dir cannot be a run directory: it
+// does not exist, or is no directory.
+func isDir(cmd, dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return badInput(fmt.Errorf("%s: %q does not exist", cmd, dir))
+	case err != nil:
+		return badInput(fmt.Errorf("%s: %w", cmd, err))
+	case !st.IsDir():
+		return badInput(fmt.Errorf("%s: %q is a file, not a run directory", cmd, dir))
 	}
 	return nil
 }

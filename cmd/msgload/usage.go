@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -24,8 +26,41 @@ func usageError(path string, flags []cli.Flag, err error) error {
 		if near := nearestFlag(name, flags); near != "" {
 			msg += " (did you mean " + dashed(near) + "?)"
 		}
+	} else if m := badValue.FindStringSubmatch(msg); m != nil {
+		msg = fmt.Sprintf("%s %s: want %s", dashed(m[2]), m[1], valueForm(findFlag(m[2], flags)))
 	}
 	return badInput(fmt.Errorf("%s; see '%s --help'", msg, path))
+}
+
+// badValue is how the flag package says a value did not parse
+// ("invalid value "abc" for flag -max-messages: parse error"): the value
+// (quoted) and the flag.
+var badValue = regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -([\w-]+): `)
+
+// findFlag is the flag of flags named name, or nil.
+func findFlag(name string, flags []cli.Flag) cli.Flag {
+	for _, f := range flags {
+		if slices.Contains(f.Names(), name) {
+			return f
+		}
+	}
+	return nil
+}
+
+// valueForm says what a value of f looks like, for an error about one that
+// did not parse (a flag or its environment variable).
+func valueForm(f cli.Flag) string {
+	switch f.(type) {
+	case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag:
+		return "a whole number, e.g. 100"
+	case *cli.Float64Flag:
+		return "a number, e.g. 0.5 or 2"
+	case *cli.DurationFlag:
+		return "a duration, e.g. 30s, 1m30s or 500ms"
+	case *cli.BoolFlag:
+		return "true or false"
+	}
+	return "a valid value"
 }
 
 // unknownCommand is the answer to `msgload runn`.
