@@ -148,7 +148,8 @@ func TestK8sShardFailurePolicy(t *testing.T) {
 	}{
 		{"exit 1 (verdict fail or error: the result, not a crash)", 1, "", batchv1.PodFailurePolicyActionFailIndex},
 		{"exit 2 (bad input: every shard would fail alike)", 2, "", batchv1.PodFailurePolicyActionFailJob},
-		{"exit 130 (incomplete: what it flushed merges as incomplete)", 130, "", batchv1.PodFailurePolicyActionFailIndex},
+		{"exit 3 (incomplete: the plan not held, or its directory already exists)", 3, "", batchv1.PodFailurePolicyActionFailIndex},
+		{"exit 130 (interrupted: what it flushed merges as incomplete)", 130, "", batchv1.PodFailurePolicyActionFailIndex},
 		{"a disruption (eviction, preemption)", 0, corev1.DisruptionTarget, batchv1.PodFailurePolicyActionIgnore},
 		{"exit 137 (OOM kill: counted, the index fails)", 137, "", ""},
 	} {

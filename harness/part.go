@@ -190,7 +190,7 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	if !meta.Interrupted && cmp.Or(r.userStop, stopCtx).Err() != nil {
 		// interrupted in the grace wait: the process is being stopped (its
 		// exit says so), and a run cut off at any point is incomplete, not a
-		// pass with exit 130
+		// pass
 		meta.Interrupted = true
 	}
 	r.live.stop() // before the closing: no checkpoint after the run's own reports

@@ -40,14 +40,16 @@ func WorstVerdict(vs ...string) string {
 	return worst
 }
 
-// ExitCode is the exit code of a verdict: 0 for pass, 130 for incomplete (as
-// for an interrupted run), 1 otherwise.
+// ExitCode is the exit code of a verdict: 0 for pass, 3 for incomplete, 1
+// otherwise. Not 130 for incomplete: that is a process interrupted now
+// (128+SIGINT), which msgload run says of itself; a report of a run
+// interrupted then, or of a plan not held, interrupted nothing.
 func ExitCode(verdict string) int {
 	switch verdict {
 	case VerdictPass:
 		return 0
 	case VerdictIncomplete:
-		return 130
+		return 3
 	}
 	return 1
 }

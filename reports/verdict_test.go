@@ -164,7 +164,7 @@ func TestWorstVerdictAndExitCode(t *testing.T) {
 	}{
 		{[]string{VerdictPass}, VerdictPass, 0},
 		{[]string{VerdictPass, verdictFail}, verdictFail, 1},
-		{[]string{verdictFail, VerdictIncomplete, VerdictPass}, VerdictIncomplete, 130},
+		{[]string{verdictFail, VerdictIncomplete, VerdictPass}, VerdictIncomplete, 3},
 		{[]string{VerdictIncomplete, VerdictError}, VerdictError, 1},
 		{[]string{VerdictPass, ""}, VerdictError, 1},
 		{nil, VerdictError, 1},

@@ -13,9 +13,14 @@ import (
 
 // Exit codes (DESIGN.md).
 const (
-	exitOK          = 0
-	exitThresholds  = 1 // verdict fail (a threshold failed, nothing accepted) or error (a raw file missing); the report is still written
-	exitBadInput    = 2 // scenario, flags, arguments
+	exitOK         = 0
+	exitThresholds = 1 // verdict fail (a threshold failed, nothing accepted) or error (a raw file missing); the report is still written
+	exitBadInput   = 2 // scenario, flags, arguments
+	// exitIncomplete: the verdict incomplete (the plan not held, a run
+	// interrupted then, a shard missing) when nothing is interrupted now.
+	exitIncomplete = 3
+	// exitInterrupted: this process was interrupted (Ctrl-C, SIGTERM), as a
+	// shell's 128+SIGINT says; never the verdict of a run read later.
 	exitInterrupted = 130
 )
 

@@ -81,7 +81,7 @@ sim: { rateLimit: { rate: 100000/1m }, notifyDelay: { median: 200ms, p95: 1s } }
 	}
 	code, _, stderr := runProgram(t, nil, nil, "report", "--quiet", dir)
 	s, err := readPartial(dir)
-	if err != nil || s.Partial || s.Verdict != reports.VerdictIncomplete || code != exitInterrupted {
+	if err != nil || s.Partial || s.Verdict != reports.VerdictIncomplete || code != exitIncomplete {
 		t.Fatalf("msgload report of the killed run: exit %d, %+v (%v), want incomplete and not partial\n%s", code, s, err, stderr)
 	}
 	if float64(s.Requests.Messages) < sent {

@@ -106,7 +106,7 @@ sim: { rateLimit: { rate: 100000/1m }, notifyDelay: { median: 20s, p95: 40s } }
 			if err == nil {
 				err = json.Unmarshal(b, &s)
 			}
-			if err != nil || s.Verdict != reports.VerdictIncomplete || code != exitInterrupted {
+			if err != nil || s.Verdict != reports.VerdictIncomplete || code != exitIncomplete {
 				t.Errorf("msgload report of the killed run: exit %d, verdict %q %q (%v), want incomplete\n%s", code, s.Verdict, s.VerdictReasons, err, stderr)
 			}
 		})

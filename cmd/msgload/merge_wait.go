@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -82,10 +83,17 @@ func (g *globalState) runWaitMerge(ctx context.Context, out string, n int, timeo
 		fmt.Fprintf(g.stderr, "msgload: report --merge: shards %s of %d had not ended %s; merging the %d there\n",
 			joinInts(notEnded), n, why, len(dirs))
 	}
+	var err error
 	if len(dirs) == 0 {
-		return &exitError{code: exitInterrupted, err: fmt.Errorf("verdict INCOMPLETE: no shard of %d of %s began (shards %s missing)", n, out, joinInts(notEnded))}
+		err = &exitError{code: exitIncomplete, err: fmt.Errorf("verdict INCOMPLETE: no shard of %d of %s began (shards %s missing)", n, out, joinInts(notEnded))}
+	} else {
+		err = g.runMerge(out, dirs, sinkLogs, quiet)
 	}
-	return g.runMerge(out, dirs, sinkLogs, quiet)
+	var ee *exitError
+	if interrupted && errors.As(err, &ee) && ee.code != exitBadInput {
+		ee.code = exitInterrupted // this wait was interrupted now, whatever the merge says
+	}
+	return err
 }
 
 func joinInts(xs []int) string {

@@ -103,7 +103,7 @@ func (g *globalState) runReport(dir string, quiet bool) error {
 	}
 	verdicts = append(verdicts, s.Verdict)
 	why = append(why, s.VerdictReasons...)
-	// pass 0, fail and error 1, incomplete 130: the worst part decides.
+	// pass 0, fail and error 1, incomplete 3: the worst part decides.
 	if v := reports.WorstVerdict(verdicts...); v != reports.VerdictPass {
 		return &exitError{code: reports.ExitCode(v), err: fmt.Errorf("verdict %s: %s", strings.ToUpper(v), strings.Join(why, "; "))}
 	}

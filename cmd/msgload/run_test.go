@@ -38,13 +38,13 @@ func runProgram(t *testing.T, env map[string]string, sig chan os.Signal, args ..
 }
 
 // skipIfPlanNotHeld stops a test that needs its run to hold the plan when
-// the machine could not (a busy CI machine): the run then exits 130 and its
+// the machine could not (a busy CI machine): the run then exits 3 and its
 // summary.json under out (the one run there, or its shards) must say so —
 // incomplete, every reason the load generator's limit (environment). Tests
 // never assume the machine keeps up.
 func skipIfPlanNotHeld(t *testing.T, code int, out string) {
 	t.Helper()
-	if code != exitInterrupted {
+	if code != exitIncomplete {
 		return
 	}
 	var paths []string

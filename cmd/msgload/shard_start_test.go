@@ -71,14 +71,14 @@ func TestMergeWaitsForShards(t *testing.T) {
 
 // TestMergeWaitTimeoutNamesMissing: when the deadline passes without every
 // shard, the merge is of those there and the run is incomplete, naming the
-// missing shard; with no shard at all, exit 130 too.
+// missing shard; with no shard at all, exit 3 (incomplete) too.
 func TestMergeWaitTimeoutNamesMissing(t *testing.T) {
 	scen := writeScenario(t, twoShardScenario)
 	out := t.TempDir()
 	runDir := filepath.Join(out, "seq-run")
 	code, _, stderr := runProgram(t, nil, nil, "report", "--wait-for", "2", "--wait-timeout", "1ms", "--merge", runDir)
-	if code != exitInterrupted || !strings.Contains(stderr, "shards 0, 1 of 2") {
-		t.Errorf("no shard at all: exit %d, want %d naming shards 0 and 1\n%s", code, exitInterrupted, stderr)
+	if code != exitIncomplete || !strings.Contains(stderr, "shards 0, 1 of 2") {
+		t.Errorf("no shard at all: exit %d, want %d naming shards 0 and 1\n%s", code, exitIncomplete, stderr)
 	}
 	code, stdout, stderr := runShard(t, scen, out, 0)
 	skipIfPlanNotHeld(t, code, out)
@@ -86,8 +86,8 @@ func TestMergeWaitTimeoutNamesMissing(t *testing.T) {
 		t.Fatalf("shard 0: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = runProgram(t, nil, nil, "report", "--wait-for", "2", "--wait-timeout", "1s", "--merge", runDir)
-	if code != exitInterrupted || !strings.Contains(stderr, "shards 1 of 2 had not ended") {
-		t.Fatalf("one shard of two: exit %d, want %d naming shard 1\n%s\n%s", code, exitInterrupted, stdout, stderr)
+	if code != exitIncomplete || !strings.Contains(stderr, "shards 1 of 2 had not ended") {
+		t.Fatalf("one shard of two: exit %d, want %d naming shard 1\n%s\n%s", code, exitIncomplete, stdout, stderr)
 	}
 	var sum struct {
 		Verdict string `json:"verdict"`
@@ -220,7 +220,7 @@ func TestShardBarrierDeadline(t *testing.T) {
 
 // TestShardRunTwice: a second process of a shard that already ran (a pod
 // replaced after a disruption) does not send its messages again and exits
-// 130 (incomplete), not 2 (bad input, which fails the whole Job).
+// 3 (incomplete), not 2 (bad input, which fails the whole Job).
 func TestShardRunTwice(t *testing.T) {
 	scen := writeScenario(t, twoShardScenario)
 	out := t.TempDir()
@@ -228,7 +228,7 @@ func TestShardRunTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := runShard(t, scen, out, 0)
-	if code != exitInterrupted || !strings.Contains(stderr, "never run twice") {
-		t.Errorf("shard 0 again: exit %d, want %d\n%s\n%s", code, exitInterrupted, stdout, stderr)
+	if code != exitIncomplete || !strings.Contains(stderr, "never run twice") {
+		t.Errorf("shard 0 again: exit %d, want %d\n%s\n%s", code, exitIncomplete, stdout, stderr)
 	}
 }
