@@ -37,11 +37,27 @@ func twoDecimals(f float64) string { return num(math.Round(f*100) / 100) }
 // keyFigure is one row of the key-figure tables (terminal, Markdown, HTML).
 type keyFigure struct{ name, value string }
 
+// rateFigure is the achieved rate against the planned one; a plan of no rate
+// (a replay keeps its recording's pace) shows the achieved rate alone, never
+// "planned 0".
+func (s *Summary) rateFigure() keyFigure {
+	r := s.Requests
+	achieved := showRate(r.AchievedRate, r.Messages > 0, twoDecimals)
+	if r.PlannedRate > 0 {
+		return keyFigure{"rate achieved / planned", fmt.Sprintf("%s / %s per second", achieved, twoDecimals(r.PlannedRate))}
+	}
+	why := "no planned rate"
+	if s.Run.Profile == "replay" {
+		why += ": the recording's pace"
+	}
+	return keyFigure{"rate achieved", fmt.Sprintf("%s per second (%s)", achieved, why)}
+}
+
 func (s *Summary) keyFigures() []keyFigure {
 	r, d, rl := s.Requests, s.Delivery, s.RateLimit
 	kf := []keyFigure{
 		{"requests", fmt.Sprintf("%d (%d messages, %s)", r.Total, r.Messages, s.errorsFigure())},
-		{"rate achieved / planned", fmt.Sprintf("%s / %s per second", showRate(r.AchievedRate, r.Messages > 0, twoDecimals), twoDecimals(r.PlannedRate))},
+		s.rateFigure(),
 		{"request latency p50 / p95 / p99 / max", latencies(r.Latency, r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.Max)},
 		{"from intended send p99", fmt.Sprintf("%s (%d late starts)", r.LatencyIntended.show(r.LatencyIntended.P99), r.Late)},
 	}
