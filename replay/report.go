@@ -115,13 +115,25 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 	l := r.Lateness
 	fmt.Fprintf(w, "  pacing: %d of %d hits more than %v late; lateness p50 %v, p99 %v, max %v\n",
-		l.Late, l.Hits, lateThreshold, l.P50, l.P99, l.Max)
+		l.Late, l.Hits, lateThreshold, readable(l.P50), readable(l.P99), readable(l.Max))
 	if r.Other > 0 {
 		fmt.Fprintf(w, "  other recorded requests replayed: %d (status checks, webhook registrations, other calls; see attempts.jsonl)\n", r.Other)
 	}
 	if r.TokenErrors > 0 {
 		fmt.Fprintf(w, "  %d token requests failed\n", r.TokenErrors)
 	}
+}
+
+// readable rounds d to what a person reads (752µs, 1.1ms, 2.35s): replay.json
+// keeps the nanoseconds.
+func readable(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
 }
 
 func codeText(c int) string {
