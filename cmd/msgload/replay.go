@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -28,7 +29,11 @@ const (
 // replayCommand replays a recording, a HAR file or vegeta targets. Every replay
 // is a run of the harness: with --scenario that scenario with the recording as
 // its load, without it the built-in replay scenario (harness.ReplayScenario).
+// It takes run's flags (runOpts: out, metrics, --max-messages,
+// --confirm-target, --checkpoint, --quiet, --json) and ends as a run does
+// (runHarness): one path, one run.json, one exit code.
 func (g *globalState) replayCommand() *cli.Command {
+	var opts runOpts
 	return &cli.Command{
 		Name:      "replay",
 		Usage:     "replay recorded traffic (msgload recording, HAR 1.2, vegeta JSON targets) at its own pace, scaled by --speed",
@@ -38,49 +43,60 @@ func (g *globalState) replayCommand() *cli.Command {
 			"notify requests fresh tokens for the client_ids of " + envReplayClientID + " with " + envReplayClientSecret + ".\n" +
 			"Recorded clients are mapped onto these in order of first appearance. A replay is a run: it writes runs/<id>/\n" +
 			"(one part per API of the recording) with replay.json (recorded against replayed response codes, pacing)\n" +
-			"beside the usual run files and reports, serves /metrics and stops on Ctrl-C like msgload run.",
-		Flags: []cli.Flag{
-			&cli.Float64Flag{Name: "speed", Value: 1, Usage: "time scale: 2 replays twice as fast, 0.5 at half speed"},
-			&cli.StringFlag{Name: "format", Value: replay.FormatAuto, Usage: "auto, msgload, har or vegeta"},
-			&cli.StringFlag{Name: "out", Value: "runs", Usage: "parent `DIR` of run directories"},
-			&cli.StringFlag{Name: "external-ids", Value: replay.ExternalIDsKeep, Usage: "keep (same externalIds: a second replay must get the same notificationIds) or new (fresh, run-tagged); with --scenario the default is new"},
-			&cli.StringFlag{Name: "target", Usage: "base `URL` of both APIs (default: the embedded simulator)"},
-			&cli.StringFlag{Name: "messaging-url", Usage: "base URL of the messaging API, over --target"},
-			&cli.StringFlag{Name: "notify-url", Usage: "base URL of the notification API, over --target"},
-			&cli.StringFlag{Name: "token-url", Usage: "token endpoint (default: <notify-url>/oauth/token)"},
-			&cli.StringFlag{Name: "sink", Usage: "base URL of a standalone sink; callbacks and webhook registrations are rewritten to it"},
-			&cli.StringFlag{Name: "client-header", Usage: "request header carrying the recorded client id (tried before Authorization and the body)"},
-			&cli.StringFlag{Name: "limit", Value: "exceed", Usage: "without --scenario: exceed (keep the recording's pace whatever the service's limit) or respect (hold every client under it)"},
-			&cli.DurationFlag{Name: "grace", Value: 30 * time.Second, Usage: "without --scenario: wait for callbacks after the last send (embedded: until the simulator has nothing pending, at most this)"},
-			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "without --scenario: per request"},
-			&cli.StringFlag{Name: "scenario", Usage: "replay through a scenario (built-in `NAME` or file): its target, clients, limit mode, retries, probes, delivery and thresholds apply, its load is replaced by FILE"},
-			&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9464", Usage: "serve /metrics here while the replay goes (\"\" for none; port 0 for any free one; a busy port is an error)"},
-			&cli.StringSliceFlag{Name: "confirm-target", Usage: "`HOST` that may be replayed against although it is not loopback (repeatable, or a,b)"},
-		},
+			"beside the usual run files and reports, takes the flags of msgload run, serves /metrics, stops on Ctrl-C\n" +
+			"and exits by its verdict like msgload run.",
+		Flags: append(opts.flags(), replayFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := oneArg(c, "replay", "file"); err != nil {
 				return err
 			}
-			o, err := g.replayConfig(c)
-			if err != nil {
-				return badInput(err)
-			}
-			var s *scenarios.Scenario
-			if name := c.String("scenario"); name != "" {
-				s, err = g.scenarioReplay(c, name, o)
-			} else {
-				var notes []string
-				s, notes, err = harness.ReplayScenario(o)
-				for _, n := range notes {
-					fmt.Fprintf(g.stderr, "msgload replay: %s\n", n)
-				}
+			s, err := g.replayScenario(c)
+			if err == nil {
+				err = capMessages(s, opts.maxMessages)
 			}
 			if err != nil {
 				return badInput(err)
 			}
-			return g.runReplay(c, s)
+			return g.runHarness(c, harness.Options{Scenario: s}, opts)
 		},
 	}
+}
+
+// replayFlags are the flags of replay beyond run's.
+func replayFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.Float64Flag{Name: "speed", Value: 1, Usage: "time scale: 2 replays twice as fast, 0.5 at half speed"},
+		&cli.StringFlag{Name: "format", Value: replay.FormatAuto, Usage: "auto, msgload, har or vegeta"},
+		&cli.StringFlag{Name: "external-ids", Value: replay.ExternalIDsKeep, Usage: "keep (same externalIds: a second replay must get the same notificationIds) or new (fresh, run-tagged); with --scenario the default is new"},
+		&cli.StringFlag{Name: "target", Usage: "base `URL` of both APIs (default: the embedded simulator)"},
+		&cli.StringFlag{Name: "messaging-url", Usage: "base URL of the messaging API, over --target"},
+		&cli.StringFlag{Name: "notify-url", Usage: "base URL of the notification API, over --target"},
+		&cli.StringFlag{Name: "token-url", Usage: "token endpoint (default: <notify-url>/oauth/token)"},
+		&cli.StringFlag{Name: "sink", Usage: "base URL of a standalone sink; callbacks and webhook registrations are rewritten to it"},
+		&cli.StringFlag{Name: "client-header", Usage: "request header carrying the recorded client id (tried before Authorization and the body)"},
+		&cli.StringFlag{Name: "limit", Value: "exceed", Usage: "without --scenario: exceed (keep the recording's pace whatever the service's limit) or respect (hold every client under it)"},
+		&cli.DurationFlag{Name: "grace", Value: 30 * time.Second, Usage: "without --scenario: wait for callbacks after the last send (embedded: until the simulator has nothing pending, at most this; a scenario's delivery.grace default)"},
+		&cli.DurationFlag{Name: "timeout", Usage: "without --scenario: per request (default: a scenario's retry.timeout, 10s)"},
+		&cli.StringFlag{Name: "scenario", Usage: "replay through a scenario (built-in `NAME` or file): its target, clients, limit mode, retries, probes, delivery and thresholds apply, its load is replaced by FILE"},
+	}
+}
+
+// replayScenario is the scenario a replay runs: --scenario's with the
+// recording as its load, or the built-in replay scenario (its notes on
+// stderr).
+func (g *globalState) replayScenario(c *cli.Context) (*scenarios.Scenario, error) {
+	o, err := g.replayConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	if name := c.String("scenario"); name != "" {
+		return g.scenarioReplay(c, name, o)
+	}
+	s, notes, err := harness.ReplayScenario(o)
+	for _, n := range notes {
+		fmt.Fprintf(g.stderr, "msgload replay: %s\n", n)
+	}
+	return s, err
 }
 
 func (g *globalState) replayConfig(c *cli.Context) (harness.ReplayOptions, error) {
@@ -190,51 +206,16 @@ func (g *globalState) scenarioReplay(c *cli.Context, name string, o harness.Repl
 	return s, nil
 }
 
-// runReplay runs the replay scenario through the harness; the harness writes
-// replay.json (recorded against replayed codes) in every part's directory, and
-// its table is printed with the summary.
-func (g *globalState) runReplay(c *cli.Context, s *scenarios.Scenario) error {
-	sig, stopSignals := g.signals()
-	defer stopSignals()
-	res, err := harness.Run(c.Context, harness.Options{
-		Scenario: s, Out: c.String("out"), MetricsAddr: c.String("metrics-addr"), MetricsLinger: 15 * time.Second,
-		ConfirmTargets: confirmTargets(c), Version: version(), SinkReadToken: g.getenv(envSinkReadToken),
-		Stdout: g.stdout, Stderr: g.stderr, TTY: g.isTTY(g.stderr), Signals: sig,
-	})
+// writeReplayTable prints the recorded against replayed table of a part
+// whose load was a replay (its replay.json), before its summary; nothing for
+// any other part.
+func writeReplayTable(w io.Writer, dir string) {
+	b, err := rundir.ReadFile(filepath.Join(dir, replay.ReplayFile), rundir.MaxDocBytes)
 	if err != nil {
-		if errors.Is(err, harness.ErrUnconfirmedTarget) {
-			return badInput(err)
-		}
-		return &exitError{code: exitBadInput, err: fmt.Errorf("replay: %w", err)}
+		return
 	}
-	for _, p := range res.Parts {
-		if len(res.Parts) > 1 {
-			fmt.Fprintf(g.stdout, "== %s (%s)\n", p.Name, p.Dir)
-		}
-		if b, err := rundir.ReadFile(filepath.Join(p.Dir, replay.ReplayFile), rundir.MaxDocBytes); err == nil {
-			var rep replay.Report
-			if json.Unmarshal(b, &rep) == nil {
-				rep.WriteTable(g.stdout)
-			}
-		}
-		switch {
-		case p.Summary != nil:
-			p.Summary.TerminalWith(g.stdout, g.terminal())
-		case p.Err != nil:
-			fmt.Fprintf(g.stdout, "%s: no report: %v\n", p.Name, p.Err)
-		default:
-			fmt.Fprintf(g.stdout, "%s: no report yet; build it with: msgload report %s\n", p.Name, p.Dir)
-		}
+	var rep replay.Report
+	if json.Unmarshal(b, &rep) == nil {
+		rep.WriteTable(w)
 	}
-	if res.MetricsAddr != "" {
-		fmt.Fprintf(g.stdout, "metrics: http://%s/metrics (while the replay went)\n", res.MetricsAddr)
-	}
-	fmt.Fprintf(g.stdout, "run directory: %s\n", res.Dir)
-	switch {
-	case res.Interrupted:
-		return &exitError{code: exitInterrupted, err: errors.New("replay interrupted; partial results kept in " + res.Dir)}
-	case !res.OK():
-		return &exitError{code: exitThresholds, err: errors.New("replay failed: a threshold did not hold or a part did not finish; see " + res.Dir)}
-	}
-	return nil
 }

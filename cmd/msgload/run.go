@@ -22,7 +22,8 @@ import (
 	"github.com/msgload/msgload/scenarios"
 )
 
-// runOpts are the flags of run (and replay, which shares them).
+// runOpts are the flags of run, and of replay, which is a run of a recording
+// and shares them, their defaults and the end of run (runHarness).
 type runOpts struct {
 	out           string
 	metricsAddr   string
@@ -44,6 +45,7 @@ func (o *runOpts) flags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "confirm-target", Usage: "`HOST` that may be attacked although it is neither embedded nor loopback (repeatable, or a,b: a token endpoint on another host needs its host too)"},
 		&cli.DurationFlag{Name: "checkpoint", Value: time.Minute, Usage: "while the run goes, rewrite summary.json (marked partial: the figures so far) every `DURATION`, so a run killed later leaves its figures; 0 for never", Destination: &o.checkpoint},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress line and no summary: only the final lines (where the run is) and errors", Destination: &o.quiet},
+		&cli.BoolFlag{Name: "json", Usage: "print the final summary.json on stdout (the terminal summary goes to stderr)", Destination: &o.json},
 	}
 }
 
@@ -125,8 +127,7 @@ func (g *globalState) runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "run a scenario: start what is embedded, attack, wait for callbacks, write runs/<id>/, exit by thresholds",
 		ArgsUsage: "SCENARIO (a built-in name: " + joinNames(scenarios.Builtins()) + "; or a file)",
-		Flags: append(append(opts.flags(), sh.flags()...), &cli.BoolFlag{Name: "json", Usage: "print the final summary.json on stdout (the terminal summary goes to stderr)",
-			EnvVars: []string{"MSGLOAD_JSON"}, Destination: &opts.json}),
+		Flags:     append(opts.flags(), sh.flags()...),
 		Action: func(c *cli.Context) error {
 			if err := oneArg(c, "run", "scenario"); err != nil {
 				return err
@@ -148,12 +149,8 @@ func (g *globalState) runCommand() *cli.Command {
 // parts, so the plan and the checks see the cap.
 func (g *globalState) loadScenario(name string, maxMessages int64) (*scenarios.Scenario, error) {
 	s, err := scenarios.Load(name, g.getenv)
-	if err == nil && maxMessages > 0 {
-		s.MaxMessages = maxMessages
-		for i := range s.Parts {
-			s.Parts[i].MaxMessages = maxMessages
-		}
-		err = s.Validate()
+	if err == nil {
+		err = capMessages(s, maxMessages)
 	}
 	if err != nil {
 		return nil, badInput(err)
@@ -161,9 +158,24 @@ func (g *globalState) loadScenario(name string, maxMessages int64) (*scenarios.S
 	return s, nil
 }
 
+// capMessages applies --max-messages (when > 0) to s and its parts and checks
+// s again: of a run's scenario and of a replay's alike.
+func capMessages(s *scenarios.Scenario, maxMessages int64) error {
+	if maxMessages <= 0 {
+		return nil
+	}
+	s.MaxMessages = maxMessages
+	for i := range s.Parts {
+		s.Parts[i].MaxMessages = maxMessages
+	}
+	return s.Validate()
+}
+
 // runHarness runs ho with the flags of opts, prints the summary of every part
-// and turns the outcome into the exit code.
+// and turns the outcome into the exit code: the end of msgload run and of
+// msgload replay (cmd, in the messages).
 func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpts) error {
+	cmd := c.Command.Name
 	sig, stopSignals := g.signals()
 	defer stopSignals()
 	ho.Out = opts.out
@@ -192,12 +204,12 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 		if errors.Is(err, harness.ErrShardDirExists) {
 			// Not bad input: the run is incomplete (the environment ran
 			// this shard twice), and what the first pod flushed is merged.
-			return &exitError{code: exitInterrupted, err: fmt.Errorf("run: %w", err)}
+			return &exitError{code: exitIncomplete, err: fmt.Errorf("%s: %w", cmd, err)}
 		}
 		if errors.Is(err, harness.ErrUnconfirmedTarget) || errors.Is(err, harness.ErrShard) {
 			return badInput(err)
 		}
-		return &exitError{code: exitBadInput, err: fmt.Errorf("run: %w", err)}
+		return &exitError{code: exitBadInput, err: fmt.Errorf("%s: %w", cmd, err)}
 	}
 	for _, p := range res.Parts {
 		if opts.quiet {
@@ -206,6 +218,7 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 		if len(res.Parts) > 1 {
 			fmt.Fprintf(out, "== %s (%s)\n", p.Name, p.API)
 		}
+		writeReplayTable(out, p.Dir)
 		switch {
 		case p.Summary != nil:
 			p.Summary.TerminalWith(out, g.terminal())
@@ -216,12 +229,12 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 		}
 	}
 	if res.MetricsAddr != "" {
-		fmt.Fprintf(out, "metrics: http://%s/metrics (while the run went)\n", res.MetricsAddr)
+		fmt.Fprintf(out, "metrics: http://%s/metrics (while the %s went)\n", res.MetricsAddr, cmd)
 	}
 	fmt.Fprintf(out, "run directory: %s\n", res.Dir)
 	if opts.json {
 		if err := writeRunJSON(g.stdout, res); err != nil {
-			return &exitError{code: exitBadInput, err: fmt.Errorf("run --json: %w", err)}
+			return &exitError{code: exitBadInput, err: fmt.Errorf("%s --json: %w", cmd, err)}
 		}
 	}
 	// The last line: the whole verdict and where to read it.
@@ -240,10 +253,10 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 	}
 	switch {
 	case res.Interrupted:
-		return &exitError{code: exitInterrupted, err: errors.New("run interrupted; partial results kept in " + res.Dir)}
+		return &exitError{code: exitInterrupted, err: errors.New(cmd + " interrupted; partial results kept in " + res.Dir)}
 	case !res.OK():
 		v := res.Verdict()
-		return &exitError{code: reports.ExitCode(v), err: fmt.Errorf("run %s: %s; see %s", strings.ToUpper(v), verdictReasons(res.Parts), res.Dir)}
+		return &exitError{code: reports.ExitCode(v), err: fmt.Errorf("%s %s: %s; see %s", cmd, strings.ToUpper(v), verdictReasons(res.Parts), res.Dir)}
 	}
 	return nil
 }
