@@ -2,6 +2,9 @@
 GO      ?= go
 BIN     ?= bin/msgload
 SCENARIO ?= smoke
+# METRICS_ADDR: `make run`'s --metrics-addr. Unset, the default 127.0.0.1:9464, which
+# falls back to a free port (said on stderr) when another process holds it; set, it is strict.
+METRICS_ADDR ?=
 PKGS    ?= ./...
 # CI sets CI=true, which makes the Prometheus and Chromium tests required instead of skipped.
 TESTFLAGS ?= -count=1 -timeout 30m
@@ -29,8 +32,8 @@ install: build ## copy bin/msgload to PREFIX/bin (default /usr/local; PREFIX=~/.
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/msgload
 
 .PHONY: run
-run: build ## run the built-in smoke scenario against the embedded simulator and sink; writes runs/<id>/
-	./$(BIN) run $(SCENARIO)
+run: build ## run the built-in smoke scenario against the embedded simulator and sink; writes runs/<id>/ (METRICS_ADDR=ADDR: /metrics there, strictly)
+	./$(BIN) run $(SCENARIO) $(if $(METRICS_ADDR),--metrics-addr '$(METRICS_ADDR)')
 
 .PHONY: test
 test: ## run every test (Prometheus and Chromium tests skip when absent unless CI=true)

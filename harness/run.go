@@ -27,10 +27,14 @@ type Options struct {
 
 	// MetricsAddr serves /metrics of the attacker and of what is embedded;
 	// "" serves none, port 0 any free port. A busy address is an error
-	// (errMetricsAddr) before anything starts: falling back to another port
+	// (ErrMetricsAddr) before anything starts: falling back to another port
 	// would leave the Prometheus of deploy/ scraping the wrong process. The
 	// address in use is in Result.MetricsAddr and in run.json.
 	MetricsAddr string
+	// MetricsFallback: MetricsAddr is a default nobody chose, so when it is
+	// busy (another run lingering on it) /metrics goes to a free port of the
+	// same host, with a warning on Stderr naming both, instead of failing.
+	MetricsFallback bool
 	// MetricsLinger keeps /metrics up after the run until one more scrape, at
 	// most this long, so Prometheus sees the final counts.
 	MetricsLinger time.Duration
@@ -91,9 +95,9 @@ type Options struct {
 	Now func() time.Time // default time.Now
 }
 
-// errMetricsAddr: the metrics address could not be listened on (busy, or not
+// ErrMetricsAddr: the metrics address could not be listened on (busy, or not
 // an address); the run did not start.
-var errMetricsAddr = errors.New("metrics address")
+var ErrMetricsAddr = errors.New("metrics address")
 
 // Part is the outcome of one part of a run (a scenario without parts is one part).
 type Part struct {
@@ -215,8 +219,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.MetricsAddr != "" {
 		watch = newScrapeWatch(metricsHandler(reg))
 		var err error
-		if metrics, err = listen(o.MetricsAddr, watch); err != nil {
-			return nil, fmt.Errorf("%w: %v (another process holds it? pass another address, a port of 0 for any free one, or \"\" for none)", errMetricsAddr, err)
+		if metrics, err = listenMetrics(o, watch); err != nil {
+			return nil, fmt.Errorf("%w: %v (another process holds it? pass another address, a port of 0 for any free one, or \"\" for none)", ErrMetricsAddr, err)
 		}
 		if !o.Quiet {
 			fmt.Fprintf(o.Stderr, "metrics: %s/metrics\n", metrics.URL())

@@ -2,9 +2,11 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,4 +53,25 @@ func metricsHandler(g prometheus.Gatherer) http.Handler {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{EnableOpenMetrics: true}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	return mux
+}
+
+// listenMetrics listens on o.MetricsAddr; when that is a busy default
+// (o.MetricsFallback), on a free port of the same host instead, said loudly:
+// a Prometheus scraping the default does not see this run.
+func listenMetrics(o Options, h http.Handler) (*server, error) {
+	srv, err := listen(o.MetricsAddr, h)
+	if err == nil || !o.MetricsFallback || !errors.Is(err, syscall.EADDRINUSE) {
+		return srv, err
+	}
+	host, _, serr := net.SplitHostPort(o.MetricsAddr)
+	if serr != nil {
+		return nil, err
+	}
+	srv, ferr := listen(net.JoinHostPort(host, "0"), h)
+	if ferr != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Stderr, "msgload: WARNING: the default metrics address %s is busy (another process holds it); serving /metrics on %s instead — a Prometheus scraping %s does not see this run (set --metrics-addr to choose)\n",
+		o.MetricsAddr, srv.Addr(), o.MetricsAddr)
+	return srv, nil
 }

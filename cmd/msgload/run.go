@@ -39,7 +39,7 @@ type runOpts struct {
 func (o *runOpts) flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "out", Value: "runs", Usage: "parent directory of run directories; each run is a new `DIR`/<id>", Destination: &o.out},
-		&cli.StringFlag{Name: "metrics-addr", Value: "127.0.0.1:9464", Usage: "serve /metrics of the attacker, simulator and sink on `ADDR` while the run goes (\"\" for none; port 0 for any free one; a busy port is an error)", Destination: &o.metricsAddr},
+		&cli.StringFlag{Name: "metrics-addr", Value: defaultMetricsAddr, Usage: "serve /metrics of the attacker, simulator and sink on `ADDR` while the run goes (\"\" for none; port 0 for any free one); a busy address given is an error, the default busy falls back to a free port, said on stderr", Destination: &o.metricsAddr},
 		&cli.DurationFlag{Name: "metrics-linger", Value: 15 * time.Second, Usage: "after the run, keep /metrics up until one more scrape, at most `DURATION` (only when something scraped it)", Destination: &o.metricsLinger},
 		&cli.Int64Flag{Name: "max-messages", Usage: "hard cap of `N` messages really sent (a safety for paid traffic); 0: the scenario's maxMessages", Destination: &o.maxMessages},
 		&cli.StringSliceFlag{Name: "confirm-target", Usage: "`HOST` that may be attacked although it is neither embedded nor loopback (repeatable, or a,b: a token endpoint on another host needs its host too)"},
@@ -48,6 +48,11 @@ func (o *runOpts) flags() []cli.Flag {
 		&cli.BoolFlag{Name: "json", Usage: "print the final summary.json on stdout (the terminal summary goes to stderr)", Destination: &o.json},
 	}
 }
+
+// defaultMetricsAddr is --metrics-addr's default (the port of deploy/'s
+// Prometheus). Busy, it falls back to a free port, said loudly; an address
+// the user set stays strict. A variable so that a test can hold the default.
+var defaultMetricsAddr = "127.0.0.1:9464"
 
 // envJobIndex is what a Kubernetes Indexed Job sets in each pod: its index,
 // 0 … completions-1. With --shards N (MSGLOAD_RUN_SHARDS) it selects the shard.
@@ -180,6 +185,9 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 	defer stopSignals()
 	ho.Out = opts.out
 	ho.MetricsAddr = opts.metricsAddr
+	// Only the default falls back when busy (`make run` beside a lingering
+	// run); an address given by the flag or its variable is the one scraped.
+	ho.MetricsFallback = !c.IsSet("metrics-addr") && opts.metricsAddr == defaultMetricsAddr
 	ho.MetricsLinger = opts.metricsLinger
 	ho.MaxMessages = opts.maxMessages
 	ho.Checkpoint = opts.checkpoint
@@ -208,6 +216,9 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 		}
 		if errors.Is(err, harness.ErrUnconfirmedTarget) || errors.Is(err, harness.ErrShard) {
 			return badInput(err)
+		}
+		if errors.Is(err, harness.ErrMetricsAddr) {
+			return badInput(fmt.Errorf("%s: --metrics-addr %s (or $%s): %w", cmd, opts.metricsAddr, envName(cmd, "metrics-addr"), err))
 		}
 		return &exitError{code: exitBadInput, err: fmt.Errorf("%s: %w", cmd, err)}
 	}

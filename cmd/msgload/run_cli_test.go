@@ -28,6 +28,10 @@ func TestRunMetricsAddr(t *testing.T) {
 	if code != exitBadInput || !strings.Contains(stderr, busy.Addr().String()) || !strings.Contains(stderr, "address already in use") {
 		t.Errorf("busy address: exit %d, stderr %q; want 2 naming the address", code, stderr)
 	}
+	// The error names the flag and its variable, the two ways to change it.
+	if !strings.Contains(stderr, "--metrics-addr") || !strings.Contains(stderr, "MSGLOAD_RUN_METRICS_ADDR") {
+		t.Errorf("busy address: %q names neither --metrics-addr nor MSGLOAD_RUN_METRICS_ADDR", stderr)
+	}
 	if strings.Contains(stderr+stdout, "instead") {
 		t.Errorf("busy address fell back to another port:\n%s", stderr)
 	}
@@ -93,5 +97,42 @@ func TestRunQuiet(t *testing.T) {
 				t.Errorf("no summary:\n%s", stdout)
 			}
 		})
+	}
+}
+
+// TestRunMetricsDefaultBusy: `make run` with the default metrics port held by
+// another process (a run lingering on it) still runs: the default, and only
+// the default, falls back to a free port, with a loud line on stderr naming
+// both; an address the user set, by the flag or its variable, stays strict.
+// The default is injected (defaultMetricsAddr) so the test holds whichever
+// port it got, never 9464 itself.
+func TestRunMetricsDefaultBusy(t *testing.T) {
+	scen := writeScenario(t, strings.Replace(quickNotify, "%s", "requests.total > 0", 1))
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	defer func(d string) { defaultMetricsAddr = d }(defaultMetricsAddr)
+	defaultMetricsAddr = busy.Addr().String()
+
+	out := t.TempDir()
+	code, stdout, stderr := runProgram(t, nil, nil, "run", "--out", out, "--metrics-linger", "0s", "--quiet", scen)
+	skipIfPlanNotHeld(t, code, out)
+	if code != exitOK {
+		t.Fatalf("default address busy: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	m := regexp.MustCompile(`(?m)^metrics: http://(127\.0\.0\.1:\d+)/metrics `).FindStringSubmatch(stdout)
+	if m == nil || m[1] == busy.Addr().String() {
+		t.Fatalf("final lines do not name another metrics address:\n%s", stdout)
+	}
+	if !strings.Contains(stderr, "WARNING") || !strings.Contains(stderr, busy.Addr().String()) || !strings.Contains(stderr, m[1]) {
+		t.Errorf("no loud line naming the busy default %s and the port used %s:\n%s", busy.Addr(), m[1], stderr)
+	}
+
+	env := map[string]string{"MSGLOAD_RUN_METRICS_ADDR": busy.Addr().String()}
+	code, _, stderr = runProgram(t, env, nil, "run", "--out", t.TempDir(), scen)
+	if code != exitBadInput || !strings.Contains(stderr, "address already in use") || !strings.Contains(stderr, "MSGLOAD_RUN_METRICS_ADDR") {
+		t.Errorf("busy address set by the variable: exit %d, %q; want 2 naming the variable", code, stderr)
 	}
 }
