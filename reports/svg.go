@@ -60,7 +60,7 @@ func legendRows(entries []legendEntry) [][]legendEntry {
 	var row []legendEntry
 	x := svgLeft
 	for _, e := range entries {
-		w := 34 + 7*float64(len([]rune(e.name)))
+		w := legendEntryW(e.name)
 		if len(row) > 0 && x+w > svgW-svgRight {
 			rows, row, x = append(rows, row), nil, svgLeft
 		}
@@ -73,6 +73,10 @@ func legendRows(entries []legendEntry) [][]legendEntry {
 	return rows
 }
 
+// legendEntryW is an entry's width: the sample, the name at about 7 px a
+// character, and a gap.
+func legendEntryW(name string) float64 { return 46 + 7*float64(len([]rune(name))) }
+
 func writeLegend(b *strings.Builder, rows [][]legendEntry, top float64) {
 	for i, row := range rows {
 		y := top + float64(i)*svgLegendH
@@ -80,7 +84,7 @@ func writeLegend(b *strings.Builder, rows [][]legendEntry, top float64) {
 		for _, e := range row {
 			fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="%.1f"%s/>`, x, y, x+22, y, e.color, e.width, dashAttr(e.dash))
 			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="12">%s</text>`, x+27, y+4, esc(e.name))
-			x += 34 + 7*float64(len([]rune(e.name)))
+			x += legendEntryW(e.name)
 		}
 	}
 }
@@ -98,6 +102,20 @@ func dashString(d []float64) string {
 		parts = append(parts, num(v))
 	}
 	return strings.Join(parts, " ")
+}
+
+// tick is an axis label: the unit's figure without trailing zeros (40ms, 2.5s).
+func tick(unit string, v float64) string {
+	t := show(unit, v)
+	if unit != unitSeconds || !strings.Contains(t, ".") {
+		return t
+	}
+	i := strings.IndexFunc(t, func(r rune) bool { return r != '.' && (r < '0' || r > '9') })
+	if i < 0 {
+		return t
+	}
+	n := strings.TrimRight(strings.TrimRight(t[:i], "0"), ".")
+	return n + t[i:]
 }
 
 // svg draws the chart as an SVG document; as a file of its own (file) with
@@ -191,12 +209,12 @@ func (c chartSpec) svgLines() string {
 	for _, v := range yt {
 		y := sy(v)
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e2e8f0"/>`, pl, y, pr, y)
-		fmt.Fprintf(&b, `<text class="ytick" x="%.1f" y="%.1f" font-size="11" text-anchor="end">%s</text>`, pl-6, y+4, esc(show(c.yunit, v)))
+		fmt.Fprintf(&b, `<text class="ytick" x="%.1f" y="%.1f" font-size="11" text-anchor="end">%s</text>`, pl-6, y+4, esc(tick(c.yunit, v)))
 	}
 	for _, v := range xt {
 		x := sx(v)
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#4a5568"/>`, x, pb, x, pb+4)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="11" text-anchor="middle">%s</text>`, x, pb+16, esc(show(c.xunit, v)))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="11" text-anchor="middle">%s</text>`, x, pb+16, esc(tick(c.xunit, v)))
 	}
 	fmt.Fprintf(&b, `<path d="M%.1f %.1fV%.1fH%.1f" fill="none" stroke="#4a5568"/>`, pl, pt, pb, pr)
 	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="12" text-anchor="middle">%s</text>`, (pl+pr)/2, pb+34, esc(c.xlabel))
