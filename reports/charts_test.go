@@ -183,6 +183,13 @@ func TestChartFilesBesideMarkdown(t *testing.T) {
 		}
 		wellFormedSVG(t, filepath.Join(whole, m[1]))
 	}
+	page, err := os.ReadFile(filepath.Join(whole, rundir.HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := figureData(t, string(page))["fails-chart-latency"]; !ok || len(d.Series) != 3 || !strings.Contains(string(page), uplotJS) {
+		t.Errorf("the whole report.html has no uPlot or no data for the part's latency chart")
+	}
 	if ms, _ := filepath.Glob(filepath.Join(whole, rundir.ChartGlob)); len(ms) != 0 {
 		t.Errorf("chart files written beside the whole report: %v", ms)
 	}

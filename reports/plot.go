@@ -261,7 +261,7 @@ func (c chartSpec) join(placed []placedMark) ([]float64, [][]float64) {
 func (c chartSpec) data() plotData {
 	placed := c.placeMarks()
 	xs, ys := c.join(placed)
-	d := plotData{XLabel: c.xlabel, YLabel: c.ylabel, XUnit: c.xunit, YUnit: c.yunit, X: floats(xs), Marks: []plotMark{}}
+	d := plotData{XLabel: c.xlabel, YLabel: c.ylabel, XUnit: c.xunit, YUnit: c.yunit, X: floats(xs), Series: []plotSeries{}, Marks: []plotMark{}}
 	for i, l := range c.lines {
 		color, dash := seriesStyle(i, l.name)
 		d.Series = append(d.Series, plotSeries{Name: l.name, Color: color, Dash: dash, Y: floats(ys[i])})
