@@ -47,14 +47,15 @@ func niceTicks(lo, hi float64, n int) []float64 {
 	return out
 }
 
-// svgLegend lays the entries out in rows across the width; each entry is a
-// sample of its stroke and its name.
+// legendEntry is one entry of an SVG chart's legend: a sample of its stroke
+// and its name.
 type legendEntry struct {
 	name, color string
 	dash        string // stroke-dasharray, "" solid
 	width       float64
 }
 
+// legendRows lays the entries out in rows across the width.
 func legendRows(entries []legendEntry) [][]legendEntry {
 	var rows [][]legendEntry
 	var row []legendEntry
@@ -77,6 +78,7 @@ func legendRows(entries []legendEntry) [][]legendEntry {
 // character, and a gap.
 func legendEntryW(name string) float64 { return 46 + 7*float64(len([]rune(name))) }
 
+// writeLegend draws the rows of entries from y = top down.
 func writeLegend(b *strings.Builder, rows [][]legendEntry, top float64) {
 	for i, row := range rows {
 		y := top + float64(i)*svgLegendH
@@ -144,12 +146,26 @@ func svgOpen(b *strings.Builder, title string, h float64, shown bool) {
 	}
 }
 
-// svgLines draws the lines on shared axes from zero (a share's y axis held
-// at 0..100 %), the marks to scale or, beyond markReach, as an arrow at the
-// edge with a label that says where the data end.
-func (c chartSpec) svgLines() string {
+// frame is the plot area of a lines chart and the ranges it shows.
+type frame struct {
+	xmin, xmax, ytop float64
+	xt, yt           []float64 // the ticks
+}
+
+// Plot area of a lines chart, in px of the viewBox.
+const (
+	plotL, plotR = svgLeft, svgW - svgRight
+	plotT, plotB = svgTop, svgH - svgBottom
+)
+
+func (f frame) sx(v float64) float64 { return plotL + (v-f.xmin)/(f.xmax-f.xmin)*(plotR-plotL) }
+func (f frame) sy(v float64) float64 { return plotB - v/f.ytop*(plotB-plotT) }
+
+// frame is the x range of the data and of the bounds drawn to scale, and the
+// y range from zero to the largest of them (a share's 0..1), each widened to
+// a round tick.
+func (c chartSpec) frame(placed []placedMark) frame {
 	xmax, ymax, points := c.extent()
-	placed := c.placeMarks()
 	xmin := math.Inf(1)
 	for _, l := range c.lines {
 		for _, p := range l.pts {
@@ -169,9 +185,7 @@ func (c chartSpec) svgLines() string {
 			ytop = max(ytop, m.at)
 		}
 	}
-	if c.yunit == unitShare {
-		ytop = 1
-	} else if !(ytop > 0) {
+	if c.yunit == unitShare || !(ytop > 0) {
 		ytop = 1
 	}
 	if !(xmax > xmin) {
@@ -185,41 +199,56 @@ func (c chartSpec) svgLines() string {
 		}
 		yt = append(yt, yt[len(yt)-1]+step)
 	}
-	ytop = max(ytop, yt[len(yt)-1])
-	xt := niceTicks(xmin, xmax, 6)
+	return frame{xmin: xmin, xmax: xmax, ytop: max(ytop, yt[len(yt)-1]), xt: niceTicks(xmin, xmax, 6), yt: yt}
+}
 
+// svgLines draws the lines on shared axes from zero (a share's y axis held
+// at 0..100 %), the marks to scale or, beyond markReach, as an arrow at the
+// edge with a label that says where the data end.
+func (c chartSpec) svgLines() string {
+	placed := c.placeMarks()
+	f := c.frame(placed)
 	var entries []legendEntry
 	for i, l := range c.lines {
 		color, dash := seriesStyle(i, l.name)
 		entries = append(entries, legendEntry{l.name, color, dashString(dash), 1.8})
 	}
 	rows := legendRows(entries)
-	h := svgH + float64(len(rows))*svgLegendH
-	pl, pr, pt, pb := svgLeft, svgW-svgRight, svgTop, svgH-svgBottom
-	sx := func(v float64) float64 { return pl + (v-xmin)/(xmax-xmin)*(pr-pl) }
-	sy := func(v float64) float64 { return pb - v/ytop*(pb-pt) }
-
 	var b strings.Builder
 	title := c.title
-	if points == 0 {
+	if _, _, points := c.extent(); points == 0 {
 		title += " — no data in this run"
 	}
-	svgOpen(&b, title, h, true)
-	// Grid and ticks.
-	for _, v := range yt {
-		y := sy(v)
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e2e8f0"/>`, pl, y, pr, y)
-		fmt.Fprintf(&b, `<text class="ytick" x="%.1f" y="%.1f" font-size="11" text-anchor="end">%s</text>`, pl-6, y+4, esc(tick(c.yunit, v)))
+	svgOpen(&b, title, svgH+float64(len(rows))*svgLegendH, true)
+	c.svgAxes(&b, f)
+	c.svgSeries(&b, f)
+	for _, m := range placed {
+		c.svgMark(&b, m, f)
 	}
-	for _, v := range xt {
-		x := sx(v)
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#4a5568"/>`, x, pb, x, pb+4)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="11" text-anchor="middle">%s</text>`, x, pb+16, esc(tick(c.xunit, v)))
+	writeLegend(&b, rows, svgH-4)
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// svgAxes draws the grid, the ticks and the axis labels.
+func (c chartSpec) svgAxes(b *strings.Builder, f frame) {
+	for _, v := range f.yt {
+		y := f.sy(v)
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e2e8f0"/>`, plotL, y, plotR, y)
+		fmt.Fprintf(b, `<text class="ytick" x="%.1f" y="%.1f" font-size="11" text-anchor="end">%s</text>`, plotL-6, y+4, esc(tick(c.yunit, v)))
 	}
-	fmt.Fprintf(&b, `<path d="M%.1f %.1fV%.1fH%.1f" fill="none" stroke="#4a5568"/>`, pl, pt, pb, pr)
-	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="12" text-anchor="middle">%s</text>`, (pl+pr)/2, pb+34, esc(c.xlabel))
-	fmt.Fprintf(&b, `<text transform="translate(14 %.1f) rotate(-90)" font-size="12" text-anchor="middle">%s</text>`, (pt+pb)/2, esc(c.ylabel))
-	// The series: a NaN y breaks the line.
+	for _, v := range f.xt {
+		x := f.sx(v)
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#4a5568"/>`, x, plotB, x, plotB+4)
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="11" text-anchor="middle">%s</text>`, x, plotB+16, esc(tick(c.xunit, v)))
+	}
+	fmt.Fprintf(b, `<path d="M%.1f %.1fV%.1fH%.1f" fill="none" stroke="#4a5568"/>`, plotL, plotT, plotB, plotR)
+	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="12" text-anchor="middle">%s</text>`, (plotL+plotR)/2, plotB+34, esc(c.xlabel))
+	fmt.Fprintf(b, `<text transform="translate(14 %.1f) rotate(-90)" font-size="12" text-anchor="middle">%s</text>`, (plotT+plotB)/2, esc(c.ylabel))
+}
+
+// svgSeries draws each line as a path; a NaN y breaks it (no data is a gap).
+func (c chartSpec) svgSeries(b *strings.Builder, f frame) {
 	for i, l := range c.lines {
 		var d strings.Builder
 		pen := false
@@ -232,49 +261,45 @@ func (c chartSpec) svgLines() string {
 			if !pen {
 				cmd = "M"
 			}
-			fmt.Fprintf(&d, "%s%.1f %.1f", cmd, sx(p[0]), sy(p[1]))
+			fmt.Fprintf(&d, "%s%.1f %.1f", cmd, f.sx(p[0]), f.sy(p[1]))
 			pen = true
 		}
 		if d.Len() == 0 {
 			continue
 		}
 		color, dash := seriesStyle(i, l.name)
-		fmt.Fprintf(&b, `<path class="series" d="%s" fill="none" stroke="%s" stroke-width="1.8" stroke-linejoin="round"%s><title>%s</title></path>`, d.String(), color, dashAttr(dashString(dash)), esc(l.name))
+		fmt.Fprintf(b, `<path class="series" d="%s" fill="none" stroke="%s" stroke-width="1.8" stroke-linejoin="round"%s><title>%s</title></path>`, d.String(), color, dashAttr(dashString(dash)), esc(l.name))
 	}
-	for _, m := range placed {
-		c.svgMark(&b, m, sx, sy, pl, pr, pt, pb)
-	}
-	writeLegend(&b, rows, svgH-4)
-	b.WriteString(`</svg>`)
-	return b.String()
 }
 
 // svgMark draws one limit or threshold: a dashed line with its label, or
 // beyond markReach an arrow at the edge and a label naming where the data end.
-func (c chartSpec) svgMark(b *strings.Builder, m placedMark, sx, sy func(float64) float64, pl, pr, pt, pb float64) {
+func (c chartSpec) svgMark(b *strings.Builder, m placedMark, f frame) {
 	color, dash := thresholdColor, "7 2 1.5 2"
 	class := "threshold"
 	if m.limit {
 		color, dash, class = limitColor, "5 3", "limit"
 	}
-	if m.off {
-		fmt.Fprintf(b, `<text class="%s off" x="%.1f" y="%.1f" font-size="11" fill="%s"%s>%s</text>`, class, pr-4, pt+12, color,
-			` text-anchor="end"`, esc(map[bool]string{false: "↑ ", true: "→ "}[m.vertical]+m.note(c.unitOf(m))))
-		return
-	}
-	if m.vertical {
-		x := sx(m.at)
-		fmt.Fprintf(b, `<line class="%s" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1.4" stroke-dasharray="%s"/>`, class, x, pt, x, pb, color, dash)
+	switch {
+	case m.off:
+		arrow := "↑ "
+		if m.vertical {
+			arrow = "→ "
+		}
+		fmt.Fprintf(b, `<text class="%s off" x="%.1f" y="%.1f" font-size="11" fill="%s" text-anchor="end">%s</text>`, class, plotR-4, plotT+12, color, esc(arrow+m.note(c.unitOf(m))))
+	case m.vertical:
+		x := f.sx(m.at)
+		fmt.Fprintf(b, `<line class="%s" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1.4" stroke-dasharray="%s"/>`, class, x, plotT, x, plotB, color, dash)
 		anchor, dx := "start", 4.0
-		if x > (pl+pr)/2 {
+		if x > (plotL+plotR)/2 {
 			anchor, dx = "end", -4
 		}
-		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="11" fill="%s" text-anchor="%s">%s</text>`, x+dx, pt+12, color, anchor, esc(m.label))
-		return
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="11" fill="%s" text-anchor="%s">%s</text>`, x+dx, plotT+12, color, anchor, esc(m.label))
+	default:
+		y := f.sy(m.at)
+		fmt.Fprintf(b, `<line class="%s" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1.4" stroke-dasharray="%s"/>`, class, plotL, y, plotR, y, color, dash)
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="11" fill="%s" text-anchor="end">%s</text>`, plotR-4, y-4, color, esc(m.label))
 	}
-	y := sy(m.at)
-	fmt.Fprintf(b, `<line class="%s" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1.4" stroke-dasharray="%s"/>`, class, pl, y, pr, y, color, dash)
-	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="11" fill="%s" text-anchor="end">%s</text>`, pr-4, y-4, color, esc(m.label))
 }
 
 // barsDrawn counts the funnel's bars with something on them.
