@@ -43,7 +43,7 @@ type chartBox struct {
 
 // TestReportOpensOfflineInChromium opens report.html from disk in headless
 // Chromium: no console error, no request beyond the file itself, every chart
-// drew something, and a screenshot is saved (to docs/report.png with -update).
+// drew something (uPlot's canvas has its series' colours), and a screenshot is saved (to docs/report.png with -update).
 func TestReportOpensOfflineInChromium(t *testing.T) {
 	bin := chromium(t)
 	r := fullRun()
@@ -111,13 +111,8 @@ func TestReportOpensOfflineInChromium(t *testing.T) {
 		network.Enable(),
 		chromedp.Navigate(page),
 		chromedp.WaitReady("#chart-funnel", chromedp.ByID),
-		chromedp.Evaluate(`Array.from(document.querySelectorAll('svg.chart')).map(s => {
-			// The data marks: paths stroked or filled in a series colour (gonum/plot draws axes and ticks in black).
-			const marks = Array.from(s.querySelectorAll('path')).filter(p => /(stroke|fill):#(`+seriesColors()+`)\b/i.test(p.getAttribute('style') || ''));
-			let w = 0, h = 0;
-			for (const m of marks) { const b = m.getBBox(); w = Math.max(w, b.width); h = Math.max(h, b.height); }
-			return {id: s.id, w: w, h: h, marks: marks.length};
-		})`, &boxes),
+		chromedp.WaitReady("body[data-charts]", chromedp.ByQuery),
+		chromedp.Evaluate(chartBoxesJS, &boxes),
 		chromedp.FullScreenshot(&png, 100),
 	)
 	if err != nil {
@@ -158,14 +153,25 @@ func TestReportOpensOfflineInChromium(t *testing.T) {
 	t.Logf("screenshot: %s", out)
 }
 
-// seriesColors is the report palette as a regexp alternation (hex digits only).
-func seriesColors() string {
-	var cs []string
-	for _, c := range palette {
-		cs = append(cs, strings.TrimPrefix(c, "#"))
+// chartBoxesJS reads what each chart drew: for a uPlot chart the extent of
+// the coloured pixels on its canvas (the series; axes, grid and threshold
+// lines are grey or black) and the series charts.js found data for; for the
+// funnel's SVG its bars.
+const chartBoxesJS = `Array.from(document.querySelectorAll('figure.chart')).map(f => {
+	const c = f.querySelector('canvas');
+	if (!c) {
+		const bars = Array.from(f.querySelectorAll('rect.bar')).map(r => r.getBBox()).filter(b => b.width > 0);
+		return {id: f.id, w: Math.max(0, ...bars.map(b => b.width)), h: bars.length ? bars.length * bars[0].height : 0, marks: bars.length};
 	}
-	return strings.Join(cs, "|")
-}
+	const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+	let x0 = c.width, x1 = -1, y0 = c.height, y1 = -1;
+	for (let i = 0; i < px.length; i += 4) {
+		if (px[i + 3] < 128 || Math.max(px[i], px[i + 1], px[i + 2]) - Math.min(px[i], px[i + 1], px[i + 2]) < 60) continue;
+		const x = (i / 4) % c.width, y = Math.floor(i / 4 / c.width);
+		x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y);
+	}
+	return {id: f.id, w: Math.max(0, x1 - x0), h: Math.max(0, y1 - y0), marks: Number(f.dataset.drawn || 0)};
+})`
 
 // pageFacts is what a person sees on a report, read from the page.
 type pageFacts struct {
@@ -178,18 +184,16 @@ type pageFacts struct {
 }
 
 const pageFactsJS = `(() => {
-	const charts = Array.from(document.querySelectorAll('svg.chart'));
+	const charts = Array.from(document.querySelectorAll('figure.chart'));
 	const cells = Array.from(document.querySelectorAll('table.counts td'));
 	return {
 		charts: charts.map(s => s.id),
 		tested: Object.fromEntries(Array.from(document.querySelectorAll('table.tested tr')).map(r => [r.cells[0].innerText.trim(), r.cells[1].innerText.trim()])),
 		outcome: document.querySelector('.outcome').innerText.trim(),
 		counts: Object.fromEntries(Array.from(document.querySelectorAll('table.counts th')).map((th, i) => [th.innerText.trim().replace(/\s+/g, ' '), cells[i].innerText.trim()])),
-		bounds: Object.fromEntries(charts.map(s => [s.id, Array.from(s.querySelectorAll('path')).filter(p => {
-			if (!/stroke:#1a202c\b/i.test(p.getAttribute('style') || '')) return false;
-			const b = p.getBBox(); return b.width > 0 || b.height > 0;
-		}).length])),
-		legends: Object.fromEntries(charts.map(s => [s.id, Array.from(s.querySelectorAll('text')).map(t => t.textContent.trim()).join('|')])),
+		// charts.js counts the threshold lines (or off-chart arrows) it drew.
+		bounds: Object.fromEntries(charts.map(s => [s.id, Number(s.dataset.marks || 0)])),
+		legends: Object.fromEntries(charts.map(s => [s.id, Array.from(s.querySelectorAll('.u-legend .u-label, ul.marks li, svg text')).map(t => t.textContent.trim()).join('|')])),
 	};
 })()`
 
@@ -240,6 +244,7 @@ func TestReportReadsInChromium(t *testing.T) {
 			if err := chromedp.Run(tctx,
 				chromedp.Navigate("file://"+filepath.Join(dir, rundir.HTMLFile)),
 				chromedp.WaitReady("table.counts", chromedp.ByQuery),
+				chromedp.WaitReady("body[data-charts]", chromedp.ByQuery),
 				chromedp.Evaluate(pageFactsJS, &facts),
 			); err != nil {
 				t.Fatalf("chromium: %v", err)

@@ -29,13 +29,39 @@ func Build(dir string) (*Summary, error) {
 	return s, nil
 }
 
-// WriteFiles writes summary.json, report.html, report.md and junit.xml into dir.
+// WriteFiles writes summary.json, report.html, report.md and junit.xml into dir,
+// and the SVG file of each chart report.md links.
 func (s *Summary) WriteFiles(dir string) error {
 	js, err := s.marshal()
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
 	}
+	if err := s.writeChartFiles(dir); err != nil {
+		return err
+	}
 	return writeReportFiles(dir, js, s)
+}
+
+// writeChartFiles writes rundir.ChartFile of every chart that applies, and
+// removes a chart file of an earlier build that no longer does.
+func (s *Summary) writeChartFiles(dir string) error {
+	keep := map[string]bool{}
+	for _, c := range s.chartSpecs() {
+		name := rundir.ChartFile(c.id)
+		keep[name] = true
+		if err := writeAtomic(filepath.Join(dir, name), c.svg(true)); err != nil {
+			return err
+		}
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, rundir.ChartGlob))
+	for _, f := range old {
+		if !keep[filepath.Base(f)] {
+			if err := os.Remove(f); err != nil {
+				return fmt.Errorf("remove %s: %w", f, err)
+			}
+		}
+	}
+	return nil
 }
 
 // reportWriter renders the three reports of a run or of a whole run.

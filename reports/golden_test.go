@@ -182,6 +182,15 @@ func TestGoldenWriters(t *testing.T) {
 		}
 		outputs[f] = b
 	}
+	// The chart files report.md links, so that its links resolve here too.
+	charts, _ := filepath.Glob(filepath.Join(dir, rundir.ChartGlob))
+	for _, f := range charts {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs[filepath.Base(f)] = b
+	}
 	for name, got := range outputs {
 		p := filepath.Join("testdata", "golden", name)
 		if *update {

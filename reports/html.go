@@ -13,9 +13,6 @@ import (
 	"github.com/msgload/msgload/thresholds"
 )
 
-func secondsAxis(v float64) string { return dur(v) }
-func countAxis(v float64) string   { return num(math.Round(v*100) / 100) }
-
 // latencyBound is a threshold that bounds a latency figure from above:
 // `requests.latency.p95 < 1s`, `delivery.by_channel["sms"].p99 <= 1m`.
 var latencyBound = regexp.MustCompile(`^\s*(requests\.latency|delivery\.latency|delivery\.by_channel\[["']([^"']+)["']\])\.(p50|p90|p95|p99|max)\s*(<=|<)\s*([0-9][0-9._]*[a-zµ]*)\s*$`)
@@ -64,86 +61,14 @@ func (s *Summary) channelLabel(ch string) string {
 	return ch
 }
 
-// chartsApply says which charts apply to the run: a chart with nothing to say
-// about it is not drawn.
+// chartsHTML are the figures of the charts that apply to the run
+// (chartSpecs), their ids prefixed for a part's section of a whole run.
 func (s *Summary) chartsHTML(prefix string) []template.HTML {
-	c := s.charts
-	if c == nil {
-		c = &charts{}
-	}
-	xs := c.Buckets
-	toLine := func(name string, ys []float64) line {
-		l := line{name: name}
-		for i, v := range ys {
-			if i < len(xs) {
-				l.pts = append(l.pts, [2]float64{xs[i], v})
-			}
-		}
-		return l
-	}
-	bounds := s.latencyBounds()
 	var out []template.HTML
-	if len(xs) > 0 && len(c.Codes) > 0 {
-		var codes []line
-		for _, k := range sortedKeys(c.Codes) {
-			codes = append(codes, toLine(k, c.Codes[k]))
-		}
-		out = append(out, svgLines(prefix+"chart-rate", "Requests per second by answer", "seconds since start", "requests/s", codes, nil, countAxis))
-		lat := []line{toLine("p50", c.LatP50), toLine("p95", c.LatP95), toLine("p99", c.LatP99)}
-		var marks []chartMark
-		for _, b := range bounds {
-			if b.figure == "requests.latency" {
-				marks = append(marks, chartMark{at: b.at, label: "threshold " + b.stat + " < " + b.lit})
-			}
-		}
-		out = append(out, svgLines(prefix+"chart-latency", "Request latency percentiles over time", "seconds since start", "latency", lat, marks, secondsAxis))
-	}
-	// The sliding window only tells something of a limit that refused or was exceeded.
-	if c.Limit > 0 && len(c.Window) > 0 && (s.RateLimit.Rejected429 > 0 || s.RateLimit.ExcessAccepted > 0) {
-		var win []line
-		for _, k := range sortedKeys(c.Window) {
-			win = append(win, line{name: k, pts: c.Window[k]})
-		}
-		out = append(out, svgLines(prefix+"chart-window", "Accepted per sliding window, per client", "seconds since start", "accepted in window", win,
-			[]chartMark{{at: c.Limit, label: "limit " + num(c.Limit), limit: true}}, countAxis))
-	}
-	if s.Delivery.Measured && len(c.DeliveryCDF) > 0 {
-		var cdf []line
-		for _, k := range sortedKeys(c.DeliveryCDF) {
-			cdf = append(cdf, line{name: s.channelLabel(k), pts: c.DeliveryCDF[k]})
-		}
-		var marks []chartMark
-		for _, b := range bounds {
-			switch b.figure {
-			case "delivery.latency":
-				marks = append(marks, chartMark{at: b.at, vertical: true, label: "threshold " + b.stat + " < " + b.lit})
-			case "delivery.by_channel":
-				marks = append(marks, chartMark{at: b.at, vertical: true, label: b.channel + " " + b.stat + " < " + b.lit})
-			}
-		}
-		out = append(out, svgLines(prefix+"chart-delivery", "Delivery latency distribution per channel (cumulative)", "latency (s)", "share delivered", cdf, marks, func(v float64) string { return num(math.Round(v*100)) + "%" }))
-	}
-	if s.Delivery.Measured && s.Run.DeliveryVia == "sink" && len(c.Events) > 0 && len(xs) > 0 {
-		var ev []line
-		for _, k := range sortedKeys(c.Events) {
-			ev = append(ev, toLine(k, c.Events[k]))
-		}
-		out = append(out, svgLines(prefix+"chart-events", "Callbacks and webhooks per second", "seconds since start", "events/s", ev, nil, countAxis))
-	}
-	// The funnel is a cascade's: a chain of more than one channel that delivered something.
-	if c.chain > 1 && funnelHasData(c.Funnel) {
-		out = append(out, svgBars(prefix+"chart-funnel", "Failover funnel: messages reaching each channel", c.Funnel))
+	for _, c := range s.chartSpecs() {
+		out = append(out, c.html(prefix))
 	}
 	return out
-}
-
-func funnelHasData(f []funnelStage) bool {
-	for _, st := range f {
-		if st.Reached > 0 || st.Terminal > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // testedRows say what was tested: the header of every report.
@@ -221,7 +146,7 @@ func showTime(v string) string {
 
 const htmlHead = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+{{chartCSP}}
 <title>{{.Title}}</title>
 <style>
 body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:980px;color:#1a202c;padding:0 12px}
@@ -235,7 +160,7 @@ table.tested th{background:none;color:#4a5568;font-weight:500;width:18%}
 table.counts td{text-align:right;width:9%}table.counts th{width:auto}
 .chart{width:100%;height:auto;display:block;margin:10px 0 18px}.chart .t{font:600 13px system-ui,sans-serif}
 .muted{color:#718096}.part{border-top:3px solid #e2e8f0;margin-top:36px}
-</style></head><body>
+</style>{{chartLib}}</head><body>
 `
 
 // partBody is the report of one part (a run without parts is one): the header
@@ -265,7 +190,7 @@ const partBody = `{{define "part"}}<table class="tested">{{range .Tested}}<tr><t
 {{if .Agrees}}{{if deref .Agrees}}<p>The measurements agree with the truth.</p>{{else}}<p class="bad">The measurements disagree with the truth:</p><ul>{{range .Disagreements}}<li>{{.}}</li>{{end}}</ul>{{end}}{{else}}<p>Not compared: {{range .Disagreements}}{{.}} {{end}}</p>{{end}}
 <p>Simulator limiter: {{.Algorithm}}. Messages: {{.Messages}}. Lost expected (no record ending the message reached the sink by the deadline) {{.ExpectedLost}}, measured {{.MeasuredLost}}. Duplicate callbacks expected {{.ExpectedDuplicates}}, measured {{.MeasuredDuplicates}}. Messages delivered twice (ended under two ids) expected {{.ExpectedDuplicateDeliveries}}, measured {{.MeasuredDuplicateDeliveries}}. Duplicate sends downstream {{.DuplicateSends}}. Limiter windows where measured and true counts differ: {{.WindowMismatches}} of {{len .Windows}}.</p>{{end}}{{end}}`
 
-var tmplFuncs = template.FuncMap{"deref": func(b *bool) bool { return b != nil && *b }}
+var tmplFuncs = template.FuncMap{"deref": func(b *bool) bool { return b != nil && *b }, "chartCSP": func() template.HTML { return chartCSP }, "chartLib": func() template.HTML { return chartLib }}
 
 var htmlTmpl = template.Must(template.Must(template.New("report").Funcs(tmplFuncs).Parse(partBody)).Parse(htmlHead + `<h1>msgload — {{.S.Run.Scenario}} <span class="v {{.Class}}">{{.Verdict}}</span></h1>
 {{if .Reasons}}<ul class="reasons">{{range .Reasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
@@ -328,8 +253,8 @@ func (s *Summary) htmlView(prefix string) map[string]any {
 		"Key": rows(s.keyFigures()), "Charts": s.chartsHTML(prefix), "Steps": steps, "Lat": lat, "Thr": thr, "ShowLimit": showLimit}
 }
 
-// WriteHTML writes report.html: one self-contained page, inline CSS and SVG, that
-// loads nothing from anywhere.
+// WriteHTML writes report.html: one self-contained page, inline CSS, charts and
+// their data, that loads nothing from anywhere.
 func (s *Summary) WriteHTML(w io.Writer) error {
 	return htmlTmpl.Execute(w, s.htmlView(""))
 }

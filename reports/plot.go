@@ -1,82 +1,90 @@
 package reports
 
 import (
-	"bytes"
-	"fmt"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"encoding/json"
 	"html/template"
-	"image/color"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// The charts of report.html are drawn by gonum/plot into SVG (vgsvg), then
-// inlined: no image request, no script, nothing the page's
-// Content-Security-Policy would block. Text is measured with gonum's embedded
-// Liberation Sans and shown in the reader's sans-serif when it is absent.
+// The charts are described once (chartSpec) and drawn twice: in report.html
+// by uPlot, embedded below with the data inline, interactive (drag to zoom,
+// double-click to reset, hover for values) and one self-contained file; in
+// report.md as SVG files written by svg.go, static, beside it. uPlot replaced
+// gonum/plot, whose fonts and PDF/LaTeX back-ends made a fifth of the binary.
 
-// Chart size in points; the page scales the SVG to its width (viewBox).
-const chartW, chartH = 7.2 * vg.Inch, 2.7 * vg.Inch
+// uPlot 1.6.32 (MIT, Leon Sorokin; uplot/LICENSE), from `npm pack uplot@1.6.32`.
+var (
+	//go:embed uplot/uPlot.iife.min.js
+	uplotJS string
+	//go:embed uplot/uPlot.min.css
+	uplotCSS string
+	//go:embed uplot/charts.js
+	chartsJS string
+)
+
+// chartCSS is the page's own style of a chart: the figure, its legend and the
+// list of the lines a chart carries (limits, thresholds).
+const chartCSS = `figure.chart{margin:10px 0 18px}figure.chart figcaption{font:600 13px system-ui,sans-serif;margin:0 0 4px}
+figure.chart .plot{width:100%;min-height:180px}figure.chart .u-legend{font-size:12px}
+figure.chart .u-legend th,figure.chart .u-legend td{width:auto;background:none;border:0;padding:2px 4px;font-weight:500}
+figure.chart ul.marks{margin:2px 0 0;padding:0;list-style:none;font-size:12px;color:#4a5568}figure.chart svg{width:100%;max-width:760px;height:auto;display:block}
+`
+
+// scriptHash is the CSP source that lets exactly this inline script run.
+func scriptHash(js string) string {
+	h := sha256.Sum256([]byte(js))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(h[:]) + "'"
+}
+
+// chartCSP is the page's Content-Security-Policy: nothing is fetched from
+// anywhere (default-src 'none'), and the only scripts that run are uPlot and
+// charts.js, named by their hashes; the data blocks are JSON, not scripts.
+var chartCSP = template.HTML(`<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src ` +
+	scriptHash(uplotJS) + " " + scriptHash(chartsJS) + `">`)
+
+// chartLib is what the head of report.html carries for its charts: uPlot's
+// CSS and the page's, uPlot itself and charts.js, which draws every chart
+// from its data when the page has loaded.
+var chartLib = template.HTML("<style>" + uplotCSS + "\n" + chartCSS + "</style>\n<script>" + uplotJS + "</script>\n<script>" + chartsJS + "</script>\n")
+
+// Axis units: how a value on an axis is shown.
+const (
+	unitSeconds = "s"     // a latency: 1.2ms, 3.00s
+	unitCount   = "n"     // a count or a rate, and seconds since the start
+	unitShare   = "share" // 0..1 shown as a percentage, the axis held at 0..100 %
+)
+
+// markReach is how far beyond the data a limit or threshold is still drawn to
+// scale: a bound more than three times the data's largest value would press
+// the data into the bottom third of the chart (a 200 ms bound over 1 ms
+// latencies flattens them against the axis), so it is drawn as a labelled
+// arrow at the edge instead, and its list entry says where the data end.
+const markReach = 3.0
+
+// markFits says whether a bound at `at` is drawn to scale over data reaching
+// dataMax (nothing drawn yet: it always is).
+func markFits(at, dataMax float64) bool {
+	return !(dataMax > 0) || at <= markReach*dataMax
+}
 
 var palette = []string{"#2b6cb0", "#c53030", "#2f855a", "#b7791f", "#6b46c1", "#2c7a7b", "#97266d", "#4a5568"}
 
-// limitColor draws the limit line (dashed).
-var limitColor = color.RGBA{0xc5, 0x30, 0x30, 0xff}
+// Colours of the lines across a chart.
+const (
+	limitColor     = "#c53030" // the scenario's limit: red, long dashes
+	thresholdColor = "#1a202c" // a threshold's bound: dark, dash-dot
+)
 
-var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
-
-// line is one series of a chart.
+// line is one series of a chart: points (x, y), x ascending; NaN y is a gap.
 type line struct {
 	name string
 	pts  [][2]float64
-}
-
-func rgb(hex string) color.RGBA {
-	var r, g, b uint8
-	fmt.Sscanf(hex, "#%02x%02x%02x", &r, &g, &b)
-	return color.RGBA{r, g, b, 0xff}
-}
-
-// newPlot is a plot with the report's fonts and a y axis from zero.
-func newPlot(title, xlabel, ylabel string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font = font.From(sans, 11)
-	p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
-	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font = font.From(sans, 9)
-		a.Tick.Label.Font = font.From(sans, 8)
-	}
-	p.Y.Min = 0
-	return p
-}
-
-// newLegend is drawn beside the plot, not over the data.
-func newLegend() plot.Legend {
-	l := plot.NewLegend()
-	l.TextStyle.Font = font.From(sans, 8)
-	l.Top, l.Left = true, true
-	l.XOffs = vg.Points(6)
-	return l
-}
-
-// ticker labels gonum's default ticks with format.
-func ticker(format func(float64) string) plot.Ticker {
-	return plot.TickerFunc(func(min, max float64) []plot.Tick {
-		ts := plot.DefaultTicks{}.Ticks(min, max)
-		for i := range ts {
-			if ts[i].Label != "" {
-				ts[i].Label = format(ts[i].Value)
-			}
-		}
-		return ts
-	})
 }
 
 // chartMark is a straight line across a chart: a limit or a threshold's bound,
@@ -85,154 +93,239 @@ type chartMark struct {
 	at       float64
 	label    string
 	vertical bool
-	limit    bool // the scenario's limit (red, long dashes); otherwise a threshold (dark, dash-dot)
+	limit    bool // the scenario's limit; otherwise a threshold
 }
 
-// thresholdColor draws a threshold's bound.
-var thresholdColor = color.RGBA{0x1a, 0x20, 0x2c, 0xff}
+// chartSpec is one chart as both report.html and report.md draw it.
+type chartSpec struct {
+	id, title      string // id: chart-latency; the SVG file is rundir.ChartFile(id)
+	xlabel, ylabel string
+	xunit, yunit   string
+	lines          []line
+	marks          []chartMark
+	funnel         []funnelStage // a funnel chart: bars, no lines
+	isFunnel       bool
+}
 
 // seriesStyle gives p50, p95 and p99 a colour and a dash of their own (so they
 // stay apart in grey print and where they overlap); other series a palette
 // colour, solid.
-func seriesStyle(i int, name string) (color.RGBA, []vg.Length, vg.Length) {
+func seriesStyle(i int, name string) (color string, dash []float64) {
 	switch name {
 	case "p50":
-		return rgb(palette[0]), nil, vg.Points(1.6)
+		return palette[0], nil
 	case "p95":
-		return rgb(palette[3]), []vg.Length{vg.Points(6), vg.Points(3)}, vg.Points(1.6)
+		return palette[3], []float64{6, 3}
 	case "p99":
-		return rgb(palette[1]), []vg.Length{vg.Points(2), vg.Points(2)}, vg.Points(1.6)
+		return palette[1], []float64{2, 2}
 	}
-	return rgb(palette[i%len(palette)]), nil, vg.Points(1.4)
+	return palette[i%len(palette)], nil
 }
 
-// svgLines draws series as lines on shared axes, and marks across them.
-// A shares chart (ylabel "share …") keeps its y axis at 0..100%.
-func svgLines(id, title, xlabel, ylabel string, lines []line, marks []chartMark, yfmt func(float64) string) template.HTML {
-	p, lg := newPlot(title, xlabel, ylabel), newLegend()
-	p.Y.Tick.Marker = ticker(yfmt)
-	p.X.Tick.Marker = ticker(twoDecimals)
-	xmax, ymax, drawn := 0.0, 0.0, 0
-	for i, l := range lines {
-		xy := make(plotter.XYs, 0, len(l.pts))
-		for _, pt := range l.pts {
-			if !math.IsNaN(pt[0]) && !math.IsNaN(pt[1]) && !math.IsInf(pt[0], 0) && !math.IsInf(pt[1], 0) {
-				xy = append(xy, plotter.XY{X: pt[0], Y: pt[1]})
-				xmax, ymax = max(xmax, pt[0]), max(ymax, pt[1])
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// extent is the largest finite x and y of the lines (0 when none).
+func (c chartSpec) extent() (xmax, ymax float64, points int) {
+	for _, l := range c.lines {
+		for _, p := range l.pts {
+			if finite(p[0]) && finite(p[1]) {
+				xmax, ymax = max(xmax, p[0]), max(ymax, p[1])
+				points++
 			}
 		}
-		if len(xy) == 0 {
-			continue
-		}
-		pl, err := plotter.NewLine(xy)
-		if err != nil {
-			continue
-		}
-		pl.Color, pl.Dashes, pl.Width = seriesStyle(i, l.name)
-		p.Add(pl)
-		lg.Add(l.name, pl)
-		drawn++
 	}
-	share := strings.HasPrefix(ylabel, "share")
-	for _, m := range marks {
+	return xmax, ymax, points
+}
+
+// placedMark is a mark with where it goes: to scale, or off the chart.
+type placedMark struct {
+	chartMark
+	off     bool
+	dataMax float64 // the data's reach along the mark's axis
+}
+
+// placeMarks applies markReach to every usable mark.
+func (c chartSpec) placeMarks() []placedMark {
+	xmax, ymax, _ := c.extent()
+	var out []placedMark
+	for _, m := range c.marks {
 		if !(m.at > 0) || math.IsInf(m.at, 0) {
 			continue
 		}
-		var pts plotter.XYs
+		reach := ymax
 		if m.vertical {
-			top := 1.0
-			if !share {
-				top = max(ymax, 1)
+			reach = xmax
+		}
+		out = append(out, placedMark{m, !markFits(m.at, reach), reach})
+	}
+	return out
+}
+
+// show formats v as the unit's axis shows it.
+func show(unit string, v float64) string {
+	switch unit {
+	case unitSeconds:
+		return dur(v)
+	case unitShare:
+		return num(math.Round(v*100)) + "%"
+	}
+	return twoDecimals(v)
+}
+
+// note is the mark's entry in the chart's list: its label and, off the chart,
+// where it is against the data.
+func (m placedMark) note(unit string) string {
+	if !m.off {
+		return m.label
+	}
+	side := "above this chart"
+	if m.vertical {
+		side = "right of this chart"
+	}
+	return m.label + " — " + side + ": the data reach " + show(unit, m.dataMax)
+}
+
+// jsonFloat is a figure of the chart data: NaN and ±Inf (no data) are null.
+type jsonFloat float64
+
+// MarshalJSON writes null for a value that is not a number.
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	if !finite(float64(f)) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(f))
+}
+
+// plotData is what charts.js reads from a chart's JSON block.
+type plotData struct {
+	X      []jsonFloat  `json:"x"`
+	Series []plotSeries `json:"series"`
+	XLabel string       `json:"xLabel"`
+	YLabel string       `json:"yLabel"`
+	XUnit  string       `json:"xUnit"`
+	YUnit  string       `json:"yUnit"`
+	YTop   float64      `json:"yTop"` // the y axis reaches at least this (a bound drawn to scale)
+	Marks  []plotMark   `json:"marks"`
+}
+
+type plotSeries struct {
+	Name  string      `json:"name"`
+	Color string      `json:"color"`
+	Dash  []float64   `json:"dash,omitempty"`
+	Y     []jsonFloat `json:"y"`
+}
+
+type plotMark struct {
+	At    float64 `json:"at"`
+	Label string  `json:"label"`
+	Axis  string  `json:"axis"` // y: horizontal line; x: vertical
+	Limit bool    `json:"limit,omitempty"`
+	Off   bool    `json:"off,omitempty"` // beyond markReach: an arrow at the edge
+}
+
+// join aligns the lines on the union of their x values, as uPlot's data
+// wants: one x array, each series a y per x, NaN where it has no point. A
+// vertical mark drawn to scale adds its x, so the x axis reaches it.
+func (c chartSpec) join(placed []placedMark) ([]float64, [][]float64) {
+	var xs []float64
+	for _, l := range c.lines {
+		for _, p := range l.pts {
+			if finite(p[0]) {
+				xs = append(xs, p[0])
 			}
-			pts = plotter.XYs{{X: m.at, Y: 0}, {X: m.at, Y: top}}
-			xmax = max(xmax, m.at)
-			p.X.Max = max(p.X.Max, m.at*1.05)
-		} else {
-			pts = plotter.XYs{{X: 0, Y: m.at}, {X: max(xmax, 1), Y: m.at}}
-			p.Y.Max = max(p.Y.Max, m.at*1.1)
 		}
-		ml, err := plotter.NewLine(pts)
-		if err != nil {
-			continue
+	}
+	for _, m := range placed {
+		if m.vertical && !m.off {
+			xs = append(xs, m.at)
 		}
-		if m.limit {
-			ml.Color, ml.Width, ml.Dashes = limitColor, vg.Points(1.2), []vg.Length{vg.Points(5), vg.Points(3)}
-		} else {
-			ml.Color, ml.Width, ml.Dashes = thresholdColor, vg.Points(1.2), []vg.Length{vg.Points(7), vg.Points(2), vg.Points(1.5), vg.Points(2)}
+	}
+	slices.Sort(xs)
+	xs = slices.Compact(xs)
+	ys := make([][]float64, len(c.lines))
+	for i, l := range c.lines {
+		ys[i] = make([]float64, len(xs))
+		for j := range ys[i] {
+			ys[i][j] = math.NaN()
 		}
-		p.Add(ml)
-		lg.Add(m.label, ml)
+		for _, p := range l.pts {
+			if j, ok := slices.BinarySearch(xs, p[0]); ok {
+				ys[i][j] = p[1]
+			}
+		}
 	}
-	if share {
-		p.Y.Min, p.Y.Max = 0, 1
-	}
-	if drawn == 0 {
-		p.Title.Text = title + " — no data in this run"
-		p.X.Min, p.X.Max, p.Y.Max = 0, 1, math.Max(p.Y.Max, 1)
-	}
-	return render(id, title, p, &lg, chartH)
+	return xs, ys
 }
 
-// svgBars draws a horizontal funnel: one pair of bars (reached, final state
-// here) per stage, first stage on top.
-func svgBars(id, title string, stages []funnelStage) template.HTML {
-	p, lg := newPlot(title, "messages", ""), newLegend()
-	p.X.Tick.Marker = ticker(func(v float64) string { return num(math.Round(v)) })
-	n := len(stages)
-	if n == 0 {
-		p.Title.Text = title + " — no delivery events in this run"
-		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
-		return render(id, title, p, &lg, chartH/2)
+// data is the chart's JSON for charts.js.
+func (c chartSpec) data() plotData {
+	placed := c.placeMarks()
+	xs, ys := c.join(placed)
+	d := plotData{XLabel: c.xlabel, YLabel: c.ylabel, XUnit: c.xunit, YUnit: c.yunit, X: floats(xs), Series: []plotSeries{}, Marks: []plotMark{}}
+	for i, l := range c.lines {
+		color, dash := seriesStyle(i, l.name)
+		d.Series = append(d.Series, plotSeries{Name: l.name, Color: color, Dash: dash, Y: floats(ys[i])})
 	}
-	reached, final := make(plotter.Values, n), make(plotter.Values, n)
-	names := make([]string, n)
-	for i, s := range stages {
-		j := n - 1 - i // the first stage at the top
-		reached[j], final[j], names[j] = float64(s.Reached), float64(s.Terminal), s.Channel
-	}
-	w := vg.Points(9)
-	for _, v := range []struct {
-		vals  plotter.Values
-		name  string
-		color string
-		off   vg.Length
-	}{{reached, "reached", palette[0], w / 2}, {final, "final state here", palette[2], -w / 2}} {
-		b, err := plotter.NewBarChart(v.vals, w)
-		if err != nil {
-			continue
+	for _, m := range placed {
+		axis := "y"
+		if m.vertical {
+			axis = "x"
 		}
-		b.Horizontal, b.Offset = true, v.off
-		b.Color, b.LineStyle.Width = rgb(v.color), 0
-		p.Add(b)
-		lg.Add(v.name, b)
+		if !m.off && !m.vertical {
+			d.YTop = max(d.YTop, m.at)
+		}
+		d.Marks = append(d.Marks, plotMark{At: m.at, Label: m.label, Axis: axis, Limit: m.limit, Off: m.off})
 	}
-	p.NominalY(names...)
-	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4 // room above and below the outer bars
-	p.X.Min = 0
-	h := vg.Length(n)*vg.Points(32) + vg.Points(70)
-	return render(id, title, p, &lg, h)
+	return d
 }
 
-// legendW is the strip right of the plot that holds the legend.
-const legendW = 1.8 * vg.Inch
+func floats(v []float64) []jsonFloat {
+	out := make([]jsonFloat, len(v))
+	for i, f := range v {
+		out[i] = jsonFloat(f)
+	}
+	return out
+}
 
-// render draws p at the chart width and height h, its legend in a strip on
-// the right, and returns the SVG with the page's id, class, role and title.
-func render(id, title string, p *plot.Plot, lg *plot.Legend, h vg.Length) template.HTML {
-	c := vgsvg.New(chartW, h)
-	dc := draw.New(c)
-	p.Draw(draw.Crop(dc, 0, -legendW, 0, 0))
-	lg.Draw(draw.Crop(dc, chartW-legendW, 0, 0, -vg.Points(22)))
-	var b bytes.Buffer
-	if _, err := c.WriteTo(&b); err != nil {
-		return template.HTML(fmt.Sprintf(`<p>chart %s could not be drawn: %s</p>`, template.HTMLEscapeString(id), template.HTMLEscapeString(err.Error())))
+// html is the chart's figure in report.html, its id prefixed (a part's charts
+// in a whole run's page): lines as a uPlot chart drawn from the JSON block by
+// charts.js, a funnel as inline SVG (bars need no zoom; each bar's title shows
+// its value on hover).
+func (c chartSpec) html(prefix string) template.HTML {
+	id := template.HTMLEscapeString(prefix + c.id)
+	title := template.HTMLEscapeString(c.title)
+	if c.isFunnel {
+		return template.HTML(`<figure class="chart" id="` + id + `" data-kind="bars" data-drawn="` + strconv.Itoa(c.barsDrawn()) + `"><figcaption>` + title + `</figcaption>` + string(c.svg(false)) + `</figure>`)
 	}
-	s := b.String()
-	if _, body, ok := strings.Cut(s, "<svg "); ok {
-		s = body // without the XML header and the svg element's own start
+	js, err := json.Marshal(c.data())
+	if err != nil { // only plain values: cannot happen
+		return template.HTML(`<p>chart ` + id + ` could not be drawn: ` + template.HTMLEscapeString(err.Error()) + `</p>`)
 	}
-	// gonum writes a font family only; add generic fallbacks for readers without Liberation.
-	s = strings.ReplaceAll(s, "font-family:Liberation Sans;", `font-family:'Liberation Sans',Arial,sans-serif;`)
-	return template.HTML(fmt.Sprintf(`<svg id="%s" class="chart" role="img" %s`, id, strings.Replace(s, ">",
-		">"+"<title>"+template.HTMLEscapeString(title)+"</title>", 1)))
+	var b strings.Builder
+	b.WriteString(`<figure class="chart" id="` + id + `" data-kind="lines"><figcaption>` + title + `</figcaption><div class="plot"></div>`)
+	if placed := c.placeMarks(); len(placed) > 0 {
+		b.WriteString(`<ul class="marks">`)
+		for _, m := range placed {
+			cls := "threshold"
+			if m.limit {
+				cls = "limit"
+			}
+			if m.off {
+				cls += " off"
+			}
+			b.WriteString(`<li class="` + cls + `">` + template.HTMLEscapeString(m.note(c.unitOf(m))) + `</li>`)
+		}
+		b.WriteString(`</ul>`)
+	}
+	// json.Marshal escapes <, > and &: the block cannot end the script early.
+	b.WriteString(`<script type="application/json">` + string(js) + `</script><noscript>This chart needs JavaScript; the SVG files beside report.md show the same.</noscript></figure>`)
+	return template.HTML(b.String())
+}
+
+// unitOf is the unit of the axis a mark lies across.
+func (c chartSpec) unitOf(m placedMark) string {
+	if m.vertical {
+		return c.xunit
+	}
+	return c.yunit
 }

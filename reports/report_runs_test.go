@@ -164,7 +164,7 @@ func TestReportOutcomes(t *testing.T) {
 			}
 			var ids []string
 			for _, c := range s.chartsHTML("") {
-				id, _, _ := strings.Cut(strings.TrimPrefix(string(c), `<svg id="`), `"`)
+				id, _, _ := strings.Cut(strings.TrimPrefix(string(c), `<figure class="chart" id="`), `"`)
 				ids = append(ids, id)
 			}
 			if strings.Join(ids, " ") != strings.Join(tc.charts, " ") {

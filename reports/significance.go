@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -209,13 +207,74 @@ func normalRankSumP(u float64, n1, n2 int, ranks []float64) float64 {
 // it from above (+∞): too few values for that quantile.
 func quantileBounds(n int, q, conf float64) (lo, hi int) {
 	alpha := (1 - conf) / 2
-	b := distuv.Binomial{N: float64(n), P: q}
-	cdf := func(k int) float64 { return b.CDF(float64(k)) }
+	cdf := func(k int) float64 { return binomialCDF(k, n, q) }
 	// lo: the largest l with P(B ≤ l−1) ≤ alpha (x₍l₎ above ξ_q that seldom).
 	lo = searchInts(n+1, func(l int) bool { return l > 0 && cdf(l-1) > alpha }) - 1
 	// hi: the smallest u with P(B ≤ u−1) ≥ 1 − alpha.
 	hi = searchInts(n+1, func(u int) bool { return u > 0 && cdf(u-1) >= 1-alpha })
 	return max(lo, 0), hi
+}
+
+// binomialCDF is P(B ≤ k) for B ~ Binomial(n, p): the regularized incomplete
+// beta function I₁₋ₚ(n−k, k+1). Written here (as gonum's distuv computes it)
+// so that the binary links no statistics library for one function;
+// TestBinomialCDF holds it to distuv.
+func binomialCDF(k, n int, p float64) float64 {
+	switch {
+	case k < 0:
+		return 0
+	case k >= n:
+		return 1
+	}
+	return regIncBeta(float64(n-k), float64(k+1), 1-p)
+}
+
+// regIncBeta is I_x(a, b) by its continued fraction (modified Lentz), on the
+// side of x where it converges fast (Numerical Recipes §6.4).
+func regIncBeta(a, b, x float64) float64 {
+	switch {
+	case x <= 0:
+		return 0
+	case x >= 1:
+		return 1
+	}
+	la, _ := math.Lgamma(a)
+	lb, _ := math.Lgamma(b)
+	lab, _ := math.Lgamma(a + b)
+	front := math.Exp(lab - la - lb + a*math.Log(x) + b*math.Log1p(-x))
+	if x < (a+1)/(a+b+2) {
+		return front * betaFraction(a, b, x) / a
+	}
+	return 1 - front*betaFraction(b, a, 1-x)/b
+}
+
+// betaFraction evaluates the continued fraction of I_x(a, b); it needs about
+// √max(a, b) terms.
+func betaFraction(a, b, x float64) float64 {
+	const eps, tiny = 1e-15, 1e-300
+	clamp := func(v float64) float64 {
+		if math.Abs(v) < tiny {
+			return tiny
+		}
+		return v
+	}
+	c, d := 1.0, 1/clamp(1-(a+b)*x/(a+1))
+	h := d
+	for m := 1.0; m < 1e7; m++ {
+		num := m * (b - m) * x / ((a + 2*m - 1) * (a + 2*m))
+		d = 1 / clamp(1+num*d)
+		c = clamp(1 + num/c)
+		h *= d * c
+		num = -(a + m) * (a + b + m) * x / ((a + 2*m) * (a + 2*m + 1))
+		d = 1 / clamp(1+num*d)
+		c = clamp(1 + num/c)
+		step := d * c
+		h *= step
+		if math.Abs(step-1) < eps {
+			break
+		}
+	}
+	return h
 }
 
 // searchInts is the smallest i in [0, n) with f(i) true (f monotone), or n.

@@ -172,3 +172,33 @@ func TestShiftIntervalCoverage(t *testing.T) {
 		t.Errorf("censored: [%v, %v], want unbounded", lo, hi)
 	}
 }
+
+// TestBinomialCDF holds binomialCDF, which quantileBounds uses instead of
+// linking gonum into the binary, to gonum's distuv: small and large n, both
+// tails and the middle, p near 0, ½ and 1.
+func TestBinomialCDF(t *testing.T) {
+	for _, n := range []int{1, 2, 7, 24, 100, 1000, 100000, 3000000} {
+		for _, p := range []float64{1e-4, 0.01, 0.5, 0.95, 0.99, 0.9999} {
+			b := distuv.Binomial{N: float64(n), P: p}
+			mean, sd := float64(n)*p, math.Sqrt(float64(n)*p*(1-p))
+			ks := []int{-1, 0, 1, n / 2, n - 1, n, int(mean), int(mean - 3*sd), int(mean + 3*sd), int(mean - sd), int(mean + sd)}
+			for _, k := range ks {
+				want := b.CDF(float64(k))
+				if k < 0 {
+					want = 0
+				}
+				got := binomialCDF(k, n, p)
+				// Beyond 10⁵ both lose digits to the log-gamma of large
+				// arguments: at n 3·10⁶, p ½ distuv gives P(B ≤ n/2) 0.5002248,
+				// 5·10⁻⁶ off the exact ½ + P(B = n/2)/2 = 0.5002303 this gives.
+				tol := 1e-9
+				if n > 100000 {
+					tol = 1e-5
+				}
+				if math.Abs(got-want) > tol {
+					t.Errorf("P(B ≤ %d) for Binomial(%d, %v) = %v, want %v", k, n, p, got, want)
+				}
+			}
+		}
+	}
+}

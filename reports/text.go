@@ -311,6 +311,7 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "| %s | `%s` | %s |\n", mark(t.OK), mdEscape(t.Expr), mdEscape(thresholdNote(t)))
 		}
 	}
+	s.writeChartLinks(&b)
 	if len(s.RateLimit.Clients) > 0 {
 		b.WriteString("\n### Rate limit per client\n\n| Client | Sent | Accepted | 429 | Max accepted per window | Excess | First 429 |\n|---|---|---|---|---|---|---|\n")
 		for _, c := range s.RateLimit.Clients {

@@ -457,7 +457,7 @@ func (w *RunSummary) WriteMarkdown(out io.Writer) error {
 	for _, r := range w.partRows() {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(r.Name), r.API, r.Verdict, r.Sent, r.Accepted, r.Delivered, r.NotDelivered, r.DeliveryP95, mdEscape(r.Outcome))
 	}
-	for _, s := range w.summaries {
+	for i, s := range w.summaries {
 		if s == nil {
 			continue
 		}
@@ -465,8 +465,8 @@ func (w *RunSummary) WriteMarkdown(out io.Writer) error {
 		if err := s.WriteMarkdown(&pb); err != nil {
 			return err
 		}
-		// Each part's report one heading level down.
-		part := strings.ReplaceAll("\n"+pb.String(), "\n#", "\n##")
+		// Each part's report one heading level down, its charts in its directory.
+		part := strings.ReplaceAll("\n"+partChartLinks(pb.String(), w.Parts[i].Dir), "\n#", "\n##")
 		b.WriteString(part)
 	}
 	_, err := io.WriteString(out, b.String())

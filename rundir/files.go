@@ -16,3 +16,11 @@ const (
 	MarkdownFile    = "report.md"
 	JUnitFile       = "junit.xml"
 )
+
+// ChartFile is the name of a chart's SVG file beside report.md: chart-latency
+// → chart-latency.svg. ChartGlob matches every one (a rebuild removes those no
+// longer drawn).
+func ChartFile(id string) string { return id + ".svg" }
+
+// ChartGlob matches the chart files of a run directory.
+const ChartGlob = "chart-*.svg"

@@ -22,23 +22,51 @@ var forbiddenDeps = []string{
 // TestNoHeavyDeps fails when the package links a forbidden module, directly or
 // through what it imports (the scenario loader once pulled in the reports).
 func TestNoHeavyDeps(t *testing.T) {
+	const self = "github.com/msgload/msgload/attack/message"
+	checkDeps(t, self, forbiddenDeps)
+}
+
+// binaryForbiddenDeps are modules the msgload binary must not link: a
+// plotting stack (gonum/plot with its LaTeX, PDF and raster back-ends and
+// twelve embedded fonts, parsed at start-up) made a fifth of the binary and
+// most of its file-backed resident pages; report.html draws with uPlot,
+// report.md's SVG files are written by reports/svg.go.
+var binaryForbiddenDeps = []string{
+	"gonum.org/",            // gonum/plot and gonum (the binomial CDF is reports' own)
+	"codeberg.org/go-fonts", // Liberation fonts
+	"codeberg.org/go-latex",
+	"codeberg.org/go-pdf",
+	"git.sr.ht/~sbinet/gg",
+	"github.com/golang/freetype",
+	"golang.org/x/image",
+}
+
+// TestBinaryNoPlottingDeps is `go list -deps ./cmd/msgload | grep gonum`, and
+// the rest of the plotting stack, as a test.
+func TestBinaryNoPlottingDeps(t *testing.T) {
+	checkDeps(t, "github.com/msgload/msgload/cmd/msgload", binaryForbiddenDeps)
+}
+
+// checkDeps lists what pkg links (go list -deps) and fails on each forbidden
+// module among them.
+func checkDeps(t *testing.T, pkg string, forbidden []string) {
+	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command on PATH")
 	}
-	out, err := exec.Command(goBin, "list", "-deps", ".").Output()
+	out, err := exec.Command(goBin, "list", "-deps", pkg).Output()
 	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
+		t.Fatalf("go list -deps %s: %v", pkg, err)
 	}
 	deps := strings.Fields(string(out))
-	const self = "github.com/msgload/msgload/attack/message"
-	if len(deps) == 0 || deps[len(deps)-1] != self {
-		t.Fatalf("go list -deps did not list %s last: %q", self, deps)
+	if len(deps) == 0 || deps[len(deps)-1] != pkg {
+		t.Fatalf("go list -deps did not list %s last: %q", pkg, deps)
 	}
 	for _, d := range deps {
-		for _, bad := range forbiddenDeps {
+		for _, bad := range forbidden {
 			if strings.HasPrefix(strings.ToLower(d), strings.ToLower(bad)) {
-				t.Errorf("%s links %s (forbidden: %s)", self, d, bad)
+				t.Errorf("%s links %s (forbidden: %s)", pkg, d, bad)
 			}
 		}
 	}
