@@ -515,6 +515,7 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		op = "send"
 	}
 	r.ByOp[op]++
+	s.addOp(at) // the per-operation and errors tables (ops.go)
 	r.Codes[strconv.Itoa(at.Code)]++
 	if at.Class != "" && at.Class != rundir.ClassOK {
 		r.Errors[at.Class]++

@@ -52,6 +52,7 @@ type Summary struct {
 	early          []Reason // reasons found while reading (a shard killed or missing, a run with no end), with whose they are
 	missing        []string // the raw files behind problems: their figures have no data (nodata.go)
 	dir            string   // the run directory it was read from, for the reasons' commands
+	ops            opsRec   // the errors table's index while the attempts are read (ops.go)
 }
 
 // runInfo is what run.json says about the run.
@@ -148,6 +149,13 @@ type Requests struct {
 
 	// ErrorRateSlope is the error share's drift, a fraction per second (drift.go).
 	ErrorRateSlope *float64 `json:"error_rate_slope,omitempty" expr:"error_rate_slope"`
+
+	// Operations is the per-operation table: each operation's requests, ok,
+	// 429 and other errors, mean and max latency (ops.go).
+	Operations []opFigure `json:"operations,omitempty" expr:"-"`
+	// ErrorTable counts the requests that were not ok by operation, code,
+	// class and message (digits aside), with the earliest one's text (ops.go).
+	ErrorTable []errorRow `json:"error_table,omitempty" expr:"-"`
 }
 
 // rateLimit is what the run tells about the service's rate limit.

@@ -213,14 +213,22 @@ func (o TerminalOptions) mark(ok bool) string {
 	return o.paint(ansiRed, mark(ok))
 }
 
-// TerminalWith writes the summary for a terminal as Terminal does, with o.
+// TerminalWith writes the summary for a terminal as Terminal does, with o:
+// the verdict card first (verdict, reasons with whose and next step, planned
+// against sent, thresholds with units and headroom), then the key figures.
 func (s *Summary) TerminalWith(w io.Writer, o TerminalOptions) {
 	fmt.Fprintf(w, "run %s (%s, %s): %s\n", s.Run.ID, s.Run.Scenario, s.Run.API, o.Verdict(s.Verdict))
-	for _, r := range s.reasonLines() {
-		fmt.Fprintf(w, "  ! %s\n", r)
+	for _, r := range s.cardReasons() {
+		fmt.Fprintf(w, "  ! %s [%s]\n", r.Text, r.Whose)
+		if r.Next != "" {
+			fmt.Fprintf(w, "      Next: %s\n", r.Next)
+		}
 	}
-	for _, l := range s.outcomeLines() {
+	for _, l := range s.cardLines() {
 		fmt.Fprintf(w, "  %s\n", l)
+	}
+	for _, t := range s.Thresholds {
+		fmt.Fprintf(w, "  %s  %s\n", o.mark(t.OK), thresholdText(t))
 	}
 	width := 0
 	kf := s.keyFigures()
@@ -230,13 +238,7 @@ func (s *Summary) TerminalWith(w io.Writer, o TerminalOptions) {
 	for _, k := range kf {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, k.name, k.value)
 	}
-	for _, t := range s.Thresholds {
-		if len(t.NoData) > 0 {
-			fmt.Fprintf(w, "  %s  %s  (%s)\n", o.mark(t.OK), t.Expr, t.Error)
-			continue
-		}
-		fmt.Fprintf(w, "  %s  %s  (value %s)%s\n", o.mark(t.OK), t.Expr, thresholdValue(t), errText(t.Error))
-	}
+	s.terminalTables(w)
 	for _, msg := range s.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", msg)
 	}
@@ -256,27 +258,99 @@ func errText(e string) string {
 	return ": " + e
 }
 
-// mdEscape keeps a value from breaking a Markdown table.
+// mdEscape keeps a value from breaking a Markdown table. Outside code spans
+// `<` and `>` become entities, which CommonMark renders as the characters.
 func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
-// WriteMarkdown writes report.md, for pull-request comments and release notes.
-func (s *Summary) WriteMarkdown(w io.Writer) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "## msgload %s: %s\n\n", mdEscape(s.Run.Scenario), s.verdictWord())
-	for _, r := range s.reasonLines() {
-		fmt.Fprintf(&b, "- %s\n", mdEscape(r))
+// mdCode is s as a CommonMark code span, for a table cell: nothing in it is
+// escaped but the pipe (GFM tables split on it even there) — `a < b` shows
+// `a < b`, never `a &lt; b`. The fence is longer than any run of backticks in s.
+func mdCode(s string) string {
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), "|", `\|`)
+	run, longest := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
 	}
-	if len(s.VerdictReasons) > 0 {
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// mdInline is a reason's text or next step in Markdown: its `code` spans (the
+// commands to run) kept as they are, the rest escaped.
+func mdInline(s string) string {
+	parts := strings.Split(s, "`")
+	if len(parts)%2 == 0 { // an unpaired backtick: no span
+		return mdEscape(strings.ReplaceAll(s, "`", "\\`"))
+	}
+	for i := range parts {
+		if i%2 == 0 {
+			parts[i] = mdEscape(parts[i])
+		}
+	}
+	return strings.Join(parts, "`")
+}
+
+// mdTable writes a Markdown table of heads and rows, every cell escaped.
+func mdTable(b *strings.Builder, heads []string, rows [][]string) {
+	b.WriteString("|")
+	for _, h := range heads {
+		b.WriteString(" " + mdEscape(h) + " |")
+	}
+	b.WriteString("\n|" + strings.Repeat("---|", len(heads)) + "\n")
+	for _, r := range rows {
+		b.WriteString("|")
+		for _, c := range r {
+			b.WriteString(" " + mdEscape(c) + " |")
+		}
 		b.WriteString("\n")
 	}
-	for _, l := range s.outcomeLines() {
-		fmt.Fprintf(&b, "**%s**\n\n", mdEscape(l))
+}
+
+// mdCard writes the verdict card of report.md: the verdict, each reason with
+// whose it is and the next step, planned against sent and the outcome, and
+// the thresholds with units and headroom.
+func (s *Summary) mdCard(b *strings.Builder) {
+	fmt.Fprintf(b, "## msgload %s: %s\n\n", mdEscape(s.Run.Scenario), s.verdictWord())
+	for _, r := range s.cardReasons() {
+		fmt.Fprintf(b, "- **%s**: %s", r.Whose, mdInline(r.Text))
+		if r.Next != "" {
+			fmt.Fprintf(b, "  \n  Next: %s", mdInline(r.Next))
+		}
+		b.WriteString("\n")
+	}
+	if len(s.reasonList()) > 0 {
+		b.WriteString("\n")
+	}
+	for _, l := range s.cardLines() {
+		fmt.Fprintf(b, "**%s**\n\n", mdEscape(l))
 	}
 	if s.Run.Interrupted {
 		b.WriteString("**The run was interrupted**: figures cover what ran.\n\n")
 	}
+	if len(s.Thresholds) > 0 {
+		b.WriteString("| | Threshold | Value against the limit |\n|---|---|---|\n")
+		for _, t := range s.Thresholds {
+			fmt.Fprintf(b, "| %s | %s | %s |\n", mark(t.OK), mdCode(t.Expr), mdEscape(thresholdText(t)))
+		}
+		b.WriteString("\n")
+	}
+}
+
+// WriteMarkdown writes report.md, for pull-request comments and release
+// notes: CommonMark with GitHub's tables, the verdict card first.
+func (s *Summary) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	s.mdCard(&b)
 	b.WriteString("| What was tested | |\n|---|---|\n")
 	for _, k := range s.testedRows() {
 		fmt.Fprintf(&b, "| %s | %s |\n", mdEscape(k.name), mdEscape(k.value))
@@ -289,24 +363,40 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 	for _, k := range s.keyFigures() {
 		fmt.Fprintf(&b, "| %s | %s |\n", mdEscape(k.name), mdEscape(k.value))
 	}
-	if len(s.Thresholds) > 0 {
-		b.WriteString("\n### Thresholds\n\n| | Threshold | Value |\n|---|---|---|\n")
-		for _, t := range s.Thresholds {
-			fmt.Fprintf(&b, "| %s | `%s` | %s |\n", mark(t.OK), mdEscape(t.Expr), mdEscape(thresholdNote(t)))
+	if len(s.Requests.Operations) > 0 {
+		b.WriteString("\n### Per operation\n\n")
+		var rows [][]string
+		for _, f := range s.Requests.Operations {
+			rows = append(rows, f.cells())
 		}
+		mdTable(&b, opHeads, rows)
+	}
+	if errs := s.sortedErrors(); len(errs) > 0 {
+		b.WriteString("\n### Errors\n\n")
+		var rows [][]string
+		for _, e := range errs {
+			rows = append(rows, e.cells())
+		}
+		mdTable(&b, errorHeads, rows)
 	}
 	if len(s.RateLimit.Clients) > 0 {
-		b.WriteString("\n### Rate limit per client\n\n| Client | Sent | Accepted | 429 | Max accepted per window | Excess | First 429 |\n|---|---|---|---|---|---|---|\n")
-		for _, c := range s.RateLimit.Clients {
-			fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %s |\n", mdEscape(c.ClientID), c.Sent, c.Accepted, c.Rejected429, c.MaxAccepted, c.ExcessAccepted, c.First429At)
+		b.WriteString("\n### Rate limit per client\n\n")
+		mdTable(&b, []string{"Client", "Sent", "Accepted", "429", "Limit", "Max accepted per window", "Excess", "First 429"}, s.clientCells())
+		fmt.Fprintf(&b, "\nLimiter: **%s**", mdEscape(s.limiterName()))
+		if ev := s.RateLimit.Algorithm.Evidence; len(ev) > 0 {
+			b.WriteString(", because:\n\n")
+			for _, e := range ev {
+				fmt.Fprintf(&b, "- %s\n", mdEscape(e))
+			}
+		} else {
+			b.WriteString(".\n")
 		}
-		a := s.RateLimit.Algorithm
-		fmt.Fprintf(&b, "\nLimiter: **%s**.", a.Verdict)
-		for _, e := range a.Evidence {
-			fmt.Fprintf(&b, " %s.", mdEscape(e))
+		if s.RateLimit.Rejected429 > 0 {
+			fmt.Fprintf(&b, "\n%s\n", mdEscape(s.retryAfterText()))
 		}
-		ra := s.RateLimit.RetryAfter
-		fmt.Fprintf(&b, " Retry-After: %d present, %d missing, %d correct, %d too short, %d too long, %d unreadable.\n", ra.Present, ra.Missing, ra.Correct, ra.TooShort, ra.TooLong, ra.Invalid)
+	}
+	if t := s.idempotencyText(); t != "" {
+		fmt.Fprintf(&b, "\n### Idempotency\n\n%s\n", mdEscape(t))
 	}
 	if len(s.Delivery.ByChannel) > 0 || len(s.Delivery.ByState) > 0 {
 		b.WriteString("\n### Delivery latency\n\n| By | Count | p50 | p95 | p99 | max |\n|---|---|---|---|---|---|\n")

@@ -384,7 +384,6 @@ var wholeTmpl = template.Must(template.Must(template.New("whole").Funcs(tmplFunc
 {{range .Rows}}<tr><td><a href="#part-{{.Name}}">{{.Name}}</a></td><td>{{.API}}</td><td><span class="v {{.Class}}">{{.Verdict}}</span></td><td>{{.Sent}}</td><td>{{.Accepted}}</td><td>{{.Delivered}}</td><td>{{.NotDelivered}}</td><td>{{.DeliveryP95}}</td></tr>
 <tr><td></td><td colspan="7" class="muted">{{.Outcome}}</td></tr>{{end}}</table>
 {{range .Parts}}<section class="part" id="part-{{.Name}}"><h2>{{.Name}} <span class="v {{.View.Class}}">{{.View.Verdict}}</span> <span class="muted">— its own files in <code>{{.Dir}}/</code></span></h2>
-{{if .View.Reasons}}<ul class="reasons">{{range .View.Reasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{template "part" .View}}</section>
 {{end}}
 <p class="muted">Built from the run directory alone by <code>msgload report</code>; summary.json holds the whole verdict, each part's summary.json every figure.</p>

@@ -1,0 +1,71 @@
+package reports
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// TestThresholdTextUnitsAndHeadroom: a threshold reads with its unit, the
+// relation that held (or its negation when it failed) and the headroom, or by
+// how much it missed — never a bare float.
+func TestThresholdTextUnitsAndHeadroom(t *testing.T) {
+	for _, tc := range []struct {
+		t    Threshold
+		want string
+	}{
+		{Threshold{Expr: "delivery.latency.p95 < 5s", Value: 2.255548, OK: true}, "delivery.latency.p95 2.26 s < 5 s (headroom 55 %)"},
+		{Threshold{Expr: "requests.latency.p99 <= 200ms", Value: 0.25, OK: false}, "requests.latency.p99 250.0 ms > 200 ms (over by 25 %)"},
+		{Threshold{Expr: "delivery.latency.p95 < 30", Value: 10, OK: true}, "delivery.latency.p95 10.00 s < 30 s (headroom 67 %)"},
+		{Threshold{Expr: "requests.error_rate < 1%", Value: 0.002, OK: true}, "requests.error_rate 0.2 % < 1 % (headroom 80 %)"},
+		{Threshold{Expr: "delivery.lost / delivery.expected < 5%", Value: 0.05, OK: false}, "delivery.lost / delivery.expected 5 % ≥ 5 % (at the limit)"},
+		{Threshold{Expr: "delivery.lost == 0", Value: 3, OK: false}, "delivery.lost 3 ≠ 0"},
+		{Threshold{Expr: `requests.codes["429"] > 0`, Value: 60, OK: true}, `requests.codes["429"] 60 > 0`},
+		{Threshold{Expr: "requests.accepted >= 100", Value: 80, OK: false}, "requests.accepted 80 < 100 (under by 20 %)"},
+		{Threshold{Expr: "len(rate_limit.clients) == 2 && ok", Value: 1, OK: true}, "len(rate_limit.clients) == 2 && ok holds (value 1)"},
+		{Threshold{Expr: "delivery.lost == 0", NoData: []string{"delivery.lost"}, Error: "no data: delivery.lost: delivery was not measured"}, "delivery.lost == 0 — no data: delivery.lost: delivery was not measured"},
+	} {
+		if got := thresholdText(tc.t); got != tc.want {
+			t.Errorf("%s (value %v, ok %v): %q, want %q", tc.t.Expr, tc.t.Value, tc.t.OK, got, tc.want)
+		}
+	}
+}
+
+// cardRun is a run whose latency threshold fails: a service reason.
+func cardRun() *run {
+	r := passingRun()
+	r.meta.Thresholds = []string{"requests.latency.p95 < 5ms", "delivery.lost == 0"}
+	return r
+}
+
+// TestVerdictCardInEveryReport: the terminal, report.md and report.html open
+// with the verdict card: the verdict, each reason with whose it is and the
+// next step, planned against sent, and the thresholds with units and
+// headroom — no `(value 0.01)`.
+func TestVerdictCardInEveryReport(t *testing.T) {
+	s, f := build(t, cardRun())
+	requireVerdict(t, s, verdictFail, "requests.latency.p95")
+	for _, r := range s.Reasons {
+		if r.Whose == WhoseService && r.Next == "" {
+			t.Errorf("service reason %q has no next step", r.Text)
+		}
+	}
+	failing := "requests.latency.p95 10.0 ms ≥ 5 ms (over by 100 %)"
+	holding := "delivery.lost 0 = 0"
+	for _, name := range []string{"terminal", rundir.MarkdownFile, rundir.HTMLFile} {
+		out := f[name]
+		card := out
+		if i := strings.Index(out, "Key figures"); name == rundir.HTMLFile && i > 0 {
+			card = out[:i] // the card comes before the figures
+		}
+		for _, want := range []string{"FAIL", "service", "Next", failing, holding, "Sent 1 of 1 planned"} {
+			if !strings.Contains(card, want) {
+				t.Errorf("%s: the card lacks %q:\n%s", name, want, card)
+			}
+		}
+		if strings.Contains(out, "(value 0.01)") || strings.Contains(out, "value 0.01") {
+			t.Errorf("%s shows a bare value:\n%s", name, out)
+		}
+	}
+}
