@@ -59,6 +59,7 @@ type Summary struct {
 type runInfo struct {
 	ID          string  `json:"id" expr:"id"`
 	Scenario    string  `json:"scenario" expr:"scenario"`
+	Part        string  `json:"part,omitempty" expr:"-"` // the part's name in a run with parts (run.json part)
 	API         string  `json:"api" expr:"api"`
 	Target      string  `json:"target" expr:"target"`
 	Version     string  `json:"version" expr:"version"`

@@ -502,8 +502,9 @@ func (s *Summary) runSeconds() float64 {
 // WriteJUnit writes junit.xml: one test case for the run's verdict (failing,
 // with its reasons, unless the verdict is pass; an error for the error
 // verdict), then one per threshold. The verdict's test case takes the run's
-// time (start to end); a threshold's takes 0 (it is evaluated on the figures
-// afterwards). hostname is run.json's host ("localhost" when it has none).
+// time (start to end), and so does each threshold's (it judges the whole
+// run); each threshold's value and limit are properties of the suite
+// (thresholdProperties). hostname is run.json's host ("localhost" when it has none).
 func (s *Summary) WriteJUnit(w io.Writer) error {
 	return writeJUnitDoc(w, junitSuites{Suites: []junitSuite{s.junitSuite(0)}})
 }
@@ -516,10 +517,7 @@ func (s *Summary) junitSuite(id int) junitSuite {
 	if strings.TrimSpace(host) == "" {
 		host = "localhost"
 	}
-	name := "msgload thresholds: " + s.Run.Scenario
-	if strings.TrimSpace(s.Run.Scenario) == "" {
-		name = "msgload thresholds"
-	}
+	name := junitSuiteName(s.Run.Scenario, s.Run.Part)
 	runTime := junitTime(s.runSeconds())
 	suite := junitSuite{
 		Name: name, Package: "msgload", ID: id, Timestamp: junitTimestamp(s.Run.Start), Hostname: host, Time: runTime,
@@ -550,8 +548,12 @@ func (s *Summary) junitSuite(id int) junitSuite {
 	}
 	suite.Cases = append(suite.Cases, vc)
 	suite.Tests++
-	for _, t := range s.Thresholds {
-		c := junitCase{Name: t.Expr, Classname: class, Time: "0"}
+	for i, t := range s.Thresholds {
+		// A threshold judges the whole run: its case takes the run's time,
+		// and its value and limit are the suite's properties (the strict
+		// schema gives a passing test case no place for them).
+		c := junitCase{Name: t.Expr, Classname: class, Time: runTime}
+		suite.Properties = append(suite.Properties, thresholdProperties(i+1, t)...)
 		switch {
 		case len(t.NoData) > 0: // a failure, not an error: the threshold was fine, the figure is absent
 			c.Failure = &junitFailure{Message: t.Error, Type: "no data", Text: t.Error}
@@ -560,7 +562,7 @@ func (s *Summary) junitSuite(id int) junitSuite {
 			c.Error = &junitFailure{Message: t.Error, Type: "error", Text: t.Error}
 			suite.Errors++
 		case !t.OK:
-			msg := fmt.Sprintf("%s does not hold: value %s", t.Expr, thresholdValue(t))
+			msg := fmt.Sprintf("%s does not hold: %s", t.Expr, thresholdText(t))
 			c.Failure = &junitFailure{Message: msg, Type: "threshold", Text: msg}
 			suite.Fails++
 		}
@@ -568,6 +570,35 @@ func (s *Summary) junitSuite(id int) junitSuite {
 		suite.Tests++
 	}
 	return suite
+}
+
+// junitSuiteName is the one rule naming a suite: "msgload <scenario>", and
+// " / <part>" for a part of a run with parts — the same in the part's own
+// junit.xml and in the whole run's.
+func junitSuiteName(scenario, part string) string {
+	name := strings.TrimSpace("msgload " + strings.TrimSpace(scenario))
+	if part != "" {
+		name += " / " + part
+	}
+	return name
+}
+
+// thresholdProperties are the n-th threshold's properties in junit.xml:
+// its expression, value and limit with their units, whether it held, and the
+// line the report shows (threshold.1.expr, .value, .limit, .ok, .text).
+func thresholdProperties(n int, t Threshold) []junitProperty {
+	p := "threshold." + strconv.Itoa(n) + "."
+	value, limit := "null", ""
+	if c, ok := parseCheck(t); ok {
+		limit = c.show(c.at, true)
+		if len(t.NoData) == 0 && t.Error == "" {
+			value = c.show(c.value, false)
+		}
+	} else if len(t.NoData) == 0 && t.Error == "" {
+		value = num(t.Value)
+	}
+	return []junitProperty{{p + "expr", t.Expr}, {p + "value", value}, {p + "limit", limit},
+		{p + "ok", strconv.FormatBool(t.OK)}, {p + "text", thresholdText(t)}}
 }
 
 // writeJUnitDoc writes a junit.xml document.

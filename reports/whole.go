@@ -480,12 +480,12 @@ func (w *RunSummary) WriteJUnit(out io.Writer) error {
 		var suite junitSuite
 		if s := w.summaries[i]; s != nil {
 			suite = s.junitSuite(i)
-			suite.Name = "msgload " + p.Name
+			suite.Name = junitSuiteName(s.Run.Scenario, p.Name)
 		} else {
 			msg := strings.ToUpper(p.Verdict) + ": " + strings.Join(p.VerdictReasons, "; ")
 			f := &junitFailure{Message: msg, Type: p.Verdict, Text: msg}
 			c := junitCase{Name: "msgload verdict: " + strings.ToUpper(p.Verdict), Classname: "msgload." + p.Name, Time: "0"}
-			suite = junitSuite{Name: "msgload " + p.Name, Package: "msgload", ID: i, Tests: 1,
+			suite = junitSuite{Name: junitSuiteName(w.Run.Scenario, p.Name), Package: "msgload", ID: i, Tests: 1,
 				Timestamp: junitTimestamp(w.Run.Start), Hostname: "localhost", Time: "0",
 				Properties: []junitProperty{{"run.id", w.Run.ID}, {"part", p.Name}, {"verdict", p.Verdict}}}
 			if p.Verdict == VerdictError {
