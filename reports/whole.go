@@ -163,6 +163,39 @@ func (w *RunSummary) reasonLines() []string {
 	return (&Summary{VerdictReasons: w.VerdictReasons, Reasons: w.Reasons}).reasonLines()
 }
 
+// cardReasons are the whole run's reasons for its verdict card.
+func (w *RunSummary) cardReasons() []cardReason {
+	return (&Summary{VerdictReasons: w.VerdictReasons, Reasons: w.Reasons}).cardReasons()
+}
+
+// maxCardThresholds bounds the whole run's card: the parts below show all.
+const maxCardThresholds = 12
+
+// cardThresholds are the parts' thresholds for the whole run's card, each
+// named by its part, the failed ones first, at most maxCardThresholds; more
+// says how many are left to the parts below.
+func (w *RunSummary) cardThresholds() (rows []htmlThr, more int) {
+	var bad, good []htmlThr
+	for i, s := range w.summaries {
+		if s == nil {
+			continue
+		}
+		for _, t := range s.Thresholds {
+			row := htmlThr{t.OK, w.Parts[i].Name + ": " + thresholdText(t)}
+			if t.OK {
+				good = append(good, row)
+			} else {
+				bad = append(bad, row)
+			}
+		}
+	}
+	all := append(bad, good...)
+	if len(all) > maxCardThresholds {
+		return all[:maxCardThresholds], len(all) - maxCardThresholds
+	}
+	return all, 0
+}
+
 // NoReportVerdict is the verdict of a part (or shard) that has no report:
 // incomplete when the run was interrupted, error otherwise (an environment
 // reason either way). The whole run's summary and the harness's result judge
@@ -376,8 +409,12 @@ func (w *RunSummary) partRows() []partRow {
 }
 
 var wholeTmpl = template.Must(template.Must(template.New("whole").Funcs(tmplFuncs).Parse(partBody)).Parse(htmlHead + `<h1>msgload — {{.W.Run.Scenario}} <span class="v {{.Class}}">{{.Verdict}}</span></h1>
+<section class="card" id="card">
+{{if .Card}}<ul class="reasons">{{range .Card}}<li><span class="whose">{{.Whose}}</span> {{inline .Text}}{{if .Next}}<br><span class="next">Next: {{inline .Next}}</span>{{end}}</li>{{end}}</ul>{{end}}
 <p class="outcome">{{.Headline}}</p>
-{{if .Reasons}}<ul class="reasons">{{range .Reasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .Thr}}<table class="thr" id="thresholds">{{range .Thr}}<tr><td class="mark">{{if .OK}}✓{{else}}✗{{end}}</td><td>{{.Text}}</td></tr>{{end}}</table>{{end}}
+{{if .More}}<p class="muted">… {{.More}} more thresholds in the parts below.</p>{{end}}
+</section>
 <table class="tested">{{range .Tested}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}</table>
 <h2>Parts</h2>
 <table class="parts"><tr><th>Part</th><th>API</th><th>Verdict</th><th>Sent</th><th>Accepted</th><th>Delivered</th><th>Not delivered</th><th>Delivery p95</th></tr>
@@ -433,8 +470,9 @@ func (w *RunSummary) WriteHTML(out io.Writer) error {
 		tested = append(tested, htmlKey{k.name, k.value})
 	}
 	v := strings.ToUpper(WorstVerdict(w.Verdict))
+	thr, more := w.cardThresholds()
 	return wholeTmpl.Execute(out, map[string]any{"W": w, "Title": "msgload " + w.Run.Scenario + " " + w.Run.ID,
-		"Verdict": v, "Class": strings.ToLower(v), "Headline": w.headline(), "Reasons": w.reasonLines(), "Tested": tested, "Rows": w.partRows(), "Parts": parts})
+		"Verdict": v, "Class": strings.ToLower(v), "Headline": w.headline(), "Card": w.cardReasons(), "Thr": thr, "More": more, "Tested": tested, "Rows": w.partRows(), "Parts": parts})
 }
 
 // WriteMarkdown writes the whole run's report.md: the verdict, the parts, then
