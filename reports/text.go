@@ -148,22 +148,6 @@ func measuredCount(d Delivery, n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-// thresholdNote is a threshold's value and error, or "no data: <why>".
-func thresholdNote(t Threshold) string {
-	if len(t.NoData) > 0 {
-		return t.Error
-	}
-	return num(t.Value) + errText(t.Error)
-}
-
-// thresholdValue shows a threshold's value, or "no data".
-func thresholdValue(t Threshold) string {
-	if len(t.NoData) > 0 {
-		return noData
-	}
-	return num(t.Value)
-}
-
 // Terminal writes the short summary printed at the end of `msgload run`.
 func (s *Summary) Terminal(w io.Writer) { s.TerminalWith(w, TerminalOptions{}) }
 
@@ -316,21 +300,27 @@ func mdTable(b *strings.Builder, heads []string, rows [][]string) {
 	}
 }
 
-// mdCard writes the verdict card of report.md: the verdict, each reason with
-// whose it is and the next step, planned against sent and the outcome, and
-// the thresholds with units and headroom.
-func (s *Summary) mdCard(b *strings.Builder) {
-	fmt.Fprintf(b, "## msgload %s: %s\n\n", mdEscape(s.Run.Scenario), s.verdictWord())
-	for _, r := range s.cardReasons() {
+// mdReasons writes the card's reasons as a list: whose each is, its text and
+// its next step.
+func mdReasons(b *strings.Builder, rs []cardReason) {
+	for _, r := range rs {
 		fmt.Fprintf(b, "- **%s**: %s", r.Whose, mdInline(r.Text))
 		if r.Next != "" {
 			fmt.Fprintf(b, "  \n  Next: %s", mdInline(r.Next))
 		}
 		b.WriteString("\n")
 	}
-	if len(s.reasonList()) > 0 {
+	if len(rs) > 0 {
 		b.WriteString("\n")
 	}
+}
+
+// mdCard writes the verdict card of report.md: the verdict, each reason with
+// whose it is and the next step, planned against sent and the outcome, and
+// the thresholds with units and headroom.
+func (s *Summary) mdCard(b *strings.Builder) {
+	fmt.Fprintf(b, "## msgload %s: %s\n\n", mdEscape(s.Run.Scenario), s.verdictWord())
+	mdReasons(b, s.cardReasons())
 	for _, l := range s.cardLines() {
 		fmt.Fprintf(b, "**%s**\n\n", mdEscape(l))
 	}

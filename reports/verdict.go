@@ -265,28 +265,6 @@ func (s *Summary) reasonList() []Reason {
 	return out
 }
 
-// line is a reason for people: its text, whose it is, and what to do.
-func (r Reason) line() string {
-	l := r.Text
-	if r.Whose != "" {
-		l += " [" + r.Whose + "]"
-	}
-	if r.Next != "" {
-		l += " — next: " + r.Next
-	}
-	return l
-}
-
-// reasonLines are the verdict's reasons for the reports, worst first.
-func (s *Summary) reasonLines() []string {
-	rs := s.reasonList()
-	out := make([]string, len(rs))
-	for i, r := range rs {
-		out[i] = r.line()
-	}
-	return out
-}
-
 // missingRaw says why the figure at path p has no data because the raw file
 // it stands on is missing or unreadable (checkRawFiles), or "": a figure of
 // a file that is not there is not measured, never the count of nothing

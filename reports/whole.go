@@ -157,12 +157,6 @@ func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 	return w
 }
 
-// reasonLines are the whole run's reasons for the reports: each with whose
-// it is and what to do (the texts alone for a summary.json without reasons).
-func (w *RunSummary) reasonLines() []string {
-	return (&Summary{VerdictReasons: w.VerdictReasons, Reasons: w.Reasons}).reasonLines()
-}
-
 // cardReasons are the whole run's reasons for its verdict card.
 func (w *RunSummary) cardReasons() []cardReason {
 	return (&Summary{VerdictReasons: w.VerdictReasons, Reasons: w.Reasons}).cardReasons()
@@ -480,10 +474,15 @@ func (w *RunSummary) WriteHTML(out io.Writer) error {
 func (w *RunSummary) WriteMarkdown(out io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## msgload %s: %s\n\n%s\n\n", mdEscape(w.Run.Scenario), strings.ToUpper(WorstVerdict(w.Verdict)), mdEscape(w.headline()))
-	for _, r := range w.reasonLines() {
-		fmt.Fprintf(&b, "- %s\n", mdEscape(r))
-	}
-	if len(w.VerdictReasons) > 0 {
+	mdReasons(&b, w.cardReasons())
+	if thr, more := w.cardThresholds(); len(thr) > 0 {
+		b.WriteString("| | Threshold |\n|---|---|\n")
+		for _, t := range thr {
+			fmt.Fprintf(&b, "| %s | %s |\n", mark(t.OK), mdEscape(t.Text))
+		}
+		if more > 0 {
+			fmt.Fprintf(&b, "\n… %d more thresholds in the parts below.\n", more)
+		}
 		b.WriteString("\n")
 	}
 	b.WriteString("| What was tested | |\n|---|---|\n")
