@@ -913,7 +913,7 @@ func (a *analyzer) finishDelivery() {
 	reached := map[uint8]int64{}
 	o := &a.s.Outcomes
 	o.ByState, o.Refused = map[string]int64{}, map[string]int64{}
-	a.msgs.each(func(_ int64, m *msg) {
+	a.msgs.each(func(seq int64, m *msg) {
 		md := m.delivery()
 		if md.dupTerm {
 			a.s.Idempotency.DuplicateDeliveries++
@@ -943,6 +943,7 @@ func (a *analyzer) finishDelivery() {
 		d.Expected++
 		if md.terminalAt == 0 {
 			d.Lost++
+			d.noteLost(seq, false) // the first 20 listed (contracts.go)
 			o.NoFinalStatus++
 			a.censorLatency(m, md, dl)
 			return
@@ -951,6 +952,7 @@ func (a *analyzer) finishDelivery() {
 		if md.terminalAt > dl {
 			d.Lost++
 			d.Late++
+			d.noteLost(seq, true)
 			o.NoFinalStatus++
 			a.censorLatency(m, md, dl)
 		} else {

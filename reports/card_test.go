@@ -1,6 +1,9 @@
 package reports
 
 import (
+	"encoding/json"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,5 +70,56 @@ func TestVerdictCardInEveryReport(t *testing.T) {
 		if strings.Contains(out, "(value 0.01)") || strings.Contains(out, "value 0.01") {
 			t.Errorf("%s shows a bare value:\n%s", name, out)
 		}
+	}
+}
+
+// TestLostMessagesListed: the reports list the lost and late messages (the
+// first 20 by sequence number, whatever order the records came in) and a jq
+// line that, run on the run's attempts.jsonl, gives the answers of exactly
+// those messages.
+func TestLostMessagesListed(t *testing.T) {
+	r := passingRun()
+	r.meta.Thresholds = nil
+	for seq := int64(2); seq <= 30; seq++ {
+		r.send(seq, "c1", float64(seq), 200, 0.01)
+	}
+	r.callback(2, 75, "DELIVERED", "sms", true, false) // after the deadline (70 s + grace): late
+	slices.Reverse(r.attempts)
+	dir := r.write(t)
+	s, f := buildDir(t, dir)
+	wantLost := []int64{2}
+	for seq := int64(3); len(wantLost) < maxListed; seq++ {
+		wantLost = append(wantLost, seq)
+	}
+	if s.Delivery.Lost != 29 || !slices.Equal(s.Delivery.LostSeqs, wantLost) || !slices.Equal(s.Delivery.LateSeqs, []int64{2}) {
+		t.Fatalf("lost %d %v, late %v; want 29 %v, late [2]", s.Delivery.Lost, s.Delivery.LostSeqs, s.Delivery.LateSeqs, wantLost)
+	}
+	for _, name := range []string{rundir.MarkdownFile, rundir.HTMLFile} {
+		if !strings.Contains(f[name], "Lost and late messages") || !strings.Contains(f[name], "2, 3, 4") {
+			t.Errorf("%s does not list the lost messages", name)
+		}
+	}
+	jq, err := exec.LookPath("jq")
+	if err != nil {
+		t.Skip("no jq")
+	}
+	line := s.lostJQ()
+	cmd := exec.Command("sh", "-c", strings.Replace(line, "jq ", jq+" ", 1))
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	var got []int64
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var a struct{ Seq int64 }
+		if err := json.Unmarshal([]byte(l), &a); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		got = append(got, a.Seq)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, wantLost) {
+		t.Errorf("the jq line lists %v, want %v", got, wantLost)
 	}
 }

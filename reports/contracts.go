@@ -2,7 +2,11 @@ package reports
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // The contract panels of the reports: the rate limit (per client accepted,
@@ -88,4 +92,65 @@ func (s *Summary) idempotencyText() string {
 		text += " Deliveries were not measured, so one delivery per message is not checked."
 	}
 	return text
+}
+
+// maxListed bounds the lists of lost and late messages in summary.json.
+const maxListed = 20
+
+// noteLost lists a lost message (and a late one) among the first maxListed.
+func (d *Delivery) noteLost(seq int64, late bool) {
+	keepSmallest(&d.LostSeqs, seq)
+	if late {
+		keepSmallest(&d.LateSeqs, seq)
+	}
+}
+
+// keepSmallest keeps the maxListed smallest sequence numbers, in order.
+func keepSmallest(list *[]int64, seq int64) {
+	i, found := slices.BinarySearch(*list, seq)
+	if found || i >= maxListed {
+		return
+	}
+	*list = slices.Insert(*list, i, seq)
+	if len(*list) > maxListed {
+		*list = (*list)[:maxListed]
+	}
+}
+
+// lostText says which messages were lost and late — the first 20 by sequence
+// number — and the jq line that gives their ids from attempts.jsonl; "" when
+// none was.
+func (s *Summary) lostText() string {
+	d := s.Delivery
+	if !d.Measured || len(d.LostSeqs) == 0 {
+		return ""
+	}
+	text := fmt.Sprintf("Lost (no final status by the deadline): %d, the first by sequence: %s.", d.Lost, seqList(d.LostSeqs))
+	if len(d.LateSeqs) > 0 {
+		text += fmt.Sprintf(" Late (a final status after it): %d, the first: %s.", d.Late, seqList(d.LateSeqs))
+	}
+	return text
+}
+
+// lostJQ is the jq command, run in the run directory, that lists the ids the
+// service gave the listed lost messages, from attempts.jsonl (no path in it:
+// the reports are the same wherever the run directory is read from).
+func (s *Summary) lostJQ() string {
+	if !s.Delivery.Measured || len(s.Delivery.LostSeqs) == 0 {
+		return ""
+	}
+	var seqs []string
+	for _, q := range s.Delivery.LostSeqs {
+		seqs = append(seqs, strconv.FormatInt(q, 10))
+	}
+	return fmt.Sprintf(`jq -c 'select(.op == "send" and (.seq | IN(%s))) | {seq, attempt, code, tx_id, notification_id}' %s`, strings.Join(seqs, ", "), rundir.AttemptsFile)
+}
+
+// seqList is "3, 17, 42".
+func seqList(seqs []int64) string {
+	out := make([]string, len(seqs))
+	for i, q := range seqs {
+		out[i] = strconv.FormatInt(q, 10)
+	}
+	return strings.Join(out, ", ")
 }

@@ -271,6 +271,7 @@ const partBody = `{{define "part"}}<section class="card" id="{{.Prefix}}card">
 {{range .Clients}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>
 {{if .S.RateLimit.Rejected429}}<p>{{.RetryAfter}}</p>{{end}}{{end}}
 {{if .Idem}}<h3>Idempotency</h3><p>{{.Idem}}</p>{{end}}
+{{if .Lost}}<h3>Lost and late messages</h3><p>{{.Lost}}</p><p>Their answers, in the run directory: <code>{{.LostJQ}}</code></p>{{end}}
 {{if .Lat}}<h3>Delivery latency</h3>
 <table><tr><th>By</th><th>Count</th><th>p50</th><th>p95</th><th>p99</th><th>max</th></tr>{{range .Lat}}<tr><td>{{.Name}}</td><td>{{.Count}}</td><td>{{.P50}}</td><td>{{.P95}}</td><td>{{.P99}}</td><td>{{.Max}}</td></tr>{{end}}</table>{{end}}
 {{if .Steps}}<h3>Failover steps</h3>
@@ -360,7 +361,8 @@ func (s *Summary) htmlView(prefix string) map[string]any {
 		"Tested": rows(s.testedRows()), "Outcome": s.cardLines(), "Counts": rows(s.outcomeCounts()),
 		"Key": rows(s.keyFigures()), "Charts": s.chartsHTML(prefix), "Steps": steps, "Lat": lat, "Thr": thr, "ShowLimit": showLimit,
 		"Ops": ops, "OpHeads": opHeads, "Errs": errs, "ErrHeads": errorHeads,
-		"Limiter": s.limiterName(), "Clients": s.clientCells(), "RetryAfter": s.retryAfterText(), "Idem": s.idempotencyText()}
+		"Limiter": s.limiterName(), "Clients": s.clientCells(), "RetryAfter": s.retryAfterText(), "Idem": s.idempotencyText(),
+		"Lost": s.lostText(), "LostJQ": s.lostJQ()}
 }
 
 // WriteHTML writes report.html: one self-contained page, inline CSS and SVG, that

@@ -268,6 +268,11 @@ type Delivery struct {
 	ByChannel        map[string]percentiles `json:"by_channel" expr:"by_channel"`
 	ByState          map[string]percentiles `json:"by_state" expr:"by_state"`
 	Failover         failover               `json:"failover" expr:"failover"`
+	// LostSeqs are the sequence numbers (attempts.jsonl seq) of the first
+	// maxListed lost messages, late ones included; LateSeqs of the first late
+	// ones: the smallest, whatever the order read (contracts.go).
+	LostSeqs []int64 `json:"lost_seqs,omitempty" expr:"-"`
+	LateSeqs []int64 `json:"late_seqs,omitempty" expr:"-"`
 }
 
 // failover describes cascades: how many messages reached each channel and the

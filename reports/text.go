@@ -388,6 +388,9 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 	if t := s.idempotencyText(); t != "" {
 		fmt.Fprintf(&b, "\n### Idempotency\n\n%s\n", mdEscape(t))
 	}
+	if t := s.lostText(); t != "" {
+		fmt.Fprintf(&b, "\n### Lost and late messages\n\n%s Their answers, in the run directory:\n\n```sh\n%s\n```\n", mdEscape(t), s.lostJQ())
+	}
 	if len(s.Delivery.ByChannel) > 0 || len(s.Delivery.ByState) > 0 {
 		b.WriteString("\n### Delivery latency\n\n| By | Count | p50 | p95 | p99 | max |\n|---|---|---|---|---|---|\n")
 		for _, k := range sortedKeys(s.Delivery.ByChannel) {
