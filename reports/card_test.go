@@ -123,3 +123,16 @@ func TestLostMessagesListed(t *testing.T) {
 		t.Errorf("the jq line lists %v, want %v", got, wantLost)
 	}
 }
+
+// TestHeaderNamesTheCommitOnce: the header's msgload row names the commit
+// once when msgload's version already carries it.
+func TestHeaderNamesTheCommitOnce(t *testing.T) {
+	rows := buildRows("v1.2.0 (commit 0123456789ab, 2026-11-22T18:00:00Z)", "0123456789abcdef0123456789abcdef01234567", "2026-11-22T18:00:00Z", "")
+	if n := strings.Count(rows[0].value, "commit"); n != 1 {
+		t.Errorf("msgload row %q names the commit %d times", rows[0].value, n)
+	}
+	rows = buildRows("v1.2.0", "0123456789abcdef0123456789abcdef01234567", "", "")
+	if !strings.Contains(rows[0].value, "commit 0123456789abcdef") {
+		t.Errorf("msgload row %q lacks the commit", rows[0].value)
+	}
+}

@@ -378,12 +378,16 @@ func buildRows(version, commit, commitTime, host string) []keyFigure {
 	if ver == "" {
 		ver = "unknown"
 	}
-	if commit != "" {
+	switch {
+	case strings.Contains(ver, "commit "):
+		// msgload's version already names its commit ("v1.2.0 (commit
+		// 0123456789ab, …)"): once is enough in a compact header.
+	case commit != "":
 		ver += ", commit " + commit
 		if commitTime != "" {
 			ver += " of " + commitTime
 		}
-	} else {
+	default:
 		ver += ", commit unknown (built without VCS information)"
 	}
 	rows := []keyFigure{{"msgload", ver}}
