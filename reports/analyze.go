@@ -302,7 +302,7 @@ func (a *analyzer) readMeta() error {
 		via = "sink"
 	}
 	a.s.Run = runInfo{
-		ID: m.ID, Scenario: m.Scenario, API: m.API, Target: m.Target, Version: m.Version,
+		ID: m.ID, Scenario: m.Scenario, Part: m.Part, API: m.API, Target: m.Target, Version: m.Version,
 		Commit: m.Commit, CommitTime: m.CommitTime, Host: m.Host, Description: m.Description,
 		Clients: len(m.Clients), Profile: m.Planned.Profile, PlannedDur: m.Planned.Duration.D().Seconds(),
 		Start: ts(m.Start), AttackEnd: ts(m.AttackEnd), End: ts(m.End), Interrupted: m.Interrupted,
@@ -515,6 +515,7 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		op = "send"
 	}
 	r.ByOp[op]++
+	s.addOp(at) // the per-operation and errors tables (ops.go)
 	r.Codes[strconv.Itoa(at.Code)]++
 	if at.Class != "" && at.Class != rundir.ClassOK {
 		r.Errors[at.Class]++
@@ -912,7 +913,7 @@ func (a *analyzer) finishDelivery() {
 	reached := map[uint8]int64{}
 	o := &a.s.Outcomes
 	o.ByState, o.Refused = map[string]int64{}, map[string]int64{}
-	a.msgs.each(func(_ int64, m *msg) {
+	a.msgs.each(func(seq int64, m *msg) {
 		md := m.delivery()
 		if md.dupTerm {
 			a.s.Idempotency.DuplicateDeliveries++
@@ -942,6 +943,7 @@ func (a *analyzer) finishDelivery() {
 		d.Expected++
 		if md.terminalAt == 0 {
 			d.Lost++
+			d.noteLost(seq, false) // the first 20 listed (contracts.go)
 			o.NoFinalStatus++
 			a.censorLatency(m, md, dl)
 			return
@@ -950,6 +952,7 @@ func (a *analyzer) finishDelivery() {
 		if md.terminalAt > dl {
 			d.Lost++
 			d.Late++
+			d.noteLost(seq, true)
 			o.NoFinalStatus++
 			a.censorLatency(m, md, dl)
 		} else {

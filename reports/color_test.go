@@ -32,7 +32,7 @@ func TestTerminalColor(t *testing.T) {
 	if strings.Contains(plain.String(), "\x1b") {
 		t.Errorf("escapes without Color:\n%q", plain.String())
 	}
-	for _, want := range []string{"\x1b[32m✓\x1b[0m  a == 0", "\x1b[31m✗\x1b[0m  b == 0"} {
+	for _, want := range []string{"\x1b[32m✓\x1b[0m  a 0 = 0", "\x1b[31m✗\x1b[0m  b 0 ≠ 0"} {
 		if !strings.Contains(colored.String(), want) {
 			t.Errorf("no %q in\n%q", want, colored.String())
 		}

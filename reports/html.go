@@ -146,18 +146,25 @@ func showTime(v string) string {
 
 const htmlHead = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 {{chartCSP}}
 <title>{{.Title}}</title>
 <style>
-body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:980px;color:#1a202c;padding:0 12px}
+body{font:14px/1.45 system-ui,sans-serif;margin:16px auto;max-width:980px;color:#1a202c;padding:0 12px;overflow-wrap:anywhere}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}h3{font-size:15px;margin:20px 0 6px}
 .v{display:inline-block;padding:2px 10px;border-radius:4px;color:#fff;font-weight:600}
 .pass{background:#2f855a}.fail{background:#c53030}.incomplete{background:#b7791f}.error{background:#553c9a}
-table{border-collapse:collapse;width:100%;margin:6px 0}td,th{border-bottom:1px solid #e2e8f0;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#f7fafc;width:32%}code{font:12px ui-monospace,monospace;background:#f7fafc;padding:1px 4px}
-table.tested th{background:none;color:#4a5568;font-weight:500;width:18%}
-.outcome{font-size:16px;margin:10px 0}.outcome p{margin:4px 0}
-table.counts td{text-align:right;width:9%}table.counts th{width:auto}
+table{border-collapse:collapse;margin:6px 0;display:block;overflow-x:auto;max-width:100%}td,th{border-bottom:1px solid #e2e8f0;padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:normal}
+th{background:#f7fafc}code{font:12px ui-monospace,monospace;background:#f7fafc;padding:1px 4px;overflow-wrap:anywhere}
+table.key th{width:40%}
+table.tested{font-size:12px;color:#4a5568;margin:4px 0 10px}table.tested tr{display:inline-block;margin:0 14px 0 0}
+table.tested th,table.tested td{border:0;padding:0 4px 0 0;background:none;display:inline}table.tested th{font-weight:600}
+.card{border:1px solid #e2e8f0;border-radius:6px;padding:8px 12px;margin:8px 0 12px}
+.reasons{margin:4px 0;padding-left:20px}.reasons li{margin:4px 0}.next{color:#4a5568}
+.whose{display:inline-block;font-size:12px;font-weight:600;padding:0 6px;border-radius:3px;background:#edf2f7}
+.outcome{font-size:15px;margin:6px 0}.outcome p{margin:4px 0}
+table.thr td.mark{width:1.5em;text-align:center;padding:4px}table.thr td{border-bottom:1px solid #e2e8f0}
+table.counts td{text-align:right}
 .chart{width:100%;height:auto;display:block;margin:10px 0 18px}.chart .t{font:600 13px system-ui,sans-serif}
 .muted{color:#718096}.part{border-top:3px solid #e2e8f0;margin-top:36px}
 </style>{{chartLib}}</head><body>
@@ -166,22 +173,30 @@ table.counts td{text-align:right;width:9%}table.counts th{width:auto}
 // partBody is the report of one part (a run without parts is one): the header
 // of what was tested, the verdict in words, the outcome counts, key figures,
 // thresholds, the charts that apply, then the tables.
-const partBody = `{{define "part"}}<table class="tested">{{range .Tested}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}</table>
+const partBody = `{{define "part"}}<section class="card" id="{{.Prefix}}card">
+{{if .Card}}<ul class="reasons">{{range .Card}}<li><span class="whose">{{.Whose}}</span> {{inline .Text}}{{if .Next}}<br><span class="next">Next: {{inline .Next}}</span>{{end}}</li>{{end}}</ul>{{end}}
 <div class="outcome" id="{{.Prefix}}outcome">{{range .Outcome}}<p>{{.}}</p>{{end}}</div>
+{{if .Thr}}<table class="thr" id="{{.Prefix}}thresholds">{{range .Thr}}<tr><td class="mark">{{if .OK}}✓{{else}}✗{{end}}</td><td>{{.Text}}</td></tr>{{end}}</table>{{end}}
+</section>
+<table class="tested">{{range .Tested}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}</table>
 <table class="counts" id="{{.Prefix}}counts"><tr>{{range .Counts}}<th>{{.Name}}</th>{{end}}</tr><tr>{{range .Counts}}<td>{{.Value}}</td>{{end}}</tr></table>
 <h3>Key figures</h3>
-<table>{{range .Key}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}</table>
-{{if .S.Thresholds}}<h3>Thresholds</h3>
-<table><tr><th></th><th>Threshold</th><th>Value</th></tr>{{range .Thr}}<tr><td>{{if .OK}}✓{{else}}✗{{end}}</td><td><code>{{.Expr}}</code></td><td>{{.Value}}{{if .Error}} — {{.Error}}{{end}}</td></tr>{{end}}</table>{{end}}
+<table class="key">{{range .Key}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}</table>
+{{if .Ops}}<h3>Per operation</h3>
+<table class="ops" id="{{.Prefix}}ops"><tr>{{range .OpHeads}}<th>{{.}}</th>{{end}}</tr>{{range .Ops}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}
+{{if .Errs}}<h3>Errors</h3>
+<table class="errors" id="{{.Prefix}}errors"><tr>{{range .ErrHeads}}<th>{{.}}</th>{{end}}</tr>{{range .Errs}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}
 {{range .S.Warnings}}<p><b>Warning:</b> {{.}}</p>{{end}}
 {{if .Charts}}<h3>Charts</h3>
 {{range .Charts}}{{.}}
 {{end}}{{end}}
 {{if .ShowLimit}}<h3>Rate limit</h3>
-<p>Limiter: <b>{{.S.RateLimit.Algorithm.Verdict}}</b>.{{range .S.RateLimit.Algorithm.Evidence}} {{.}}.{{end}}</p>
-<table><tr><th>Client</th><th>Sent</th><th>Accepted</th><th>429</th><th>Max accepted per window</th><th>Excess</th><th>First 429</th></tr>
-{{range .S.RateLimit.Clients}}<tr><td>{{.ClientID}}</td><td>{{.Sent}}</td><td>{{.Accepted}}</td><td>{{.Rejected429}}</td><td>{{.MaxAccepted}}</td><td>{{.ExcessAccepted}}</td><td>{{.First429At}}</td></tr>{{end}}</table>
-{{if .S.RateLimit.Rejected429}}{{with .S.RateLimit.RetryAfter}}<p>Retry-After: {{.Present}} present, {{.Missing}} missing, {{.Correct}} correct, {{.TooShort}} too short, {{.TooLong}} too long, {{.Invalid}} unreadable.</p>{{end}}{{end}}{{end}}
+<p>Limiter: <b>{{.Limiter}}</b>{{if .S.RateLimit.Algorithm.Evidence}}, because:{{end}}</p>{{if .S.RateLimit.Algorithm.Evidence}}<ul class="evidence">{{range .S.RateLimit.Algorithm.Evidence}}<li>{{.}}</li>{{end}}</ul>{{end}}
+<table class="clients"><tr><th>Client</th><th>Sent</th><th>Accepted</th><th>429</th><th>Limit</th><th>Max accepted per window</th><th>Excess</th><th>First 429</th></tr>
+{{range .Clients}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>
+{{if .S.RateLimit.Rejected429}}<p>{{.RetryAfter}}</p>{{end}}{{end}}
+{{if .Idem}}<h3>Idempotency</h3><p>{{.Idem}}</p>{{end}}
+{{if .Lost}}<h3>Lost and late messages</h3><p>{{.Lost}}</p><p>Their answers, in the run directory: <code>{{.LostJQ}}</code></p>{{end}}
 {{if .Lat}}<h3>Delivery latency</h3>
 <table><tr><th>By</th><th>Count</th><th>p50</th><th>p95</th><th>p99</th><th>max</th></tr>{{range .Lat}}<tr><td>{{.Name}}</td><td>{{.Count}}</td><td>{{.P50}}</td><td>{{.P95}}</td><td>{{.P99}}</td><td>{{.Max}}</td></tr>{{end}}</table>{{end}}
 {{if .Steps}}<h3>Failover steps</h3>
@@ -190,10 +205,27 @@ const partBody = `{{define "part"}}<table class="tested">{{range .Tested}}<tr><t
 {{if .Agrees}}{{if deref .Agrees}}<p>The measurements agree with the truth.</p>{{else}}<p class="bad">The measurements disagree with the truth:</p><ul>{{range .Disagreements}}<li>{{.}}</li>{{end}}</ul>{{end}}{{else}}<p>Not compared: {{range .Disagreements}}{{.}} {{end}}</p>{{end}}
 <p>Simulator limiter: {{.Algorithm}}. Messages: {{.Messages}}. Lost expected (no record ending the message reached the sink by the deadline) {{.ExpectedLost}}, measured {{.MeasuredLost}}. Duplicate callbacks expected {{.ExpectedDuplicates}}, measured {{.MeasuredDuplicates}}. Messages delivered twice (ended under two ids) expected {{.ExpectedDuplicateDeliveries}}, measured {{.MeasuredDuplicateDeliveries}}. Duplicate sends downstream {{.DuplicateSends}}. Limiter windows where measured and true counts differ: {{.WindowMismatches}} of {{len .Windows}}.</p>{{end}}{{end}}`
 
-var tmplFuncs = template.FuncMap{"deref": func(b *bool) bool { return b != nil && *b }, "chartCSP": func() template.HTML { return chartCSP }, "chartLib": func() template.HTML { return chartLib }}
+var tmplFuncs = template.FuncMap{"deref": func(b *bool) bool { return b != nil && *b }, "inline": inlineHTML,
+	"chartCSP": func() template.HTML { return chartCSP }, "chartLib": func() template.HTML { return chartLib }}
+
+// inlineHTML is a reason's text or next step as HTML: escaped, its `code`
+// spans (the commands to run) set as code.
+func inlineHTML(s string) template.HTML {
+	var b strings.Builder
+	for i, part := range strings.Split(s, "`") {
+		if i%2 == 1 && i < strings.Count(s, "`") {
+			b.WriteString("<code>" + template.HTMLEscapeString(part) + "</code>")
+			continue
+		}
+		if i%2 == 1 {
+			b.WriteString("`")
+		}
+		b.WriteString(template.HTMLEscapeString(part))
+	}
+	return template.HTML(b.String())
+}
 
 var htmlTmpl = template.Must(template.Must(template.New("report").Funcs(tmplFuncs).Parse(partBody)).Parse(htmlHead + `<h1>msgload — {{.S.Run.Scenario}} <span class="v {{.Class}}">{{.Verdict}}</span></h1>
-{{if .Reasons}}<ul class="reasons">{{range .Reasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{template "part" .}}
 <p class="muted">Built from the run directory alone by <code>msgload report</code>; summary.json holds every figure.</p>
 </body></html>
@@ -201,8 +233,8 @@ var htmlTmpl = template.Must(template.Must(template.New("report").Funcs(tmplFunc
 
 type htmlKey struct{ Name, Value string }
 type htmlThr struct {
-	OK                 bool
-	Expr, Value, Error string
+	OK   bool
+	Text string
 }
 type htmlLat struct {
 	Name, P50, P95, P99, Max string
@@ -224,11 +256,14 @@ func (s *Summary) htmlView(prefix string) map[string]any {
 	}
 	var thr []htmlThr
 	for _, t := range s.Thresholds {
-		v, e := thresholdValue(t), t.Error
-		if len(t.NoData) > 0 {
-			v, e = t.Error, ""
-		}
-		thr = append(thr, htmlThr{t.OK, t.Expr, v, e})
+		thr = append(thr, htmlThr{t.OK, thresholdText(t)})
+	}
+	var ops, errs [][]string
+	for _, f := range s.Requests.Operations {
+		ops = append(ops, f.cells())
+	}
+	for _, e := range s.sortedErrors() {
+		errs = append(errs, e.cells())
 	}
 	var steps []htmlStep
 	for _, st := range s.Delivery.Failover.Steps {
@@ -248,9 +283,12 @@ func (s *Summary) htmlView(prefix string) map[string]any {
 	}
 	showLimit := s.RateLimit.Limit > 0 || s.RateLimit.Rejected429 > 0
 	return map[string]any{"S": s, "Prefix": prefix, "Verdict": s.verdictWord(), "Class": strings.ToLower(s.verdictWord()),
-		"Title": "msgload " + s.Run.Scenario + " " + s.Run.ID, "Reasons": s.reasonLines(),
-		"Tested": rows(s.testedRows()), "Outcome": s.outcomeLines(), "Counts": rows(s.outcomeCounts()),
-		"Key": rows(s.keyFigures()), "Charts": s.chartsHTML(prefix), "Steps": steps, "Lat": lat, "Thr": thr, "ShowLimit": showLimit}
+		"Title": "msgload " + s.Run.Scenario + " " + s.Run.ID, "Card": s.cardReasons(),
+		"Tested": rows(s.testedRows()), "Outcome": s.cardLines(), "Counts": rows(s.outcomeCounts()),
+		"Key": rows(s.keyFigures()), "Charts": s.chartsHTML(prefix), "Steps": steps, "Lat": lat, "Thr": thr, "ShowLimit": showLimit,
+		"Ops": ops, "OpHeads": opHeads, "Errs": errs, "ErrHeads": errorHeads,
+		"Limiter": s.limiterName(), "Clients": s.clientCells(), "RetryAfter": s.retryAfterText(), "Idem": s.idempotencyText(),
+		"Lost": s.lostText(), "LostJQ": s.lostJQ()}
 }
 
 // WriteHTML writes report.html: one self-contained page, inline CSS, charts and
@@ -266,12 +304,16 @@ func buildRows(version, commit, commitTime, host string) []keyFigure {
 	if ver == "" {
 		ver = "unknown"
 	}
-	if commit != "" {
+	switch {
+	case strings.Contains(ver, "commit "):
+		// msgload's version already names its commit ("v1.2.0 (commit
+		// 0123456789ab, …)"): once is enough in a compact header.
+	case commit != "":
 		ver += ", commit " + commit
 		if commitTime != "" {
 			ver += " of " + commitTime
 		}
-	} else {
+	default:
 		ver += ", commit unknown (built without VCS information)"
 	}
 	rows := []keyFigure{{"msgload", ver}}

@@ -1,9 +1,11 @@
 package reports
 
 import (
+	"encoding/xml"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -95,4 +97,87 @@ func TestJUnitValidates(t *testing.T) {
 			t.Errorf("the XSD accepts the old junit.xml:\n%s", out)
 		}
 	})
+}
+
+// TestJUnitThresholdCasesCarryValueLimitTime: every threshold case, passing or
+// not, takes the run's time, and its value and limit (with units) are in the
+// suite's properties; one rule names the suite of a single run and of a part
+// (junitSuiteName), in the part's own junit.xml and in the whole run's.
+func TestJUnitThresholdCasesCarryValueLimitTime(t *testing.T) {
+	type prop struct {
+		Name  string `xml:"name,attr"`
+		Value string `xml:"value,attr"`
+	}
+	type tcase struct {
+		Name string `xml:"name,attr"`
+		Time string `xml:"time,attr"`
+	}
+	type suite struct {
+		Name  string  `xml:"name,attr"`
+		Time  string  `xml:"time,attr"`
+		Props []prop  `xml:"properties>property"`
+		Cases []tcase `xml:"testcase"`
+	}
+	read := func(t *testing.T, path string) []suite {
+		t.Helper()
+		validateJUnit(t, path)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Suites []suite `xml:"testsuite"`
+		}
+		if err := xml.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Suites
+	}
+	check := func(t *testing.T, s suite, wantName string, limits map[string]string) {
+		t.Helper()
+		if s.Name != wantName {
+			t.Errorf("suite %q, want %q", s.Name, wantName)
+		}
+		props := map[string]string{}
+		for _, p := range s.Props {
+			props[p.Name] = p.Value
+		}
+		n := 0
+		for _, c := range s.Cases[1:] { // after the verdict's case
+			n++
+			key := "threshold." + strconv.Itoa(n) + "."
+			if c.Time != s.Time || c.Time == "0" {
+				t.Errorf("case %q: time %q, the run's is %q", c.Name, c.Time, s.Time)
+			}
+			if props[key+"expr"] != c.Name || props[key+"value"] == "" || props[key+"limit"] != limits[c.Name] {
+				t.Errorf("case %q: properties expr %q value %q limit %q, want limit %q", c.Name, props[key+"expr"], props[key+"value"], props[key+"limit"], limits[c.Name])
+			}
+		}
+		if n != len(limits) {
+			t.Errorf("%d threshold cases, want %d", n, len(limits))
+		}
+	}
+	limits := map[string]string{"requests.latency.p95 < 5ms": "5 ms", "delivery.lost == 0": "0"}
+	dir := cardRun().write(t)
+	if _, err := Build(dir); err != nil {
+		t.Fatal(err)
+	}
+	single := read(t, filepath.Join(dir, rundir.JUnitFile))
+	check(t, single[0], junitSuiteName("hand-built", ""), limits)
+	if single[0].Name != "msgload hand-built" {
+		t.Errorf("a single run's suite %q", single[0].Name)
+	}
+	whole := multiPartRun(t)
+	suites := read(t, filepath.Join(whole, rundir.JUnitFile))
+	if len(suites) != 2 {
+		t.Fatalf("%d suites for 2 parts", len(suites))
+	}
+	for _, s := range suites {
+		part := strings.TrimPrefix(s.Name, "msgload hand-built / ")
+		want := map[string]string{"delivery.lost == 0": "0"}
+		if part == "latency-part" {
+			want = limits
+		}
+		check(t, s, junitSuiteName("hand-built", part), want)
+	}
 }

@@ -153,7 +153,7 @@ func TestMissingRawFileThresholdNoData(t *testing.T) {
 	mustRemove(t, dir, rundir.EventsFile)
 	s, f := buildDir(t, dir)
 	requireVerdict(t, s, VerdictError, "events.jsonl is missing")
-	if !strings.Contains(f["terminal"], "delivery.lost == 0  (no data: delivery.lost: events.jsonl is missing") || strings.Contains(f["terminal"], "(value 1)") {
+	if !strings.Contains(f["terminal"], "delivery.lost == 0 — no data: delivery.lost: events.jsonl is missing") || strings.Contains(f["terminal"], "(value 1)") {
 		t.Errorf("terminal:\n%s", f["terminal"])
 	}
 	if len(s.Thresholds) != 2 || !s.Thresholds[1].OK {

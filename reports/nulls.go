@@ -192,6 +192,7 @@ func (d *Delivery) UnmarshalJSON(b []byte) error {
 func (d *Delivery) clearCounts() {
 	d.Expected, d.Received, d.Lost, d.Late, d.Duplicates, d.Unmatched = 0, 0, 0, 0, 0, 0
 	d.Malformed, d.Unauthorized, d.Unconfirmed, d.Refused, d.Redelivered, d.Events, d.BadLines, d.BeforeSend = 0, 0, 0, 0, 0, 0, 0, 0
+	d.LostSeqs, d.LateSeqs = nil, nil
 }
 
 // MarshalJSON writes the threshold with a null value when its figure has no data.

@@ -52,12 +52,14 @@ type Summary struct {
 	early          []Reason // reasons found while reading (a shard killed or missing, a run with no end), with whose they are
 	missing        []string // the raw files behind problems: their figures have no data (nodata.go)
 	dir            string   // the run directory it was read from, for the reasons' commands
+	ops            opsRec   // the errors table's index while the attempts are read (ops.go)
 }
 
 // runInfo is what run.json says about the run.
 type runInfo struct {
 	ID          string  `json:"id" expr:"id"`
 	Scenario    string  `json:"scenario" expr:"scenario"`
+	Part        string  `json:"part,omitempty" expr:"-"` // the part's name in a run with parts (run.json part)
 	API         string  `json:"api" expr:"api"`
 	Target      string  `json:"target" expr:"target"`
 	Version     string  `json:"version" expr:"version"`
@@ -148,6 +150,13 @@ type Requests struct {
 
 	// ErrorRateSlope is the error share's drift, a fraction per second (drift.go).
 	ErrorRateSlope *float64 `json:"error_rate_slope,omitempty" expr:"error_rate_slope"`
+
+	// Operations is the per-operation table: each operation's requests, ok,
+	// 429 and other errors, mean and max latency (ops.go).
+	Operations []opFigure `json:"operations,omitempty" expr:"-"`
+	// ErrorTable counts the requests that were not ok by operation, code,
+	// class and message (digits aside), with the earliest one's text (ops.go).
+	ErrorTable []errorRow `json:"error_table,omitempty" expr:"-"`
 }
 
 // rateLimit is what the run tells about the service's rate limit.
@@ -259,6 +268,11 @@ type Delivery struct {
 	ByChannel        map[string]percentiles `json:"by_channel" expr:"by_channel"`
 	ByState          map[string]percentiles `json:"by_state" expr:"by_state"`
 	Failover         failover               `json:"failover" expr:"failover"`
+	// LostSeqs are the sequence numbers (attempts.jsonl seq) of the first
+	// maxListed lost messages, late ones included; LateSeqs of the first late
+	// ones: the smallest, whatever the order read (contracts.go).
+	LostSeqs []int64 `json:"lost_seqs,omitempty" expr:"-"`
+	LateSeqs []int64 `json:"late_seqs,omitempty" expr:"-"`
 }
 
 // failover describes cascades: how many messages reached each channel and the

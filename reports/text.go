@@ -164,22 +164,6 @@ func measuredCount(d Delivery, n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-// thresholdNote is a threshold's value and error, or "no data: <why>".
-func thresholdNote(t Threshold) string {
-	if len(t.NoData) > 0 {
-		return t.Error
-	}
-	return num(t.Value) + errText(t.Error)
-}
-
-// thresholdValue shows a threshold's value, or "no data".
-func thresholdValue(t Threshold) string {
-	if len(t.NoData) > 0 {
-		return noData
-	}
-	return num(t.Value)
-}
-
 // Terminal writes the short summary printed at the end of `msgload run`.
 func (s *Summary) Terminal(w io.Writer) { s.TerminalWith(w, TerminalOptions{}) }
 
@@ -229,14 +213,22 @@ func (o TerminalOptions) mark(ok bool) string {
 	return o.paint(ansiRed, mark(ok))
 }
 
-// TerminalWith writes the summary for a terminal as Terminal does, with o.
+// TerminalWith writes the summary for a terminal as Terminal does, with o:
+// the verdict card first (verdict, reasons with whose and next step, planned
+// against sent, thresholds with units and headroom), then the key figures.
 func (s *Summary) TerminalWith(w io.Writer, o TerminalOptions) {
 	fmt.Fprintf(w, "run %s (%s, %s): %s\n", s.Run.ID, s.Run.Scenario, s.Run.API, o.Verdict(s.Verdict))
-	for _, r := range s.reasonLines() {
-		fmt.Fprintf(w, "  ! %s\n", r)
+	for _, r := range s.cardReasons() {
+		fmt.Fprintf(w, "  ! %s [%s]\n", r.Text, r.Whose)
+		if r.Next != "" {
+			fmt.Fprintf(w, "      Next: %s\n", r.Next)
+		}
 	}
-	for _, l := range s.outcomeLines() {
+	for _, l := range s.cardLines() {
 		fmt.Fprintf(w, "  %s\n", l)
+	}
+	for _, t := range s.Thresholds {
+		fmt.Fprintf(w, "  %s  %s\n", o.mark(t.OK), thresholdText(t))
 	}
 	width := 0
 	kf := s.keyFigures()
@@ -246,13 +238,7 @@ func (s *Summary) TerminalWith(w io.Writer, o TerminalOptions) {
 	for _, k := range kf {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, k.name, k.value)
 	}
-	for _, t := range s.Thresholds {
-		if len(t.NoData) > 0 {
-			fmt.Fprintf(w, "  %s  %s  (%s)\n", o.mark(t.OK), t.Expr, t.Error)
-			continue
-		}
-		fmt.Fprintf(w, "  %s  %s  (value %s)%s\n", o.mark(t.OK), t.Expr, thresholdValue(t), errText(t.Error))
-	}
+	s.terminalTables(w)
 	for _, msg := range s.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", msg)
 	}
@@ -272,27 +258,105 @@ func errText(e string) string {
 	return ": " + e
 }
 
-// mdEscape keeps a value from breaking a Markdown table.
+// mdEscape keeps a value from breaking a Markdown table. Outside code spans
+// `<` and `>` become entities, which CommonMark renders as the characters.
 func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
-// WriteMarkdown writes report.md, for pull-request comments and release notes.
-func (s *Summary) WriteMarkdown(w io.Writer) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "## msgload %s: %s\n\n", mdEscape(s.Run.Scenario), s.verdictWord())
-	for _, r := range s.reasonLines() {
-		fmt.Fprintf(&b, "- %s\n", mdEscape(r))
+// mdCode is s as a CommonMark code span, for a table cell: nothing in it is
+// escaped but the pipe (GFM tables split on it even there) — `a < b` shows
+// `a < b`, never `a &lt; b`. The fence is longer than any run of backticks in s.
+func mdCode(s string) string {
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), "|", `\|`)
+	run, longest := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
 	}
-	if len(s.VerdictReasons) > 0 {
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// mdInline is a reason's text or next step in Markdown: its `code` spans (the
+// commands to run) kept as they are, the rest escaped.
+func mdInline(s string) string {
+	parts := strings.Split(s, "`")
+	if len(parts)%2 == 0 { // an unpaired backtick: no span
+		return mdEscape(strings.ReplaceAll(s, "`", "\\`"))
+	}
+	for i := range parts {
+		if i%2 == 0 {
+			parts[i] = mdEscape(parts[i])
+		}
+	}
+	return strings.Join(parts, "`")
+}
+
+// mdTable writes a Markdown table of heads and rows, every cell escaped.
+func mdTable(b *strings.Builder, heads []string, rows [][]string) {
+	b.WriteString("|")
+	for _, h := range heads {
+		b.WriteString(" " + mdEscape(h) + " |")
+	}
+	b.WriteString("\n|" + strings.Repeat("---|", len(heads)) + "\n")
+	for _, r := range rows {
+		b.WriteString("|")
+		for _, c := range r {
+			b.WriteString(" " + mdEscape(c) + " |")
+		}
 		b.WriteString("\n")
 	}
-	for _, l := range s.outcomeLines() {
-		fmt.Fprintf(&b, "**%s**\n\n", mdEscape(l))
+}
+
+// mdReasons writes the card's reasons as a list: whose each is, its text and
+// its next step.
+func mdReasons(b *strings.Builder, rs []cardReason) {
+	for _, r := range rs {
+		fmt.Fprintf(b, "- **%s**: %s", r.Whose, mdInline(r.Text))
+		if r.Next != "" {
+			fmt.Fprintf(b, "  \n  Next: %s", mdInline(r.Next))
+		}
+		b.WriteString("\n")
+	}
+	if len(rs) > 0 {
+		b.WriteString("\n")
+	}
+}
+
+// mdCard writes the verdict card of report.md: the verdict, each reason with
+// whose it is and the next step, planned against sent and the outcome, and
+// the thresholds with units and headroom.
+func (s *Summary) mdCard(b *strings.Builder) {
+	fmt.Fprintf(b, "## msgload %s: %s\n\n", mdEscape(s.Run.Scenario), s.verdictWord())
+	mdReasons(b, s.cardReasons())
+	for _, l := range s.cardLines() {
+		fmt.Fprintf(b, "**%s**\n\n", mdEscape(l))
 	}
 	if s.Run.Interrupted {
 		b.WriteString("**The run was interrupted**: figures cover what ran.\n\n")
 	}
+	if len(s.Thresholds) > 0 {
+		b.WriteString("| | Threshold | Value against the limit |\n|---|---|---|\n")
+		for _, t := range s.Thresholds {
+			fmt.Fprintf(b, "| %s | %s | %s |\n", mark(t.OK), mdCode(t.Expr), mdEscape(thresholdText(t)))
+		}
+		b.WriteString("\n")
+	}
+}
+
+// WriteMarkdown writes report.md, for pull-request comments and release
+// notes: CommonMark with GitHub's tables, the verdict card first.
+func (s *Summary) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	s.mdCard(&b)
 	b.WriteString("| What was tested | |\n|---|---|\n")
 	for _, k := range s.testedRows() {
 		fmt.Fprintf(&b, "| %s | %s |\n", mdEscape(k.name), mdEscape(k.value))
@@ -305,25 +369,44 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 	for _, k := range s.keyFigures() {
 		fmt.Fprintf(&b, "| %s | %s |\n", mdEscape(k.name), mdEscape(k.value))
 	}
-	if len(s.Thresholds) > 0 {
-		b.WriteString("\n### Thresholds\n\n| | Threshold | Value |\n|---|---|---|\n")
-		for _, t := range s.Thresholds {
-			fmt.Fprintf(&b, "| %s | `%s` | %s |\n", mark(t.OK), mdEscape(t.Expr), mdEscape(thresholdNote(t)))
+	if len(s.Requests.Operations) > 0 {
+		b.WriteString("\n### Per operation\n\n")
+		var rows [][]string
+		for _, f := range s.Requests.Operations {
+			rows = append(rows, f.cells())
 		}
+		mdTable(&b, opHeads, rows)
+	}
+	if errs := s.sortedErrors(); len(errs) > 0 {
+		b.WriteString("\n### Errors\n\n")
+		var rows [][]string
+		for _, e := range errs {
+			rows = append(rows, e.cells())
+		}
+		mdTable(&b, errorHeads, rows)
 	}
 	s.writeChartLinks(&b)
 	if len(s.RateLimit.Clients) > 0 {
-		b.WriteString("\n### Rate limit per client\n\n| Client | Sent | Accepted | 429 | Max accepted per window | Excess | First 429 |\n|---|---|---|---|---|---|---|\n")
-		for _, c := range s.RateLimit.Clients {
-			fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %s |\n", mdEscape(c.ClientID), c.Sent, c.Accepted, c.Rejected429, c.MaxAccepted, c.ExcessAccepted, c.First429At)
+		b.WriteString("\n### Rate limit per client\n\n")
+		mdTable(&b, []string{"Client", "Sent", "Accepted", "429", "Limit", "Max accepted per window", "Excess", "First 429"}, s.clientCells())
+		fmt.Fprintf(&b, "\nLimiter: **%s**", mdEscape(s.limiterName()))
+		if ev := s.RateLimit.Algorithm.Evidence; len(ev) > 0 {
+			b.WriteString(", because:\n\n")
+			for _, e := range ev {
+				fmt.Fprintf(&b, "- %s\n", mdEscape(e))
+			}
+		} else {
+			b.WriteString(".\n")
 		}
-		a := s.RateLimit.Algorithm
-		fmt.Fprintf(&b, "\nLimiter: **%s**.", a.Verdict)
-		for _, e := range a.Evidence {
-			fmt.Fprintf(&b, " %s.", mdEscape(e))
+		if s.RateLimit.Rejected429 > 0 {
+			fmt.Fprintf(&b, "\n%s\n", mdEscape(s.retryAfterText()))
 		}
-		ra := s.RateLimit.RetryAfter
-		fmt.Fprintf(&b, " Retry-After: %d present, %d missing, %d correct, %d too short, %d too long, %d unreadable.\n", ra.Present, ra.Missing, ra.Correct, ra.TooShort, ra.TooLong, ra.Invalid)
+	}
+	if t := s.idempotencyText(); t != "" {
+		fmt.Fprintf(&b, "\n### Idempotency\n\n%s\n", mdEscape(t))
+	}
+	if t := s.lostText(); t != "" {
+		fmt.Fprintf(&b, "\n### Lost and late messages\n\n%s Their answers, in the run directory:\n\n```sh\n%s\n```\n", mdEscape(t), s.lostJQ())
 	}
 	if len(s.Delivery.ByChannel) > 0 || len(s.Delivery.ByState) > 0 {
 		b.WriteString("\n### Delivery latency\n\n| By | Count | p50 | p95 | p99 | max |\n|---|---|---|---|---|---|\n")
@@ -429,8 +512,9 @@ func (s *Summary) runSeconds() float64 {
 // WriteJUnit writes junit.xml: one test case for the run's verdict (failing,
 // with its reasons, unless the verdict is pass; an error for the error
 // verdict), then one per threshold. The verdict's test case takes the run's
-// time (start to end); a threshold's takes 0 (it is evaluated on the figures
-// afterwards). hostname is run.json's host ("localhost" when it has none).
+// time (start to end), and so does each threshold's (it judges the whole
+// run); each threshold's value and limit are properties of the suite
+// (thresholdProperties). hostname is run.json's host ("localhost" when it has none).
 func (s *Summary) WriteJUnit(w io.Writer) error {
 	return writeJUnitDoc(w, junitSuites{Suites: []junitSuite{s.junitSuite(0)}})
 }
@@ -443,10 +527,7 @@ func (s *Summary) junitSuite(id int) junitSuite {
 	if strings.TrimSpace(host) == "" {
 		host = "localhost"
 	}
-	name := "msgload thresholds: " + s.Run.Scenario
-	if strings.TrimSpace(s.Run.Scenario) == "" {
-		name = "msgload thresholds"
-	}
+	name := junitSuiteName(s.Run.Scenario, s.Run.Part)
 	runTime := junitTime(s.runSeconds())
 	suite := junitSuite{
 		Name: name, Package: "msgload", ID: id, Timestamp: junitTimestamp(s.Run.Start), Hostname: host, Time: runTime,
@@ -477,8 +558,12 @@ func (s *Summary) junitSuite(id int) junitSuite {
 	}
 	suite.Cases = append(suite.Cases, vc)
 	suite.Tests++
-	for _, t := range s.Thresholds {
-		c := junitCase{Name: t.Expr, Classname: class, Time: "0"}
+	for i, t := range s.Thresholds {
+		// A threshold judges the whole run: its case takes the run's time,
+		// and its value and limit are the suite's properties (the strict
+		// schema gives a passing test case no place for them).
+		c := junitCase{Name: t.Expr, Classname: class, Time: runTime}
+		suite.Properties = append(suite.Properties, thresholdProperties(i+1, t)...)
 		switch {
 		case len(t.NoData) > 0: // a failure, not an error: the threshold was fine, the figure is absent
 			c.Failure = &junitFailure{Message: t.Error, Type: "no data", Text: t.Error}
@@ -487,7 +572,7 @@ func (s *Summary) junitSuite(id int) junitSuite {
 			c.Error = &junitFailure{Message: t.Error, Type: "error", Text: t.Error}
 			suite.Errors++
 		case !t.OK:
-			msg := fmt.Sprintf("%s does not hold: value %s", t.Expr, thresholdValue(t))
+			msg := fmt.Sprintf("%s does not hold: %s", t.Expr, thresholdText(t))
 			c.Failure = &junitFailure{Message: msg, Type: "threshold", Text: msg}
 			suite.Fails++
 		}
@@ -495,6 +580,35 @@ func (s *Summary) junitSuite(id int) junitSuite {
 		suite.Tests++
 	}
 	return suite
+}
+
+// junitSuiteName is the one rule naming a suite: "msgload <scenario>", and
+// " / <part>" for a part of a run with parts — the same in the part's own
+// junit.xml and in the whole run's.
+func junitSuiteName(scenario, part string) string {
+	name := strings.TrimSpace("msgload " + strings.TrimSpace(scenario))
+	if part != "" {
+		name += " / " + part
+	}
+	return name
+}
+
+// thresholdProperties are the n-th threshold's properties in junit.xml:
+// its expression, value and limit with their units, whether it held, and the
+// line the report shows (threshold.1.expr, .value, .limit, .ok, .text).
+func thresholdProperties(n int, t Threshold) []junitProperty {
+	p := "threshold." + strconv.Itoa(n) + "."
+	value, limit := "null", ""
+	if c, ok := parseCheck(t); ok {
+		limit = c.show(c.at, true)
+		if len(t.NoData) == 0 && t.Error == "" {
+			value = c.show(c.value, false)
+		}
+	} else if len(t.NoData) == 0 && t.Error == "" {
+		value = num(t.Value)
+	}
+	return []junitProperty{{p + "expr", t.Expr}, {p + "value", value}, {p + "limit", limit},
+		{p + "ok", strconv.FormatBool(t.OK)}, {p + "text", thresholdText(t)}}
 }
 
 // writeJUnitDoc writes a junit.xml document.

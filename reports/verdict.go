@@ -183,9 +183,9 @@ func (s *Summary) decide() {
 	r := s.Requests
 	switch {
 	case r.Messages == 0:
-		rs = append(rs, reason(WhoseService, verdictFail, "the run sent no message", ""))
+		rs = append(rs, reason(WhoseService, verdictFail, "the run sent no message", nextNothingSent))
 	case r.Accepted == 0:
-		rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("none of the %s sent was accepted", plural(r.Messages, "message")), ""))
+		rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("none of the %s sent was accepted", plural(r.Messages, "message")), nextNoneAccepted))
 	}
 	if t := s.Truth; t != nil && t.Agrees != nil && !*t.Agrees {
 		// A measurement that disagrees with the simulator's truth is a bug of
@@ -209,19 +209,10 @@ func (s *Summary) decide() {
 			"find what wrote the attempts twice (a copy, a second writer on the run directory) and run again"))
 	}
 	if n := s.Idempotency.IDCollisions; n > 0 {
-		rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("the service answered %s with an id already given to another message: delivery cannot be joined", plural(n, "message")), ""))
+		rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("the service answered %s with an id already given to another message: delivery cannot be joined", plural(n, "message")),
+			fmt.Sprintf("a service bug: give its owners %s/%s (the answers' ids)", s.runDir(), rundir.AttemptsFile)))
 	}
-	for _, t := range s.Thresholds {
-		switch {
-		case t.OK:
-		case len(t.NoData) > 0:
-			rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("threshold %s has %s", t.Expr, t.Error), ""))
-		case t.Error != "":
-			rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("threshold %s could not be evaluated: %s", t.Expr, t.Error), ""))
-		default:
-			rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("threshold %s does not hold (value %s)", t.Expr, num(t.Value)), ""))
-		}
-	}
+	rs = append(rs, s.thresholdReasons()...)
 	if rs == nil {
 		rs = []Reason{} // "reasons": [], as verdict_reasons
 	}
@@ -236,6 +227,33 @@ func (s *Summary) decide() {
 	s.Passed = s.Verdict == VerdictPass
 }
 
+// Next steps of the service's reasons (Reason.Next).
+const (
+	nextNothingSent  = "check the scenario's load (msgload validate) and that the target is reachable; the errors table says what the attempts met"
+	nextNoneAccepted = "the errors table of the report says what the service answered instead"
+	nextThreshold    = "the service misses it: the per-operation and errors tables of the report show where; fix the service and run again, or change the threshold if the scenario asks too much"
+	nextNoData       = "measure the figure the threshold reads (see why it has no data), or drop the threshold"
+	nextBadThreshold = "correct the threshold in the scenario (msgload validate checks it before a run)"
+)
+
+// thresholdReasons are the service reasons of the thresholds that fail: one
+// per threshold, read as the card shows it (value, unit, limit, by how much).
+func (s *Summary) thresholdReasons() []Reason {
+	var rs []Reason
+	for _, t := range s.Thresholds {
+		switch {
+		case t.OK:
+		case len(t.NoData) > 0:
+			rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("threshold %s has %s", t.Expr, t.Error), nextNoData))
+		case t.Error != "":
+			rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("threshold %s could not be evaluated: %s", t.Expr, t.Error), nextBadThreshold))
+		default:
+			rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("threshold %s does not hold: %s", t.Expr, thresholdText(t)), nextThreshold))
+		}
+	}
+	return rs
+}
+
 // reasonList is the summary's reasons; a summary.json from before `reasons`
 // has only their texts (whose unknown).
 func (s *Summary) reasonList() []Reason {
@@ -245,28 +263,6 @@ func (s *Summary) reasonList() []Reason {
 	out := make([]Reason, len(s.VerdictReasons))
 	for i, t := range s.VerdictReasons {
 		out[i] = Reason{Text: t}
-	}
-	return out
-}
-
-// line is a reason for people: its text, whose it is, and what to do.
-func (r Reason) line() string {
-	l := r.Text
-	if r.Whose != "" {
-		l += " [" + r.Whose + "]"
-	}
-	if r.Next != "" {
-		l += " — next: " + r.Next
-	}
-	return l
-}
-
-// reasonLines are the verdict's reasons for the reports, worst first.
-func (s *Summary) reasonLines() []string {
-	rs := s.reasonList()
-	out := make([]string, len(rs))
-	for i, r := range rs {
-		out[i] = r.line()
 	}
 	return out
 }

@@ -60,7 +60,7 @@ func TestVerdictInterrupted(t *testing.T) {
 	if !strings.HasPrefix(f["terminal"], "run test-run (hand-built, messaging): INCOMPLETE\n  ! the run was interrupted") {
 		t.Errorf("terminal:\n%s", f["terminal"])
 	}
-	if !strings.Contains(f[rundir.MarkdownFile], ": INCOMPLETE\n\n- the run was interrupted") {
+	if !strings.Contains(f[rundir.MarkdownFile], ": INCOMPLETE\n\n- **environment**: the run was interrupted") {
 		t.Errorf("report.md:\n%s", f[rundir.MarkdownFile])
 	}
 }

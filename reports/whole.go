@@ -157,10 +157,37 @@ func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 	return w
 }
 
-// reasonLines are the whole run's reasons for the reports: each with whose
-// it is and what to do (the texts alone for a summary.json without reasons).
-func (w *RunSummary) reasonLines() []string {
-	return (&Summary{VerdictReasons: w.VerdictReasons, Reasons: w.Reasons}).reasonLines()
+// cardReasons are the whole run's reasons for its verdict card.
+func (w *RunSummary) cardReasons() []cardReason {
+	return (&Summary{VerdictReasons: w.VerdictReasons, Reasons: w.Reasons}).cardReasons()
+}
+
+// maxCardThresholds bounds the whole run's card: the parts below show all.
+const maxCardThresholds = 12
+
+// cardThresholds are the parts' thresholds for the whole run's card, each
+// named by its part, the failed ones first, at most maxCardThresholds; more
+// says how many are left to the parts below.
+func (w *RunSummary) cardThresholds() (rows []htmlThr, more int) {
+	var bad, good []htmlThr
+	for i, s := range w.summaries {
+		if s == nil {
+			continue
+		}
+		for _, t := range s.Thresholds {
+			row := htmlThr{t.OK, w.Parts[i].Name + ": " + thresholdText(t)}
+			if t.OK {
+				good = append(good, row)
+			} else {
+				bad = append(bad, row)
+			}
+		}
+	}
+	all := append(bad, good...)
+	if len(all) > maxCardThresholds {
+		return all[:maxCardThresholds], len(all) - maxCardThresholds
+	}
+	return all, 0
 }
 
 // NoReportVerdict is the verdict of a part (or shard) that has no report:
@@ -376,15 +403,18 @@ func (w *RunSummary) partRows() []partRow {
 }
 
 var wholeTmpl = template.Must(template.Must(template.New("whole").Funcs(tmplFuncs).Parse(partBody)).Parse(htmlHead + `<h1>msgload — {{.W.Run.Scenario}} <span class="v {{.Class}}">{{.Verdict}}</span></h1>
+<section class="card" id="card">
+{{if .Card}}<ul class="reasons">{{range .Card}}<li><span class="whose">{{.Whose}}</span> {{inline .Text}}{{if .Next}}<br><span class="next">Next: {{inline .Next}}</span>{{end}}</li>{{end}}</ul>{{end}}
 <p class="outcome">{{.Headline}}</p>
-{{if .Reasons}}<ul class="reasons">{{range .Reasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .Thr}}<table class="thr" id="thresholds">{{range .Thr}}<tr><td class="mark">{{if .OK}}✓{{else}}✗{{end}}</td><td>{{.Text}}</td></tr>{{end}}</table>{{end}}
+{{if .More}}<p class="muted">… {{.More}} more thresholds in the parts below.</p>{{end}}
+</section>
 <table class="tested">{{range .Tested}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}</table>
 <h2>Parts</h2>
 <table class="parts"><tr><th>Part</th><th>API</th><th>Verdict</th><th>Sent</th><th>Accepted</th><th>Delivered</th><th>Not delivered</th><th>Delivery p95</th></tr>
 {{range .Rows}}<tr><td><a href="#part-{{.Name}}">{{.Name}}</a></td><td>{{.API}}</td><td><span class="v {{.Class}}">{{.Verdict}}</span></td><td>{{.Sent}}</td><td>{{.Accepted}}</td><td>{{.Delivered}}</td><td>{{.NotDelivered}}</td><td>{{.DeliveryP95}}</td></tr>
 <tr><td></td><td colspan="7" class="muted">{{.Outcome}}</td></tr>{{end}}</table>
 {{range .Parts}}<section class="part" id="part-{{.Name}}"><h2>{{.Name}} <span class="v {{.View.Class}}">{{.View.Verdict}}</span> <span class="muted">— its own files in <code>{{.Dir}}/</code></span></h2>
-{{if .View.Reasons}}<ul class="reasons">{{range .View.Reasons}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{template "part" .View}}</section>
 {{end}}
 <p class="muted">Built from the run directory alone by <code>msgload report</code>; summary.json holds the whole verdict, each part's summary.json every figure.</p>
@@ -434,8 +464,9 @@ func (w *RunSummary) WriteHTML(out io.Writer) error {
 		tested = append(tested, htmlKey{k.name, k.value})
 	}
 	v := strings.ToUpper(WorstVerdict(w.Verdict))
+	thr, more := w.cardThresholds()
 	return wholeTmpl.Execute(out, map[string]any{"W": w, "Title": "msgload " + w.Run.Scenario + " " + w.Run.ID,
-		"Verdict": v, "Class": strings.ToLower(v), "Headline": w.headline(), "Reasons": w.reasonLines(), "Tested": tested, "Rows": w.partRows(), "Parts": parts})
+		"Verdict": v, "Class": strings.ToLower(v), "Headline": w.headline(), "Card": w.cardReasons(), "Thr": thr, "More": more, "Tested": tested, "Rows": w.partRows(), "Parts": parts})
 }
 
 // WriteMarkdown writes the whole run's report.md: the verdict, the parts, then
@@ -443,10 +474,15 @@ func (w *RunSummary) WriteHTML(out io.Writer) error {
 func (w *RunSummary) WriteMarkdown(out io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## msgload %s: %s\n\n%s\n\n", mdEscape(w.Run.Scenario), strings.ToUpper(WorstVerdict(w.Verdict)), mdEscape(w.headline()))
-	for _, r := range w.reasonLines() {
-		fmt.Fprintf(&b, "- %s\n", mdEscape(r))
-	}
-	if len(w.VerdictReasons) > 0 {
+	mdReasons(&b, w.cardReasons())
+	if thr, more := w.cardThresholds(); len(thr) > 0 {
+		b.WriteString("| | Threshold |\n|---|---|\n")
+		for _, t := range thr {
+			fmt.Fprintf(&b, "| %s | %s |\n", mark(t.OK), mdEscape(t.Text))
+		}
+		if more > 0 {
+			fmt.Fprintf(&b, "\n… %d more thresholds in the parts below.\n", more)
+		}
 		b.WriteString("\n")
 	}
 	b.WriteString("| What was tested | |\n|---|---|\n")
@@ -481,12 +517,12 @@ func (w *RunSummary) WriteJUnit(out io.Writer) error {
 		var suite junitSuite
 		if s := w.summaries[i]; s != nil {
 			suite = s.junitSuite(i)
-			suite.Name = "msgload " + p.Name
+			suite.Name = junitSuiteName(s.Run.Scenario, p.Name)
 		} else {
 			msg := strings.ToUpper(p.Verdict) + ": " + strings.Join(p.VerdictReasons, "; ")
 			f := &junitFailure{Message: msg, Type: p.Verdict, Text: msg}
 			c := junitCase{Name: "msgload verdict: " + strings.ToUpper(p.Verdict), Classname: "msgload." + p.Name, Time: "0"}
-			suite = junitSuite{Name: "msgload " + p.Name, Package: "msgload", ID: i, Tests: 1,
+			suite = junitSuite{Name: junitSuiteName(w.Run.Scenario, p.Name), Package: "msgload", ID: i, Tests: 1,
 				Timestamp: junitTimestamp(w.Run.Start), Hostname: "localhost", Time: "0",
 				Properties: []junitProperty{{"run.id", w.Run.ID}, {"part", p.Name}, {"verdict", p.Verdict}}}
 			if p.Verdict == VerdictError {

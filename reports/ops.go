@@ -1,0 +1,260 @@
+package reports
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// The per-operation table and the errors table (summary.json
+// requests.operations and requests.error_table): what each kind of request
+// (send, status check, token, webhook registration) met, and each error as
+// operation × code × message, counted. Both are kept in place while the
+// attempts are read, in memory bounded whatever the run's length: one row
+// per operation, at most maxErrorRows error rows, each with one message text.
+
+// maxErrorRows bounds the errors table: a run whose errors carry more kinds of
+// message counts the rest in one row per operation and code ("other messages").
+const maxErrorRows = 50
+
+// maxMessage is how much of an error's text the table keeps.
+const maxMessage = 200
+
+// otherMessages is the message class of the errors beyond maxErrorRows.
+const otherMessages = "(other messages)"
+
+// opFigure is one operation's row (summary.json requests.operations[]).
+type opFigure struct {
+	Op          string  `json:"op"`           // send, check_status, token, webhook
+	Requests    int64   `json:"requests"`     // attempts of this operation
+	OK          int64   `json:"ok"`           // answered with the API's answer (class ok)
+	Rejected429 int64   `json:"rejected_429"` // answered 429
+	Errors      int64   `json:"errors"`       // every other class: 4xx, 5xx, timeouts, resets, bad answers
+	LatencyMean float64 `json:"latency_mean_s"`
+	LatencyMax  float64 `json:"latency_max_s"`
+	latencyNs   int64   // the sum, in whole nanoseconds: the mean does not depend on the order read
+}
+
+// errorRow is one row of the errors table (summary.json requests.error_table[]):
+// the attempts of an operation answered code (0: no answer) whose error reads
+// alike (digits aside), counted, with the text of the earliest one.
+type errorRow struct {
+	Op      string    `json:"op"`
+	Code    int       `json:"code"`
+	Class   string    `json:"class"`
+	Message string    `json:"message"` // the earliest sent attempt's error text, cut to 200 characters ("" when it had none)
+	Count   int64     `json:"count"`
+	first   time.Time // the send time of the attempt whose text is kept
+}
+
+// errKey is what makes two errors one row: the operation, code, class and the
+// message with its digits blanked (ports, ids, byte counts differ).
+type errKey struct {
+	op, class, msg string
+	code           int
+}
+
+// opsRec is the accumulator of both tables, kept in the summary while the
+// attempts are read (analyzer.attempt calls add). Its zero value is ready.
+type opsRec struct {
+	rows map[errKey]int // key → index in the summary's error_table
+}
+
+// addOp counts one attempt into the summary's per-operation and errors tables.
+func (s *Summary) addOp(at *rundir.Attempt) {
+	op := at.Op
+	if op == "" {
+		op = "send"
+	}
+	r := &s.Requests
+	f := opRow(&r.Operations, op)
+	f.Requests++
+	ns := int64(at.Latency * 1e9)
+	f.latencyNs += ns
+	f.LatencyMean = round6(float64(f.latencyNs) / float64(f.Requests) / 1e9)
+	f.LatencyMax = max(f.LatencyMax, at.Latency)
+	class := at.Class
+	if class == "" && !is2xx(at.Code) {
+		_, class = rundir.Classify(at.Code, nil)
+	}
+	switch class {
+	case "", rundir.ClassOK:
+		f.OK++
+		return
+	case rundir.ClassHTTP429:
+		f.Rejected429++
+	default:
+		f.Errors++
+	}
+	s.ops.addError(&r.ErrorTable, op, class, at)
+}
+
+// opRow finds op's row, adding it in its place (opOrder) the first time.
+func opRow(rows *[]opFigure, op string) *opFigure {
+	i, found := slices.BinarySearchFunc(*rows, op, func(f opFigure, op string) int { return compareOps(f.Op, op) })
+	if !found {
+		*rows = slices.Insert(*rows, i, opFigure{Op: op})
+	}
+	return &(*rows)[i]
+}
+
+// opOrder is the order of the operations in the tables: the send first.
+var opOrder = map[string]int{"send": 0, "check_status": 1, "token": 2, "webhook": 3}
+
+func compareOps(a, b string) int {
+	ra, oka := opOrder[a]
+	rb, okb := opOrder[b]
+	switch {
+	case oka && okb:
+		return ra - rb
+	case oka:
+		return -1
+	case okb:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+// addError counts a failed attempt in its errors-table row.
+func (o *opsRec) addError(rows *[]errorRow, op, class string, at *rundir.Attempt) {
+	if o.rows == nil {
+		o.rows = map[errKey]int{}
+	}
+	k := errKey{op: op, class: class, msg: messageClass(at.Error), code: at.Code}
+	i, ok := o.rows[k]
+	if !ok && len(o.rows) >= maxErrorRows {
+		k.msg = otherMessages
+		i, ok = o.rows[k]
+	}
+	if !ok {
+		i = len(*rows)
+		*rows = append(*rows, errorRow{Op: op, Code: at.Code, Class: class})
+		o.rows[k] = i
+	}
+	e := &(*rows)[i]
+	e.Count++
+	msg := cutMessage(at.Error)
+	if k.msg == otherMessages {
+		msg = otherMessages
+	}
+	// The earliest sent attempt's text (the smaller text at one time): the
+	// same whatever order the attempts were read in.
+	if e.Count == 1 || at.Sent.Before(e.first) || at.Sent.Equal(e.first) && msg < e.Message {
+		e.Message, e.first = msg, at.Sent
+	}
+}
+
+// messageClass is an error text with its digits blanked and cut: errors that
+// differ only by a port, an id or a size are one class.
+func messageClass(msg string) string {
+	var b strings.Builder
+	digit := false
+	for _, r := range cutMessage(msg) {
+		if r >= '0' && r <= '9' {
+			if !digit {
+				b.WriteByte('#')
+			}
+			digit = true
+			continue
+		}
+		digit = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// cutMessage is msg cut to maxMessage characters.
+func cutMessage(msg string) string {
+	if utf8.RuneCountInString(msg) <= maxMessage {
+		return msg
+	}
+	return string([]rune(msg)[:maxMessage]) + "…"
+}
+
+// sortedErrors is the errors table for people: the most frequent first, then
+// by operation, code and message (the same whatever order the attempts came in).
+func (s *Summary) sortedErrors() []errorRow {
+	rows := slices.Clone(s.Requests.ErrorTable)
+	slices.SortFunc(rows, func(a, b errorRow) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), compareOps(a.Op, b.Op), cmp.Compare(a.Code, b.Code),
+			strings.Compare(a.Class, b.Class), strings.Compare(a.Message, b.Message))
+	})
+	return rows
+}
+
+// opLabel names an operation for people.
+func opLabel(op string) string {
+	switch op {
+	case "check_status":
+		return "status check"
+	case "webhook":
+		return "webhook registration"
+	}
+	return op
+}
+
+// codeText is an answer's code for people: "503 Service Unavailable", "no answer".
+func codeText(code int) string {
+	if code == 0 {
+		return "no answer"
+	}
+	if t := http.StatusText(code); t != "" {
+		return strconv.Itoa(code) + " " + t
+	}
+	return strconv.Itoa(code)
+}
+
+// messageText is an error row's message for people: its text, else its class.
+func (e errorRow) messageText() string {
+	if e.Message != "" {
+		return e.Message
+	}
+	return "(no text; class " + e.Class + ")"
+}
+
+// opCells are a per-operation row's cells: operation, requests, ok, 429,
+// errors, error share, mean and max latency.
+func (f opFigure) cells() []string {
+	share := "–"
+	if f.Requests > 0 {
+		share = percent(float64(f.Errors+f.Rejected429), float64(f.Requests))
+	}
+	return []string{opLabel(f.Op), strconv.FormatInt(f.Requests, 10), strconv.FormatInt(f.OK, 10),
+		strconv.FormatInt(f.Rejected429, 10), strconv.FormatInt(f.Errors, 10), share, spacedDur(f.LatencyMean), spacedDur(f.LatencyMax)}
+}
+
+// opHeads are the per-operation table's headings.
+var opHeads = []string{"Operation", "Requests", "OK", "429", "Other errors", "Not OK", "Mean latency", "Max latency"}
+
+// errorHeads are the errors table's headings.
+var errorHeads = []string{"Operation", "Code", "Class", "First message", "Count"}
+
+// cells are an error row's cells.
+func (e errorRow) cells() []string {
+	return []string{opLabel(e.Op), codeText(e.Code), e.Class, e.messageText(), strconv.FormatInt(e.Count, 10)}
+}
+
+// terminalTables writes the errors table's first rows to the terminal (the
+// whole table is in report.html and report.md).
+func (s *Summary) terminalTables(w io.Writer) {
+	rows := s.sortedErrors()
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  errors (operation, code, first message: count):\n")
+	for i, e := range rows {
+		if i == 5 {
+			fmt.Fprintf(w, "    … %d more kinds in report.html\n", len(rows)-5)
+			break
+		}
+		fmt.Fprintf(w, "    %s, %s, %s: %d\n", opLabel(e.Op), codeText(e.Code), e.messageText(), e.Count)
+	}
+}

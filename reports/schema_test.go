@@ -1,0 +1,114 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// compileSummarySchema compiles the shipped summary.schema.json.
+func compileSummarySchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(SummarySchemaJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(SummarySchemaID, doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile(SummarySchemaID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch
+}
+
+// validateSummary checks one summary.json against the shipped schema.
+func validateSummary(t *testing.T, sch *jsonschema.Schema, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.Validate(v); err != nil {
+		t.Errorf("%s does not validate against summary.schema.json: %v", path, err)
+	}
+}
+
+// TestSummarySchemaShipped: the shipped summary.schema.json is what the Go
+// types generate (-update rewrites it), it is valid JSON Schema, and it
+// refuses a summary with a field renamed.
+func TestSummarySchemaShipped(t *testing.T) {
+	want, err := SummarySchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile("summary.schema.json", want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if !bytes.Equal(want, SummarySchemaJSON) {
+		t.Fatal("reports/summary.schema.json is not what the Go types generate: run go test ./reports -run TestSummarySchemaShipped -update")
+	}
+	sch := compileSummarySchema(t)
+	var s map[string]any
+	b, err := os.ReadFile("testdata/golden/summary.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	s["verdict_reason"] = s["verdict_reasons"] // a renamed field
+	delete(s, "verdict_reasons")
+	if sch.Validate(s) == nil {
+		t.Error("the schema accepts a summary.json whose verdict_reasons was renamed")
+	}
+}
+
+// TestSummariesValidateAgainstSchema: every summary.json in testdata, and the
+// summaries of a single run, a failed one, an incomplete one, one with errors
+// and a whole run with parts, validate against summary.schema.json.
+func TestSummariesValidateAgainstSchema(t *testing.T) {
+	sch := compileSummarySchema(t)
+	n := 0
+	filepath.WalkDir("testdata", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "summary.json" {
+			n++
+			validateSummary(t, sch, p)
+		}
+		return nil
+	})
+	if n == 0 {
+		t.Error("no summary.json in testdata")
+	}
+	interrupted := passingRun()
+	interrupted.meta.Interrupted = true
+	runs := map[string]*run{"full": fullRun(), "failed": cardRun(), "incomplete": interrupted, "errors": opsRun(), "notify": newRun("notify")}
+	for _, r := range runs {
+		dir := r.write(t)
+		if _, err := Build(dir); err != nil {
+			t.Fatal(err)
+		}
+		validateSummary(t, sch, filepath.Join(dir, "summary.json"))
+	}
+	whole := multiPartRun(t)
+	filepath.WalkDir(whole, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == "summary.json" {
+			validateSummary(t, sch, p)
+		}
+		return nil
+	})
+}
