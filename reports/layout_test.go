@@ -97,7 +97,9 @@ func TestReportLayoutInChromium(t *testing.T) {
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	// A bound against a hung browser, not a speed goal: each page gets its
+	// own generous deadline, so a busy machine slows the test, never fails it.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
 	defer acancel()
@@ -114,7 +116,9 @@ func TestReportLayoutInChromium(t *testing.T) {
 	for name, dir := range layoutRuns(t) {
 		for _, vp := range viewports {
 			t.Run(name+"/"+vp.name, func(t *testing.T) {
-				tctx, tcancel := chromedp.NewContext(bctx)
+				pctx, pcancel := context.WithTimeout(bctx, 3*time.Minute)
+				defer pcancel()
+				tctx, tcancel := chromedp.NewContext(pctx)
 				defer tcancel()
 				emulate := chromedp.EmulateViewport(vp.w, vp.h)
 				if vp.mobile {
