@@ -1,0 +1,259 @@
+package reports
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// updateStream rewrites testdata/stream/*.summary.json from the analysis as it
+// is: the goldens were written by the in-memory analysis before the bounded
+// one replaced it (issue 23), so the test is the differential one.
+var updateStream = flag.Bool("update-stream", false, "rewrite testdata/stream goldens")
+
+// streamShape is a generated run of n messages: one kind of traffic the
+// bounded analysis must give the same summary for.
+type streamShape struct {
+	name string
+	gen  func(n int) *run
+}
+
+var streamShapes = []streamShape{
+	{"none", func(n int) *run { return genStream(n, 1, "none", 0) }},
+	{"none-retries", func(n int) *run { return genStream(n, 2, "none", 2) }},
+	{"none-dups-shuffled", func(n int) *run { r := genStream(n, 3, "none", 1); dupShuffle(r, 4); return r }},
+	{"none-notify-probes", func(n int) *run { return genNotifyProbes(n, 5) }},
+	{"none-429", func(n int) *run { return gen429(n, 6, "none") }},
+	{"callbacks", func(n int) *run { return genStream(n, 7, "sink", 1) }},
+	{"callbacks-429", func(n int) *run { return gen429(n, 8, "sink") }},
+	{"polls", func(n int) *run { return genStream(n, 9, "poll", 1) }},
+}
+
+// genStream is n messaging sends at 1000/s from 3 clients with delivery via:
+// most accepted at once, some refused (500, 400, timeouts), a few latencies
+// over a second, a few txIds answered twice (collisions), retries up to
+// retryMax on 500 and timeouts; with callbacks (sink) or polls, most
+// delivered, some lost, late or duplicated.
+func genStream(n int, seed uint64, via string, retryMax int) *run {
+	rng := rand.New(rand.NewPCG(seed, 23))
+	r := newRun(rundir.APIMessaging)
+	r.meta.Clients = []string{"c1", "c2", "c3"}
+	r.meta.Limit = rundir.Limit{}
+	r.meta.Delivery = rundir.Delivery{Via: via, Grace: rundir.Duration(5 * time.Second)}
+	if via == "none" {
+		r.meta.Delivery.Grace = 0
+	}
+	r.meta.Chain = []string{"sms"}
+	r.meta.Retry = rundir.Retry{On: []string{"500", "timeout"}, Max: retryMax, Backoff: rundir.Duration(100 * time.Millisecond)}
+	end := float64(n) / 1000
+	r.meta.AttackEnd = at(end + 1)
+	r.meta.End = at(end + 7)
+	for i := 1; i <= n; i++ {
+		seq := int64(i)
+		sec := float64(i) / 1000
+		client := r.meta.Clients[i%3]
+		accepted := false
+		for try := 1; try <= retryMax+1; try++ {
+			code, lat := 202, 0.0002+rng.ExpFloat64()*0.002
+			switch x := rng.IntN(1000); {
+			case x < 20:
+				code = 500
+			case x < 25:
+				code = 400
+			case x < 35:
+				code, lat = 0, 30
+			case x < 40:
+				lat = 1 + rng.Float64()*3
+			}
+			t := sec + float64(try-1)*0.1
+			a := r.send(seq, client, t, code, lat)
+			a.Attempt, a.FirstSent = try, at(sec)
+			a.Sent = a.Sent.Add(time.Duration(rng.IntN(3000)) * time.Microsecond)
+			if code == 202 && rng.IntN(2000) == 0 {
+				a.TxID = "tx-" + itoa(seq-1) // the service answered another message's id
+			}
+			if code >= 200 && code < 300 {
+				accepted = true
+				break
+			}
+			if code == 400 || !slices.Contains(r.meta.Retry.On, codeOn(code)) {
+				break
+			}
+		}
+		if !accepted || via == "none" {
+			continue
+		}
+		done := sec + 0.5 + rng.ExpFloat64()
+		switch x := rng.IntN(100); {
+		case x < 3: // lost
+		case x < 5:
+			deliver(r, via, seq, end+8+rng.Float64()) // late
+		case x < 8:
+			deliver(r, via, seq, done)
+			deliver(r, via, seq, done+0.2) // duplicate
+		default:
+			deliver(r, via, seq, done)
+		}
+	}
+	return r
+}
+
+func codeOn(code int) string {
+	if code == 0 {
+		return "timeout"
+	}
+	return itoa(int64(code))
+}
+
+// deliver adds message seq's DELIVERED status at sec: a callback, or a poll.
+func deliver(r *run, via string, seq int64, sec float64) {
+	if via == "poll" {
+		r.attempts = append(r.attempts, rundir.Attempt{Seq: seq, API: rundir.APIMessaging, Op: "check_status", Client: "c1",
+			Attempt: 1, Intended: at(sec), Sent: at(sec), Code: 200, Latency: 0.001, Outcome: "ok", Class: "ok",
+			TxID: "tx-" + itoa(seq), State: "DELIVERED", Channel: "sms"})
+		return
+	}
+	r.callback(seq, sec, "DELIVERED", "sms", true, false)
+}
+
+// dupShuffle shuffles the attempts and writes every k-th line twice.
+func dupShuffle(r *run, k int) {
+	rng := rand.New(rand.NewPCG(uint64(k), 7))
+	rng.Shuffle(len(r.attempts), func(i, j int) { r.attempts[i], r.attempts[j] = r.attempts[j], r.attempts[i] })
+	var out []rundir.Attempt
+	for i, a := range r.attempts {
+		out = append(out, a)
+		if i%(k*50) == 0 {
+			out = append(out, a)
+		}
+	}
+	r.attempts = out
+}
+
+// genNotifyProbes is n notifications with delivery none, every tenth probed
+// once (some answered with another id, some marked mismatched by the attacker).
+func genNotifyProbes(n int, seed uint64) *run {
+	rng := rand.New(rand.NewPCG(seed, 23))
+	r := newRun(rundir.APINotify)
+	r.meta.Limit = rundir.Limit{}
+	r.meta.Delivery = rundir.Delivery{Via: "none"}
+	r.meta.AttackEnd = at(float64(n)/1000 + 1)
+	r.meta.End = r.meta.AttackEnd
+	for i := 1; i <= n; i++ {
+		seq, sec := int64(i), float64(i)/1000
+		r.send(seq, "c1", sec, 200, 0.001+rng.Float64()*0.01)
+		if i%10 != 0 {
+			continue
+		}
+		p := r.send(seq, "c1", sec+0.05, 200, 0.001)
+		p.Attempt, p.Probe, p.FirstSent = 2, "sequential", at(sec)
+		switch rng.IntN(4) {
+		case 0:
+			p.NotificationID = "n-other-" + itoa(seq)
+		case 1:
+			p.Mismatch = true
+		}
+	}
+	return r
+}
+
+// gen429 is n messaging sends at 1000/s from 2 clients against a limit of 50
+// a second: the sends past it answered 429 with a Retry-After.
+func gen429(n int, seed uint64, via string) *run {
+	rng := rand.New(rand.NewPCG(seed, 23))
+	r := newRun(rundir.APIMessaging)
+	r.meta.Clients = []string{"c1", "c2"}
+	r.meta.Limit = rundir.Limit{Requests: 50, Window: rundir.Duration(time.Second), Mode: "exceed"}
+	r.meta.Delivery = rundir.Delivery{Via: via, Grace: rundir.Duration(2 * time.Second)}
+	r.meta.AttackEnd = at(float64(n)/1000 + 1)
+	r.meta.End = at(float64(n)/1000 + 3)
+	used := map[[2]int64]int{}
+	for i := 1; i <= n; i++ {
+		seq, sec := int64(i), float64(i)/1000
+		c := int64(i % 2)
+		w := [2]int64{c, int64(sec)}
+		code := 202
+		if used[w]++; used[w] > 50 {
+			code = 429
+		}
+		a := r.send(seq, r.meta.Clients[c], sec, code, 0.001+rng.Float64()*0.002)
+		if code == 429 {
+			a.RetryAfter = "1"
+		} else if via == "sink" && rng.IntN(10) > 0 {
+			r.callback(seq, sec+0.3+rng.Float64(), "DELIVERED", "sms", true, false)
+		}
+	}
+	return r
+}
+
+// streamSummary is the summary.json msgload report writes for dir.
+func streamSummary(t testing.TB, dir string) []byte {
+	t.Helper()
+	s, err := Analyze(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Evaluate(s.thresholdExprs); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// checkGolden compares got with testdata/stream/name.summary.json (or
+// rewrites it with -update-stream).
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	p := filepath.Join("testdata", "stream", name+".summary.json")
+	if *updateStream {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s: summary.json differs from the in-memory analysis's: %s", name, firstDiff(got, want))
+	}
+}
+
+// TestStreamDifferential: the bounded analysis gives summary.json byte for
+// byte as the in-memory analysis did (its goldens), on every run in testdata
+// and on generated runs of 10,000 messages of every shape.
+func TestStreamDifferential(t *testing.T) {
+	runs, err := os.ReadDir(filepath.Join("testdata", "runs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range runs {
+		t.Run("testdata/"+e.Name(), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", "runs", e.Name()))); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, "testdata-"+e.Name(), streamSummary(t, dir))
+		})
+	}
+	for _, sh := range streamShapes {
+		t.Run(sh.name, func(t *testing.T) {
+			checkGolden(t, fmt.Sprintf("gen-%s-10k", sh.name), streamSummary(t, sh.gen(10_000).write(t)))
+		})
+	}
+}
