@@ -162,6 +162,10 @@ type analyzer struct {
 	counts              map[string]*[2]int64
 
 	recs recList // every message's records until they are judged (ending.go)
+
+	tally tally      // finishMessage's counts
+	st    *streamRun // a run analysed in two passes (stream.go), else nil
+	one   msg        // the message of the attempt being read when it is its only record (stream.go)
 }
 
 // decodeAttempt decodes a line of attempts.jsonl, its strings of few values
@@ -192,18 +196,24 @@ func analyze(fsys fs.FS, name string) (*analyzer, error) { return analyzeKeep(fs
 // analyzeKeep is analyze; rawRequests keeps the request latencies as they
 // were recorded (ReadSamples), not rounded to the microsecond (compact hists).
 func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
-	perRequest := newCompactHist
-	if rawRequests {
-		perRequest = newHist
+	if !rawRequests && twoPasses(fsys) {
+		return analyzeBounded(fsys, name)
 	}
+	return analyzeOnce(fsys, name, rawRequests, nil)
+}
+
+// analyzeOnce is one reading of the run: the whole analysis, or a pass of
+// one in bounded memory (st, stream.go).
+func analyzeOnce(fsys fs.FS, name string, rawRequests bool, st *streamRun) (*analyzer, error) {
 	a := &analyzer{
-		dir: name, fsys: fsys, s: &Summary{Schema: schemaVersion, Kind: kindPart, dir: name},
-		reqLat: perRequest(), reqLatIntended: newCompactHist(), lag: newCompactHist(),
+		dir: name, fsys: fsys, s: &Summary{Schema: schemaVersion, Kind: kindPart, dir: name}, st: st,
 		idOwner: map[uint64]int64{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
 		states: newIntern(), chans: newIntern(),
-		byState: map[string]*hist{}, byChannel: map[string]*hist{},
-		delivery: newHist(), survivors: newHist(), replies: newHist(), retries: newHist(), steps: map[[2]string]*hist{},
+		byState: map[string]*hist{}, byChannel: map[string]*hist{}, steps: map[[2]string]*hist{},
 	}
+	a.reqLat = a.newHist(!rawRequests)
+	a.reqLatIntended, a.lag = a.newHist(true), a.newHist(true)
+	a.delivery, a.survivors, a.replies, a.retries = a.newHist(false), a.newHist(false), a.newHist(false), a.newHist(false)
 	if err := a.readMeta(); err != nil {
 		return nil, err
 	}
@@ -217,6 +227,7 @@ func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
 	if len(a.meta.Chain) <= 30 {
 		a.chain = rundir.ParseChain(a.meta.Chain)
 	}
+	a.startTally()
 	if err := a.scanEventKeys(); err != nil {
 		return nil, err
 	}
@@ -444,7 +455,7 @@ func (a *analyzer) readAttempts() error {
 	var bad int64
 	a.seenAttempts = attemptSet{}
 	err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
-		if a.seenAttempts.again(&at) {
+		if !a.only(at.Seq) && a.seenAttempts.again(&at) {
 			r.Duplicates++ // counted once: a second copy of a line is no second send
 			return nil
 		}
@@ -564,7 +575,7 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 	if op != "send" || at.Seq <= 0 {
 		return
 	}
-	m := a.msgs.add(at.Seq)
+	m := a.message(at.Seq)
 	first := at.FirstSent
 	if first.IsZero() && at.Attempt <= 1 && at.Probe == "" {
 		first = at.Sent
@@ -605,12 +616,7 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		}
 		if id != "" {
 			h := hashID(id)
-			if owner, ok := a.idOwner[h]; !ok {
-				a.idOwner[h] = at.Seq
-			} else if owner != at.Seq && m.idHash != h {
-				// One id for two messages: every later figure joined by it is wrong.
-				s.Idempotency.IDCollisions++
-			}
+			a.ownID(h, at.Seq, m)
 			if m.idHash == 0 {
 				m.idHash = h
 			} else if m.idHash != h && !m.mismatch {
@@ -632,6 +638,9 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		if _, ok := a.needKeys[k]; ok {
 			a.needKeys[k] = at.Seq
 		}
+	}
+	if m == &a.one {
+		a.finishMessage(m) // its only record: settled now, never held
 	}
 }
 
@@ -842,7 +851,7 @@ func (a *analyzer) channelHist(ch string) *hist {
 	}
 	h := a.byChannel[ch]
 	if h == nil {
-		h = newHist()
+		h = a.newHist(false)
 		a.byChannel[ch] = h
 	}
 	return h
@@ -902,72 +911,91 @@ func (a *analyzer) censorStep(md *msgDelivery) *hist {
 	return a.steps[[2]string{a.chain[i].Channel, a.chain[i+1].Channel}]
 }
 
-func (a *analyzer) finishDelivery() {
-	d := &a.s.Delivery
-	dl := a.deadline.UnixNano()
+// tally is what finishMessage counts over the messages beside the summary's
+// figures: the funnel's counts by interned channel.
+type tally struct {
+	terminalOn, reached map[uint8]int64
+	dl                  int64 // the deadline, unix ns (MaxInt64: none)
+}
+
+// startTally makes the counts finishMessage adds to, before any message is
+// settled (a run analysed in two passes settles most of them as it reads).
+func (a *analyzer) startTally() {
+	a.tally = tally{terminalOn: map[uint8]int64{}, reached: map[uint8]int64{}, dl: a.deadline.UnixNano()}
 	if a.deadline.IsZero() {
-		dl = math.MaxInt64
+		a.tally.dl = math.MaxInt64
 	}
-	terminalOn := map[uint8]int64{}
-	reached := map[uint8]int64{}
 	o := &a.s.Outcomes
 	o.ByState, o.Refused = map[string]int64{}, map[string]int64{}
-	a.msgs.each(func(_ int64, m *msg) {
-		md := m.delivery()
-		if md.dupTerm {
-			a.s.Idempotency.DuplicateDeliveries++
+}
+
+// finishMessage counts a settled message in the outcomes, the delivery
+// counts and the delivery latencies: once every record of it is read (and,
+// with records, judged).
+func (a *analyzer) finishMessage(m *msg) {
+	d := &a.s.Delivery
+	o := &a.s.Outcomes
+	terminalOn, reached, dl := a.tally.terminalOn, a.tally.reached, a.tally.dl
+	md := m.delivery()
+	if md.dupTerm {
+		a.s.Idempotency.DuplicateDeliveries++
+	}
+	for i := range a.chans.names {
+		if md.reached&(1<<i) != 0 {
+			reached[uint8(i)]++
 		}
-		for i := range a.chans.names {
-			if md.reached&(1<<i) != 0 {
-				reached[uint8(i)]++
-			}
-		}
+	}
+	if md.terminalAt != 0 {
+		terminalOn[md.finalChan]++
+	}
+	if !m.accepted {
 		if md.terminalAt != 0 {
-			terminalOn[md.finalChan]++
+			d.Unconfirmed++
 		}
-		if !m.accepted {
-			if md.terminalAt != 0 {
-				d.Unconfirmed++
-			}
-			if m.lastTry > 0 {
-				o.NotAccepted++
-				if m.gaveUp {
-					o.GaveUp++
-				} else {
-					o.Refused[codeClass(int(m.lastCode))]++
-				}
-			}
-			return
-		}
-		d.Expected++
-		if md.terminalAt == 0 {
-			d.Lost++
-			o.NoFinalStatus++
-			a.censorLatency(m, md, dl)
-			return
-		}
-		d.Received++
-		if md.terminalAt > dl {
-			d.Lost++
-			d.Late++
-			o.NoFinalStatus++
-			a.censorLatency(m, md, dl)
-		} else {
-			o.count(a.states.names[md.finalState])
-		}
-		if m.first > 0 {
-			if md.terminalAt < m.first {
-				d.BeforeSend++ // counted, never clipped away in silence (decide)
-			}
-			lat := float64(md.terminalAt-m.first) / 1e9
-			a.survivors.observe(lat)
-			if md.terminalAt <= dl {
-				a.delivery.observe(lat)
-				a.drift.delivered(m.first, lat, false)
-				a.channelHist(a.chans.names[md.finalChan]).observe(lat)
+		if m.lastTry > 0 {
+			o.NotAccepted++
+			if m.gaveUp {
+				o.GaveUp++
+			} else {
+				o.Refused[codeClass(int(m.lastCode))]++
 			}
 		}
-	})
+		return
+	}
+	d.Expected++
+	if md.terminalAt == 0 {
+		d.Lost++
+		o.NoFinalStatus++
+		a.censorLatency(m, md, dl)
+		return
+	}
+	d.Received++
+	if md.terminalAt > dl {
+		d.Lost++
+		d.Late++
+		o.NoFinalStatus++
+		a.censorLatency(m, md, dl)
+	} else {
+		o.count(a.states.names[md.finalState])
+	}
+	if m.first > 0 {
+		if md.terminalAt < m.first {
+			d.BeforeSend++ // counted, never clipped away in silence (decide)
+		}
+		lat := float64(md.terminalAt-m.first) / 1e9
+		a.survivors.observe(lat)
+		if md.terminalAt <= dl {
+			a.delivery.observe(lat)
+			a.drift.delivered(m.first, lat, false)
+			a.channelHist(a.chans.names[md.finalChan]).observe(lat)
+		}
+	}
+}
+
+func (a *analyzer) finishDelivery() {
+	d := &a.s.Delivery
+	terminalOn, reached := a.tally.terminalOn, a.tally.reached
+	a.msgs.each(func(_ int64, m *msg) { a.finishMessage(m) })
 	d.Latency = a.delivery.percentiles()
 	d.LatencyDelivered = a.survivors.percentiles()
 	d.ByChannel = map[string]percentiles{}

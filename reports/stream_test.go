@@ -257,3 +257,51 @@ func TestStreamDifferential(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamDifferentialSpilled: the same with the answered ids spilled to
+// disk in runs of 1,000 and merged (the external sort of a long run).
+func TestStreamDifferentialSpilled(t *testing.T) {
+	defer func(n int) { spillChunk = n }(spillChunk)
+	spillChunk = 1000
+	for _, sh := range streamShapes[:5] {
+		t.Run(sh.name, func(t *testing.T) {
+			dir := sh.gen(10_000).write(t)
+			if !twoPasses(os.DirFS(dir)) {
+				t.Fatalf("%s is not analysed in passes", sh.name)
+			}
+			checkGolden(t, fmt.Sprintf("gen-%s-10k", sh.name), streamSummary(t, dir))
+		})
+	}
+}
+
+// TestBoundedHoldsFewMessages: a run with delivery none holds only the
+// messages with more than one record (retries, probes, a duplicated line)
+// and no map of the ids answered: a message settled at its only record costs
+// 2 bits, not a msg and a map entry (issue 23: 18 M messages in 64 MB).
+func TestBoundedHoldsFewMessages(t *testing.T) {
+	r := genStream(10_000, 2, "none", 2)
+	multi := map[int64]int{}
+	for _, at := range r.attempts {
+		multi[at.Seq]++
+	}
+	var want int
+	for _, n := range multi {
+		if n > 1 {
+			want++
+		}
+	}
+	dir := r.write(t)
+	a, err := analyze(os.DirFS(dir), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.msgs.n != want {
+		t.Errorf("%d messages held, want the %d with more than one record (of %d)", a.msgs.n, want, len(multi))
+	}
+	if len(a.idOwner) > 20 {
+		t.Errorf("%d ids held, want only those answered more than once", len(a.idOwner))
+	}
+	if a.s.Idempotency.IDCollisions == 0 {
+		t.Error("no id collision found; the run has some")
+	}
+}

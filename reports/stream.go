@@ -1,0 +1,341 @@
+package reports
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// A run with delivery: none (no events, no ground truth) is analysed in
+// bounded memory, in passes over attempts.jsonl (issue 23: an hour at
+// 5,000/s is 18 M messages):
+//
+//  1. a census counts the records of each sequence (2 bits a sequence:
+//     none, one, more); a message with one record — the common case, a send
+//     accepted at once — is settled at that record (finishMessage) and never
+//     held; only messages with more records (retries, probes, a duplicated
+//     line) are held and deduplicated as before;
+//  2. the analysis proper, whose hists only count (bounded.go), and whose
+//     answered ids go to a sorted spill on disk (hashSpill) instead of a map;
+//  3. the analysis again, its hists keeping the values of the buckets that
+//     hold a wanted rank, its id check limited to the ids answered more
+//     than once: its summary is the run's, the same to the byte as one pass
+//     holding every value (TestStreamDifferential).
+//
+// The figures are exact at the microsecond, as every figure is reported.
+
+// streamRun is the state a pass of a bounded analysis shares with the next.
+type streamRun struct {
+	census *seqCensus
+	ids    *hashSpill          // pass 2 (the first analysis): every id answered, to find those answered twice
+	twice  map[uint64]struct{} // pass 3: the ids answered more than once
+	plans  []*boundedPlan      // pass 3: what pass 2's hists found, in the order they were made
+	made   []*hist             // the bounded hists of this pass, in the order they were made
+	err    error               // the first error of the spill
+}
+
+// twoPasses says whether the run is analysed in bounded memory: delivery
+// none, no event and no ground truth to join (a run with callbacks holds its
+// messages until they are judged).
+func twoPasses(fsys fs.FS) bool {
+	b, err := rundir.ReadFileFS(fsys, rundir.MetaFile, rundir.MaxDocBytes)
+	if err != nil {
+		return false
+	}
+	var m rundir.Meta
+	if json.Unmarshal(b, &m) != nil || m.Delivery.Via != "none" || rundir.HasTruth(fsys) {
+		return false
+	}
+	st, err := fs.Stat(fsys, rundir.EventsFile)
+	return errors.Is(err, fs.ErrNotExist) || err == nil && st.Size() == 0
+}
+
+// analyzeBounded analyses a run in the passes above.
+func analyzeBounded(fsys fs.FS, name string) (*analyzer, error) {
+	census, err := countSeqs(fsys)
+	if err != nil {
+		return nil, err
+	}
+	first := &streamRun{census: census, ids: &hashSpill{}}
+	defer first.ids.close()
+	if _, err := analyzeOnce(fsys, name, false, first); err != nil {
+		return nil, err
+	}
+	if first.err != nil {
+		return nil, first.err
+	}
+	second := &streamRun{census: census}
+	for _, h := range first.made {
+		second.plans = append(second.plans, h.bk.planFor())
+	}
+	first.made = nil
+	if second.twice, err = first.ids.twice(); err != nil {
+		return nil, err
+	}
+	first.ids.close()
+	a, err := analyzeOnce(fsys, name, false, second)
+	if err != nil {
+		return nil, err
+	}
+	if !second.agrees() {
+		return nil, fmt.Errorf("%w: %s: %s changed between two readings", errBadRun, name, rundir.AttemptsFile)
+	}
+	return a, nil
+}
+
+// agrees reports whether the last pass counted in each hist what the pass
+// before did (a file that changed under the report does not).
+func (st *streamRun) agrees() bool {
+	if len(st.made) != len(st.plans) {
+		return false
+	}
+	for i, h := range st.made {
+		p := st.plans[i]
+		if p.n != h.bk.obs.n || p.nc != h.bk.cens.n {
+			return false
+		}
+	}
+	return true
+}
+
+// newHist is a hist of the analysis: bounded in a run analysed in passes,
+// else one that keeps its values (compact: the per-request ones, see hist).
+func (a *analyzer) newHist(compact bool) *hist {
+	st := a.st
+	if st == nil {
+		if compact {
+			return newCompactHist()
+		}
+		return newHist()
+	}
+	h := &hist{sorted: true, bk: &bounded{}}
+	if st.plans != nil {
+		h.bk.plan = &boundedPlan{broken: true}
+		if i := len(st.made); i < len(st.plans) {
+			h.bk.plan = st.plans[i]
+		}
+	}
+	st.made = append(st.made, h)
+	return h
+}
+
+// only reports whether the attempt of seq is the only record of its message
+// (a run analysed in passes): it needs no check for a duplicated line, and
+// the message is settled at it.
+func (a *analyzer) only(seq int64) bool {
+	return a.st != nil && seq > 0 && a.st.census.get(seq) == 1
+}
+
+// message is the state of message seq for its attempt: held in msgs, or,
+// when the attempt is the message's only record, a.one (settled at once).
+func (a *analyzer) message(seq int64) *msg {
+	if a.only(seq) {
+		a.one = msg{held: true}
+		return &a.one
+	}
+	return a.msgs.add(seq)
+}
+
+// ownID checks the id h the service answered message seq with against the
+// ids given to other messages (idOwner). A run analysed in passes holds no
+// map of every id: its first analysis spills them, the second checks only
+// those answered more than once (any other was given to one message once:
+// nothing to count).
+func (a *analyzer) ownID(h uint64, seq int64, m *msg) {
+	if st := a.st; st != nil {
+		if st.ids != nil {
+			if err := st.ids.add(h); err != nil && st.err == nil {
+				st.err = err
+			}
+			return
+		}
+		if _, ok := st.twice[h]; !ok {
+			return
+		}
+	}
+	if owner, ok := a.idOwner[h]; !ok {
+		a.idOwner[h] = seq
+	} else if owner != seq && m.idHash != h {
+		// One id for two messages: every later figure joined by it is wrong.
+		a.s.Idempotency.IDCollisions++
+	}
+}
+
+// seqCensus counts the records of each sequence, 0, 1 or more (2 bits a
+// sequence), in pages of censusPage sequences made as sequences land in them.
+type seqCensus struct {
+	pages map[int64]*[censusPage / 4]byte
+}
+
+const censusPage = 1 << 14
+
+func (c *seqCensus) add(seq int64) {
+	p := c.pages[seq/censusPage]
+	if p == nil {
+		p = new([censusPage / 4]byte)
+		c.pages[seq/censusPage] = p
+	}
+	i := seq % censusPage
+	if n := p[i/4] >> (2 * (i % 4)) & 3; n < 2 {
+		p[i/4] += 1 << (2 * (i % 4))
+	}
+}
+
+// get is how many records seq has: 0, 1, or 2 for more.
+func (c *seqCensus) get(seq int64) int {
+	p := c.pages[seq/censusPage]
+	if p == nil {
+		return 0
+	}
+	i := seq % censusPage
+	return int(p[i/4] >> (2 * (i % 4)) & 3)
+}
+
+// countSeqs is the census of attempts.jsonl: every line that decodes, with a
+// sequence (as readAttempts reads them).
+func countSeqs(fsys fs.FS) (*seqCensus, error) {
+	c := &seqCensus{pages: map[int64]*[censusPage / 4]byte{}}
+	var strs interner
+	err := readJSONLFunc(fsys, rundir.AttemptsFile, func(b []byte, at *rundir.Attempt) error {
+		return decodeAttempt(&strs, b, at)
+	}, func(at rundir.Attempt) error {
+		if at.Seq > 0 {
+			c.add(at.Seq)
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
+	}
+	return c, nil
+}
+
+// hashSpill collects 64-bit hashes and finds those added more than once: in
+// memory up to spillChunk of them, beyond that in sorted runs in a temporary
+// file merged at the end (an external sort), so that its memory stays flat.
+type hashSpill struct {
+	buf  []uint64
+	f    *os.File
+	runs [][2]int64 // offset and count of each sorted run in f
+}
+
+// spillChunk is how many hashes a hashSpill holds in memory (4 MiB); a test lowers it.
+var spillChunk = 1 << 19
+
+func (s *hashSpill) add(h uint64) error {
+	if s.buf == nil {
+		s.buf = make([]uint64, 0, 1024)
+	}
+	s.buf = append(s.buf, h)
+	if len(s.buf) < spillChunk {
+		return nil
+	}
+	return s.flush()
+}
+
+// flush writes the hashes in memory to the file as one sorted run.
+func (s *hashSpill) flush() error {
+	if len(s.buf) == 0 {
+		return nil
+	}
+	if s.f == nil {
+		f, err := os.CreateTemp("", "msgload-ids-*")
+		if err != nil {
+			return fmt.Errorf("spill the answered ids: %w", err)
+		}
+		s.f = f
+	}
+	slices.Sort(s.buf)
+	off, _ := s.f.Seek(0, io.SeekEnd)
+	w := bufio.NewWriterSize(s.f, 1<<16)
+	var b [8]byte
+	for _, h := range s.buf {
+		binary.LittleEndian.PutUint64(b[:], h)
+		w.Write(b[:])
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("spill the answered ids: %w", err)
+	}
+	s.runs = append(s.runs, [2]int64{off, int64(len(s.buf))})
+	s.buf = s.buf[:0]
+	return nil
+}
+
+// twice is the set of hashes added more than once.
+func (s *hashSpill) twice() (map[uint64]struct{}, error) {
+	out := map[uint64]struct{}{}
+	if s.f == nil {
+		slices.Sort(s.buf)
+		for i := 1; i < len(s.buf); i++ {
+			if s.buf[i] == s.buf[i-1] {
+				out[s.buf[i]] = struct{}{}
+			}
+		}
+		return out, nil
+	}
+	if err := s.flush(); err != nil {
+		return nil, err
+	}
+	s.buf = nil
+	type run struct {
+		r    *bufio.Reader
+		left int64
+		head uint64
+	}
+	var rerr error
+	next := func(r *run) bool {
+		if r.left == 0 {
+			return false
+		}
+		var b [8]byte
+		if _, err := io.ReadFull(r.r, b[:]); err != nil {
+			rerr = fmt.Errorf("read the spilled ids: %w", err)
+			return false
+		}
+		r.head, r.left = binary.LittleEndian.Uint64(b[:]), r.left-1
+		return true
+	}
+	var runs []*run
+	for _, x := range s.runs {
+		r := &run{r: bufio.NewReaderSize(io.NewSectionReader(s.f, x[0], 8*x[1]), 1<<15), left: x[1]}
+		if next(r) {
+			runs = append(runs, r)
+		}
+	}
+	var prev uint64
+	var seen bool
+	for len(runs) > 0 {
+		k := 0
+		for i, r := range runs {
+			if r.head < runs[k].head {
+				k = i
+			}
+		}
+		h := runs[k].head
+		if seen && h == prev {
+			out[h] = struct{}{}
+		}
+		prev, seen = h, true
+		if !next(runs[k]) {
+			runs = slices.Delete(runs, k, k+1)
+		}
+	}
+	return out, rerr
+}
+
+// close removes the spill's file.
+func (s *hashSpill) close() {
+	if s.f != nil {
+		s.f.Close()
+		os.Remove(s.f.Name())
+		s.f = nil
+	}
+}
