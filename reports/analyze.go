@@ -206,7 +206,7 @@ func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
 // one in bounded memory (st, stream.go).
 func analyzeOnce(fsys fs.FS, name string, rawRequests bool, st *streamRun) (*analyzer, error) {
 	a := &analyzer{
-		dir: name, fsys: fsys, s: &Summary{Schema: schemaVersion, Kind: kindPart, dir: name}, st: st,
+		dir: name, fsys: fsys, s: &Summary{Schema: schemaVersion, Kind: kindPart, dir: name, LatencyResolution: latencyResolution}, st: st,
 		idOwner: map[uint64]int64{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
 		states: newIntern(), chans: newIntern(),
 		byState: map[string]*hist{}, byChannel: map[string]*hist{}, steps: map[[2]string]*hist{},

@@ -32,6 +32,10 @@ type boundedPlan struct {
 	broken bool // the second pass did not count what the first did
 }
 
+// latencyResolution is the resolution of every latency figure (seconds):
+// summary.json's latency_resolution_s.
+const latencyResolution = 1e-6
+
 // bucketSub is how many buckets split each power of two of microseconds.
 const bucketSub = 1024
 

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -32,6 +33,7 @@ var streamShapes = []streamShape{
 	{"none-dups-shuffled", func(n int) *run { r := genStream(n, 3, "none", 1); dupShuffle(r, 4); return r }},
 	{"none-notify-probes", func(n int) *run { return genNotifyProbes(n, 5) }},
 	{"none-429", func(n int) *run { return gen429(n, 6, "none") }},
+	{"none-soak-11m", func(n int) *run { r := genStream(n, 11, "none", 1); stretch(r, 66); return r }},
 	{"callbacks", func(n int) *run { return genStream(n, 7, "sink", 1) }},
 	{"callbacks-429", func(n int) *run { return gen429(n, 8, "sink") }},
 	{"polls", func(n int) *run { return genStream(n, 9, "poll", 1) }},
@@ -122,6 +124,22 @@ func deliver(r *run, via string, seq int64, sec float64) {
 		return
 	}
 	r.callback(seq, sec, "DELIVERED", "sms", true, false)
+}
+
+// stretch makes the run k times as long (its sends k times as far apart,
+// their latencies as they were): a soak, whose drift is fitted.
+func stretch(r *run, k float64) {
+	f := func(t time.Time) time.Time {
+		if t.IsZero() {
+			return t
+		}
+		return t0.Add(time.Duration(float64(t.Sub(t0)) * k))
+	}
+	for i := range r.attempts {
+		a := &r.attempts[i]
+		a.Intended, a.Sent, a.FirstSent = f(a.Intended), f(a.Sent), f(a.FirstSent)
+	}
+	r.meta.AttackEnd, r.meta.End = f(r.meta.AttackEnd), f(r.meta.End)
 }
 
 // dupShuffle shuffles the attempts and writes every k-th line twice.
@@ -229,6 +247,8 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The one field added since the goldens were written.
+	got = regexp.MustCompile(`,\n  "latency_resolution_s": 0.000001\n}`).ReplaceAll(got, []byte("\n}"))
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s: summary.json differs from the in-memory analysis's: %s", name, firstDiff(got, want))
 	}
@@ -263,7 +283,7 @@ func TestStreamDifferential(t *testing.T) {
 func TestStreamDifferentialSpilled(t *testing.T) {
 	defer func(n int) { spillChunk = n }(spillChunk)
 	spillChunk = 1000
-	for _, sh := range streamShapes[:5] {
+	for _, sh := range streamShapes[:6] {
 		t.Run(sh.name, func(t *testing.T) {
 			dir := sh.gen(10_000).write(t)
 			if !twoPasses(os.DirFS(dir)) {
