@@ -58,8 +58,12 @@ func twoPasses(fsys fs.FS) bool {
 	return errors.Is(err, fs.ErrNotExist) || err == nil && st.Size() == 0
 }
 
-// analyzeBounded analyses a run in the passes above.
+// analyzeBounded analyses a run in the passes above, each over
+// attempts.jsonl as long as it was when the first began (prefixFS).
 func analyzeBounded(fsys fs.FS, name string) (*analyzer, error) {
+	if st, err := fs.Stat(fsys, rundir.AttemptsFile); err == nil {
+		fsys = prefixFS{fsys, st.Size()}
+	}
 	census, err := countSeqs(fsys)
 	if err != nil {
 		return nil, err
@@ -90,6 +94,31 @@ func analyzeBounded(fsys fs.FS, name string) (*analyzer, error) {
 	}
 	return a, nil
 }
+
+// prefixFS shows attempts.jsonl cut at the size it had when the analysis
+// began: the passes over a run still being written (the live analysis, a
+// checkpoint) read the same lines, and a message settled at its only record
+// in the census cannot get a second one in a later pass.
+type prefixFS struct {
+	fs.FS
+	size int64
+}
+
+func (p prefixFS) Open(name string) (fs.File, error) {
+	f, err := p.FS.Open(name)
+	if err != nil || name != rundir.AttemptsFile {
+		return f, err
+	}
+	return &prefixFile{File: f, r: io.LimitReader(f, p.size)}, nil
+}
+
+// prefixFile is a file read up to a size.
+type prefixFile struct {
+	fs.File
+	r io.Reader
+}
+
+func (f *prefixFile) Read(b []byte) (int, error) { return f.r.Read(b) }
 
 // agrees reports whether the last pass counted in each hist what the pass
 // before did (a file that changed under the report does not).

@@ -2,6 +2,8 @@ package reports
 
 import (
 	"bytes"
+	"encoding/json"
+	"io/fs"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -10,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/msgload/msgload/rundir"
@@ -323,5 +326,77 @@ func TestBoundedHoldsFewMessages(t *testing.T) {
 	}
 	if a.s.Idempotency.IDCollisions == 0 {
 		t.Error("no id collision found; the run has some")
+	}
+}
+
+// growingFS is a run directory whose attempts.jsonl grows after it is first
+// opened: more, a retry of a message that had one record and new messages.
+type growingFS struct {
+	fs    fstest.MapFS
+	more  []byte
+	opens int
+}
+
+func (g *growingFS) Open(name string) (fs.File, error) {
+	if name == rundir.AttemptsFile {
+		if g.opens++; g.opens == 2 {
+			f := g.fs[name]
+			f.Data = append(slices.Clip(f.Data), g.more...)
+		}
+	}
+	return g.fs.Open(name)
+}
+
+// TestBoundedReadsOneCut: the passes over a run still being written (the
+// live analysis, a checkpoint) read attempts.jsonl as it was when the
+// analysis began — a line written between the passes would make a message
+// settled at its only record count twice, or the passes disagree.
+func TestBoundedReadsOneCut(t *testing.T) {
+	r := genStream(2_000, 12, "none", 0)
+	dir := r.write(t)
+	base, err := os.ReadFile(filepath.Join(dir, rundir.AttemptsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := streamSummary(t, dir)
+	more := slices.Clone(r.attempts[:1])
+	more[0].Attempt = 2 // a retry of message 1
+	r.attempts = append(more, r.attempts[:50]...)
+	for i := 1; i < len(r.attempts); i++ {
+		r.attempts[i].Seq += 10_000 // new messages
+	}
+	var b bytes.Buffer
+	for _, at := range r.attempts {
+		line, _ := json.Marshal(at)
+		b.Write(append(line, '\n'))
+	}
+	g := &growingFS{fs: fstest.MapFS{}, more: b.Bytes()}
+	if err := fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(os.DirFS(dir), p)
+		g.fs[p] = &fstest.MapFile{Data: data, Mode: 0o644}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	g.fs[rundir.AttemptsFile].Data = base
+	s, err := AnalyzeFS(g, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Evaluate(s.thresholdExprs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.opens < 3 {
+		t.Fatalf("attempts.jsonl opened %d times: not analysed in passes", g.opens)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the analysis read lines written after it began: %s", firstDiff(got, want))
 	}
 }
