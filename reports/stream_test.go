@@ -3,9 +3,9 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
-	"io/fs"
 	"flag"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
