@@ -165,7 +165,9 @@ type analyzer struct {
 
 	tally tally      // finishMessage's counts
 	st    *streamRun // a run analysed in two passes (stream.go), else nil
-	one   msg        // the message of the attempt being read when it is its only record (stream.go)
+	fly   map[int64]*flight // a run analysed in passes: the messages with records still to read (stream.go)
+	one   flight            // the message of the record being read when it is its only one
+	cur   *flight           // the message of the record being read
 }
 
 // decodeAttempt decodes a line of attempts.jsonl, its strings of few values
@@ -243,6 +245,7 @@ func analyzeOnce(fsys fs.FS, name string, rawRequests bool, st *streamRun) (*ana
 		}
 	}
 	a.judgeAllRecords()
+	a.landAll()
 	a.finishRequests()
 	a.finishDelivery()
 	a.finishDrift()
@@ -455,7 +458,11 @@ func (a *analyzer) readAttempts() error {
 	var bad int64
 	a.seenAttempts = attemptSet{}
 	err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
-		if !a.only(at.Seq) && a.seenAttempts.again(&at) {
+		if a.st != nil && at.Seq > 0 {
+			a.flightAttempt(&at) // a run analysed in passes (stream.go)
+			return nil
+		}
+		if a.seenAttempts.again(&at) {
 			r.Duplicates++ // counted once: a second copy of a line is no second send
 			return nil
 		}
@@ -497,6 +504,16 @@ func (s attemptSet) again(at *rundir.Attempt) bool {
 	if at.Seq <= 0 {
 		return false // auxiliary calls (tokens, polls) have no identity of their own
 	}
+	k := attemptKey(at)
+	if _, ok := s[k]; ok {
+		return true
+	}
+	s[k] = struct{}{}
+	return false
+}
+
+// attemptKey is the 64-bit hash of what makes one attempt (attemptSet).
+func attemptKey(at *rundir.Attempt) uint64 {
 	var h maphash.Hash
 	h.SetSeed(attemptSeed)
 	var b [8 * 3]byte
@@ -509,12 +526,7 @@ func (s attemptSet) again(at *rundir.Attempt) bool {
 	h.WriteString(at.Probe)
 	h.WriteByte(0)
 	h.WriteString(at.Client)
-	k := h.Sum64()
-	if _, ok := s[k]; ok {
-		return true
-	}
-	s[k] = struct{}{}
-	return false
+	return h.Sum64()
 }
 
 func (a *analyzer) attempt(at *rundir.Attempt) {
@@ -638,9 +650,6 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		if _, ok := a.needKeys[k]; ok {
 			a.needKeys[k] = at.Seq
 		}
-	}
-	if m == &a.one {
-		a.finishMessage(m) // its only record: settled now, never held
 	}
 }
 

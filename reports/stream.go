@@ -40,6 +40,8 @@ type streamRun struct {
 	plans  []*boundedPlan      // pass 3: what pass 2's hists found, in the order they were made
 	made   []*hist             // the bounded hists of this pass, in the order they were made
 	err    error               // the first error of the spill
+	// maxFlying is the most messages held at once (waiting for records).
+	maxFlying int
 }
 
 // twoPasses says whether the run is analysed in bounded memory: delivery
@@ -156,19 +158,88 @@ func (a *analyzer) newHist(compact bool) *hist {
 	return h
 }
 
-// only reports whether the attempt of seq is the only record of its message
-// (a run analysed in passes): it needs no check for a duplicated line, and
-// the message is settled at it.
-func (a *analyzer) only(seq int64) bool {
-	return a.st != nil && seq > 0 && a.st.census.get(seq) == 1
+// flight is a message of a run analysed in passes while records of it are
+// still to be read: its state, the keys of its attempts read (a line that
+// repeats one is a duplicate: both have its sequence), and how many records
+// the census counted.
+type flight struct {
+	m          msg
+	keys       []uint64
+	read, want int
 }
 
-// message is the state of message seq for its attempt: held in msgs, or,
-// when the attempt is the message's only record, a.one (settled at once).
-func (a *analyzer) message(seq int64) *msg {
-	if a.only(seq) {
-		a.one = msg{held: true}
+// flightAttempt reads a record of a message (seq > 0) of a run analysed in
+// passes: checked against the message's own attempts for a repeated line,
+// then read as any attempt; at the message's last record (as the census
+// counted them) it is settled (finishMessage) and forgotten.
+func (a *analyzer) flightAttempt(at *rundir.Attempt) {
+	f := a.flight(at.Seq)
+	a.cur = f
+	f.read++
+	k := attemptKey(at)
+	if slices.Contains(f.keys, k) {
+		a.s.Requests.Duplicates++ // counted once: a second copy of a line is no second send
+	} else {
+		if f.want > 1 {
+			f.keys = append(f.keys, k)
+		}
+		a.attempt(at)
+	}
+	if f.read == f.want && f.want < censusMore {
+		a.land(at.Seq, f)
+	}
+}
+
+// flight is message seq's state while its records are read.
+func (a *analyzer) flight(seq int64) *flight {
+	if f := a.fly[seq]; f != nil {
+		return f
+	}
+	want := a.st.census.get(seq)
+	if want == 1 {
+		a.one = flight{want: 1}
 		return &a.one
+	}
+	if a.fly == nil {
+		a.fly = map[int64]*flight{}
+	}
+	f := &flight{want: want}
+	a.fly[seq] = f
+	a.st.maxFlying = max(a.st.maxFlying, len(a.fly))
+	return f
+}
+
+// land settles message seq: counted in the figures (when it was sent), and
+// forgotten.
+func (a *analyzer) land(seq int64, f *flight) {
+	if f.m.held {
+		a.finishMessage(&f.m)
+	}
+	if f != &a.one {
+		delete(a.fly, seq)
+	}
+}
+
+// landAll settles the messages still flying once every record is read (those
+// with more records than the census counts exactly), in sequence order: the
+// hists a message makes must come in the same order in every pass.
+func (a *analyzer) landAll() {
+	seqs := make([]int64, 0, len(a.fly))
+	for seq := range a.fly {
+		seqs = append(seqs, seq)
+	}
+	slices.Sort(seqs)
+	for _, seq := range seqs {
+		a.land(seq, a.fly[seq])
+	}
+}
+
+// message is the state of message seq for its attempt: its flight in a run
+// analysed in passes, else held in msgs.
+func (a *analyzer) message(seq int64) *msg {
+	if a.st != nil {
+		a.cur.m.held = true // flightAttempt's, of this seq
+		return &a.cur.m
 	}
 	return a.msgs.add(seq)
 }
@@ -198,40 +269,43 @@ func (a *analyzer) ownID(h uint64, seq int64, m *msg) {
 	}
 }
 
-// seqCensus counts the records of each sequence, 0, 1 or more (2 bits a
+// seqCensus counts the records of each sequence up to censusMore (4 bits a
 // sequence), in pages of censusPage sequences made as sequences land in them.
 type seqCensus struct {
-	pages map[int64]*[censusPage / 4]byte
+	pages map[int64]*[censusPage / 2]byte
 }
 
-const censusPage = 1 << 14
+const (
+	censusPage = 1 << 14
+	censusMore = 15 // this many records or more: the message is settled once every record is read
+)
 
 func (c *seqCensus) add(seq int64) {
 	p := c.pages[seq/censusPage]
 	if p == nil {
-		p = new([censusPage / 4]byte)
+		p = new([censusPage / 2]byte)
 		c.pages[seq/censusPage] = p
 	}
 	i := seq % censusPage
-	if n := p[i/4] >> (2 * (i % 4)) & 3; n < 2 {
-		p[i/4] += 1 << (2 * (i % 4))
+	if n := p[i/2] >> (4 * (i % 2)) & 15; n < censusMore {
+		p[i/2] += 1 << (4 * (i % 2))
 	}
 }
 
-// get is how many records seq has: 0, 1, or 2 for more.
+// get is how many records seq has, censusMore for that many or more.
 func (c *seqCensus) get(seq int64) int {
 	p := c.pages[seq/censusPage]
 	if p == nil {
 		return 0
 	}
 	i := seq % censusPage
-	return int(p[i/4] >> (2 * (i % 4)) & 3)
+	return int(p[i/2] >> (4 * (i % 2)) & 15)
 }
 
 // countSeqs is the census of attempts.jsonl: every line that decodes, with a
 // sequence (as readAttempts reads them).
 func countSeqs(fsys fs.FS) (*seqCensus, error) {
-	c := &seqCensus{pages: map[int64]*[censusPage / 4]byte{}}
+	c := &seqCensus{pages: map[int64]*[censusPage / 2]byte{}}
 	var strs interner
 	err := readJSONLFunc(fsys, rundir.AttemptsFile, func(b []byte, at *rundir.Attempt) error {
 		return decodeAttempt(&strs, b, at)
