@@ -163,8 +163,8 @@ type analyzer struct {
 
 	recs recList // every message's records until they are judged (ending.go)
 
-	tally tally      // finishMessage's counts
-	st    *streamRun // a run analysed in two passes (stream.go), else nil
+	tally tally             // finishMessage's counts
+	st    *streamRun        // a run analysed in two passes (stream.go), else nil
 	fly   map[int64]*flight // a run analysed in passes: the messages with records still to read (stream.go)
 	one   flight            // the message of the record being read when it is its only one
 	cur   *flight           // the message of the record being read
