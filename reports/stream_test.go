@@ -298,11 +298,22 @@ func TestStreamDifferentialSpilled(t *testing.T) {
 }
 
 // TestBoundedHoldsFewMessages: a run with delivery none holds a message
-// only while records of it are still to be read (the census counted them),
-// and no map of the ids answered: a message costs 4 bits once settled, not a
-// msg and two map entries (issue 23: 18 M messages in 64 MB).
+// with one or two records only while one is still to be read (the census
+// counted them), one with three or more to the end, and no map of the ids
+// answered: a message costs 2 bits once settled, not a msg and two map
+// entries (issue 23: 18 M messages in 64 MB).
 func TestBoundedHoldsFewMessages(t *testing.T) {
 	r := genStream(10_000, 2, "none", 2) // a message's retries follow its first try in the file
+	records := map[int64]int{}
+	for _, at := range r.attempts {
+		records[at.Seq]++
+	}
+	many := 0
+	for _, n := range records {
+		if n >= 3 {
+			many++
+		}
+	}
 	dir := r.write(t)
 	st := &streamRun{ids: &hashSpill{}}
 	defer st.ids.close()
@@ -314,8 +325,8 @@ func TestBoundedHoldsFewMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.msgs.n != 0 || len(a.fly) != 0 || st.maxFlying > 1 {
-		t.Errorf("%d messages held in msgs, %d flying at the end, %d at most: want none, none and 1", a.msgs.n, len(a.fly), st.maxFlying)
+	if a.msgs.n != 0 || len(a.fly) != 0 || st.maxFlying > many+1 || many == 0 {
+		t.Errorf("%d messages held in msgs, %d flying at the end, %d at most: want none, none and %d (the %d with three records or more, and one)", a.msgs.n, len(a.fly), st.maxFlying, many+1, many)
 	}
 	if len(a.idOwner) > 0 || len(a.seenAttempts) > 0 {
 		t.Errorf("%d ids and %d attempts held: want none (the first pass spills the ids)", len(a.idOwner), len(a.seenAttempts))
