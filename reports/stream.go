@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -247,12 +248,12 @@ func (a *analyzer) message(seq int64) *msg {
 // ownID checks the id h the service answered message seq with against the
 // ids given to other messages (idOwner). A run analysed in passes holds no
 // map of every id: its first analysis spills them, the second checks only
-// those answered more than once (any other was given to one message once:
-// nothing to count).
+// those given to more than one message (any other has one owner: nothing to
+// count).
 func (a *analyzer) ownID(h uint64, seq int64, m *msg) {
 	if st := a.st; st != nil {
 		if st.ids != nil {
-			if err := st.ids.add(h); err != nil && st.err == nil {
+			if err := st.ids.add(h, seq); err != nil && st.err == nil {
 				st.err = err
 			}
 			return
@@ -322,30 +323,37 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 	return c, nil
 }
 
-// hashSpill collects 64-bit hashes and finds those added more than once: in
-// memory up to spillChunk of them, beyond that in sorted runs in a temporary
-// file merged at the end (an external sort), so that its memory stays flat.
+// hashSpill collects (id hash, sequence) pairs and finds the ids given to
+// more than one message: in memory up to spillChunk pairs, beyond that in
+// sorted runs in a temporary file merged at the end (an external sort), so
+// that its memory stays flat. An id answered twice to one message (a probe,
+// a retry the service recognised) is not kept: only one given to two
+// messages can be a collision.
 type hashSpill struct {
-	buf  []uint64
+	buf  [][2]uint64
 	f    *os.File
 	runs [][2]int64 // offset and count of each sorted run in f
 }
 
-// spillChunk is how many hashes a hashSpill holds in memory (2 MiB); a test lowers it.
-var spillChunk = 1 << 18
+// spillChunk is how many pairs a hashSpill holds in memory (2 MiB); a test lowers it.
+var spillChunk = 1 << 17
 
-func (s *hashSpill) add(h uint64) error {
+func (s *hashSpill) add(h uint64, seq int64) error {
 	if s.buf == nil {
-		s.buf = make([]uint64, 0, 1024)
+		s.buf = make([][2]uint64, 0, 1024)
 	}
-	s.buf = append(s.buf, h)
+	s.buf = append(s.buf, [2]uint64{h, uint64(seq)})
 	if len(s.buf) < spillChunk {
 		return nil
 	}
 	return s.flush()
 }
 
-// flush writes the hashes in memory to the file as one sorted run.
+func comparePairs(x, y [2]uint64) int {
+	return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1]))
+}
+
+// flush writes the pairs in memory to the file as one sorted run.
 func (s *hashSpill) flush() error {
 	if len(s.buf) == 0 {
 		return nil
@@ -357,12 +365,13 @@ func (s *hashSpill) flush() error {
 		}
 		s.f = f
 	}
-	slices.Sort(s.buf)
+	slices.SortFunc(s.buf, comparePairs)
 	off, _ := s.f.Seek(0, io.SeekEnd)
 	w := bufio.NewWriterSize(s.f, 1<<16)
-	var b [8]byte
-	for _, h := range s.buf {
-		binary.LittleEndian.PutUint64(b[:], h)
+	var b [16]byte
+	for _, p := range s.buf {
+		binary.LittleEndian.PutUint64(b[:8], p[0])
+		binary.LittleEndian.PutUint64(b[8:], p[1])
 		w.Write(b[:])
 	}
 	if err := w.Flush(); err != nil {
@@ -373,15 +382,21 @@ func (s *hashSpill) flush() error {
 	return nil
 }
 
-// twice is the set of hashes added more than once.
+// twice is the set of id hashes given to more than one message.
 func (s *hashSpill) twice() (map[uint64]struct{}, error) {
 	out := map[uint64]struct{}{}
+	var prev [2]uint64
+	seen := false
+	take := func(p [2]uint64) {
+		if seen && p[0] == prev[0] && p[1] != prev[1] {
+			out[p[0]] = struct{}{}
+		}
+		prev, seen = p, true
+	}
 	if s.f == nil {
-		slices.Sort(s.buf)
-		for i := 1; i < len(s.buf); i++ {
-			if s.buf[i] == s.buf[i-1] {
-				out[s.buf[i]] = struct{}{}
-			}
+		slices.SortFunc(s.buf, comparePairs)
+		for _, p := range s.buf {
+			take(p)
 		}
 		return out, nil
 	}
@@ -392,42 +407,36 @@ func (s *hashSpill) twice() (map[uint64]struct{}, error) {
 	type run struct {
 		r    *bufio.Reader
 		left int64
-		head uint64
+		head [2]uint64
 	}
 	var rerr error
 	next := func(r *run) bool {
 		if r.left == 0 {
 			return false
 		}
-		var b [8]byte
+		var b [16]byte
 		if _, err := io.ReadFull(r.r, b[:]); err != nil {
 			rerr = fmt.Errorf("read the spilled ids: %w", err)
 			return false
 		}
-		r.head, r.left = binary.LittleEndian.Uint64(b[:]), r.left-1
+		r.head, r.left = [2]uint64{binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])}, r.left-1
 		return true
 	}
 	var runs []*run
 	for _, x := range s.runs {
-		r := &run{r: bufio.NewReaderSize(io.NewSectionReader(s.f, x[0], 8*x[1]), 1<<13), left: x[1]}
+		r := &run{r: bufio.NewReaderSize(io.NewSectionReader(s.f, x[0], 16*x[1]), 1<<13), left: x[1]}
 		if next(r) {
 			runs = append(runs, r)
 		}
 	}
-	var prev uint64
-	var seen bool
 	for len(runs) > 0 {
 		k := 0
 		for i, r := range runs {
-			if r.head < runs[k].head {
+			if comparePairs(r.head, runs[k].head) < 0 {
 				k = i
 			}
 		}
-		h := runs[k].head
-		if seen && h == prev {
-			out[h] = struct{}{}
-		}
-		prev, seen = h, true
+		take(runs[k].head)
 		if !next(runs[k]) {
 			runs = slices.Delete(runs, k, k+1)
 		}

@@ -411,3 +411,28 @@ func TestBoundedReadsOneCut(t *testing.T) {
 		t.Errorf("the analysis read lines written after it began: %s", firstDiff(got, want))
 	}
 }
+
+// TestHashSpillTwice: the ids kept for the collision check are those given
+// to two messages, not an id answered twice to one (every probe of a
+// notification is answered its message's id: a run probing every message
+// would hold every id), in memory and spilled.
+func TestHashSpillTwice(t *testing.T) {
+	defer func(n int) { spillChunk = n }(spillChunk)
+	for _, chunk := range []int{1 << 17, 2} {
+		spillChunk = chunk
+		s := &hashSpill{}
+		for _, p := range [][2]int64{{7, 1}, {5, 4}, {7, 1}, {9, 2}, {5, 4}, {9, 3}, {11, 6}, {9, 2}} {
+			if err := s.add(uint64(p[0]), p[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.twice()
+		s.close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := got[9]; len(got) != 1 || !ok {
+			t.Errorf("chunk %d: %v, want only 9 (given to messages 2 and 3)", chunk, got)
+		}
+	}
+}
