@@ -27,7 +27,7 @@ import (
 //  2. the analysis proper, whose hists only count (bounded.go), and whose
 //     answered ids go to a sorted spill on disk (hashSpill) instead of a map;
 //  3. the analysis again, its hists keeping the values of the buckets that
-//     hold a wanted rank, its id check limited to the ids answered more
+//     hold a wanted rank, its id check limited to the ids given to more
 //     than once: its summary is the run's, the same to the byte as one pass
 //     holding every value (TestStreamDifferential).
 //
@@ -37,7 +37,7 @@ import (
 type streamRun struct {
 	census *seqCensus
 	ids    *hashSpill          // pass 2 (the first analysis): every id answered, to find those answered twice
-	twice  map[uint64]struct{} // pass 3: the ids answered more than once
+	twice  map[uint64]struct{} // pass 3: the ids given to more than one message
 	plans  []*boundedPlan      // pass 3: what pass 2's hists found, in the order they were made
 	made   []*hist             // the bounded hists of this pass, in the order they were made
 	err    error               // the first error of the spill
