@@ -28,7 +28,7 @@ import (
 //     answered ids go to a sorted spill on disk (hashSpill) instead of a map;
 //  3. the analysis again, its hists keeping the values of the buckets that
 //     hold a wanted rank, its id check limited to the ids given to more
-//     than once: its summary is the run's, the same to the byte as one pass
+//     than one message: its summary is the run's, the same to the byte as one pass
 //     holding every value (TestStreamDifferential).
 //
 // The figures are exact at the microsecond, as every figure is reported.
