@@ -162,6 +162,12 @@ type analyzer struct {
 	counts              map[string]*[2]int64
 
 	recs recList // every message's records until they are judged (ending.go)
+
+	tally tally             // finishMessage's counts
+	st    *streamRun        // a run analysed in two passes (stream.go), else nil
+	fly   map[int64]*flight // a run analysed in passes: the messages with records still to read (stream.go)
+	one   flight            // the message of the record being read when it is its only one
+	cur   *flight           // the message of the record being read
 }
 
 // decodeAttempt decodes a line of attempts.jsonl, its strings of few values
@@ -192,18 +198,24 @@ func analyze(fsys fs.FS, name string) (*analyzer, error) { return analyzeKeep(fs
 // analyzeKeep is analyze; rawRequests keeps the request latencies as they
 // were recorded (ReadSamples), not rounded to the microsecond (compact hists).
 func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
-	perRequest := newCompactHist
-	if rawRequests {
-		perRequest = newHist
+	if !rawRequests && twoPasses(fsys) {
+		return analyzeBounded(fsys, name)
 	}
+	return analyzeOnce(fsys, name, rawRequests, nil)
+}
+
+// analyzeOnce is one reading of the run: the whole analysis, or a pass of
+// one in bounded memory (st, stream.go).
+func analyzeOnce(fsys fs.FS, name string, rawRequests bool, st *streamRun) (*analyzer, error) {
 	a := &analyzer{
-		dir: name, fsys: fsys, s: &Summary{Schema: schemaVersion, Kind: kindPart, dir: name},
-		reqLat: perRequest(), reqLatIntended: newCompactHist(), lag: newCompactHist(),
+		dir: name, fsys: fsys, s: &Summary{Schema: schemaVersion, Kind: kindPart, dir: name, LatencyResolution: latencyResolution}, st: st,
 		idOwner: map[uint64]int64{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
 		states: newIntern(), chans: newIntern(),
-		byState: map[string]*hist{}, byChannel: map[string]*hist{},
-		delivery: newHist(), survivors: newHist(), replies: newHist(), retries: newHist(), steps: map[[2]string]*hist{},
+		byState: map[string]*hist{}, byChannel: map[string]*hist{}, steps: map[[2]string]*hist{},
 	}
+	a.reqLat = a.newHist(!rawRequests)
+	a.reqLatIntended, a.lag = a.newHist(true), a.newHist(true)
+	a.delivery, a.survivors, a.replies, a.retries = a.newHist(false), a.newHist(false), a.newHist(false), a.newHist(false)
 	if err := a.readMeta(); err != nil {
 		return nil, err
 	}
@@ -217,6 +229,7 @@ func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
 	if len(a.meta.Chain) <= 30 {
 		a.chain = rundir.ParseChain(a.meta.Chain)
 	}
+	a.startTally()
 	if err := a.scanEventKeys(); err != nil {
 		return nil, err
 	}
@@ -232,6 +245,7 @@ func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
 		}
 	}
 	a.judgeAllRecords()
+	a.landAll()
 	a.finishRequests()
 	a.finishDelivery()
 	a.finishDrift()
@@ -302,7 +316,7 @@ func (a *analyzer) readMeta() error {
 		via = "sink"
 	}
 	a.s.Run = runInfo{
-		ID: m.ID, Scenario: m.Scenario, Part: m.Part, API: m.API, Target: m.Target, Version: m.Version,
+		ID: m.ID, Scenario: m.Scenario, API: m.API, Target: m.Target, Version: m.Version,
 		Commit: m.Commit, CommitTime: m.CommitTime, Host: m.Host, Description: m.Description,
 		Clients: len(m.Clients), Profile: m.Planned.Profile, PlannedDur: m.Planned.Duration.D().Seconds(),
 		Start: ts(m.Start), AttackEnd: ts(m.AttackEnd), End: ts(m.End), Interrupted: m.Interrupted,
@@ -444,6 +458,10 @@ func (a *analyzer) readAttempts() error {
 	var bad int64
 	a.seenAttempts = attemptSet{}
 	err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
+		if a.st != nil && at.Seq > 0 {
+			a.flightAttempt(&at) // a run analysed in passes (stream.go)
+			return nil
+		}
 		if a.seenAttempts.again(&at) {
 			r.Duplicates++ // counted once: a second copy of a line is no second send
 			return nil
@@ -486,6 +504,16 @@ func (s attemptSet) again(at *rundir.Attempt) bool {
 	if at.Seq <= 0 {
 		return false // auxiliary calls (tokens, polls) have no identity of their own
 	}
+	k := attemptKey(at)
+	if _, ok := s[k]; ok {
+		return true
+	}
+	s[k] = struct{}{}
+	return false
+}
+
+// attemptKey is the 64-bit hash of what makes one attempt (attemptSet).
+func attemptKey(at *rundir.Attempt) uint64 {
 	var h maphash.Hash
 	h.SetSeed(attemptSeed)
 	var b [8 * 3]byte
@@ -498,12 +526,7 @@ func (s attemptSet) again(at *rundir.Attempt) bool {
 	h.WriteString(at.Probe)
 	h.WriteByte(0)
 	h.WriteString(at.Client)
-	k := h.Sum64()
-	if _, ok := s[k]; ok {
-		return true
-	}
-	s[k] = struct{}{}
-	return false
+	return h.Sum64()
 }
 
 func (a *analyzer) attempt(at *rundir.Attempt) {
@@ -515,7 +538,6 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		op = "send"
 	}
 	r.ByOp[op]++
-	s.addOp(at) // the per-operation and errors tables (ops.go)
 	r.Codes[strconv.Itoa(at.Code)]++
 	if at.Class != "" && at.Class != rundir.ClassOK {
 		r.Errors[at.Class]++
@@ -565,7 +587,7 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 	if op != "send" || at.Seq <= 0 {
 		return
 	}
-	m := a.msgs.add(at.Seq)
+	m := a.message(at.Seq)
 	first := at.FirstSent
 	if first.IsZero() && at.Attempt <= 1 && at.Probe == "" {
 		first = at.Sent
@@ -606,12 +628,7 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		}
 		if id != "" {
 			h := hashID(id)
-			if owner, ok := a.idOwner[h]; !ok {
-				a.idOwner[h] = at.Seq
-			} else if owner != at.Seq && m.idHash != h {
-				// One id for two messages: every later figure joined by it is wrong.
-				s.Idempotency.IDCollisions++
-			}
+			a.ownID(h, at.Seq, m)
 			if m.idHash == 0 {
 				m.idHash = h
 			} else if m.idHash != h && !m.mismatch {
@@ -843,7 +860,7 @@ func (a *analyzer) channelHist(ch string) *hist {
 	}
 	h := a.byChannel[ch]
 	if h == nil {
-		h = newHist()
+		h = a.newHist(false)
 		a.byChannel[ch] = h
 	}
 	return h
@@ -903,74 +920,93 @@ func (a *analyzer) censorStep(md *msgDelivery) *hist {
 	return a.steps[[2]string{a.chain[i].Channel, a.chain[i+1].Channel}]
 }
 
-func (a *analyzer) finishDelivery() {
-	d := &a.s.Delivery
-	dl := a.deadline.UnixNano()
+// tally is what finishMessage counts over the messages beside the summary's
+// figures: the funnel's counts by interned channel.
+type tally struct {
+	terminalOn, reached map[uint8]int64
+	dl                  int64 // the deadline, unix ns (MaxInt64: none)
+}
+
+// startTally makes the counts finishMessage adds to, before any message is
+// settled (a run analysed in two passes settles most of them as it reads).
+func (a *analyzer) startTally() {
+	a.tally = tally{terminalOn: map[uint8]int64{}, reached: map[uint8]int64{}, dl: a.deadline.UnixNano()}
 	if a.deadline.IsZero() {
-		dl = math.MaxInt64
+		a.tally.dl = math.MaxInt64
 	}
-	terminalOn := map[uint8]int64{}
-	reached := map[uint8]int64{}
 	o := &a.s.Outcomes
 	o.ByState, o.Refused = map[string]int64{}, map[string]int64{}
-	a.msgs.each(func(seq int64, m *msg) {
-		md := m.delivery()
-		if md.dupTerm {
-			a.s.Idempotency.DuplicateDeliveries++
+}
+
+// finishMessage counts a settled message in the outcomes, the delivery
+// counts and the delivery latencies: once every record of it is read (and,
+// with records, judged).
+func (a *analyzer) finishMessage(seq int64, m *msg) {
+	d := &a.s.Delivery
+	o := &a.s.Outcomes
+	terminalOn, reached, dl := a.tally.terminalOn, a.tally.reached, a.tally.dl
+	md := m.delivery()
+	if md.dupTerm {
+		a.s.Idempotency.DuplicateDeliveries++
+	}
+	for i := range a.chans.names {
+		if md.reached&(1<<i) != 0 {
+			reached[uint8(i)]++
 		}
-		for i := range a.chans.names {
-			if md.reached&(1<<i) != 0 {
-				reached[uint8(i)]++
-			}
-		}
+	}
+	if md.terminalAt != 0 {
+		terminalOn[md.finalChan]++
+	}
+	if !m.accepted {
 		if md.terminalAt != 0 {
-			terminalOn[md.finalChan]++
+			d.Unconfirmed++
 		}
-		if !m.accepted {
-			if md.terminalAt != 0 {
-				d.Unconfirmed++
-			}
-			if m.lastTry > 0 {
-				o.NotAccepted++
-				if m.gaveUp {
-					o.GaveUp++
-				} else {
-					o.Refused[codeClass(int(m.lastCode))]++
-				}
-			}
-			return
-		}
-		d.Expected++
-		if md.terminalAt == 0 {
-			d.Lost++
-			d.noteLost(seq, false) // the first 20 listed (contracts.go)
-			o.NoFinalStatus++
-			a.censorLatency(m, md, dl)
-			return
-		}
-		d.Received++
-		if md.terminalAt > dl {
-			d.Lost++
-			d.Late++
-			d.noteLost(seq, true)
-			o.NoFinalStatus++
-			a.censorLatency(m, md, dl)
-		} else {
-			o.count(a.states.names[md.finalState])
-		}
-		if m.first > 0 {
-			if md.terminalAt < m.first {
-				d.BeforeSend++ // counted, never clipped away in silence (decide)
-			}
-			lat := float64(md.terminalAt-m.first) / 1e9
-			a.survivors.observe(lat)
-			if md.terminalAt <= dl {
-				a.delivery.observe(lat)
-				a.drift.delivered(m.first, lat, false)
-				a.channelHist(a.chans.names[md.finalChan]).observe(lat)
+		if m.lastTry > 0 {
+			o.NotAccepted++
+			if m.gaveUp {
+				o.GaveUp++
+			} else {
+				o.Refused[codeClass(int(m.lastCode))]++
 			}
 		}
-	})
+		return
+	}
+	d.Expected++
+	if md.terminalAt == 0 {
+		d.Lost++
+		d.noteLost(seq, false) // the first 20 listed (contracts.go)
+		o.NoFinalStatus++
+		a.censorLatency(m, md, dl)
+		return
+	}
+	d.Received++
+	if md.terminalAt > dl {
+		d.Lost++
+		d.Late++
+		d.noteLost(seq, true)
+		o.NoFinalStatus++
+		a.censorLatency(m, md, dl)
+	} else {
+		o.count(a.states.names[md.finalState])
+	}
+	if m.first > 0 {
+		if md.terminalAt < m.first {
+			d.BeforeSend++ // counted, never clipped away in silence (decide)
+		}
+		lat := float64(md.terminalAt-m.first) / 1e9
+		a.survivors.observe(lat)
+		if md.terminalAt <= dl {
+			a.delivery.observe(lat)
+			a.drift.delivered(m.first, lat, false)
+			a.channelHist(a.chans.names[md.finalChan]).observe(lat)
+		}
+	}
+}
+
+func (a *analyzer) finishDelivery() {
+	d := &a.s.Delivery
+	terminalOn, reached := a.tally.terminalOn, a.tally.reached
+	a.msgs.each(a.finishMessage)
 	d.Latency = a.delivery.percentiles()
 	d.LatencyDelivered = a.survivors.percentiles()
 	d.ByChannel = map[string]percentiles{}

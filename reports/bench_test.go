@@ -1,9 +1,13 @@
 package reports
 
 import (
+	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/metrics"
+	"strconv"
 	"testing"
 	"time"
 
@@ -121,4 +125,134 @@ func BenchmarkAnalyzeNone100kLive(b *testing.B) {
 		runtime.KeepAlive(a)
 	}
 	b.ReportMetric(float64(live), "live-B")
+}
+
+// writeNoneRun writes a run directory of n messaging sends at 5000/s from
+// one client, delivery none, line by line (an 18 M-message run does not fit
+// in a test's memory as a run): every send accepted with its own txId in
+// 0.3–1.3 ms, but every 500th answered 500 and retried once (accepted), and
+// every 2000th timed out after 30 s.
+func writeNoneRun(t testing.TB, dir string, n int) {
+	t.Helper()
+	r := noneRun(0)
+	r.meta.Planned = rundir.Plan{Profile: "constant", Rate: 5000, Requests: int64(n), Duration: rundir.Duration(time.Duration(n) * time.Second / 5000)}
+	r.meta.Retry = rundir.Retry{On: []string{"500"}, Max: 1}
+	r.meta.AttackEnd = at(float64(n)/5000 + 30)
+	r.meta.End = r.meta.AttackEnd
+	writeJSON(t, filepath.Join(dir, rundir.MetaFile), r.meta)
+	f, err := os.Create(filepath.Join(dir, rundir.AttemptsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	var b []byte
+	line := func(seq int64, try int, first, sent time.Time, code int, lat float64) {
+		b = append(b[:0], `{"seq":`...)
+		b = strconv.AppendInt(b, seq, 10)
+		b = append(b, `,"api":"messaging","op":"send","client":"bench","attempt":`...)
+		b = strconv.AppendInt(b, int64(try), 10)
+		b = append(b, `,"intended":"`...)
+		b = sent.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, `","sent":"`...)
+		b = sent.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, `","first_sent":"`...)
+		b = first.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, `","code":`...)
+		b = strconv.AppendInt(b, int64(code), 10)
+		b = append(b, `,"latency_s":`...)
+		b = strconv.AppendFloat(b, lat, 'f', -1, 64)
+		b = append(b, `,"bytes_out":265,"bytes_in":101,`...)
+		switch code {
+		case 202:
+			b = append(b, `"outcome":"ok","class":"ok","tx_id":"tx-`...)
+			b = strconv.AppendInt(b, seq, 10)
+			b = append(b, `","state":"ACCEPTED","channel":"sms"}`...)
+		case 500:
+			b = append(b, `"outcome":"fail","class":"http_5xx"}`...)
+		default:
+			b = append(b, `"outcome":"unknown","class":"timeout"}`...)
+		}
+		b = append(b, '\n')
+		w.Write(b)
+	}
+	for i := 1; i <= n; i++ {
+		sent := at(float64(i) / 5000).UTC()
+		lat := 0.0003 + float64(i%1009)/1e6
+		switch {
+		case i%2000 == 0:
+			line(int64(i), 1, sent, sent, 0, 30+float64(i%997)/1e6)
+		case i%500 == 0:
+			line(int64(i), 1, sent, sent, 500, lat)
+			line(int64(i), 2, sent, sent.Add(100*time.Millisecond), 202, lat)
+		default:
+			line(int64(i), 1, sent, sent, 202, lat)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkAnalyzeNoneBounded analyses a generated run with delivery none
+// (MSGLOAD_BENCH_MESSAGES messages, 1,000,000 unless set; in
+// MSGLOAD_BENCH_DIR when set, kept for `msgload report`) and reports its
+// peak and live heap per message: what the analysis holds while it reads
+// (the heap's objects sampled every 2 ms, less what was there before) and
+// what it holds when done.
+func BenchmarkAnalyzeNoneBounded(b *testing.B) {
+	n := 1_000_000
+	if v, err := strconv.Atoi(os.Getenv("MSGLOAD_BENCH_MESSAGES")); err == nil && v > 0 {
+		n = v
+	}
+	dir := os.Getenv("MSGLOAD_BENCH_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	if _, err := os.Stat(filepath.Join(dir, rundir.AttemptsFile)); err != nil {
+		writeNoneRun(b, dir, n)
+	}
+	var peak, live uint64
+	for b.Loop() {
+		base := heapObjects()
+		stop := make(chan struct{})
+		done := make(chan uint64)
+		go func() {
+			var top uint64
+			tick := time.NewTicker(2 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				top = max(top, heapObjects())
+				select {
+				case <-stop:
+					done <- top
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+		a, err := analyze(os.DirFS(dir), dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		close(stop)
+		top := <-done
+		peak = top - min(base, top)
+		runtime.GC()
+		live = heapObjects() - min(base, heapObjects())
+		runtime.KeepAlive(a)
+		if a.s.Requests.Messages != int64(n) {
+			b.Fatalf("messages %d, want %d", a.s.Requests.Messages, n)
+		}
+	}
+	b.ReportMetric(float64(peak)/float64(n), "peak-B/msg")
+	b.ReportMetric(float64(live)/float64(n), "live-B/msg")
+	b.ReportMetric(float64(peak), "peak-B")
+}
+
+// heapObjects is the bytes of the heap's objects, live and not yet collected.
+func heapObjects() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

@@ -332,7 +332,7 @@ func (a *analyzer) step(md *msgDelivery, from, to string, d int64) {
 	k := [2]string{from, to}
 	h := a.steps[k]
 	if h == nil {
-		h = newHist()
+		h = a.newHist(false)
 		a.steps[k] = h
 	}
 	h.observe(float64(d) / 1e9)
@@ -367,7 +367,7 @@ func (a *analyzer) judgeStatuses(md *msgDelivery, recs []delRec, first int64) {
 		if first > 0 {
 			h := a.byState[state]
 			if h == nil {
-				h = newHist()
+				h = a.newHist(false)
 				a.byState[state] = h
 			}
 			h.observe(float64(f.at-first) / 1e9)

@@ -28,6 +28,7 @@ type hist struct {
 	cens    []float64 // censored values (censor): each known only to exceed its own value
 	us      []uint32  // compact: the values in µs, rounded (from countBelow only, once counted)
 	counted *usCounts
+	bk      *bounded // a bounded hist (bounded.go): counts in two passes, no value kept
 	compact bool
 	sum     float64
 	max     float64
@@ -103,6 +104,10 @@ func (h *hist) observe(sec float64) {
 	}
 	h.sum += sec
 	h.sorted = false
+	if h.bk != nil {
+		h.bk.observe(sec)
+		return
+	}
 	if h.compact {
 		if us := math.Round(sec * 1e6); us < 1<<32 {
 			switch {
@@ -143,6 +148,9 @@ func (h *hist) n() int {
 	if h.counted != nil {
 		n += h.counted.n
 	}
+	if h.bk != nil {
+		n += int(h.bk.obs.n)
+	}
 	return n
 }
 
@@ -177,6 +185,9 @@ func (h *hist) quantile(q float64) float64 {
 // nth returns the r-th smallest observed value (1-based, r ≤ n), rounded to
 // the microsecond.
 func (h *hist) nth(r int) float64 {
+	if h.bk != nil {
+		return h.bk.nth(int64(r), false)
+	}
 	h.sort()
 	if c := h.counted; c != nil {
 		// The counted values come before the listed ones.
@@ -212,12 +223,24 @@ func (h *hist) censor(sec float64) {
 	if math.IsNaN(sec) || sec < 0 {
 		sec = 0
 	}
+	if h.bk != nil {
+		h.bk.censor(sec)
+		return
+	}
 	h.cens = append(h.cens, sec)
 	h.sorted = false
 }
 
 // total is how many values were recorded, observed and censored.
-func (h *hist) total() int { return h.n() + len(h.cens) }
+func (h *hist) total() int { return h.n() + h.censored() }
+
+// censored is how many values were censored.
+func (h *hist) censored() int {
+	if h.bk != nil {
+		return int(h.bk.cens.n)
+	}
+	return len(h.cens)
+}
 
 // censoredQuantile is the nearest-rank percentile q over every value, the
 // censored ones ranked after the observed ones (DESIGN.md: delivery latency
@@ -255,6 +278,9 @@ func (h *hist) bounded(q float64) (v float64, exact bool, atLeast float64) {
 // mergedNth is the r-th smallest of the observed values and the censoring
 // times together (1-based, r ≤ total), rounded to the microsecond.
 func (h *hist) mergedNth(r int) float64 {
+	if h.bk != nil {
+		return h.bk.nth(int64(r), true)
+	}
 	h.sort()
 	i, j := 0, 0
 	for k := 1; ; k++ {
@@ -274,7 +300,7 @@ func (h *hist) percentiles() percentiles {
 	if h == nil || h.total() == 0 {
 		return percentiles{}
 	}
-	if len(h.cens) > 0 {
+	if h.censored() > 0 {
 		return h.censoredPercentiles()
 	}
 	return percentiles{
@@ -292,7 +318,7 @@ func (h *hist) percentiles() percentiles {
 // each percentile exact or a lower bound (censoredQuantile); max and mean
 // are lower bounds (every censored value exceeds its censoring time).
 func (h *hist) censoredPercentiles() percentiles {
-	p := percentiles{Count: int64(h.total()), Censored: int64(len(h.cens))}
+	p := percentiles{Count: int64(h.total()), Censored: int64(h.censored())}
 	p.P50, p.P50AtLeast = h.censoredQuantile(50)
 	p.P90, p.P90AtLeast = h.censoredQuantile(90)
 	p.P95, p.P95AtLeast = h.censoredQuantile(95)
@@ -303,6 +329,9 @@ func (h *hist) censoredPercentiles() percentiles {
 	}
 	for _, c := range h.cens {
 		mx, sum = max(mx, c), sum+c
+	}
+	if b := h.bk; b != nil {
+		mx, sum = max(mx, b.cmax), sum+b.csum
 	}
 	mean := sum / float64(h.total())
 	mx, mean = round6(mx), round6(mean)
@@ -324,6 +353,9 @@ func round6(f float64) float64 {
 // or below it (with censored values the curve ends below 1: the share that
 // had no value by the end of the wait).
 func (h *hist) cdf() [][2]float64 {
+	if h.bk != nil {
+		return nil // no value is kept: the curve is not drawn (a run analysed in two passes)
+	}
 	if h.us != nil || h.counted != nil {
 		panic("reports: cdf of a compact hist") // its values are rounded: the points would differ
 	}

@@ -40,6 +40,9 @@ type Summary struct {
 	// Partial marks a checkpoint written while the run goes (WritePartial):
 	// the figures so far, verdict incomplete; the run's end rewrites it whole.
 	Partial bool `json:"partial,omitempty" expr:"-"`
+	// LatencyResolution is the resolution of every latency figure, in
+	// seconds: 1 µs (each value is ranked rounded to it; bounded.go).
+	LatencyResolution float64 `json:"latency_resolution_s" expr:"-"`
 
 	// Whole is the whole run's summary when this summary.json was of kind
 	// run (a run with parts): only Verdict, VerdictReasons, ok and a few Run

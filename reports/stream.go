@@ -1,0 +1,454 @@
+package reports
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// A run with delivery: none (no events, no ground truth) is analysed in
+// bounded memory, in passes over attempts.jsonl (issue 23: an hour at
+// 5,000/s is 18 M messages):
+//
+//  1. a census counts the records of each sequence (2 bits a sequence:
+//     none, one, more); a message with one record — the common case, a send
+//     accepted at once — is settled at that record (finishMessage) and never
+//     held; only messages with more records (retries, probes, a duplicated
+//     line) are held and deduplicated as before;
+//  2. the analysis proper, whose hists only count (bounded.go), and whose
+//     answered ids go to a sorted spill on disk (hashSpill) instead of a map;
+//  3. the analysis again, its hists keeping the values of the buckets that
+//     hold a wanted rank, its id check limited to the ids given to more
+//     than one message: its summary is the run's, the same to the byte as one pass
+//     holding every value (TestStreamDifferential).
+//
+// The figures are exact at the microsecond, as every figure is reported.
+
+// streamRun is the state a pass of a bounded analysis shares with the next.
+type streamRun struct {
+	census *seqCensus
+	ids    *hashSpill          // pass 2 (the first analysis): every id answered, to find those answered twice
+	twice  map[uint64]struct{} // pass 3: the ids given to more than one message
+	plans  []*boundedPlan      // pass 3: what pass 2's hists found, in the order they were made
+	made   []*hist             // the bounded hists of this pass, in the order they were made
+	err    error               // the first error of the spill
+	// maxFlying is the most messages held at once (waiting for records).
+	maxFlying int
+}
+
+// twoPasses says whether the run is analysed in bounded memory: delivery
+// none, no event and no ground truth to join (a run with callbacks holds its
+// messages until they are judged).
+func twoPasses(fsys fs.FS) bool {
+	b, err := rundir.ReadFileFS(fsys, rundir.MetaFile, rundir.MaxDocBytes)
+	if err != nil {
+		return false
+	}
+	var m rundir.Meta
+	if json.Unmarshal(b, &m) != nil || m.Delivery.Via != "none" || rundir.HasTruth(fsys) {
+		return false
+	}
+	st, err := fs.Stat(fsys, rundir.EventsFile)
+	return errors.Is(err, fs.ErrNotExist) || err == nil && st.Size() == 0
+}
+
+// analyzeBounded analyses a run in the passes above, each over
+// attempts.jsonl as long as it was when the first began (prefixFS).
+func analyzeBounded(fsys fs.FS, name string) (*analyzer, error) {
+	if st, err := fs.Stat(fsys, rundir.AttemptsFile); err == nil {
+		fsys = prefixFS{fsys, st.Size()}
+	}
+	census, err := countSeqs(fsys)
+	if err != nil {
+		return nil, err
+	}
+	first := &streamRun{census: census, ids: &hashSpill{}}
+	defer first.ids.close()
+	if _, err := analyzeOnce(fsys, name, false, first); err != nil {
+		return nil, err
+	}
+	if first.err != nil {
+		return nil, first.err
+	}
+	second := &streamRun{census: census}
+	for _, h := range first.made {
+		second.plans = append(second.plans, h.bk.planFor())
+	}
+	first.made = nil
+	if second.twice, err = first.ids.twice(); err != nil {
+		return nil, err
+	}
+	first.ids.close()
+	a, err := analyzeOnce(fsys, name, false, second)
+	if err != nil {
+		return nil, err
+	}
+	if !second.agrees() {
+		return nil, fmt.Errorf("%w: %s: %s changed between two readings", errBadRun, name, rundir.AttemptsFile)
+	}
+	return a, nil
+}
+
+// prefixFS shows attempts.jsonl cut at the size it had when the analysis
+// began: the passes over a run still being written (the live analysis, a
+// checkpoint) read the same lines, and a message settled at its only record
+// in the census cannot get a second one in a later pass.
+type prefixFS struct {
+	fs.FS
+	size int64
+}
+
+func (p prefixFS) Open(name string) (fs.File, error) {
+	f, err := p.FS.Open(name)
+	if err != nil || name != rundir.AttemptsFile {
+		return f, err
+	}
+	return &prefixFile{File: f, r: io.LimitReader(f, p.size)}, nil
+}
+
+// prefixFile is a file read up to a size.
+type prefixFile struct {
+	fs.File
+	r io.Reader
+}
+
+func (f *prefixFile) Read(b []byte) (int, error) { return f.r.Read(b) }
+
+// agrees reports whether the last pass counted in each hist what the pass
+// before did (a file that changed under the report does not).
+func (st *streamRun) agrees() bool {
+	if len(st.made) != len(st.plans) {
+		return false
+	}
+	for i, h := range st.made {
+		p := st.plans[i]
+		if p.n != h.bk.obs.n || p.nc != h.bk.cens.n {
+			return false
+		}
+	}
+	return true
+}
+
+// newHist is a hist of the analysis: bounded in a run analysed in passes,
+// else one that keeps its values (compact: the per-request ones, see hist).
+func (a *analyzer) newHist(compact bool) *hist {
+	st := a.st
+	if st == nil {
+		if compact {
+			return newCompactHist()
+		}
+		return newHist()
+	}
+	h := &hist{sorted: true, bk: &bounded{}}
+	if st.plans != nil {
+		h.bk.plan = &boundedPlan{broken: true}
+		if i := len(st.made); i < len(st.plans) {
+			h.bk.plan = st.plans[i]
+		}
+	}
+	st.made = append(st.made, h)
+	return h
+}
+
+// flight is a message of a run analysed in passes while records of it are
+// still to be read: its state, the keys of its attempts read (a line that
+// repeats one is a duplicate: both have its sequence), and how many records
+// the census counted.
+type flight struct {
+	m          msg
+	keys       []uint64
+	read, want int
+}
+
+// flightAttempt reads a record of a message (seq > 0) of a run analysed in
+// passes: checked against the message's own attempts for a repeated line,
+// then read as any attempt; at the message's last record (as the census
+// counted them) it is settled (finishMessage) and forgotten.
+func (a *analyzer) flightAttempt(at *rundir.Attempt) {
+	f := a.flight(at.Seq)
+	a.cur = f
+	f.read++
+	k := attemptKey(at)
+	if slices.Contains(f.keys, k) {
+		a.s.Requests.Duplicates++ // counted once: a second copy of a line is no second send
+	} else {
+		if f.want > 1 {
+			f.keys = append(f.keys, k)
+		}
+		a.attempt(at)
+	}
+	if f.read == f.want && f.want < censusMore {
+		a.land(at.Seq, f)
+	}
+}
+
+// flight is message seq's state while its records are read.
+func (a *analyzer) flight(seq int64) *flight {
+	if f := a.fly[seq]; f != nil {
+		return f
+	}
+	want := a.st.census.get(seq)
+	if want == 1 {
+		a.one = flight{want: 1}
+		return &a.one
+	}
+	if a.fly == nil {
+		a.fly = map[int64]*flight{}
+	}
+	f := &flight{want: want}
+	a.fly[seq] = f
+	a.st.maxFlying = max(a.st.maxFlying, len(a.fly))
+	return f
+}
+
+// land settles message seq: counted in the figures (when it was sent), and
+// forgotten.
+func (a *analyzer) land(seq int64, f *flight) {
+	if f.m.held {
+		a.finishMessage(seq, &f.m)
+	}
+	if f != &a.one {
+		delete(a.fly, seq)
+	}
+}
+
+// landAll settles the messages still flying once every record is read (those
+// with more records than the census counts exactly), in sequence order: the
+// hists a message makes must come in the same order in every pass.
+func (a *analyzer) landAll() {
+	seqs := make([]int64, 0, len(a.fly))
+	for seq := range a.fly {
+		seqs = append(seqs, seq)
+	}
+	slices.Sort(seqs)
+	for _, seq := range seqs {
+		a.land(seq, a.fly[seq])
+	}
+}
+
+// message is the state of message seq for its attempt: its flight in a run
+// analysed in passes, else held in msgs.
+func (a *analyzer) message(seq int64) *msg {
+	if a.st != nil {
+		a.cur.m.held = true // flightAttempt's, of this seq
+		return &a.cur.m
+	}
+	return a.msgs.add(seq)
+}
+
+// ownID checks the id h the service answered message seq with against the
+// ids given to other messages (idOwner). A run analysed in passes holds no
+// map of every id: its first analysis spills them, the second checks only
+// those given to more than one message (any other has one owner: nothing to
+// count).
+func (a *analyzer) ownID(h uint64, seq int64, m *msg) {
+	if st := a.st; st != nil {
+		if st.ids != nil {
+			if err := st.ids.add(h, seq); err != nil && st.err == nil {
+				st.err = err
+			}
+			return
+		}
+		if _, ok := st.twice[h]; !ok {
+			return
+		}
+	}
+	if owner, ok := a.idOwner[h]; !ok {
+		a.idOwner[h] = seq
+	} else if owner != seq && m.idHash != h {
+		// One id for two messages: every later figure joined by it is wrong.
+		a.s.Idempotency.IDCollisions++
+	}
+}
+
+// seqCensus counts the records of each sequence up to censusMore (2 bits a
+// sequence: 4.5 MB for 18 M messages), in pages of censusPage sequences made
+// as sequences land in them.
+type seqCensus struct {
+	pages map[int64]*[censusPage / 4]byte
+}
+
+const (
+	censusPage = 1 << 14
+	censusMore = 3 // this many records or more: the message is settled once every record is read
+)
+
+func (c *seqCensus) add(seq int64) {
+	p := c.pages[seq/censusPage]
+	if p == nil {
+		p = new([censusPage / 4]byte)
+		c.pages[seq/censusPage] = p
+	}
+	i := seq % censusPage
+	if n := p[i/4] >> (2 * (i % 4)) & 3; n < censusMore {
+		p[i/4] += 1 << (2 * (i % 4))
+	}
+}
+
+// get is how many records seq has, censusMore for that many or more.
+func (c *seqCensus) get(seq int64) int {
+	p := c.pages[seq/censusPage]
+	if p == nil {
+		return 0
+	}
+	i := seq % censusPage
+	return int(p[i/4] >> (2 * (i % 4)) & 3)
+}
+
+// countSeqs is the census of attempts.jsonl: every line that decodes, with a
+// sequence (as readAttempts reads them).
+func countSeqs(fsys fs.FS) (*seqCensus, error) {
+	c := &seqCensus{pages: map[int64]*[censusPage / 4]byte{}}
+	var strs interner
+	err := readJSONLFunc(fsys, rundir.AttemptsFile, func(b []byte, at *rundir.Attempt) error {
+		return decodeAttempt(&strs, b, at)
+	}, func(at rundir.Attempt) error {
+		if at.Seq > 0 {
+			c.add(at.Seq)
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
+	}
+	return c, nil
+}
+
+// hashSpill collects (id hash, sequence) pairs and finds the ids given to
+// more than one message: in memory up to spillChunk pairs, beyond that in
+// sorted runs in a temporary file merged at the end (an external sort), so
+// that its memory stays flat. An id answered twice to one message (a probe,
+// a retry the service recognised) is not kept: only one given to two
+// messages can be a collision.
+type hashSpill struct {
+	buf  [][2]uint64
+	f    *os.File
+	runs [][2]int64 // offset and count of each sorted run in f
+}
+
+// spillChunk is how many pairs a hashSpill holds in memory (2 MiB); a test lowers it.
+var spillChunk = 1 << 17
+
+func (s *hashSpill) add(h uint64, seq int64) error {
+	if s.buf == nil {
+		s.buf = make([][2]uint64, 0, 1024)
+	}
+	s.buf = append(s.buf, [2]uint64{h, uint64(seq)})
+	if len(s.buf) < spillChunk {
+		return nil
+	}
+	return s.flush()
+}
+
+func comparePairs(x, y [2]uint64) int {
+	return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1]))
+}
+
+// flush writes the pairs in memory to the file as one sorted run.
+func (s *hashSpill) flush() error {
+	if len(s.buf) == 0 {
+		return nil
+	}
+	if s.f == nil {
+		f, err := os.CreateTemp("", "msgload-ids-*")
+		if err != nil {
+			return fmt.Errorf("spill the answered ids: %w", err)
+		}
+		s.f = f
+	}
+	slices.SortFunc(s.buf, comparePairs)
+	off, _ := s.f.Seek(0, io.SeekEnd)
+	w := bufio.NewWriterSize(s.f, 1<<16)
+	var b [16]byte
+	for _, p := range s.buf {
+		binary.LittleEndian.PutUint64(b[:8], p[0])
+		binary.LittleEndian.PutUint64(b[8:], p[1])
+		w.Write(b[:])
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("spill the answered ids: %w", err)
+	}
+	s.runs = append(s.runs, [2]int64{off, int64(len(s.buf))})
+	s.buf = s.buf[:0]
+	return nil
+}
+
+// twice is the set of id hashes given to more than one message.
+func (s *hashSpill) twice() (map[uint64]struct{}, error) {
+	out := map[uint64]struct{}{}
+	var prev [2]uint64
+	seen := false
+	take := func(p [2]uint64) {
+		if seen && p[0] == prev[0] && p[1] != prev[1] {
+			out[p[0]] = struct{}{}
+		}
+		prev, seen = p, true
+	}
+	if s.f == nil {
+		slices.SortFunc(s.buf, comparePairs)
+		for _, p := range s.buf {
+			take(p)
+		}
+		return out, nil
+	}
+	if err := s.flush(); err != nil {
+		return nil, err
+	}
+	s.buf = nil
+	type run struct {
+		r    *bufio.Reader
+		left int64
+		head [2]uint64
+	}
+	var rerr error
+	next := func(r *run) bool {
+		if r.left == 0 {
+			return false
+		}
+		var b [16]byte
+		if _, err := io.ReadFull(r.r, b[:]); err != nil {
+			rerr = fmt.Errorf("read the spilled ids: %w", err)
+			return false
+		}
+		r.head, r.left = [2]uint64{binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])}, r.left-1
+		return true
+	}
+	var runs []*run
+	for _, x := range s.runs {
+		r := &run{r: bufio.NewReaderSize(io.NewSectionReader(s.f, x[0], 16*x[1]), 1<<13), left: x[1]}
+		if next(r) {
+			runs = append(runs, r)
+		}
+	}
+	for len(runs) > 0 {
+		k := 0
+		for i, r := range runs {
+			if comparePairs(r.head, runs[k].head) < 0 {
+				k = i
+			}
+		}
+		take(runs[k].head)
+		if !next(runs[k]) {
+			runs = slices.Delete(runs, k, k+1)
+		}
+	}
+	return out, rerr
+}
+
+// close removes the spill's file.
+func (s *hashSpill) close() {
+	if s.f != nil {
+		s.f.Close()
+		os.Remove(s.f.Name())
+		s.f = nil
+	}
+}
