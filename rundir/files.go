@@ -15,4 +15,7 @@ const (
 	HTMLFile        = "report.html"
 	MarkdownFile    = "report.md"
 	JUnitFile       = "junit.xml"
+	// ContractFile is what msgload characterise found of the service, one
+	// finding per rule (reports.Contract).
+	ContractFile = "contract.json"
 )
