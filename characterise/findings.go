@@ -106,8 +106,8 @@ func (st *state) rateLimitFindings() []reports.Finding {
 	rl := pd.sum.RateLimit
 	if rl.Rejected429 == 0 {
 		why := fmt.Sprintf("no 429 came in %d requests (a burst of %d at %g/s, then a trace): no limit at or under that was seen; a larger --budget probes further", len(pd.attempts), b.sent, st.plan.BurstRate)
-		fs := allCannot([]string{RuleBurst, RuleLimit, RuleRefusalsUseQuota, RuleRetryAfter, RuleRetryAfterRight}, probeBurst, why)
-		return append(fs[:2], append([]reports.Finding{found(RuleAlgorithm, probeBurst, algoNone, why)}, fs[2:]...)...)
+		fs := allCannot([]string{RuleBurst, RuleLimit, RuleCapacity, RuleRefusalsUseQuota, RuleRetryAfter, RuleRetryAfterRight}, probeBurst, why)
+		return append(fs[:3], append([]reports.Finding{found(RuleAlgorithm, probeBurst, algoNone, why)}, fs[3:]...)...)
 	}
 	var fs []reports.Finding
 	ev := fmt.Sprintf("%d accepted before the first 429 of a cold burst of %d at %g/s; %d accepted in the whole burst", b.low, b.sent, st.plan.BurstRate, b.high)
@@ -120,10 +120,11 @@ func (st *state) rateLimitFindings() []reports.Finding {
 	evidence := append([]string{fmt.Sprintf("the limiter fit over %d decisions of one client", alg.Decisions)}, alg.Evidence...)
 	switch alg.Verdict {
 	case "sliding window", "fixed window", "token bucket":
-		fs = append(fs, limitFinding(alg.Limit, alg.Window, alg.Capacity, evidence), found(RuleAlgorithm, probeBurst, alg.Verdict, evidence...))
+		fs = append(fs, limitFinding(alg.Limit, alg.Window, alg.Capacity, evidence), capacityFinding(alg.Verdict, alg.Limit, alg.Capacity, evidence),
+			found(RuleAlgorithm, probeBurst, alg.Verdict, evidence...))
 	default:
 		why := "the limiter fit named none: " + alg.Verdict
-		fs = append(fs, cannot(RuleLimit, probeBurst, why, evidence...), cannot(RuleAlgorithm, probeBurst, why, evidence...))
+		fs = append(fs, cannot(RuleLimit, probeBurst, why, evidence...), cannot(RuleCapacity, probeBurst, why, evidence...), cannot(RuleAlgorithm, probeBurst, why, evidence...))
 	}
 	switch q := alg.RefusalsUseQuota; q {
 	case yes, no:
@@ -143,6 +144,20 @@ func limitFinding(limit, windowS, capacity float64, evidence []string) reports.F
 	}
 	f := found(RuleLimit, probeBurst, v, evidence...)
 	f.Low, f.High = &limit, &limit
+	return f
+}
+
+// capacityFinding is what the limiter admits at once: a bucket's capacity
+// as the fit read it, a window's limit.
+func capacityFinding(verdict string, limit, capacity float64, evidence []string) reports.Finding {
+	c := limit
+	if verdict == "token bucket" {
+		c = capacity
+	} else {
+		evidence = append([]string{"a " + verdict + " admits its limit at once"}, evidence...)
+	}
+	f := found(RuleCapacity, probeBurst, strconv.FormatFloat(c, 'f', -1, 64), evidence...)
+	f.Low, f.High = &c, &c
 	return f
 }
 

@@ -69,8 +69,8 @@ type Probe struct {
 	// again; an embedded one is new for each probe).
 	CoolDown time.Duration
 	// burst is the burst probe's cold burst (the rest of Requests is its
-	// recovery trace).
-	burst int64
+	// recovery trace and the second burst), trace its trace.
+	burst, trace int64
 }
 
 // Plan is the probes in order, within the budget and the time.
@@ -82,8 +82,9 @@ type Plan struct {
 // Shares of the budget.
 const (
 	idemShare     = 0.10 // at most, and at most idemMaxMessages messages
-	burstShare    = 0.30 // of what the idempotency probe leaves
-	traceShare    = 0.25
+	burstShare    = 0.25 // of what the idempotency probe leaves
+	traceShare    = 0.15
+	reburstShare  = 0.20 // a second burst after the trace: the limiter exhausted again, past its first recovery
 	idemMaxMsgs   = 15
 	idemCopies    = 2 // concurrent copies per probed message
 	idemPerMsg    = 2 + idemCopies
@@ -111,15 +112,16 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 	}
 	burst := int64(float64(left) * burstShare)
 	trace := int64(float64(left) * traceShare)
+	reburst := int64(float64(left) * reburstShare)
 	if burst < minBurstShare {
 		return nil, fmt.Errorf("characterise: --budget %d leaves %d requests for the cold burst, under %d: give a larger budget", o.Budget, burst, minBurstShare)
 	}
 	gap := gapFor(o.MaxWindow)
-	bd, td := burstFor(burst, o.BurstRate)+gap, traceFor(o.MaxWindow)+gap
-	p.Probes = append(p.Probes, Probe{Name: probeBurst, Requests: burst + trace, burst: burst, Takes: bd + td + probeGrace, CoolDown: cool,
-		What: fmt.Sprintf("one client: a cold burst of %d at %g/s (%d, a pause of %s, the rest), then a recovery trace of %d over %s (%.2f/s)",
-			burst, o.BurstRate, firstPart(burst), gap, trace, td, float64(trace)/td.Seconds())})
-	left -= burst + trace
+	bd, td := burstFor(burst+reburst, o.BurstRate)+gap, traceFor(o.MaxWindow)+gap
+	p.Probes = append(p.Probes, Probe{Name: probeBurst, Requests: burst + trace + reburst, burst: burst, trace: trace, Takes: bd + td + probeGrace, CoolDown: cool,
+		What: fmt.Sprintf("one client: a cold burst of %d at %g/s (%d, a pause of %s, the rest), a recovery trace of %d over %s (%.2f/s), a second burst of %d",
+			burst, o.BurstRate, firstPart(burst), gap, trace, td, float64(trace)/td.Seconds(), reburst)})
+	left -= burst + trace + reburst
 	if len(s.Creds) >= 2 {
 		p.Probes = append(p.Probes, Probe{Name: probeIsolation, Requests: left, Takes: burstFor(left, o.BurstRate) + probeGrace, CoolDown: cool,
 			What: fmt.Sprintf("two clients at once: each a burst past the burst found (at most %d in all, at %g/s)", left, o.BurstRate)})

@@ -110,20 +110,25 @@ func rateOf(n float64, per time.Duration) scenarios.Rate {
 // one window after the first part, the rest one window after the second),
 // where a fixed window frees everything at one boundary and a token bucket
 // refills steadily: the trace, slower than the burst but faster than the
-// few freed slots last, sees which (the reports' limiter fit names it).
+// few freed slots last, sees which; the second burst exhausts the limiter
+// again once it recovered, at a phase a window's other readings do not
+// share (the reports' limiter fit names it from all of them).
 func burstSteps(pr Probe, p *Plan) []scenarios.Step {
 	rate := p.BurstRate
 	burst := min(pr.burst, pr.Requests)
 	first := firstPart(burst)
-	trace := pr.Requests - burst
+	trace := min(pr.trace, pr.Requests-burst)
+	reburst := pr.Requests - burst - trace
 	td := traceFor(p.MaxWindow) + gapFor(p.MaxWindow)
-	steps := []scenarios.Step{
-		{Rate: rateOf(rate, time.Second), Duration: dur(burstFor(first, rate))},
-		{Duration: dur(gapFor(p.MaxWindow))}, // rate 0: a pause
-		{Rate: rateOf(rate, time.Second), Duration: dur(burstFor(burst-first, rate))},
+	at := func(n int64) scenarios.Step {
+		return scenarios.Step{Rate: rateOf(rate, time.Second), Duration: dur(burstFor(n, rate))}
 	}
+	steps := []scenarios.Step{at(first), {Duration: dur(gapFor(p.MaxWindow))}, at(burst - first)} // rate 0: a pause
 	if trace > 0 {
 		steps = append(steps, scenarios.Step{Rate: rateOf(float64(trace), td), Duration: dur(td)})
+	}
+	if reburst > 0 {
+		steps = append(steps, at(reburst))
 	}
 	return steps
 }

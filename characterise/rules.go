@@ -15,22 +15,23 @@ import (
 const (
 	RuleBurst            = "rate_limit.burst"              // requests accepted at once from cold
 	RuleLimit            = "rate_limit.limit"              // N/window the limiter allows
+	RuleCapacity         = "rate_limit.capacity"           // requests a full limiter admits at once (a bucket's capacity; a window's limit)
 	RuleAlgorithm        = "rate_limit.algorithm"          // sliding window, fixed window, token bucket, none
 	RuleRefusalsUseQuota = "rate_limit.refusals_use_quota" // yes, no
 	RuleIsolated         = "rate_limit.isolated"           // yes: each client has its own quota
 	RuleRetryAfter       = "rate_limit.retry_after"        // present, absent
 	RuleRetryAfterRight  = "rate_limit.retry_after_accurate"
-	RuleRetrySameID      = "idempotency.retry_same_id"       // a resend after the answer: the same notificationId
-	RuleCopiesSameID     = "idempotency.concurrent_same_id"  // copies sent at once after the answer: the same notificationId
-	RuleOneDelivery      = "idempotency.one_delivery"        // no externalId delivered twice
-	RuleCopiesAnswer     = "idempotency.concurrent_answer"   // the codes the copies got (e.g. 200, 409)
-	algoNone             = "none"                            // no 429 came
+	RuleRetrySameID      = "idempotency.retry_same_id"      // a resend after the answer: the same notificationId
+	RuleCopiesSameID     = "idempotency.concurrent_same_id" // copies sent at once after the answer: the same notificationId
+	RuleOneDelivery      = "idempotency.one_delivery"       // no externalId delivered twice
+	RuleCopiesAnswer     = "idempotency.concurrent_answer"  // the codes the copies got (e.g. 200, 409)
+	algoNone             = "none"                           // no 429 came
 	yes, no              = "yes", "no"
 )
 
 // Rules lists the rules expect: may name.
 func Rules() []string {
-	return []string{RuleBurst, RuleLimit, RuleAlgorithm, RuleRefusalsUseQuota, RuleIsolated, RuleRetryAfter, RuleRetryAfterRight,
+	return []string{RuleBurst, RuleLimit, RuleCapacity, RuleAlgorithm, RuleRefusalsUseQuota, RuleIsolated, RuleRetryAfter, RuleRetryAfterRight,
 		RuleRetrySameID, RuleCopiesSameID, RuleOneDelivery, RuleCopiesAnswer}
 }
 
@@ -40,7 +41,7 @@ var algorithms = []string{"sliding window", "fixed window", "token bucket", algo
 // checkExpected says what is wrong with an expected value ("" when nothing).
 func checkExpected(rule, v string) string {
 	switch rule {
-	case RuleBurst:
+	case RuleBurst, RuleCapacity:
 		if n, err := strconv.Atoi(v); err != nil || n < 0 {
 			return "want a count of requests"
 		}
@@ -91,7 +92,7 @@ func judge(f *reports.Finding, e string) {
 // a list of codes as a set, a word as written.
 func matches(f *reports.Finding, e string) bool {
 	switch f.Rule {
-	case RuleBurst:
+	case RuleBurst, RuleCapacity:
 		n, _ := strconv.ParseFloat(e, 64)
 		return within(f, n)
 	case RuleLimit:

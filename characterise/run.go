@@ -115,6 +115,9 @@ func (st *state) probeRun(ctx context.Context, ho harness.Options, dir string, p
 	pd := &probeData{dir: res.Dir}
 	if len(res.Parts) == 1 {
 		pd.sum = res.Parts[0].Summary
+		if pd.sum != nil {
+			cp.Reasons = pd.sum.VerdictReasons
+		}
 		if p := res.Parts[0]; p.Err != nil {
 			cp.Err = p.Err.Error()
 		}

@@ -44,8 +44,9 @@ type ContractProbe struct {
 	Dir     string `json:"dir"`
 	Planned int64  `json:"planned"` // requests the plan allots it
 	Sent    int64  `json:"sent"`    // requests it really sent
-	Verdict string `json:"verdict"` // its run's verdict
-	Err     string `json:"error,omitempty"`
+	Verdict string   `json:"verdict"` // its run's verdict
+	Reasons []string `json:"reasons,omitempty"` // its run's verdict reasons
+	Err     string   `json:"error,omitempty"`
 }
 
 // Finding is one rule of the contract.
@@ -82,12 +83,12 @@ func (c *Contract) Judge() {
 			c.Reasons = append(c.Reasons, fmt.Sprintf("probe %s: %s (environment or msgload)", p.Name, p.Err))
 		case p.Verdict == VerdictError:
 			vs = append(vs, VerdictError)
-			c.Reasons = append(c.Reasons, fmt.Sprintf("probe %s: its run ended error (measurement: see %s)", p.Name, p.Dir))
+			c.Reasons = append(c.Reasons, fmt.Sprintf("probe %s: its run ended error (measurement: %s; see %s)", p.Name, strings.Join(p.Reasons, "; "), p.Dir))
 		case p.Verdict != VerdictPass && p.Verdict != verdictFail:
 			// fail is the probe's own thresholds (none are set); incomplete
 			// is the environment's: the plan was not held.
 			vs = append(vs, VerdictIncomplete)
-			c.Reasons = append(c.Reasons, fmt.Sprintf("probe %s: its run was %s (environment: see %s)", p.Name, p.Verdict, p.Dir))
+			c.Reasons = append(c.Reasons, fmt.Sprintf("probe %s: its run was %s (environment: %s; see %s)", p.Name, p.Verdict, strings.Join(p.Reasons, "; "), p.Dir))
 		}
 	}
 	for _, f := range c.Findings {
