@@ -40,6 +40,10 @@ func (st *state) findings(expect []Expectation) []reports.Finding {
 	return fs
 }
 
+// distrusted: a probe whose run disagreed with its ground truth (or lost a
+// raw file) tells nothing: what msgload measured there is known wrong.
+const distrusted = "the probe's run ended error (msgload disagreed with its ground truth, or a raw file is missing): nothing it measured is claimed"
+
 // cannot is a finding that cannot be told, because of why.
 func cannot(rule, probe, why string, evidence ...string) reports.Finding {
 	return reports.Finding{Rule: rule, Value: reports.CannotTell, Because: why, Probe: probe, Evidence: append([]string{}, evidence...)}
@@ -100,6 +104,9 @@ func (st *state) rateLimitFindings() []reports.Finding {
 	pd := st.data[probeBurst]
 	if pd == nil || pd.sum == nil {
 		return allCannot(rules, probeBurst, "the burst probe wrote no report")
+	}
+	if pd.verdict == reports.VerdictError {
+		return allCannot(rules, probeBurst, distrusted)
 	}
 	pr := st.ran[probeBurst]
 	b := burstSize(pd.attempts, min(pr.burst, pr.Requests))
@@ -214,6 +221,8 @@ func (st *state) isolationFinding() reports.Finding {
 		return cannot(RuleIsolated, probeIsolation, "no cold burst was found to send past")
 	case pd == nil || pd.sum == nil:
 		return cannot(RuleIsolated, probeIsolation, "the isolation probe wrote no report")
+	case pd.verdict == reports.VerdictError:
+		return cannot(RuleIsolated, probeIsolation, distrusted)
 	}
 	var acc, least int64 = 0, math.MaxInt64
 	var ev []string
@@ -242,6 +251,9 @@ func (st *state) idempotencyFindings() []reports.Finding {
 	pd := st.data[probeIdempotency]
 	if pd == nil || pd.sum == nil {
 		return allCannot(rules, probeIdempotency, "the idempotency probe did not run or wrote no report")
+	}
+	if pd.verdict == reports.VerdictError {
+		return allCannot(rules, probeIdempotency, distrusted)
 	}
 	seq, seqEv := sameID(pd.attempts, "sequential")
 	conc, concEv := sameID(pd.attempts, "concurrent")

@@ -120,7 +120,7 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 	bd, td := burstFor(burst+reburst, o.BurstRate)+gap, traceFor(o.MaxWindow)+gap
 	p.Probes = append(p.Probes, Probe{Name: probeBurst, Requests: burst + trace + reburst, burst: burst, trace: trace, Takes: bd + td + probeGrace, CoolDown: cool,
 		What: fmt.Sprintf("one client: a cold burst of %d at %g/s (%d, a pause of %s, the rest), a recovery trace of %d over %s (%.2f/s), a second burst of %d",
-			burst, o.BurstRate, firstPart(burst), gap, trace, td, float64(trace)/td.Seconds(), reburst)})
+			burst, o.BurstRate, firstPart(burst, trace, td, gap), gap, trace, td, float64(trace)/td.Seconds(), reburst)})
 	left -= burst + trace + reburst
 	if len(s.Creds) >= 2 {
 		p.Probes = append(p.Probes, Probe{Name: probeIsolation, Requests: left, Takes: burstFor(left, o.BurstRate) + probeGrace, CoolDown: cool,

@@ -116,10 +116,10 @@ func rateOf(n float64, per time.Duration) scenarios.Rate {
 func burstSteps(pr Probe, p *Plan) []scenarios.Step {
 	rate := p.BurstRate
 	burst := min(pr.burst, pr.Requests)
-	first := firstPart(burst)
 	trace := min(pr.trace, pr.Requests-burst)
 	reburst := pr.Requests - burst - trace
 	td := traceFor(p.MaxWindow) + gapFor(p.MaxWindow)
+	first := firstPart(burst, trace, td, gapFor(p.MaxWindow))
 	at := func(n int64) scenarios.Step {
 		return scenarios.Step{Rate: rateOf(rate, time.Second), Duration: dur(burstFor(n, rate))}
 	}
@@ -133,8 +133,15 @@ func burstSteps(pr Probe, p *Plan) []scenarios.Step {
 	return steps
 }
 
-// firstPart is the cold burst's first part: a sixteenth, at least 5.
-func firstPart(burst int64) int64 { return min(max(5, burst/16), burst) }
+// firstPart is the cold burst's first part: a sixteenth, but at most half
+// of what the trace sends in one gap — a sliding log frees only these one
+// window after them, and the trace must send more than that before the
+// second part's slots free, or a window of another length fits as well —
+// and at least 1.
+func firstPart(burst, trace int64, traceFor, gap time.Duration) int64 {
+	inGap := int64(float64(trace) / traceFor.Seconds() * gap.Seconds() / 2)
+	return max(min(burst/16, inGap, burst), 1)
+}
 
 // gapFor is the silence between the burst's two parts: a quarter of the
 // longest window.

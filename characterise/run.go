@@ -112,7 +112,7 @@ func (st *state) probeRun(ctx context.Context, ho harness.Options, dir string, p
 		return nil, nil
 	}
 	cp.Dir, cp.Verdict = res.Dir, res.Verdict()
-	pd := &probeData{dir: res.Dir}
+	pd := &probeData{dir: res.Dir, verdict: cp.Verdict}
 	if len(res.Parts) == 1 {
 		pd.sum = res.Parts[0].Summary
 		if pd.sum != nil {
@@ -133,6 +133,7 @@ func (st *state) probeRun(ctx context.Context, ho harness.Options, dir string, p
 // probeData is what one probe's run left.
 type probeData struct {
 	dir      string
+	verdict  string // its run's
 	sum      *reports.Summary
 	attempts []rundir.Attempt // the sends that really left, in file order
 }
