@@ -127,7 +127,7 @@ func (st *state) rateLimitFindings() []reports.Finding {
 	evidence := append([]string{fmt.Sprintf("the limiter fit over %d decisions of one client", alg.Decisions)}, alg.Evidence...)
 	switch alg.Verdict {
 	case "sliding window", "fixed window", "token bucket":
-		fs = append(fs, limitFinding(alg.Limit, alg.Window, alg.Capacity, evidence), capacityFinding(alg.Verdict, alg.Limit, alg.Capacity, evidence),
+		fs = append(fs, limitFinding(alg.Verdict, alg.Limit, alg.Window, alg.Capacity, evidence), capacityFinding(alg.Verdict, alg.Limit, alg.Capacity, evidence),
 			found(RuleAlgorithm, probeBurst, alg.Verdict, evidence...))
 	default:
 		why := "the limiter fit named none: " + alg.Verdict
@@ -143,7 +143,12 @@ func (st *state) rateLimitFindings() []reports.Finding {
 }
 
 // limitFinding is the limit the fitter named, as N/window.
-func limitFinding(limit, windowS, capacity float64, evidence []string) reports.Finding {
+// A bucket has a refill rate, not a window: its limit is said per minute
+// (5 per 10 s is 30/1m), so that it compares with what was expected.
+func limitFinding(verdict string, limit, windowS, capacity float64, evidence []string) reports.Finding {
+	if perMin := limit * 60 / windowS; verdict == "token bucket" && windowS > 0 && math.Abs(perMin-math.Round(perMin)) < 1e-9 {
+		limit, windowS = math.Round(perMin), 60
+	}
 	w := time.Duration(math.Round(windowS*1000)) * time.Millisecond
 	v := strconv.FormatFloat(limit, 'f', -1, 64) + "/" + shortDur(w)
 	if capacity > 0 {
