@@ -161,3 +161,31 @@ func (c *Contract) Text(w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// WriteMarkdown writes report.md of a characterisation: the verdict, one
+// table row per rule (value, interval, expected, verdict, evidence), then
+// the probes.
+func (c *Contract) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Contract of %s (%s, %s): %s\n\n", mdEscape(c.Name), mdEscape(c.API), mdEscape(c.Target), strings.ToUpper(c.Verdict))
+	for _, r := range c.Reasons {
+		fmt.Fprintf(&b, "- %s\n", mdEscape(r))
+	}
+	fmt.Fprintf(&b, "\n%d of %d requests of the budget sent.\n\n| Rule | Found | Expected | Verdict | Evidence |\n|---|---|---|---|---|\n", c.Sent, c.Budget)
+	for _, f := range c.Findings {
+		v := f.Value
+		if f.Low != nil && f.High != nil && *f.Low != *f.High {
+			v += fmt.Sprintf(" [%g, %g]", *f.Low, *f.High)
+		}
+		if f.Because != "" {
+			v += ", because " + f.Because
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", f.Rule, mdEscape(v), mdEscape(f.Expected), f.Verdict, mdEscape(strings.Join(f.Evidence, "; ")))
+	}
+	b.WriteString("\n## Probes\n\n| Probe | What | Requests (planned) | Run |\n|---|---|---|---|\n")
+	for _, p := range c.Probes {
+		fmt.Fprintf(&b, "| %s | %s | %d (%d) | %s |\n", p.Name, mdEscape(p.What), p.Sent, p.Planned, mdEscape(p.Verdict+" "+p.Err))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
