@@ -39,12 +39,12 @@ type Contract struct {
 // ContractProbe is one probe: a generated scenario run by the harness, in
 // its own directory below the characterisation's.
 type ContractProbe struct {
-	Name    string `json:"name"`
-	What    string `json:"what"`
-	Dir     string `json:"dir"`
-	Planned int64  `json:"planned"` // requests the plan allots it
-	Sent    int64  `json:"sent"`    // requests it really sent
-	Verdict string   `json:"verdict"` // its run's verdict
+	Name    string   `json:"name"`
+	What    string   `json:"what"`
+	Dir     string   `json:"dir"`
+	Planned int64    `json:"planned"`           // requests the plan allots it
+	Sent    int64    `json:"sent"`              // requests it really sent
+	Verdict string   `json:"verdict"`           // its run's verdict
 	Reasons []string `json:"reasons,omitempty"` // its run's verdict reasons
 	Err     string   `json:"error,omitempty"`
 }
