@@ -259,3 +259,29 @@ func TestEmbeddedDefaults(t *testing.T) {
 		t.Errorf("%d sent, over the default budget %d", res.Contract.Sent, DefaultBudget)
 	}
 }
+
+// compare of two characterisations with one knob of the simulator changed
+// (its limiter, sliding → fixed) names that knob, and no other rule changes
+// from one told value to another.
+func TestDriftNamesTheKnob(t *testing.T) {
+	var cs [2]*reports.Contract
+	for i, alg := range []string{"sliding", "fixed"} {
+		cs[i] = characterise(t, matrixFile(t, alg, false), matrixOptions).Contract
+	}
+	if cs[0].Verdict == reports.VerdictError || cs[1].Verdict == reports.VerdictError ||
+		cs[0].Verdict == reports.VerdictIncomplete || cs[1].Verdict == reports.VerdictIncomplete {
+		t.Skipf("a probe's run was not trusted (%s; %s)", strings.Join(cs[0].Reasons, "; "), strings.Join(cs[1].Reasons, "; "))
+	}
+	named := false
+	for _, c := range reports.ContractDrift(cs[0], cs[1]) {
+		switch {
+		case c.Rule == RuleAlgorithm && c.Base == "sliding window" && c.New == "fixed window":
+			named = true
+		case c.Base != reports.CannotTell && c.New != reports.CannotTell:
+			t.Errorf("%s changed too: %s → %s", c.Rule, c.Base, c.New)
+		}
+	}
+	if !named {
+		t.Errorf("the drift does not name the limiter: %+v", reports.ContractDrift(cs[0], cs[1]))
+	}
+}

@@ -189,3 +189,47 @@ func (c *Contract) WriteMarkdown(w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// ContractChange is one rule whose finding differs between two
+// characterisations (msgload compare of two of them).
+type ContractChange struct {
+	Rule string `json:"rule"`
+	Base string `json:"base"` // its value in the base ("absent" when not there)
+	New  string `json:"new"`
+}
+
+// ContractDrift is what changed from base to new, rule by rule, in base's
+// order then new's: a value that changed (cannot tell on one side is a
+// change), and a rule found in one only.
+func ContractDrift(base, new *Contract) []ContractChange {
+	val := func(c *Contract) (map[string]string, []string) {
+		m, order := map[string]string{}, []string{}
+		for _, f := range c.Findings {
+			m[f.Rule] = f.Value
+			order = append(order, f.Rule)
+		}
+		return m, order
+	}
+	b, bo := val(base)
+	n, no := val(new)
+	var out []ContractChange
+	seen := map[string]bool{}
+	for _, r := range append(bo, no...) {
+		if seen[r] {
+			continue
+		}
+		seen[r] = true
+		bv, ok1 := b[r]
+		nv, ok2 := n[r]
+		if !ok1 {
+			bv = "absent"
+		}
+		if !ok2 {
+			nv = "absent"
+		}
+		if bv != nv {
+			out = append(out, ContractChange{Rule: r, Base: bv, New: nv})
+		}
+	}
+	return out
+}

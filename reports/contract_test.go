@@ -54,3 +54,14 @@ func TestContractJudgeAndJUnit(t *testing.T) {
 		t.Errorf("report.md: %v\n%s", err, md.String())
 	}
 }
+
+// compare of two characterisations names the rule that changed, and only it.
+func TestContractDrift(t *testing.T) {
+	base := &Contract{Findings: []Finding{{Rule: "rate_limit.refusals_use_quota", Value: "no"}, {Rule: "rate_limit.limit", Value: "100/1m"}, {Rule: "x", Value: CannotTell}}}
+	nw := &Contract{Findings: []Finding{{Rule: "rate_limit.refusals_use_quota", Value: "yes"}, {Rule: "rate_limit.limit", Value: "100/1m"}, {Rule: "x", Value: CannotTell}, {Rule: "y", Value: "1"}}}
+	got := ContractDrift(base, nw)
+	want := []ContractChange{{"rate_limit.refusals_use_quota", "no", "yes"}, {"y", "absent", "1"}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("%+v, want %+v", got, want)
+	}
+}

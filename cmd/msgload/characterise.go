@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/msgload/msgload/characterise"
 	"github.com/msgload/msgload/harness"
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/rundir"
 )
 
 func init() {
@@ -97,4 +100,46 @@ func (g *globalState) runCharacterise(c *cli.Context, o characteriseOpts) error 
 		return &exitError{code: reports.ExitCode(v), err: fmt.Errorf("characterise %s: %s; see %s", strings.ToUpper(v), strings.Join(res.Contract.Reasons, "; "), res.Dir)}
 	}
 	return nil
+}
+
+// readContracts reads contract.json of two characterisation directories
+// (or the files themselves); ok is false unless both are characterisations.
+func readContracts(args []string) (base, nw *reports.Contract, ok bool) {
+	var cs [2]*reports.Contract
+	for i, a := range args {
+		p := a
+		if filepath.Base(p) != rundir.ContractFile {
+			p = filepath.Join(p, rundir.ContractFile)
+		}
+		b, err := rundir.ReadFile(p, 16<<20)
+		if err != nil {
+			return nil, nil, false
+		}
+		var c reports.Contract
+		if json.Unmarshal(b, &c) != nil {
+			return nil, nil, false
+		}
+		cs[i] = &c
+	}
+	return cs[0], cs[1], true
+}
+
+// compareContracts prints the rules whose findings changed between two
+// characterisations; exit 1 when one did (the contract drifted, or could
+// not be told), 0 when none.
+func (g *globalState) compareContracts(base, nw *reports.Contract) error {
+	ch := reports.ContractDrift(base, nw)
+	for _, c := range ch {
+		fmt.Fprintf(g.stdout, "%-34s %s → %s\n", c.Rule, c.Base, c.New)
+	}
+	if len(ch) == 0 {
+		fmt.Fprintln(g.stdout, "the contract is the same: every rule found alike")
+		for _, f := range nw.Findings {
+			if f.Value == reports.CannotTell {
+				fmt.Fprintf(g.stdout, "  %s: cannot tell in either (not known to be the same)\n", f.Rule)
+			}
+		}
+		return nil
+	}
+	return &exitError{code: exitThresholds, err: fmt.Errorf("compare: the contract changed in %d rules", len(ch))}
 }
