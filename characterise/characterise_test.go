@@ -56,7 +56,7 @@ func TestParsePositions(t *testing.T) {
 // An expectation that cannot be told is incomplete, never pass; a number
 // within the finding's interval matches; a limit matches only on its window.
 func TestJudge(t *testing.T) {
-	lo, hi := 100.0, 102.0
+	lo, hi, six, ten := 100.0, 102.0, 600.0, 10.0
 	for _, tc := range []struct {
 		f    reports.Finding
 		exp  string
@@ -70,6 +70,8 @@ func TestJudge(t *testing.T) {
 		{reports.Finding{Rule: RuleLimit, Value: "100/1m", Low: &lo, High: &lo}, "100/60s", reports.VerdictPass},
 		{reports.Finding{Rule: RuleLimit, Value: "100/1m", Low: &lo, High: &lo}, "100/30s", "fail"},
 		{reports.Finding{Rule: RuleCopiesAnswer, Value: "200,409"}, "409, 200", reports.VerdictPass},
+		{reports.Finding{Rule: RuleLimit, Value: "600/1m", Low: &six, High: &six, PerSecond: &ten}, "20/2s", reports.VerdictPass},
+		{reports.Finding{Rule: RuleLimit, Value: "600/1m", Low: &six, High: &six, PerSecond: &ten}, "20/1s", "fail"},
 	} {
 		f := tc.f
 		judge(&f, tc.exp)
@@ -216,7 +218,7 @@ func checkFindings(t *testing.T, c *reports.Contract, want map[string]string, bu
 // --dry-run's plan: within the budget, the time refused when over it.
 func TestPlanWithinBudget(t *testing.T) {
 	f := matrixFile(t, "sliding", false)
-	for _, b := range []int64{80, 600, 5000} {
+	for _, b := range []int64{100, 600, 5000} {
 		p, err := NewPlan(f, Options{Budget: b})
 		if err != nil {
 			t.Fatal(err)
@@ -283,5 +285,24 @@ func TestDriftNamesTheKnob(t *testing.T) {
 	}
 	if !named {
 		t.Errorf("the drift does not name the limiter: %+v", reports.ContractDrift(cs[0], cs[1]))
+	}
+}
+
+// An interrupted characterisation is incomplete, never pass, even with no
+// expectation: the probes it did not run are in the contract as not run.
+func TestInterruptedIsIncomplete(t *testing.T) {
+	f := matrixFile(t, "sliding", false)
+	p, err := NewPlan(f, matrixOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Run(ctx, RunOptions{Plan: p, File: f, Harness: harness.Options{Out: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Contract; c.Verdict != reports.VerdictIncomplete || c.Sent != 0 || len(c.Probes) != len(p.Probes) {
+		t.Errorf("%s, %d sent, %d probes of %d: %q", c.Verdict, c.Sent, len(c.Probes), len(p.Probes), c.Reasons)
 	}
 }

@@ -156,6 +156,10 @@ func limitFinding(verdict string, limit, windowS, capacity float64, evidence []s
 	}
 	f := found(RuleLimit, probeBurst, v, evidence...)
 	f.Low, f.High = &limit, &limit
+	if verdict == "token bucket" && windowS > 0 {
+		r := limit / windowS
+		f.PerSecond = &r
+	}
 	return f
 }
 

@@ -97,6 +97,9 @@ func matches(f *reports.Finding, e string) bool {
 		return within(f, n)
 	case RuleLimit:
 		c, w, _ := rundir.ParseRate(e)
+		if f.PerSecond != nil { // a bucket: its rate, whatever the window it is written in
+			return math.Abs(c/w.Seconds()-*f.PerSecond) <= 0.01*(*f.PerSecond)
+		}
 		fc, fw, err := rundir.ParseRate(f.Value)
 		if err != nil || fw <= 0 {
 			return false

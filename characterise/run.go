@@ -62,12 +62,16 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 	}
 	c := &reports.Contract{Name: base.Name, API: base.API, Target: targetName(base), Start: now().UTC().Format(time.RFC3339Nano), Budget: o.Plan.Budget}
 	st := &state{base: base, plan: o.Plan}
+	stopped := false
 	for _, pr := range o.Plan.Probes {
-		if ctx.Err() != nil {
-			break
-		}
 		pr = st.sized(pr, o.Plan.Budget-c.Sent)
 		cp := reports.ContractProbe{Name: pr.Name, What: pr.What, Dir: filepath.Join(dir, pr.Name), Planned: pr.Requests}
+		if stopped = stopped || ctx.Err() != nil; stopped {
+			// interrupted: the probes not run leave the contract incomplete
+			cp.Verdict, cp.Reasons = reports.VerdictIncomplete, []string{"not run: interrupted"}
+			c.Probes = append(c.Probes, cp)
+			continue
+		}
 		if pr.Requests <= 0 {
 			cp.Verdict = "skipped"
 			c.Probes = append(c.Probes, cp)
@@ -86,6 +90,7 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 		c.Probes = append(c.Probes, cp)
 		fmt.Fprintf(o.Progress, "probe %s: %d requests sent, run %s\n", pr.Name, cp.Sent, cp.Verdict)
 		st.record(pr, pc)
+		stopped = pc != nil && pc.interrupted // Ctrl-C: no further probe
 	}
 	c.Findings = st.findings(o.File.Expect)
 	c.End = now().UTC().Format(time.RFC3339Nano)
@@ -112,7 +117,7 @@ func (st *state) probeRun(ctx context.Context, ho harness.Options, dir string, p
 		return nil, nil
 	}
 	cp.Dir, cp.Verdict = res.Dir, res.Verdict()
-	pd := &probeData{dir: res.Dir, verdict: cp.Verdict}
+	pd := &probeData{dir: res.Dir, verdict: cp.Verdict, interrupted: res.Interrupted || res.Aborted}
 	if len(res.Parts) == 1 {
 		pd.sum = res.Parts[0].Summary
 		if pd.sum != nil {
@@ -132,10 +137,12 @@ func (st *state) probeRun(ctx context.Context, ho harness.Options, dir string, p
 
 // probeData is what one probe's run left.
 type probeData struct {
-	dir      string
-	verdict  string // its run's
-	sum      *reports.Summary
-	attempts []rundir.Attempt // the sends that really left, in file order
+	dir     string
+	verdict string // its run's
+	// interrupted: an interrupt stopped its sends (the next probes do not run)
+	interrupted bool
+	sum         *reports.Summary
+	attempts    []rundir.Attempt // the sends that really left, in file order
 }
 
 // readSends reads the send attempts that really left (not "not sent:").

@@ -57,6 +57,9 @@ type Finding struct {
 	// absent for a value that is a word or undecided.
 	Low  *float64 `json:"low,omitempty"`
 	High *float64 `json:"high,omitempty"`
+	// PerSecond is a limit that is a rate, not a count in a window (a token
+	// bucket's refill): an expected N/window matches it by its rate.
+	PerSecond *float64 `json:"per_second,omitempty"`
 	// Because says why the value is CannotTell.
 	Because  string   `json:"because,omitempty"`
 	Evidence []string `json:"evidence"`
@@ -190,6 +193,12 @@ func (c *Contract) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
+// overlap reports whether two numbers' intervals overlap: the two
+// characterisations cannot be told apart on that rule.
+func overlap(a, b Finding) bool {
+	return a.Low != nil && a.High != nil && b.Low != nil && b.High != nil && *a.Low <= *b.High && *b.Low <= *a.High
+}
+
 // ContractChange is one rule whose finding differs between two
 // characterisations (msgload compare of two of them).
 type ContractChange struct {
@@ -200,18 +209,20 @@ type ContractChange struct {
 
 // ContractDrift is what changed from base to new, rule by rule, in base's
 // order then new's: a value that changed (cannot tell on one side is a
-// change), and a rule found in one only.
+// change; two numbers whose intervals overlap are not), and a rule found in
+// one only.
 func ContractDrift(base, new *Contract) []ContractChange {
-	val := func(c *Contract) (map[string]string, []string) {
-		m, order := map[string]string{}, []string{}
+	val := func(c *Contract) (map[string]string, []string, map[string]Finding) {
+		m, order, fs := map[string]string{}, []string{}, map[string]Finding{}
 		for _, f := range c.Findings {
 			m[f.Rule] = f.Value
 			order = append(order, f.Rule)
+			fs[f.Rule] = f
 		}
-		return m, order
+		return m, order, fs
 	}
-	b, bo := val(base)
-	n, no := val(new)
+	b, bo, bf := val(base)
+	n, no, nf := val(new)
 	var out []ContractChange
 	seen := map[string]bool{}
 	for _, r := range append(bo, no...) {
@@ -227,7 +238,7 @@ func ContractDrift(base, new *Contract) []ContractChange {
 		if !ok2 {
 			nv = "absent"
 		}
-		if bv != nv {
+		if bv != nv && !overlap(bf[r], nf[r]) {
 			out = append(out, ContractChange{Rule: r, Base: bv, New: nv})
 		}
 	}

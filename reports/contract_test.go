@@ -57,8 +57,11 @@ func TestContractJudgeAndJUnit(t *testing.T) {
 
 // compare of two characterisations names the rule that changed, and only it.
 func TestContractDrift(t *testing.T) {
-	base := &Contract{Findings: []Finding{{Rule: "rate_limit.refusals_use_quota", Value: "no"}, {Rule: "rate_limit.limit", Value: "100/1m"}, {Rule: "x", Value: CannotTell}}}
-	nw := &Contract{Findings: []Finding{{Rule: "rate_limit.refusals_use_quota", Value: "yes"}, {Rule: "rate_limit.limit", Value: "100/1m"}, {Rule: "x", Value: CannotTell}, {Rule: "y", Value: "1"}}}
+	a, b, c := 12.0, 20.0, 21.0
+	base := &Contract{Findings: []Finding{{Rule: "rate_limit.refusals_use_quota", Value: "no"}, {Rule: "rate_limit.limit", Value: "100/1m"}, {Rule: "x", Value: CannotTell},
+		{Rule: "rate_limit.burst", Value: "12", Low: &a, High: &b}}}
+	nw := &Contract{Findings: []Finding{{Rule: "rate_limit.refusals_use_quota", Value: "yes"}, {Rule: "rate_limit.limit", Value: "100/1m"}, {Rule: "x", Value: CannotTell}, {Rule: "y", Value: "1"},
+		{Rule: "rate_limit.burst", Value: "20", Low: &b, High: &c}}}
 	got := ContractDrift(base, nw)
 	want := []ContractChange{{"rate_limit.refusals_use_quota", "no", "yes"}, {"y", "absent", "1"}}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
