@@ -19,11 +19,13 @@ func TestCharacteriseCommand(t *testing.T) {
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(good, []byte("name: c\napi: notify\ntarget: embedded\nclients: 2\nexpect:\n  rate_limit.isolated: yes\n"), 0o644)
 	os.WriteFile(bad, []byte("name: c\napi: notify\nexpect:\n  rate_limit.isolated: maybe\n"), 0o644)
-	for _, contract := range []string{`{"findings":[{"rule":"rate_limit.algorithm","value":"sliding window"}]}`, `{"findings":[{"rule":"rate_limit.algorithm","value":"fixed window"}]}`} {
-		d, _ := os.MkdirTemp(dir, "contract")
+	var contracts []string
+	for i, contract := range []string{`{"findings":[{"rule":"rate_limit.algorithm","value":"sliding window"}]}`, `{"findings":[{"rule":"rate_limit.algorithm","value":"fixed window"}]}`} {
+		d := filepath.Join(dir, []string{"base", "new"}[i])
+		os.Mkdir(d, 0o755)
 		os.WriteFile(filepath.Join(d, "contract.json"), []byte(contract), 0o644)
+		contracts = append(contracts, d)
 	}
-	contracts, _ := filepath.Glob(filepath.Join(dir, "contract*"))
 	out := filepath.Join(dir, "runs")
 	for _, tc := range []struct {
 		args           []string
