@@ -40,6 +40,10 @@ type Result struct {
 // through harness.Run in a directory below the characterisation's, then
 // writes contract.json and junit.xml at the top.
 func Run(ctx context.Context, o RunOptions) (*Result, error) {
+	// --max-time bounds the run too, not only the plan: a probe cut by it
+	// is stopped as by an interrupt (incomplete).
+	ctx, cancel := context.WithTimeout(ctx, o.Plan.MaxTime)
+	defer cancel()
 	base := o.File.Scenario
 	out := o.Harness.Out
 	if out == "" {
@@ -68,7 +72,7 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 		cp := reports.ContractProbe{Name: pr.Name, What: pr.What, Dir: filepath.Join(dir, pr.Name), Planned: pr.Requests}
 		if stopped = stopped || ctx.Err() != nil; stopped {
 			// interrupted: the probes not run leave the contract incomplete
-			cp.Verdict, cp.Reasons = reports.VerdictIncomplete, []string{"not run: interrupted"}
+			cp.Verdict, cp.Reasons = reports.VerdictIncomplete, []string{"not run: interrupted, or --max-time reached"}
 			c.Probes = append(c.Probes, cp)
 			continue
 		}
