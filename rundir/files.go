@@ -15,6 +15,9 @@ const (
 	HTMLFile        = "report.html"
 	MarkdownFile    = "report.md"
 	JUnitFile       = "junit.xml"
+	// ContractFile is what msgload characterise found of the service, one
+	// finding per rule (reports.Contract).
+	ContractFile = "contract.json"
 )
 
 // ChartFile is the name of a chart's SVG file beside report.md: chart-latency

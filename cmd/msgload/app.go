@@ -68,6 +68,7 @@ func (g *globalState) app() *cli.App {
 			g.sinkCommand(),
 			g.reportCommand(),
 			g.compareCommand(),
+			g.characteriseCommand(),
 			g.recordCommand(),
 			g.replayCommand(),
 			g.completionCommand(),

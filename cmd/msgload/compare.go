@@ -53,6 +53,9 @@ func (g *globalState) compareCommand() *cli.Command {
 			if len(args) != 2 {
 				return badInput(errors.New("compare: want two arguments, BASE and NEW; see 'msgload compare --help'"))
 			}
+			if base, nw, ok := readContracts(args); ok { // two characterisations
+				return g.compareContracts(base, nw)
+			}
 			tol, err := compareTolerance(opts)
 			if err != nil {
 				return badInput(err)

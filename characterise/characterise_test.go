@@ -1,0 +1,308 @@
+package characterise
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msgload/msgload/harness"
+	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/rundir"
+)
+
+var wholeMatrix = flag.Bool("characterise.matrix", false, "run the whole matrix of simulator limiters × whether 429s use quota")
+
+func parse(t *testing.T, src string) (*File, error) {
+	t.Helper()
+	return Parse("c.yaml", "", []byte(src), func(string) string { return "" })
+}
+
+// The expect: block is read apart from the scenario, and every error keeps
+// the line and column it has in the file: one in the expect block, and one in
+// a scenario field written after it.
+func TestParsePositions(t *testing.T) {
+	src := "name: c\napi: notify\ntarget: embedded\nexpect:\n  rate_limit.algorithm: sliding window\n  rate_limit.brust: 100\n  rate_limit.burst: many\nclients: 2\n"
+	_, err := parse(t, src)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"c.yaml:6:3: expect.rate_limit.brust: unknown rule", "c.yaml:7:21: expect.rate_limit.burst: want a count"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%v\nwant %q", err, want)
+		}
+	}
+	_, err = parse(t, "name: c\napi: notify\nexpect:\n  rate_limit.isolated: yes\nmessage: { textt: x }\n")
+	if err == nil || !strings.Contains(err.Error(), "c.yaml:5:12: message.textt") {
+		t.Errorf("%v: want the scenario's own error at 5:12", err)
+	}
+	_, err = parse(t, "name: c\napi: notify\nload: { rate: 1/s }\n")
+	if err == nil || !strings.Contains(err.Error(), "c.yaml:3:1: load: characterise plans its own load") {
+		t.Errorf("%v: want the load refused at 3:1", err)
+	}
+	f, err := parse(t, "name: c\napi: notify\ntarget: embedded\nexpect:\n  rate_limit.isolated: yes\n  rate_limit.limit: 100/1m\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Expect) != 2 || f.Expect[0] != (Expectation{RuleIsolated, "yes", 5, 3}) || f.Expect[1].Value != "100/1m" {
+		t.Errorf("expect %+v", f.Expect)
+	}
+}
+
+// An expectation that cannot be told is incomplete, never pass; a number
+// within the finding's interval matches; a limit matches only on its window.
+func TestJudge(t *testing.T) {
+	lo, hi, six, ten := 100.0, 102.0, 600.0, 10.0
+	for _, tc := range []struct {
+		f    reports.Finding
+		exp  string
+		want string
+	}{
+		{reports.Finding{Rule: RuleAlgorithm, Value: reports.CannotTell, Because: "x"}, "sliding window", reports.VerdictIncomplete},
+		{reports.Finding{Rule: RuleAlgorithm, Value: reports.CannotTell}, "", reports.VerdictPass},
+		{reports.Finding{Rule: RuleAlgorithm, Value: "fixed window"}, "sliding window", "fail"},
+		{reports.Finding{Rule: RuleBurst, Value: "100", Low: &lo, High: &hi}, "101", reports.VerdictPass},
+		{reports.Finding{Rule: RuleBurst, Value: "100", Low: &lo, High: &hi}, "103", "fail"},
+		{reports.Finding{Rule: RuleLimit, Value: "100/1m", Low: &lo, High: &lo}, "100/60s", reports.VerdictPass},
+		{reports.Finding{Rule: RuleLimit, Value: "100/1m", Low: &lo, High: &lo}, "100/30s", "fail"},
+		{reports.Finding{Rule: RuleCopiesAnswer, Value: "200,409"}, "409, 200", reports.VerdictPass},
+		{reports.Finding{Rule: RuleLimit, Value: "600/1m", Low: &six, High: &six, PerSecond: &ten}, "20/2s", reports.VerdictPass},
+		{reports.Finding{Rule: RuleLimit, Value: "600/1m", Low: &six, High: &six, PerSecond: &ten}, "20/1s", "fail"},
+	} {
+		f := tc.f
+		judge(&f, tc.exp)
+		if f.Verdict != tc.want {
+			t.Errorf("%s = %s against %q: %s, want %s", f.Rule, f.Value, tc.exp, f.Verdict, tc.want)
+		}
+	}
+}
+
+// matrixFile is a characterisation file against the simulator's limiter alg
+// at 20 per 2 s, 429s counted or not; the file does not say the limit.
+func matrixFile(t *testing.T, alg string, count429 bool) *File {
+	t.Helper()
+	f, err := parse(t, fmt.Sprintf(`name: m
+api: notify
+target: embedded
+clients: 2
+message: { recipient: "+79990000001", text: "x {{.Seq}}" }
+delivery: { grace: 2s }
+sim:
+  seed: 7
+  notifyDelay: { median: 50ms, p95: 200ms }
+  rateLimit: { rate: 20/2s, algorithm: %s, count429: %v }
+`, alg, count429))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func characterise(t *testing.T, f *File, o Options) *Result {
+	t.Helper()
+	p, err := NewPlan(f, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), RunOptions{Plan: p, File: f, Harness: harness.Options{Out: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+var matrixOptions = Options{Budget: 300, MaxWindow: 4 * time.Second, MaxTime: time.Minute}
+
+// The budget is never exceeded: every send that left, in every probe's
+// attempts.jsonl, is counted, and they are at most --budget — also a budget
+// too small for the plan's shares.
+func TestBudgetNeverExceeded(t *testing.T) {
+	f := matrixFile(t, "sliding", false)
+	for _, budget := range []int64{90, 150} {
+		o := matrixOptions
+		o.Budget = budget
+		res := characterise(t, f, o)
+		var sent int64
+		err := filepath.WalkDir(res.Dir, func(path string, d os.DirEntry, err error) error {
+			if err == nil && d.Name() == rundir.AttemptsFile {
+				as, rerr := readSends(path)
+				sent += int64(len(as))
+				err = rerr
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sent > budget || res.Contract.Sent != sent || sent == 0 {
+			t.Errorf("budget %d: %d sends in the attempts, the contract says %d", budget, sent, res.Contract.Sent)
+		}
+	}
+}
+
+// The matrix: the simulator's limiters (× whether 429s use quota with
+// -characterise.matrix): characterise names the simulator's limiter, its
+// limit and window, the burst, isolation, Retry-After and idempotency; a
+// finding it cannot tell is allowed only when a probe's run says its plan
+// was not held (a busy machine), and never a wrong one.
+func TestMatrix(t *testing.T) {
+	type tc struct {
+		alg   string
+		count bool
+	}
+	cases := []tc{{"sliding", false}, {"fixed", false}, {"token-bucket", false}}
+	if *wholeMatrix {
+		cases = append(cases, tc{"sliding", true}, tc{"fixed", true}, tc{"token-bucket", true})
+	}
+	names := map[string]string{"sliding": "sliding window", "fixed": "fixed window", "token-bucket": "token bucket"}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s/count429=%v", c.alg, c.count), func(t *testing.T) {
+			t.Parallel()
+			res := characterise(t, matrixFile(t, c.alg, c.count), matrixOptions)
+			want := map[string]string{RuleAlgorithm: names[c.alg], RuleLimit: "20/2s", RuleCapacity: "20", RuleIsolated: yes, RuleRetryAfter: "present",
+				RuleRetrySameID: yes, RuleCopiesSameID: yes, RuleOneDelivery: yes, RuleCopiesAnswer: "200"}
+			checkFindings(t, res.Contract, want, func(f reports.Finding) bool {
+				// a bucket's burst also takes what refilled while it went:
+				// 10 a second, for at most a second at this budget
+				return within(&f, 20) || c.alg == "token-bucket" && *f.Low >= 20 && *f.Low <= 30
+			})
+		})
+	}
+}
+
+// checkFindings holds the contract to want (rule → value) and burstOK.
+func checkFindings(t *testing.T, c *reports.Contract, want map[string]string, burstOK func(reports.Finding) bool) {
+	t.Helper()
+	var text strings.Builder
+	_ = c.Text(&text)
+	// incomplete: a probe's plan was not held (a busy machine); error: a
+	// probe's run disagreed with its truth, and its findings are withheld
+	// (said as cannot tell, never a wrong value; the harness's own tests
+	// hold the limiter fit to the truth).
+	held := c.Verdict != reports.VerdictIncomplete && c.Verdict != reports.VerdictError
+	seen := map[string]bool{}
+	for _, f := range c.Findings {
+		seen[f.Rule] = true
+		w, ok := want[f.Rule]
+		switch {
+		case f.Value == reports.CannotTell && (ok || f.Rule == RuleBurst):
+			if held {
+				t.Errorf("%s: cannot tell (%s), want %q\n%s", f.Rule, f.Because, w, text.String())
+			}
+		case f.Rule == RuleBurst:
+			if !burstOK(f) {
+				t.Errorf("burst %s [%v, %v]\n%s", f.Value, *f.Low, *f.High, text.String())
+			}
+		case f.Rule == RuleLimit || f.Rule == RuleCapacity:
+			if !matches(&f, w) {
+				t.Errorf("limit %s, want %s\n%s", f.Value, w, text.String())
+			}
+		case ok && f.Value != w:
+			t.Errorf("%s = %s, want %s\n%s", f.Rule, f.Value, w, text.String())
+		}
+	}
+	for r := range want {
+		if !seen[r] {
+			t.Errorf("no finding of %s\n%s", r, text.String())
+		}
+	}
+	if !held {
+		t.Logf("%s: %s", c.Verdict, strings.Join(c.Reasons, "; "))
+	}
+}
+
+// --dry-run's plan: within the budget, the time refused when over it.
+func TestPlanWithinBudget(t *testing.T) {
+	f := matrixFile(t, "sliding", false)
+	for _, b := range []int64{100, 600, 5000} {
+		p, err := NewPlan(f, Options{Budget: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Requests() > b {
+			t.Errorf("budget %d: plan of %d", b, p.Requests())
+		}
+	}
+	if _, err := NewPlan(f, Options{Budget: 600, MaxTime: time.Minute}); err == nil || !strings.Contains(err.Error(), "over --max-time") {
+		t.Errorf("a 1m limit on a plan of about 2m: %v", err)
+	}
+	if _, err := NewPlan(f, Options{Budget: 10}); err == nil {
+		t.Error("a budget of 10: no error")
+	}
+}
+
+// Against the embedded simulator's defaults (notify 100 per minute per
+// client, sliding, Retry-After, idempotent by externalId), within the
+// default budget and time: about two and a half minutes (-short skips it).
+func TestEmbeddedDefaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: about 2.5 minutes")
+	}
+	f, err := parse(t, "name: defaults\napi: notify\ntarget: embedded\nclients: 2\nmessage: { recipient: \"+79990000001\", text: \"x {{.Seq}}\" }\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	res := characterise(t, f, Options{})
+	t.Logf("took %s, %d of %d requests", time.Since(start).Round(time.Second), res.Contract.Sent, res.Contract.Budget)
+	want := map[string]string{RuleAlgorithm: "sliding window", RuleLimit: "100/1m", RuleCapacity: "100", RuleIsolated: yes, RuleRetryAfter: "present",
+		RuleRetrySameID: yes, RuleCopiesSameID: yes, RuleOneDelivery: yes, RuleCopiesAnswer: "200"}
+	checkFindings(t, res.Contract, want, func(f reports.Finding) bool { return within(&f, 100) })
+	for _, f := range res.Contract.Findings {
+		if f.Rule == RuleRetryAfterRight && f.Value == no { // the simulator's Retry-After is right; cannot tell is allowed
+			t.Errorf("Retry-After judged wrong: %q", f.Evidence)
+		}
+	}
+	if res.Contract.Sent > DefaultBudget {
+		t.Errorf("%d sent, over the default budget %d", res.Contract.Sent, DefaultBudget)
+	}
+}
+
+// compare of two characterisations with one knob of the simulator changed
+// (its limiter, sliding → fixed) names that knob, and no other rule changes
+// from one told value to another.
+func TestDriftNamesTheKnob(t *testing.T) {
+	var cs [2]*reports.Contract
+	for i, alg := range []string{"sliding", "fixed"} {
+		cs[i] = characterise(t, matrixFile(t, alg, false), matrixOptions).Contract
+	}
+	if cs[0].Verdict == reports.VerdictError || cs[1].Verdict == reports.VerdictError ||
+		cs[0].Verdict == reports.VerdictIncomplete || cs[1].Verdict == reports.VerdictIncomplete {
+		t.Skipf("a probe's run was not trusted (%s; %s)", strings.Join(cs[0].Reasons, "; "), strings.Join(cs[1].Reasons, "; "))
+	}
+	named := false
+	for _, c := range reports.ContractDrift(cs[0], cs[1]) {
+		switch {
+		case c.Rule == RuleAlgorithm && c.Base == "sliding window" && c.New == "fixed window":
+			named = true
+		case c.Base != reports.CannotTell && c.New != reports.CannotTell:
+			t.Errorf("%s changed too: %s → %s", c.Rule, c.Base, c.New)
+		}
+	}
+	if !named {
+		t.Errorf("the drift does not name the limiter: %+v", reports.ContractDrift(cs[0], cs[1]))
+	}
+}
+
+// An interrupted characterisation is incomplete, never pass, even with no
+// expectation: the probes it did not run are in the contract as not run.
+func TestInterruptedIsIncomplete(t *testing.T) {
+	f := matrixFile(t, "sliding", false)
+	p, err := NewPlan(f, matrixOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Run(ctx, RunOptions{Plan: p, File: f, Harness: harness.Options{Out: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Contract; c.Verdict != reports.VerdictIncomplete || c.Sent != 0 || len(c.Probes) != len(p.Probes) {
+		t.Errorf("%s, %d sent, %d probes of %d: %q", c.Verdict, c.Sent, len(c.Probes), len(p.Probes), c.Reasons)
+	}
+}

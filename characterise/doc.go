@@ -1,0 +1,8 @@
+// Package characterise measures a service's contract from outside (msgload
+// characterise): it plans probes within a budget of requests and a time,
+// runs each as a generated scenario through the harness (the same path as a
+// run), and reads the findings — the rate limiter's burst, limit, algorithm,
+// whether 429s use quota, per-client isolation, Retry-After, and the
+// notification API's idempotency — off the probes' runs, into a
+// reports.Contract judged against the file's expect: block.
+package characterise

@@ -1,0 +1,192 @@
+package characterise
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/msgload/msgload/harness"
+	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/rundir"
+	"github.com/msgload/msgload/scenarios"
+)
+
+// RunOptions is one characterisation: the plan, and how each probe's run is
+// made (the harness's options every probe shares: Out is the parent of the
+// characterisation's directory, the rest as msgload run fills them).
+type RunOptions struct {
+	Plan    *Plan
+	File    *File
+	Harness harness.Options
+	// Progress gets one line per probe as it starts and ends.
+	Progress io.Writer
+	// Sleep waits out a cool-down (time.Sleep unless a test sets it).
+	Sleep func(context.Context, time.Duration)
+}
+
+// Result is a characterisation's outcome.
+type Result struct {
+	Dir      string
+	Contract *reports.Contract
+}
+
+// Run runs the plan's probes one after another, each a generated scenario
+// through harness.Run in a directory below the characterisation's, then
+// writes contract.json and junit.xml at the top.
+func Run(ctx context.Context, o RunOptions) (*Result, error) {
+	// --max-time bounds the run too, not only the plan: a probe cut by it
+	// is stopped as by an interrupt (incomplete).
+	ctx, cancel := context.WithTimeout(ctx, o.Plan.MaxTime)
+	defer cancel()
+	base := o.File.Scenario
+	out := o.Harness.Out
+	if out == "" {
+		out = "runs"
+	}
+	now := time.Now
+	if o.Harness.Now != nil {
+		now = o.Harness.Now
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleep
+	}
+	id := harness.NewRunID("characterise-"+base.Name, now())
+	dir := filepath.Join(out, id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("characterise: %w", err)
+	}
+	c := &reports.Contract{Name: base.Name, API: base.API, Target: targetName(base), Start: now().UTC().Format(time.RFC3339Nano), Budget: o.Plan.Budget}
+	st := &state{base: base, plan: o.Plan}
+	stopped := false
+	for _, pr := range o.Plan.Probes {
+		pr = st.sized(pr, o.Plan.Budget-c.Sent)
+		cp := reports.ContractProbe{Name: pr.Name, What: pr.What, Dir: filepath.Join(dir, pr.Name), Planned: pr.Requests}
+		if stopped = stopped || ctx.Err() != nil; stopped {
+			// interrupted: the probes not run leave the contract incomplete
+			cp.Verdict, cp.Reasons = reports.VerdictIncomplete, []string{"not run: interrupted, or --max-time reached"}
+			c.Probes = append(c.Probes, cp)
+			continue
+		}
+		if pr.Requests <= 0 {
+			cp.Verdict = "skipped"
+			c.Probes = append(c.Probes, cp)
+			continue
+		}
+		if pr.CoolDown > 0 {
+			fmt.Fprintf(o.Progress, "cool-down %s before %s (the limiter must be cold)\n", pr.CoolDown, pr.Name)
+			o.Sleep(ctx, pr.CoolDown)
+		}
+		fmt.Fprintf(o.Progress, "probe %s: %s\n", pr.Name, pr.What)
+		pc, err := st.probeRun(ctx, o.Harness, dir, pr, &cp)
+		if err != nil {
+			return nil, err // the target may not be probed: nothing was sent
+		}
+		c.Sent += cp.Sent
+		c.Probes = append(c.Probes, cp)
+		fmt.Fprintf(o.Progress, "probe %s: %d requests sent, run %s\n", pr.Name, cp.Sent, cp.Verdict)
+		st.record(pr, pc)
+		stopped = pc != nil && pc.interrupted // Ctrl-C: no further probe
+	}
+	c.Findings = st.findings(o.File.Expect)
+	c.End = now().UTC().Format(time.RFC3339Nano)
+	c.Judge()
+	if err := writeContract(dir, c); err != nil {
+		return nil, err
+	}
+	return &Result{Dir: dir, Contract: c}, nil
+}
+
+// probeRun runs one probe through the harness; its summary and attempts
+// (nil when it wrote none) are what the findings read.
+func (st *state) probeRun(ctx context.Context, ho harness.Options, dir string, pr Probe, cp *reports.ContractProbe) (*probeData, error) {
+	s := st.scenario(pr)
+	ho.Scenario, ho.Out, ho.RunID = s, dir, pr.Name
+	ho.MaxMessages = s.MaxMessages
+	ho.MetricsAddr, ho.Quiet, ho.Checkpoint = "", true, -1
+	res, err := harness.Run(ctx, ho)
+	if errors.Is(err, harness.ErrUnconfirmedTarget) {
+		return nil, fmt.Errorf("characterise: %w", err)
+	}
+	if err != nil {
+		cp.Err = err.Error()
+		return nil, nil
+	}
+	cp.Dir, cp.Verdict = res.Dir, res.Verdict()
+	pd := &probeData{dir: res.Dir, verdict: cp.Verdict, interrupted: res.Interrupted || res.Aborted}
+	if len(res.Parts) == 1 {
+		pd.sum = res.Parts[0].Summary
+		if pd.sum != nil {
+			cp.Reasons = pd.sum.VerdictReasons
+		}
+		if p := res.Parts[0]; p.Err != nil {
+			cp.Err = p.Err.Error()
+		}
+	}
+	pd.attempts, err = readSends(filepath.Join(res.Dir, rundir.AttemptsFile))
+	if err != nil && cp.Err == "" {
+		cp.Err = err.Error()
+	}
+	cp.Sent = int64(len(pd.attempts))
+	return pd, nil
+}
+
+// probeData is what one probe's run left.
+type probeData struct {
+	dir     string
+	verdict string // its run's
+	// interrupted: an interrupt stopped its sends (the next probes do not run)
+	interrupted bool
+	sum         *reports.Summary
+	attempts    []rundir.Attempt // the sends that really left, in file order
+}
+
+// readSends reads the send attempts that really left (not "not sent:").
+func readSends(path string) ([]rundir.Attempt, error) {
+	var as []rundir.Attempt
+	err := rundir.ReadJSONL(path, func(a rundir.Attempt) error {
+		if a.Op == "send" && !strings.HasPrefix(a.Error, "not sent:") {
+			as = append(as, a)
+		}
+		return nil
+	}, func(int, error) {})
+	return as, err
+}
+
+// writeContract writes contract.json, junit.xml and report.md into dir.
+func writeContract(dir string, c *reports.Contract) error {
+	for name, write := range map[string]func(io.Writer) error{rundir.ContractFile: c.WriteJSON, rundir.JUnitFile: c.WriteJUnit, rundir.MarkdownFile: c.WriteMarkdown} {
+		var b bytes.Buffer
+		if err := write(&b); err != nil {
+			return fmt.Errorf("characterise: %s: %w", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("characterise: %w", err)
+		}
+	}
+	return nil
+}
+
+func targetName(s *scenarios.Scenario) string {
+	if s.Target.Embedded {
+		return "embedded"
+	}
+	return s.Target.BaseURL
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
