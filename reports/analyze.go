@@ -316,7 +316,7 @@ func (a *analyzer) readMeta() error {
 		via = "sink"
 	}
 	a.s.Run = runInfo{
-		ID: m.ID, Scenario: m.Scenario, API: m.API, Target: m.Target, Version: m.Version,
+		ID: m.ID, Scenario: m.Scenario, Part: m.Part, API: m.API, Target: m.Target, Version: m.Version,
 		Commit: m.Commit, CommitTime: m.CommitTime, Host: m.Host, Description: m.Description,
 		Clients: len(m.Clients), Profile: m.Planned.Profile, PlannedDur: m.Planned.Duration.D().Seconds(),
 		Start: ts(m.Start), AttackEnd: ts(m.AttackEnd), End: ts(m.End), Interrupted: m.Interrupted,
@@ -538,6 +538,7 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		op = "send"
 	}
 	r.ByOp[op]++
+	s.addOp(at) // the per-operation and errors tables (ops.go)
 	r.Codes[strconv.Itoa(at.Code)]++
 	if at.Class != "" && at.Class != rundir.ClassOK {
 		r.Errors[at.Class]++
