@@ -15,6 +15,10 @@ const (
 	HTMLFile        = "report.html"
 	MarkdownFile    = "report.md"
 	JUnitFile       = "junit.xml"
+	// CompareFile is the comparison against the baseline run (msgload run or
+	// report --baseline), as `msgload compare --json` writes it; a build
+	// without a baseline removes it.
+	CompareFile = "compare.json"
 )
 
 // ChartFile is the name of a chart's SVG file beside report.md: chart-latency
