@@ -101,7 +101,7 @@ func loadRunBaseline(o *baselineOpts, ho harness.Options) error {
 		return badInput(fmt.Errorf("run: %w", errBaselineParts))
 	}
 	if ho.ShardCount > 0 {
-		return badInput(errors.New("run: --baseline compares a whole run: compare the merged run with msgload report OUT --baseline DIR"))
+		return badInput(errors.New("run: --baseline compares a whole run of one part, not a shard: compare the merged run with msgload compare BASE OUT"))
 	}
 	red, err := ho.Scenario.Redacted()
 	if err != nil {

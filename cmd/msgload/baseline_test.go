@@ -82,6 +82,9 @@ func TestRunAgainstBaseline(t *testing.T) {
 	if code != exitBadInput || !strings.Contains(e, filepath.Join(out, "nope")) {
 		t.Errorf("report --baseline of a missing directory: exit %d\n%s\n%s", code, o, e)
 	}
+	if code, _, e := runProgram(t, nil, nil, "report", "--merge", t.TempDir(), dir, "--baseline", base); code != exitBadInput || !strings.Contains(e, "not --merge") {
+		t.Errorf("report --merge --baseline: exit %d\n%s", code, e)
+	}
 	if code, o, e := runProgram(t, nil, nil, "report", dir); code != exitOK || strings.Contains(o, "Against baseline") {
 		t.Errorf("report without --baseline: exit %d\n%s\n%s", code, o, e)
 	}

@@ -39,6 +39,9 @@ func (g *globalState) reportCommand() *cli.Command {
 				}
 				args = append(args, a)
 			}
+			if bl.dir != "" && c.String("merge") != "" {
+				return badInput(fmt.Errorf("report: --baseline goes with one RUN_DIR, not --merge: %w", errBaselineParts))
+			}
 			if n := c.Int("wait-for"); n != 0 || c.IsSet("wait-timeout") {
 				if c.String("merge") == "" || len(args) > 0 {
 					return badInput(errors.New("report: --wait-for N goes with --merge OUT and no shard directories (they are OUT/shard-I); see 'msgload report --help'"))
