@@ -30,13 +30,17 @@ func Build(dir string) (*Summary, error) {
 }
 
 // WriteFiles writes summary.json, report.html, report.md and junit.xml into dir,
-// and the SVG file of each chart report.md links.
+// the SVG file of each chart report.md links, and compare.json when the run
+// was compared with a baseline (AgainstBaseline).
 func (s *Summary) WriteFiles(dir string) error {
 	js, err := s.marshal()
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
 	}
 	if err := s.writeChartFiles(dir); err != nil {
+		return err
+	}
+	if err := s.writeBaseline(dir); err != nil {
 		return err
 	}
 	return writeReportFiles(dir, js, s)

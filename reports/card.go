@@ -205,11 +205,11 @@ func (s *Summary) cardReasons() []cardReason {
 }
 
 // cardLines are the card's sentences: planned against sent first, then the
-// outcome in words.
+// outcome in words, then the comparison against the baseline (if any).
 func (s *Summary) cardLines() []string {
 	lines := s.outcomeLines()
 	if s.loadLine() == "" { // outcomeLines opens with it when there is one
 		lines = append([]string{s.planLine()}, lines...)
 	}
-	return lines
+	return append(lines, s.baselineLines()...)
 }

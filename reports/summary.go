@@ -49,13 +49,14 @@ type Summary struct {
 	// fields are then filled here.
 	Whole *RunSummary `json:"-" expr:"-"`
 
-	charts         *charts  // time series for report.html; not part of summary.json
-	thresholdExprs []string // from run.json
-	problems       []string // raw files missing or unreadable: the verdict is error
-	early          []Reason // reasons found while reading (a shard killed or missing, a run with no end), with whose they are
-	missing        []string // the raw files behind problems: their figures have no data (nodata.go)
-	dir            string   // the run directory it was read from, for the reasons' commands
-	ops            opsRec   // the errors table's index while the attempts are read (ops.go)
+	charts         *charts   // time series for report.html; not part of summary.json
+	thresholdExprs []string  // from run.json
+	problems       []string  // raw files missing or unreadable: the verdict is error
+	early          []Reason  // reasons found while reading (a shard killed or missing, a run with no end), with whose they are
+	missing        []string  // the raw files behind problems: their figures have no data (nodata.go)
+	dir            string    // the run directory it was read from, for the reasons' commands
+	ops            opsRec    // the errors table's index while the attempts are read (ops.go)
+	baseline       *baseline // the comparison against --baseline, for the card and compare.json (baseline.go)
 }
 
 // runInfo is what run.json says about the run.

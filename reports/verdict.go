@@ -213,6 +213,7 @@ func (s *Summary) decide() {
 			fmt.Sprintf("a service bug: give its owners %s/%s (the answers' ids)", s.runDir(), rundir.AttemptsFile)))
 	}
 	rs = append(rs, s.thresholdReasons()...)
+	rs = append(rs, s.baselineReasons()...)
 	if rs == nil {
 		rs = []Reason{} // "reasons": [], as verdict_reasons
 	}

@@ -18,6 +18,10 @@ const (
 	// ContractFile is what msgload characterise found of the service, one
 	// finding per rule (reports.Contract).
 	ContractFile = "contract.json"
+	// CompareFile is the comparison against the baseline run (msgload run or
+	// report --baseline), as `msgload compare --json` writes it; a build
+	// without a baseline removes it.
+	CompareFile = "compare.json"
 )
 
 // ChartFile is the name of a chart's SVG file beside report.md: chart-latency

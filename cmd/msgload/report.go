@@ -17,17 +17,18 @@ import (
 
 // reportCommand rebuilds the reports of a run directory from its raw files.
 func (g *globalState) reportCommand() *cli.Command {
+	var bl baselineOpts
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "rebuild summary.json, report.html, report.md and junit.xml of a run directory (of each part, for a run of several); with --merge, make one run of the shards of a sharded run",
 		ArgsUsage: "RUN_DIR | --merge OUT SHARD_DIR… | --merge OUT --wait-for N",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
 			&cli.StringFlag{Name: "merge", Usage: "make the run directory `OUT` of a sharded run from its shards' directories (msgload run --shard I/N) given as arguments: its raw files are the union of theirs, its summary, reports and verdict those of the union (counts added, percentiles over every value, thresholds once); msgload report OUT builds them again"},
 			&cli.IntFlag{Name: "wait-for", Usage: "with --merge: the shards are OUT/shard-0 … shard-(`N`-1), not listed; wait until all N have ended (run.json has an end), at most --wait-timeout, then merge those there (one missing or unfinished makes the run incomplete, named)"},
 			&cli.DurationFlag{Name: "wait-timeout", Value: time.Hour, Usage: "with --wait-for: wait at most `D` for the shards"},
 			&cli.StringSliceFlag{Name: "sink-log", Usage: "with --merge: the events come from these sink logs (`FILE` events.jsonl, or a sink's data directory), one per sink replica, instead of the shards' copies; the run's tagged events and the untagged ones of its window"},
-		},
+		}, bl.flags()...),
 		Action: func(c *cli.Context) error {
 			quiet := c.Bool("quiet")
 			var args []string
@@ -37,6 +38,9 @@ func (g *globalState) reportCommand() *cli.Command {
 					continue
 				}
 				args = append(args, a)
+			}
+			if bl.dir != "" && c.String("merge") != "" {
+				return badInput(fmt.Errorf("report: --baseline goes with one RUN_DIR, not --merge: %w", errBaselineParts))
 			}
 			if n := c.Int("wait-for"); n != 0 || c.IsSet("wait-timeout") {
 				if c.String("merge") == "" || len(args) > 0 {
@@ -56,13 +60,19 @@ func (g *globalState) reportCommand() *cli.Command {
 			if len(args) != 1 {
 				return badInput(errors.New("report: want exactly one argument, the run directory; see 'msgload report --help'"))
 			}
-			return g.runReport(args[0], quiet)
+			return g.runReport(args[0], quiet, &bl)
 		},
 	}
 }
 
-func (g *globalState) runReport(dir string, quiet bool) error {
+func (g *globalState) runReport(dir string, quiet bool, bl *baselineOpts) error {
 	if err := isDir("report", dir); err != nil {
+		return err
+	}
+	if bl.dir != "" && (len(reports.PartDirs(dir)) > 0 || len(shardDirs(dir)) > 0) {
+		return badInput(fmt.Errorf("report: %s is a run of several parts or shards: %w", dir, errBaselineParts))
+	}
+	if err := bl.load("report", runDigest(dir)); err != nil {
 		return err
 	}
 	if _, err := os.Stat(filepath.Join(dir, rundir.MetaFile)); errors.Is(err, os.ErrNotExist) {
@@ -97,6 +107,9 @@ func (g *globalState) runReport(dir string, quiet bool) error {
 	if err != nil {
 		// Everything Build refuses is about its input: the run's files or thresholds.
 		return badInput(fmt.Errorf("report %s: %w", dir, err))
+	}
+	if err := bl.apply(s, dir); err != nil {
+		return &exitError{code: reports.ExitCode(reports.VerdictError), err: fmt.Errorf("report %s: against the baseline: %w", dir, err)}
 	}
 	if !quiet {
 		s.TerminalWith(g.stdout, g.terminal())

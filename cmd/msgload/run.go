@@ -34,6 +34,9 @@ type runOpts struct {
 
 	// checkpoint is how often summary.json is rewritten (partial) while the run goes; 0: never.
 	checkpoint time.Duration
+
+	// baseline: run --baseline (not a flag of replay).
+	baseline baselineOpts
 }
 
 func (o *runOpts) flags() []cli.Flag {
@@ -132,7 +135,7 @@ func (g *globalState) runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "run a scenario: start what is embedded, attack, wait for callbacks, write runs/<id>/, exit by thresholds",
 		ArgsUsage: "SCENARIO (a built-in name: " + joinNames(scenarios.Builtins()) + "; or a file)",
-		Flags:     append(opts.flags(), sh.flags()...),
+		Flags:     append(append(opts.flags(), sh.flags()...), opts.baseline.flags()...),
 		Action: func(c *cli.Context) error {
 			if err := oneArg(c, "run", "scenario"); err != nil {
 				return err
@@ -143,6 +146,9 @@ func (g *globalState) runCommand() *cli.Command {
 			}
 			ho := harness.Options{Scenario: s}
 			if err := sh.apply(g, &ho); err != nil {
+				return err
+			}
+			if err := loadRunBaseline(&opts.baseline, ho); err != nil {
 				return err
 			}
 			return g.runHarness(c, ho, opts)
@@ -221,6 +227,11 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 			return badInput(fmt.Errorf("%s: --metrics-addr %s (or $%s): %w", cmd, opts.metricsAddr, envName(cmd, "metrics-addr"), err))
 		}
 		return &exitError{code: exitBadInput, err: fmt.Errorf("%s: %w", cmd, err)}
+	}
+	if len(res.Parts) == 1 && res.Parts[0].Summary != nil {
+		if err := opts.baseline.apply(res.Parts[0].Summary, res.Parts[0].Dir); err != nil {
+			return &exitError{code: reports.ExitCode(reports.VerdictError), err: fmt.Errorf("%s: against the baseline: %w; the run's reports without it are in %s", cmd, err, res.Dir)}
+		}
 	}
 	for _, p := range res.Parts {
 		if opts.quiet {
