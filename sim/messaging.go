@@ -353,7 +353,7 @@ func (s *Server) shorten(text string) string {
 }
 
 // accept registers a valid send with the engine.
-func (s *Server) accept(acc *account, req *sendRequest) *message {
+func (s *Server) accept(acc *account, req *SendRequest) *message {
 	now := time.Now()
 	m := &message{
 		id:        uuid.New(),

@@ -14,8 +14,8 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// sendRequest is the messaging send request.
-type sendRequest struct {
+// SendRequest is the messaging send request.
+type SendRequest struct {
 	Scenario        []scenarioItem  `json:"scenario"`
 	Callback        *string         `json:"callback,omitempty"`
 	ClientRequestID *string         `json:"clientRequestId,omitempty"`
@@ -89,13 +89,13 @@ func (e *fieldError) Error() string {
 
 // DecodeSend reads a send request. Malformed JSON and wrong types are
 // FieldErrors naming where they are.
-func DecodeSend(r io.Reader) (*sendRequest, error) {
+func DecodeSend(r io.Reader) (*SendRequest, error) {
 	body, err := io.ReadAll(r) // r is bounded (http.MaxBytesReader)
 	if err != nil {
 		return nil, jsonError(err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	var req sendRequest
+	var req SendRequest
 	if err := dec.Decode(&req); err != nil {
 		return nil, jsonError(err)
 	}
@@ -139,7 +139,7 @@ func jsonError(err error) error {
 // ValidateSend checks req against every rule of the messaging seed, for an
 // account with the given channels enabled (nil: all). It returns the first
 // problem, naming the field by its path (scenario items counted from 0).
-func ValidateSend(req *sendRequest, enabled func(channel string) bool) error {
+func ValidateSend(req *SendRequest, enabled func(channel string) bool) error {
 	if len(req.Scenario) == 0 {
 		return &fieldError{"scenario", "at least one item is required"}
 	}

@@ -29,7 +29,7 @@ var ErrOptions = errors.New("bad sink options")
 // environment or flags itself.
 type Options struct {
 	LogPath string    // events.jsonl to append to (created if missing; a restarted sink appends)
-	Fsync   fsyncMode // batch (default, group commit), always, none
+	Fsync   FsyncMode // batch (default, group commit), always, none
 	RunID   string    // if set, a tag of another run counts as unmatched; empty: any msgload tag matches
 	Part    string    // with RunID: the part of a run with parts (rundir.Tag.Part); a tag of another part counts as unmatched
 	MaxBody int64     // body size limit in bytes; default DefaultMaxBody

@@ -413,18 +413,18 @@ func (s *scanner) scanTokens(i, end int, atStart bool) *Error {
 
 func isFlowIndicator(c byte) bool { return c == '[' || c == ']' || c == '{' || c == '}' || c == ',' }
 
-// pos is a place in the text: 1-based line and column (in runes).
-type pos struct{ Line, Col int }
+// Pos is a place in the text: 1-based line and column (in runes).
+type Pos struct{ Line, Col int }
 
 // InvalidUTF8 returns the place of the first byte that is not UTF-8 on each
 // line that has one, at most max places. The YAML library reads such a
 // byte as U+FFFD, so after parsing it cannot be seen: a name or a text with
 // it would pass as something the file does not say.
-func InvalidUTF8(src []byte, max int) []pos {
+func InvalidUTF8(src []byte, max int) []Pos {
 	if utf8.Valid(src) {
 		return nil
 	}
-	var out []pos
+	var out []Pos
 	line, lineStart := 1, 0
 	for i := 0; i < len(src) && len(out) < max; {
 		c := src[i]
@@ -439,7 +439,7 @@ func InvalidUTF8(src []byte, max int) []pos {
 		}
 		r, size := utf8.DecodeRune(src[i:])
 		if r == utf8.RuneError && size == 1 {
-			out = append(out, pos{Line: line, Col: utf8.RuneCount(src[lineStart:i]) + 1})
+			out = append(out, Pos{Line: line, Col: utf8.RuneCount(src[lineStart:i]) + 1})
 			for i < len(src) && src[i] != '\n' { // one place a line
 				i++
 			}
