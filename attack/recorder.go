@@ -60,11 +60,11 @@ type FileRecorder struct {
 // them every flushEvery until Close. Files that exist are refused, so a run
 // never overwrites another.
 func NewRecorder(dir string) (*FileRecorder, error) {
-	jf, err := os.OpenFile(filepath.Join(dir, attemptsFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	jf, err := rundir.Create(filepath.Join(dir, attemptsFile))
 	if err != nil {
 		return nil, fmt.Errorf("create attempt log: %w", err)
 	}
-	rf, err := os.OpenFile(filepath.Join(dir, resultsFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	rf, err := rundir.Create(filepath.Join(dir, resultsFile))
 	if err != nil {
 		jf.Close()
 		return nil, fmt.Errorf("create vegeta results: %w", err)

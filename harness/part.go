@@ -247,14 +247,14 @@ func (r *partRun) writePartScenario() error {
 	if !r.multi {
 		return nil
 	}
-	if err := os.Mkdir(r.dir, 0o755); err != nil {
+	if err := os.Mkdir(r.dir, rundir.DirMode); err != nil {
 		return fmt.Errorf("create part directory: %w", err)
 	}
 	red, err := r.s.Redacted()
 	if err != nil {
 		return fmt.Errorf("redact scenario: %w", err)
 	}
-	return writeFileAtomic(filepath.Join(r.dir, rundir.ScenarioFile), red)
+	return rundir.WriteFile(filepath.Join(r.dir, rundir.ScenarioFile), red)
 }
 
 // startSink starts the embedded sink, or opens the copy of a standalone

@@ -231,7 +231,7 @@ func (t *truthRec) snapshot() rundir.Truth {
 // streamTo makes the truth go to a new truth.jsonl at path from here on,
 // flushed at least every second.
 func (t *truthRec) streamTo(path string) error {
-	f, err := os.Create(path)
+	f, err := rundir.Create(path)
 	if err != nil {
 		return err
 	}

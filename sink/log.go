@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // FsyncMode says when the event log is flushed to stable storage.
@@ -119,7 +121,7 @@ type eventLog struct {
 // wrap, when set (tests), replaces the file the log writes through.
 func openLog(path string, mode FsyncMode, writeDur, batchSize prometheus.Observer, wrap func(*os.File) logFile) (*eventLog, error) {
 	_, statErr := os.Stat(path)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, rundir.FileMode)
 	if err != nil {
 		return nil, fmt.Errorf("open event log: %w", err)
 	}
