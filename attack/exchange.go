@@ -220,7 +220,7 @@ func (e *engine) writeAs(c *clientState, a *rundir.Attempt, method, u string) {
 	case opToken:
 		r.URL = e.o.TokenURL
 	case opWebhook:
-		r.URL = strings.TrimRight(e.o.BaseURL, "/") + "/api/v1/webhooks"
+		r.URL = strings.TrimRight(e.o.BaseURL, "/") + rundir.RouteWebhooks
 	}
 	if method != "" {
 		r.Method, r.URL = method, u

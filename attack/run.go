@@ -264,10 +264,10 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 	}
 	base := strings.TrimRight(o.BaseURL, "/")
 	if o.API == rundir.APINotify {
-		e.sendURL = base + "/api/v1/notifications"
+		e.sendURL = base + rundir.RouteNotifications
 	} else {
-		e.sendURL = base + "/messaging/v1/send"
-		e.statusURL = base + "/messaging/v1/check-status/"
+		e.sendURL = base + rundir.RouteSend
+		e.statusURL = base + rundir.RouteCheckStatus
 	}
 	if m := o.Metrics; m != nil {
 		e.inFlight = m.inFlight.WithLabelValues(o.API)

@@ -75,7 +75,7 @@ func scenarioLoad(s *scenarios.Scenario, sinkURL string) (load, error) {
 		return load{}, err
 	}
 	if s.API == rundir.APIMessaging && s.Message.Callback == "" && s.Delivery.Via != "poll" && s.Delivery.Via != "none" {
-		s.Message.Callback = sinkURL + "/callback"
+		s.Message.Callback = sinkURL + rundir.SinkCallback
 	}
 	gen, err := message.New(s.API, s.ResolvedMessage(), s.Sim.Seed)
 	if err != nil {
@@ -211,7 +211,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		o.Poll = &attack.Poll{Interval: every, Until: plan.Duration + s.Delivery.Grace.D}
 	}
 	if via == "sink" && s.API == rundir.APINotify {
-		o.WebhookURL = sinkURL + "/webhook"
+		o.WebhookURL = sinkURL + rundir.SinkWebhook
 	}
 	target := "embedded"
 	if !s.Target.Embedded {
@@ -380,7 +380,7 @@ func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 		if pollsOnly(s) {
 			a.CallbackURL = ""
 		} else {
-			a.CallbackURL = sinkURL + "/callback"
+			a.CallbackURL = sinkURL + rundir.SinkCallback
 		}
 		a.PartnerURL = sinkURL
 	}

@@ -328,7 +328,7 @@ func (r *partRun) startTarget(sinkURL string, cs *closeStack) (baseURL, tokenURL
 		return "", "", fmt.Errorf("start the simulator: %w", err)
 	}
 	r.sim = sv
-	baseURL, tokenURL = srv.URL(), srv.URL()+"/oauth/token"
+	baseURL, tokenURL = srv.URL(), srv.URL()+rundir.RouteToken
 	// Closed before the sink (closers run last first): callbacks in flight
 	// land before the sink's log is closed.
 	cs.push(func() error {

@@ -12,6 +12,22 @@ const (
 	APINotify    = "notify"
 )
 
+// The routes of the two APIs (their seeds) and of the sink, spelled once: the
+// attacker sends to them, the simulator serves them, the harness points the
+// services at the sink's.
+const (
+	RouteSend          = "/messaging/v1/send"
+	RouteCheckStatus   = "/messaging/v1/check-status/" // followed by the txId
+	RouteToken         = "/oauth/token"
+	RouteNotifications = "/api/v1/notifications"
+	RouteWebhooks      = "/api/v1/webhooks"
+	// The sink's: messaging's status callbacks, its incoming messages, and
+	// notify's webhooks.
+	SinkCallback = "/callback"
+	SinkIncoming = "/incoming"
+	SinkWebhook  = "/webhook"
+)
+
 // Attempt outcomes, as DESIGN.md defines them for idempotency under faults:
 // ok (a 2xx), fail (an answer that says nothing happened: 4xx, 5xx) and unknown
 // (no answer: timeout, reset; the operation may or may not have happened).

@@ -44,7 +44,7 @@ func (c *checker) scenario(s *Scenario, p string) {
 
 // check runs every check of a completed scenario without parts (a part at p).
 func (c *checker) check(s *Scenario, p string) {
-	notify := s.API == "notify"
+	notify := s.API == rundir.APINotify
 	c.target(s, p, notify)
 	c.clients(s, p, notify)
 	c.load(s, p)

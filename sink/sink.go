@@ -209,9 +209,9 @@ func (s *Sink) evicted() uint64 {
 // the caller, who owns the registry.
 func (s *Sink) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/callback", s.receive("/callback", rundir.APIMessaging))
-	mux.HandleFunc("/incoming", s.receive("/incoming", rundir.APIMessaging))
-	mux.HandleFunc("/webhook", s.receive("/webhook", rundir.APINotify))
+	mux.HandleFunc(rundir.SinkCallback, s.receive(rundir.SinkCallback, rundir.APIMessaging))
+	mux.HandleFunc(rundir.SinkIncoming, s.receive(rundir.SinkIncoming, rundir.APIMessaging))
+	mux.HandleFunc(rundir.SinkWebhook, s.receive(rundir.SinkWebhook, rundir.APINotify))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if why := s.log.unhealthy(); why != "" {
@@ -315,9 +315,9 @@ func (s *Sink) receive(route, api string) http.HandlerFunc {
 		faulted := s.opts.Fault.active() && s.opts.Fault.Pick()
 		out := outcome{provoke: faulted, refuse: faulted && s.opts.Fault.Code != 0 && (s.opts.Fault.Code < 200 || s.opts.Fault.Code > 299)}
 		switch route {
-		case "/callback":
+		case rundir.SinkCallback:
 			err = s.correlateCallback(&ev, body, &out)
-		case "/incoming":
+		case rundir.SinkIncoming:
 			err = s.correlateIncoming(&ev, body, &out)
 		default:
 			err = s.correlateWebhook(&ev, body, &out)

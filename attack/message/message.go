@@ -72,9 +72,9 @@ type item struct {
 func New(api string, spec msgspec.Message, seed int64) (*Generator, error) {
 	g := &Generator{seed: uint64(seed), textBytes: spec.TextBytes, textParts: spec.TextParts, fill: spec.Fill, noExtID: spec.ExternalID == "none"}
 	switch api {
-	case "notify":
+	case rundir.APINotify:
 		g.notify = true
-	case "messaging":
+	case rundir.APIMessaging:
 	default:
 		return nil, fmt.Errorf("%w %q: want messaging or notify", errUnknownAPI, api)
 	}

@@ -88,7 +88,7 @@ const maxLines = 100
 // longAllowed are the functions still over maxLines, with the owner of their
 // split: the list can only shrink (a function that fits is taken off it).
 var longAllowed = []string{
-	"harness.Run",                  // harness/run.go: the cli engineer's
+	"harness.Run",                   // harness/run.go: the cli engineer's
 	"harness.partRun.attackOptions", // harness: the cli engineer's (Pacer*)
 	"harness.simConfig",
 	"harness.ReplayScenario",
@@ -198,4 +198,47 @@ func unexportedIn(e ast.Expr, types map[string]bool) string {
 		return found == ""
 	})
 	return found
+}
+
+// vocabularyAllowed are the files still spelling a route of rundir's: replay's
+// and the replay command's (the replay rework, issue 26) and the simulator
+// command's help text.
+var vocabularyAllowed = []string{"replay/request.go", "cmd/msgload/sim.go", "cmd/msgload/replay.go"}
+
+// TestVocabularyInRundir: the APIs' routes and names are spelled in rundir
+// alone (rundir.Route*, rundir.API*): no string literal outside it holds a
+// route, and no comparison or case is against an API's name written out.
+func TestVocabularyInRundir(t *testing.T) {
+	routes := []string{"/api/v1/", "/oauth/token", "/messaging/v1/"}
+	apiNames := map[string]bool{`"notify"`: true, `"messaging"`: true}
+	for _, sf := range sources(t) {
+		if sf.dir == "rundir" || slices.Contains(vocabularyAllowed, sf.rel) {
+			continue
+		}
+		ast.Inspect(sf.f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.BasicLit:
+				for _, r := range routes {
+					if n.Kind == token.STRING && strings.Contains(n.Value, r) {
+						t.Errorf("%s: the route %s spelled out (use rundir's Route constants)", sf.fset.Position(n.Pos()), n.Value)
+					}
+				}
+			case *ast.BinaryExpr:
+				if n.Op == token.EQL || n.Op == token.NEQ {
+					for _, e := range []ast.Expr{n.X, n.Y} {
+						if l, ok := e.(*ast.BasicLit); ok && apiNames[l.Value] {
+							t.Errorf("%s: compared with the API name %s (use rundir.APIMessaging, rundir.APINotify)", sf.fset.Position(n.Pos()), l.Value)
+						}
+					}
+				}
+			case *ast.CaseClause:
+				for _, e := range n.List {
+					if l, ok := e.(*ast.BasicLit); ok && apiNames[l.Value] {
+						t.Errorf("%s: a case of the API name %s (use rundir.APIMessaging, rundir.APINotify)", sf.fset.Position(n.Pos()), l.Value)
+					}
+				}
+			}
+			return true
+		})
+	}
 }
