@@ -362,8 +362,6 @@ func (c *chunked[T]) add(v T) int {
 	return c.n - 1
 }
 
-func (c *chunked[T]) at(i int) *T { return &c.chunks[i/chunkLen][i%chunkLen] }
-
 // slice copies the list into one slice (never nil).
 func (c *chunked[T]) slice() []T {
 	out := make([]T, 0, c.n)
