@@ -34,7 +34,7 @@ func vegetaRate(r scenarios.Rate) vegeta.Rate {
 // pacer builds the scenario's load profile.
 func pacer(l scenarios.LoadSpec) (vegeta.Pacer, error) {
 	switch l.Profile {
-	case "", "constant":
+	case "constant":
 		return attack.Constant(vegetaRate(l.Rate)), nil
 	case "ramp":
 		return attack.NewRamp(vegetaRate(l.From), vegetaRate(l.To), l.Duration.D), nil
@@ -81,12 +81,8 @@ func scenarioLoad(s *scenarios.Scenario, sinkURL string) (load, error) {
 	if err != nil {
 		return load{}, fmt.Errorf("message generator: %w", err)
 	}
-	profile := s.Load.Profile
-	if profile == "" {
-		profile = "constant"
-	}
 	return load{
-		pacer: p, profile: profile, requests: s.Load.Requests, chain: gen.Chain(),
+		pacer: p, profile: s.Load.Profile, requests: s.Load.Requests, chain: gen.Chain(),
 		body: func(seq int64, client string, tag rundir.Tag) ([]byte, error) {
 			b, _, err := gen.Body(seq, client, tag)
 			return b, err
@@ -110,10 +106,7 @@ func replayLoad(s *scenarios.Scenario, sinkURL string) (load, error) {
 		ids = append(ids, c.ID)
 	}
 	speed := s.Load.Speed
-	if speed <= 0 {
-		speed = 1
-	}
-	rw := replay.AttackRewrite{ExternalIDs: cmp.Or(s.Load.ExternalIDs, replay.ExternalIDsNew)}
+	rw := replay.AttackRewrite{ExternalIDs: s.Load.ExternalIDs}
 	if s.Delivery.Via != "poll" && s.Delivery.Via != "none" {
 		rw.SinkURL = sinkURL
 	}
@@ -200,15 +193,8 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		o.Duration = 0 // the replay pacer ends by itself
 	}
 	via := s.Delivery.Via
-	if via == "" {
-		via = "sink"
-	}
 	if via == "poll" && s.API == rundir.APIMessaging {
-		every := s.Delivery.PollInterval.D
-		if every <= 0 {
-			every = time.Second
-		}
-		o.Poll = &attack.Poll{Interval: every, Until: plan.Duration + s.Delivery.Grace.D}
+		o.Poll = &attack.Poll{Interval: s.Delivery.PollInterval.D, Until: plan.Duration + s.Delivery.Grace.D}
 	}
 	if via == "sink" && s.API == rundir.APINotify {
 		o.WebhookURL = sinkURL + rundir.SinkWebhook
@@ -248,7 +234,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		// --max-messages is a deliberate cap, not a shortfall: the plan is what it lets go.
 		meta.Planned.Requests = maxMsgs
 	}
-	meta.MaxInFlight = inFlightCap(s.Load.MaxInFlight)
+	meta.MaxInFlight = max(s.Load.MaxInFlight, 0) // rundir.NoInFlightCap: none, 0 in run.json
 	meta.ScenarioDigest, meta.StartAt = r.digest, r.o.StartAt.UTC()
 	if sh := r.shard; sh != nil {
 		// The run's global sequences and the clients a single process would
@@ -279,11 +265,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 	cfg := sim.DefaultConfig()
 	ss := s.Sim
-	if ss.Seed != 0 {
-		cfg.Seed = uint64(ss.Seed)
-	} else {
-		cfg.Seed = 1
-	}
+	cfg.Seed = uint64(ss.Seed)
 	// Rate limit: sim.rateLimit.rate, else the scenario's limit, else the default.
 	rl := ss.RateLimit.Rate
 	if rl.IsZero() {
@@ -449,16 +431,4 @@ func errsJoin(errs []error) error {
 		return errs[0]
 	}
 	return fmt.Errorf("%w (and %d more)", errs[0], len(errs)-1)
-}
-
-// inFlightCap is the cap on messages in flight the attacker uses for n
-// (load.maxInFlight): 0 = none.
-func inFlightCap(n int) int {
-	switch {
-	case n == 0:
-		return attack.DefaultMaxInFlight
-	case n < 0:
-		return 0
-	}
-	return n
 }

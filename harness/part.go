@@ -291,7 +291,7 @@ func (r *partRun) startSink(cs *closeStack) (sinkURL string, err error) {
 				return "", err
 			}
 			l.part = r.part
-			l.anyRun = s.API == rundir.APINotify && s.Load.Profile == "replay" && cmp.Or(s.Load.ExternalIDs, replay.ExternalIDsNew) == replay.ExternalIDsKeep
+			l.anyRun = s.API == rundir.APINotify && s.Load.Profile == "replay" && s.Load.ExternalIDs == replay.ExternalIDsKeep
 			l.token = r.o.SinkReadToken
 			l.shard = r.shard
 			l.tally = r.tally

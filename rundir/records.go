@@ -276,8 +276,13 @@ func Hostname() string {
 	return h
 }
 
-// DefaultMaxInFlight is the attacker's cap on messages in flight when the
-// scenario sets none (load.maxInFlight 0; attack.DefaultMaxInFlight): the
-// report tells a cap the scenario lowered from the default one when it says
-// whose limit held the load back.
+// DefaultMaxInFlight is load.maxInFlight when the scenario sets none (the
+// scenarios' defaults table; attack.DefaultMaxInFlight for callers of the
+// attacker that set no cap): the report tells a cap the scenario lowered
+// from the default one when it says whose limit held the load back. At
+// 100 ms an answer it allows 10,240 sends a second.
 const DefaultMaxInFlight = 1024
+
+// NoInFlightCap is load.maxInFlight (and attack.Options.MaxInFlight) for no
+// cap on messages in flight; run.json's max_in_flight is then 0.
+const NoInFlightCap = -1

@@ -47,6 +47,7 @@ var defaults = []fieldDefault{
 	{path: "load.speed", yaml: "1", when: replay, applies: "profile replay"},
 	{path: "load.format", yaml: "auto", when: replay, applies: "profile replay"},
 	{path: "load.externalIds", yaml: "new", when: replay, applies: "profile replay"},
+	{path: "load.maxInFlight", yaml: strconv.Itoa(rundir.DefaultMaxInFlight), applies: "always; -1 = no cap (rundir.NoInFlightCap)"},
 	{path: "limit.mode", yaml: "respect"},
 	{path: "limit.rate", yaml: "100/1m", when: notify, applies: "notify (messaging has none)"},
 	{path: "message.recipient", yaml: strconv.Quote(msgspec.DefaultRecipient), applies: "without recipients",
