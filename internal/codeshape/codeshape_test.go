@@ -100,9 +100,7 @@ var longAllowed = []string{
 	"scenarios.Scenario.Plan",
 	"attack.engine.exchangeReq",
 	"scenarios.decoder.decode",
-	"sim.Config.Validate",
 	"sink.Sink.receive",
-	"sim.ValidateSend",
 	"sink.appendEvent",
 }
 
