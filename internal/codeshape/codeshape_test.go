@@ -97,7 +97,6 @@ var longAllowed = []string{
 	"reports.CompareRuns",
 	"scripts/residentpages.main",
 	"internal/yamlguard.scanner.scanTokens",
-	"scenarios.Scenario.Plan",
 	"attack.engine.exchangeReq",
 	"scenarios.decoder.decode",
 	"sink.Sink.receive",
