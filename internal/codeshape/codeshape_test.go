@@ -98,7 +98,6 @@ var longAllowed = []string{
 	"scripts/residentpages.main",
 	"internal/yamlguard.scanner.scanTokens",
 	"attack.engine.exchangeReq",
-	"scenarios.decoder.decode",
 	"sink.Sink.receive",
 	"sink.appendEvent",
 }
