@@ -321,7 +321,17 @@ func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 		cfg.Notify.TokenLifetime = d
 	}
 
-	// Every client of the scenario exists in the simulator.
+	addClients(&cfg, s)
+	pointAccounts(&cfg, s, sinkURL)
+	if errs := cfg.Validate(); len(errs) > 0 {
+		return sim.Config{}, fmt.Errorf("%s: sim settings: %w", s.Name, errsJoin(errs))
+	}
+	return cfg, nil
+}
+
+// addClients makes every client of the scenario known to the simulator: a
+// notify client with both scopes, a messaging account with the usual channels.
+func addClients(cfg *sim.Config, s *scenarios.Scenario) {
 	if s.API == rundir.APINotify {
 		known := map[string]bool{}
 		for _, c := range cfg.Notify.Clients {
@@ -344,6 +354,11 @@ func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 			}
 		}
 	}
+}
+
+// pointAccounts enables the channels the scenario names for its accounts
+// and points their callbacks and incoming messages at the sink.
+func pointAccounts(cfg *sim.Config, s *scenarios.Scenario, sinkURL string) {
 	// Channels the scenario names are enabled for its accounts, so that a
 	// whatsapp or tgotp scenario runs against the embedded simulator.
 	for i := range cfg.Messaging.Accounts {
@@ -366,10 +381,6 @@ func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 		}
 		a.PartnerURL = sinkURL
 	}
-	if errs := cfg.Validate(); len(errs) > 0 {
-		return sim.Config{}, fmt.Errorf("%s: sim settings: %w", s.Name, errsJoin(errs))
-	}
-	return cfg, nil
 }
 
 // pollsOnly reports whether the scenario measures delivery by polling

@@ -90,7 +90,6 @@ const maxLines = 100
 var longAllowed = []string{
 	"harness.Run",                   // harness/run.go: the cli engineer's
 	"harness.partRun.attackOptions", // harness: the cli engineer's (Pacer*)
-	"harness.simConfig",
 	"harness.ReplayScenario",
 	"reports.analyzer.attempt", // reports: being rewritten
 	"reports.analyzer.finishDelivery",
