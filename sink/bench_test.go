@@ -292,3 +292,10 @@ func BenchmarkHandler(b *testing.B) {
 		})
 	}
 }
+
+// len is the count of messages the table holds (the benchmarks report it).
+func (t *table) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m)
+}
