@@ -52,10 +52,16 @@ bench: ## run the benchmarks quoted in README.md, one package after another (BEN
 fuzz: ## fuzz every parser of outside input for FUZZTIME each (default 20s), minimizing at most FUZZMINIMIZETIME (2s)
 	./scripts/fuzz.sh $(or $(FUZZTIME),20s) $(or $(FUZZMINIMIZETIME),2s)
 
+# deadcode at a pinned version, run by `go run pkg@version`: CI needs no install
+# step (the module proxy serves it). -test: a function only tests reach is not
+# dead; one nothing reaches (no main, no test) fails the lint.
+DEADCODE ?= golang.org/x/tools/cmd/deadcode@v0.52.0
+
 .PHONY: lint
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet and deadcode (no function that nothing calls)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet $(PKGS)
+	@out=$$($(GO) run $(DEADCODE) -test $(PKGS)) || exit 1; test -z "$$out" || { echo "$$out"; echo "deadcode: remove the functions above (nothing calls them)"; exit 1; }
 
 .PHONY: stack
 stack: ## start Prometheus, Grafana (dashboards provisioned), a sim and a sink with Docker Compose (deploy/compose.yaml)

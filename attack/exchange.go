@@ -66,8 +66,40 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 	// attempts that begin within the same tick).
 	tc := e.deadlines.get(time.Now())
 	defer e.deadlines.put(tc)
-	var ctx context.Context = tc
-	var req *http.Request
+	req, bearer, ok := e.buildRequest(tc, c, a, method, u, body, reuse)
+	if !ok {
+		return answer{}, nil
+	}
+	a.BytesOut = int64(len(body))
+	resp, buf, err := e.roundTrip(req, a)
+	if buf != nil {
+		defer putAnswer(buf) // its bytes are used below only: parseAnswer copies what it keeps
+	}
+	if resp == nil {
+		a.Outcome, a.Class = rundir.Classify(0, err) // conn (refused): nothing reached the service, a failure
+		a.Error = err.Error()
+		return answer{}, nil
+	}
+	var data []byte
+	if buf != nil {
+		data = buf.Bytes()
+	}
+	ans := e.answered(a, resp, data, err)
+	if resp.StatusCode == http.StatusUnauthorized && c.tok != nil {
+		c.tok.invalidate(bearer)
+	}
+	if resp.StatusCode == http.StatusTooManyRequests && c.lim != nil {
+		if d, ok := rundir.ParseRetryAfter(a.RetryAfter, time.Now()); ok {
+			c.lim.block(time.Now().Add(d))
+		}
+	}
+	return ans, resp.Header
+}
+
+// buildRequest is the attempt's request within ctx: reuse (vegeta's, for the
+// first attempt) or a new one, with its headers and the client's
+// credentials. false: nothing can be sent, and a says why.
+func (e *engine) buildRequest(ctx context.Context, c *clientState, a *rundir.Attempt, method, u string, body []byte, reuse *http.Request) (req *http.Request, bearer string, ok bool) {
 	var err error
 	if reuse != nil {
 		req = reuse.WithContext(ctx)
@@ -82,7 +114,7 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 		if err != nil {
 			a.Sent = time.Now()
 			a.Outcome, a.Class, a.Error = rundir.OutcomeFail, rundir.ClassOther, "build request: "+err.Error()
-			return answer{}, nil
+			return nil, "", false
 		}
 	}
 	if body != nil && req.Header.Get("Content-Type") == "" {
@@ -91,50 +123,53 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
 	}
-	var bearer string
-	if c.tok != nil {
-		bearer, err = c.tok.token(ctx)
-		if err != nil {
-			// Nothing was sent (fail), but a token request that timed out or was
-			// reset is classed so, and retried like a send that was (retryable).
-			a.Sent = time.Now()
-			_, a.Class = rundir.Classify(0, err)
-			a.Outcome, a.Error = rundir.OutcomeFail, err.Error()
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				a.Class = rundir.ClassTimeout // the attempt's time ran out (the token request reports it as canceled)
-			}
-			return answer{}, nil
-		}
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	} else {
+	if c.tok == nil {
 		req.Header.Set("Authorization", c.basic)
+		return req, "", true
 	}
-	a.BytesOut = int64(len(body))
+	bearer, err = c.tok.token(ctx)
+	if err != nil {
+		// Nothing was sent (fail), but a token request that timed out or was
+		// reset is classed so, and retried like a send that was (retryable).
+		a.Sent = time.Now()
+		_, a.Class = rundir.Classify(0, err)
+		a.Outcome, a.Error = rundir.OutcomeFail, err.Error()
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			a.Class = rundir.ClassTimeout // the attempt's time ran out (the token request reports it as canceled)
+		}
+		return nil, "", false
+	}
+	req.Header.Set("Authorization", "Bearer "+bearer)
+	return req, bearer, true
+}
+
+// roundTrip sends req, counting it in flight, and reads the answer's body (at
+// most maxAnswer bytes) into buf, a pooled buffer the caller returns with
+// putAnswer (nil when there was no answer). a gets the send time and latency.
+func (e *engine) roundTrip(req *http.Request, a *rundir.Attempt) (resp *http.Response, buf *bytes.Buffer, err error) {
 	e.prog.InFlight.Add(1)
 	if e.inFlight != nil {
 		e.inFlight.Add(1)
 	}
 	a.Sent = time.Now()
-	resp, err := e.rt.RoundTrip(req)
-	var data []byte
+	resp, err = e.rt.RoundTrip(req)
 	if err == nil {
-		buf := answerPool.Get().(*bytes.Buffer)
-		defer putAnswer(buf) // data is used below only: parseAnswer copies what it keeps
+		buf = answerPool.Get().(*bytes.Buffer)
 		buf.Reset()
 		_, err = buf.ReadFrom(io.LimitReader(resp.Body, maxAnswer))
 		resp.Body.Close()
-		data = buf.Bytes()
 	}
 	a.Latency = time.Since(a.Sent).Seconds()
 	e.prog.InFlight.Add(-1)
 	if e.inFlight != nil {
 		e.inFlight.Add(-1)
 	}
-	if resp == nil {
-		a.Outcome, a.Class = rundir.Classify(0, err) // conn (refused): nothing reached the service, a failure
-		a.Error = err.Error()
-		return answer{}, nil
-	}
+	return resp, buf, err
+}
+
+// answered records in a what the service answered (resp, its body data; err:
+// the body broke off) and returns the answer parsed.
+func (e *engine) answered(a *rundir.Attempt, resp *http.Response, data []byte, err error) answer {
 	a.Code = resp.StatusCode
 	a.BytesIn = int64(len(data))
 	a.RetryAfter = resp.Header.Get("Retry-After")
@@ -163,15 +198,7 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 	if ans.Channel != "" {
 		a.Channel = ans.Channel
 	}
-	if resp.StatusCode == http.StatusUnauthorized && c.tok != nil {
-		c.tok.invalidate(bearer)
-	}
-	if resp.StatusCode == http.StatusTooManyRequests && c.lim != nil {
-		if d, ok := rundir.ParseRetryAfter(a.RetryAfter, time.Now()); ok {
-			c.lim.block(time.Now().Add(d))
-		}
-	}
-	return ans, resp.Header
+	return ans
 }
 
 // write counts a in the metrics and progress and hands it to the recorder.
@@ -220,7 +247,7 @@ func (e *engine) writeAs(c *clientState, a *rundir.Attempt, method, u string) {
 	case opToken:
 		r.URL = e.o.TokenURL
 	case opWebhook:
-		r.URL = strings.TrimRight(e.o.BaseURL, "/") + "/api/v1/webhooks"
+		r.URL = strings.TrimRight(e.o.BaseURL, "/") + rundir.RouteWebhooks
 	}
 	if method != "" {
 		r.Method, r.URL = method, u

@@ -13,26 +13,26 @@ func Constant(rate vegeta.Rate) vegeta.Pacer { return vegeta.ConstantPacer(rate)
 
 var _ vegeta.Pacer = vegeta.ConstantPacer{}
 
-// ramp is a linear ramp from From to To over Over, then To for the rest of the
+// Ramp is a linear ramp from From to To over Over, then To for the rest of the
 // attack. Rates are hits per second.
-type ramp struct {
+type Ramp struct {
 	From, To float64       // hits per second at the start and at the end of the ramp
 	Over     time.Duration // length of the ramp; 0 means To at once
 }
 
-var _ vegeta.Pacer = ramp{}
+var _ vegeta.Pacer = Ramp{}
 
 // NewRamp returns a linear ramp from one rate to another over d.
-func NewRamp(from, to vegeta.Rate, d time.Duration) ramp {
-	return ramp{From: perSecond(from), To: perSecond(to), Over: d}
+func NewRamp(from, to vegeta.Rate, d time.Duration) Ramp {
+	return Ramp{From: perSecond(from), To: perSecond(to), Over: d}
 }
 
-func (r ramp) String() string {
+func (r Ramp) String() string {
 	return fmt.Sprintf("Ramp{%g/s → %g/s over %s}", r.From, r.To, r.Over)
 }
 
 // at returns the time (seconds) at which the n-th hit is due: the inverse of hits.
-func (r ramp) at(n float64) float64 {
+func (r Ramp) at(n float64) float64 {
 	d := r.Over.Seconds()
 	if d > 0 {
 		if end := (r.From + r.To) * d / 2; n <= end {
@@ -60,7 +60,7 @@ func (r ramp) at(n float64) float64 {
 }
 
 // Pace implements vegeta.Pacer.
-func (r ramp) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
+func (r Ramp) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
 	if r.From < 0 || r.To < 0 || r.Over < 0 || (r.From == 0 && r.To == 0) || math.IsNaN(r.From+r.To) {
 		return 0, true
 	}
@@ -68,7 +68,7 @@ func (r ramp) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
 }
 
 // Rate implements vegeta.Pacer: hits per second at elapsed.
-func (r ramp) Rate(elapsed time.Duration) float64 {
+func (r Ramp) Rate(elapsed time.Duration) float64 {
 	t, d := elapsed.Seconds(), r.Over.Seconds()
 	if t >= d {
 		return r.To

@@ -13,29 +13,29 @@ func TestRampPace(t *testing.T) {
 	sec := time.Second
 	for _, tc := range []struct {
 		name    string
-		ramp    ramp
+		Ramp    Ramp
 		elapsed time.Duration
 		hits    uint64
 		wait    time.Duration
 		stop    bool
 	}{
 		// A flat ramp behaves like a constant rate: hit 1 is due at 1/rate.
-		{"flat first hit", ramp{From: 10, To: 10, Over: 10 * sec}, 0, 0, 100 * time.Millisecond, false},
+		{"flat first hit", Ramp{From: 10, To: 10, Over: 10 * sec}, 0, 0, 100 * time.Millisecond, false},
 		// 0→10/s over 10 s: hits(t)=t²/2, so hit 2 is due at t=2 s.
-		{"rising second hit", ramp{From: 0, To: 10, Over: 10 * sec}, sec, 1, sec, false},
+		{"rising second hit", Ramp{From: 0, To: 10, Over: 10 * sec}, sec, 1, sec, false},
 		// At the end of the ramp 50 hits are due; hit 51 comes 1/10 s later.
-		{"after ramp holds To", ramp{From: 0, To: 10, Over: 10 * sec}, 10 * sec, 50, 100 * time.Millisecond, false},
+		{"after ramp holds To", Ramp{From: 0, To: 10, Over: 10 * sec}, 10 * sec, 50, 100 * time.Millisecond, false},
 		// Behind schedule: 5 hits due at t=1 s for 5/s flat, only 2 sent → at once.
-		{"behind sends at once", ramp{From: 5, To: 5, Over: sec}, sec, 2, 0, false},
+		{"behind sends at once", Ramp{From: 5, To: 5, Over: sec}, sec, 2, 0, false},
 		// Falling to zero: 10→0 over 2 s gives 10 hits; hit 11 never comes.
-		{"falls to zero stops", ramp{From: 10, To: 0, Over: 2 * sec}, 2 * sec, 10, 0, true},
+		{"falls to zero stops", Ramp{From: 10, To: 0, Over: 2 * sec}, 2 * sec, 10, 0, true},
 		// Negative rates are a broken profile: stop.
-		{"negative stops", ramp{From: -1, To: 5, Over: sec}, 0, 0, 0, true},
+		{"negative stops", Ramp{From: -1, To: 5, Over: sec}, 0, 0, 0, true},
 		// No ramp time: To at once.
-		{"zero length ramp", ramp{From: 1, To: 4, Over: 0}, 0, 0, 250 * time.Millisecond, false},
+		{"zero length ramp", Ramp{From: 1, To: 4, Over: 0}, 0, 0, 250 * time.Millisecond, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wait, stop := tc.ramp.Pace(tc.elapsed, tc.hits)
+			wait, stop := tc.Ramp.Pace(tc.elapsed, tc.hits)
 			if stop != tc.stop || (!stop && absDur(wait-tc.wait) > time.Microsecond) {
 				t.Fatalf("Pace(%v, %d) = %v, %v; want %v, %v", tc.elapsed, tc.hits, wait, stop, tc.wait, tc.stop)
 			}
@@ -45,7 +45,7 @@ func TestRampPace(t *testing.T) {
 
 func TestRampRate(t *testing.T) {
 	t.Parallel()
-	r := ramp{From: 0, To: 10, Over: 10 * time.Second}
+	r := Ramp{From: 0, To: 10, Over: 10 * time.Second}
 	for _, tc := range []struct {
 		elapsed time.Duration
 		want    float64

@@ -35,8 +35,8 @@ func (p *Progress) Snapshot() Snapshot {
 		GaveUp: p.GaveUp.Load(), Capped: p.Capped.Load()}
 }
 
-// result is what Run reports at its end.
-type result struct {
+// RunResult is what Run reports at its end.
+type RunResult struct {
 	Start, End time.Time // first planned send, end of the last in-flight work
 	Stopped    bool      // ended early: context cancelled or MaxMessages reached
 	Snapshot

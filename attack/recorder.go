@@ -38,13 +38,13 @@ const (
 	resultsHold = 500 * time.Millisecond
 )
 
-// fileRecorder writes attempts to attempts.jsonl as they finish and the
+// FileRecorder writes attempts to attempts.jsonl as they finish and the
 // matching vegeta results to results.bin (vegeta's gob encoding, so `vegeta
 // report` and `vegeta plot` read it) in time order (see resultsWriter). Both
 // are written to the files as the run goes — every flushEvery, and at once on
 // Flush (the first interrupt, the attack's end) — whole lines only in
 // attempts.jsonl; Close completes results.bin with the stragglers.
-type fileRecorder struct {
+type FileRecorder struct {
 	mu       sync.Mutex
 	jf       *os.File
 	jw       *bufio.Writer
@@ -59,17 +59,17 @@ type fileRecorder struct {
 // NewRecorder creates dir/attempts.jsonl and dir/results.bin, and flushes
 // them every flushEvery until Close. Files that exist are refused, so a run
 // never overwrites another.
-func NewRecorder(dir string) (*fileRecorder, error) {
-	jf, err := os.OpenFile(filepath.Join(dir, attemptsFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+func NewRecorder(dir string) (*FileRecorder, error) {
+	jf, err := rundir.Create(filepath.Join(dir, attemptsFile))
 	if err != nil {
 		return nil, fmt.Errorf("create attempt log: %w", err)
 	}
-	rf, err := os.OpenFile(filepath.Join(dir, resultsFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	rf, err := rundir.Create(filepath.Join(dir, resultsFile))
 	if err != nil {
 		jf.Close()
 		return nil, fmt.Errorf("create vegeta results: %w", err)
 	}
-	r := &fileRecorder{jf: jf, jw: bufio.NewWriterSize(jf, 64<<10), results: newResultsWriter(rf),
+	r := &FileRecorder{jf: jf, jw: bufio.NewWriterSize(jf, 64<<10), results: newResultsWriter(rf),
 		stop: make(chan struct{}), loopDone: make(chan struct{})}
 	go r.flushLoop()
 	return r, nil
@@ -77,7 +77,7 @@ func NewRecorder(dir string) (*fileRecorder, error) {
 
 // flushLoop flushes the files every flushEvery until Close. A write error is
 // kept (r.err) and returned by the next Record and by Close.
-func (r *fileRecorder) flushLoop() {
+func (r *FileRecorder) flushLoop() {
 	defer close(r.loopDone)
 	t := time.NewTicker(flushEvery)
 	defer t.Stop()
@@ -95,7 +95,7 @@ func (r *fileRecorder) flushLoop() {
 
 // Record implements Recorder. The first write error is kept and returned by
 // every later call and by Close.
-func (r *fileRecorder) Record(a *rundir.Attempt, res *vegeta.Result) error {
+func (r *FileRecorder) Record(a *rundir.Attempt, res *vegeta.Result) error {
 	bp := linePool.Get().(*[]byte)
 	defer linePool.Put(bp)
 	line, err := encodeAttempt((*bp)[:0], a) // outside the lock: many goroutines record at once
@@ -134,7 +134,7 @@ func (r *fileRecorder) Record(a *rundir.Attempt, res *vegeta.Result) error {
 // but the stragglers (see resultsWriter): what the run sent is on disk, should
 // its process be killed next. The harness calls it on the first interrupt and
 // when the attack ends.
-func (r *fileRecorder) Flush() error {
+func (r *FileRecorder) Flush() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.flush(farFuture) // every result held
@@ -144,7 +144,7 @@ func (r *fileRecorder) Flush() error {
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // flush writes attempts.jsonl's buffer and the results sent before cutoff.
-func (r *fileRecorder) flush(cutoff time.Time) error {
+func (r *FileRecorder) flush(cutoff time.Time) error {
 	if r.err != nil {
 		return r.err
 	}
@@ -160,7 +160,7 @@ func (r *fileRecorder) flush(cutoff time.Time) error {
 
 // Close stops the flushing, flushes and closes attempts.jsonl and completes
 // results.bin in time order.
-func (r *fileRecorder) Close() error {
+func (r *FileRecorder) Close() error {
 	if r.stop != nil {
 		select {
 		case <-r.stop:
@@ -181,7 +181,7 @@ func (r *fileRecorder) Close() error {
 
 // flushAttempts writes attempts.jsonl's buffer (results.bin is completed by
 // its own Close).
-func (r *fileRecorder) flushAttempts() error {
+func (r *FileRecorder) flushAttempts() error {
 	if r.err != nil {
 		return r.err
 	}

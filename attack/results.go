@@ -13,6 +13,8 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // Bounds of what a resultsWriter holds in memory.
@@ -284,7 +286,7 @@ func (w *resultsWriter) merge() error {
 		return err
 	}
 	end0 := fi.Size()
-	nf, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	nf, err := rundir.Create(name)
 	if err != nil {
 		return err
 	}

@@ -123,22 +123,22 @@ type engine struct {
 // it, or ctx is cancelled (no new sends; retries, probes and polls of messages
 // already sent go on until Options.Abort). It returns when all in-flight work
 // is done.
-func Run(ctx context.Context, o Options) (result, error) {
+func Run(ctx context.Context, o Options) (RunResult, error) {
 	return RunWithAbort(ctx, context.Background(), o)
 }
 
 // RunWithAbort is Run with a second context: when abort ends, requests in
 // flight are cancelled and retries, probes and polls are abandoned.
-func RunWithAbort(ctx, abort context.Context, o Options) (result, error) {
+func RunWithAbort(ctx, abort context.Context, o Options) (RunResult, error) {
 	if err := o.check(); err != nil {
-		return result{}, err
+		return RunResult{}, err
 	}
 	e := newEngine(ctx, abort, &o)
 	defer e.haltCancel()
 	defer e.deadlines.release()
 	if o.API == rundir.APINotify && o.WebhookURL != "" {
 		if err := e.registerWebhooks(); err != nil {
-			return result{Snapshot: e.prog.Snapshot()}, err
+			return RunResult{Snapshot: e.prog.Snapshot()}, err
 		}
 	}
 	maxWorkers := uint64(vegeta.DefaultMaxWorkers)
@@ -202,7 +202,7 @@ func RunWithAbort(ctx, abort context.Context, o Options) (result, error) {
 	if b := e.began.Load(); b != 0 {
 		start = time.Unix(0, b)
 	}
-	res := result{Start: start, End: end, Stopped: ctx.Err() != nil || e.maxed.Load(), Snapshot: e.prog.Snapshot()}
+	res := RunResult{Start: start, End: end, Stopped: ctx.Err() != nil || e.maxed.Load(), Snapshot: e.prog.Snapshot()}
 	return res, e.err
 }
 
@@ -264,10 +264,10 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 	}
 	base := strings.TrimRight(o.BaseURL, "/")
 	if o.API == rundir.APINotify {
-		e.sendURL = base + "/api/v1/notifications"
+		e.sendURL = base + rundir.RouteNotifications
 	} else {
-		e.sendURL = base + "/messaging/v1/send"
-		e.statusURL = base + "/messaging/v1/check-status/"
+		e.sendURL = base + rundir.RouteSend
+		e.statusURL = base + rundir.RouteCheckStatus
 	}
 	if m := o.Metrics; m != nil {
 		e.inFlight = m.inFlight.WithLabelValues(o.API)

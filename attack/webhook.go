@@ -13,7 +13,7 @@ import (
 // registerWebhooks registers WebhookURL for every client before the load.
 func (e *engine) registerWebhooks() error {
 	body := []byte(`{"url":` + strconv.Quote(e.o.WebhookURL) + `}`)
-	u := strings.TrimRight(e.o.BaseURL, "/") + "/api/v1/webhooks"
+	u := strings.TrimRight(e.o.BaseURL, "/") + rundir.RouteWebhooks
 	for _, c := range e.clients {
 		m := &message{client: c}
 		authRetried, retries := false, 0

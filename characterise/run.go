@@ -168,7 +168,7 @@ func writeContract(dir string, c *reports.Contract) error {
 		if err := write(&b); err != nil {
 			return fmt.Errorf("characterise: %s: %w", name, err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
+		if err := rundir.WriteFile(filepath.Join(dir, name), b.Bytes()); err != nil {
 			return fmt.Errorf("characterise: %w", err)
 		}
 	}

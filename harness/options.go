@@ -34,7 +34,7 @@ func vegetaRate(r scenarios.Rate) vegeta.Rate {
 // pacer builds the scenario's load profile.
 func pacer(l scenarios.LoadSpec) (vegeta.Pacer, error) {
 	switch l.Profile {
-	case "", "constant":
+	case "constant":
 		return attack.Constant(vegetaRate(l.Rate)), nil
 	case "ramp":
 		return attack.NewRamp(vegetaRate(l.From), vegetaRate(l.To), l.Duration.D), nil
@@ -75,18 +75,14 @@ func scenarioLoad(s *scenarios.Scenario, sinkURL string) (load, error) {
 		return load{}, err
 	}
 	if s.API == rundir.APIMessaging && s.Message.Callback == "" && s.Delivery.Via != "poll" && s.Delivery.Via != "none" {
-		s.Message.Callback = sinkURL + "/callback"
+		s.Message.Callback = sinkURL + rundir.SinkCallback
 	}
 	gen, err := message.New(s.API, s.ResolvedMessage(), s.Sim.Seed)
 	if err != nil {
 		return load{}, fmt.Errorf("message generator: %w", err)
 	}
-	profile := s.Load.Profile
-	if profile == "" {
-		profile = "constant"
-	}
 	return load{
-		pacer: p, profile: profile, requests: s.Load.Requests, chain: gen.Chain(),
+		pacer: p, profile: s.Load.Profile, requests: s.Load.Requests, chain: gen.Chain(),
 		body: func(seq int64, client string, tag rundir.Tag) ([]byte, error) {
 			b, _, err := gen.Body(seq, client, tag)
 			return b, err
@@ -110,10 +106,7 @@ func replayLoad(s *scenarios.Scenario, sinkURL string) (load, error) {
 		ids = append(ids, c.ID)
 	}
 	speed := s.Load.Speed
-	if speed <= 0 {
-		speed = 1
-	}
-	rw := replay.AttackRewrite{ExternalIDs: cmp.Or(s.Load.ExternalIDs, replay.ExternalIDsNew)}
+	rw := replay.AttackRewrite{ExternalIDs: s.Load.ExternalIDs}
 	if s.Delivery.Via != "poll" && s.Delivery.Via != "none" {
 		rw.SinkURL = sinkURL
 	}
@@ -197,18 +190,11 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		o.Duration = 0 // the replay pacer ends by itself
 	}
 	via := s.Delivery.Via
-	if via == "" {
-		via = "sink"
-	}
 	if via == "poll" && s.API == rundir.APIMessaging {
-		every := s.Delivery.PollInterval.D
-		if every <= 0 {
-			every = time.Second
-		}
-		o.Poll = &attack.Poll{Interval: every, Until: plan.Duration + s.Delivery.Grace.D}
+		o.Poll = &attack.Poll{Interval: s.Delivery.PollInterval.D, Until: plan.Duration + s.Delivery.Grace.D}
 	}
 	if via == "sink" && s.API == rundir.APINotify {
-		o.WebhookURL = sinkURL + "/webhook"
+		o.WebhookURL = sinkURL + rundir.SinkWebhook
 	}
 	target := "embedded"
 	if !s.Target.Embedded {
@@ -245,7 +231,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		// --max-messages is a deliberate cap, not a shortfall: the plan is what it lets go.
 		meta.Planned.Requests = maxMsgs
 	}
-	meta.MaxInFlight = inFlightCap(s.Load.MaxInFlight)
+	meta.MaxInFlight = max(s.Load.MaxInFlight, 0) // rundir.NoInFlightCap: none, 0 in run.json
 	meta.ScenarioDigest, meta.StartAt = r.digest, r.o.StartAt.UTC()
 	if sh := r.shard; sh != nil {
 		// The run's global sequences and the clients a single process would
@@ -276,11 +262,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 	cfg := sim.DefaultConfig()
 	ss := s.Sim
-	if ss.Seed != 0 {
-		cfg.Seed = uint64(ss.Seed)
-	} else {
-		cfg.Seed = 1
-	}
+	cfg.Seed = uint64(ss.Seed)
 	// Rate limit: sim.rateLimit.rate, else the scenario's limit, else the default.
 	rl := ss.RateLimit.Rate
 	if rl.IsZero() {
@@ -336,7 +318,17 @@ func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 		cfg.Notify.TokenLifetime = d
 	}
 
-	// Every client of the scenario exists in the simulator.
+	addClients(&cfg, s)
+	pointAccounts(&cfg, s, sinkURL)
+	if errs := cfg.Validate(); len(errs) > 0 {
+		return sim.Config{}, fmt.Errorf("%s: sim settings: %w", s.Name, errsJoin(errs))
+	}
+	return cfg, nil
+}
+
+// addClients makes every client of the scenario known to the simulator: a
+// notify client with both scopes, a messaging account with the usual channels.
+func addClients(cfg *sim.Config, s *scenarios.Scenario) {
 	if s.API == rundir.APINotify {
 		known := map[string]bool{}
 		for _, c := range cfg.Notify.Clients {
@@ -359,6 +351,11 @@ func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 			}
 		}
 	}
+}
+
+// pointAccounts enables the channels the scenario names for its accounts
+// and points their callbacks and incoming messages at the sink.
+func pointAccounts(cfg *sim.Config, s *scenarios.Scenario, sinkURL string) {
 	// Channels the scenario names are enabled for its accounts, so that a
 	// whatsapp or tgotp scenario runs against the embedded simulator.
 	for i := range cfg.Messaging.Accounts {
@@ -377,14 +374,10 @@ func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 		if pollsOnly(s) {
 			a.CallbackURL = ""
 		} else {
-			a.CallbackURL = sinkURL + "/callback"
+			a.CallbackURL = sinkURL + rundir.SinkCallback
 		}
 		a.PartnerURL = sinkURL
 	}
-	if errs := cfg.Validate(); len(errs) > 0 {
-		return sim.Config{}, fmt.Errorf("%s: sim settings: %w", s.Name, errsJoin(errs))
-	}
-	return cfg, nil
 }
 
 // pollsOnly reports whether the scenario measures delivery by polling
@@ -446,16 +439,4 @@ func errsJoin(errs []error) error {
 		return errs[0]
 	}
 	return fmt.Errorf("%w (and %d more)", errs[0], len(errs)-1)
-}
-
-// inFlightCap is the cap on messages in flight the attacker uses for n
-// (load.maxInFlight): 0 = none.
-func inFlightCap(n int) int {
-	switch {
-	case n == 0:
-		return attack.DefaultMaxInFlight
-	case n < 0:
-		return 0
-	}
-	return n
 }

@@ -247,14 +247,14 @@ func (r *partRun) writePartScenario() error {
 	if !r.multi {
 		return nil
 	}
-	if err := os.Mkdir(r.dir, 0o755); err != nil {
+	if err := os.Mkdir(r.dir, rundir.DirMode); err != nil {
 		return fmt.Errorf("create part directory: %w", err)
 	}
 	red, err := r.s.Redacted()
 	if err != nil {
 		return fmt.Errorf("redact scenario: %w", err)
 	}
-	return writeFileAtomic(filepath.Join(r.dir, rundir.ScenarioFile), red)
+	return rundir.WriteFile(filepath.Join(r.dir, rundir.ScenarioFile), red)
 }
 
 // startSink starts the embedded sink, or opens the copy of a standalone
@@ -291,7 +291,7 @@ func (r *partRun) startSink(cs *closeStack) (sinkURL string, err error) {
 				return "", err
 			}
 			l.part = r.part
-			l.anyRun = s.API == rundir.APINotify && s.Load.Profile == "replay" && cmp.Or(s.Load.ExternalIDs, replay.ExternalIDsNew) == replay.ExternalIDsKeep
+			l.anyRun = s.API == rundir.APINotify && s.Load.Profile == "replay" && s.Load.ExternalIDs == replay.ExternalIDsKeep
 			l.token = r.o.SinkReadToken
 			l.shard = r.shard
 			l.tally = r.tally
@@ -328,7 +328,7 @@ func (r *partRun) startTarget(sinkURL string, cs *closeStack) (baseURL, tokenURL
 		return "", "", fmt.Errorf("start the simulator: %w", err)
 	}
 	r.sim = sv
-	baseURL, tokenURL = srv.URL(), srv.URL()+"/oauth/token"
+	baseURL, tokenURL = srv.URL(), srv.URL()+rundir.RouteToken
 	// Closed before the sink (closers run last first): callbacks in flight
 	// land before the sink's log is closed.
 	cs.push(func() error {

@@ -66,7 +66,7 @@ type copyFile interface {
 }
 
 func newRemoteLog(sinkURL, run, path string) (*remoteLog, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, rundir.FileMode)
 	if err != nil {
 		return nil, fmt.Errorf("events from the sink: %w", err)
 	}

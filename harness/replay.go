@@ -39,7 +39,7 @@ type ReplayOptions struct {
 }
 
 // replayDefaultTokenPath is appended to the notify base URL when no token URL is given.
-const replayDefaultTokenPath = "/oauth/token"
+const replayDefaultTokenPath = rundir.RouteToken
 
 // ReplayScenario is the built-in replay scenario of a recording: a scenario
 // whose load is the recording (load.profile replay), one part per API the

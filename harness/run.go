@@ -252,7 +252,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		closeMetrics()
 		return nil, fmt.Errorf("redact scenario: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, rundir.ScenarioFile), red); err != nil {
+	if err := rundir.WriteFile(filepath.Join(dir, rundir.ScenarioFile), red); err != nil {
 		closeMetrics()
 		return nil, err
 	}

@@ -99,11 +99,11 @@ var ErrShardDirExists = errors.New("the shard's directory exists: this shard alr
 // the shards (made by whichever comes first), the shard's own is never reused.
 func createShardDir(out, id string, sh rundir.Shard) (string, error) {
 	parent := filepath.Join(out, id)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := os.MkdirAll(parent, rundir.DirMode); err != nil {
 		return "", fmt.Errorf("create run directory: %w", err)
 	}
 	dir := filepath.Join(parent, sh.Dir())
-	if err := os.Mkdir(dir, 0o755); errors.Is(err, fs.ErrExist) {
+	if err := os.Mkdir(dir, rundir.DirMode); errors.Is(err, fs.ErrExist) {
 		return "", fmt.Errorf("%w: %s", ErrShardDirExists, dir)
 	} else if err != nil {
 		return "", fmt.Errorf("create shard directory: %w", err)

@@ -139,13 +139,6 @@ func (t *tally) complete() bool {
 	return t.done >= t.accepted
 }
 
-// counts returns the accepted messages and those of them with a final status.
-func (t *tally) counts() (accepted, done int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.accepted, t.done
-}
-
 // tallyRecorder hands every attempt to the tally before the run's recorder.
 type tallyRecorder struct {
 	attack.Recorder

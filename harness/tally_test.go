@@ -98,3 +98,10 @@ func TestTallyPlacesChannellessRecords(t *testing.T) {
 		t.Fatal("vkok's DELIVERED, without a channel and before sms's EXPIRED, did not end the message")
 	}
 }
+
+// counts returns the accepted messages and those of them with a final status.
+func (t *tally) counts() (accepted, done int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.accepted, t.done
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -51,11 +50,7 @@ func WriteReport(path string, rep *Report) error {
 	if err != nil {
 		return fmt.Errorf("encode replay report: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write replay report: %w", err)
-	}
-	return os.Rename(tmp, path)
+	return rundir.WriteFile(path, append(b, '\n'))
 }
 
 // channelsOf returns the channels of a messaging send body, in order.

@@ -51,7 +51,7 @@ func (s *Summary) writeBaseline(dir string) error {
 	if err := s.baseline.cmp.WriteJSON(&b); err != nil {
 		return err
 	}
-	return writeAtomic(path, []byte(b.String()))
+	return rundir.WriteFile(path, []byte(b.String()))
 }
 
 // changedRows are the rows of the comparison that are not "same", the

@@ -53,7 +53,7 @@ func (s *Summary) writeChartFiles(dir string) error {
 	for _, c := range s.chartSpecs() {
 		name := rundir.ChartFile(c.id)
 		keep[name] = true
-		if err := writeAtomic(filepath.Join(dir, name), c.svg(true)); err != nil {
+		if err := rundir.WriteFile(filepath.Join(dir, name), c.svg(true)); err != nil {
 			return err
 		}
 	}
@@ -91,34 +91,9 @@ func writeReportFiles(dir string, js []byte, r reportWriter) error {
 		if err := f.write(&b); err != nil {
 			return fmt.Errorf("render %s: %w", f.name, err)
 		}
-		if err := writeAtomic(filepath.Join(dir, f.name), b.Bytes()); err != nil {
+		if err := rundir.WriteFile(filepath.Join(dir, f.name), b.Bytes()); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// writeAtomic writes through a temporary file and a rename, so that a reader
-// never sees half a report.
-func writeAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp.Name(), 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, werr)
 	}
 	return nil
 }

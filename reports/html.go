@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/thresholds"
 )
 
@@ -53,7 +54,7 @@ func (s *Summary) latencyBounds() []bound {
 // messaging status that named no channel says so.
 func (s *Summary) channelLabel(ch string) string {
 	if ch == "none" || ch == "" {
-		if s.Run.API == "notify" {
+		if s.Run.API == rundir.APINotify {
 			return "notifications"
 		}
 		return "channel not named"
@@ -273,7 +274,7 @@ func (s *Summary) htmlView(prefix string) map[string]any {
 	row := func(name string, p percentiles) htmlLat {
 		return htmlLat{name, p.showFigure("p50"), p.showFigure("p95"), p.showFigure("p99"), p.showFigure("max"), p.countText()}
 	}
-	if s.Run.API != "notify" || len(s.Delivery.ByChannel) > 1 {
+	if s.Run.API != rundir.APINotify || len(s.Delivery.ByChannel) > 1 {
 		for _, k := range sortedKeys(s.Delivery.ByChannel) {
 			lat = append(lat, row("channel "+s.channelLabel(k), s.Delivery.ByChannel[k]))
 		}

@@ -209,5 +209,5 @@ func (s *Summary) WritePartial(dir string) error {
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
 	}
-	return writeAtomic(filepath.Join(dir, rundir.SummaryFile), js)
+	return rundir.WriteFile(filepath.Join(dir, rundir.SummaryFile), js)
 }

@@ -97,7 +97,7 @@ func Merge(out string, dirs []string, o MergeOptions) (*Summary, error) {
 			}
 		}
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := os.MkdirAll(out, rundir.DirMode); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
 	meta := mergeMeta(shards, dirs)
@@ -122,7 +122,7 @@ func Merge(out string, dirs []string, o MergeOptions) (*Summary, error) {
 		return nil, err
 	}
 	if b, err := rundir.ReadFile(filepath.Join(shards[0].dir, rundir.ScenarioFile), rundir.MaxDocBytes); err == nil {
-		if err := writeAtomic(filepath.Join(out, rundir.ScenarioFile), b); err != nil {
+		if err := rundir.WriteFile(filepath.Join(out, rundir.ScenarioFile), b); err != nil {
 			return nil, err
 		}
 	}
@@ -130,7 +130,7 @@ func Merge(out string, dirs []string, o MergeOptions) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeAtomic(filepath.Join(out, rundir.MetaFile), append(b, '\n')); err != nil {
+	if err := rundir.WriteFile(filepath.Join(out, rundir.MetaFile), append(b, '\n')); err != nil {
 		return nil, err
 	}
 	return Build(out)
@@ -573,12 +573,11 @@ func mergeResults(out string, shards []shardDir) error {
 		return nil
 	}
 	path := filepath.Join(out, rundir.ResultsFile)
-	tmp := path + ".merge"
-	f, err := os.Create(tmp)
+	f, err := rundir.CreateAtomic(path)
 	if err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
-	defer os.Remove(tmp)
+	defer f.Abort()
 	w := bufio.NewWriter(f)
 	enc := vegeta.NewEncoder(w)
 	for seq := uint64(0); ; seq++ {
@@ -594,22 +593,16 @@ func mergeResults(out string, shards []shardDir) error {
 		r := first.next
 		r.Seq = seq
 		if err := enc.Encode(&r); err != nil {
-			f.Close()
 			return fmt.Errorf("merge: %w", err)
 		}
 		if err := advance(first); err != nil {
-			f.Close()
 			return err
 		}
 	}
 	if err := w.Flush(); err != nil {
-		f.Close()
 		return fmt.Errorf("merge: %w", err)
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("merge: %w", err)
-	}
-	return os.Rename(tmp, path)
+	return f.Commit()
 }
 
 // eachLine calls fn with every non-blank line of path (without its newline);
@@ -644,16 +637,14 @@ func eachLine(path string, fn func([]byte) error) error {
 // rundir.MaxLineBytes: not JSON, so it is counted as a bad line.
 const tooLongMark = "!line too long, skipped by msgload report --merge"
 
-// writeLines writes out/name from the lines fill emits, through a temporary
-// file and a rename.
+// writeLines writes out/name from the lines fill emits, atomically
+// (rundir.CreateAtomic).
 func writeLines(out, name string, fill func(emit func([]byte) error) error) error {
-	path := filepath.Join(out, name)
-	tmp := path + ".merge"
-	f, err := os.Create(tmp)
+	f, err := rundir.CreateAtomic(filepath.Join(out, name))
 	if err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
-	defer os.Remove(tmp)
+	defer f.Abort()
 	w := bufio.NewWriterSize(f, 1<<16)
 	err = fill(func(line []byte) error {
 		if _, err := w.Write(line); err != nil {
@@ -665,13 +656,10 @@ func writeLines(out, name string, fill func(emit func([]byte) error) error) erro
 		err = w.Flush()
 	}
 	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+		err = f.Commit()
 	}
 	if err != nil {
 		return fmt.Errorf("merge %s: %w", name, err)
 	}
-	return os.Rename(tmp, path)
+	return nil
 }

@@ -87,7 +87,7 @@ func (o *outcomes) UnmarshalJSON(b []byte) error {
 
 // noun is what the API sends: "notification" or "message".
 func (s *Summary) noun() string {
-	if s.Run.API == "notify" {
+	if s.Run.API == rundir.APINotify {
 		return "notification"
 	}
 	return "message"

@@ -26,19 +26,16 @@ func mergeTruth(out string, shards []shardDir) error {
 			return fmt.Errorf("merge: %w", err)
 		}
 	}
-	tmp, err := os.CreateTemp(out, "."+rundir.TruthStreamFile+".*")
+	tmp, err := rundir.CreateAtomic(dst)
 	if err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
-	defer os.Remove(tmp.Name())
-	whole, err := concatTruths(tmp, shards)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
+	defer tmp.Abort()
+	whole, err := concatTruths(tmp.File, shards)
 	if err != nil || !whole {
 		return err
 	}
-	return os.Rename(tmp.Name(), dst)
+	return tmp.Commit()
 }
 
 // concatTruths writes the shards' truth records to f; false when a shard

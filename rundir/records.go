@@ -12,6 +12,22 @@ const (
 	APINotify    = "notify"
 )
 
+// The routes of the two APIs (their seeds) and of the sink, spelled once: the
+// attacker sends to them, the simulator serves them, the harness points the
+// services at the sink's.
+const (
+	RouteSend          = "/messaging/v1/send"
+	RouteCheckStatus   = "/messaging/v1/check-status/" // followed by the txId
+	RouteToken         = "/oauth/token"
+	RouteNotifications = "/api/v1/notifications"
+	RouteWebhooks      = "/api/v1/webhooks"
+	// The sink's: messaging's status callbacks, its incoming messages, and
+	// notify's webhooks.
+	SinkCallback = "/callback"
+	SinkIncoming = "/incoming"
+	SinkWebhook  = "/webhook"
+)
+
 // Attempt outcomes, as DESIGN.md defines them for idempotency under faults:
 // ok (a 2xx), fail (an answer that says nothing happened: 4xx, 5xx) and unknown
 // (no answer: timeout, reset; the operation may or may not have happened).
@@ -260,8 +276,13 @@ func Hostname() string {
 	return h
 }
 
-// DefaultMaxInFlight is the attacker's cap on messages in flight when the
-// scenario sets none (load.maxInFlight 0; attack.DefaultMaxInFlight): the
-// report tells a cap the scenario lowered from the default one when it says
-// whose limit held the load back.
+// DefaultMaxInFlight is load.maxInFlight when the scenario sets none (the
+// scenarios' defaults table; attack.DefaultMaxInFlight for callers of the
+// attacker that set no cap): the report tells a cap the scenario lowered
+// from the default one when it says whose limit held the load back. At
+// 100 ms an answer it allows 10,240 sends a second.
 const DefaultMaxInFlight = 1024
+
+// NoInFlightCap is load.maxInFlight (and attack.Options.MaxInFlight) for no
+// cap on messages in flight; run.json's max_in_flight is then 0.
+const NoInFlightCap = -1

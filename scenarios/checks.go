@@ -44,7 +44,7 @@ func (c *checker) scenario(s *Scenario, p string) {
 
 // check runs every check of a completed scenario without parts (a part at p).
 func (c *checker) check(s *Scenario, p string) {
-	notify := s.API == "notify"
+	notify := s.API == rundir.APINotify
 	c.target(s, p, notify)
 	c.clients(s, p, notify)
 	c.load(s, p)
@@ -211,7 +211,7 @@ func (c *checker) load(s *Scenario, p string) {
 	if l.Requests < 0 {
 		c.errorf(at("requests"), "must not be negative")
 	}
-	if l.MaxInFlight < -1 {
+	if l.MaxInFlight < rundir.NoInFlightCap {
 		c.errorf(at("maxInFlight"), "must be a count, 0 for the default or -1 for no cap")
 	}
 	forbid := func(f string, set bool) {

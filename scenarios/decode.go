@@ -163,15 +163,7 @@ var (
 func (d *decoder) decode(n ast.Node, v reflect.Value, path string) {
 	d.depth++
 	defer func() { d.depth-- }()
-	if d.depth > 64 {
-		d.errorf(n, path, "nested too deeply")
-		return
-	}
-	d.nodes++
-	if d.nodes > maxNodes {
-		if d.nodes == maxNodes+1 {
-			d.errorf(n, path, "more than %d values (aliases expanding too far?)", maxNodes)
-		}
+	if !d.within(n, path) {
 		return
 	}
 	n = d.unwrap(n, path)
@@ -189,23 +181,8 @@ func (d *decoder) decode(n ast.Node, v reflect.Value, path string) {
 	if _, ok := n.(*ast.NullNode); ok {
 		return // null leaves the zero value (defaults apply later)
 	}
-	if v.CanAddr() {
-		pv := v.Addr()
-		if pv.Type().Implements(nodeDecoderType) {
-			pv.Interface().(nodeDecoder).decodeNode(d, n, path)
-			return
-		}
-		if pv.Type().Implements(scalarSetterType) {
-			s, ok := scalar(n)
-			if !ok {
-				d.errorf(n, path, "want a scalar, got %s", kindName(n))
-				return
-			}
-			if err := pv.Interface().(scalarSetter).setScalar(s); err != nil {
-				d.errorf(n, path, "%v", err)
-			}
-			return
-		}
+	if d.decodeCustom(n, v, path) {
+		return
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -216,36 +193,96 @@ func (d *decoder) decode(n ast.Node, v reflect.Value, path string) {
 	case reflect.Struct:
 		d.decodeStruct(n, v, path)
 	case reflect.Slice:
-		seq, ok := n.(*ast.SequenceNode)
-		if !ok {
-			d.errorf(n, path, "want a list, got %s", kindName(n))
-			return
-		}
-		s := reflect.MakeSlice(v.Type(), len(seq.Values), len(seq.Values))
-		for i, e := range seq.Values {
-			d.decode(e, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
-		}
-		v.Set(s)
+		d.decodeSlice(n, v, path)
 	case reflect.Map:
-		vals, ok := mappingValues(n)
-		if !ok {
-			d.errorf(n, path, "want a mapping, got %s", kindName(n))
-			return
+		d.decodeMap(n, v, path)
+	default:
+		d.decodeScalar(n, v, path)
+	}
+}
+
+// within reports whether the document is still within the decoder's bounds
+// (depth, count of values) at n, saying so once when it is not.
+func (d *decoder) within(n ast.Node, path string) bool {
+	if d.depth > 64 {
+		d.errorf(n, path, "nested too deeply")
+		return false
+	}
+	d.nodes++
+	if d.nodes > maxNodes {
+		if d.nodes == maxNodes+1 {
+			d.errorf(n, path, "more than %d values (aliases expanding too far?)", maxNodes)
 		}
-		m := reflect.MakeMapWithSize(v.Type(), len(vals))
-		seen := map[string]bool{}
-		for _, mv := range vals {
-			k := keyString(mv.Key)
-			if seen[k] {
-				d.errorf(mv.Key, joinPath(path, k), "duplicate key %q", k)
-				continue
-			}
-			seen[k] = true
-			e := reflect.New(v.Type().Elem()).Elem()
-			d.decode(mv.Value, e, joinPath(path, k))
-			m.SetMapIndex(reflect.ValueOf(k).Convert(v.Type().Key()), e)
+		return false
+	}
+	return true
+}
+
+// decodeCustom decodes n through v's own decoder (nodeDecoder, or
+// scalarSetter from a scalar); false when v has none.
+func (d *decoder) decodeCustom(n ast.Node, v reflect.Value, path string) bool {
+	if !v.CanAddr() {
+		return false
+	}
+	pv := v.Addr()
+	if pv.Type().Implements(nodeDecoderType) {
+		pv.Interface().(nodeDecoder).decodeNode(d, n, path)
+		return true
+	}
+	if !pv.Type().Implements(scalarSetterType) {
+		return false
+	}
+	s, ok := scalar(n)
+	if !ok {
+		d.errorf(n, path, "want a scalar, got %s", kindName(n))
+		return true
+	}
+	if err := pv.Interface().(scalarSetter).setScalar(s); err != nil {
+		d.errorf(n, path, "%v", err)
+	}
+	return true
+}
+
+// decodeSlice fills the list v from the sequence n.
+func (d *decoder) decodeSlice(n ast.Node, v reflect.Value, path string) {
+	seq, ok := n.(*ast.SequenceNode)
+	if !ok {
+		d.errorf(n, path, "want a list, got %s", kindName(n))
+		return
+	}
+	s := reflect.MakeSlice(v.Type(), len(seq.Values), len(seq.Values))
+	for i, e := range seq.Values {
+		d.decode(e, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
+	}
+	v.Set(s)
+}
+
+// decodeMap fills the map v from the mapping n, refusing a key written twice.
+func (d *decoder) decodeMap(n ast.Node, v reflect.Value, path string) {
+	vals, ok := mappingValues(n)
+	if !ok {
+		d.errorf(n, path, "want a mapping, got %s", kindName(n))
+		return
+	}
+	m := reflect.MakeMapWithSize(v.Type(), len(vals))
+	seen := map[string]bool{}
+	for _, mv := range vals {
+		k := keyString(mv.Key)
+		if seen[k] {
+			d.errorf(mv.Key, joinPath(path, k), "duplicate key %q", k)
+			continue
 		}
-		v.Set(m)
+		seen[k] = true
+		e := reflect.New(v.Type().Elem()).Elem()
+		d.decode(mv.Value, e, joinPath(path, k))
+		m.SetMapIndex(reflect.ValueOf(k).Convert(v.Type().Key()), e)
+	}
+	v.Set(m)
+}
+
+// decodeScalar fills v, a string, bool or number, from the scalar n.
+func (d *decoder) decodeScalar(n ast.Node, v reflect.Value, path string) {
+	switch v.Kind() {
 	case reflect.String:
 		s, ok := scalar(n)
 		if !ok {

@@ -47,6 +47,7 @@ var defaults = []fieldDefault{
 	{path: "load.speed", yaml: "1", when: replay, applies: "profile replay"},
 	{path: "load.format", yaml: "auto", when: replay, applies: "profile replay"},
 	{path: "load.externalIds", yaml: "new", when: replay, applies: "profile replay"},
+	{path: "load.maxInFlight", yaml: strconv.Itoa(rundir.DefaultMaxInFlight), applies: "always; -1 = no cap (rundir.NoInFlightCap)"},
 	{path: "limit.mode", yaml: "respect"},
 	{path: "limit.rate", yaml: "100/1m", when: notify, applies: "notify (messaging has none)"},
 	{path: "message.recipient", yaml: strconv.Quote(msgspec.DefaultRecipient), applies: "without recipients",
@@ -74,8 +75,8 @@ var defaults = []fieldDefault{
 	{path: "sim.seed", yaml: "1", when: embedded, applies: "target embedded"},
 }
 
-func notify(s *Scenario, _ func(string) bool) bool    { return s.API == "notify" }
-func messaging(s *Scenario, _ func(string) bool) bool { return s.API == "messaging" }
+func notify(s *Scenario, _ func(string) bool) bool    { return s.API == rundir.APINotify }
+func messaging(s *Scenario, _ func(string) bool) bool { return s.API == rundir.APIMessaging }
 func replay(s *Scenario, _ func(string) bool) bool    { return s.Load.Profile == "replay" }
 func embedded(s *Scenario, _ func(string) bool) bool  { return s.Target.Embedded }
 func retryAbsent(_ *Scenario, written func(string) bool) bool {
@@ -213,7 +214,7 @@ func derive(s *Scenario) {
 // auth returns the scenario's client id and secret (login and password for
 // messaging) and the names of their fields.
 func auth(s *Scenario) (id, secret, idField, secretField string) {
-	if s.API == "notify" {
+	if s.API == rundir.APINotify {
 		return s.Auth.ClientID, s.Auth.ClientSecret, "auth.clientId", "auth.clientSecret"
 	}
 	return s.Auth.Login, s.Auth.Password, "auth.login", "auth.password"
@@ -255,7 +256,7 @@ func credentials(s *Scenario) []Cred {
 	creds := make([]Cred, s.Clients.N)
 	for i := range creds {
 		cid := id
-		if s.Clients.N > 1 || (s.API == "notify" && s.Target.Embedded && id == "demo") {
+		if s.Clients.N > 1 || (s.API == rundir.APINotify && s.Target.Embedded && id == "demo") {
 			cid = id + "-" + strconv.Itoa(i+1)
 		}
 		creds[i] = Cred{ID: cid, Secret: secret}

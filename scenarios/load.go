@@ -258,7 +258,7 @@ func (c *checker) errorf(p, format string, args ...any) {
 func (c *checker) set(p string) bool { _, ok := c.pos[p]; return ok }
 
 var (
-	apis     = []string{"messaging", "notify"}
+	apis     = []string{rundir.APIMessaging, rundir.APINotify}
 	profiles = []string{"constant", "ramp", "steps", "sine", "replay"}
 	// replay: the formats replay.Load reads, and the externalId modes
 	replayFormats     = []string{"auto", "msgload", "har", "vegeta"}

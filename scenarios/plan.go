@@ -98,26 +98,7 @@ const planGrid = 4000
 // limit aligned on the start of the run; it is 0 when there is no limit.
 func (s *Scenario) Plan() Plan {
 	if len(s.Parts) > 0 {
-		p := Plan{Name: s.Name}
-		var first, rejected float64
-		for i := range s.Parts {
-			pp := s.Parts[i].Plan()
-			p.Parts = append(p.Parts, pp)
-			p.Requests += pp.Requests
-			p.Messages += pp.Messages
-			p.Probes += pp.Probes
-			p.Retries += pp.Retries
-			p.Attempts += pp.Attempts
-			p.RatePerSecond += pp.RatePerSecond
-			p.PeakPerSecond += pp.PeakPerSecond
-			p.Duration = max(p.Duration, pp.Duration)
-			first += float64(pp.Messages)
-			rejected += pp.Expected429 * float64(pp.Messages)
-		}
-		if first > 0 {
-			p.Expected429 = rejected / first
-		}
-		return p
+		return s.planParts()
 	}
 	l := &s.Load
 	p := Plan{Name: s.Name, API: s.API, Profile: l.Profile, Limit: s.Limit.Rate, Mode: s.Limit.Mode}
@@ -126,36 +107,16 @@ func (s *Scenario) Plan() Plan {
 		p.LimitEnforced = s.Sim.RateLimit.Rate
 	}
 	n := max(len(s.Creds), 1)
-	d := l.ProfileDuration()
-	// cumulative planned count at grid points
-	cum := make([]float64, planGrid+1)
-	dt := d / planGrid
-	for i := 1; i <= planGrid && dt > 0; i++ {
-		a, b := l.rateAt(time.Duration(i-1)*dt), l.rateAt(time.Duration(i)*dt)
-		p.PeakPerSecond = max(p.PeakPerSecond, a, b)
-		cum[i] = cum[i-1] + (a+b)/2*dt.Seconds()
-	}
-	total := cum[planGrid]
-	// a requests cap shortens the run
-	if l.Requests > 0 && total > float64(l.Requests)+0.5 {
-		for i := 1; i <= planGrid; i++ {
-			if cum[i] >= float64(l.Requests) {
-				frac := (float64(l.Requests) - cum[i-1]) / (cum[i] - cum[i-1])
-				d = time.Duration((float64(i-1) + frac) * float64(dt))
-				break
-			}
-		}
-		total = float64(l.Requests)
-	}
-	p.Duration = d
+	c, total := l.curve()
+	p.Duration = c.d
 	p.Requests = int64(math.Round(total))
 	if l.Profile == "replay" {
 		p.Requests = l.Requests
 	}
-	if d > 0 {
-		p.RatePerSecond = round9(total / d.Seconds())
+	if c.d > 0 {
+		p.RatePerSecond = round9(total / c.d.Seconds())
 	}
-	p.PeakPerSecond = round9(p.PeakPerSecond)
+	p.PeakPerSecond = round9(c.peakRate)
 	p.Messages = p.Requests
 	if s.MaxMessages > 0 && p.Messages > s.MaxMessages {
 		p.Messages = s.MaxMessages
@@ -166,66 +127,150 @@ func (s *Scenario) Plan() Plan {
 	p.Attempts = p.Messages + p.Probes + p.Retries
 	// probes and retries are requests too: they count against the limit
 	overhead := 1 + probeShare + retryShare
-	// count at time t (linear between grid points), capped by the run's end
-	countAt := func(t time.Duration) float64 {
-		if dt <= 0 || t <= 0 {
-			return 0
-		}
-		if t >= d {
-			t = d
-		}
-		x := float64(t) / float64(dt)
-		i := int(x)
-		if i >= planGrid {
-			return cum[planGrid]
-		}
-		return cum[i] + (cum[i+1]-cum[i])*(x-float64(i))
-	}
 	// messages really sent stop at maxMessages: scale the per-window counts
 	scale := 1.0
 	if total > 0 {
 		scale = float64(p.Messages) / total
 	}
-	peak := func(w time.Duration) float64 {
-		if w <= 0 || d <= 0 {
-			return 0
-		}
-		best := 0.0
-		if w < dt {
-			// the window is shorter than a grid slice, where the rate is linear
-			return p.PeakPerSecond * w.Seconds()
-		}
-		step := max(min(w, d)/200, dt/4, 1)
-		for t := time.Duration(0); t <= d; t += step {
-			best = max(best, countAt(t+w)-countAt(t))
-		}
-		if w >= d {
-			best = max(best, countAt(d))
-		}
-		return best
-	}
 	var clientPeak float64
 	if !s.Limit.Rate.IsZero() {
 		// a message capped by maxMessages is never sent, so the peak is at most the cap
-		clientPeak = min(peak(s.Limit.Rate.Per), float64(p.Messages)) * overhead / float64(n)
+		clientPeak = min(c.peak(s.Limit.Rate.Per, p.PeakPerSecond), float64(p.Messages)) * overhead / float64(n)
 	}
-	var rejectedPerClient float64
-	if lim := p.LimitEnforced; !lim.IsZero() && d > 0 && p.Messages > 0 {
-		if windows := d / lim.Per; windows > 4*planGrid {
-			// many windows: within a grid slice the rate is about constant, so each
-			// of the slice's windows carries rate × window
-			for i := 1; i <= planGrid; i++ {
-				c := (cum[i] - cum[i-1]) / dt.Seconds() * lim.Per.Seconds() * scale * overhead / float64(n)
-				rejectedPerClient += max(0, c-lim.Count) * (float64(dt) / float64(lim.Per))
-			}
-		} else {
-			for start := time.Duration(0); start < d; start += lim.Per {
-				c := (countAt(start+lim.Per) - countAt(start)) * scale * overhead / float64(n)
-				rejectedPerClient += max(0, c-lim.Count)
-			}
-		}
+	if lim := p.LimitEnforced; !lim.IsZero() && c.d > 0 && p.Messages > 0 {
+		rejectedPerClient := c.rejectedPerClient(lim, scale, overhead, n)
 		p.Expected429 = min(1, rejectedPerClient*float64(n)/(float64(p.Messages)*overhead))
 	}
+	p.Clients = s.clientPlans(&p, n, scale, clientPeak)
+	return p
+}
+
+// planParts is the plan of a scenario with parts: the parts' plans, their
+// counts and rates added, the longest duration, and the share of 429 over
+// all their messages.
+func (s *Scenario) planParts() Plan {
+	p := Plan{Name: s.Name}
+	var first, rejected float64
+	for i := range s.Parts {
+		pp := s.Parts[i].Plan()
+		p.Parts = append(p.Parts, pp)
+		p.Requests += pp.Requests
+		p.Messages += pp.Messages
+		p.Probes += pp.Probes
+		p.Retries += pp.Retries
+		p.Attempts += pp.Attempts
+		p.RatePerSecond += pp.RatePerSecond
+		p.PeakPerSecond += pp.PeakPerSecond
+		p.Duration = max(p.Duration, pp.Duration)
+		first += float64(pp.Messages)
+		rejected += pp.Expected429 * float64(pp.Messages)
+	}
+	if first > 0 {
+		p.Expected429 = rejected / first
+	}
+	return p
+}
+
+// curve is the planned count of messages over the run: cum[i] by i×dt
+// (planGrid slices, linear between their ends), until d.
+type curve struct {
+	cum      []float64
+	dt       time.Duration // a grid slice
+	d        time.Duration // the run's length (a requests cap shortens the profile's)
+	peakRate float64       // the highest rate at a grid point, per second
+}
+
+// curve integrates the load's rate over its profile; total is the count
+// planned (the requests cap when it shortens the run).
+func (l *LoadSpec) curve() (c curve, total float64) {
+	c.d = l.ProfileDuration()
+	c.cum = make([]float64, planGrid+1)
+	c.dt = c.d / planGrid
+	for i := 1; i <= planGrid && c.dt > 0; i++ {
+		a, b := l.rateAt(time.Duration(i-1)*c.dt), l.rateAt(time.Duration(i)*c.dt)
+		c.peakRate = max(c.peakRate, a, b)
+		c.cum[i] = c.cum[i-1] + (a+b)/2*c.dt.Seconds()
+	}
+	total = c.cum[planGrid]
+	// a requests cap shortens the run
+	if l.Requests > 0 && total > float64(l.Requests)+0.5 {
+		for i := 1; i <= planGrid; i++ {
+			if c.cum[i] >= float64(l.Requests) {
+				frac := (float64(l.Requests) - c.cum[i-1]) / (c.cum[i] - c.cum[i-1])
+				c.d = time.Duration((float64(i-1) + frac) * float64(c.dt))
+				break
+			}
+		}
+		total = float64(l.Requests)
+	}
+	return c, total
+}
+
+// countAt is the count at time t (linear between grid points), capped by the
+// run's end.
+func (c *curve) countAt(t time.Duration) float64 {
+	if c.dt <= 0 || t <= 0 {
+		return 0
+	}
+	if t >= c.d {
+		t = c.d
+	}
+	x := float64(t) / float64(c.dt)
+	i := int(x)
+	if i >= planGrid {
+		return c.cum[planGrid]
+	}
+	return c.cum[i] + (c.cum[i+1]-c.cum[i])*(x-float64(i))
+}
+
+// peak is the most messages any window of length w holds; peakRate is the
+// plan's peak per second, which a window shorter than a grid slice (where the
+// rate is linear) holds at most.
+func (c *curve) peak(w time.Duration, peakRate float64) float64 {
+	if w <= 0 || c.d <= 0 {
+		return 0
+	}
+	best := 0.0
+	if w < c.dt {
+		// the window is shorter than a grid slice, where the rate is linear
+		return peakRate * w.Seconds()
+	}
+	step := max(min(w, c.d)/200, c.dt/4, 1)
+	for t := time.Duration(0); t <= c.d; t += step {
+		best = max(best, c.countAt(t+w)-c.countAt(t))
+	}
+	if w >= c.d {
+		best = max(best, c.countAt(c.d))
+	}
+	return best
+}
+
+// rejectedPerClient is how many of a client's requests the limit lim refuses
+// over the run, with fixed windows aligned on its start: the count of each
+// window (scaled by scale for maxMessages, by overhead for probes and
+// retries, shared by n clients) over lim.Count.
+func (c *curve) rejectedPerClient(lim Rate, scale, overhead float64, n int) float64 {
+	var rejected float64
+	if windows := c.d / lim.Per; windows > 4*planGrid {
+		// many windows: within a grid slice the rate is about constant, so each
+		// of the slice's windows carries rate × window
+		for i := 1; i <= planGrid; i++ {
+			k := (c.cum[i] - c.cum[i-1]) / c.dt.Seconds() * lim.Per.Seconds() * scale * overhead / float64(n)
+			rejected += max(0, k-lim.Count) * (float64(c.dt) / float64(lim.Per))
+		}
+		return rejected
+	}
+	for start := time.Duration(0); start < c.d; start += lim.Per {
+		k := (c.countAt(start+lim.Per) - c.countAt(start)) * scale * overhead / float64(n)
+		rejected += max(0, k-lim.Count)
+	}
+	return rejected
+}
+
+// clientPlans spreads the plan p over n clients: their messages (the first
+// ones one more when they do not divide), rates and peaks.
+func (s *Scenario) clientPlans(p *Plan, n int, scale, clientPeak float64) []clientPlan {
+	var out []clientPlan
 	per := p.Messages / int64(n)
 	extra := p.Messages % int64(n)
 	for i := range n {
@@ -240,9 +285,9 @@ func (s *Scenario) Plan() Plan {
 		if !s.Limit.Rate.IsZero() {
 			cp.LimitPerWindow = s.Limit.Rate.Count
 		}
-		p.Clients = append(p.Clients, cp)
+		out = append(out, cp)
 	}
-	return p
+	return out
 }
 
 // round9 drops the integration's floating-point noise (2.0000000000000306 → 2).

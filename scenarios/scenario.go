@@ -103,8 +103,9 @@ type LoadSpec struct {
 	ClientHeader string `json:"clientHeader,omitempty" jsonschema_description:"replay: request header carrying the recorded client id (tried before Authorization and the body)"`
 	ExternalIDs  string `json:"externalIds,omitempty" jsonschema:"enum=new,enum=keep" jsonschema_description:"replay: new (default) sends run-tagged externalIds the sink matches itself; keep sends the recorded ones (the report joins their webhooks by the notificationId answered)"`
 	// MaxInFlight caps the messages in flight (attack.Options.MaxInFlight):
-	// 0 = the default (1024), -1 = no cap.
-	MaxInFlight int `json:"maxInFlight,omitempty" jsonschema:"minimum=-1" jsonschema_description:"cap on messages in flight (from due to last answer, retries included); sends due at the cap wait and are counted in requests.capped; default 1024, -1 = none"`
+	// the defaults table fills 0 with rundir.DefaultMaxInFlight;
+	// rundir.NoInFlightCap (-1) = no cap.
+	MaxInFlight int `json:"maxInFlight,omitempty" jsonschema:"minimum=-1" jsonschema_description:"cap on messages in flight (from due to last answer, retries included); sends due at the cap wait and are counted in requests.capped; -1 = none"`
 }
 
 // Step is one step of a steps profile.

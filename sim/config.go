@@ -414,127 +414,156 @@ func yamlPos(err error) (out string) {
 
 // Validate returns every problem of cfg, each naming its field.
 func (c *Config) Validate() []error {
-	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	share := func(name string, v float64) {
-		if v < 0 || v > 1 {
-			bad("%s: %v is not a share between 0 and 1", name, v)
-		}
+	var p problems
+	c.Messaging.validate(&p)
+	c.Notify.validate(&p)
+	c.RateLimit.validate(&p)
+	c.Faults.validate(&p)
+	c.Callbacks.validate(&p)
+	if c.TruthCap < 0 {
+		p.bad("truthCap: negative")
 	}
+	if c.MaxBodyBytes <= 0 {
+		p.bad("maxBodyBytes: must be positive")
+	}
+	return p
+}
+
+// problems collects what Validate finds, in the order of the settings.
+type problems []error
+
+func (p *problems) bad(format string, a ...any) { *p = append(*p, fmt.Errorf(format, a...)) }
+
+// share checks that v is a share between 0 and 1.
+func (p *problems) share(name string, v float64) {
+	if v < 0 || v > 1 {
+		p.bad("%s: %v is not a share between 0 and 1", name, v)
+	}
+}
+
+// validate checks the messaging API's accounts, channel profiles and shares.
+func (m *messagingConfig) validate(p *problems) {
 	logins := map[string]bool{}
-	for i, a := range c.Messaging.Accounts {
-		p := fmt.Sprintf("messaging.accounts[%d]", i)
+	for i, a := range m.Accounts {
+		at := fmt.Sprintf("messaging.accounts[%d]", i)
 		if a.Login == "" {
-			bad("%s.login: empty", p)
+			p.bad("%s.login: empty", at)
 		}
 		if logins[a.Login] {
-			bad("%s.login: %q twice", p, a.Login)
+			p.bad("%s.login: %q twice", at, a.Login)
 		}
 		logins[a.Login] = true
 		for j, ch := range a.Channels {
 			if !rundir.IsChannel(ch) {
-				bad("%s.channels[%d]: unknown channel %q", p, j, ch)
+				p.bad("%s.channels[%d]: unknown channel %q", at, j, ch)
 			}
 		}
 		for j, ip := range a.AllowIPs {
 			if _, err := parseAllow(ip); err != nil {
-				bad("%s.allowIps[%d]: %v", p, j, err)
+				p.bad("%s.allowIps[%d]: %v", at, j, err)
 			}
 		}
 	}
-	for ch, p := range c.Messaging.Profiles {
+	for ch, prof := range m.Profiles {
 		name := "messaging.profiles." + ch
 		if !rundir.IsChannel(ch) {
-			bad("%s: unknown channel", name)
+			p.bad("%s: unknown channel", name)
 		}
-		if err := p.Delay.validate(); err != nil {
-			bad("%s.delay: %v", name, err)
+		if err := prof.Delay.validate(); err != nil {
+			p.bad("%s.delay: %v", name, err)
 		}
-		if err := p.SeenDelay.validate(); err != nil {
-			bad("%s.seenDelay: %v", name, err)
+		if err := prof.SeenDelay.validate(); err != nil {
+			p.bad("%s.seenDelay: %v", name, err)
 		}
-		share(name+".seenShare", p.SeenShare)
-		if err := validOutcomes(p.Outcomes, []string{rundir.StateDelivered, rundir.StateNotDelivered, rundir.StateFailed}); err != nil {
-			bad("%s.outcomes: %v", name, err)
+		p.share(name+".seenShare", prof.SeenShare)
+		if err := validOutcomes(prof.Outcomes, []string{rundir.StateDelivered, rundir.StateNotDelivered, rundir.StateFailed}); err != nil {
+			p.bad("%s.outcomes: %v", name, err)
 		}
 	}
-	share("messaging.incomingShare", c.Messaging.IncomingShare)
-	share("messaging.replyOnShare", c.Messaging.ReplyOnShare)
-	if c.Messaging.AuthQueryParam == "" {
-		bad("messaging.authQueryParam: empty")
+	p.share("messaging.incomingShare", m.IncomingShare)
+	p.share("messaging.replyOnShare", m.ReplyOnShare)
+	if m.AuthQueryParam == "" {
+		p.bad("messaging.authQueryParam: empty")
 	}
+}
+
+// validate checks the notification API's clients, token, delays and outcomes.
+func (n *notifyConfig) validate(p *problems) {
 	ids := map[string]bool{}
-	for i, cl := range c.Notify.Clients {
-		p := fmt.Sprintf("notify.clients[%d]", i)
+	for i, cl := range n.Clients {
+		at := fmt.Sprintf("notify.clients[%d]", i)
 		if cl.ID == "" {
-			bad("%s.id: empty", p)
+			p.bad("%s.id: empty", at)
 		}
 		if ids[cl.ID] {
-			bad("%s.id: %q twice", p, cl.ID)
+			p.bad("%s.id: %q twice", at, cl.ID)
 		}
 		ids[cl.ID] = true
 	}
-	if c.Notify.TokenLifetime <= 0 {
-		bad("notify.tokenLifetime: must be positive")
+	if n.TokenLifetime <= 0 {
+		p.bad("notify.tokenLifetime: must be positive")
 	}
-	if err := c.Notify.Delay.validate(); err != nil {
-		bad("notify.delay: %v", err)
+	if err := n.Delay.validate(); err != nil {
+		p.bad("notify.delay: %v", err)
 	}
-	if err := validOutcomes(c.Notify.Outcomes, rundir.NotifyStates()); err != nil {
-		bad("notify.outcomes: %v", err)
+	if err := validOutcomes(n.Outcomes, rundir.NotifyStates()); err != nil {
+		p.bad("notify.outcomes: %v", err)
 	}
-	switch c.Notify.IdempotencyMismatch {
+	switch n.IdempotencyMismatch {
 	case "first", "422":
 	default:
-		bad("notify.idempotencyMismatch: %q is not first or 422", c.Notify.IdempotencyMismatch)
+		p.bad("notify.idempotencyMismatch: %q is not first or 422", n.IdempotencyMismatch)
 	}
-	if c.RateLimit.Requests < 0 {
-		bad("rateLimit.requests: negative")
+}
+
+// validate checks the rate limit's size and algorithm.
+func (rl *RateLimit) validate(p *problems) {
+	if rl.Requests < 0 {
+		p.bad("rateLimit.requests: negative")
 	}
-	if c.RateLimit.Requests > 0 && c.RateLimit.Window <= 0 {
-		bad("rateLimit.window: must be positive")
+	if rl.Requests > 0 && rl.Window <= 0 {
+		p.bad("rateLimit.window: must be positive")
 	}
-	switch c.RateLimit.Algorithm {
+	switch rl.Algorithm {
 	case AlgSliding, AlgFixed, AlgTokenBucket:
 	default:
-		bad("rateLimit.algorithm: %q is not sliding, fixed or token-bucket", c.RateLimit.Algorithm)
+		p.bad("rateLimit.algorithm: %q is not sliding, fixed or token-bucket", rl.Algorithm)
 	}
-	f := c.Faults
-	share("faults.error500", f.Error500)
-	share("faults.error503", f.Error503)
-	share("faults.processedThen500", f.ProcessedThen500)
-	share("faults.processedThenReset", f.ProcessedThenReset)
-	share("faults.latencyShare", f.LatencyShare)
+}
+
+// validate checks the fault shares and the injected latency.
+func (f *Faults) validate(p *problems) {
+	p.share("faults.error500", f.Error500)
+	p.share("faults.error503", f.Error503)
+	p.share("faults.processedThen500", f.ProcessedThen500)
+	p.share("faults.processedThenReset", f.ProcessedThenReset)
+	p.share("faults.latencyShare", f.LatencyShare)
 	// an answer must leave before the server's write timeout cuts it
 	if maxLatency := httpserve.Default.Write - 10*time.Second; f.Latency < 0 || f.Latency > maxLatency {
-		bad("faults.latency: 0 to %v (the server's write timeout is %v)", maxLatency, httpserve.Default.Write)
+		p.bad("faults.latency: 0 to %v (the server's write timeout is %v)", maxLatency, httpserve.Default.Write)
 	}
 	if f.Error500+f.Error503+f.ProcessedThen500+f.ProcessedThenReset > 1 {
-		bad("faults: the shares add up to more than 1")
+		p.bad("faults: the shares add up to more than 1")
 	}
-	cb := c.Callbacks
-	share("callbacks.drop", cb.Drop)
-	share("callbacks.duplicate", cb.Duplicate)
-	share("callbacks.reorder", cb.Reorder)
-	share("callbacks.delay", cb.Delay)
+}
+
+// validate checks the callbacks' fault shares, attempts, senders and secret.
+func (cb *Callbacks) validate(p *problems) {
+	p.share("callbacks.drop", cb.Drop)
+	p.share("callbacks.duplicate", cb.Duplicate)
+	p.share("callbacks.reorder", cb.Reorder)
+	p.share("callbacks.delay", cb.Delay)
 	if cb.Attempts < 1 {
-		bad("callbacks.attempts: at least 1")
+		p.bad("callbacks.attempts: at least 1")
 	}
 	if cb.Senders < 1 {
-		bad("callbacks.senders: at least 1")
+		p.bad("callbacks.senders: at least 1")
 	}
 	if cb.SigningSecret != "" {
 		if _, err := newSigner(cb.SigningSecret); err != nil {
-			bad("callbacks.signingSecret: %v", err)
+			p.bad("callbacks.signingSecret: %v", err)
 		}
 	}
-	if c.TruthCap < 0 {
-		bad("truthCap: negative")
-	}
-	if c.MaxBodyBytes <= 0 {
-		bad("maxBodyBytes: must be positive")
-	}
-	return errs
 }
 
 func validOutcomes(os []Outcome, states []string) error {

@@ -73,12 +73,6 @@ func (e *engine) at(t time.Time, j job) {
 	}
 }
 
-func (e *engine) len() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.events)
-}
-
 func (e *engine) loop() {
 	defer close(e.exited)
 	timer := time.NewTimer(time.Hour)

@@ -353,7 +353,7 @@ func (s *Server) shorten(text string) string {
 }
 
 // accept registers a valid send with the engine.
-func (s *Server) accept(acc *account, req *sendRequest) *message {
+func (s *Server) accept(acc *account, req *SendRequest) *message {
 	now := time.Now()
 	m := &message{
 		id:        uuid.New(),
@@ -573,7 +573,7 @@ func (s *Server) maybeIncoming(m *message, now time.Time, ch uint8) {
 	at := now.Add(s.draw(s.cfg.Messaging.IncomingDelay))
 	in.AcceptedAt = utc(at)
 	body, _ := json.Marshal(in)
-	url := strings.TrimRight(m.acct.PartnerURL, "/") + "/incoming"
+	url := strings.TrimRight(m.acct.PartnerURL, "/") + rundir.SinkIncoming
 	job := &callbackJob{kind: kindIncoming, url: url, body: body, id: out}
 	job.holdTruth(s, m.truth)
 	s.eng.at(at, job)

@@ -172,12 +172,12 @@ func New(cfg Config, reg prometheus.Registerer) (*Server, error) {
 
 func (s *Server) routes() {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /messaging/v1/send", s.handleSend)
-	mux.HandleFunc("GET /messaging/v1/check-status/{txId}", s.handleCheckStatus)
-	mux.HandleFunc("POST /oauth/token", s.handleToken)
-	mux.HandleFunc("POST /api/v1/notifications", s.handleNotification)
-	mux.HandleFunc("POST /api/v1/webhooks", s.handleWebhook)
-	mux.HandleFunc("GET /api/v1/webhooks", s.handleWebhook)
+	mux.HandleFunc("POST "+rundir.RouteSend, s.handleSend)
+	mux.HandleFunc("GET "+rundir.RouteCheckStatus+"{txId}", s.handleCheckStatus)
+	mux.HandleFunc("POST "+rundir.RouteToken, s.handleToken)
+	mux.HandleFunc("POST "+rundir.RouteNotifications, s.handleNotification)
+	mux.HandleFunc("POST "+rundir.RouteWebhooks, s.handleWebhook)
+	mux.HandleFunc("GET "+rundir.RouteWebhooks, s.handleWebhook)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))

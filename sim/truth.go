@@ -231,7 +231,7 @@ func (t *truthRec) snapshot() rundir.Truth {
 // streamTo makes the truth go to a new truth.jsonl at path from here on,
 // flushed at least every second.
 func (t *truthRec) streamTo(path string) error {
-	f, err := os.Create(path)
+	f, err := rundir.Create(path)
 	if err != nil {
 		return err
 	}
@@ -361,8 +361,6 @@ func (c *chunked[T]) add(v T) int {
 	c.n++
 	return c.n - 1
 }
-
-func (c *chunked[T]) at(i int) *T { return &c.chunks[i/chunkLen][i%chunkLen] }
 
 // slice copies the list into one slice (never nil).
 func (c *chunked[T]) slice() []T {

@@ -14,8 +14,8 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// sendRequest is the messaging send request.
-type sendRequest struct {
+// SendRequest is the messaging send request.
+type SendRequest struct {
 	Scenario        []scenarioItem  `json:"scenario"`
 	Callback        *string         `json:"callback,omitempty"`
 	ClientRequestID *string         `json:"clientRequestId,omitempty"`
@@ -89,13 +89,13 @@ func (e *fieldError) Error() string {
 
 // DecodeSend reads a send request. Malformed JSON and wrong types are
 // FieldErrors naming where they are.
-func DecodeSend(r io.Reader) (*sendRequest, error) {
+func DecodeSend(r io.Reader) (*SendRequest, error) {
 	body, err := io.ReadAll(r) // r is bounded (http.MaxBytesReader)
 	if err != nil {
 		return nil, jsonError(err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	var req sendRequest
+	var req SendRequest
 	if err := dec.Decode(&req); err != nil {
 		return nil, jsonError(err)
 	}
@@ -139,7 +139,7 @@ func jsonError(err error) error {
 // ValidateSend checks req against every rule of the messaging seed, for an
 // account with the given channels enabled (nil: all). It returns the first
 // problem, naming the field by its path (scenario items counted from 0).
-func ValidateSend(req *sendRequest, enabled func(channel string) bool) error {
+func ValidateSend(req *SendRequest, enabled func(channel string) bool) error {
 	if len(req.Scenario) == 0 {
 		return &fieldError{"scenario", "at least one item is required"}
 	}
@@ -160,76 +160,105 @@ func ValidateSend(req *sendRequest, enabled func(channel string) bool) error {
 		if enabled != nil && !enabled(ch) {
 			return &fieldError{p + ".channel", fmt.Sprintf("channel %s is not enabled for this account", ch)}
 		}
-		if it.Recipient == nil {
-			return &fieldError{p + ".recipient", "required"}
-		}
-		if it.Recipient.Type == nil {
-			return &fieldError{p + ".recipient.type", "required"}
-		}
-		if *it.Recipient.Type != rundir.RecipientMSISDN {
-			return &fieldError{p + ".recipient.type", fmt.Sprintf("%q is not MSISDN", *it.Recipient.Type)}
-		}
-		if it.Recipient.Value == nil || *it.Recipient.Value == "" {
-			return &fieldError{p + ".recipient.value", "required"}
-		}
-		v := *it.Recipient.Value
-		if utf8.RuneCountInString(v) > rundir.MaxRecipient {
-			return &fieldError{p + ".recipient.value", fmt.Sprintf("at most %d characters", rundir.MaxRecipient)}
-		}
-		if !rundir.IsMSISDN(v) {
-			return &fieldError{p + ".recipient.value", "not an E.164 number (+ and 7 to 15 digits)"}
-		}
-		if it.Sender == nil || *it.Sender == "" {
-			return &fieldError{p + ".sender", "required"}
-		}
-		max := rundir.MaxSenderFor(ch)
-		if n := utf8.RuneCountInString(*it.Sender); n > max {
-			return &fieldError{p + ".sender", fmt.Sprintf("at most %d characters for channel %s", max, ch)}
-		}
-		if it.Text != nil {
-			// UTF-8 is checked on the raw body by DecodeSend (checkUTF8)
-			if len(*it.Text) > rundir.MaxTextBytes {
-				return &fieldError{p + ".text", fmt.Sprintf("at most %d bytes (255 parts), got %d", rundir.MaxTextBytes, len(*it.Text))}
-			}
-		}
-		if f := it.Failover; f != nil {
-			if f.TTL != nil && (*f.TTL < 0 || *f.TTL > rundir.MaxFailoverTTL) {
-				return &fieldError{p + ".failover.ttl", fmt.Sprintf("must be between 0 and %d seconds", rundir.MaxFailoverTTL)}
-			}
-			if f.ConditionStatus != nil && !slices.Contains(rundir.ConditionStatuses(), *f.ConditionStatus) {
-				return &fieldError{p + ".failover.condition_status", fmt.Sprintf("%q is not DELIVERED or SEEN", *f.ConditionStatus)}
-			}
-		}
-		for j, a := range it.Attachments {
-			ap := fmt.Sprintf("%s.attachments[%d]", p, j)
-			if a.Type == nil {
-				return &fieldError{ap + ".type", "required"}
-			}
-			if types := rundir.AttachmentTypes(); !slices.Contains(types, *a.Type) {
-				return &fieldError{ap + ".type", fmt.Sprintf("%q is not one of %s", *a.Type, strings.Join(types, ", "))}
-			}
-			if a.URL == nil || *a.URL == "" {
-				return &fieldError{ap + ".url", "required"}
-			}
-		}
-		for j, b := range it.Buttons {
-			bp := fmt.Sprintf("%s.buttons[%d]", p, j)
-			if b.Caption == nil || *b.Caption == "" {
-				return &fieldError{bp + ".caption", "required"}
-			}
-			if b.Action == nil || *b.Action == "" {
-				return &fieldError{bp + ".action", "required"}
-			}
-		}
-		if ch != rundir.ChannelPush {
-			if it.MobilePushAction != nil {
-				return &fieldError{p + ".mobilePushAction", "only for channel push"}
-			}
-			if it.MobilePushTitle != nil {
-				return &fieldError{p + ".mobilePushTitle", "only for channel push"}
-			}
+		if err := validateItem(p, ch, &it); err != nil {
+			return err
 		}
 	}
+	return validateSendFields(req)
+}
+
+// validateItem checks scenario item p on channel ch, in the order of its
+// fields: recipient, sender, text, failover, then attachments, buttons and
+// the push-only fields.
+func validateItem(p, ch string, it *scenarioItem) error {
+	if err := validateRecipient(p, it.Recipient); err != nil {
+		return err
+	}
+	if it.Sender == nil || *it.Sender == "" {
+		return &fieldError{p + ".sender", "required"}
+	}
+	max := rundir.MaxSenderFor(ch)
+	if n := utf8.RuneCountInString(*it.Sender); n > max {
+		return &fieldError{p + ".sender", fmt.Sprintf("at most %d characters for channel %s", max, ch)}
+	}
+	if it.Text != nil {
+		// UTF-8 is checked on the raw body by DecodeSend (checkUTF8)
+		if len(*it.Text) > rundir.MaxTextBytes {
+			return &fieldError{p + ".text", fmt.Sprintf("at most %d bytes (255 parts), got %d", rundir.MaxTextBytes, len(*it.Text))}
+		}
+	}
+	if f := it.Failover; f != nil {
+		if f.TTL != nil && (*f.TTL < 0 || *f.TTL > rundir.MaxFailoverTTL) {
+			return &fieldError{p + ".failover.ttl", fmt.Sprintf("must be between 0 and %d seconds", rundir.MaxFailoverTTL)}
+		}
+		if f.ConditionStatus != nil && !slices.Contains(rundir.ConditionStatuses(), *f.ConditionStatus) {
+			return &fieldError{p + ".failover.condition_status", fmt.Sprintf("%q is not DELIVERED or SEEN", *f.ConditionStatus)}
+		}
+	}
+	return validateExtras(p, ch, it)
+}
+
+// validateRecipient checks item p's recipient: an MSISDN of E.164 form.
+func validateRecipient(p string, r *Recipient) error {
+	if r == nil {
+		return &fieldError{p + ".recipient", "required"}
+	}
+	if r.Type == nil {
+		return &fieldError{p + ".recipient.type", "required"}
+	}
+	if *r.Type != rundir.RecipientMSISDN {
+		return &fieldError{p + ".recipient.type", fmt.Sprintf("%q is not MSISDN", *r.Type)}
+	}
+	if r.Value == nil || *r.Value == "" {
+		return &fieldError{p + ".recipient.value", "required"}
+	}
+	v := *r.Value
+	if utf8.RuneCountInString(v) > rundir.MaxRecipient {
+		return &fieldError{p + ".recipient.value", fmt.Sprintf("at most %d characters", rundir.MaxRecipient)}
+	}
+	if !rundir.IsMSISDN(v) {
+		return &fieldError{p + ".recipient.value", "not an E.164 number (+ and 7 to 15 digits)"}
+	}
+	return nil
+}
+
+// validateExtras checks item p's attachments and buttons, and that only a
+// push item has the push fields.
+func validateExtras(p, ch string, it *scenarioItem) error {
+	for j, a := range it.Attachments {
+		ap := fmt.Sprintf("%s.attachments[%d]", p, j)
+		if a.Type == nil {
+			return &fieldError{ap + ".type", "required"}
+		}
+		if types := rundir.AttachmentTypes(); !slices.Contains(types, *a.Type) {
+			return &fieldError{ap + ".type", fmt.Sprintf("%q is not one of %s", *a.Type, strings.Join(types, ", "))}
+		}
+		if a.URL == nil || *a.URL == "" {
+			return &fieldError{ap + ".url", "required"}
+		}
+	}
+	for j, b := range it.Buttons {
+		bp := fmt.Sprintf("%s.buttons[%d]", p, j)
+		if b.Caption == nil || *b.Caption == "" {
+			return &fieldError{bp + ".caption", "required"}
+		}
+		if b.Action == nil || *b.Action == "" {
+			return &fieldError{bp + ".action", "required"}
+		}
+	}
+	if ch != rundir.ChannelPush {
+		if it.MobilePushAction != nil {
+			return &fieldError{p + ".mobilePushAction", "only for channel push"}
+		}
+		if it.MobilePushTitle != nil {
+			return &fieldError{p + ".mobilePushTitle", "only for channel push"}
+		}
+	}
+	return nil
+}
+
+// validateSendFields checks the request's fields beside the scenario.
+func validateSendFields(req *SendRequest) error {
 	if req.ClientRequestID != nil && utf8.RuneCountInString(*req.ClientRequestID) > rundir.MaxClientRequestID {
 		return &fieldError{"clientRequestId", fmt.Sprintf("at most %d characters", rundir.MaxClientRequestID)}
 	}

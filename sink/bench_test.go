@@ -33,12 +33,12 @@ func benchBody(i int64) []byte {
 // client load against a bare handler (answers 200, stores nothing) and against
 // the sink with each fsync mode, in one run. The figure to read is callbacks/s.
 func BenchmarkIngest(b *testing.B) {
-	benchIngest(b, []fsyncMode{FsyncBatch, fsyncNone, fsyncAlways}, benchHTTP)
+	benchIngest(b, []FsyncMode{FsyncBatch, fsyncNone, fsyncAlways}, benchHTTP)
 }
 
 // benchIngest runs load against a bare handler (answers 200, stores nothing),
 // then against the sink in each of modes.
-func benchIngest(b *testing.B, modes []fsyncMode, load func(*testing.B, http.Handler)) {
+func benchIngest(b *testing.B, modes []FsyncMode, load func(*testing.B, http.Handler)) {
 	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.WriteHeader(http.StatusOK)
@@ -254,7 +254,7 @@ func histMean(b *testing.B, h prometheus.Histogram) (count, sum float64) {
 // parsing) from 128×GOMAXPROCS goroutines, with a real log file: what the sink
 // itself costs per callback and how group commit batches under that load.
 func BenchmarkHandler(b *testing.B) {
-	for _, mode := range []fsyncMode{FsyncBatch, fsyncNone} {
+	for _, mode := range []FsyncMode{FsyncBatch, fsyncNone} {
 		b.Run(string(mode), func(b *testing.B) {
 			s, err := New(Options{LogPath: filepath.Join(b.TempDir(), rundir.EventsFile), Fsync: mode}, prometheus.NewRegistry())
 			if err != nil {
@@ -291,4 +291,11 @@ func BenchmarkHandler(b *testing.B) {
 			}
 		})
 	}
+}
+
+// len is the count of messages the table holds (the benchmarks report it).
+func (t *table) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m)
 }

@@ -109,12 +109,6 @@ func (t *table) lookup(api, key string) bool {
 	return ok
 }
 
-func (t *table) len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.m)
-}
-
 // statusBits maps notification statuses to a bit of msgState.seen: the first 7
 // distinct statuses get a bit each, any later one shares bit 7.
 type statusBits struct {

@@ -36,73 +36,8 @@ func appendEvent(b []byte, ev *rundir.Event) []byte {
 		b = append(b, `,"reason":`...)
 		b = jsonesc.Append(b, ev.Reason)
 	}
-	if c := ev.Corr; c != nil {
-		b = append(b, `,"corr":{`...)
-		first := true
-		key := func(k string) {
-			if !first {
-				b = append(b, ',')
-			}
-			first = false
-			b = append(b, '"')
-			b = append(b, k...)
-			b = append(b, `":`...)
-		}
-		if c.Key != "" {
-			key("key")
-			b = jsonesc.Append(b, c.Key)
-		}
-		if c.Run != "" {
-			key("run")
-			b = jsonesc.Append(b, c.Run)
-		}
-		if c.Part != "" {
-			key("part")
-			b = jsonesc.Append(b, c.Part)
-		}
-		if c.Seq != 0 {
-			key("seq")
-			b = strconv.AppendInt(b, c.Seq, 10)
-		}
-		if !c.FirstSent.IsZero() {
-			key("first_sent")
-			b = appendTime(b, c.FirstSent)
-		}
-		if c.State != "" {
-			key("state")
-			b = jsonesc.Append(b, c.State)
-		}
-		if c.Channel != "" {
-			key("channel")
-			b = jsonesc.Append(b, c.Channel)
-		}
-		if c.Terminal {
-			key("terminal")
-			b = append(b, "true"...)
-		}
-		key("matched")
-		b = strconv.AppendBool(b, c.Matched)
-		if c.Duplicate {
-			key("duplicate")
-			b = append(b, "true"...)
-		}
-		if c.Redelivered {
-			key("redelivered")
-			b = append(b, "true"...)
-		}
-		if c.Latency != 0 && !math.IsNaN(c.Latency) && !math.IsInf(c.Latency, 0) {
-			key("latency_s")
-			b = appendFloat(b, c.Latency)
-		}
-		if c.FailoverStep {
-			key("failover_step")
-			b = append(b, "true"...)
-		}
-		if c.OutgoingTxID != "" {
-			key("outgoing_tx_id")
-			b = jsonesc.Append(b, c.OutgoingTxID)
-		}
-		b = append(b, '}')
+	if ev.Corr != nil {
+		b = appendCorr(b, ev.Corr)
 	}
 	if ev.Answered != 0 {
 		b = append(b, `,"answered":`...)
@@ -113,6 +48,77 @@ func appendEvent(b []byte, ev *rundir.Event) []byte {
 		b = appendFloat(b, ev.Delayed)
 	}
 	return append(b, "}\n"...)
+}
+
+// appendCorr appends the event's correlation, as the "corr" member.
+func appendCorr(b []byte, c *rundir.Correlation) []byte {
+	b = append(b, `,"corr":{`...)
+	first := true
+	key := func(k string) {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, `":`...)
+	}
+	if c.Key != "" {
+		key("key")
+		b = jsonesc.Append(b, c.Key)
+	}
+	if c.Run != "" {
+		key("run")
+		b = jsonesc.Append(b, c.Run)
+	}
+	if c.Part != "" {
+		key("part")
+		b = jsonesc.Append(b, c.Part)
+	}
+	if c.Seq != 0 {
+		key("seq")
+		b = strconv.AppendInt(b, c.Seq, 10)
+	}
+	if !c.FirstSent.IsZero() {
+		key("first_sent")
+		b = appendTime(b, c.FirstSent)
+	}
+	if c.State != "" {
+		key("state")
+		b = jsonesc.Append(b, c.State)
+	}
+	if c.Channel != "" {
+		key("channel")
+		b = jsonesc.Append(b, c.Channel)
+	}
+	if c.Terminal {
+		key("terminal")
+		b = append(b, "true"...)
+	}
+	key("matched")
+	b = strconv.AppendBool(b, c.Matched)
+	if c.Duplicate {
+		key("duplicate")
+		b = append(b, "true"...)
+	}
+	if c.Redelivered {
+		key("redelivered")
+		b = append(b, "true"...)
+	}
+	if c.Latency != 0 && !math.IsNaN(c.Latency) && !math.IsInf(c.Latency, 0) {
+		key("latency_s")
+		b = appendFloat(b, c.Latency)
+	}
+	if c.FailoverStep {
+		key("failover_step")
+		b = append(b, "true"...)
+	}
+	if c.OutgoingTxID != "" {
+		key("outgoing_tx_id")
+		b = jsonesc.Append(b, c.OutgoingTxID)
+	}
+	b = append(b, '}')
+	return b
 }
 
 func appendTime(b []byte, t time.Time) []byte {

@@ -20,7 +20,7 @@ import (
 // this measures more of the sink and less of the caller. The bare handler and
 // the sink run under the same load, in one run.
 func BenchmarkIngestLean(b *testing.B) {
-	benchIngest(b, []fsyncMode{FsyncBatch, fsyncNone}, benchLean)
+	benchIngest(b, []FsyncMode{FsyncBatch, fsyncNone}, benchLean)
 }
 
 func benchLean(b *testing.B, h http.Handler) {

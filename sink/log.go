@@ -11,25 +11,27 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/msgload/msgload/rundir"
 )
 
-// fsyncMode says when the event log is flushed to stable storage.
-type fsyncMode string
+// FsyncMode says when the event log is flushed to stable storage.
+type FsyncMode string
 
 // Fsync modes.
 const (
-	FsyncBatch  fsyncMode = "batch"  // group commit: one fsync per batch of queued events (default)
-	fsyncAlways fsyncMode = "always" // one write and one fsync per event
-	fsyncNone   fsyncMode = "none"   // written to the OS before the answer, never fsynced (survives a process kill, not a power cut)
+	FsyncBatch  FsyncMode = "batch"  // group commit: one fsync per batch of queued events (default)
+	fsyncAlways FsyncMode = "always" // one write and one fsync per event
+	fsyncNone   FsyncMode = "none"   // written to the OS before the answer, never fsynced (survives a process kill, not a power cut)
 )
 
 // ParseFsyncMode reads a --fsync value.
-func ParseFsyncMode(s string) (fsyncMode, error) {
-	switch fsyncMode(s) {
+func ParseFsyncMode(s string) (FsyncMode, error) {
+	switch FsyncMode(s) {
 	case "", FsyncBatch:
 		return FsyncBatch, nil
 	case fsyncAlways, fsyncNone:
-		return fsyncMode(s), nil
+		return FsyncMode(s), nil
 	}
 	return "", fmt.Errorf("%w: %q (want batch, always or none)", errFsyncMode, s)
 }
@@ -87,7 +89,7 @@ type logFile interface {
 // answered 500 and retried by the service) rather than append to a torn line.
 type eventLog struct {
 	f     logFile
-	mode  fsyncMode
+	mode  FsyncMode
 	queue chan *logReq
 
 	committed int64        // file size at the end of the last complete, acknowledged line
@@ -117,9 +119,9 @@ type eventLog struct {
 // openLog opens (or creates) path for appending. A last line cut by a crash is
 // ended with a newline first, so the next event starts a line of its own.
 // wrap, when set (tests), replaces the file the log writes through.
-func openLog(path string, mode fsyncMode, writeDur, batchSize prometheus.Observer, wrap func(*os.File) logFile) (*eventLog, error) {
+func openLog(path string, mode FsyncMode, writeDur, batchSize prometheus.Observer, wrap func(*os.File) logFile) (*eventLog, error) {
 	_, statErr := os.Stat(path)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, rundir.FileMode)
 	if err != nil {
 		return nil, fmt.Errorf("open event log: %w", err)
 	}

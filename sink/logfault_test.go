@@ -103,7 +103,7 @@ var nopObserver = prometheus.ObserverFunc(func(float64) {})
 // last acknowledged line: the scripted sequence of the full-disk report (a torn
 // line, then space again) loses nothing.
 func TestLogCutsBackAfterFailures(t *testing.T) {
-	for _, mode := range []fsyncMode{FsyncBatch, fsyncAlways, fsyncNone} {
+	for _, mode := range []FsyncMode{FsyncBatch, fsyncAlways, fsyncNone} {
 		t.Run(string(mode), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), rundir.EventsFile)
 			ff := &faultyFile{}
@@ -172,7 +172,7 @@ func TestLogCutsBackAfterFailures(t *testing.T) {
 // log; the retry that got in is the first arrival (not a duplicate, with its
 // latency), as a reader of the log sees it.
 func TestLogFaultsUnderLoad(t *testing.T) {
-	for _, mode := range []fsyncMode{FsyncBatch, fsyncAlways, fsyncNone} {
+	for _, mode := range []FsyncMode{FsyncBatch, fsyncAlways, fsyncNone} {
 		t.Run(string(mode), func(t *testing.T) {
 			ff := &faultyFile{}
 			rng := rand.New(rand.NewPCG(1, uint64(len(mode))))
@@ -288,7 +288,7 @@ func TestFullDiskTmpfs(t *testing.T) {
 			t.Errorf("umount %s: %v: %s", dir, err, out)
 		}
 	})
-	for _, mode := range []fsyncMode{FsyncBatch, fsyncAlways, fsyncNone} {
+	for _, mode := range []FsyncMode{FsyncBatch, fsyncAlways, fsyncNone} {
 		t.Run(string(mode), func(t *testing.T) {
 			path := filepath.Join(dir, string(mode)+"-"+rundir.EventsFile)
 			h := newHarness(t, Options{LogPath: path, Fsync: mode})

@@ -37,7 +37,7 @@ type metrics struct {
 	statuses map[string]bool // webhook statuses seen so far, at most maxLabelValues
 }
 
-var routes = []string{"/callback", "/incoming", "/webhook"}
+var routes = []string{rundir.SinkCallback, rundir.SinkIncoming, rundir.SinkWebhook}
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	latencyBuckets := []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}

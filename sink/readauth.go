@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/msgload/msgload/internal/netguard"
+	"github.com/msgload/msgload/rundir"
 )
 
 // ReadTokenFile is the file in the data directory where a standalone sink
@@ -81,12 +82,7 @@ func ensureReadToken(dir string) (tok, path string, err error) {
 	raw := make([]byte, 32)
 	rand.Read(raw)
 	tok = base64.RawURLEncoding.EncodeToString(raw)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(tok+"\n"), 0o600); err != nil {
-		return "", path, fmt.Errorf("read token: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := rundir.WriteFile(path, []byte(tok+"\n")); err != nil {
 		return "", path, fmt.Errorf("read token: %w", err)
 	}
 	return tok, path, nil

@@ -29,7 +29,7 @@ var ErrOptions = errors.New("bad sink options")
 // environment or flags itself.
 type Options struct {
 	LogPath string    // events.jsonl to append to (created if missing; a restarted sink appends)
-	Fsync   fsyncMode // batch (default, group commit), always, none
+	Fsync   FsyncMode // batch (default, group commit), always, none
 	RunID   string    // if set, a tag of another run counts as unmatched; empty: any msgload tag matches
 	Part    string    // with RunID: the part of a run with parts (rundir.Tag.Part); a tag of another part counts as unmatched
 	MaxBody int64     // body size limit in bytes; default DefaultMaxBody
@@ -209,9 +209,9 @@ func (s *Sink) evicted() uint64 {
 // the caller, who owns the registry.
 func (s *Sink) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/callback", s.receive("/callback", rundir.APIMessaging))
-	mux.HandleFunc("/incoming", s.receive("/incoming", rundir.APIMessaging))
-	mux.HandleFunc("/webhook", s.receive("/webhook", rundir.APINotify))
+	mux.HandleFunc(rundir.SinkCallback, s.receive(rundir.SinkCallback, rundir.APIMessaging))
+	mux.HandleFunc(rundir.SinkIncoming, s.receive(rundir.SinkIncoming, rundir.APIMessaging))
+	mux.HandleFunc(rundir.SinkWebhook, s.receive(rundir.SinkWebhook, rundir.APINotify))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if why := s.log.unhealthy(); why != "" {
@@ -261,52 +261,18 @@ func (s *Sink) receive(route, api string) http.HandlerFunc {
 		}
 		buf := s.bufs.Get().(*bytes.Buffer)
 		buf.Reset()
-		defer func() {
-			if buf.Cap() <= 64<<10 {
-				s.bufs.Put(buf)
-			}
-		}()
-		_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
-		var tooLarge *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooLarge):
-			s.met.refused.WithLabelValues(route, refusedTooLarge).Inc()
-			ev := rundir.Event{Kind: rundir.KindMalformed, Route: route, ReceivedAt: received, API: api,
-				Reason: fmt.Sprintf("too_large: body larger than %d bytes", s.opts.MaxBody)}
-			if s.write(w, &ev, nil) {
-				s.c.tooLarge.Add(1)
-				s.c.malformed.Add(1)
-				s.met.malformed.WithLabelValues(route).Inc()
-				s.met.events.WithLabelValues(api, rundir.KindMalformed, "none", "none").Inc()
-				http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
-			}
-			return
-		case err != nil:
-			// The client went away or timed out mid-body: nothing complete arrived.
-			http.Error(w, "cannot read body", http.StatusBadRequest)
+		defer s.putBuf(buf)
+		if !s.readBody(w, r, buf, route, api, received) {
 			return
 		}
 		body := buf.Bytes()
 		ev := rundir.Event{Route: route, ReceivedAt: received, API: api}
 		payload := s.bufs.Get().(*bytes.Buffer)
-		defer func() {
-			if payload.Cap() <= 64<<10 {
-				s.bufs.Put(payload)
-			}
-		}()
+		defer s.putBuf(payload)
 		setPayload(&ev, body, payload)
 
 		if aerr := s.auth.check(r, body); aerr != nil {
-			ev.Kind = rundir.KindUnauthorized
-			ev.Reason = aerr.Error()
-			s.met.refused.WithLabelValues(route, refusedAuth).Inc()
-			if s.write(w, &ev, nil) {
-				s.c.unauthorized.Add(1)
-				s.met.unauthorized.WithLabelValues(route).Inc()
-				s.met.events.WithLabelValues(api, rundir.KindUnauthorized, "none", "none").Inc()
-				w.Header().Set("WWW-Authenticate", `Basic realm="msgload sink"`)
-				http.Error(w, "unauthorized", http.StatusUnauthorized)
-			}
+			s.refuseUnauthorized(w, &ev, aerr)
 			return
 		}
 
@@ -314,24 +280,8 @@ func (s *Sink) receive(route, api string) http.HandlerFunc {
 		// what the sink asked the service to send again.
 		faulted := s.opts.Fault.active() && s.opts.Fault.Pick()
 		out := outcome{provoke: faulted, refuse: faulted && s.opts.Fault.Code != 0 && (s.opts.Fault.Code < 200 || s.opts.Fault.Code > 299)}
-		switch route {
-		case "/callback":
-			err = s.correlateCallback(&ev, body, &out)
-		case "/incoming":
-			err = s.correlateIncoming(&ev, body, &out)
-		default:
-			err = s.correlateWebhook(&ev, body, &out)
-		}
-		if err != nil {
-			ev.Kind = rundir.KindMalformed
-			ev.Reason = err.Error()
-			ev.Corr = nil
-			if s.write(w, &ev, nil) {
-				s.c.malformed.Add(1)
-				s.met.malformed.WithLabelValues(route).Inc()
-				s.met.events.WithLabelValues(api, rundir.KindMalformed, "none", "none").Inc()
-				http.Error(w, ev.Reason, http.StatusBadRequest)
-			}
+		if err := s.correlate(&ev, body, &out); err != nil {
+			s.refuseMalformed(w, &ev, err)
 			return
 		}
 		if faulted && s.opts.Fault.Code != 0 {
@@ -345,24 +295,103 @@ func (s *Sink) receive(route, api string) http.HandlerFunc {
 			return
 		}
 		s.count(&ev, &out)
-		if !faulted {
-			w.WriteHeader(http.StatusOK)
-			return
+		s.answer(w, r, &ev, faulted)
+	}
+}
+
+// putBuf returns a buffer to the pool unless a large body grew it.
+func (s *Sink) putBuf(b *bytes.Buffer) {
+	if b.Cap() <= 64<<10 {
+		s.bufs.Put(b)
+	}
+}
+
+// readBody reads the request's body into buf, at most MaxBody bytes: a
+// larger one is logged as malformed (too_large) and refused with 413, a body
+// cut off is refused with 400; false when the call is answered so.
+func (s *Sink) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, route, api string, received time.Time) bool {
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		s.met.refused.WithLabelValues(route, refusedTooLarge).Inc()
+		ev := rundir.Event{Kind: rundir.KindMalformed, Route: route, ReceivedAt: received, API: api,
+			Reason: fmt.Sprintf("too_large: body larger than %d bytes", s.opts.MaxBody)}
+		if s.write(w, &ev, nil) {
+			s.c.tooLarge.Add(1)
+			s.c.malformed.Add(1)
+			s.met.malformed.WithLabelValues(route).Inc()
+			s.met.events.WithLabelValues(api, rundir.KindMalformed, "none", "none").Inc()
+			http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
 		}
-		s.c.faulted.Add(1)
-		if d := s.opts.Fault.Delay; d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-t.C:
-			case <-r.Context().Done():
-				t.Stop()
-			}
+		return false
+	case err != nil:
+		// The client went away or timed out mid-body: nothing complete arrived.
+		http.Error(w, "cannot read body", http.StatusBadRequest)
+		return false
+	}
+	return true
+}
+
+// refuseUnauthorized logs ev as unauthorized (aerr says why) and answers 401.
+func (s *Sink) refuseUnauthorized(w http.ResponseWriter, ev *rundir.Event, aerr error) {
+	ev.Kind = rundir.KindUnauthorized
+	ev.Reason = aerr.Error()
+	s.met.refused.WithLabelValues(ev.Route, refusedAuth).Inc()
+	if s.write(w, ev, nil) {
+		s.c.unauthorized.Add(1)
+		s.met.unauthorized.WithLabelValues(ev.Route).Inc()
+		s.met.events.WithLabelValues(ev.API, rundir.KindUnauthorized, "none", "none").Inc()
+		w.Header().Set("WWW-Authenticate", `Basic realm="msgload sink"`)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	}
+}
+
+// correlate finds what ev (body) answers, by its route.
+func (s *Sink) correlate(ev *rundir.Event, body []byte, out *outcome) error {
+	switch ev.Route {
+	case rundir.SinkCallback:
+		return s.correlateCallback(ev, body, out)
+	case rundir.SinkIncoming:
+		return s.correlateIncoming(ev, body, out)
+	default:
+		return s.correlateWebhook(ev, body, out)
+	}
+}
+
+// refuseMalformed logs ev as malformed (err says why) and answers 400.
+func (s *Sink) refuseMalformed(w http.ResponseWriter, ev *rundir.Event, err error) {
+	ev.Kind = rundir.KindMalformed
+	ev.Reason = err.Error()
+	ev.Corr = nil
+	if s.write(w, ev, nil) {
+		s.c.malformed.Add(1)
+		s.met.malformed.WithLabelValues(ev.Route).Inc()
+		s.met.events.WithLabelValues(ev.API, rundir.KindMalformed, "none", "none").Inc()
+		http.Error(w, ev.Reason, http.StatusBadRequest)
+	}
+}
+
+// answer answers a logged call: 200, or as the drawn fault says (held for
+// its delay, then its code).
+func (s *Sink) answer(w http.ResponseWriter, r *http.Request, ev *rundir.Event, faulted bool) {
+	if !faulted {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	s.c.faulted.Add(1)
+	if d := s.opts.Fault.Delay; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
 		}
-		if ev.Answered != 0 {
-			http.Error(w, "refused on purpose (sink fault injection)", ev.Answered)
-		} else {
-			w.WriteHeader(http.StatusOK)
-		}
+	}
+	if ev.Answered != 0 {
+		http.Error(w, "refused on purpose (sink fault injection)", ev.Answered)
+	} else {
+		w.WriteHeader(http.StatusOK)
 	}
 }
 

@@ -514,7 +514,7 @@ func TestMetricsLint(t *testing.T) {
 
 func TestFsyncModes(t *testing.T) {
 	// Every mode writes every answered event; only when it is synced differs.
-	for _, mode := range []fsyncMode{FsyncBatch, fsyncAlways, fsyncNone} {
+	for _, mode := range []FsyncMode{FsyncBatch, fsyncAlways, fsyncNone} {
 		t.Run(string(mode), func(t *testing.T) {
 			h := newHarness(t, Options{Fsync: mode})
 			for i := range 20 {

@@ -58,8 +58,8 @@ func channelID(c string) uint8 {
 	return 0
 }
 
-// statusRecord is a messaging status record (callback body), as validated.
-type statusRecord struct {
+// StatusRecord is a messaging status record (callback body), as validated.
+type StatusRecord struct {
 	TxID      string
 	UpdatedAt time.Time
 	State     string
@@ -230,8 +230,8 @@ func truncate(s string, n int) string {
 // (uuid), updatedAt (date-time) and state (one of five) required; channel in its
 // enum, trackData an object and error {code integer, message string} when present.
 // Unknown fields are allowed.
-func ParseStatusRecord(body []byte) (statusRecord, error) {
-	var r statusRecord
+func ParseStatusRecord(body []byte) (StatusRecord, error) {
+	var r StatusRecord
 	m, err := object(body)
 	if err != nil {
 		return r, err

@@ -24,17 +24,17 @@ var errUnknownAPI = errors.New("unknown API")
 // maxClientRequestID is the longest clientRequestId the messaging API takes.
 const maxClientRequestID = 100
 
-// info describes one body, for the attempt log and the metrics.
-type info struct {
+// Info describes one body, for the attempt log and the metrics.
+type Info struct {
 	Recipient  string
 	Channels   []string // messaging: the scenario's channels in order (shared: do not modify)
 	TextBytes  int      // bytes of the (first) text, before JSON escaping
 	ExternalID string   // notify: the externalId sent ("" when none)
 }
 
-// generator builds request bodies. It is immutable after New and safe for
+// Generator builds request bodies. It is immutable after New and safe for
 // concurrent use; each Body call allocates its own result.
-type generator struct {
+type Generator struct {
 	notify    bool
 	seed      uint64
 	rc        recipients
@@ -69,12 +69,12 @@ type item struct {
 // New builds a generator for api ("messaging" or "notify") from a message spec
 // as scenarios.Load returns it (defaults applied). A CSV recipients path is read
 // as given: pass a scenario's Scenario.ResolvedMessage.
-func New(api string, spec msgspec.Message, seed int64) (*generator, error) {
-	g := &generator{seed: uint64(seed), textBytes: spec.TextBytes, textParts: spec.TextParts, fill: spec.Fill, noExtID: spec.ExternalID == "none"}
+func New(api string, spec msgspec.Message, seed int64) (*Generator, error) {
+	g := &Generator{seed: uint64(seed), textBytes: spec.TextBytes, textParts: spec.TextParts, fill: spec.Fill, noExtID: spec.ExternalID == "none"}
 	switch api {
-	case "notify":
+	case rundir.APINotify:
 		g.notify = true
-	case "messaging":
+	case rundir.APIMessaging:
 	default:
 		return nil, fmt.Errorf("%w %q: want messaging or notify", errUnknownAPI, api)
 	}
@@ -106,7 +106,7 @@ func New(api string, spec msgspec.Message, seed int64) (*generator, error) {
 	return g, nil
 }
 
-func (g *generator) setRecipients(spec msgspec.Message) error {
+func (g *Generator) setRecipients(spec msgspec.Message) error {
 	r := spec.Recipients
 	switch {
 	case r == nil:
@@ -152,7 +152,7 @@ func jsonField(dst []byte, name string, v any) ([]byte, error) {
 	return append(dst, b...), nil
 }
 
-func (g *generator) setMessaging(spec msgspec.Message) error {
+func (g *Generator) setMessaging(spec msgspec.Message) error {
 	items := spec.Scenario
 	if len(items) == 0 {
 		items = []msgspec.Item{{Channel: rundir.ChannelSMS, Sender: msgspec.DefaultSender}}
@@ -242,14 +242,14 @@ func (g *generator) setMessaging(spec msgspec.Message) error {
 }
 
 // Channels returns the messaging channels in order (nil for notify).
-func (g *generator) Channels() []string { return g.channels }
+func (g *Generator) Channels() []string { return g.channels }
 
 // Chain returns the messaging scenario as the end-of-message rule needs it,
 // encoded as rundir.Chain.Strings does (nil for notify).
-func (g *generator) Chain() []string { return g.links }
+func (g *Generator) Chain() []string { return g.links }
 
 // renderText appends the sized text of template t.
-func (g *generator) renderText(dst []byte, t *msgspec.Template, v *vars, r *rand.PCG) []byte {
+func (g *Generator) renderText(dst []byte, t *msgspec.Template, v *vars, r *rand.PCG) []byte {
 	start := len(dst)
 	dst = render(dst, t, v, r)
 	switch {
@@ -269,7 +269,7 @@ func (g *generator) renderText(dst []byte, t *msgspec.Template, v *vars, r *rand
 //
 // The same seq, client and tag give the same bytes: retries and probes resend
 // exactly what the first attempt sent.
-func (g *generator) Body(seq int64, client string, tag rundir.Tag) ([]byte, info, error) {
+func (g *Generator) Body(seq int64, client string, tag rundir.Tag) ([]byte, Info, error) {
 	var r rand.PCG
 	r.Seed(g.seed, uint64(seq))
 	sp := g.scratch.Get().(*[]byte)
@@ -283,13 +283,13 @@ func (g *generator) Body(seq int64, client string, tag rundir.Tag) ([]byte, info
 	v.recipient = scratch[:recipLen]
 
 	out := make([]byte, 0, g.sizeHint.Load()+64)
-	info := info{Recipient: string(scratch[:recipLen]), Channels: g.channels}
+	bi := Info{Recipient: string(scratch[:recipLen]), Channels: g.channels}
 	if g.notify {
 		scratch = g.renderText(scratch, g.text, &v, &r)
 		text := scratch[recipLen:]
-		info.TextBytes = len(text)
+		bi.TextBytes = len(text)
 		out = append(out, `{"recipient":{"value":"`...)
-		out = jsonesc.AppendInner(out, info.Recipient)
+		out = jsonesc.AppendInner(out, bi.Recipient)
 		out = append(out, `"},"notificationText":"`...)
 		out = jsonesc.AppendInner(out, text)
 		switch {
@@ -298,29 +298,29 @@ func (g *generator) Body(seq int64, client string, tag rundir.Tag) ([]byte, info
 		case g.extID != nil:
 			start := len(scratch)
 			scratch = render(scratch, g.extID, &v, &r)
-			info.ExternalID = string(scratch[start:])
+			bi.ExternalID = string(scratch[start:])
 			out = append(out, `","externalId":"`...)
-			out = jsonesc.AppendInner(out, info.ExternalID)
+			out = jsonesc.AppendInner(out, bi.ExternalID)
 			out = append(out, `"}`...)
 		default:
-			info.ExternalID = tag.ExternalID()
+			bi.ExternalID = tag.ExternalID()
 			out = append(out, `","externalId":"`...)
-			out = jsonesc.AppendInner(out, info.ExternalID)
+			out = jsonesc.AppendInner(out, bi.ExternalID)
 			out = append(out, `"}`...)
 		}
 	} else {
-		out = g.messagingBody(out, &scratch, recipLen, &v, &r, tag, &info)
+		out = g.messagingBody(out, &scratch, recipLen, &v, &r, tag, &bi)
 	}
 	g.sizeHint.Store(int64(len(out)))
-	return out, info, nil
+	return out, bi, nil
 }
 
-func (g *generator) messagingBody(out []byte, scratch *[]byte, recipLen int, v *vars, r *rand.PCG, tag rundir.Tag, info *info) []byte {
-	recip := info.Recipient
+func (g *Generator) messagingBody(out []byte, scratch *[]byte, recipLen int, v *vars, r *rand.PCG, tag rundir.Tag, bi *Info) []byte {
+	recip := bi.Recipient
 	// the message's text, rendered once and shared by the items without their own
 	*scratch = g.renderText(*scratch, g.text, v, r)
 	mainText := (*scratch)[recipLen:]
-	info.TextBytes = len(mainText)
+	bi.TextBytes = len(mainText)
 	out = append(out, `{"scenario":[`...)
 	for i := range g.items {
 		it := &g.items[i]
@@ -335,9 +335,9 @@ func (g *generator) messagingBody(out []byte, scratch *[]byte, recipLen int, v *
 		} else {
 			start := len(*scratch)
 			*scratch = g.renderText(*scratch, it.text, v, r)
-			mainText = (*scratch)[recipLen : recipLen+info.TextBytes] // the buffer may have moved
+			mainText = (*scratch)[recipLen : recipLen+bi.TextBytes] // the buffer may have moved
 			if i == 0 {
-				info.TextBytes = len(*scratch) - start
+				bi.TextBytes = len(*scratch) - start
 			}
 			out = jsonesc.AppendInner(out, (*scratch)[start:])
 			*scratch = (*scratch)[:start]

@@ -30,7 +30,7 @@ func load(t testing.TB, src string) *scenarios.Scenario {
 
 // forScenario builds the generator of a loaded scenario the way the harness
 // does: its API, its message spec with paths resolved, its seed.
-func forScenario(s *scenarios.Scenario) (*generator, error) {
+func forScenario(s *scenarios.Scenario) (*Generator, error) {
 	return New(s.API, s.ResolvedMessage(), s.Sim.Seed)
 }
 
@@ -40,7 +40,7 @@ func TestNotifyBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, info, err := g.Body(7, "demo-1", testTag)
+	b, bi, err := g.Body(7, "demo-1", testTag)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,8 +62,8 @@ func TestNotifyBody(t *testing.T) {
 	if err != nil || tag.Seq != 7 || tag.Run != "r1" || !tag.First.Equal(testTag.First) {
 		t.Errorf("externalId %q does not carry the tag: %+v %v", got.ExternalID, tag, err)
 	}
-	if info.Recipient != "+7999007" || info.ExternalID != got.ExternalID || info.TextBytes != len(got.NotificationText) {
-		t.Errorf("info %+v", info)
+	if bi.Recipient != "+7999007" || bi.ExternalID != got.ExternalID || bi.TextBytes != len(got.NotificationText) {
+		t.Errorf("info %+v", bi)
 	}
 }
 
@@ -97,7 +97,7 @@ message:
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, info, err := g.Body(12, "demo", testTag)
+	b, bi, err := g.Body(12, "demo", testTag)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +143,8 @@ message:
 	if err != nil || tag.Seq != 7 || strings.Join(tag.Chain, ",") != "viber:SEEN,push:DELIVERED,sms" { // each item with its failover condition
 		t.Errorf("trackData tag %+v %v", tag, err)
 	}
-	if strings.Join(info.Channels, ",") != "viber,push,sms" || info.Recipient != "+79990000002" {
-		t.Errorf("info %+v", info)
+	if strings.Join(bi.Channels, ",") != "viber,push,sms" || bi.Recipient != "+79990000002" {
+		t.Errorf("info %+v", bi)
 	}
 }
 
@@ -198,7 +198,7 @@ func TestTextSizes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, info, _ := g.Body(1, "c", testTag)
+			b, bi, _ := g.Body(1, "c", testTag)
 			var got struct{ NotificationText string }
 			if err := json.Unmarshal(b, &got); err != nil {
 				t.Fatal(err)
@@ -206,8 +206,8 @@ func TestTextSizes(t *testing.T) {
 			if !utf8.ValidString(got.NotificationText) {
 				t.Fatal("text is not valid UTF-8")
 			}
-			if tt.bytes > 0 && (len(got.NotificationText) != tt.bytes || info.TextBytes != tt.bytes) {
-				t.Errorf("%d bytes (info %d), want %d", len(got.NotificationText), info.TextBytes, tt.bytes)
+			if tt.bytes > 0 && (len(got.NotificationText) != tt.bytes || bi.TextBytes != tt.bytes) {
+				t.Errorf("%d bytes (info %d), want %d", len(got.NotificationText), bi.TextBytes, tt.bytes)
 			}
 			if tt.units > 0 {
 				if u, _ := ucs2Units([]byte(got.NotificationText)); u != tt.units {
@@ -382,8 +382,8 @@ func TestCSVRecipientsRelative(t *testing.T) {
 	}
 	var got []string
 	for i := range 3 {
-		_, info, _ := g.Body(int64(i), "c", testTag)
-		got = append(got, info.Recipient)
+		_, bi, _ := g.Body(int64(i), "c", testTag)
+		got = append(got, bi.Recipient)
 	}
 	if strings.Join(got, ",") != "+100,+200,+100" {
 		t.Fatalf("recipients %v", got)
@@ -409,20 +409,20 @@ func TestExternalIDModes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, info, _ := g.Body(7, "c", testTag)
+			b, bi, _ := g.Body(7, "c", testTag)
 			var got map[string]any
 			if err := json.Unmarshal(b, &got); err != nil {
 				t.Fatal(err)
 			}
 			id, present := got["externalId"]
 			if tt.want == "" {
-				if present || info.ExternalID != "" {
+				if present || bi.ExternalID != "" {
 					t.Fatalf("externalId sent: %s", b)
 				}
 				return
 			}
-			if id != tt.want || info.ExternalID != tt.want {
-				t.Fatalf("externalId %v (info %q), want %q", id, info.ExternalID, tt.want)
+			if id != tt.want || bi.ExternalID != tt.want {
+				t.Fatalf("externalId %v (info %q), want %q", id, bi.ExternalID, tt.want)
 			}
 		})
 	}

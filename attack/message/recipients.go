@@ -88,13 +88,6 @@ type recipients struct {
 	random bool
 }
 
-func (rc *recipients) size() uint64 {
-	if rc.list != nil {
-		return uint64(len(rc.list))
-	}
-	return rc.rng.Size()
-}
-
 // appendRecipient appends the recipient of message seq; h is a per-message
 // random value used when the order is random.
 func (rc *recipients) appendRecipient(dst []byte, seq int64, h uint64) []byte {

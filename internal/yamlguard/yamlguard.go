@@ -357,49 +357,14 @@ func (s *scanner) scanTokens(i, end int, atStart bool) *Error {
 			continue
 		}
 		// the start of a node
-		switch c {
-		case '[', '{':
-			s.flow++
-			if err := s.deep(i); err != nil {
-				return err
-			}
-			if err := s.node(i); err != nil {
-				return err
-			}
-			i++
-			continue // still atStart
-		case '\'', '"':
-			if err := s.node(i); err != nil {
-				return err
-			}
-			s.quote = c
-			i++
-			continue
-		case '|', '>':
-			if s.flow == 0 {
-				if err := s.node(i); err != nil {
-					return err
-				}
-				s.inBlockScalar, s.scalarIndent = true, -1
-				s.scalarParent = 0
-				if len(s.block) > 0 {
-					s.scalarParent = s.block[len(s.block)-1]
-				}
-				return nil // the header's indicators and comment
-			}
-		case '&', '!':
-			// an anchor or a tag: the node follows it
-			for i < end && !isSpace(src[i]) && (s.flow == 0 || !isFlowIndicator(src[i])) {
-				i++
-			}
-			continue
-		}
-		if err := s.node(i); err != nil {
+		next, st, pl, done, err := s.nodeStart(i, end)
+		if err != nil {
 			return err
 		}
-		plain = true
-		atStart = false
-		i++
+		if done {
+			return nil // a block scalar's header: its indicators and comment
+		}
+		i, atStart, plain = next, st, pl
 	}
 	if plain && s.flow == 0 && s.quote == 0 {
 		s.plainOpen = true
@@ -411,20 +376,68 @@ func (s *scanner) scanTokens(i, end int, atStart bool) *Error {
 	return nil
 }
 
+// nodeStart scans the node that begins at i (scanTokens found one may):
+// it returns where to go on and whether a node may still begin there
+// (atStart: after an opened flow collection, a quote, an anchor or a tag) or a
+// plain scalar goes on (plain); done: a block scalar's header ends the line.
+func (s *scanner) nodeStart(i, end int) (next int, atStart, plain, done bool, err *Error) {
+	src := s.src
+	c := src[i]
+	switch c {
+	case '[', '{':
+		s.flow++
+		if err := s.deep(i); err != nil {
+			return i, false, false, false, err
+		}
+		if err := s.node(i); err != nil {
+			return i, false, false, false, err
+		}
+		return i + 1, true, false, false, nil // still atStart
+	case '\'', '"':
+		if err := s.node(i); err != nil {
+			return i, false, false, false, err
+		}
+		s.quote = c
+		return i + 1, true, false, false, nil
+	case '|', '>':
+		if s.flow == 0 {
+			if err := s.node(i); err != nil {
+				return i, false, false, false, err
+			}
+			s.inBlockScalar, s.scalarIndent = true, -1
+			s.scalarParent = 0
+			if len(s.block) > 0 {
+				s.scalarParent = s.block[len(s.block)-1]
+			}
+			return i, false, false, true, nil
+		}
+	case '&', '!':
+		// an anchor or a tag: the node follows it
+		for i < end && !isSpace(src[i]) && (s.flow == 0 || !isFlowIndicator(src[i])) {
+			i++
+		}
+		return i, true, false, false, nil
+	}
+	if err := s.node(i); err != nil {
+		return i, false, false, false, err
+	}
+	return i + 1, false, true, false, nil
+}
+
 func isFlowIndicator(c byte) bool { return c == '[' || c == ']' || c == '{' || c == '}' || c == ',' }
 
-// pos is a place in the text: 1-based line and column (in runes).
-type pos struct{ Line, Col int }
+// Pos is a place in the text: 1-based line and column (in runes).
+type Pos struct{ Line, Col int }
 
 // InvalidUTF8 returns the place of the first byte that is not UTF-8 on each
 // line that has one, at most max places. The YAML library reads such a
 // byte as U+FFFD, so after parsing it cannot be seen: a name or a text with
 // it would pass as something the file does not say.
-func InvalidUTF8(src []byte, max int) []pos {
+func InvalidUTF8(src []byte, max int) []Pos {
 	if utf8.Valid(src) {
 		return nil
 	}
-	var out []pos
+	var out []Pos
 	line, lineStart := 1, 0
 	for i := 0; i < len(src) && len(out) < max; {
 		c := src[i]
@@ -439,7 +452,7 @@ func InvalidUTF8(src []byte, max int) []pos {
 		}
 		r, size := utf8.DecodeRune(src[i:])
 		if r == utf8.RuneError && size == 1 {
-			out = append(out, pos{Line: line, Col: utf8.RuneCount(src[lineStart:i]) + 1})
+			out = append(out, Pos{Line: line, Col: utf8.RuneCount(src[lineStart:i]) + 1})
 			for i < len(src) && src[i] != '\n' { // one place a line
 				i++
 			}

@@ -116,7 +116,7 @@ func TestReadStopsAtBound(t *testing.T) {
 // The first bad byte of each line, in rune columns.
 func TestInvalidUTF8(t *testing.T) {
 	got := InvalidUTF8([]byte("ok: é\nname: é\xff\xfe\n\nx: \xc3\n"), 10)
-	want := []pos{{2, 8}, {4, 4}}
+	want := []Pos{{2, 8}, {4, 4}}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Fatalf("got %v, want %v", got, want)
 	}

@@ -18,7 +18,7 @@ var errBadTemplate = errors.New("bad template")
 // appends to a buffer without reflection, so it costs almost nothing per request.
 type Template struct {
 	raw  string
-	segs []segment
+	segs []Segment
 }
 
 // segKind says what a template segment renders.
@@ -37,8 +37,8 @@ const (
 	SegDigits
 )
 
-// segment is one piece of a template.
-type segment struct {
+// Segment is one piece of a template.
+type Segment struct {
 	Kind segKind
 	Lit  string // SegLit
 	N    int    // counted actions
@@ -54,11 +54,11 @@ func ParseTemplate(s string) (*Template, error) {
 	for rest != "" {
 		i := strings.Index(rest, "{{")
 		if i < 0 {
-			t.segs = append(t.segs, segment{Kind: SegLit, Lit: rest})
+			t.segs = append(t.segs, Segment{Kind: SegLit, Lit: rest})
 			break
 		}
 		if i > 0 {
-			t.segs = append(t.segs, segment{Kind: SegLit, Lit: rest[:i]})
+			t.segs = append(t.segs, Segment{Kind: SegLit, Lit: rest[:i]})
 		}
 		j := strings.Index(rest[i:], "}}")
 		if j < 0 {
@@ -75,16 +75,16 @@ func ParseTemplate(s string) (*Template, error) {
 	return t, nil
 }
 
-func parseAction(a string) (segment, error) {
+func parseAction(a string) (Segment, error) {
 	switch a {
 	case ".Seq":
-		return segment{Kind: SegSeq}, nil
+		return Segment{Kind: SegSeq}, nil
 	case ".Client":
-		return segment{Kind: SegClient}, nil
+		return Segment{Kind: SegClient}, nil
 	case ".Recipient":
-		return segment{Kind: SegRecipient}, nil
+		return Segment{Kind: SegRecipient}, nil
 	case ".Run":
-		return segment{Kind: SegRun}, nil
+		return Segment{Kind: SegRun}, nil
 	}
 	f := strings.Fields(a)
 	kinds := map[string]segKind{"words": SegWords, "cyrillic": SegCyrillic, "emoji": SegEmoji, "digits": SegDigits}
@@ -92,19 +92,19 @@ func parseAction(a string) (segment, error) {
 		if k, ok := kinds[f[0]]; ok {
 			n, err := strconv.Atoi(f[1])
 			if err != nil || n < 1 || n > maxTemplateCount {
-				return segment{}, fmt.Errorf("%w: {{%s}}: count must be a whole number from 1 to %d", errBadTemplate, a, maxTemplateCount)
+				return Segment{}, fmt.Errorf("%w: {{%s}}: count must be a whole number from 1 to %d", errBadTemplate, a, maxTemplateCount)
 			}
-			return segment{Kind: k, N: n}, nil
+			return Segment{Kind: k, N: n}, nil
 		}
 	}
-	return segment{}, fmt.Errorf("%w: unknown action {{%s}}: want .Seq, .Client, .Recipient, .Run, words N, cyrillic N, emoji N or digits N", errBadTemplate, a)
+	return Segment{}, fmt.Errorf("%w: unknown action {{%s}}: want .Seq, .Client, .Recipient, .Run, words N, cyrillic N, emoji N or digits N", errBadTemplate, a)
 }
 
 // String returns the template as written.
 func (t *Template) String() string { return t.raw }
 
 // Segments returns the compiled pieces (read only).
-func (t *Template) Segments() []segment { return t.segs }
+func (t *Template) Segments() []Segment { return t.segs }
 
 // Static reports whether the template renders the same text every time.
 func (t *Template) Static() bool {

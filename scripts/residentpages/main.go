@@ -43,16 +43,36 @@ func pkgOf(n string) string {
 	return n
 }
 
+// sec is an ELF section of the executable.
+type sec struct {
+	name       string
+	addr, size uint64
+}
+
 func main() {
 	if len(os.Args) != 3 {
 		fmt.Fprintln(os.Stderr, "usage: residentpages PID EXECUTABLE")
 		os.Exit(2)
 	}
 	pid, bin := os.Args[1], os.Args[2]
-	out, err := exec.Command("go", "tool", "nm", "-size", "-sort", "address", bin).Output()
+	syms, err := symbols(bin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "go tool nm:", err)
 		os.Exit(1)
+	}
+	byPkg, bySec, err := resident(pid, bin, syms, sections(bin))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	report(byPkg, bySec)
+}
+
+// symbols are the executable's symbols with their sizes, by address.
+func symbols(bin string) ([]sym, error) {
+	out, err := exec.Command("go", "tool", "nm", "-size", "-sort", "address", bin).Output()
+	if err != nil {
+		return nil, err
 	}
 	var syms []sym
 	for _, l := range strings.Split(string(out), "\n") {
@@ -65,12 +85,12 @@ func main() {
 		syms = append(syms, sym{a, sz, strings.Join(f[3:], " ")})
 	}
 	sort.Slice(syms, func(i, j int) bool { return syms[i].addr < syms[j].addr })
-	// sections
+	return syms, nil
+}
+
+// sections are the executable's allocated sections (readelf -SW).
+func sections(bin string) []sec {
 	secOut, _ := exec.Command("readelf", "-SW", bin).Output()
-	type sec struct {
-		name       string
-		addr, size uint64
-	}
 	var secs []sec
 	for _, l := range strings.Split(string(secOut), "\n") {
 		l = strings.TrimSpace(l)
@@ -88,15 +108,20 @@ func main() {
 			secs = append(secs, sec{f[0], a, sz})
 		}
 	}
+	return secs
+}
+
+// resident walks the executable's mappings of process pid and counts its
+// resident pages: KiB by "section:package" (a page split by its symbols'
+// bytes) and pages by section.
+func resident(pid, bin string, syms []sym, secs []sec) (map[string]float64, map[string]int, error) {
 	maps, err := os.Open("/proc/" + pid + "/maps")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return nil, nil, err
 	}
 	pm, err := os.Open("/proc/" + pid + "/pagemap")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return nil, nil, err
 	}
 	byPkg := map[string]float64{}
 	bySec := map[string]int{}
@@ -123,30 +148,40 @@ func main() {
 				}
 			}
 			bySec[sname]++
-			// symbols overlapping this page
-			i := sort.Search(len(syms), func(i int) bool { return syms[i].addr+syms[i].size > p })
-			var names []string
-			var weights []uint64
-			var tot uint64
-			for ; i < len(syms) && syms[i].addr < p+4096; i++ {
-				s := syms[i]
-				lo2, hi2 := max(s.addr, p), min(s.addr+s.size, p+4096)
-				if hi2 <= lo2 {
-					continue
-				}
-				names = append(names, pkgOf(s.name))
-				weights = append(weights, hi2-lo2)
-				tot += hi2 - lo2
-			}
-			if tot == 0 {
-				byPkg[sname+":(nosym)"] += 4
-				continue
-			}
-			for k, n := range names {
-				byPkg[sname+":"+n] += 4 * float64(weights[k]) / float64(tot)
-			}
+			attribute(byPkg, sname, p, syms)
 		}
 	}
+	return byPkg, bySec, nil
+}
+
+// attribute shares the 4 KiB of the resident page at p among the packages of
+// the symbols on it, by their bytes.
+func attribute(byPkg map[string]float64, sname string, p uint64, syms []sym) {
+	i := sort.Search(len(syms), func(i int) bool { return syms[i].addr+syms[i].size > p })
+	var names []string
+	var weights []uint64
+	var tot uint64
+	for ; i < len(syms) && syms[i].addr < p+4096; i++ {
+		s := syms[i]
+		lo2, hi2 := max(s.addr, p), min(s.addr+s.size, p+4096)
+		if hi2 <= lo2 {
+			continue
+		}
+		names = append(names, pkgOf(s.name))
+		weights = append(weights, hi2-lo2)
+		tot += hi2 - lo2
+	}
+	if tot == 0 {
+		byPkg[sname+":(nosym)"] += 4
+		return
+	}
+	for k, n := range names {
+		byPkg[sname+":"+n] += 4 * float64(weights[k]) / float64(tot)
+	}
+}
+
+// report writes the sections' resident KiB, then the 60 largest packages.
+func report(byPkg map[string]float64, bySec map[string]int) {
 	secNames := make([]string, 0, len(bySec))
 	for k := range bySec {
 		secNames = append(secNames, k)

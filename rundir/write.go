@@ -1,0 +1,111 @@
+package rundir
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// FileMode is the mode of every file msgload writes in a run directory:
+// readable by its owner only. Most of them hold recipients or message texts
+// (attempts.jsonl, events.jsonl, the truth, the reports' message tables) or
+// the scenario's settings, and one mode for all of them leaves nothing to get
+// wrong file by file.
+const FileMode fs.FileMode = 0o600
+
+// DirMode is the mode of a run directory and of the directories msgload makes
+// to hold one (its files are FileMode, so listing them shows names only).
+const DirMode fs.FileMode = 0o755
+
+// Create opens a new file at path for writing as the run goes (a log appended
+// to, not replaced): mode FileMode, never an existing file.
+func Create(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FileMode)
+}
+
+// AtomicFile is a file written in place of path: a reader, or a crash, sees
+// the old file (or none) until Commit, then the whole new one.
+type AtomicFile struct {
+	*os.File
+	path string
+	done bool
+}
+
+// CreateAtomic starts writing path: a temporary file beside it (so the rename
+// stays on one file system) with mode FileMode.
+func CreateAtomic(path string) (*AtomicFile, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if err := f.Chmod(FileMode); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return &AtomicFile{File: f, path: path}, nil
+}
+
+// Commit makes the written bytes the file at path: the temporary file is
+// synced, closed and renamed onto path, and the directory synced so the
+// rename itself survives a crash. On an error nothing replaces path.
+func (a *AtomicFile) Commit() error {
+	if a.done {
+		return fmt.Errorf("write %s: already committed or aborted", filepath.Base(a.path))
+	}
+	a.done = true
+	name := filepath.Base(a.path)
+	err := a.File.Sync()
+	if cerr := a.File.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(a.File.Name(), a.path)
+	}
+	if err != nil {
+		os.Remove(a.File.Name())
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := syncDir(filepath.Dir(a.path)); err != nil {
+		return fmt.Errorf("write %s: sync directory: %w", name, err)
+	}
+	return nil
+}
+
+// Abort drops the temporary file; path is left as it was. After Commit it
+// does nothing, so it can be deferred.
+func (a *AtomicFile) Abort() {
+	if a.done {
+		return
+	}
+	a.done = true
+	a.File.Close()
+	os.Remove(a.File.Name())
+}
+
+// WriteFile writes data to path atomically (CreateAtomic, Commit).
+func WriteFile(path string, data []byte) error {
+	f, err := CreateAtomic(path)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return f.Commit()
+}
+
+// syncDir flushes a directory's entries (a rename into it) to stable storage.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
