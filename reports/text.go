@@ -251,13 +251,6 @@ func mark(ok bool) string {
 	return "✗"
 }
 
-func errText(e string) string {
-	if e == "" {
-		return ""
-	}
-	return ": " + e
-}
-
 // mdEscape keeps a value from breaking a Markdown table. Outside code spans
 // `<` and `>` become entities, which CommonMark renders as the characters.
 func mdEscape(s string) string {
