@@ -214,7 +214,7 @@ func orDefault(v, d uint64) uint64 {
 }
 
 func newEngine(stop, abort context.Context, o *Options) *engine {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr := netguard.Transport() // no environment proxy: it would get every secret
 	conns := o.Connections
 	if conns <= 0 {
 		conns = vegeta.DefaultConnections

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/msgload/msgload/internal/httpserve"
+	"github.com/msgload/msgload/internal/netguard"
 )
 
 // DefaultMaxBody is the largest body kept in a recording; a larger one is
@@ -26,7 +27,7 @@ type RecorderOptions struct {
 	Upstream   *url.URL          // where requests go; required
 	Out        io.Writer         // where the recording goes; required
 	Redact     RedactOptions     //
-	Transport  http.RoundTripper // nil: http.DefaultTransport
+	Transport  http.RoundTripper // nil: netguard.Transport() (no environment proxy)
 	MaxBody    int64             // 0: DefaultMaxBody
 	Queue      int               // exchanges waiting for the writer; 0: 65536
 	QueueBytes int64             // body bytes waiting for the writer; 0: 256 MiB
@@ -84,6 +85,9 @@ func NewRecorder(o RecorderOptions) (*recorder, error) {
 	}
 	if o.UpstreamTimeout <= 0 {
 		o.UpstreamTimeout = httpserve.ProxyUpstream
+	}
+	if o.Transport == nil {
+		o.Transport = netguard.Transport()
 	}
 	r := &recorder{o: o, red: newRedactor(o.Redact), started: o.Now(), ch: make(chan pending, o.Queue), done: make(chan struct{})}
 	up := *o.Upstream

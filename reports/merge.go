@@ -217,6 +217,7 @@ func shardProblems(shards []shardDir, o MergeOptions) []rundir.MergeProblem {
 	for _, s := range shards {
 		n, raw := rawFileProblems(s, o)
 		ps = append(ps, finishProblems(s, n)...)
+		ps = append(ps, startProblems(s)...)
 		ps = append(ps, raw...)
 		ps = append(ps, ownVerdictProblems(s)...)
 	}
@@ -278,6 +279,32 @@ func finishProblems(s shardDir, n int64) []rundir.MergeProblem {
 	}
 	return []rundir.MergeProblem{{Shard: m.Shard.Index, Verdict: VerdictIncomplete, Whose: whoseEnvironment,
 		Reason: fmt.Sprintf("shard %s (%s) %s (environment: run the shard again, or merge a run whose shards all finished)", m.Shard, s.dir, what)}}
+}
+
+// startProblems says whether the shard began with the others: its run.json
+// says when it began more than a second after the start instant (late_start_s:
+// a pod scheduled or pulled late) or without shards whose ready markers were
+// not in the start barrier (barrier_missing). Either way the shards' loads
+// did not overlap as planned, so the union is not the planned load: the
+// environment's, incomplete.
+func startProblems(s shardDir) []rundir.MergeProblem {
+	m := s.meta
+	var what []string
+	if m.LateStart > 0 {
+		what = append(what, fmt.Sprintf("began %s s after the start instant %s", strconv.FormatFloat(m.LateStart, 'f', -1, 64), startAtText(m.StartAt)))
+	}
+	if len(m.BarrierMissing) > 0 {
+		idx := make([]string, len(m.BarrierMissing))
+		for i, x := range m.BarrierMissing {
+			idx[i] = strconv.Itoa(x)
+		}
+		what = append(what, fmt.Sprintf("began without shards %s, not ready at the start barrier", strings.Join(idx, ", ")))
+	}
+	if len(what) == 0 {
+		return nil
+	}
+	return []rundir.MergeProblem{{Shard: m.Shard.Index, Verdict: VerdictIncomplete, Whose: whoseEnvironment,
+		Reason: fmt.Sprintf("shard %s (%s) %s: the shards did not send together, so the merged load is not the one planned (environment: start every shard on time, e.g. pods scheduled and images pulled before the instant, and run again)", m.Shard, s.dir, strings.Join(what, "; "))}}
 }
 
 // rawFileProblems checks the shard's raw files as a single run's are checked

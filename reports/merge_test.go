@@ -481,3 +481,36 @@ func TestReportKilledRun(t *testing.T) {
 	}
 	wantReason(t, s, "no end")
 }
+
+// TestMergeLateOrUnreadyShard: a shard whose run.json says it began late
+// (late_start_s: a pod scheduled after the start instant) or began without
+// shards missing from the start barrier (barrier_missing) did not run with
+// the others: the merged run is incomplete, the environment's, naming the
+// shard, whatever the union's figures. Before, both fields were ignored and
+// the merge passed.
+func TestMergeLateOrUnreadyShard(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*rundir.Meta)
+		say  string
+	}{
+		{"late", func(m *rundir.Meta) { m.StartAt, m.LateStart = t0, 42.5 }, "42.5 s after the start instant"},
+		{"barrier", func(m *rundir.Meta) { m.BarrierMissing = []int{0, 2} }, "without shards 0, 2"},
+	} {
+		dirs, _, _ := shardedRun(t)
+		if c.name == "late" {
+			for _, d := range dirs {
+				editMeta(t, d, func(m *rundir.Meta) { m.StartAt = t0 })
+			}
+		}
+		editMeta(t, dirs[1], c.edit)
+		s := mergeVerdict(t, dirs)
+		if s.Verdict != VerdictIncomplete {
+			t.Errorf("%s: verdict %s %q, want incomplete", c.name, s.Verdict, s.VerdictReasons)
+		}
+		wantReason(t, s, "shard 1/3", "environment", c.say)
+		if p := s.Run.Merged.Problems; len(p) != 1 || p[0].Shard != 1 || p[0].Whose != "environment" || p[0].Verdict != VerdictIncomplete {
+			t.Errorf("%s: run.merged.problems %+v, want shard 1's, environment, incomplete", c.name, p)
+		}
+	}
+}

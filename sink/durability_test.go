@@ -143,6 +143,14 @@ func killCycles(t *testing.T, cycles int) {
 				}
 			}()
 		}
+		// The kill comes 100–400 ms after the first acknowledgement, not after
+		// the start: on a busy machine the child may take longer than that to
+		// answer at all, and a kill before any call was taken tests nothing.
+		var ended atomic.Bool // every writer gave up (the child died): no wait
+		go func() { wg.Wait(); ended.Store(true) }()
+		for okThis.Load() == 0 && !ended.Load() {
+			time.Sleep(5 * time.Millisecond)
+		}
 		time.Sleep(time.Duration(100+rand.IntN(300)) * time.Millisecond)
 		if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)

@@ -68,10 +68,12 @@ func isLoopback(a net.Addr) bool {
 
 // ensureReadToken returns the read token kept in dir/read-token, creating the
 // file with a new random token (32 bytes, base64url) when it is missing or
-// empty. The token itself is never printed.
+// empty. The token itself is never printed. The file is read as every secret
+// file is (rundir.ReadSecretFile: a regular file of at most 8 KiB), so one
+// replaced by /dev/zero or a huge file is refused, not read whole.
 func ensureReadToken(dir string) (tok, path string, err error) {
 	path = filepath.Join(dir, ReadTokenFile)
-	b, err := os.ReadFile(path)
+	b, err := rundir.ReadSecretFile(path)
 	if err == nil {
 		if t := strings.TrimSpace(string(b)); t != "" {
 			return t, path, nil

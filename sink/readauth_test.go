@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // get asks h's server for path with the given Authorization header ("" for none).
@@ -199,5 +202,33 @@ func TestServeBeyondLoopback(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir3, ReadTokenFile)); err == nil {
 		t.Error("token file written on loopback")
+	}
+}
+
+// The read token file is a secret file: read through rundir's bounded
+// reader (at most rundir.MaxSecretBytes, a regular file) like the others. A
+// file larger than that, or one that is /dev/zero, is refused naming the
+// file, never read whole (before, it was read with os.ReadFile: /dev/zero
+// until memory ran out; the big file case is the one that fails there without
+// hanging the test).
+func TestEnsureReadTokenBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := strings.Repeat("t", rundir.MaxSecretBytes+1)
+	if err := os.WriteFile(filepath.Join(dir, ReadTokenFile), []byte(big), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tok, _, err := ensureReadToken(dir)
+	if !errors.Is(err, rundir.ErrTooLarge) || tok != "" {
+		t.Fatalf("a %d-byte token file: token of %d bytes, err %v; want it refused as too large", len(big), len(tok), err)
+	}
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		return
+	}
+	zdir := t.TempDir()
+	if err := os.Symlink("/dev/zero", filepath.Join(zdir, ReadTokenFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ensureReadToken(zdir); !errors.Is(err, rundir.ErrNotRegular) {
+		t.Fatalf("a token file on /dev/zero: err %v, want it refused as not a regular file", err)
 	}
 }

@@ -50,13 +50,29 @@ func CheckRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// Client returns c with the redirect policy set (a new client when c is nil).
+// Client returns c with the redirect policy set (a new client when c is nil);
+// a client with no Transport gets Transport(), not http.DefaultTransport, so
+// it never goes through an environment proxy.
 func Client(c *http.Client) *http.Client {
 	if c == nil {
 		c = &http.Client{}
 	}
+	if c.Transport == nil {
+		c.Transport = Transport()
+	}
 	c.CheckRedirect = CheckRedirect
 	return c
+}
+
+// Transport is the transport of every request msgload sends: Go's default
+// transport with no proxy. HTTP_PROXY, HTTPS_PROXY and ALL_PROXY (any case)
+// are ignored, because a proxy is a host that nobody confirmed and it would
+// receive every request whole: client secrets, tokens, recipients. A target
+// is reached directly, or not at all.
+func Transport() *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	return tr
 }
 
 // LocalHost reports whether hostport, a request's Host header, names this

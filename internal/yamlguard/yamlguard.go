@@ -227,7 +227,21 @@ func (s *scanner) scanLine(start, end int) *Error {
 		if indent == 0 && end-start >= 3 && (string(src[start:start+3]) == "---" || string(src[start:start+3]) == "...") &&
 			(end-start == 3 || isSpace(src[start+3])) {
 			s.block = s.block[:0] // a new document
+			// The rest of the line is a node like any line's: "--- - - x"
+			// nests as "- - x" does (found by FuzzCheck: "--- ! - - - - - - -"
+			// passed a depth bound of 6 with 7 levels).
 			i = start + 3
+			for i < end && isSpace(src[i]) {
+				i++
+			}
+			if i == end || src[i] == '#' {
+				return nil
+			}
+			var done bool
+			var err *Error
+			if i, done, err = s.indicators(i, start, end, 0); err != nil || done {
+				return err
+			}
 		} else if indent == 0 && src[start] == '%' {
 			return nil // a directive
 		} else {
@@ -239,48 +253,62 @@ func (s *scanner) scanLine(start, end int) *Error {
 				off = s.block[len(s.block)-1] + 1 - indent
 			}
 			s.dangling = false
-			for {
-				if err := s.level(i, i-start+off); err != nil {
-					return err
-				}
-				// Node properties (a tag "!x", an anchor "&a") before an
-				// indicator do not end the run of indicators: "- !t - - x"
-				// nests as deep as "- - - x" (found by FuzzCheck).
-				for j := i; j < end && (src[j] == '!' || src[j] == '&'); {
-					for j < end && !isSpace(src[j]) {
-						j++
-					}
-					for j < end && isSpace(src[j]) {
-						j++
-					}
-					if j < end && (src[j] == '-' || src[j] == '?') && (j+1 == end || isSpace(src[j+1])) {
-						i = j
-						if err := s.level(i, i-start+off); err != nil {
-							return err
-						}
-					}
-					if j == end || src[j] == '#' {
-						s.dangling = true
-					}
-				}
-				if i < end && (src[i] == '-' || src[i] == '?') && (i+1 == end || isSpace(src[i+1])) {
-					if err := s.node(i); err != nil {
-						return err
-					}
-					i++
-					for i < end && isSpace(src[i]) {
-						i++
-					}
-					if i == end || src[i] == '#' {
-						return nil
-					}
-					continue
-				}
-				break
+			var done bool
+			var err *Error
+			if i, done, err = s.indicators(i, start, end, off); err != nil || done {
+				return err
 			}
 		}
 	}
 	return s.scanTokens(i, end, s.quote == 0)
+}
+
+// indicators opens the block levels of a line from i: one at i's column
+// (plus off), then one after each "- " or "? " indicator, node properties
+// between them included. It returns where the rest of the line begins, or
+// done when nothing but a comment is left.
+func (s *scanner) indicators(i, start, end, off int) (next int, done bool, err *Error) {
+	src := s.src
+	for {
+		if err := s.level(i, i-start+off); err != nil {
+			return i, false, err
+		}
+		// Node properties (a tag "!x", an anchor "&a") before an
+		// indicator do not end the run of indicators: "- !t - - x"
+		// nests as deep as "- - - x" (found by FuzzCheck).
+		for j := i; j < end && (src[j] == '!' || src[j] == '&'); {
+			for j < end && !isSpace(src[j]) {
+				j++
+			}
+			for j < end && isSpace(src[j]) {
+				j++
+			}
+			if j < end && (src[j] == '-' || src[j] == '?') && (j+1 == end || isSpace(src[j+1])) {
+				i = j
+				if err := s.level(i, i-start+off); err != nil {
+					return i, false, err
+				}
+			}
+			if j == end || src[j] == '#' {
+				s.dangling = true
+			}
+		}
+		if i < end && (src[i] == '-' || src[i] == '?') && (i+1 == end || isSpace(src[i+1])) {
+			if err := s.node(i); err != nil {
+				return i, false, err
+			}
+			i++
+			for i < end && isSpace(src[i]) {
+				i++
+			}
+			if i == end || src[i] == '#' {
+				return i, true, nil
+			}
+			continue
+		}
+		break
+	}
+	return i, false, nil
 }
 
 // scanTokens scans the rest of a line from i; atStart says a node may begin
