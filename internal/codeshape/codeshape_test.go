@@ -92,7 +92,6 @@ var longAllowed = []string{
 	"harness.partRun.attackOptions", // harness: the cli engineer's (Pacer*)
 	"harness.ReplayScenario",
 	"reports.analyzer.attempt", // reports: being rewritten
-	"reports.analyzer.finishDelivery",
 	"reports.CompareRuns",
 }
 
