@@ -14,7 +14,7 @@ type plan struct {
 
 // planOf returns the plan of replaying the sends of api (apiMessaging or
 // apiNotify) in reqs (sorted, as Load returns them) at speed.
-func planOf(reqs []request, api string, speed float64) plan {
+func planOf(reqs []Request, api string, speed float64) plan {
 	if !(speed > 0) {
 		speed = 1
 	}
