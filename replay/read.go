@@ -35,13 +35,8 @@ type ReadOptions struct {
 	ClientHeader string
 }
 
-// Load reads the file at path in format (FormatAuto or "" guesses it) and
-// returns its requests sorted by offset.
-func Load(path, format string) ([]Request, error) {
-	return LoadWith(path, format, ReadOptions{})
-}
-
-// LoadWith is Load with options.
+// LoadWith reads the file at path in format (FormatAuto or "" guesses it)
+// and returns its requests sorted by offset.
 func LoadWith(path, format string, o ReadOptions) ([]Request, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -144,26 +144,3 @@ func TestForAttack(t *testing.T) {
 		t.Errorf("no sends: %v", err)
 	}
 }
-
-func TestPlanOf(t *testing.T) {
-	sec := time.Second
-	reqs := []Request{
-		{API: apiToken, Op: opToken, Offset: 0},                // not a send
-		{API: apiNotify, Op: OpSend, ClientID: "b", Offset: 0}, // window [0,1s): 3 sends
-		{API: apiNotify, Op: OpSend, ClientID: "a", Offset: 500 * time.Millisecond},
-		{API: apiNotify, Op: OpSend, ClientID: "b", Offset: 999 * time.Millisecond},
-		{API: apiMessaging, Op: OpSend, Offset: 2 * sec}, // other API
-		{API: apiNotify, Op: opWebhook, Offset: 3 * sec}, // not a send
-		{API: apiNotify, Op: OpSend, ClientID: "c", Offset: 4 * sec},
-	}
-	p := planOf(reqs, apiNotify, 2) // at 2×: sends at 0, 0.25, 0.4995, 2s
-	if p.Sends != 4 || p.Duration != 2*sec || p.RatePerSecond != 2 || p.PeakPerSecond != 3 {
-		t.Errorf("plan %+v", p)
-	}
-	if len(p.Clients) != 3 || p.Clients[0] != "b" || p.Clients[1] != "a" || p.Clients[2] != "c" {
-		t.Errorf("clients %v", p.Clients)
-	}
-	if p := planOf(reqs, "none", 1); p.Sends != 0 || p.Duration != 0 {
-		t.Errorf("empty plan %+v", p)
-	}
-}
