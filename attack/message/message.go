@@ -241,6 +241,9 @@ func (g *Generator) setMessaging(spec msgspec.Message) error {
 	return nil
 }
 
+// Channels returns the messaging channels in order (nil for notify).
+func (g *Generator) Channels() []string { return g.channels }
+
 // Chain returns the messaging scenario as the end-of-message rule needs it,
 // encoded as rundir.Chain.Strings does (nil for notify).
 func (g *Generator) Chain() []string { return g.links }
