@@ -129,16 +129,30 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 	if ld.profile == "replay" {
 		plan.Messages = cmp.Or(ld.messages, ld.requests)
 	}
-	maxMsgs := s.MaxMessages
-	if m := r.o.MaxMessages; m > 0 && (maxMsgs == 0 || m < maxMsgs) {
-		maxMsgs = m
+	retry, err := attackRetry(s)
+	if err != nil {
+		return attack.Options{}, rundir.Meta{}, err
 	}
-	clients := make([]attack.Client, 0, len(s.Creds))
-	ids := make([]string, 0, len(s.Creds))
-	for _, c := range s.Creds {
-		clients = append(clients, attack.Client{ID: c.ID, Secret: c.Secret})
-		ids = append(ids, c.ID)
+	o := r.attackBase(ld, baseURL, tokenURL, retry)
+	via := s.Delivery.Via
+	if via == "poll" && s.API == rundir.APIMessaging {
+		o.Poll = &attack.Poll{Interval: s.Delivery.PollInterval.D, Until: plan.Duration + s.Delivery.Grace.D}
 	}
+	if via == "sink" && s.API == rundir.APINotify {
+		o.WebhookURL = sinkURL + rundir.SinkWebhook
+	}
+	meta := r.partMeta(ld, plan, o.Limit, o.MaxMessages)
+	if sh := r.shard; sh != nil {
+		r.shardOptions(sh, &o, &meta)
+	}
+	if via != "sink" {
+		meta.Delivery.Grace = 0
+	}
+	return o, meta, nil
+}
+
+// attackRetry is the scenario's retry section for the attacker.
+func attackRetry(s *scenarios.Scenario) (attack.Retry, error) {
 	retry := attack.Retry{Max: s.Retry.Max, Backoff: s.Retry.Backoff.D, MaxWait: s.Retry.MaxBackoff.D, Jitter: s.Retry.Jitter.F}
 	for _, on := range s.Retry.On {
 		switch on {
@@ -147,16 +161,43 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		default:
 			code, err := strconv.Atoi(on)
 			if err != nil {
-				return attack.Options{}, rundir.Meta{}, fmt.Errorf("retry.on: %q is neither an HTTP code nor timeout", on)
+				return attack.Retry{}, fmt.Errorf("retry.on: %q is neither an HTTP code nor timeout", on)
 			}
 			retry.On = append(retry.On, code)
 		}
 	}
+	return retry, nil
+}
+
+// attackLimit is the scenario's limit for the attacker: exceed when no limit
+// is known (nothing to respect).
+func attackLimit(s *scenarios.Scenario) attack.Limit {
 	limit := attack.Limit{Mode: s.Limit.Mode}
 	if !s.Limit.Rate.IsZero() {
 		limit.Requests, limit.Window = int(s.Limit.Rate.Count), s.Limit.Rate.Per
 	} else {
-		limit.Mode = attack.ModeExceed // no limit known: nothing to respect
+		limit.Mode = attack.ModeExceed
+	}
+	return limit
+}
+
+// maxMessages is the scenario's maxMessages, or the run's --max-messages
+// when it is lower.
+func (r *partRun) maxMessages() int64 {
+	maxMsgs := r.s.MaxMessages
+	if m := r.o.MaxMessages; m > 0 && (maxMsgs == 0 || m < maxMsgs) {
+		maxMsgs = m
+	}
+	return maxMsgs
+}
+
+// attackBase is the attacker's options from the scenario and the load,
+// before delivery and sharding.
+func (r *partRun) attackBase(ld load, baseURL, tokenURL string, retry attack.Retry) attack.Options {
+	s := r.s
+	clients := make([]attack.Client, 0, len(s.Creds))
+	for _, c := range s.Creds {
+		clients = append(clients, attack.Client{ID: c.ID, Secret: c.Secret})
 	}
 	o := attack.Options{
 		API:              s.API,
@@ -167,13 +208,13 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 		Duration:         s.Load.ProfileDuration(), // steps have no load.duration of their own
 		Requests:         ld.requests,
 		ClientFor:        ld.clientFor,
-		MaxMessages:      maxMsgs,
+		MaxMessages:      r.maxMessages(),
 		Body:             ld.body,
 		Chain:            ld.chain,
 		RunID:            r.id,
 		Part:             r.part,
 		Scenario:         s.Name,
-		Limit:            limit,
+		Limit:            attackLimit(s),
 		Retry:            retry,
 		Probes:           s.Idempotency.Probes.F,
 		ProbeConcurrency: s.Idempotency.Concurrent,
@@ -189,12 +230,15 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 	if ld.profile == "replay" {
 		o.Duration = 0 // the replay pacer ends by itself
 	}
-	via := s.Delivery.Via
-	if via == "poll" && s.API == rundir.APIMessaging {
-		o.Poll = &attack.Poll{Interval: s.Delivery.PollInterval.D, Until: plan.Duration + s.Delivery.Grace.D}
-	}
-	if via == "sink" && s.API == rundir.APINotify {
-		o.WebhookURL = sinkURL + rundir.SinkWebhook
+	return o
+}
+
+// partMeta is the part's run.json: what was planned, under which limit.
+func (r *partRun) partMeta(ld load, plan scenarios.Plan, limit attack.Limit, maxMsgs int64) rundir.Meta {
+	s := r.s
+	ids := make([]string, 0, len(s.Creds))
+	for _, c := range s.Creds {
+		ids = append(ids, c.ID)
 	}
 	target := "embedded"
 	if !s.Target.Embedded {
@@ -222,7 +266,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 			Counted:  s.Load.Requests > 0 && ld.profile != "replay",
 		},
 		Limit:      rundir.Limit{Requests: limit.Requests, Window: rundir.Duration(limit.Window), Mode: limit.Mode},
-		Delivery:   rundir.Delivery{Via: via, Grace: rundir.Duration(s.Delivery.Grace.D)},
+		Delivery:   rundir.Delivery{Via: s.Delivery.Via, Grace: rundir.Duration(s.Delivery.Grace.D)},
 		Thresholds: s.ThresholdExprs(),
 		Retry:      rundir.Retry{On: slices.Clone(s.Retry.On), Max: s.Retry.Max, Backoff: rundir.Duration(s.Retry.Backoff.D)},
 		Probes:     s.Idempotency.Probes.F,
@@ -233,27 +277,26 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 	}
 	meta.MaxInFlight = max(s.Load.MaxInFlight, 0) // rundir.NoInFlightCap: none, 0 in run.json
 	meta.ScenarioDigest, meta.StartAt = r.digest, r.o.StartAt.UTC()
-	if sh := r.shard; sh != nil {
-		// The run's global sequences and the clients a single process would
-		// give them; the plan is this shard's share of the whole run's.
-		all := make([]string, 0, len(r.whole.Creds))
-		for _, c := range r.whole.Creds {
-			all = append(all, c.ID)
-		}
-		o.Seq = sh.Seq
-		o.ClientFor = func(seq int64) string { return all[(seq-1)%int64(len(all))] }
-		o.Limit.Requests = shardLimit(*sh, o.Limit.Requests)
-		whole := r.whole.Plan()
-		meta.Planned.Requests = sh.Messages(whole.Messages)
-		meta.Planned.Rate = whole.RatePerSecond * sh.Share()
-		c := *sh
-		meta.Shard = &c
-		o.Shard = sh.String()
+	return meta
+}
+
+// shardOptions narrows o and meta to the shard: the run's global sequences
+// and the clients a single process would give them; the plan is this shard's
+// share of the whole run's.
+func (r *partRun) shardOptions(sh *rundir.Shard, o *attack.Options, meta *rundir.Meta) {
+	all := make([]string, 0, len(r.whole.Creds))
+	for _, c := range r.whole.Creds {
+		all = append(all, c.ID)
 	}
-	if via != "sink" {
-		meta.Delivery.Grace = 0
-	}
-	return o, meta, nil
+	o.Seq = sh.Seq
+	o.ClientFor = func(seq int64) string { return all[(seq-1)%int64(len(all))] }
+	o.Limit.Requests = shardLimit(*sh, o.Limit.Requests)
+	whole := r.whole.Plan()
+	meta.Planned.Requests = sh.Messages(whole.Messages)
+	meta.Planned.Rate = whole.RatePerSecond * sh.Share()
+	c := *sh
+	meta.Shard = &c
+	o.Shard = sh.String()
 }
 
 // simConfig is the embedded simulator for a part: the built-in accounts and

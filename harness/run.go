@@ -149,10 +149,85 @@ func (r *Result) Verdict() string {
 // Run runs o.Scenario from start to end and returns what happened. An error
 // means the run could not start (bad target, no directory); a failure after
 // the start is reported in the Part, with everything collected kept on disk.
+// Its stages: the parts and their targets, the run id, the metrics, the run
+// directory, the interrupts, the parts side by side, the whole run's reports.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Scenario == nil {
 		return nil, errors.New("harness: no scenario")
 	}
+	o.processDefaults()
+	parts, err := checkedParts(o)
+	if err != nil {
+		return nil, err
+	}
+	var shard *rundir.Shard
+	if o.ShardCount > 0 {
+		sc, sh, err := shardScenario(o.Scenario, o.ShardIndex, o.ShardCount)
+		if err != nil {
+			return nil, err
+		}
+		shard = &sh
+		parts = []*scenarios.Scenario{sc}
+	}
+	id, err := runID(o, shard)
+	if err != nil {
+		return nil, err
+	}
+	// Metrics first: a busy address stops the run before a directory exists.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics, watch, err := startMetrics(o, reg)
+	if err != nil {
+		return nil, err
+	}
+	closeMetrics := func() {
+		if metrics != nil {
+			_ = metrics.shutdown(2 * time.Second)
+		}
+	}
+	res, red, err := startRunDir(o, id, shard)
+	if err != nil {
+		closeMetrics()
+		return nil, err
+	}
+	if metrics != nil {
+		res.MetricsAddr = metrics.Addr()
+	}
+
+	quit := make(chan struct{})
+	defer close(quit)
+	sig := watchInterrupts(ctx, o, quit)
+	defer sig.cancel()
+	// The sends stop on an interrupt, or when an abortOnFail threshold
+	// fails live (stops), which is not an interrupt.
+	sendCtx, stopSends := context.WithCancel(sig.stopCtx)
+	defer stopSends()
+	runners := newRunners(&o, parts, runnerShared{id: id, res: res, red: red, shard: shard, reg: reg, sig: sig,
+		stops: &thresholdStop{cancel: stopSends}})
+	runSideBySide(&o, runners, sendCtx, sig.abortCtx)
+
+	res.Interrupted = isClosed(sig.stopSig) || ctx.Err() != nil
+	res.Aborted = sig.abortCtx.Err() != nil
+	wholeRun(&o, res, runners)
+	if metrics != nil {
+		if !res.Aborted {
+			// the next interrupt ends the wait: the first one if none came
+			// yet, else the second
+			next := sig.stopSig
+			if isClosed(sig.stopSig) {
+				next = sig.abortSig
+			}
+			watch.linger(o.MetricsLinger, next)
+		}
+		closeMetrics()
+	}
+	return res, nil
+}
+
+// processDefaults fills the process state a caller may leave out (the clock,
+// the output directory, the streams): not scenario defaults, which the
+// scenario table applies.
+func (o *Options) processDefaults() {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -165,6 +240,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
+}
+
+// checkedParts are the scenario's parts (the scenario itself without parts),
+// each target checked against the confirmations (the run's, else the part's).
+func checkedParts(o Options) ([]*scenarios.Scenario, error) {
 	parts := []*scenarios.Scenario{o.Scenario}
 	if len(o.Scenario.Parts) > 0 {
 		parts = parts[:0]
@@ -189,91 +269,90 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			}
 		}
 	}
+	return parts, nil
+}
 
-	var shard *rundir.Shard
-	if o.ShardCount > 0 {
-		sc, sh, err := shardScenario(o.Scenario, o.ShardIndex, o.ShardCount)
-		if err != nil {
-			return nil, err
-		}
-		shard = &sh
-		parts = []*scenarios.Scenario{sc}
-	}
+// runID is the run's id: the given one, else one derived from the start
+// instant for a sharded run (the same for all its shards), else a new one.
+func runID(o Options, shard *rundir.Shard) (string, error) {
 	id := o.RunID
 	switch {
 	case id != "" && !rundir.ValidRunID(id):
-		return nil, fmt.Errorf("%w: run id %q: want 1 to 64 of [A-Za-z0-9_-]", ErrShard, id)
+		return "", fmt.Errorf("%w: run id %q: want 1 to 64 of [A-Za-z0-9_-]", ErrShard, id)
 	case id == "" && shard != nil && o.StartAt.IsZero():
-		return nil, fmt.Errorf("%w: a sharded run needs one run id for all its shards: give the run id, or the start instant it is derived from", ErrShard)
+		return "", fmt.Errorf("%w: a sharded run needs one run id for all its shards: give the run id, or the start instant it is derived from", ErrShard)
 	case id == "" && shard != nil:
 		id = shardRunID(o.Scenario.Name, o.StartAt, shard.Count)
 	case id == "":
 		id = NewRunID(o.Scenario.Name, o.Now())
 	}
+	return id, nil
+}
 
-	// Metrics first: a busy address stops the run before a directory exists.
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	var metrics *server
-	var watch *scrapeWatch
-	if o.MetricsAddr != "" {
-		watch = newScrapeWatch(metricsHandler(reg))
-		var err error
-		if metrics, err = listenMetrics(o, watch); err != nil {
-			return nil, fmt.Errorf("%w: %v (another process holds it? pass another address, a port of 0 for any free one, or \"\" for none)", ErrMetricsAddr, err)
-		}
-		if !o.Quiet {
-			fmt.Fprintf(o.Stderr, "metrics: %s/metrics\n", metrics.URL())
-		}
+// startMetrics serves reg at o.MetricsAddr (nil, nil when none).
+func startMetrics(o Options, reg *prometheus.Registry) (*server, *scrapeWatch, error) {
+	if o.MetricsAddr == "" {
+		return nil, nil, nil
 	}
-	closeMetrics := func() {
-		if metrics != nil {
-			_ = metrics.shutdown(2 * time.Second)
-		}
+	watch := newScrapeWatch(metricsHandler(reg))
+	metrics, err := listenMetrics(o, watch)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v (another process holds it? pass another address, a port of 0 for any free one, or \"\" for none)", ErrMetricsAddr, err)
 	}
+	if !o.Quiet {
+		fmt.Fprintf(o.Stderr, "metrics: %s/metrics\n", metrics.URL())
+	}
+	return metrics, watch, nil
+}
 
+// startRunDir creates the run's directory (a shard's own) and writes the
+// redacted scenario.yaml in it; red is that file's text.
+func startRunDir(o Options, id string, shard *rundir.Shard) (res *Result, red []byte, err error) {
 	var dir string
-	var err error
 	if shard != nil {
 		dir, err = createShardDir(o.Out, id, *shard)
 	} else {
 		dir, err = createRunDir(o.Out, id)
 	}
 	if err != nil {
-		closeMetrics()
-		return nil, err
+		return nil, nil, err
 	}
-	res := &Result{ID: id, Dir: dir}
-	if metrics != nil {
-		res.MetricsAddr = metrics.Addr()
-	}
-	red, err := o.Scenario.Redacted()
+	red, err = o.Scenario.Redacted()
 	if err != nil {
-		closeMetrics()
-		return nil, fmt.Errorf("redact scenario: %w", err)
+		return nil, nil, fmt.Errorf("redact scenario: %w", err)
 	}
 	if err := rundir.WriteFile(filepath.Join(dir, rundir.ScenarioFile), red); err != nil {
-		closeMetrics()
-		return nil, err
+		return nil, nil, err
 	}
+	return &Result{ID: id, Dir: dir}, red, nil
+}
 
-	quit := make(chan struct{})
-	defer close(quit)
-	stopSig, abortSig := interrupts(o.Signals, quit)
+// runSignals are a run's two stops: the first interrupt (or a cancelled
+// parent context) stops new sends, the second aborts the waits.
+type runSignals struct {
+	stopSig, abortSig <-chan struct{}
+	stopCtx, abortCtx context.Context
+	cancel            func()
+}
+
+// watchInterrupts turns o.Signals and ctx into the run's stops until quit.
+func watchInterrupts(ctx context.Context, o Options, quit chan struct{}) runSignals {
+	var sig runSignals
+	sig.stopSig, sig.abortSig = interrupts(o.Signals, quit)
 	stopCtx, stop := context.WithCancel(ctx)
-	defer stop()
 	abortCtx, abort := context.WithCancel(context.Background())
-	defer abort()
+	sig.stopCtx, sig.abortCtx = stopCtx, abortCtx
+	sig.cancel = func() { abort(); stop() }
 	go func() {
 		select {
-		case <-stopSig:
+		case <-sig.stopSig:
 			fmt.Fprintln(o.Stderr, "\nmsgload: interrupted: no new sends; waiting the grace period (Ctrl-C again to stop waiting)")
 			stop()
 		case <-quit:
 			return
 		}
 		select {
-		case <-abortSig:
+		case <-sig.abortSig:
 			fmt.Fprintln(o.Stderr, "\nmsgload: interrupted again: flushing what was collected and stopping")
 			abort()
 		case <-quit:
@@ -286,32 +365,44 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		case <-quit:
 		}
 	}()
+	return sig
+}
 
-	// The sends stop on an interrupt, or when an abortOnFail threshold
-	// fails live (stops), which is not an interrupt.
-	sendCtx, stopSends := context.WithCancel(stopCtx)
-	defer stopSends()
-	stops := &thresholdStop{cancel: stopSends}
+// runnerShared is what every part of a run shares.
+type runnerShared struct {
+	id    string
+	res   *Result
+	red   []byte // the run's scenario.yaml
+	shard *rundir.Shard
+	reg   *prometheus.Registry
+	sig   runSignals
+	stops *thresholdStop
+}
 
+// newRunners are the parts' runs: each in its own directory (the run's when
+// it has one part) with its metrics labelled by part.
+func newRunners(o *Options, parts []*scenarios.Scenario, sh runnerShared) []*partRun {
 	runners := make([]*partRun, len(parts))
 	tags := partTags(parts)
 	for i, p := range parts {
-		pdir := dir
+		pdir := sh.res.Dir
+		preg := prometheus.Registerer(sh.reg)
 		if len(parts) > 1 {
-			pdir = filepath.Join(dir, p.Name)
+			pdir = filepath.Join(sh.res.Dir, p.Name)
+			preg = prometheus.WrapRegistererWith(prometheus.Labels{"part": p.Name}, sh.reg)
 		}
-		preg := prometheus.Registerer(reg)
-		if len(parts) > 1 {
-			preg = prometheus.WrapRegistererWith(prometheus.Labels{"part": p.Name}, reg)
-		}
-		runners[i] = &partRun{o: &o, s: p, id: id, part: tags[i], dir: pdir, reg: preg, multi: len(parts) > 1, abortCh: abortSig, plan: p.Plan().Duration, metricsAddr: res.MetricsAddr, shard: shard}
-		runners[i].userStop, runners[i].stops = stopCtx, stops
-		runners[i].digest = rundir.ScenarioDigest(red) // the plan the run's scenario.yaml says: one for every shard of the run
-		if shard != nil {
+		runners[i] = &partRun{o: o, s: p, id: sh.id, part: tags[i], dir: pdir, reg: preg, multi: len(parts) > 1, abortCh: sh.sig.abortSig, plan: p.Plan().Duration, metricsAddr: sh.res.MetricsAddr, shard: sh.shard}
+		runners[i].userStop, runners[i].stops = sh.sig.stopCtx, sh.stops
+		runners[i].digest = rundir.ScenarioDigest(sh.red) // the plan the run's scenario.yaml says: one for every shard of the run
+		if sh.shard != nil {
 			runners[i].whole = o.Scenario
 		}
 	}
+	return runners
+}
 
+// runSideBySide runs the parts side by side, with the progress line unless quiet.
+func runSideBySide(o *Options, runners []*partRun, sendCtx, abortCtx context.Context) {
 	planned := int64(0)
 	for _, r := range runners {
 		planned += r.s.Plan().Messages
@@ -327,7 +418,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return c
 		})
 	}
-
 	var wg sync.WaitGroup
 	for _, r := range runners {
 		wg.Add(1)
@@ -340,35 +430,23 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if prog != nil {
 		prog.stop()
 	}
+}
 
-	res.Interrupted = isClosed(stopSig) || ctx.Err() != nil
-	res.Aborted = abortCtx.Err() != nil
+// wholeRun adds the parts to res and, for a run of several parts not
+// aborted, writes the whole run's summary.json, report.html, report.md and
+// junit.xml at the top: the worst part's verdict, then each part.
+func wholeRun(o *Options, res *Result, runners []*partRun) {
 	var inputs []reports.PartInput
 	for _, r := range runners {
 		res.Parts = append(res.Parts, Part{Name: r.s.Name, API: r.s.API, Dir: r.dir, Summary: r.summary, Err: r.err})
 		inputs = append(inputs, reports.PartInput{Name: r.s.Name, Dir: r.dir, Summary: r.summary, Err: r.err})
 	}
 	if len(runners) > 1 && !res.Aborted {
-		// The whole run's summary.json, report.html, report.md and junit.xml
-		// at the top: the worst part's verdict, then each part.
-		res.Whole, res.WholeErr = reports.BuildRun(dir, inputs, res.Interrupted)
+		res.Whole, res.WholeErr = reports.BuildRun(res.Dir, inputs, res.Interrupted)
 		if res.WholeErr != nil {
 			fmt.Fprintf(o.Stderr, "msgload: the whole run's reports: %v\n", res.WholeErr)
 		}
 	}
-	if metrics != nil {
-		if !res.Aborted {
-			// the next interrupt ends the wait: the first one if none came
-			// yet, else the second
-			next := stopSig
-			if isClosed(stopSig) {
-				next = abortSig
-			}
-			watch.linger(o.MetricsLinger, next)
-		}
-		closeMetrics()
-	}
-	return res, nil
 }
 
 // partTags names each part in its messages' tags (rundir.Tag.Part): nothing

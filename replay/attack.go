@@ -10,7 +10,7 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// attackPlan adapts one API of a recording to the attack package
+// AttackPlan adapts one API of a recording to the attack package
 // (attack.Options: Pacer, Requests, Body, ClientFor, Extra), so a replay runs
 // through the harness with its retries, limits, probes and metrics:
 //
@@ -23,11 +23,11 @@ import (
 // the recording has no messaging sends) are Extra: sent at their recorded
 // offsets on the same clock, not as messages. Recorded token calls are never
 // replayed: the attacker authenticates its clients afresh.
-type attackPlan struct {
+type AttackPlan struct {
 	Pacer    *Pacer
 	Requests int64
 	// Sends are the recorded sends, message seq at index seq-1.
-	Sends []request
+	Sends []Request
 	// Extra are the other recorded requests, ready for attack.Options.Extra.
 	Extra []attack.Extra
 	// Skipped counts the recorded requests this plan does not replay, by reason.
@@ -59,7 +59,7 @@ const (
 
 // ForAttack returns the plan for the requests of api (rundir.APIMessaging or
 // rundir.APINotify) in reqs at speed, with clients the scenario's client ids.
-func ForAttack(reqs []request, api string, clients []string, rw AttackRewrite, speed float64) (*attackPlan, error) {
+func ForAttack(reqs []Request, api string, clients []string, rw AttackRewrite, speed float64) (*AttackPlan, error) {
 	hasSends := map[string]bool{}
 	for _, r := range reqs {
 		if r.Op == OpSend {
@@ -67,7 +67,7 @@ func ForAttack(reqs []request, api string, clients []string, rw AttackRewrite, s
 		}
 	}
 	other := api == apiMessaging || !hasSends[apiMessaging] // who replays requests of no known API
-	var sends, extras, mine []request
+	var sends, extras, mine []Request
 	skipped := map[string]int{}
 	for _, r := range reqs {
 		switch {
@@ -102,7 +102,7 @@ func ForAttack(reqs []request, api string, clients []string, rw AttackRewrite, s
 		return nil, err
 	}
 	cm := newClientMap(mine, map[string][]string{api: clients, apiOther: clients})
-	plan := &attackPlan{Pacer: p, Requests: int64(len(sends)), Sends: sends, Skipped: skipped, Clients: cm, rewrite: rw}
+	plan := &AttackPlan{Pacer: p, Requests: int64(len(sends)), Sends: sends, Skipped: skipped, Clients: cm, rewrite: rw}
 	first := map[[2]string]int64{} // recorded client and externalId → the seq that sent it first
 	plan.repeatOf = make([]int64, len(sends))
 	for i, r := range sends {
@@ -148,7 +148,7 @@ func firstPart(hasSends map[string]bool) string {
 }
 
 // ClientFor is the scenario client for message seq.
-func (p *attackPlan) ClientFor(seq int64) string {
+func (p *AttackPlan) ClientFor(seq int64) string {
 	i := int(seq - 1)
 	if i < 0 || i >= len(p.Sends) {
 		return ""
@@ -160,7 +160,7 @@ func (p *attackPlan) ClientFor(seq int64) string {
 // earlier send's externalId (for the same recorded client) is that message's
 // next attempt, so a replay with new externalIds sends the repeat with the
 // same fresh id and the report counts one message, as the service does.
-func (p *attackPlan) RepeatOf(seq int64) int64 {
+func (p *AttackPlan) RepeatOf(seq int64) int64 {
 	if seq < 1 || seq > int64(len(p.repeatOf)) {
 		return 0
 	}
@@ -170,7 +170,7 @@ func (p *attackPlan) RepeatOf(seq int64) int64 {
 // Body is attack.Options.Body: the recorded body of message seq, rewritten —
 // callback to the sink, the tag in trackData (with the message's own channel
 // chain), externalId kept or replaced by the tag's.
-func (p *attackPlan) Body(seq int64, _ string, tag rundir.Tag) ([]byte, error) {
+func (p *AttackPlan) Body(seq int64, _ string, tag rundir.Tag) ([]byte, error) {
 	i := int(seq - 1)
 	if i < 0 || i >= len(p.Sends) {
 		return nil, fmt.Errorf("message %d: %w", seq, ErrNoRequests)
@@ -193,7 +193,7 @@ func (p *attackPlan) Body(seq int64, _ string, tag rundir.Tag) ([]byte, error) {
 // attack package, from the attempts it recorded in attemptsPath: the first
 // attempt of message seq is compared with recorded send seq. Lateness is taken
 // from the attempts (sent − intended of first attempts).
-func (p *attackPlan) Report(runID string, speed float64, attemptsPath string) (*Report, error) {
+func (p *AttackPlan) Report(runID string, speed float64, attemptsPath string) (*Report, error) {
 	rep := &Report{RunID: runID, Speed: speed, ExternalIDs: p.rewrite.ExternalIDs, Planned: len(p.Sends),
 		Other: len(p.Extra), Repeats: p.Repeats, Clients: p.Clients.Pairs()}
 	if len(p.Skipped) > 0 {

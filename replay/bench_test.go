@@ -31,9 +31,9 @@ func BenchmarkReplayPacing(b *testing.B) {
 	defer srv.Close()
 	for _, rate := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("rate=%d", rate), func(b *testing.B) {
-			reqs := make([]request, rate)
+			reqs := make([]Request, rate)
 			for i := range reqs {
-				reqs[i] = request{Offset: time.Duration(i) * time.Second / time.Duration(rate), Method: "POST",
+				reqs[i] = Request{Offset: time.Duration(i) * time.Second / time.Duration(rate), Method: "POST",
 					Path: "/messaging/v1/send", API: apiMessaging, Op: OpSend, ClientID: "app", RecordedCode: 200,
 					Body:   []byte(`{"scenario":[{"channel":"sms","sender":"s","recipient":{"type":"MSISDN","value":"+79990000000"}}]}`),
 					Header: http.Header{"Content-Type": {"application/json"}}}

@@ -30,3 +30,8 @@ func (c *callbackCounter) Hits() string {
 	defer c.mu.Unlock()
 	return fmt.Sprint(c.hits)
 }
+
+// Load is LoadWith without options, for the tests.
+func Load(path, format string) ([]Request, error) {
+	return LoadWith(path, format, ReadOptions{})
+}

@@ -31,7 +31,7 @@ var _ vegeta.Pacer = (*Pacer)(nil)
 
 // newPacer returns a pacer for reqs (sorted by offset, as the readers return
 // them) at speed (2 = twice as fast as recorded).
-func newPacer(reqs []request, speed float64) (*Pacer, error) {
+func newPacer(reqs []Request, speed float64) (*Pacer, error) {
 	offs := make([]time.Duration, len(reqs))
 	for i, r := range reqs {
 		offs[i] = r.Offset

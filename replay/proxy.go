@@ -38,11 +38,11 @@ type RecorderOptions struct {
 	UpstreamTimeout time.Duration
 }
 
-// recorder is a reverse proxy that forwards every request unchanged to its
+// Recorder is a reverse proxy that forwards every request unchanged to its
 // upstream and writes one Exchange per request to its output, secrets removed.
 // Handlers never block on the file: they hand exchanges to one writer goroutine
 // and count what the queue (bounded in exchanges and in body bytes) could not take.
-type recorder struct {
+type Recorder struct {
 	o        RecorderOptions
 	red      *redactor
 	proxy    *httputil.ReverseProxy
@@ -64,7 +64,7 @@ type pending struct {
 }
 
 // NewRecorder writes the recording header to o.Out and returns the proxy.
-func NewRecorder(o RecorderOptions) (*recorder, error) {
+func NewRecorder(o RecorderOptions) (*Recorder, error) {
 	if o.Upstream == nil || o.Upstream.Scheme == "" || o.Upstream.Host == "" {
 		return nil, fmt.Errorf("recorder: upstream must be an absolute URL")
 	}
@@ -89,7 +89,7 @@ func NewRecorder(o RecorderOptions) (*recorder, error) {
 	if o.Transport == nil {
 		o.Transport = netguard.Transport()
 	}
-	r := &recorder{o: o, red: newRedactor(o.Redact), started: o.Now(), ch: make(chan pending, o.Queue), done: make(chan struct{})}
+	r := &Recorder{o: o, red: newRedactor(o.Redact), started: o.Now(), ch: make(chan pending, o.Queue), done: make(chan struct{})}
 	up := *o.Upstream
 	up.User = nil // credentials in the upstream URL are neither forwarded in the header line nor recorded
 	h := header{Format: FormatName, Version: FormatVersion, Started: r.started, Upstream: up.String(),
@@ -122,18 +122,18 @@ func NewRecorder(o RecorderOptions) (*recorder, error) {
 }
 
 // Started is the time offsets count from.
-func (r *recorder) Started() time.Time { return r.started }
+func (r *Recorder) Started() time.Time { return r.started }
 
 // Written is the number of exchanges written so far.
-func (r *recorder) Written() int64 { return r.written.Load() }
+func (r *Recorder) Written() int64 { return r.written.Load() }
 
 // Dropped is the number of exchanges not written because the writer could not
 // keep up or the recorder was closing.
-func (r *recorder) Dropped() int64 { return r.dropped.Load() }
+func (r *Recorder) Dropped() int64 { return r.dropped.Load() }
 
 // Close stops taking exchanges, writes those queued and flushes the output. Call
 // it after the HTTP server has shut down.
-func (r *recorder) Close() error {
+func (r *Recorder) Close() error {
 	r.closeMu.Lock()
 	if r.closed.Swap(true) {
 		r.closeMu.Unlock()
@@ -146,7 +146,7 @@ func (r *recorder) Close() error {
 	return r.writeErr
 }
 
-func (r *recorder) writer() {
+func (r *Recorder) writer() {
 	defer close(r.done)
 	bw := bufio.NewWriterSize(r.o.Out, 256<<10)
 	for p := range r.ch {
@@ -178,7 +178,7 @@ func (r *recorder) writer() {
 	}
 }
 
-func (r *recorder) enqueue(p pending) {
+func (r *Recorder) enqueue(p pending) {
 	r.closeMu.RLock()
 	defer r.closeMu.RUnlock()
 	if r.closed.Load() {
@@ -200,7 +200,7 @@ func (r *recorder) enqueue(p pending) {
 }
 
 // ServeHTTP forwards req and records the exchange.
-func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	arrived := r.o.Now()
 	e := exchange{Time: arrived, Offset: int64(arrived.Sub(r.started)), Method: req.Method,
 		Path: req.URL.EscapedPath(), Query: req.URL.RawQuery, Header: req.Header.Clone()}
@@ -289,7 +289,7 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 // forward runs the reverse proxy and reports whether it aborted the answer
 // (panicked with http.ErrAbortHandler); any other panic goes on.
-func (r *recorder) forward(w http.ResponseWriter, req *http.Request) (aborted bool) {
+func (r *Recorder) forward(w http.ResponseWriter, req *http.Request) (aborted bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			if p != http.ErrAbortHandler {

@@ -35,14 +35,9 @@ type ReadOptions struct {
 	ClientHeader string
 }
 
-// Load reads the file at path in format (FormatAuto or "" guesses it) and
-// returns its requests sorted by offset.
-func Load(path, format string) ([]request, error) {
-	return LoadWith(path, format, ReadOptions{})
-}
-
-// LoadWith is Load with options.
-func LoadWith(path, format string, o ReadOptions) ([]request, error) {
+// LoadWith reads the file at path in format (FormatAuto or "" guesses it)
+// and returns its requests sorted by offset.
+func LoadWith(path, format string, o ReadOptions) ([]Request, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open recording: %w", err)
@@ -56,7 +51,7 @@ func LoadWith(path, format string, o ReadOptions) ([]request, error) {
 			return nil, fmt.Errorf("read %s: %w (want a msgload recording, HAR 1.2 or vegeta JSON targets; set --format)", path, errFormat)
 		}
 	}
-	var rs []request
+	var rs []Request
 	switch format {
 	case FormatMsgload:
 		rs, _, err = readRecording(br, o)
@@ -99,11 +94,11 @@ func detect(head []byte) string {
 
 // readRecording reads a msgload recording: a Header line, then one Exchange a
 // line. Blank lines are skipped; a malformed line is an error naming its number.
-func readRecording(r io.Reader, o ReadOptions) ([]request, header, error) {
+func readRecording(r io.Reader, o ReadOptions) ([]Request, header, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
 	var h header
-	var rs []request
+	var rs []Request
 	var times []time.Time
 	line := 0
 	for sc.Scan() {
@@ -132,7 +127,7 @@ func readRecording(r io.Reader, o ReadOptions) ([]request, header, error) {
 		if e.Method == "" || !strings.HasPrefix(e.Path, "/") {
 			return nil, h, fmt.Errorf("line %d: %w: method and an absolute path are required", line, errBadLine)
 		}
-		req := request{Method: e.Method, Path: e.Path, Query: e.Query, Header: e.Header, Body: body,
+		req := Request{Method: e.Method, Path: e.Path, Query: e.Query, Header: e.Header, Body: body,
 			RecordedCode: e.Code, ClientID: e.Client}
 		req.finish(o.ClientHeader)
 		rs = append(rs, req)
@@ -189,13 +184,13 @@ type harHeader struct {
 // readHAR reads a HAR 1.2 file (log.entries[]). Entries are sorted by
 // startedDateTime, whatever their order in the file; HTTP/2 pseudo-headers are
 // dropped.
-func readHAR(r io.Reader, o ReadOptions) ([]request, error) {
+func readHAR(r io.Reader, o ReadOptions) ([]Request, error) {
 	var f harFile
 	dec := json.NewDecoder(io.LimitReader(r, 1<<30))
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("decode HAR: %w", err)
 	}
-	rs := make([]request, 0, len(f.Log.Entries))
+	rs := make([]Request, 0, len(f.Log.Entries))
 	times := make([]time.Time, 0, len(f.Log.Entries))
 	for i, e := range f.Log.Entries {
 		t, err := time.Parse(time.RFC3339Nano, e.Started)
@@ -236,7 +231,7 @@ func readHAR(r io.Reader, o ReadOptions) ([]request, error) {
 		if path == "" {
 			path = "/"
 		}
-		req := request{Method: e.Request.Method, Path: path, Query: u.RawQuery, Header: h, Body: body,
+		req := Request{Method: e.Request.Method, Path: path, Query: u.RawQuery, Header: h, Body: body,
 			RecordedCode: e.Response.Status}
 		req.finish(o.ClientHeader)
 		rs = append(rs, req)
@@ -256,10 +251,10 @@ type vegetaTarget struct {
 
 // readVegetaTargets reads vegeta JSON targets, one object a line. They carry no
 // timing: request i gets offset i×vegetaInterval, in file order.
-func readVegetaTargets(r io.Reader, o ReadOptions) ([]request, error) {
+func readVegetaTargets(r io.Reader, o ReadOptions) ([]Request, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
-	var rs []request
+	var rs []Request
 	line := 0
 	for sc.Scan() {
 		line++
@@ -285,7 +280,7 @@ func readVegetaTargets(r io.Reader, o ReadOptions) ([]request, error) {
 		if path == "" {
 			path = "/"
 		}
-		req := request{Offset: time.Duration(len(rs)) * vegetaInterval, Method: t.Method, Path: path,
+		req := Request{Offset: time.Duration(len(rs)) * vegetaInterval, Method: t.Method, Path: path,
 			Query: u.RawQuery, Header: h, Body: t.Body}
 		req.finish(o.ClientHeader)
 		rs = append(rs, req)

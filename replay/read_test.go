@@ -152,7 +152,7 @@ func TestLoadErrors(t *testing.T) {
 }
 
 // checkRequests asserts what every reader promises, whatever the input.
-func checkRequests(t *testing.T, rs []request) {
+func checkRequests(t *testing.T, rs []Request) {
 	for i, r := range rs {
 		if i > 0 && rs[i-1].Offset > r.Offset {
 			t.Fatalf("not sorted at %d", i)

@@ -9,12 +9,14 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // API classes of a request, by path.
 const (
-	apiMessaging = "messaging"
-	apiNotify    = "notify"
+	apiMessaging = rundir.APIMessaging
+	apiNotify    = rundir.APINotify
 	apiToken     = "token"
 	apiOther     = "other"
 )
@@ -38,9 +40,9 @@ var (
 	errBadLine      = errors.New("malformed line")
 )
 
-// request is one request to replay, whatever file it was read from. Header never
+// Request is one request to replay, whatever file it was read from. Header never
 // carries credentials (Authorization, cookies): the attacker adds fresh ones.
-type request struct {
+type Request struct {
 	Offset       time.Duration // from the first request of the file, unscaled
 	Method       string
 	Path         string // URL path, as recorded (no scheme or host)
@@ -66,11 +68,11 @@ func classify(method, path string) (api, op string) {
 			return apiMessaging, opCheckStatus
 		}
 		return apiMessaging, opOther
-	case strings.HasSuffix(p, "/api/v1/notifications"):
+	case strings.HasSuffix(p, rundir.RouteNotifications):
 		return apiNotify, OpSend
-	case strings.HasSuffix(p, "/api/v1/webhooks"):
+	case strings.HasSuffix(p, rundir.RouteWebhooks):
 		return apiNotify, opWebhook
-	case strings.Contains(p, "/api/v1/"):
+	case strings.Contains(p, rundir.RouteNotifyBase):
 		return apiNotify, opOther
 	case strings.HasSuffix(p, "/token") || strings.Contains(p, "/oauth"):
 		return apiToken, opToken
@@ -80,7 +82,7 @@ func classify(method, path string) (api, op string) {
 
 // finish fills the derived fields of r from its header and body, and removes
 // credentials from its header.
-func (r *request) finish(clientHeader string) {
+func (r *Request) finish(clientHeader string) {
 	r.Method = strings.ToUpper(r.Method)
 	if r.Method == "" {
 		r.Method = http.MethodGet
@@ -197,8 +199,8 @@ func externalIDFromBody(body []byte) string {
 }
 
 // sortRequests orders rs by offset, keeping the file order among equal offsets.
-func sortRequests(rs []request) {
-	slices.SortStableFunc(rs, func(a, b request) int {
+func sortRequests(rs []Request) {
+	slices.SortStableFunc(rs, func(a, b Request) int {
 		switch {
 		case a.Offset < b.Offset:
 			return -1
@@ -211,7 +213,7 @@ func sortRequests(rs []request) {
 
 // offsetsFrom sets each request's Offset from its time against the earliest time,
 // so out-of-order timestamps give non-negative offsets, then sorts.
-func offsetsFrom(rs []request, times []time.Time) {
+func offsetsFrom(rs []Request, times []time.Time) {
 	if len(times) == 0 {
 		return
 	}

@@ -27,7 +27,7 @@ type clientMap struct {
 // newClientMap builds the map for reqs. clients gives the scenario's client ids
 // per API (apiMessaging: logins, apiNotify: client_ids); an API with none keeps
 // its recorded ids.
-func newClientMap(reqs []request, clients map[string][]string) *clientMap {
+func newClientMap(reqs []Request, clients map[string][]string) *clientMap {
 	cm := &clientMap{clients: clients, m: map[string]map[string]string{}, order: map[string][]string{}}
 	for _, r := range reqs {
 		api := clientAPI(r.API)
@@ -56,7 +56,7 @@ func clientAPI(api string) string {
 }
 
 // Client returns the scenario client for request i of the replay.
-func (cm *clientMap) Client(i int, r *request) string {
+func (cm *clientMap) Client(i int, r *Request) string {
 	api := clientAPI(r.API)
 	cs := cm.clients[api]
 	if len(cs) == 0 {
@@ -90,7 +90,7 @@ type bodyRewrite struct {
 // rewriteBody returns the body of r rewritten for replay. Bodies that are not
 // JSON objects are returned unchanged; masked phone numbers (digits replaced by
 // '*' at recording) get digits again, the same for the same masked number.
-func rewriteBody(r *request, o bodyRewrite) ([]byte, error) {
+func rewriteBody(r *Request, o bodyRewrite) ([]byte, error) {
 	t := bytes.TrimSpace(r.Body)
 	if len(t) == 0 || t[0] != '{' {
 		return r.Body, nil

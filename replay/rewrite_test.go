@@ -10,7 +10,7 @@ import (
 )
 
 func TestClientMap(t *testing.T) {
-	reqs := []request{
+	reqs := []Request{
 		{API: apiNotify, ClientID: "rec-b"}, // first seen: gets the first scenario client
 		{API: apiNotify, ClientID: "rec-a"}, // second: the second
 		{API: apiNotify, ClientID: "rec-b"}, // seen before: same as before
@@ -36,37 +36,37 @@ func TestClientMap(t *testing.T) {
 func TestRewriteBody(t *testing.T) {
 	tests := []struct {
 		name string
-		req  request
+		req  Request
 		o    bodyRewrite
 		want string
 	}{
 		{ // callback goes to the sink, the tag joins the recorded trackData, masked recipient gets digits
 			"messaging send",
-			request{API: apiMessaging, Op: OpSend, Body: []byte(`{"callback":"http://app/cb","trackData":{"k":"v"},"scenario":[{"recipient":{"value":"+7999*****67"}}]}`)},
+			Request{API: apiMessaging, Op: OpSend, Body: []byte(`{"callback":"http://app/cb","trackData":{"k":"v"},"scenario":[{"recipient":{"value":"+7999*****67"}}]}`)},
 			bodyRewrite{SinkURL: "http://127.0.0.1:9/", TrackData: map[string]string{"msgload_run": "r1"}},
 			`{"callback":"http://127.0.0.1:9/callback","scenario":[{"recipient":{"value":"` + unmask("+7999*****67") + `"}}],"trackData":{"k":"v","msgload_run":"r1"}}`,
 		},
 		{ // a fresh externalId replaces the recorded one
 			"notify new id",
-			request{API: apiNotify, Op: OpSend, Body: []byte(`{"externalId":"old","n":1.50}`)},
+			Request{API: apiNotify, Op: OpSend, Body: []byte(`{"externalId":"old","n":1.50}`)},
 			bodyRewrite{ExternalID: "ml.r1.1.5"},
 			`{"externalId":"ml.r1.1.5","n":1.50}`,
 		},
 		{ // keep mode: the recorded externalId stays
 			"notify keep",
-			request{API: apiNotify, Op: OpSend, Body: []byte(`{"externalId":"old"}`)},
+			Request{API: apiNotify, Op: OpSend, Body: []byte(`{"externalId":"old"}`)},
 			bodyRewrite{},
 			`{"externalId":"old"}`,
 		},
 		{ // webhook registration points at the sink
 			"webhook",
-			request{API: apiNotify, Op: opWebhook, Body: []byte(`{"url":"https://app/hook"}`)},
+			Request{API: apiNotify, Op: opWebhook, Body: []byte(`{"url":"https://app/hook"}`)},
 			bodyRewrite{SinkURL: "http://127.0.0.1:9"},
 			`{"url":"http://127.0.0.1:9/webhook"}`,
 		},
 		{ // a body that is not JSON is sent as recorded
 			"not json",
-			request{API: apiMessaging, Op: OpSend, Body: []byte(`{broken`)},
+			Request{API: apiMessaging, Op: OpSend, Body: []byte(`{broken`)},
 			bodyRewrite{SinkURL: "http://s"},
 			`{broken`,
 		},
@@ -106,7 +106,7 @@ func TestUnmask(t *testing.T) {
 }
 
 func TestForAttack(t *testing.T) {
-	reqs := []request{
+	reqs := []Request{
 		{API: apiToken, Op: opToken, ClientID: "a"},
 		{API: apiNotify, Op: OpSend, ClientID: "a", ExternalID: "x", Body: []byte(`{"externalId":"x"}`)},
 		{API: apiMessaging, Op: OpSend, ClientID: "m", Body: []byte(`{"scenario":[{"channel":"viber"},{"channel":"sms"}]}`)},
@@ -142,28 +142,5 @@ func TestForAttack(t *testing.T) {
 	}
 	if _, err := ForAttack(reqs[:1], apiNotify, nil, AttackRewrite{}, 1); !errors.Is(err, ErrNoRequests) {
 		t.Errorf("no sends: %v", err)
-	}
-}
-
-func TestPlanOf(t *testing.T) {
-	sec := time.Second
-	reqs := []request{
-		{API: apiToken, Op: opToken, Offset: 0},                // not a send
-		{API: apiNotify, Op: OpSend, ClientID: "b", Offset: 0}, // window [0,1s): 3 sends
-		{API: apiNotify, Op: OpSend, ClientID: "a", Offset: 500 * time.Millisecond},
-		{API: apiNotify, Op: OpSend, ClientID: "b", Offset: 999 * time.Millisecond},
-		{API: apiMessaging, Op: OpSend, Offset: 2 * sec}, // other API
-		{API: apiNotify, Op: opWebhook, Offset: 3 * sec}, // not a send
-		{API: apiNotify, Op: OpSend, ClientID: "c", Offset: 4 * sec},
-	}
-	p := planOf(reqs, apiNotify, 2) // at 2×: sends at 0, 0.25, 0.4995, 2s
-	if p.Sends != 4 || p.Duration != 2*sec || p.RatePerSecond != 2 || p.PeakPerSecond != 3 {
-		t.Errorf("plan %+v", p)
-	}
-	if len(p.Clients) != 3 || p.Clients[0] != "b" || p.Clients[1] != "a" || p.Clients[2] != "c" {
-		t.Errorf("clients %v", p.Clients)
-	}
-	if p := planOf(reqs, "none", 1); p.Sends != 0 || p.Duration != 0 {
-		t.Errorf("empty plan %+v", p)
 	}
 }

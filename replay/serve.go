@@ -17,7 +17,7 @@ const shutdownTimeout = 5 * time.Second
 // requests in flight finish (at most shutdownTimeout), and closes rec so every
 // queued exchange is written and flushed. Connections that have not started a
 // request (a client's spare keep-alive dial) are closed at once.
-func Serve(ctx context.Context, ln net.Listener, rec *recorder) error {
+func Serve(ctx context.Context, ln net.Listener, rec *Recorder) error {
 	// the proxy's write timeout covers the upstream's answer (httpserve.Proxy)
 	err := httpserve.Serve(ctx, ln, httpserve.New(rec, httpserve.Proxy), shutdownTimeout)
 	closeErr := rec.Close()

@@ -123,12 +123,6 @@ type Comparison struct {
 	Regression bool      `json:"regression"`
 }
 
-// compare is CompareRuns without raw latencies: a latency change past the
-// tolerance and the floor is a regression untested.
-func compare(base, new *Summary, tol Tolerance) Comparison {
-	return CompareRuns(Run{Summary: base}, Run{Summary: new}, tol)
-}
-
 // CompareRuns puts the key figures of two runs side by side. A regression is a
 // latency percentile that grew past the tolerance and the absolute floor by a
 // change the tests on both runs' raw latencies tell from noise (latencyRow);

@@ -375,3 +375,9 @@ func TestCompareRandomCounts(t *testing.T) {
 		t.Errorf("duplicates drawn at 10%%: %d of 20 pairs not a regression, want 19", same)
 	}
 }
+
+// compare is CompareRuns without raw latencies: a latency change past the
+// tolerance and the floor is a regression untested.
+func compare(base, new *Summary, tol Tolerance) Comparison {
+	return CompareRuns(Run{Summary: base}, Run{Summary: new}, tol)
+}

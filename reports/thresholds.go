@@ -25,20 +25,14 @@ type compiled struct {
 	paths [][]any
 }
 
-// CheckThreshold says what is wrong with a threshold expression (an unknown
-// field, a syntax error, a result that is not true or false, a latency read
-// through a computed path), or nil: the rule the report's evaluation applies,
-// which scenario validation calls so that such a threshold stops the run
-// before it starts, not after its load.
-func CheckThreshold(src string) error {
-	_, err := checkThreshold(src)
-	return err
-}
-
-// CheckThresholdFor is CheckThreshold for a scenario whose delivery is via
-// via (sink, poll, none; "" = sink): it also refuses a threshold on a figure
-// the report calls not measured (a delivery figure of delivery: none), which
-// could never be judged.
+// CheckThresholdFor says what is wrong with a threshold expression (an
+// unknown field, a syntax error, a result that is not true or false, a latency
+// read through a computed path), or nil: the rule the report's evaluation
+// applies, which scenario validation calls so that such a threshold stops the
+// run before it starts, not after its load. For a scenario whose delivery is
+// via via (sink, poll, none; "" = sink) it also refuses a threshold on a
+// figure the report calls not measured (a delivery figure of delivery: none),
+// which could never be judged.
 func CheckThresholdFor(src, via string) error {
 	c, err := checkThreshold(src)
 	if err != nil {

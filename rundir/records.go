@@ -21,6 +21,7 @@ const (
 	RouteToken         = "/oauth/token"
 	RouteNotifications = "/api/v1/notifications"
 	RouteWebhooks      = "/api/v1/webhooks"
+	RouteNotifyBase    = "/api/v1/" // every notify route starts with it
 	// The sink's: messaging's status callbacks, its incoming messages, and
 	// notify's webhooks.
 	SinkCallback = "/callback"

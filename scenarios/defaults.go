@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/msgload/msgload/rundir"
@@ -119,15 +118,6 @@ func (fd fieldDefault) value(t reflect.Type) reflect.Value {
 		panic(fmt.Sprintf("scenarios: default of %s: %v", fd.path, d.errs))
 	}
 	return v
-}
-
-// json is the default as the schema writes it.
-func (fd fieldDefault) json() (any, error) {
-	var v any
-	if err := yaml.Unmarshal([]byte(fd.yaml), &v); err != nil {
-		return nil, fmt.Errorf("default of %s: %w", fd.path, err)
-	}
-	return v, nil
 }
 
 // fieldsAt returns the fields at path below v (a struct): one, several for a

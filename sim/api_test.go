@@ -486,6 +486,31 @@ func TestShorten(t *testing.T) {
 	}
 }
 
+// TestShortenURLApplied: with urlOptions.shortenUrl the long links of a text are
+// replaced before its size is checked (the spec: shortening "shortens the
+// message"), so a text over the limit only by its long links is accepted; the
+// same text without shortenUrl is refused.
+func TestShortenURLApplied(t *testing.T) {
+	s, _ := newFakeSim(t, engineConfig())
+	link := "https://example.com/" + strings.Repeat("x", 80)
+	var words []string
+	for n := 0; n <= rundir.MaxTextBytes; n += len(link) + 1 {
+		words = append(words, link)
+	}
+	text := q(strings.Join(words, " "))
+	if w := sendAs(s, "demo", "demo", `{"scenario":[`+itemJSON("text", text)+`]}`); w.Code != 400 {
+		t.Fatalf("without shortenUrl: %d %s, want 400", w.Code, w.Body)
+	}
+	body := `{"urlOptions":{"shortenUrl":true},"scenario":[` + itemJSON("text", text) + `]}`
+	if w := sendAs(s, "demo", "demo", body); w.Code != 200 {
+		t.Fatalf("with shortenUrl: %d %s, want 200", w.Code, w.Body)
+	}
+	body = `{"urlOptions":{"shortenUrl":false},"scenario":[` + itemJSON("text", text) + `]}`
+	if w := sendAs(s, "demo", "demo", body); w.Code != 400 {
+		t.Fatalf("shortenUrl false: %d %s, want 400", w.Code, w.Body)
+	}
+}
+
 // TestMessagingRateLimit: off by default; with rateLimit.messaging the same
 // limit applies per login, answered with the messaging error body.
 func TestMessagingRateLimit(t *testing.T) {

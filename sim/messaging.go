@@ -249,6 +249,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := DecodeSend(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	if err == nil {
+		s.shortenLinks(req)
 		err = ValidateSend(req, func(ch string) bool { return acc.channels&(1<<chanIndex(ch)) != 0 })
 	}
 	if err != nil {
@@ -350,6 +351,21 @@ func (s *Server) shorten(text string) string {
 		}
 		return s.cfg.Messaging.ShortLinkDomain + "/" + uuid.NewString()[:8]
 	})
+}
+
+// shortenLinks applies urlOptions.shortenUrl: the texts' long links are
+// replaced before the text size is checked, since shortening "shortens the
+// message" (the seed), so a text over the limit only by its links is taken.
+func (s *Server) shortenLinks(req *SendRequest) {
+	if req.URLOptions == nil || req.URLOptions.ShortenURL == nil || !*req.URLOptions.ShortenURL {
+		return
+	}
+	for i := range req.Scenario {
+		if t := req.Scenario[i].Text; t != nil {
+			short := s.shorten(*t)
+			req.Scenario[i].Text = &short
+		}
+	}
 }
 
 // accept registers a valid send with the engine.

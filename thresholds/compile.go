@@ -17,13 +17,6 @@ type Expr struct {
 	prog, left *vm.Program
 }
 
-// Check says what is wrong with a threshold expression against env (an
-// unknown field, a syntax error, a result that is not true or false), or nil.
-func Check(src string, env any) error {
-	_, err := compileBool(src, env)
-	return err
-}
-
 // Compile compiles src against env's fields to an expression that yields true
 // or false. A compile error is explained in env's JSON names.
 func Compile(src string, env any) (*Expr, error) {

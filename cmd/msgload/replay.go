@@ -71,7 +71,7 @@ func replayFlags() []cli.Flag {
 		&cli.StringFlag{Name: "target", Usage: "base `URL` of both APIs (default: the embedded simulator)"},
 		&cli.StringFlag{Name: "messaging-url", Usage: "base URL of the messaging API, over --target"},
 		&cli.StringFlag{Name: "notify-url", Usage: "base URL of the notification API, over --target"},
-		&cli.StringFlag{Name: "token-url", Usage: "token endpoint (default: <notify-url>/oauth/token)"},
+		&cli.StringFlag{Name: "token-url", Usage: "token endpoint (default: <notify-url>" + rundir.RouteToken + ")"},
 		&cli.StringFlag{Name: "sink", Usage: "base URL of a standalone sink; callbacks and webhook registrations are rewritten to it"},
 		&cli.StringFlag{Name: "client-header", Usage: "request header carrying the recorded client id (tried before Authorization and the body)"},
 		&cli.StringFlag{Name: "limit", Value: "exceed", Usage: "without --scenario: exceed (keep the recording's pace whatever the service's limit) or respect (hold every client under it)"},

@@ -173,6 +173,33 @@ func (s *scanner) level(i, col int) *Error {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' }
 
+// skipProperty skips the node property (a tag or an anchor) at j and the
+// spaces after it. A bare "&" takes the next word as its name in the YAML
+// library ("! & 00" is a tag and the anchor "00", the node still to come:
+// found by FuzzCheck), so that word is skipped too, unless it is a "- " or
+// "? " indicator (counting it may over-estimate, never miss).
+func (s *scanner) skipProperty(j, end int) int {
+	src := s.src
+	bareAnchor := src[j] == '&' && (j+1 == end || isSpace(src[j+1]))
+	j = s.skipWord(j, end)
+	indicator := j < end && (src[j] == '-' || src[j] == '?') && (j+1 == end || isSpace(src[j+1]))
+	if bareAnchor && !indicator {
+		j = s.skipWord(j, end)
+	}
+	return j
+}
+
+// skipWord skips the word at j and the spaces after it.
+func (s *scanner) skipWord(j, end int) int {
+	for j < end && !isSpace(s.src[j]) {
+		j++
+	}
+	for j < end && isSpace(s.src[j]) {
+		j++
+	}
+	return j
+}
+
 func (s *scanner) run() *Error {
 	src := s.src
 	for off := 0; off < len(src); {
@@ -277,12 +304,7 @@ func (s *scanner) indicators(i, start, end, off int) (next int, done bool, err *
 		// indicator do not end the run of indicators: "- !t - - x"
 		// nests as deep as "- - - x" (found by FuzzCheck).
 		for j := i; j < end && (src[j] == '!' || src[j] == '&'); {
-			for j < end && !isSpace(src[j]) {
-				j++
-			}
-			for j < end && isSpace(src[j]) {
-				j++
-			}
+			j = s.skipProperty(j, end)
 			if j < end && (src[j] == '-' || src[j] == '?') && (j+1 == end || isSpace(src[j+1])) {
 				i = j
 				if err := s.level(i, i-start+off); err != nil {

@@ -17,7 +17,6 @@ var errBadTemplate = errors.New("bad template")
 // {{digits N}} (N random digits). It is a deliberately small language: rendering
 // appends to a buffer without reflection, so it costs almost nothing per request.
 type Template struct {
-	raw  string
 	segs []Segment
 }
 
@@ -49,7 +48,7 @@ const maxTemplateCount = 10000
 
 // ParseTemplate compiles s.
 func ParseTemplate(s string) (*Template, error) {
-	t := &Template{raw: s}
+	t := &Template{}
 	rest := s
 	for rest != "" {
 		i := strings.Index(rest, "{{")
@@ -99,9 +98,6 @@ func parseAction(a string) (Segment, error) {
 	}
 	return Segment{}, fmt.Errorf("%w: unknown action {{%s}}: want .Seq, .Client, .Recipient, .Run, words N, cyrillic N, emoji N or digits N", errBadTemplate, a)
 }
-
-// String returns the template as written.
-func (t *Template) String() string { return t.raw }
 
 // Segments returns the compiled pieces (read only).
 func (t *Template) Segments() []Segment { return t.segs }
