@@ -36,8 +36,7 @@ run: build ## run the built-in smoke scenario against the embedded simulator and
 	./$(BIN) run $(SCENARIO) $(if $(METRICS_ADDR),--metrics-addr '$(METRICS_ADDR)')
 
 .PHONY: test
-test: ## run every test (Prometheus and Chromium tests skip when absent unless CI=true)
-	$(GO) vet $(PKGS)
+test: lint ## run every test after the lint (Prometheus and Chromium tests skip when absent unless CI=true)
 	$(GO) test $(TESTFLAGS) $(PKGS)
 
 .PHONY: faults
