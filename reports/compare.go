@@ -204,6 +204,17 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 	dcount("unmatched callbacks", base.Delivery.Unmatched, new.Delivery.Unmatched, callbacks, true, false)
 	dcount("malformed callbacks", base.Delivery.Malformed, new.Delivery.Malformed, nil, false, true)
 	count("excess accepted", base.RateLimit.ExcessAccepted, new.RateLimit.ExcessAccepted, true)
+	for _, r := range rateLimitRows(base, new) {
+		add(r)
+	}
+	add(verdictRow(base, new))
+	return c
+}
+
+// rateLimitRows compare the 429 answers (a service that started or stopped
+// limiting regressed) and the limiter named (another named algorithm is a
+// regression; named ↔ cannot tell a change).
+func rateLimitRows(base, new *Summary) []row {
 	b429, n429 := base.RateLimit.Rejected429, new.RateLimit.Rejected429
 	r := row{Name: "429 answers", Base: fmt.Sprint(b429), New: fmt.Sprint(n429), Delta: fmt.Sprintf("%+d", n429-b429), Verdict: rowSame, DecidedBy: decidedRule}
 	switch {
@@ -212,17 +223,21 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 	case n429 != b429:
 		r.Verdict = rowChanged
 	}
-	add(r)
 	ba, na := base.RateLimit.Algorithm.Verdict, new.RateLimit.Algorithm.Verdict
-	r = row{Name: "limiter", Base: ba, New: na, Delta: "", Verdict: rowSame, DecidedBy: decidedRule}
+	l := row{Name: "limiter", Base: ba, New: na, Delta: "", Verdict: rowSame, DecidedBy: decidedRule}
 	if ba != na {
-		r.Verdict = rowChanged
+		l.Verdict = rowChanged
 		if named(ba) && named(na) {
-			r.Verdict = RowRegression
+			l.Verdict = RowRegression
 		}
 	}
-	add(r)
-	r = row{Name: "verdict", Base: base.verdictWord(), New: new.verdictWord(), Verdict: rowSame, DecidedBy: decidedRule}
+	return []row{r, l}
+}
+
+// verdictRow compares the two verdicts: NEW failing where BASE passed is a
+// regression, the other way better, fail ↔ incomplete ↔ error a change.
+func verdictRow(base, new *Summary) row {
+	r := row{Name: "verdict", Base: base.verdictWord(), New: new.verdictWord(), Verdict: rowSame, DecidedBy: decidedRule}
 	if base.OK() != new.OK() {
 		r.Verdict = rowBetter
 		if !new.OK() {
@@ -232,8 +247,7 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 	if r.Verdict == rowSame && r.Base != r.New {
 		r.Verdict = rowChanged // fail ↔ incomplete ↔ error
 	}
-	add(r)
-	return c
+	return r
 }
 
 // ruleCountRow judges a count that a working service never draws at random
