@@ -226,6 +226,7 @@ func analyzeOnce(fsys fs.FS, name string, rawRequests bool, st *streamRun) (*ana
 	a.counts = map[string]*[2]int64{}
 	a.keepRecs = keepAllRecs || a.meta.Limit.Window.D() > 0 || rundir.HasTruth(a.fsys)
 	a.ch = newCharts(a.start, a.meta)
+	a.ch.newLat = func() *hist { return a.newHist(true) }
 	if len(a.meta.Chain) <= 30 {
 		a.chain = rundir.ParseChain(a.meta.Chain)
 	}

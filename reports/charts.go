@@ -21,6 +21,10 @@ type charts struct {
 	n      int                      // buckets used
 	codes  map[string]map[int]int64 // code class → bucket → requests
 	lat    map[int]*hist            // request latency per time bucket, exact
+	// newLat makes a bucket's latency hist: the analysis's (a bounded one in
+	// a run analysed in passes, whose memory does not grow with the
+	// requests), else one that keeps the values compactly.
+	newLat func() *hist
 	events map[string]map[int]int64 // event kind → bucket → events
 
 	// Filled by finish.
@@ -99,10 +103,19 @@ func (c *charts) attempt(at *rundir.Attempt) {
 	c.codes[k][i]++
 	h := c.lat[i]
 	if h == nil {
-		h = newCompactHist() // only its percentiles are drawn
+		h = c.latHist()
 		c.lat[i] = h
 	}
 	h.observe(at.Latency)
+}
+
+// latHist is a new hist of a bucket's request latency: only its
+// percentiles are drawn.
+func (c *charts) latHist() *hist {
+	if c.newLat != nil {
+		return c.newLat()
+	}
+	return newCompactHist()
 }
 
 func (c *charts) event(e *rundir.Event) {

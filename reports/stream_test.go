@@ -436,3 +436,39 @@ func TestHashSpillTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundedChartsHoldNoValues: the request latency drawn per time bucket
+// (report.html) keeps no value one by one in a run analysed in passes: a
+// compact hist lists every value of a second or more (timeouts, a slow
+// service), 4 bytes a request for the whole run. The series drawn are the
+// same as the one-pass analysis's.
+func TestBoundedChartsHoldNoValues(t *testing.T) {
+	dir := genStream(10_000, 2, "none", 2).write(t) // 1% timeouts of 30 s, latencies of 1 to 4 s
+	if !twoPasses(os.DirFS(dir)) {
+		t.Fatal("not analysed in passes")
+	}
+	a, err := analyzeBounded(os.DirFS(dir), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.ch.lat) == 0 {
+		t.Fatal("no latency charted")
+	}
+	for i, h := range a.ch.lat {
+		if len(h.us) > 0 || len(h.v) > 0 || h.counted != nil {
+			t.Fatalf("bucket %d holds %d values and %d as floats (counted: %v): want counts only", i, len(h.us), len(h.v), h.counted != nil)
+		}
+	}
+	once, err := analyzeOnce(os.DirFS(dir), dir, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct {
+		name      string
+		got, want []float64
+	}{{"p50", a.ch.LatP50, once.ch.LatP50}, {"p95", a.ch.LatP95, once.ch.LatP95}, {"p99", a.ch.LatP99, once.ch.LatP99}} {
+		if !slices.EqualFunc(s.got, s.want, func(x, y float64) bool { return x == y || x != x && y != y }) {
+			t.Errorf("%s per bucket %v, one pass %v", s.name, s.got, s.want)
+		}
+	}
+}
