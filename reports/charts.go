@@ -16,11 +16,11 @@ const maxBuckets = 120
 
 // charts holds the series report.html and report.md draw, gathered while reading the run.
 type charts struct {
-	base   time.Time
-	width  time.Duration
-	n      int                      // buckets used
-	codes  map[string]map[int]int64 // code class → bucket → requests
-	lat    map[int]*hist            // request latency per time bucket, exact
+	base  time.Time
+	width time.Duration
+	n     int                      // buckets used
+	codes map[string]map[int]int64 // code class → bucket → requests
+	lat   map[int]*hist            // request latency per time bucket, exact
 	// newLat makes a bucket's latency hist: the analysis's (a bounded one in
 	// a run analysed in passes, whose memory does not grow with the
 	// requests), else one that keeps the values compactly.
