@@ -16,15 +16,11 @@ const maxBuckets = 120
 
 // charts holds the series report.html and report.md draw, gathered while reading the run.
 type charts struct {
-	base  time.Time
-	width time.Duration
-	n     int                      // buckets used
-	codes map[string]map[int]int64 // code class → bucket → requests
-	lat   map[int]*hist            // request latency per time bucket, exact
-	// newLat makes a bucket's latency hist: the analysis's (a bounded one in
-	// a run analysed in passes, whose memory does not grow with the
-	// requests), else one that keeps the values compactly.
-	newLat func() *hist
+	base   time.Time
+	width  time.Duration
+	n      int                      // buckets used
+	codes  map[string]map[int]int64 // code class → bucket → requests
+	lat    map[int]*hist            // request latency per time bucket, exact
 	events map[string]map[int]int64 // event kind → bucket → events
 
 	// Filled by finish.
@@ -39,6 +35,11 @@ type charts struct {
 	DeliveryCDF map[string][][2]float64 // channel → (latency s, share 0..1)
 	Funnel      []funnelStage
 	chain       int // items in run.json's chain: a funnel needs more than one
+
+	// newLat makes a bucket's latency hist: the analysis's (a bounded one in
+	// a run analysed in passes, whose memory does not grow with the
+	// requests), else one that keeps the values compactly.
+	newLat func() *hist
 }
 
 func newCharts(start time.Time, m rundir.Meta) *charts {
