@@ -472,3 +472,58 @@ func TestBoundedChartsHoldNoValues(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundedCallbacksAgree: a run with callbacks is analysed in passes too
+// (issue 23), its summary.json the same to the byte as the one-pass
+// analysis's, on every generated shape and every run in testdata that is
+// analysed in passes.
+func TestBoundedCallbacksAgree(t *testing.T) {
+	dirs := map[string]string{}
+	for _, sh := range streamShapes {
+		dirs[sh.name] = sh.gen(10_000).write(t)
+	}
+	runs, err := os.ReadDir(filepath.Join("testdata", "runs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range runs {
+		dirs["testdata/"+e.Name()] = filepath.Join("testdata", "runs", e.Name())
+	}
+	for _, name := range []string{"callbacks", "callbacks-429"} {
+		if _, err := countSeqs(os.DirFS(dirs[name])); !twoPasses(os.DirFS(dirs[name])) || err != nil {
+			t.Errorf("%s is not analysed in passes (census: %v)", name, err)
+		}
+	}
+	for name, dir := range dirs {
+		t.Run(name, func(t *testing.T) {
+			if !twoPasses(os.DirFS(dir)) {
+				t.Skip("analysed in one pass")
+			}
+			once, err := analyzeOnce(os.DirFS(dir), dir, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := marshalled(t, once.s)
+			got, err := AnalyzeFS(os.DirFS(dir), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := marshalled(t, got); !bytes.Equal(g, want) {
+				t.Errorf("summary.json differs from the one-pass analysis's: %s", firstDiff(g, want))
+			}
+		})
+	}
+}
+
+// marshalled is s's summary.json, its thresholds judged.
+func marshalled(t *testing.T, s *Summary) []byte {
+	t.Helper()
+	if err := s.Evaluate(s.thresholdExprs); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
