@@ -171,6 +171,7 @@ type analyzer struct {
 	// stepWait: a run analysed in passes, the censored times of a failover
 	// step no message has taken yet (censorOnStep).
 	stepWait map[[2]string][]float64
+	feed     *eventFeed // a run with callbacks analysed in passes: events.jsonl, read with the attempts in time
 }
 
 // decodeAttempt decodes a line of attempts.jsonl, its strings of few values
@@ -236,6 +237,10 @@ func analyzeOnce(fsys fs.FS, name string, rawRequests bool, st *streamRun) (*ana
 	a.startTally()
 	if err := a.scanEventKeys(); err != nil {
 		return nil, err
+	}
+	if st != nil && a.meta.Delivery.Via != "none" {
+		a.feed = a.openEvents()
+		defer a.feed.close()
 	}
 	if err := a.readAttempts(); err != nil {
 		return nil, err
@@ -462,6 +467,9 @@ func (a *analyzer) readAttempts() error {
 	var bad int64
 	a.seenAttempts = attemptSet{}
 	err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
+		if a.feed != nil {
+			a.feed.until(sentAt(&at), a.event) // the callbacks that came before it
+		}
 		if a.st != nil && at.Seq > 0 {
 			a.flightAttempt(&at) // a run analysed in passes (stream.go)
 			return nil
@@ -726,10 +734,17 @@ func (a *analyzer) finishRequests() {
 
 func (a *analyzer) readEvents() error {
 	var bad int64
-	err := readJSONL(a.fsys, rundir.EventsFile, func(e rundir.Event) error {
-		a.event(&e)
-		return nil
-	}, func(int, error) { bad++ })
+	var err error
+	if f := a.feed; f != nil { // the rest, after the attempts (stream.go)
+		f.until(math.MaxInt64, a.event)
+		a.feed = nil
+		bad, err = f.bad, f.close()
+	} else {
+		err = readJSONL(a.fsys, rundir.EventsFile, func(e rundir.Event) error {
+			a.event(&e)
+			return nil
+		}, func(int, error) { bad++ })
+	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", rundir.EventsFile, err)
 	}

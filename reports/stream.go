@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"os"
 	"slices"
 
@@ -41,8 +42,9 @@ type streamRun struct {
 	plans  []*boundedPlan      // pass 3: what pass 2's hists found, in the order they were made
 	made   []*hist             // the bounded hists of this pass, in the order they were made
 	err    error               // the first error of the spill
-	// maxFlying is the most messages held at once (waiting for records).
-	maxFlying int
+	// maxFlying is the most messages held at once (waiting for records);
+	// maxRecords the most places made for their callbacks' records.
+	maxFlying, maxRecords int
 }
 
 // twoPasses says whether the run is analysed in bounded memory: no ground
@@ -186,6 +188,70 @@ func (a *analyzer) newHist(compact bool) *hist {
 	return h
 }
 
+// eventFeed reads events.jsonl a record at a time (iter.Pull) for a run
+// with callbacks analysed in passes: readAttempts reads the callbacks that
+// came before each attempt was logged, so that a message's records are read
+// close together in time and it flies only from its send to its last
+// callback. The figures do not depend on the order (the census says when a
+// message's last record is in); only the memory does.
+type eventFeed struct {
+	next func() (rundir.Event, bool)
+	stop func()
+	head rundir.Event
+	ok   bool
+	bad  int64 // lines that did not decode
+	err  error
+}
+
+// errFeedStopped ends the reading of a feed closed early.
+var errFeedStopped = errors.New("feed stopped")
+
+// openEvents opens the run's events.jsonl as a feed.
+func (a *analyzer) openEvents() *eventFeed {
+	f := &eventFeed{}
+	f.next, f.stop = iter.Pull(func(yield func(rundir.Event) bool) {
+		f.err = readJSONL(a.fsys, rundir.EventsFile, func(e rundir.Event) error {
+			if !yield(e) {
+				return errFeedStopped
+			}
+			return nil
+		}, func(int, error) { f.bad++ })
+	})
+	f.head, f.ok = f.next()
+	return f
+}
+
+// until reads with fn every event that arrived before t (unix ns), and any
+// that cannot be placed in time.
+func (f *eventFeed) until(t int64, fn func(*rundir.Event)) {
+	for f.ok && (!sane(f.head.ReceivedAt) || f.head.ReceivedAt.UnixNano() < t) {
+		e := f.head
+		fn(&e)
+		f.head, f.ok = f.next()
+	}
+}
+
+// close stops the feed (again: nothing) and returns its reading's error.
+func (f *eventFeed) close() error {
+	f.stop()
+	f.ok = false
+	if errors.Is(f.err, errFeedStopped) {
+		return nil
+	}
+	return f.err
+}
+
+// sentAt is when at was sent, unix ns; 0 when it cannot be placed in time.
+// The callbacks read before an attempt are those that came before it was
+// sent: not before its answer came, which a timeout puts 30 s later (the
+// callbacks of 30 s of messages not read yet would fly).
+func sentAt(at *rundir.Attempt) int64 {
+	if !sane(at.Sent) {
+		return 0
+	}
+	return at.Sent.UnixNano()
+}
+
 // flight is a message of a run analysed in passes while records of it are
 // still to be read: its state, the keys of its attempts read (a line that
 // repeats one is a duplicate: both have its sequence), and how many records
@@ -242,6 +308,7 @@ func (a *analyzer) flightEvent(seq int64, e *rundir.Event) {
 			f.m.d = &f.d
 		}
 		a.keepRecord(f.m.d, e, false)
+		a.st.maxRecords = max(a.st.maxRecords, int(a.recs.n))
 	}
 	a.landIfRead(seq, f)
 }

@@ -527,3 +527,34 @@ func marshalled(t *testing.T, s *Summary) []byte {
 	}
 	return b
 }
+
+// TestBoundedCallbacksHoldFew: a run with callbacks analysed in passes reads
+// its attempts and callbacks merged in time, and holds a message only from
+// its send to its last callback: at 1,000 messages a second, their callbacks
+// 0.5 s + Exp(1 s) after the send (2% late, at the end), a few thousand at
+// once, not every accepted message until events.jsonl is read; and the
+// records of the messages settled are let go.
+func TestBoundedCallbacksHoldFew(t *testing.T) {
+	const n = 20_000
+	r := genStream(n, 7, "sink", 1)
+	// In the order they arrived, as the sink writes them.
+	slices.SortStableFunc(r.events, func(x, y rundir.Event) int { return x.ReceivedAt.Compare(y.ReceivedAt) })
+	dir := r.write(t)
+	st := &streamRun{ids: &hashSpill{}}
+	defer st.ids.close()
+	var err error
+	if st.census, err = countSeqs(os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	a, err := analyzeOnce(os.DirFS(dir), dir, false, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.msgs.n != 0 || len(a.fly) != 0 || st.maxFlying == 0 || st.maxFlying > n/5 {
+		t.Errorf("%d messages held in msgs, %d flying at the end, %d at most: want none, none and at most %d", a.msgs.n, len(a.fly), st.maxFlying, n/5)
+	}
+	if slots := st.maxRecords; slots > 2*st.maxFlying {
+		t.Errorf("%d record places made for %d messages flying at most: the records of settled messages are not let go", slots, st.maxFlying)
+	}
+	t.Logf("%d messages flying at most, %d record places", st.maxFlying, st.maxRecords)
+}
