@@ -288,7 +288,7 @@ func (a *analyzer) flightAttempt(at *rundir.Attempt) {
 
 // landIfRead settles message seq once its last record is read.
 func (a *analyzer) landIfRead(seq int64, f *flight) {
-	if f.read == f.want && f.want < censusMore {
+	if f.read == f.want && f.want < a.st.census.more() {
 		a.land(seq, f)
 	}
 }
@@ -324,7 +324,7 @@ func (a *analyzer) flight(seq int64) *flight {
 		return &a.one
 	}
 	if want == 0 {
-		want = censusMore // not counted (a file that changed): settled at the end
+		want = a.st.census.more() // not counted (a file that changed): settled at the end
 	}
 	if a.fly == nil {
 		a.fly = map[int64]*flight{}
@@ -404,38 +404,54 @@ func (a *analyzer) ownID(h uint64, seq int64, m *msg) {
 	}
 }
 
-// seqCensus counts the records of each sequence up to censusMore (4 bits a
-// sequence: 9 MB for 18 M messages; a message with callbacks has a record
-// for each), in pages of censusPage sequences made as sequences land in them.
+// seqCensus counts the records of each sequence up to more, in bits bits a
+// sequence: 2 (none, one, two, three or more: 4.5 MB for 18 M messages) in
+// a run with delivery none, 4 (up to 15) in a run with callbacks, where a
+// message has a record for each; in pages of censusPage sequences made as
+// sequences land in them.
 type seqCensus struct {
-	pages map[int64]*[censusPage / 2]byte
+	pages map[int64][]byte
+	bits  uint
 }
 
-const (
-	censusPage = 1 << 14
-	censusMore = 15 // this many records or more: the message is settled once every record is read
-)
+const censusPage = 1 << 14
 
-func (c *seqCensus) add(seq int64) {
+// newCensus is a census of bits bits a sequence.
+func newCensus(bits uint) *seqCensus { return &seqCensus{pages: map[int64][]byte{}, bits: bits} }
+
+// more is the count that means this many records or more: the message is
+// settled once every record is read.
+func (c *seqCensus) more() int { return 1<<c.bits - 1 }
+
+// at is the byte and the shift of seq's count, its page made when grow.
+func (c *seqCensus) at(seq int64, grow bool) (*byte, uint) {
 	p := c.pages[seq/censusPage]
 	if p == nil {
-		p = new([censusPage / 2]byte)
+		if !grow {
+			return nil, 0
+		}
+		p = make([]byte, censusPage*c.bits/8)
 		c.pages[seq/censusPage] = p
 	}
+	per := int64(8 / c.bits)
 	i := seq % censusPage
-	if n := p[i/2] >> (4 * (i % 2)) & 15; n < censusMore {
-		p[i/2] += 1 << (4 * (i % 2))
+	return &p[i/per], c.bits * uint(i%per)
+}
+
+func (c *seqCensus) add(seq int64) {
+	b, sh := c.at(seq, true)
+	if n := int(*b >> sh & byte(c.more())); n < c.more() {
+		*b += 1 << sh
 	}
 }
 
-// get is how many records seq has, censusMore for that many or more.
+// get is how many records seq has, more() for that many or more.
 func (c *seqCensus) get(seq int64) int {
-	p := c.pages[seq/censusPage]
-	if p == nil {
+	b, sh := c.at(seq, false)
+	if b == nil {
 		return 0
 	}
-	i := seq % censusPage
-	return int(p[i/2] >> (4 * (i % 2)) & 15)
+	return int(*b >> sh & byte(c.more()))
 }
 
 // countSeqs is the census of attempts.jsonl: every line that decodes, with a
@@ -443,7 +459,11 @@ func (c *seqCensus) get(seq int64) int {
 // or webhook tagged with this run (delivered), errOnePass for one that is
 // to be joined by id (scanEventKeys).
 func countSeqs(fsys fs.FS) (*seqCensus, error) {
-	c := &seqCensus{pages: map[int64]*[censusPage / 2]byte{}}
+	m, _ := runMeta(fsys)
+	c := newCensus(2)
+	if m.Delivery.Via != "none" {
+		c = newCensus(4)
+	}
 	var strs interner
 	err := readJSONLFunc(fsys, rundir.AttemptsFile, func(b []byte, at *rundir.Attempt) error {
 		return decodeAttempt(&strs, b, at)
@@ -456,7 +476,6 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
 	}
-	m, _ := runMeta(fsys)
 	if m.Delivery.Via == "none" {
 		return c, nil
 	}
