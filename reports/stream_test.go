@@ -484,6 +484,7 @@ func TestBoundedCallbacksAgree(t *testing.T) {
 	for _, sh := range streamShapes {
 		dirs[sh.name] = sh.gen(10_000).write(t)
 	}
+	dirs["failover"] = genFailover(3_000).write(t)
 	runs, err := os.ReadDir(filepath.Join("testdata", "runs"))
 	if err != nil {
 		t.Fatal(err)
@@ -491,7 +492,7 @@ func TestBoundedCallbacksAgree(t *testing.T) {
 	for _, e := range runs {
 		dirs["testdata/"+e.Name()] = filepath.Join("testdata", "runs", e.Name())
 	}
-	for _, name := range []string{"callbacks", "callbacks-429"} {
+	for _, name := range []string{"callbacks", "callbacks-429", "failover"} {
 		if _, err := countSeqs(os.DirFS(dirs[name])); !twoPasses(os.DirFS(dirs[name])) || err != nil {
 			t.Errorf("%s is not analysed in passes (census: %v)", name, err)
 		}
@@ -598,4 +599,37 @@ func TestBoundedCallbacksReadOneCut(t *testing.T) {
 	if got := marshalled(t, s); !bytes.Equal(got, want) {
 		t.Errorf("the analysis read callbacks written after it began: %s", firstDiff(got, want))
 	}
+}
+
+// genFailover is n messages at 100/s on the chain viber:DELIVERED → sms,
+// their callbacks in arrival order: the first 300 with none (lost on viber,
+// settled in a stream before any message steps to sms: their time is
+// censored in that step all the same), then delivered on viber, stepped
+// (EXPIRED) and delivered on sms, or stepped and lost on sms.
+func genFailover(n int) *run {
+	r := newRun(rundir.APIMessaging)
+	r.meta.Target = "http://127.0.0.1:8080"
+	r.meta.Chain = []string{"viber:DELIVERED", "sms"}
+	r.meta.Delivery = rundir.Delivery{Via: "sink", Grace: rundir.Duration(20 * time.Second)}
+	r.meta.AttackEnd = at(float64(n)/100 + 1)
+	r.meta.End = at(float64(n)/100 + 21)
+	for i := 1; i <= n; i++ {
+		sec := float64(i) / 100
+		a := r.send(int64(i), "c1", sec, 202, 0.01)
+		a.FirstSent = a.Sent
+	}
+	for i := 301; i <= n; i++ {
+		sec := float64(i) / 100
+		switch i % 3 {
+		case 0:
+			r.callback(int64(i), sec+1+float64(i%7)/10, "DELIVERED", "viber", true, false)
+		case 1:
+			r.callback(int64(i), sec+2, "EXPIRED", "viber", false, false)
+			r.callback(int64(i), sec+3+float64(i%5)/10, "DELIVERED", "sms", true, false)
+		default:
+			r.callback(int64(i), sec+2+float64(i%11)/10, "NOT_DELIVERED", "viber", false, false)
+		}
+	}
+	slices.SortStableFunc(r.events, func(x, y rundir.Event) int { return x.ReceivedAt.Compare(y.ReceivedAt) })
+	return r
 }
