@@ -93,11 +93,11 @@ func analyzeBounded(fsys fs.FS, name string) (*analyzer, error) {
 	}
 	fsys = cut
 	census, err := countSeqs(fsys)
-	if errors.Is(err, errOnePass) {
-		return analyzeOnce(fsys, name, false, nil)
-	}
 	if err != nil {
-		return nil, err
+		// A callback to read in one pass (errOnePass), or a file that cannot
+		// be read: the one pass says which, and why, as a problem of the
+		// verdict (checkRawFiles), or fails as it would.
+		return analyzeOnce(fsys, name, false, nil)
 	}
 	first := &streamRun{census: census, ids: &hashSpill{}}
 	defer first.ids.close()
