@@ -168,6 +168,10 @@ type analyzer struct {
 	fly   map[int64]*flight // a run analysed in passes: the messages with records still to read (stream.go)
 	one   flight            // the message of the record being read when it is its only one
 	cur   *flight           // the message of the record being read
+	// stepWait: a run analysed in passes, the censored times of a failover
+	// step no message has taken yet (censorOnStep).
+	stepWait map[[2]string][]float64
+	feed     *eventFeed // a run with callbacks analysed in passes: events.jsonl, read with the attempts in time
 }
 
 // decodeAttempt decodes a line of attempts.jsonl, its strings of few values
@@ -226,12 +230,17 @@ func analyzeOnce(fsys fs.FS, name string, rawRequests bool, st *streamRun) (*ana
 	a.counts = map[string]*[2]int64{}
 	a.keepRecs = keepAllRecs || a.meta.Limit.Window.D() > 0 || rundir.HasTruth(a.fsys)
 	a.ch = newCharts(a.start, a.meta)
+	a.ch.newLat = func() *hist { return a.newHist(true) }
 	if len(a.meta.Chain) <= 30 {
 		a.chain = rundir.ParseChain(a.meta.Chain)
 	}
 	a.startTally()
 	if err := a.scanEventKeys(); err != nil {
 		return nil, err
+	}
+	if st != nil && a.meta.Delivery.Via != "none" {
+		a.feed = a.openEvents()
+		defer a.feed.close()
 	}
 	if err := a.readAttempts(); err != nil {
 		return nil, err
@@ -458,6 +467,9 @@ func (a *analyzer) readAttempts() error {
 	var bad int64
 	a.seenAttempts = attemptSet{}
 	err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
+		if a.feed != nil {
+			a.feed.until(sentAt(&at), a.event) // the callbacks that came before it
+		}
 		if a.st != nil && at.Seq > 0 {
 			a.flightAttempt(&at) // a run analysed in passes (stream.go)
 			return nil
@@ -723,10 +735,17 @@ func (a *analyzer) finishRequests() {
 
 func (a *analyzer) readEvents() error {
 	var bad int64
-	err := readJSONL(a.fsys, rundir.EventsFile, func(e rundir.Event) error {
-		a.event(&e)
-		return nil
-	}, func(int, error) { bad++ })
+	var err error
+	if f := a.feed; f != nil { // the rest, after the attempts (stream.go)
+		f.until(math.MaxInt64, a.event)
+		a.feed = nil
+		bad, err = f.bad, f.close()
+	} else {
+		err = readJSONL(a.fsys, rundir.EventsFile, func(e rundir.Event) error {
+			a.event(&e)
+			return nil
+		}, func(int, error) { bad++ })
+	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", rundir.EventsFile, err)
 	}
@@ -799,18 +818,26 @@ func (a *analyzer) incoming(e *rundir.Event) {
 
 // learnChain reads the channel chain from a callback's trackData once.
 func (a *analyzer) learnChain(e *rundir.Event) {
-	if a.chain != nil || len(e.Payload) == 0 {
-		return
+	if a.chain == nil {
+		a.chain = payloadChain(e.Payload)
+	}
+}
+
+// payloadChain is the channel chain a callback's trackData tells, or nil.
+func payloadChain(payload []byte) rundir.Chain {
+	if len(payload) == 0 {
+		return nil
 	}
 	var p struct {
 		TrackData map[string]any `json:"trackData"`
 	}
-	if json.Unmarshal(e.Payload, &p) != nil {
-		return
+	if json.Unmarshal(payload, &p) != nil {
+		return nil
 	}
 	if t, err := rundir.ParseTrackData(p.TrackData); err == nil && len(t.Chain) > 0 && len(t.Chain) <= 30 {
-		a.chain = rundir.ParseChain(t.Chain)
+		return rundir.ParseChain(t.Chain)
 	}
+	return nil
 }
 
 func indexOf(chain []string, ch string) int {
@@ -835,6 +862,10 @@ func (a *analyzer) delivered(e *rundir.Event, polled bool) {
 		// scenario sends its own externalIds, a replay kept a recording's
 		// tagged ones): join by the id the service answered, or not at all.
 		seq = a.needKeys[e.ServiceID()]
+	}
+	if a.st != nil && seq > 0 {
+		a.flightEvent(seq, e) // a run analysed in passes (stream.go)
+		return
 	}
 	m := a.msgs.get(seq)
 	if seq == 0 || m == nil {
@@ -888,12 +919,29 @@ func (a *analyzer) censorLatency(m *msg, md *msgDelivery, dl int64) {
 	a.delivery.censor(waited(m.first))
 	a.drift.delivered(m.first, 0, true)
 	a.channelHist(a.censoredChannel(md)).censor(waited(m.first))
-	if h := a.censorStep(md); h != nil {
+	if k, ok := a.censorStep(md); ok {
 		since := md.lastStepAt
 		if since == 0 {
 			since = m.first
 		}
-		h.censor(waited(since))
+		a.censorOnStep(k, waited(since))
+	}
+}
+
+// censorOnStep counts a censored time in step k's hist. A run analysed in
+// passes settles a message before every other is judged: the step may be
+// taken by a message judged later, so the time waits for its hist (step);
+// one that no message takes is not counted, as in one pass.
+func (a *analyzer) censorOnStep(k [2]string, sec float64) {
+	if h := a.steps[k]; h != nil {
+		h.censor(sec)
+		return
+	}
+	if a.st != nil {
+		if a.stepWait == nil {
+			a.stepWait = map[[2]string][]float64{}
+		}
+		a.stepWait[k] = append(a.stepWait[k], sec)
 	}
 }
 
@@ -908,17 +956,17 @@ func (a *analyzer) censoredChannel(md *msgDelivery) string {
 	return a.chans.names[md.lastChan]
 }
 
-// censorStep is the time of the failover step out of the chain item a
-// message without a final status was on, when some message took that step
-// (a step nobody took has no time, and no threshold passes on it): the
-// message may have been about to take it. Without a chain there is no next
-// step to censor.
-func (a *analyzer) censorStep(md *msgDelivery) *hist {
+// censorStep is the failover step out of the chain item a message without
+// a final status was on: its time is censored there when some message took
+// that step (a step nobody took has no time, and no threshold passes on
+// it): the message may have been about to take it. Without a chain there is
+// no next step to censor.
+func (a *analyzer) censorStep(md *msgDelivery) ([2]string, bool) {
 	i := int(md.item)
 	if i+1 >= len(a.chain) {
-		return nil
+		return [2]string{}, false
 	}
-	return a.steps[[2]string{a.chain[i].Channel, a.chain[i+1].Channel}]
+	return [2]string{a.chain[i].Channel, a.chain[i+1].Channel}, true
 }
 
 // tally is what finishMessage counts over the messages beside the summary's

@@ -35,6 +35,11 @@ type charts struct {
 	DeliveryCDF map[string][][2]float64 // channel → (latency s, share 0..1)
 	Funnel      []funnelStage
 	chain       int // items in run.json's chain: a funnel needs more than one
+
+	// newLat makes a bucket's latency hist: the analysis's (a bounded one in
+	// a run analysed in passes, whose memory does not grow with the
+	// requests), else one that keeps the values compactly.
+	newLat func() *hist
 }
 
 func newCharts(start time.Time, m rundir.Meta) *charts {
@@ -99,10 +104,19 @@ func (c *charts) attempt(at *rundir.Attempt) {
 	c.codes[k][i]++
 	h := c.lat[i]
 	if h == nil {
-		h = newCompactHist() // only its percentiles are drawn
+		h = c.latHist()
 		c.lat[i] = h
 	}
 	h.observe(at.Latency)
+}
+
+// latHist is a new hist of a bucket's request latency: only its
+// percentiles are drawn.
+func (c *charts) latHist() *hist {
+	if c.newLat != nil {
+		return c.newLat()
+	}
+	return newCompactHist()
 }
 
 func (c *charts) event(e *rundir.Event) {

@@ -67,6 +67,8 @@ const (
 type recList struct {
 	blocks [][]delRec
 	n      uint32
+	free   uint32 // the first record let go (release), linked by next; 0: none
+	buf    []delRec
 }
 
 const recBlock = 1024
@@ -75,6 +77,14 @@ func (l *recList) get(i uint32) *delRec { i--; return &l.blocks[i/recBlock][i%re
 
 // push adds r to md's records.
 func (l *recList) push(md *msgDelivery, r delRec) {
+	if i := l.free; i != 0 {
+		p := l.get(i)
+		l.free = p.next
+		r.next = md.head
+		*p = r
+		md.head = i
+		return
+	}
 	if l.n%recBlock == 0 {
 		l.blocks = append(l.blocks, make([]delRec, recBlock))
 	}
@@ -82,6 +92,23 @@ func (l *recList) push(md *msgDelivery, r delRec) {
 	l.blocks[l.n/recBlock][l.n%recBlock] = r
 	l.n++
 	md.head = l.n
+}
+
+// release lets md's records go (their places are reused) and returns a copy
+// of them, valid until the next release: a run analysed in passes judges a
+// message when it lands, and holds only the records of those in flight.
+func (l *recList) release(md *msgDelivery) []delRec {
+	l.buf = l.buf[:0]
+	for i := md.head; i != 0; {
+		r := l.get(i)
+		l.buf = append(l.buf, *r)
+		next := r.next
+		r.next = l.free
+		l.free = i
+		i = next
+	}
+	md.head = 0
+	return l.buf
 }
 
 // keepRecord keeps the record e tells of message md until every record is read.
@@ -334,6 +361,10 @@ func (a *analyzer) step(md *msgDelivery, from, to string, d int64) {
 	if h == nil {
 		h = a.newHist(false)
 		a.steps[k] = h
+		for _, v := range a.stepWait[k] {
+			h.censor(v)
+		}
+		delete(a.stepWait, k)
 	}
 	h.observe(float64(d) / 1e9)
 	md.reached |= 1 << a.chans.id(to)

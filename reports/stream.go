@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"os"
 	"slices"
 
@@ -41,35 +42,62 @@ type streamRun struct {
 	plans  []*boundedPlan      // pass 3: what pass 2's hists found, in the order they were made
 	made   []*hist             // the bounded hists of this pass, in the order they were made
 	err    error               // the first error of the spill
-	// maxFlying is the most messages held at once (waiting for records).
-	maxFlying int
+	// maxFlying is the most messages held at once (waiting for records);
+	// maxRecords the most places made for their callbacks' records.
+	maxFlying, maxRecords int
 }
 
-// twoPasses says whether the run is analysed in bounded memory: delivery
-// none, no event and no ground truth to join (a run with callbacks holds its
-// messages until they are judged).
+// twoPasses says whether the run is analysed in bounded memory: no ground
+// truth to join, and delivery none with no event, or delivery via the sink.
+// A run with callbacks is analysed in passes only when every callback names
+// its message by this run's tag (one joined by the id the service answered
+// needs a map of the ids) and the chain is in run.json or in no callback (a
+// chain learnt from the first callback places the records of every message,
+// even those judged before it in a stream): the census finds out.
 func twoPasses(fsys fs.FS) bool {
-	b, err := rundir.ReadFileFS(fsys, rundir.MetaFile, rundir.MaxDocBytes)
-	if err != nil {
+	m, ok := runMeta(fsys)
+	if !ok || rundir.HasTruth(fsys) {
 		return false
 	}
-	var m rundir.Meta
-	if json.Unmarshal(b, &m) != nil || m.Delivery.Via != "none" || rundir.HasTruth(fsys) {
-		return false
+	switch m.Delivery.Via {
+	case "none":
+		st, err := fs.Stat(fsys, rundir.EventsFile)
+		return errors.Is(err, fs.ErrNotExist) || err == nil && st.Size() == 0
+	case "sink", "":
+		return true
 	}
-	st, err := fs.Stat(fsys, rundir.EventsFile)
-	return errors.Is(err, fs.ErrNotExist) || err == nil && st.Size() == 0
+	return false
 }
+
+// runMeta is the run's run.json.
+func runMeta(fsys fs.FS) (rundir.Meta, bool) {
+	var m rundir.Meta
+	b, err := rundir.ReadFileFS(fsys, rundir.MetaFile, rundir.MaxDocBytes)
+	return m, err == nil && json.Unmarshal(b, &m) == nil
+}
+
+// errOnePass: a callback of the run is joined by the id the service
+// answered (no tag of this run), or tells the chain run.json does not: the
+// run is analysed in one pass (twoPasses).
+var errOnePass = errors.New("a callback to read in one pass")
 
 // analyzeBounded analyses a run in the passes above, each over
-// attempts.jsonl as long as it was when the first began (prefixFS).
+// attempts.jsonl and events.jsonl as long as they were when the first began
+// (prefixFS).
 func analyzeBounded(fsys fs.FS, name string) (*analyzer, error) {
-	if st, err := fs.Stat(fsys, rundir.AttemptsFile); err == nil {
-		fsys = prefixFS{fsys, st.Size()}
+	cut := prefixFS{FS: fsys, size: map[string]int64{}}
+	for _, f := range []string{rundir.AttemptsFile, rundir.EventsFile} {
+		if st, err := fs.Stat(fsys, f); err == nil {
+			cut.size[f] = st.Size()
+		}
 	}
+	fsys = cut
 	census, err := countSeqs(fsys)
 	if err != nil {
-		return nil, err
+		// A callback to read in one pass (errOnePass), or a file that cannot
+		// be read: the one pass says which, and why, as a problem of the
+		// verdict (checkRawFiles), or fails as it would.
+		return analyzeOnce(fsys, name, false, nil)
 	}
 	first := &streamRun{census: census, ids: &hashSpill{}}
 	defer first.ids.close()
@@ -98,21 +126,22 @@ func analyzeBounded(fsys fs.FS, name string) (*analyzer, error) {
 	return a, nil
 }
 
-// prefixFS shows attempts.jsonl cut at the size it had when the analysis
-// began: the passes over a run still being written (the live analysis, a
-// checkpoint) read the same lines, and a message settled at its only record
-// in the census cannot get a second one in a later pass.
+// prefixFS shows attempts.jsonl and events.jsonl cut at the size they had
+// when the analysis began: the passes over a run still being written (the
+// live analysis, a checkpoint) read the same lines, and a message settled at
+// its last record in the census cannot get another in a later pass.
 type prefixFS struct {
 	fs.FS
-	size int64
+	size map[string]int64
 }
 
 func (p prefixFS) Open(name string) (fs.File, error) {
 	f, err := p.FS.Open(name)
-	if err != nil || name != rundir.AttemptsFile {
+	n, cut := p.size[name]
+	if err != nil || !cut {
 		return f, err
 	}
-	return &prefixFile{File: f, r: io.LimitReader(f, p.size)}, nil
+	return &prefixFile{File: f, r: io.LimitReader(f, n)}, nil
 }
 
 // prefixFile is a file read up to a size.
@@ -159,14 +188,82 @@ func (a *analyzer) newHist(compact bool) *hist {
 	return h
 }
 
+// eventFeed reads events.jsonl a record at a time (iter.Pull) for a run
+// with callbacks analysed in passes: readAttempts reads the callbacks that
+// came before each attempt was logged, so that a message's records are read
+// close together in time and it flies only from its send to its last
+// callback. The figures do not depend on the order (the census says when a
+// message's last record is in); only the memory does.
+type eventFeed struct {
+	next func() (rundir.Event, bool)
+	stop func()
+	head rundir.Event
+	ok   bool
+	bad  int64 // lines that did not decode
+	err  error
+}
+
+// errFeedStopped ends the reading of a feed closed early.
+var errFeedStopped = errors.New("feed stopped")
+
+// openEvents opens the run's events.jsonl as a feed.
+func (a *analyzer) openEvents() *eventFeed {
+	f := &eventFeed{}
+	f.next, f.stop = iter.Pull(func(yield func(rundir.Event) bool) {
+		f.err = readJSONL(a.fsys, rundir.EventsFile, func(e rundir.Event) error {
+			if !yield(e) {
+				return errFeedStopped
+			}
+			return nil
+		}, func(int, error) { f.bad++ })
+	})
+	f.head, f.ok = f.next()
+	return f
+}
+
+// until reads with fn every event that arrived before t (unix ns), and any
+// that cannot be placed in time.
+func (f *eventFeed) until(t int64, fn func(*rundir.Event)) {
+	for f.ok && (!sane(f.head.ReceivedAt) || f.head.ReceivedAt.UnixNano() < t) {
+		e := f.head
+		fn(&e)
+		f.head, f.ok = f.next()
+	}
+}
+
+// close stops the feed (again: nothing) and returns its reading's error.
+func (f *eventFeed) close() error {
+	f.stop()
+	f.ok = false
+	if errors.Is(f.err, errFeedStopped) {
+		return nil
+	}
+	return f.err
+}
+
+// sentAt is when at was sent, unix ns; 0 when it cannot be placed in time.
+// The callbacks read before an attempt are those that came before it was
+// sent: not before its answer came, which a timeout puts 30 s later (the
+// callbacks of 30 s of messages not read yet would fly).
+func sentAt(at *rundir.Attempt) int64 {
+	if !sane(at.Sent) {
+		return 0
+	}
+	return at.Sent.UnixNano()
+}
+
 // flight is a message of a run analysed in passes while records of it are
 // still to be read: its state, the keys of its attempts read (a line that
 // repeats one is a duplicate: both have its sequence), and how many records
 // the census counted.
 type flight struct {
 	m          msg
+	d          msgDelivery // m.d once a callback of it is read
 	keys       []uint64
 	read, want int
+	// evs: callbacks read; insane: those of them not placed in time. Both
+	// are unmatched when no send of the message comes (delivered).
+	evs, insane int
 }
 
 // flightAttempt reads a record of a message (seq > 0) of a run analysed in
@@ -186,9 +283,34 @@ func (a *analyzer) flightAttempt(at *rundir.Attempt) {
 		}
 		a.attempt(at)
 	}
-	if f.read == f.want && f.want < censusMore {
-		a.land(at.Seq, f)
+	a.landIfRead(at.Seq, f)
+}
+
+// landIfRead settles message seq once its last record is read.
+func (a *analyzer) landIfRead(seq int64, f *flight) {
+	if f.read == f.want && f.want < a.st.census.more() {
+		a.land(seq, f)
 	}
+}
+
+// flightEvent reads a callback of message seq (> 0, tagged with this run)
+// of a run analysed in passes, as delivered does: kept with the message's
+// records, which are judged when it lands. Whether a send of it was read is
+// known only then: a callback may be read before it.
+func (a *analyzer) flightEvent(seq int64, e *rundir.Event) {
+	f := a.flight(seq)
+	f.read++
+	f.evs++
+	if !sane(e.ReceivedAt) {
+		f.insane++
+	} else {
+		if f.m.d == nil {
+			f.m.d = &f.d
+		}
+		a.keepRecord(f.m.d, e, false)
+		a.st.maxRecords = max(a.st.maxRecords, int(a.recs.n))
+	}
+	a.landIfRead(seq, f)
 }
 
 // flight is message seq's state while its records are read.
@@ -200,6 +322,9 @@ func (a *analyzer) flight(seq int64) *flight {
 	if want == 1 {
 		a.one = flight{want: 1}
 		return &a.one
+	}
+	if want == 0 {
+		want = a.st.census.more() // not counted (a file that changed): settled at the end
 	}
 	if a.fly == nil {
 		a.fly = map[int64]*flight{}
@@ -213,8 +338,17 @@ func (a *analyzer) flight(seq int64) *flight {
 // land settles message seq: counted in the figures (when it was sent), and
 // forgotten.
 func (a *analyzer) land(seq int64, f *flight) {
+	if f.m.d != nil {
+		buf := a.recs.release(f.m.d)
+		if f.m.held {
+			a.judgeRecords(&f.m, buf)
+		}
+	}
 	if f.m.held {
+		a.s.Delivery.Unmatched += int64(f.insane)
 		a.finishMessage(seq, &f.m)
+	} else {
+		a.s.Delivery.Unmatched += int64(f.evs) // no such message sent
 	}
 	if f != &a.one {
 		delete(a.fly, seq)
@@ -270,44 +404,66 @@ func (a *analyzer) ownID(h uint64, seq int64, m *msg) {
 	}
 }
 
-// seqCensus counts the records of each sequence up to censusMore (2 bits a
-// sequence: 4.5 MB for 18 M messages), in pages of censusPage sequences made
-// as sequences land in them.
+// seqCensus counts the records of each sequence up to more, in bits bits a
+// sequence: 2 (none, one, two, three or more: 4.5 MB for 18 M messages) in
+// a run with delivery none, 4 (up to 15) in a run with callbacks, where a
+// message has a record for each; in pages of censusPage sequences made as
+// sequences land in them.
 type seqCensus struct {
-	pages map[int64]*[censusPage / 4]byte
+	pages map[int64][]byte
+	bits  uint
 }
 
-const (
-	censusPage = 1 << 14
-	censusMore = 3 // this many records or more: the message is settled once every record is read
-)
+const censusPage = 1 << 14
 
-func (c *seqCensus) add(seq int64) {
+// newCensus is a census of bits bits a sequence.
+func newCensus(bits uint) *seqCensus { return &seqCensus{pages: map[int64][]byte{}, bits: bits} }
+
+// more is the count that means this many records or more: the message is
+// settled once every record is read.
+func (c *seqCensus) more() int { return 1<<c.bits - 1 }
+
+// at is the byte and the shift of seq's count, its page made when grow.
+func (c *seqCensus) at(seq int64, grow bool) (*byte, uint) {
 	p := c.pages[seq/censusPage]
 	if p == nil {
-		p = new([censusPage / 4]byte)
+		if !grow {
+			return nil, 0
+		}
+		p = make([]byte, censusPage*c.bits/8)
 		c.pages[seq/censusPage] = p
 	}
+	per := int64(8 / c.bits)
 	i := seq % censusPage
-	if n := p[i/4] >> (2 * (i % 4)) & 3; n < censusMore {
-		p[i/4] += 1 << (2 * (i % 4))
+	return &p[i/per], c.bits * uint(i%per)
+}
+
+func (c *seqCensus) add(seq int64) {
+	b, sh := c.at(seq, true)
+	if n := int(*b >> sh & byte(c.more())); n < c.more() {
+		*b += 1 << sh
 	}
 }
 
-// get is how many records seq has, censusMore for that many or more.
+// get is how many records seq has, more() for that many or more.
 func (c *seqCensus) get(seq int64) int {
-	p := c.pages[seq/censusPage]
-	if p == nil {
+	b, sh := c.at(seq, false)
+	if b == nil {
 		return 0
 	}
-	i := seq % censusPage
-	return int(p[i/4] >> (2 * (i % 4)) & 3)
+	return int(*b >> sh & byte(c.more()))
 }
 
 // countSeqs is the census of attempts.jsonl: every line that decodes, with a
-// sequence (as readAttempts reads them).
+// sequence (as readAttempts reads them); and of events.jsonl: every callback
+// or webhook tagged with this run (delivered), errOnePass for one that is
+// to be joined by id (scanEventKeys).
 func countSeqs(fsys fs.FS) (*seqCensus, error) {
-	c := &seqCensus{pages: map[int64]*[censusPage / 4]byte{}}
+	m, _ := runMeta(fsys)
+	c := newCensus(2)
+	if m.Delivery.Via != "none" {
+		c = newCensus(4)
+	}
 	var strs interner
 	err := readJSONLFunc(fsys, rundir.AttemptsFile, func(b []byte, at *rundir.Attempt) error {
 		return decodeAttempt(&strs, b, at)
@@ -319,6 +475,32 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 	}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
+	}
+	if m.Delivery.Via == "none" {
+		return c, nil
+	}
+	own := &analyzer{meta: m}
+	chain := len(m.Chain) > 0 && len(m.Chain) <= 30 && rundir.ParseChain(m.Chain) != nil
+	err = readJSONL(fsys, rundir.EventsFile, func(e rundir.Event) error {
+		if e.Corr == nil {
+			return nil
+		}
+		if e.Corr.OutgoingTxID != "" || !own.owns(e.Corr) && e.ServiceID() != "" {
+			return errOnePass
+		}
+		if !chain && e.Kind == rundir.KindCallback && payloadChain(e.Payload) != nil {
+			return errOnePass
+		}
+		if (e.Kind == rundir.KindCallback || e.Kind == rundir.KindWebhook) && own.owns(e.Corr) {
+			c.add(e.Corr.Seq)
+		}
+		return nil
+	}, nil)
+	if errors.Is(err, errOnePass) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", rundir.EventsFile, err)
 	}
 	return c, nil
 }

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -347,10 +348,11 @@ type growingFS struct {
 	fs    fstest.MapFS
 	more  []byte
 	opens int
+	file  string // the file that grows: attempts.jsonl when ""
 }
 
 func (g *growingFS) Open(name string) (fs.File, error) {
-	if name == rundir.AttemptsFile {
+	if name == cmp.Or(g.file, rundir.AttemptsFile) {
 		if g.opens++; g.opens == 2 {
 			f := g.fs[name]
 			f.Data = append(slices.Clip(f.Data), g.more...)
@@ -436,4 +438,199 @@ func TestHashSpillTwice(t *testing.T) {
 			t.Errorf("chunk %d: %v, want only 9 (given to messages 2 and 3)", chunk, got)
 		}
 	}
+}
+
+// TestBoundedChartsHoldNoValues: the request latency drawn per time bucket
+// (report.html) keeps no value one by one in a run analysed in passes: a
+// compact hist lists every value of a second or more (timeouts, a slow
+// service), 4 bytes a request for the whole run. The series drawn are the
+// same as the one-pass analysis's.
+func TestBoundedChartsHoldNoValues(t *testing.T) {
+	dir := genStream(10_000, 2, "none", 2).write(t) // 1% timeouts of 30 s, latencies of 1 to 4 s
+	if !twoPasses(os.DirFS(dir)) {
+		t.Fatal("not analysed in passes")
+	}
+	a, err := analyzeBounded(os.DirFS(dir), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.ch.lat) == 0 {
+		t.Fatal("no latency charted")
+	}
+	for i, h := range a.ch.lat {
+		if len(h.us) > 0 || len(h.v) > 0 || h.counted != nil {
+			t.Fatalf("bucket %d holds %d values and %d as floats (counted: %v): want counts only", i, len(h.us), len(h.v), h.counted != nil)
+		}
+	}
+	once, err := analyzeOnce(os.DirFS(dir), dir, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct {
+		name      string
+		got, want []float64
+	}{{"p50", a.ch.LatP50, once.ch.LatP50}, {"p95", a.ch.LatP95, once.ch.LatP95}, {"p99", a.ch.LatP99, once.ch.LatP99}} {
+		if !slices.EqualFunc(s.got, s.want, func(x, y float64) bool { return x == y || x != x && y != y }) {
+			t.Errorf("%s per bucket %v, one pass %v", s.name, s.got, s.want)
+		}
+	}
+}
+
+// TestBoundedCallbacksAgree: a run with callbacks is analysed in passes too
+// (issue 23), its summary.json the same to the byte as the one-pass
+// analysis's, on every generated shape and every run in testdata that is
+// analysed in passes.
+func TestBoundedCallbacksAgree(t *testing.T) {
+	dirs := map[string]string{}
+	for _, sh := range streamShapes {
+		dirs[sh.name] = sh.gen(10_000).write(t)
+	}
+	dirs["failover"] = genFailover(3_000).write(t)
+	runs, err := os.ReadDir(filepath.Join("testdata", "runs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range runs {
+		dirs["testdata/"+e.Name()] = filepath.Join("testdata", "runs", e.Name())
+	}
+	for _, name := range []string{"callbacks", "callbacks-429", "failover"} {
+		if _, err := countSeqs(os.DirFS(dirs[name])); !twoPasses(os.DirFS(dirs[name])) || err != nil {
+			t.Errorf("%s is not analysed in passes (census: %v)", name, err)
+		}
+	}
+	for name, dir := range dirs {
+		t.Run(name, func(t *testing.T) {
+			if !twoPasses(os.DirFS(dir)) {
+				t.Skip("analysed in one pass")
+			}
+			once, err := analyzeOnce(os.DirFS(dir), dir, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := marshalled(t, once.s)
+			got, err := AnalyzeFS(os.DirFS(dir), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := marshalled(t, got); !bytes.Equal(g, want) {
+				t.Errorf("summary.json differs from the one-pass analysis's: %s", firstDiff(g, want))
+			}
+		})
+	}
+}
+
+// marshalled is s's summary.json, its thresholds judged.
+func marshalled(t *testing.T, s *Summary) []byte {
+	t.Helper()
+	if err := s.Evaluate(s.thresholdExprs); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestBoundedCallbacksHoldFew: a run with callbacks analysed in passes reads
+// its attempts and callbacks merged in time, and holds a message only from
+// its send to its last callback: at 1,000 messages a second, their callbacks
+// 0.5 s + Exp(1 s) after the send (2% late, at the end), a few thousand at
+// once, not every accepted message until events.jsonl is read; and the
+// records of the messages settled are let go.
+func TestBoundedCallbacksHoldFew(t *testing.T) {
+	const n = 20_000
+	r := genStream(n, 7, "sink", 1)
+	// In the order they arrived, as the sink writes them.
+	slices.SortStableFunc(r.events, func(x, y rundir.Event) int { return x.ReceivedAt.Compare(y.ReceivedAt) })
+	dir := r.write(t)
+	st := &streamRun{ids: &hashSpill{}}
+	defer st.ids.close()
+	var err error
+	if st.census, err = countSeqs(os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	a, err := analyzeOnce(os.DirFS(dir), dir, false, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.msgs.n != 0 || len(a.fly) != 0 || st.maxFlying == 0 || st.maxFlying > n/5 {
+		t.Errorf("%d messages held in msgs, %d flying at the end, %d at most: want none, none and at most %d", a.msgs.n, len(a.fly), st.maxFlying, n/5)
+	}
+	if slots := st.maxRecords; slots > 2*st.maxFlying {
+		t.Errorf("%d record places made for %d messages flying at most: the records of settled messages are not let go", slots, st.maxFlying)
+	}
+	t.Logf("%d messages flying at most, %d record places", st.maxFlying, st.maxRecords)
+}
+
+// TestBoundedCallbacksReadOneCut: a run with callbacks analysed in passes
+// reads events.jsonl as it was when the analysis began, as attempts.jsonl
+// (a live analysis, a checkpoint): a callback written after, a duplicate of
+// one read or of a message not sent, changes no figure and no count of the
+// census (a message would be settled twice, or never).
+func TestBoundedCallbacksReadOneCut(t *testing.T) {
+	r := genStream(2_000, 13, "sink", 1)
+	dir := r.write(t)
+	want := streamSummary(t, dir)
+	late := []rundir.Event{r.events[0], r.events[len(r.events)/2], r.events[0]}
+	late[2].Corr = &rundir.Correlation{Key: "tx-x", Run: r.meta.ID, Seq: 9_999, State: "DELIVERED", Channel: "sms", Terminal: true}
+	var b bytes.Buffer
+	for _, e := range late {
+		line, _ := json.Marshal(e)
+		b.Write(append(line, '\n'))
+	}
+	g := &growingFS{fs: fstest.MapFS{}, more: b.Bytes(), file: rundir.EventsFile}
+	if err := fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(os.DirFS(dir), p)
+		g.fs[p] = &fstest.MapFile{Data: data, Mode: 0o644}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := AnalyzeFS(g, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.opens < 3 {
+		t.Fatalf("events.jsonl opened %d times: not analysed in passes", g.opens)
+	}
+	if got := marshalled(t, s); !bytes.Equal(got, want) {
+		t.Errorf("the analysis read callbacks written after it began: %s", firstDiff(got, want))
+	}
+}
+
+// genFailover is n messages at 100/s on the chain viber:DELIVERED → sms,
+// their callbacks in arrival order: the first 300 with none (lost on viber,
+// settled in a stream before any message steps to sms: their time is
+// censored in that step all the same), then delivered on viber, stepped
+// (EXPIRED) and delivered on sms, or stepped and lost on sms.
+func genFailover(n int) *run {
+	r := newRun(rundir.APIMessaging)
+	r.meta.Target = "http://127.0.0.1:8080"
+	r.meta.Chain = []string{"viber:DELIVERED", "sms"}
+	r.meta.Delivery = rundir.Delivery{Via: "sink", Grace: rundir.Duration(20 * time.Second)}
+	r.meta.AttackEnd = at(float64(n)/100 + 1)
+	r.meta.End = at(float64(n)/100 + 21)
+	for i := 1; i <= n; i++ {
+		sec := float64(i) / 100
+		a := r.send(int64(i), "c1", sec, 202, 0.01)
+		a.FirstSent = a.Sent
+	}
+	for i := 301; i <= n; i++ {
+		sec := float64(i) / 100
+		switch i % 3 {
+		case 0:
+			r.callback(int64(i), sec+1+float64(i%7)/10, "DELIVERED", "viber", true, false)
+		case 1:
+			r.callback(int64(i), sec+2, "EXPIRED", "viber", false, false)
+			r.callback(int64(i), sec+3+float64(i%5)/10, "DELIVERED", "sms", true, false)
+		default:
+			r.callback(int64(i), sec+2+float64(i%11)/10, "NOT_DELIVERED", "viber", false, false)
+		}
+	}
+	slices.SortStableFunc(r.events, func(x, y rundir.Event) int { return x.ReceivedAt.Compare(y.ReceivedAt) })
+	return r
 }
