@@ -176,7 +176,9 @@ func (l *debtBucket) retryAfter(float64) float64 { return 1 }
 // TestLimiterRefusalsUseQuota: limiters whose refusals use quota (a sliding
 // log that logs them, a bucket that goes into debt), under traffic that
 // pauses long enough to recover: the fit names them, their limit and window,
-// and says the 429s used quota; the usual ones are never said to.
+// and says the 429s used quota; the usual ones are said not to (an
+// acceptance soon after a refusal would have been impossible had it counted:
+// the fit used to say only "yes" or "cannot tell").
 func TestLimiterRefusalsUseQuota(t *testing.T) {
 	for _, tc := range []struct {
 		algo    string
@@ -194,8 +196,8 @@ func TestLimiterRefusalsUseQuota(t *testing.T) {
 			if alg.Verdict != tc.algo || alg.Limit != 7 || alg.Window != 5 {
 				t.Errorf("%s, %g per %gs; want %s, 7 per 5s\n%q", alg.Verdict, alg.Limit, alg.Window, tc.algo, alg.Evidence)
 			}
-			if got := alg.RefusalsUseQuota == quotaYes; got != tc.counted {
-				t.Errorf("refusals use quota %q\n%q", alg.RefusalsUseQuota, alg.Evidence)
+			if want := map[bool]string{true: quotaYes, false: quotaNo}[tc.counted]; alg.RefusalsUseQuota != want {
+				t.Errorf("refusals use quota %q, want %q\n%q", alg.RefusalsUseQuota, want, alg.Evidence)
 			}
 		})
 	}

@@ -37,26 +37,15 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) algori
 		return notReached(alg, clients, ids, w, limit)
 	}
 	var fits []hypothesisFit
-	untried := false // a hypothesis counting the 429s was not tried
 	for _, h := range []hypothesis{{}, {refused: true}, {failed: true}, {failed: true, refused: true}} {
 		if h.failed && failed == 0 {
-			continue
-		}
-		if h.refused && perfect(fits[len(fits)-1].score) {
-			// Counting the 429s could only tie: spare the fit (it costs as
-			// much again) and tell nothing of them.
-			untried = true
 			continue
 		}
 		a, sc := fitClients(clients, ids, w, limit, h)
 		fits = append(fits, hypothesisFit{h, a, sc})
 	}
-	return weigh(fits, failed, untried)
+	return weigh(fits, failed)
 }
-
-// perfect reports whether a fit contradicts no decision with a round or the
-// scenario's window: no other hypothesis can do better (weigh).
-func perfect(sc fitScore) bool { return sc.bad == 0 && sc.top.rank == 0 }
 
 // hypothesisFit is the fit under one hypothesis.
 type hypothesisFit struct {
@@ -129,10 +118,7 @@ func fitClients(clients map[string][]rec, ids []string, w int64, limit int, h hy
 // fits that tie so far the ones that leave them out decide the verdict; when
 // those name different limiters, limits or windows, the verdict is cannot
 // tell.
-//
-// untried: a hypothesis counting the 429s was spared (perfect): nothing is
-// told of them.
-func weigh(fits []hypothesisFit, failed int64, untried bool) algorithm {
+func weigh(fits []hypothesisFit, failed int64) algorithm {
 	key := func(f hypothesisFit) [2]int64 { return [2]int64{f.score.bad, int64(f.score.top.rank)} }
 	less := func(a, b [2]int64) bool { return a[0] < b[0] || a[0] == b[0] && a[1] < b[1] }
 	best := fits[0]
@@ -195,9 +181,6 @@ func weigh(fits []hypothesisFit, failed int64, untried bool) algorithm {
 	isRefused := func(h hypothesis) bool { return h.refused }
 	isFailed := func(h hypothesis) bool { return h.failed }
 	alg.RefusalsUseQuota = told(isRefused)
-	if untried {
-		alg.RefusalsUseQuota = quotaUnknown
-	}
 	if alg.RefusalsUseQuota != quotaUnknown { // mostly it cannot be told: said only when it can
 		alg.Evidence = append(alg.Evidence, fmt.Sprintf("429 answers used quota: %s (at best %s with them counted, %s without)",
 			alg.RefusalsUseQuota, score(isRefused, true), score(isRefused, false)))

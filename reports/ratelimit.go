@@ -265,6 +265,10 @@ type decisions struct {
 	acc          []bool  // per counted: an acceptance (not a refusal counted by the hypothesis)
 	accT, accE   []int64 // acceptances alone: sends, and answers sorted (rateFloor)
 	selfCounted  bool    // the refusals are among the counted: each check of one leaves it out
+	// clear, per acceptance (when the refusals are counted): every refusal
+	// sent before it was answered before it was sent, so each was decided
+	// before it and its check may count them (fill).
+	clear []bool
 	rt, re       []int64 // refused: send and answer, by send time
 	// recoveries: for each acceptance that follows refusals, the last refused
 	// send, the acceptance's send and answer, and its index in accT.
@@ -318,6 +322,7 @@ func newDecisions(rs []rec, h hypothesis, tight bool) *decisions {
 	d := &decisions{first: math.MaxInt64, last: math.MinInt64, exact: tight}
 	refused := false
 	lastRef, lastAcc := int64(math.MinInt64), int64(math.MinInt64)
+	lastRefE := int64(math.MinInt64) // the latest answer to a refusal so far
 	for _, r := range rs {
 		ok := is2xx(int(r.code)) || h.failed && failedAnswer(r.code)
 		if !ok && r.code != 429 {
@@ -333,7 +338,7 @@ func newDecisions(rs []rec, h hypothesis, tight bool) *decisions {
 				d.onsets = append(d.onsets, t)
 			}
 			d.rt, d.re = append(d.rt, t), append(d.re, e)
-			refused, lastRef = true, t
+			refused, lastRef, lastRefE = true, t, max(lastRefE, e)
 			if h.refused {
 				d.count(t, e, false)
 			}
@@ -347,6 +352,9 @@ func newDecisions(rs []rec, h hypothesis, tight bool) *decisions {
 		}
 		lastAcc = t
 		d.accT, d.accE = append(d.accT, t), append(d.accE, e)
+		if h.refused {
+			d.clear = append(d.clear, lastRefE < t)
+		}
 		d.count(t, e, true)
 	}
 	d.selfCounted = h.refused
@@ -468,6 +476,9 @@ func (d *decisions) fixedBounds(w, ph int64, low, up []int) ([]int, []int) {
 	for k := range d.at {
 		wi := floorDiv(d.at[k]-ph, w)
 		if wi != floorDiv(d.ae[k]-ph, w) {
+			if d.acc[k] {
+				low = append(low, 0) // no bound, but one entry per acceptance (fill)
+			}
 			continue
 		}
 		if wi != cur {
@@ -1063,10 +1074,15 @@ func badByLimit(low, up []int, top int) []int64 {
 
 // fill sets low and up to the bounds that bounds adds for every client: from
 // all alone, or, when the refusals used quota (cnt, one per client), the
-// acceptances' from all and the refusals' from cnt. An acceptance was
-// decided with fewer than the limit counted before it, but a refusal sent
-// before it may have been decided after it: only the acceptances' own
-// invariant (no window holds more than the limit of them) is sure.
+// refusals' from cnt and the acceptances' from all, raised to cnt's where
+// the acceptance is clear. A refusal sent before an acceptance may have been
+// decided after it, so in general only the acceptances' own invariant (no
+// window holds more than the limit of them) is sure; but when every refusal
+// sent before an acceptance was answered before it was sent, they were all
+// decided before it and used quota it had to find left: an acceptance
+// impossible with them counted refutes the hypothesis (otherwise counting
+// the refusals could only ever fit as well or better, and "429s used quota:
+// no" could never be said).
 func (f *fitter) fill(all, cnt []*decisions, low, up []int, bounds func(d *decisions, low, up []int) ([]int, []int)) ([]int, []int) {
 	low, up = low[:0], up[:0]
 	for i, d := range all {
@@ -1074,8 +1090,18 @@ func (f *fitter) fill(all, cnt []*decisions, low, up []int, bounds func(d *decis
 			low, up = bounds(d, low, up)
 			continue
 		}
+		from := len(low)
 		low, f.scratch = bounds(d, low, f.scratch[:0])
-		f.scratch, up = bounds(cnt[i], f.scratch[:0], up)
+		var lowC []int
+		lowC, up = bounds(cnt[i], f.scratch[:0], up)
+		if own := low[from:]; len(own) == len(lowC) && len(lowC) == len(cnt[i].clear) {
+			for k, v := range lowC {
+				if cnt[i].clear[k] {
+					own[k] = max(own[k], v)
+				}
+			}
+		}
+		f.scratch = lowC
 	}
 	return low, up
 }
