@@ -268,8 +268,8 @@ type decisions struct {
 	// clear, per acceptance (when the refusals are counted): every refusal
 	// sent before it was answered before it was sent, so each was decided
 	// before it and its check may count them (fill).
-	clear []bool
-	rt, re       []int64 // refused: send and answer, by send time
+	clear  []bool
+	rt, re []int64 // refused: send and answer, by send time
 	// recoveries: for each acceptance that follows refusals, the last refused
 	// send, the acceptance's send and answer, and its index in accT.
 	recov []recovery
