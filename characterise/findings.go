@@ -220,7 +220,8 @@ func retryAfterFindings(present, missing, invalid, correct, short, long int64) [
 
 // isolationFinding: two clients each sent past the burst at once; each
 // with its own quota accepts about the burst each, a shared one about the
-// burst in all.
+// burst in all — or the limiter's fitted capacity when it is less than
+// the burst.
 func (st *state) isolationFinding() reports.Finding {
 	pd := st.data[probeIsolation]
 	switch {
@@ -242,6 +243,12 @@ func (st *state) isolationFinding() reports.Finding {
 	}
 	ev = append(ev, fmt.Sprintf("the cold burst of one client alone: %d", st.burst))
 	b := float64(st.burst)
+	if c := st.fittedCapacity(); c > 0 && c < b {
+		// The cold burst took what refilled while it went; a limiter whose
+		// 429s use quota gives that to the refusals of a longer burst.
+		b = c
+		ev = append(ev, fmt.Sprintf("the limiter's capacity as fitted: %g", c))
+	}
 	switch {
 	case len(pd.sum.RateLimit.Clients) < 2:
 		return cannot(RuleIsolated, probeIsolation, "fewer than two clients sent", ev...)
@@ -250,7 +257,24 @@ func (st *state) isolationFinding() reports.Finding {
 	case float64(acc) <= 1.2*b+1:
 		return found(RuleIsolated, probeIsolation, no, ev...)
 	}
-	return cannot(RuleIsolated, probeIsolation, fmt.Sprintf("%d accepted in all, neither about %d each nor about %d together", acc, st.burst, st.burst), ev...)
+	return cannot(RuleIsolated, probeIsolation, fmt.Sprintf("%d accepted in all, neither about %g each nor about %g together", acc, b, b), ev...)
+}
+
+// fittedCapacity is what the burst probe's limiter fit says the limiter
+// admits at once (a bucket's capacity, a window's limit), 0 when it named
+// none or its run is not trusted.
+func (st *state) fittedCapacity() float64 {
+	pd := st.data[probeBurst]
+	if pd == nil || pd.sum == nil || pd.verdict == reports.VerdictError {
+		return 0
+	}
+	switch alg := pd.sum.RateLimit.Algorithm; alg.Verdict {
+	case "token bucket":
+		return alg.Capacity
+	case "sliding window", "fixed window":
+		return alg.Limit
+	}
+	return 0
 }
 
 // idempotencyFindings: resends and copies of notifications after their

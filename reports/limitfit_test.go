@@ -242,3 +242,28 @@ func TestJudgeQuota(t *testing.T) {
 		}
 	}
 }
+
+// TestLimiterShortTrace: two clients each send a short burst past a token
+// bucket (10/s, capacity 20) and stop, like characterise's isolation probe:
+// a few 429s, a recovery or two. The trace cannot tell a window read off its
+// own 429s from the bucket; the fit used to name a sliding window (9 per
+// 90 ms, "429s used quota: yes") for most phases. It may name the bucket or
+// say cannot tell, never a window limiter.
+func TestLimiterShortTrace(t *testing.T) {
+	for _, per := range []float64{50, 100} {
+		for _, n := range []float64{35, 50} {
+			for seed := range uint64(40) {
+				ph := float64(seed) * 0.0131
+				clients := map[string][]rec{
+					"c1": synthDecisions(&bucketLimiter{rate: 10, capacity: 20}, steady(per, ph, ph+n/per), 0.02, seed),
+					"c2": synthDecisions(&bucketLimiter{rate: 10, capacity: 20}, steady(per, ph+0.01, ph+0.01+n/per), 0.02, seed+100),
+				}
+				alg := classify(clients, []string{"c1", "c2"}, 0, 0)
+				if alg.Verdict == algoSliding || alg.Verdict == algoFixed {
+					t.Errorf("%g/s, %g each, seed %d: %s, %g per %gs (429s used quota: %s)\n%q",
+						per, n, seed, alg.Verdict, alg.Limit, alg.Window, alg.RefusalsUseQuota, alg.Evidence)
+				}
+			}
+		}
+	}
+}

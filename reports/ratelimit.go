@@ -849,6 +849,7 @@ func (f *fitter) fitBuckets() {
 			rates = append(rates, floor*k)
 		}
 	}
+	rates = append(rates, f.recoveryRates()...)
 	var need []float64
 	for i, rate := range rates {
 		if rate <= 0 || slices.ContainsFunc(rates[:i], func(r float64) bool { return math.Abs(r-rate) <= 1e-4*rate }) {
@@ -867,6 +868,49 @@ func (f *fitter) fitBuckets() {
 		f.keep(candidate{algo: algoTokenBucket, bad: bad, tight: tight, limit: n, capacity: float64(c), window: x, rank: rank, scenario: x == w,
 			desc: fmt.Sprintf("%d per %s, capacity %d", n, fmtWindow(x), c)})
 	}
+}
+
+// recoveryRates are refill rates read off the recoveries: an exhausted
+// bucket accepts one request every 1/rate, so the most frequent spacings of
+// acceptances after 429s, each as is and as the whole number per a common
+// window nearest it; and the mean rate of the acceptances after the first
+// 429. A short trace gives the floor (rateFloor) nothing to
+// bound (no two 429s with two acceptances between them), and without these
+// the bucket would be tried only at rates it cannot fit while a window read
+// off the same 429s fits everything.
+func (f *fitter) recoveryRates() []float64 {
+	gaps := map[int64]int{}
+	for _, d := range f.all {
+		for i := 1; i < len(d.recov); i++ {
+			if g := (d.recov[i].t - d.recov[i-1].t + 5e6) / 1e7 * 1e7; g > 0 {
+				gaps[g]++
+			}
+		}
+	}
+	var est []float64 // per ns
+	for _, g := range topKeys(gaps, 3) {
+		est = append(est, 1/float64(g))
+	}
+	// And the mean: the acceptances after the first 429 over their span (the
+	// spacings of a bucket refilled between sends alternate, 2 and 3 sends).
+	for _, d := range f.all[:min(len(f.all), 4)] {
+		if n := len(d.accT) - d.burst; d.burst > 0 && n >= 3 {
+			if span := d.accT[len(d.accT)-1] - d.accT[d.burst]; span > 0 {
+				est = append(est, float64(n-1)/float64(span))
+			}
+		}
+	}
+	var rates []float64
+	for _, r := range est {
+		rates = append(rates, r)
+		for _, c := range commonWindows {
+			cw := float64(c.Nanoseconds())
+			if n := math.Round(cw * r); n >= 1 {
+				rates = append(rates, n/cw)
+			}
+		}
+	}
+	return rates
 }
 
 // oneLimiter drops the sliding log from fits when it keeps 1 per w and a
@@ -942,6 +986,15 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 	allowed := int64(math.Floor(contradictionShare * float64(alg.Decisions)))
 	top := fits[0]
 	f.topBad, f.top = top.bad, top
+	if untried := f.untried(); len(untried) > 0 {
+		// A limiter not tried was not ruled out: the best of the others
+		// fits only because nothing it could be compared with was tried (a
+		// short trace: a window read off its own 429s fits its every
+		// decision). A wrong name is worse than none.
+		alg.Evidence = append(alg.Evidence, fmt.Sprintf("%s (%s) fits, but %s could not be tried: %s",
+			top.algo, top.desc, strings.Join(untried, " and "), f.whyUntried(untried)))
+		return alg
+	}
 	limit, w := f.limit, f.w
 	setLimit := func(c candidate) {
 		alg.Limit, alg.Window = float64(c.limit), round6(float64(c.window)/1e9)
@@ -981,6 +1034,26 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 		setLimit(top)
 	}
 	return alg
+}
+
+// untried lists the limiters no candidate of which was fitted (a token
+// bucket without a rate to try, windows without a window).
+func (f *fitter) untried() []string {
+	var out []string
+	for _, a := range []string{algoSliding, algoFixed, algoTokenBucket} {
+		if _, ok := f.best[a]; !ok {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// whyUntried says why the limiters in untried were not tried.
+func (f *fitter) whyUntried(untried []string) string {
+	if slices.Contains(untried, algoTokenBucket) {
+		return "no refill rate to try (the scenario states no limit, and no two 429s had acceptances between them to bound one): the trace is too short to tell the limiters apart"
+	}
+	return fmt.Sprintf("no window to try (the decisions span %s)", fmtWindow(f.span))
 }
 
 // fixedFit fits the limit of a fixed window of w aligned at ph.
