@@ -148,7 +148,7 @@ func TestBudgetNeverExceeded(t *testing.T) {
 // -characterise.matrix): characterise names the simulator's limiter, its
 // limit and window, the burst, whether 429s used quota (not for a fixed
 // window: its decisions are the same either way), isolation, Retry-After
-// and idempotency; a
+// (never judged wrong: the simulator's is right) and idempotency; a
 // finding it cannot tell is allowed only when a probe's run says its plan
 // was not held (a busy machine), and never a wrong one.
 func TestMatrix(t *testing.T) {
@@ -175,6 +175,11 @@ func TestMatrix(t *testing.T) {
 				// 10 a second, for at most a second at this budget
 				return within(&f, 20) || c.alg == "token-bucket" && *f.Low >= 20 && *f.Low <= 30
 			})
+			for _, f := range res.Contract.Findings {
+				if f.Rule == RuleRetryAfterRight && f.Value == no { // the simulator's Retry-After is right; cannot tell is allowed
+					t.Errorf("Retry-After judged wrong: %q", f.Evidence)
+				}
+			}
 		})
 	}
 }
