@@ -185,6 +185,11 @@ func weigh(fits []hypothesisFit, failed int64) algorithm {
 	isRefused := func(h hypothesis) bool { return h.refused }
 	isFailed := func(h hypothesis) bool { return h.failed }
 	alg.RefusalsUseQuota = told(isRefused)
+	if score(isRefused, true) == score(isRefused, false) {
+		// As few contradictions either way (a tie broken only by a window
+		// read off the 429s): neither is refuted.
+		alg.RefusalsUseQuota = quotaUnknown
+	}
 	if close {
 		alg.RefusalsUseQuota = quotaUnknown
 		alg.Evidence = append(alg.Evidence, fmt.Sprintf("429 answers used quota: cannot tell (at best %s with them counted, %s without: no more apart than %s)",
