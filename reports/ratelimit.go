@@ -849,7 +849,9 @@ func (f *fitter) fitBuckets() {
 			rates = append(rates, floor*k)
 		}
 	}
-	rates = append(rates, f.recoveryRates()...)
+	if f.decisions() < shortTrace {
+		rates = append(rates, f.recoveryRates()...)
+	}
 	var need []float64
 	for i, rate := range rates {
 		if rate <= 0 || slices.ContainsFunc(rates[:i], func(r float64) bool { return math.Abs(r-rate) <= 1e-4*rate }) {
@@ -868,6 +870,20 @@ func (f *fitter) fitBuckets() {
 		f.keep(candidate{algo: algoTokenBucket, bad: bad, tight: tight, limit: n, capacity: float64(c), window: x, rank: rank, scenario: x == w,
 			desc: fmt.Sprintf("%d per %s, capacity %d", n, fmtWindow(x), c)})
 	}
+}
+
+// shortTrace is the most decisions the bucket is also tried at the
+// recoveries' rates for: a longer run's rate floor bounds the rate, and each
+// rate tried costs a pass over every decision.
+const shortTrace = 10_000
+
+// decisions is how many decisions the fit has.
+func (f *fitter) decisions() int {
+	n := 0
+	for _, d := range f.all {
+		n += len(d.at) + len(d.rt)
+	}
+	return n
 }
 
 // recoveryRates are refill rates read off the recoveries: an exhausted
