@@ -146,7 +146,9 @@ func TestBudgetNeverExceeded(t *testing.T) {
 
 // The matrix: the simulator's limiters (× whether 429s use quota with
 // -characterise.matrix): characterise names the simulator's limiter, its
-// limit and window, the burst, isolation, Retry-After and idempotency; a
+// limit and window, the burst, whether 429s used quota (not for a fixed
+// window: its decisions are the same either way), isolation, Retry-After
+// (never judged wrong: the simulator's is right) and idempotency; a
 // finding it cannot tell is allowed only when a probe's run says its plan
 // was not held (a busy machine), and never a wrong one.
 func TestMatrix(t *testing.T) {
@@ -165,11 +167,19 @@ func TestMatrix(t *testing.T) {
 			res := characterise(t, matrixFile(t, c.alg, c.count), matrixOptions)
 			want := map[string]string{RuleAlgorithm: names[c.alg], RuleLimit: "20/2s", RuleCapacity: "20", RuleIsolated: yes, RuleRetryAfter: "present",
 				RuleRetrySameID: yes, RuleCopiesSameID: yes, RuleOneDelivery: yes, RuleCopiesAnswer: "200"}
+			if c.alg != "fixed" { // a fixed window decides alike whether its 429s count
+				want[RuleRefusalsUseQuota] = map[bool]string{true: yes, false: no}[c.count]
+			}
 			checkFindings(t, res.Contract, want, func(f reports.Finding) bool {
 				// a bucket's burst also takes what refilled while it went:
 				// 10 a second, for at most a second at this budget
 				return within(&f, 20) || c.alg == "token-bucket" && *f.Low >= 20 && *f.Low <= 30
 			})
+			for _, f := range res.Contract.Findings {
+				if f.Rule == RuleRetryAfterRight && f.Value == no { // the simulator's Retry-After is right; cannot tell is allowed
+					t.Errorf("Retry-After judged wrong: %q", f.Evidence)
+				}
+			}
 		})
 	}
 }

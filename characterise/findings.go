@@ -139,7 +139,8 @@ func (st *state) rateLimitFindings() []reports.Finding {
 	default:
 		fs = append(fs, cannot(RuleRefusalsUseQuota, probeBurst, "the limiter fit could not tell whether 429s used quota ("+cmpOr(q, "no verdict")+")", evidence...))
 	}
-	return append(fs, retryAfterFindings(rl.RetryAfter.Present, rl.RetryAfter.Missing, rl.RetryAfter.Invalid, rl.RetryAfter.Correct, rl.RetryAfter.TooShort, rl.RetryAfter.TooLong)...)
+	return append(fs, retryAfterFindings(rl.RetryAfter.Present, rl.RetryAfter.Missing, rl.RetryAfter.Invalid, rl.RetryAfter.Correct, rl.RetryAfter.TooShort, rl.RetryAfter.TooLong,
+		alg.RefusalsUseQuota == yes)...)
 }
 
 // limitFinding is the limit the fitter named, as N/window.
@@ -190,7 +191,12 @@ func shortDur(d time.Duration) string {
 
 // retryAfterFindings: whether 429s carry Retry-After, and whether it was
 // right against the first request accepted after it (the reports' check).
-func retryAfterFindings(present, missing, invalid, correct, short, long int64) []reports.Finding {
+// counted: the 429s used quota. The probe does not wait out a Retry-After
+// (it keeps sending), and a limiter whose refusals use quota is pushed
+// further out by every one of them: a value judged too short was a promise
+// to a client that waits, which this one was not, so it is not evidence
+// against the value.
+func retryAfterFindings(present, missing, invalid, correct, short, long int64, counted bool) []reports.Finding {
 	ev := fmt.Sprintf("429s with Retry-After %d, without %d; invalid %d, right %d, too short %d, too long %d (against the first request accepted after it, ±1 s)", present, missing, invalid, correct, short, long)
 	var fs []reports.Finding
 	switch {
@@ -206,6 +212,8 @@ func retryAfterFindings(present, missing, invalid, correct, short, long int64) [
 	// of many): "no" needs 2 and 5 % of those checked, invalid ones always.
 	wrong := short + long
 	switch {
+	case invalid == 0 && counted && short > 0:
+		fs = append(fs, cannot(RuleRetryAfterRight, probeBurst, fmt.Sprintf("%d judged too short, but the 429s used quota and the probe kept sending while it waited: its own refusals pushed the limiter's answer out", short), ev))
 	case invalid > 0 || wrong >= 2 && float64(wrong) >= 0.05*float64(present):
 		fs = append(fs, found(RuleRetryAfterRight, probeBurst, no, ev))
 	case wrong > 0:
@@ -220,7 +228,8 @@ func retryAfterFindings(present, missing, invalid, correct, short, long int64) [
 
 // isolationFinding: two clients each sent past the burst at once; each
 // with its own quota accepts about the burst each, a shared one about the
-// burst in all.
+// burst in all — or the limiter's fitted capacity when it is less than
+// the burst.
 func (st *state) isolationFinding() reports.Finding {
 	pd := st.data[probeIsolation]
 	switch {
@@ -242,6 +251,12 @@ func (st *state) isolationFinding() reports.Finding {
 	}
 	ev = append(ev, fmt.Sprintf("the cold burst of one client alone: %d", st.burst))
 	b := float64(st.burst)
+	if c := st.fittedCapacity(); c > 0 && c < b {
+		// The cold burst took what refilled while it went; a limiter whose
+		// 429s use quota gives that to the refusals of a longer burst.
+		b = c
+		ev = append(ev, fmt.Sprintf("the limiter's capacity as fitted: %g", c))
+	}
 	switch {
 	case len(pd.sum.RateLimit.Clients) < 2:
 		return cannot(RuleIsolated, probeIsolation, "fewer than two clients sent", ev...)
@@ -250,7 +265,24 @@ func (st *state) isolationFinding() reports.Finding {
 	case float64(acc) <= 1.2*b+1:
 		return found(RuleIsolated, probeIsolation, no, ev...)
 	}
-	return cannot(RuleIsolated, probeIsolation, fmt.Sprintf("%d accepted in all, neither about %d each nor about %d together", acc, st.burst, st.burst), ev...)
+	return cannot(RuleIsolated, probeIsolation, fmt.Sprintf("%d accepted in all, neither about %g each nor about %g together", acc, b, b), ev...)
+}
+
+// fittedCapacity is what the burst probe's limiter fit says the limiter
+// admits at once (a bucket's capacity, a window's limit), 0 when it named
+// none or its run is not trusted.
+func (st *state) fittedCapacity() float64 {
+	pd := st.data[probeBurst]
+	if pd == nil || pd.sum == nil || pd.verdict == reports.VerdictError {
+		return 0
+	}
+	switch alg := pd.sum.RateLimit.Algorithm; alg.Verdict {
+	case "token bucket":
+		return alg.Capacity
+	case "sliding window", "fixed window":
+		return alg.Limit
+	}
+	return 0
 }
 
 // idempotencyFindings: resends and copies of notifications after their

@@ -117,10 +117,10 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 		return nil, fmt.Errorf("characterise: --budget %d leaves %d requests for the cold burst, under %d: give a larger budget", o.Budget, burst, minBurstShare)
 	}
 	gap := gapFor(o.MaxWindow)
-	bd, td := burstFor(burst+reburst, o.BurstRate)+gap, traceFor(o.MaxWindow)+gap
+	bd, td := burstFor(burst+reburst, o.BurstRate)+2*gap, traceFor(o.MaxWindow)+gap // 2 gaps: in the cold burst, before the second
 	p.Probes = append(p.Probes, Probe{Name: probeBurst, Requests: burst + trace + reburst, burst: burst, trace: trace, Takes: bd + td + probeGrace, CoolDown: cool,
-		What: fmt.Sprintf("one client: a cold burst of %d at %g/s (%d, a pause of %s, the rest), a recovery trace of %d over %s (%.2f/s), a second burst of %d",
-			burst, o.BurstRate, firstPart(burst, trace, td, gap), gap, trace, td, float64(trace)/td.Seconds(), reburst)})
+		What: fmt.Sprintf("one client: a cold burst of %d at %g/s (%d, a pause of %s, the rest), a recovery trace of %d over %s (%.2f/s), a pause of %s, a second burst of %d",
+			burst, o.BurstRate, firstPart(burst, trace, td, gap), gap, trace, td, float64(trace)/td.Seconds(), gap, reburst)})
 	left -= burst + trace + reburst
 	if len(s.Creds) >= 2 {
 		p.Probes = append(p.Probes, Probe{Name: probeIsolation, Requests: left, Takes: burstFor(left, o.BurstRate) + probeGrace, CoolDown: cool,

@@ -112,7 +112,11 @@ func rateOf(n float64, per time.Duration) scenarios.Rate {
 // refills steadily: the trace, slower than the burst but faster than the
 // few freed slots last, sees which; the second burst exhausts the limiter
 // again once it recovered, at a phase a window's other readings do not
-// share (the reports' limiter fit names it from all of them).
+// share (the reports' limiter fit names it from all of them). A pause
+// comes before it: a limiter whose 429s use quota (a token bucket in debt)
+// may not recover under the trace's own refusals, and a silence is where
+// it shows that it does (a bucket that did not count them would have
+// accepted in the trace already).
 func burstSteps(pr Probe, p *Plan) []scenarios.Step {
 	rate := p.BurstRate
 	burst := min(pr.burst, pr.Requests)
@@ -128,7 +132,7 @@ func burstSteps(pr Probe, p *Plan) []scenarios.Step {
 		steps = append(steps, scenarios.Step{Rate: rateOf(float64(trace), td), Duration: dur(td)})
 	}
 	if reburst > 0 {
-		steps = append(steps, at(reburst))
+		steps = append(steps, scenarios.Step{Duration: dur(gapFor(p.MaxWindow))}, at(reburst))
 	}
 	return steps
 }

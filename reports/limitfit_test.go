@@ -176,7 +176,9 @@ func (l *debtBucket) retryAfter(float64) float64 { return 1 }
 // TestLimiterRefusalsUseQuota: limiters whose refusals use quota (a sliding
 // log that logs them, a bucket that goes into debt), under traffic that
 // pauses long enough to recover: the fit names them, their limit and window,
-// and says the 429s used quota; the usual ones are never said to.
+// and says the 429s used quota; the usual ones are said not to (an
+// acceptance soon after a refusal would have been impossible had it counted:
+// the fit used to say only "yes" or "cannot tell").
 func TestLimiterRefusalsUseQuota(t *testing.T) {
 	for _, tc := range []struct {
 		algo    string
@@ -194,8 +196,8 @@ func TestLimiterRefusalsUseQuota(t *testing.T) {
 			if alg.Verdict != tc.algo || alg.Limit != 7 || alg.Window != 5 {
 				t.Errorf("%s, %g per %gs; want %s, 7 per 5s\n%q", alg.Verdict, alg.Limit, alg.Window, tc.algo, alg.Evidence)
 			}
-			if got := alg.RefusalsUseQuota == quotaYes; got != tc.counted {
-				t.Errorf("refusals use quota %q\n%q", alg.RefusalsUseQuota, alg.Evidence)
+			if want := map[bool]string{true: quotaYes, false: quotaNo}[tc.counted]; alg.RefusalsUseQuota != want {
+				t.Errorf("refusals use quota %q, want %q\n%q", alg.RefusalsUseQuota, want, alg.Evidence)
 			}
 		})
 	}
@@ -237,6 +239,31 @@ func TestJudgeQuota(t *testing.T) {
 		dis := judgeQuota(algorithm{FailuresUseQuota: tc.failures, RefusalsUseQuota: tc.refusals}, tc.truth)
 		if len(dis) != tc.want {
 			t.Errorf("%s/%s against %+v: %q, want %d disagreements", tc.failures, tc.refusals, tc.truth, dis, tc.want)
+		}
+	}
+}
+
+// TestLimiterShortTrace: two clients each send a short burst past a token
+// bucket (10/s, capacity 20) and stop, like characterise's isolation probe:
+// a few 429s, a recovery or two. The trace cannot tell a window read off its
+// own 429s from the bucket; the fit used to name a sliding window (9 per
+// 90 ms, "429s used quota: yes") for most phases. It may name the bucket or
+// say cannot tell, never a window limiter.
+func TestLimiterShortTrace(t *testing.T) {
+	for _, per := range []float64{50, 100} {
+		for _, n := range []float64{35, 50} {
+			for seed := range uint64(40) {
+				ph := float64(seed) * 0.0131
+				clients := map[string][]rec{
+					"c1": synthDecisions(&bucketLimiter{rate: 10, capacity: 20}, steady(per, ph, ph+n/per), 0.02, seed),
+					"c2": synthDecisions(&bucketLimiter{rate: 10, capacity: 20}, steady(per, ph+0.01, ph+0.01+n/per), 0.02, seed+100),
+				}
+				alg := classify(clients, []string{"c1", "c2"}, 0, 0)
+				if alg.Verdict == algoSliding || alg.Verdict == algoFixed {
+					t.Errorf("%g/s, %g each, seed %d: %s, %g per %gs (429s used quota: %s)\n%q",
+						per, n, seed, alg.Verdict, alg.Limit, alg.Window, alg.RefusalsUseQuota, alg.Evidence)
+				}
+			}
 		}
 	}
 }

@@ -37,25 +37,35 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) algori
 		return notReached(alg, clients, ids, w, limit)
 	}
 	var fits []hypothesisFit
-	untried := false // a hypothesis counting the 429s was not tried
+	spared := false // the 429s' hypothesis was not tried (a long run fitted perfectly without it)
 	for _, h := range []hypothesis{{}, {refused: true}, {failed: true}, {failed: true, refused: true}} {
 		if h.failed && failed == 0 {
 			continue
 		}
-		if h.refused && perfect(fits[len(fits)-1].score) {
-			// Counting the 429s could only tie: spare the fit (it costs as
-			// much again) and tell nothing of them.
-			untried = true
+		if h.refused && alg.Decisions >= quotaTrialMax && perfect(fits[len(fits)-1].score) {
+			// It could refute the 429s' counting ("no"), at the price of a
+			// whole fit again: spared past quotaTrialMax decisions.
+			spared = true
 			continue
 		}
 		a, sc := fitClients(clients, ids, w, limit, h)
 		fits = append(fits, hypothesisFit{h, a, sc})
 	}
-	return weigh(fits, failed, untried)
+	alg = weigh(fits, failed)
+	if spared {
+		alg.RefusalsUseQuota = quotaUnknown
+	}
+	return alg
 }
 
+// quotaTrialMax is the most decisions the hypothesis that 429s used quota
+// is always tried for; past it, only when the fit without it contradicts
+// some decision (it could refute counting them, at the price of a whole fit
+// again: 2–3 times the fit's time and memory on 100,000 decisions).
+const quotaTrialMax = 50_000
+
 // perfect reports whether a fit contradicts no decision with a round or the
-// scenario's window: no other hypothesis can do better (weigh).
+// scenario's window.
 func perfect(sc fitScore) bool { return sc.bad == 0 && sc.top.rank == 0 }
 
 // hypothesisFit is the fit under one hypothesis.
@@ -129,10 +139,7 @@ func fitClients(clients map[string][]rec, ids []string, w int64, limit int, h hy
 // fits that tie so far the ones that leave them out decide the verdict; when
 // those name different limiters, limits or windows, the verdict is cannot
 // tell.
-//
-// untried: a hypothesis counting the 429s was spared (perfect): nothing is
-// told of them.
-func weigh(fits []hypothesisFit, failed int64, untried bool) algorithm {
+func weigh(fits []hypothesisFit, failed int64) algorithm {
 	key := func(f hypothesisFit) [2]int64 { return [2]int64{f.score.bad, int64(f.score.top.rank)} }
 	less := func(a, b [2]int64) bool { return a[0] < b[0] || a[0] == b[0] && a[1] < b[1] }
 	best := fits[0]
@@ -148,7 +155,11 @@ func weigh(fits []hypothesisFit, failed int64, untried bool) algorithm {
 		}
 	}
 	ties := slices.Clone(deciding)
-	if slices.ContainsFunc(deciding, func(f hypothesisFit) bool { return !f.h.refused }) {
+	rival, close := nearRival(fits, ties)
+	if close && rival.h.refused == false {
+		deciding = append(deciding, rival) // the refusals' hypothesis won, by too little to trust its name alone
+	}
+	if slices.ContainsFunc(deciding, func(f hypothesisFit) bool { return !f.h.refused }) && !close {
 		deciding = slices.DeleteFunc(deciding, func(f hypothesisFit) bool { return f.h.refused })
 	}
 	best = deciding[0]
@@ -165,7 +176,7 @@ func weigh(fits []hypothesisFit, failed int64, untried bool) algorithm {
 		for _, f := range deciding {
 			named = append(named, fmt.Sprintf("%s: %s", f.h, f.alg.Verdict))
 		}
-		alg.Evidence = append(alg.Evidence, fmt.Sprintf("the answers fit as well (%s) under hypotheses that name different limiters: %s",
+		alg.Evidence = append(alg.Evidence, fmt.Sprintf("the answers fit as well or nearly (at best %s) under hypotheses that name different limiters: %s",
 			plural(best.score.bad, "contradiction"), strings.Join(named, "; ")))
 	}
 	told := func(of func(hypothesis) bool) string {
@@ -195,7 +206,19 @@ func weigh(fits []hypothesisFit, failed int64, untried bool) algorithm {
 	isRefused := func(h hypothesis) bool { return h.refused }
 	isFailed := func(h hypothesis) bool { return h.failed }
 	alg.RefusalsUseQuota = told(isRefused)
-	if untried {
+	if score(isRefused, true) == score(isRefused, false) {
+		// As few contradictions either way (a tie broken only by a window
+		// read off the 429s): neither is refuted.
+		alg.RefusalsUseQuota = quotaUnknown
+	}
+	if close {
+		alg.RefusalsUseQuota = quotaUnknown
+		alg.Evidence = append(alg.Evidence, fmt.Sprintf("429 answers used quota: cannot tell (at best %s with them counted, %s without: no more apart than %s)",
+			score(isRefused, true), score(isRefused, false), plural(quotaMargin(best.alg.Decisions), "contradiction")))
+	}
+	if !allNamed(ties) {
+		// The fits that tell are not trusted to name the limiter (the trace
+		// could not tell them apart): what they say of the 429s is no surer.
 		alg.RefusalsUseQuota = quotaUnknown
 	}
 	if alg.RefusalsUseQuota != quotaUnknown { // mostly it cannot be told: said only when it can
@@ -208,6 +231,52 @@ func weigh(fits []hypothesisFit, failed int64, untried bool) algorithm {
 			plural(failed, "failed answer"), alg.FailuresUseQuota, score(isFailed, true), score(isFailed, false)))
 	}
 	return alg
+}
+
+// quotaMargin is how many contradictions more the losing hypothesis of
+// whether 429s used quota must have before the other is told: the share of
+// decisions a model may get wrong, and at least 3. A short trace (a probe of
+// a few dozen requests, every latency longer than the spacing of sends) is
+// fitted all but perfectly under either, by different limiters, and one
+// decision either way is chance.
+func quotaMargin(decisions int64) int64 {
+	return max(int64(math.Floor(contradictionShare*float64(decisions))), 3)
+}
+
+// nearRival is the best fit under the other hypothesis of the refusals than
+// the tied best ones (ties, all alike in that, and in failed answers for
+// the rival), when it is within quotaMargin of them and they won with a
+// window read off the 429s: close, nothing of the 429s is told, and when
+// the rival leaves them out it names the limiter too.
+func nearRival(fits, ties []hypothesisFit) (rival hypothesisFit, close bool) {
+	ref := ties[0].h.refused
+	if slices.ContainsFunc(ties, func(f hypothesisFit) bool { return f.h.refused != ref }) {
+		return rival, false // both tie: told as cannot tell already
+	}
+	found := false
+	for _, f := range fits {
+		if f.h.refused != ref && f.h.failed == ties[0].h.failed && (!found || f.score.bad < rival.score.bad) {
+			rival, found = f, true
+		}
+	}
+	best := ties[0].score.bad
+	if !found || best == math.MaxInt64 || rival.score.bad == math.MaxInt64 {
+		return rival, false
+	}
+	// Only a window read off the 429s themselves is pliable enough to need
+	// the margin: one of the scenario's or the common ones was not fitted
+	// to these decisions.
+	return rival, ties[0].score.top.rank > 0 && rival.score.bad-best <= quotaMargin(ties[0].alg.Decisions)
+}
+
+// allNamed reports whether every fit named a limiter.
+func allNamed(fits []hypothesisFit) bool {
+	for _, f := range fits {
+		if v := f.alg.Verdict; v != algoSliding && v != algoFixed && v != algoTokenBucket {
+			return false
+		}
+	}
+	return true
 }
 
 // String names a hypothesis for the evidence.

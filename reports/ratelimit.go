@@ -265,7 +265,11 @@ type decisions struct {
 	acc          []bool  // per counted: an acceptance (not a refusal counted by the hypothesis)
 	accT, accE   []int64 // acceptances alone: sends, and answers sorted (rateFloor)
 	selfCounted  bool    // the refusals are among the counted: each check of one leaves it out
-	rt, re       []int64 // refused: send and answer, by send time
+	// clear, per acceptance (when the refusals are counted): every refusal
+	// sent before it was answered before it was sent, so each was decided
+	// before it and its check may count them (fill).
+	clear  []bool
+	rt, re []int64 // refused: send and answer, by send time
 	// recoveries: for each acceptance that follows refusals, the last refused
 	// send, the acceptance's send and answer, and its index in accT.
 	recov []recovery
@@ -318,6 +322,7 @@ func newDecisions(rs []rec, h hypothesis, tight bool) *decisions {
 	d := &decisions{first: math.MaxInt64, last: math.MinInt64, exact: tight}
 	refused := false
 	lastRef, lastAcc := int64(math.MinInt64), int64(math.MinInt64)
+	lastRefE := int64(math.MinInt64) // the latest answer to a refusal so far
 	for _, r := range rs {
 		ok := is2xx(int(r.code)) || h.failed && failedAnswer(r.code)
 		if !ok && r.code != 429 {
@@ -333,7 +338,7 @@ func newDecisions(rs []rec, h hypothesis, tight bool) *decisions {
 				d.onsets = append(d.onsets, t)
 			}
 			d.rt, d.re = append(d.rt, t), append(d.re, e)
-			refused, lastRef = true, t
+			refused, lastRef, lastRefE = true, t, max(lastRefE, e)
 			if h.refused {
 				d.count(t, e, false)
 			}
@@ -347,6 +352,9 @@ func newDecisions(rs []rec, h hypothesis, tight bool) *decisions {
 		}
 		lastAcc = t
 		d.accT, d.accE = append(d.accT, t), append(d.accE, e)
+		if h.refused {
+			d.clear = append(d.clear, lastRefE < t)
+		}
 		d.count(t, e, true)
 	}
 	d.selfCounted = h.refused
@@ -468,6 +476,9 @@ func (d *decisions) fixedBounds(w, ph int64, low, up []int) ([]int, []int) {
 	for k := range d.at {
 		wi := floorDiv(d.at[k]-ph, w)
 		if wi != floorDiv(d.ae[k]-ph, w) {
+			if d.acc[k] {
+				low = append(low, 0) // no bound, but one entry per acceptance (fill)
+			}
 			continue
 		}
 		if wi != cur {
@@ -838,6 +849,9 @@ func (f *fitter) fitBuckets() {
 			rates = append(rates, floor*k)
 		}
 	}
+	if f.decisions() < shortTrace {
+		rates = append(rates, f.recoveryRates()...)
+	}
 	var need []float64
 	for i, rate := range rates {
 		if rate <= 0 || slices.ContainsFunc(rates[:i], func(r float64) bool { return math.Abs(r-rate) <= 1e-4*rate }) {
@@ -856,6 +870,63 @@ func (f *fitter) fitBuckets() {
 		f.keep(candidate{algo: algoTokenBucket, bad: bad, tight: tight, limit: n, capacity: float64(c), window: x, rank: rank, scenario: x == w,
 			desc: fmt.Sprintf("%d per %s, capacity %d", n, fmtWindow(x), c)})
 	}
+}
+
+// shortTrace is the most decisions the bucket is also tried at the
+// recoveries' rates for: a longer run's rate floor bounds the rate, and each
+// rate tried costs a pass over every decision.
+const shortTrace = 10_000
+
+// decisions is how many decisions the fit has.
+func (f *fitter) decisions() int {
+	n := 0
+	for _, d := range f.all {
+		n += len(d.at) + len(d.rt)
+	}
+	return n
+}
+
+// recoveryRates are refill rates read off the recoveries: an exhausted
+// bucket accepts one request every 1/rate, so the most frequent spacings of
+// acceptances after 429s, each as is and as the whole number per a common
+// window nearest it; and the mean rate of the acceptances after the first
+// 429. A short trace gives the floor (rateFloor) nothing to
+// bound (no two 429s with two acceptances between them), and without these
+// the bucket would be tried only at rates it cannot fit while a window read
+// off the same 429s fits everything.
+func (f *fitter) recoveryRates() []float64 {
+	gaps := map[int64]int{}
+	for _, d := range f.all {
+		for i := 1; i < len(d.recov); i++ {
+			if g := (d.recov[i].t - d.recov[i-1].t + 5e6) / 1e7 * 1e7; g > 0 {
+				gaps[g]++
+			}
+		}
+	}
+	var est []float64 // per ns
+	for _, g := range topKeys(gaps, 3) {
+		est = append(est, 1/float64(g))
+	}
+	// And the mean: the acceptances after the first 429 over their span (the
+	// spacings of a bucket refilled between sends alternate, 2 and 3 sends).
+	for _, d := range f.all[:min(len(f.all), 4)] {
+		if n := len(d.accT) - d.burst; d.burst > 0 && n >= 3 {
+			if span := d.accT[len(d.accT)-1] - d.accT[d.burst]; span > 0 {
+				est = append(est, float64(n-1)/float64(span))
+			}
+		}
+	}
+	var rates []float64
+	for _, r := range est {
+		rates = append(rates, r)
+		for _, c := range commonWindows {
+			cw := float64(c.Nanoseconds())
+			if n := math.Round(cw * r); n >= 1 {
+				rates = append(rates, n/cw)
+			}
+		}
+	}
+	return rates
 }
 
 // oneLimiter drops the sliding log from fits when it keeps 1 per w and a
@@ -931,6 +1002,15 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 	allowed := int64(math.Floor(contradictionShare * float64(alg.Decisions)))
 	top := fits[0]
 	f.topBad, f.top = top.bad, top
+	if untried := f.untried(); len(untried) > 0 {
+		// A limiter not tried was not ruled out: the best of the others
+		// fits only because nothing it could be compared with was tried (a
+		// short trace: a window read off its own 429s fits its every
+		// decision). A wrong name is worse than none.
+		alg.Evidence = append(alg.Evidence, fmt.Sprintf("%s (%s) fits, but %s could not be tried: %s",
+			top.algo, top.desc, strings.Join(untried, " and "), f.whyUntried(untried)))
+		return alg
+	}
 	limit, w := f.limit, f.w
 	setLimit := func(c candidate) {
 		alg.Limit, alg.Window = float64(c.limit), round6(float64(c.window)/1e9)
@@ -970,6 +1050,26 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 		setLimit(top)
 	}
 	return alg
+}
+
+// untried lists the limiters no candidate of which was fitted (a token
+// bucket without a rate to try, windows without a window).
+func (f *fitter) untried() []string {
+	var out []string
+	for _, a := range []string{algoSliding, algoFixed, algoTokenBucket} {
+		if _, ok := f.best[a]; !ok {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// whyUntried says why the limiters in untried were not tried.
+func (f *fitter) whyUntried(untried []string) string {
+	if slices.Contains(untried, algoTokenBucket) {
+		return "no refill rate to try (the scenario states no limit, and no two 429s had acceptances between them to bound one): the trace is too short to tell the limiters apart"
+	}
+	return fmt.Sprintf("no window to try (the decisions span %s)", fmtWindow(f.span))
 }
 
 // fixedFit fits the limit of a fixed window of w aligned at ph.
@@ -1063,10 +1163,15 @@ func badByLimit(low, up []int, top int) []int64 {
 
 // fill sets low and up to the bounds that bounds adds for every client: from
 // all alone, or, when the refusals used quota (cnt, one per client), the
-// acceptances' from all and the refusals' from cnt. An acceptance was
-// decided with fewer than the limit counted before it, but a refusal sent
-// before it may have been decided after it: only the acceptances' own
-// invariant (no window holds more than the limit of them) is sure.
+// refusals' from cnt and the acceptances' from all, raised to cnt's where
+// the acceptance is clear. A refusal sent before an acceptance may have been
+// decided after it, so in general only the acceptances' own invariant (no
+// window holds more than the limit of them) is sure; but when every refusal
+// sent before an acceptance was answered before it was sent, they were all
+// decided before it and used quota it had to find left: an acceptance
+// impossible with them counted refutes the hypothesis (otherwise counting
+// the refusals could only ever fit as well or better, and "429s used quota:
+// no" could never be said).
 func (f *fitter) fill(all, cnt []*decisions, low, up []int, bounds func(d *decisions, low, up []int) ([]int, []int)) ([]int, []int) {
 	low, up = low[:0], up[:0]
 	for i, d := range all {
@@ -1074,8 +1179,18 @@ func (f *fitter) fill(all, cnt []*decisions, low, up []int, bounds func(d *decis
 			low, up = bounds(d, low, up)
 			continue
 		}
+		from := len(low)
 		low, f.scratch = bounds(d, low, f.scratch[:0])
-		f.scratch, up = bounds(cnt[i], f.scratch[:0], up)
+		var lowC []int
+		lowC, up = bounds(cnt[i], f.scratch[:0], up)
+		if own := low[from:]; len(own) == len(lowC) && len(lowC) == len(cnt[i].clear) {
+			for k, v := range lowC {
+				if cnt[i].clear[k] {
+					own[k] = max(own[k], v)
+				}
+			}
+		}
+		f.scratch = lowC
 	}
 	return low, up
 }
