@@ -39,6 +39,7 @@ type streamRun struct {
 	census *seqCensus
 	ids    *hashSpill          // pass 2 (the first analysis): every id answered, to find those answered twice
 	twice  map[uint64]struct{} // pass 3: the ids given to more than one message
+	sent   *sortedSpill[sentRec] // a run with a truth: the messages as they land, for the truth's join (truthbounded.go)
 	plans  []*boundedPlan      // pass 3: what pass 2's hists found, in the order they were made
 	made   []*hist             // the bounded hists of this pass, in the order they were made
 	err    error               // the first error of the spill
@@ -56,7 +57,7 @@ type streamRun struct {
 // even those judged before it in a stream): the census finds out.
 func twoPasses(fsys fs.FS) bool {
 	m, ok := runMeta(fsys)
-	if !ok || rundir.HasTruth(fsys) {
+	if !ok || rundir.HasTruth(fsys) && !truthTagged(fsys) {
 		return false
 	}
 	switch m.Delivery.Via {
@@ -99,15 +100,18 @@ func analyzeBounded(fsys fs.FS, name string) (*analyzer, error) {
 		// verdict (checkRawFiles), or fails as it would.
 		return analyzeOnce(fsys, name, false, nil)
 	}
-	first := &streamRun{census: census, ids: &hashSpill{}}
+	first := &streamRun{census: census, ids: &hashSpill{}, sent: truthSpill(fsys)}
 	defer first.ids.close()
-	if _, err := analyzeOnce(fsys, name, false, first); err != nil {
+	_, err = analyzeOnce(fsys, name, false, first)
+	first.closeSent()
+	if err != nil {
 		return nil, err
 	}
 	if first.err != nil {
 		return nil, first.err
 	}
-	second := &streamRun{census: census}
+	second := &streamRun{census: census, sent: truthSpill(fsys)}
+	defer second.closeSent()
 	for _, h := range first.made {
 		second.plans = append(second.plans, h.bk.planFor())
 	}
@@ -120,10 +124,29 @@ func analyzeBounded(fsys fs.FS, name string) (*analyzer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if second.err != nil {
+		return nil, second.err
+	}
 	if !second.agrees() {
 		return nil, fmt.Errorf("%w: %s: %s changed between two readings", errBadRun, name, rundir.AttemptsFile)
 	}
 	return a, nil
+}
+
+// truthSpill is where a pass spills the messages as they land for the
+// truth's join, in a run with a truth; nil without.
+func truthSpill(fsys fs.FS) *sortedSpill[sentRec] {
+	if !rundir.HasTruth(fsys) {
+		return nil
+	}
+	return newSentSpill()
+}
+
+// closeSent removes the spill of the messages.
+func (st *streamRun) closeSent() {
+	if st.sent != nil {
+		st.sent.close()
+	}
 }
 
 // prefixFS shows attempts.jsonl and events.jsonl cut at the size they had
@@ -347,6 +370,11 @@ func (a *analyzer) land(seq int64, f *flight) {
 	if f.m.held {
 		a.s.Delivery.Unmatched += int64(f.insane)
 		a.finishMessage(seq, &f.m)
+		if s := a.st.sent; s != nil {
+			if err := s.add(sentRec{seq: seq, first: f.m.first, accepted: f.m.accepted}); err != nil && a.st.err == nil {
+				a.st.err = err
+			}
+		}
 	} else {
 		a.s.Delivery.Unmatched += int64(f.evs) // no such message sent
 	}
