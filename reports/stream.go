@@ -1,16 +1,13 @@
 package reports
 
 import (
-	"bufio"
 	"cmp"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"iter"
-	"os"
 	"slices"
 
 	"github.com/msgload/msgload/rundir"
@@ -37,12 +34,12 @@ import (
 // streamRun is the state a pass of a bounded analysis shares with the next.
 type streamRun struct {
 	census *seqCensus
-	ids    *hashSpill          // pass 2 (the first analysis): every id answered, to find those answered twice
-	twice  map[uint64]struct{} // pass 3: the ids given to more than one message
+	ids    *hashSpill            // pass 2 (the first analysis): every id answered, to find those answered twice
+	twice  map[uint64]struct{}   // pass 3: the ids given to more than one message
 	sent   *sortedSpill[sentRec] // a run with a truth: the messages as they land, for the truth's join (truthbounded.go)
-	plans  []*boundedPlan      // pass 3: what pass 2's hists found, in the order they were made
-	made   []*hist             // the bounded hists of this pass, in the order they were made
-	err    error               // the first error of the spill
+	plans  []*boundedPlan        // pass 3: what pass 2's hists found, in the order they were made
+	made   []*hist               // the bounded hists of this pass, in the order they were made
+	err    error                 // the first error of the spill
 	// maxFlying is the most messages held at once (waiting for records);
 	// maxRecords the most places made for their callbacks' records.
 	maxFlying, maxRecords int
@@ -534,131 +531,51 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 }
 
 // hashSpill collects (id hash, sequence) pairs and finds the ids given to
-// more than one message: in memory up to spillChunk pairs, beyond that in
-// sorted runs in a temporary file merged at the end (an external sort), so
-// that its memory stays flat. An id answered twice to one message (a probe,
-// a retry the service recognised) is not kept: only one given to two
-// messages can be a collision.
+// more than one message, through a sortedSpill (truthbounded.go: an
+// external sort past spillChunk pairs), so that its memory stays flat. An id
+// answered twice to one message (a probe, a retry the service recognised) is
+// not kept: only one given to two messages can be a collision.
 type hashSpill struct {
-	buf  [][2]uint64
-	f    *os.File
-	runs [][2]int64 // offset and count of each sorted run in f
+	s *sortedSpill[[2]uint64]
 }
 
-// spillChunk is how many pairs a hashSpill holds in memory (2 MiB); a test lowers it.
+// spillChunk is how many pairs a hashSpill holds in memory (2 MiB), and
+// sets the chunks of the truth's spills; a test lowers it.
 var spillChunk = 1 << 17
 
 func (s *hashSpill) add(h uint64, seq int64) error {
-	if s.buf == nil {
-		s.buf = make([][2]uint64, 0, 1024)
+	if s.s == nil {
+		s.s = &sortedSpill[[2]uint64]{chunk: spillChunk, size: 16, cmp: comparePairs,
+			put: func(b []byte, p [2]uint64) { putInts(b, int64(p[0]), int64(p[1])) },
+			get: func(b []byte) [2]uint64 { x := getInts(b, 2); return [2]uint64{uint64(x[0]), uint64(x[1])} }}
 	}
-	s.buf = append(s.buf, [2]uint64{h, uint64(seq)})
-	if len(s.buf) < spillChunk {
-		return nil
-	}
-	return s.flush()
+	return s.s.add([2]uint64{h, uint64(seq)})
 }
 
 func comparePairs(x, y [2]uint64) int {
 	return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1]))
 }
 
-// flush writes the pairs in memory to the file as one sorted run.
-func (s *hashSpill) flush() error {
-	if len(s.buf) == 0 {
-		return nil
-	}
-	if s.f == nil {
-		f, err := os.CreateTemp("", "msgload-ids-*")
-		if err != nil {
-			return fmt.Errorf("spill the answered ids: %w", err)
-		}
-		s.f = f
-	}
-	slices.SortFunc(s.buf, comparePairs)
-	off, _ := s.f.Seek(0, io.SeekEnd)
-	w := bufio.NewWriterSize(s.f, 1<<16)
-	var b [16]byte
-	for _, p := range s.buf {
-		binary.LittleEndian.PutUint64(b[:8], p[0])
-		binary.LittleEndian.PutUint64(b[8:], p[1])
-		w.Write(b[:])
-	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("spill the answered ids: %w", err)
-	}
-	s.runs = append(s.runs, [2]int64{off, int64(len(s.buf))})
-	s.buf = s.buf[:0]
-	return nil
-}
-
 // twice is the set of id hashes given to more than one message.
 func (s *hashSpill) twice() (map[uint64]struct{}, error) {
 	out := map[uint64]struct{}{}
+	if s.s == nil {
+		return out, nil
+	}
 	var prev [2]uint64
 	seen := false
-	take := func(p [2]uint64) {
+	for p := range s.s.sorted() {
 		if seen && p[0] == prev[0] && p[1] != prev[1] {
 			out[p[0]] = struct{}{}
 		}
 		prev, seen = p, true
 	}
-	if s.f == nil {
-		slices.SortFunc(s.buf, comparePairs)
-		for _, p := range s.buf {
-			take(p)
-		}
-		return out, nil
-	}
-	if err := s.flush(); err != nil {
-		return nil, err
-	}
-	s.buf = nil
-	type run struct {
-		r    *bufio.Reader
-		left int64
-		head [2]uint64
-	}
-	var rerr error
-	next := func(r *run) bool {
-		if r.left == 0 {
-			return false
-		}
-		var b [16]byte
-		if _, err := io.ReadFull(r.r, b[:]); err != nil {
-			rerr = fmt.Errorf("read the spilled ids: %w", err)
-			return false
-		}
-		r.head, r.left = [2]uint64{binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])}, r.left-1
-		return true
-	}
-	var runs []*run
-	for _, x := range s.runs {
-		r := &run{r: bufio.NewReaderSize(io.NewSectionReader(s.f, x[0], 16*x[1]), 1<<13), left: x[1]}
-		if next(r) {
-			runs = append(runs, r)
-		}
-	}
-	for len(runs) > 0 {
-		k := 0
-		for i, r := range runs {
-			if comparePairs(r.head, runs[k].head) < 0 {
-				k = i
-			}
-		}
-		take(runs[k].head)
-		if !next(runs[k]) {
-			runs = slices.Delete(runs, k, k+1)
-		}
-	}
-	return out, rerr
+	return out, s.s.err
 }
 
 // close removes the spill's file.
 func (s *hashSpill) close() {
-	if s.f != nil {
-		s.f.Close()
-		os.Remove(s.f.Name())
-		s.f = nil
+	if s.s != nil {
+		s.s.close()
 	}
 }
