@@ -13,9 +13,10 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// A run with delivery: none (no events, no ground truth) is analysed in
-// bounded memory, in passes over attempts.jsonl (issue 23: an hour at
-// 5,000/s is 18 M messages):
+// A run with delivery: none or via the sink, with or without a ground truth
+// (a truth whose messages name their sequence by a tag of this run:
+// truthbounded.go joins it by sequence), is analysed in bounded memory, in
+// passes over attempts.jsonl (issue 23: an hour at 5,000/s is 18 M messages):
 //
 //  1. a census counts the records of each sequence (2 bits a sequence:
 //     none, one, more); a message with one record — the common case, a send
@@ -45,8 +46,10 @@ type streamRun struct {
 	maxFlying, maxRecords int
 }
 
-// twoPasses says whether the run is analysed in bounded memory: no ground
-// truth to join, and delivery none with no event, or delivery via the sink.
+// twoPasses says whether the run is analysed in bounded memory: delivery
+// none with no event, or delivery via the sink; with a ground truth only
+// when every true message is tagged (truthTagged: one the truth names by the
+// id the service answered is joined through a map of the ids, in one pass).
 // A run with callbacks is analysed in passes only when every callback names
 // its message by this run's tag (one joined by the id the service answered
 // needs a map of the ids) and the chain is in run.json or in no callback (a
