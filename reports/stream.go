@@ -66,6 +66,10 @@ func twoPasses(fsys fs.FS) bool {
 		return errors.Is(err, fs.ErrNotExist) || err == nil && st.Size() == 0
 	case "sink", "":
 		return true
+	case "poll":
+		// The polls are records in attempts.jsonl (flightPoll); a truth
+		// compared with the polls reads every poll into a map (truthPolls).
+		return !rundir.HasTruth(fsys)
 	}
 	return false
 }
@@ -306,6 +310,9 @@ func (a *analyzer) flightAttempt(at *rundir.Attempt) {
 		}
 		a.attempt(at)
 	}
+	if e, ok := a.pollEvent(at); ok {
+		a.flightRecord(at.Seq, f, &e, true) // every copy of a poll's line, as readPolls reads them
+	}
 	a.landIfRead(at.Seq, f)
 }
 
@@ -323,17 +330,23 @@ func (a *analyzer) landIfRead(seq int64, f *flight) {
 func (a *analyzer) flightEvent(seq int64, e *rundir.Event) {
 	f := a.flight(seq)
 	f.read++
+	a.flightRecord(seq, f, e, false)
+	a.landIfRead(seq, f)
+}
+
+// flightRecord keeps a record of message seq's delivery (a callback, or the
+// status a poll answered: polled) with its others until it lands.
+func (a *analyzer) flightRecord(seq int64, f *flight, e *rundir.Event, polled bool) {
 	f.evs++
 	if !sane(e.ReceivedAt) {
 		f.insane++
-	} else {
-		if f.m.d == nil {
-			f.m.d = &f.d
-		}
-		a.keepRecord(f.m.d, e, false)
-		a.st.maxRecords = max(a.st.maxRecords, int(a.recs.n))
+		return
 	}
-	a.landIfRead(seq, f)
+	if f.m.d == nil {
+		f.m.d = &f.d
+	}
+	a.keepRecord(f.m.d, e, polled)
+	a.st.maxRecords = max(a.st.maxRecords, int(a.recs.n))
 }
 
 // flight is message seq's state while its records are read.
@@ -504,8 +517,8 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
 	}
-	if m.Delivery.Via == "none" {
-		return c, nil
+	if m.Delivery.Via == "none" || m.Delivery.Via == "poll" {
+		return c, nil // no callback is a record of a message (poll: counted beside the polls)
 	}
 	own := &analyzer{meta: m}
 	chain := len(m.Chain) > 0 && len(m.Chain) <= 30 && rundir.ParseChain(m.Chain) != nil
