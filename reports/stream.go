@@ -13,10 +13,11 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// A run with delivery: none or via the sink, with or without a ground truth
-// (a truth whose messages name their sequence by a tag of this run:
-// truthbounded.go joins it by sequence), is analysed in bounded memory, in
-// passes over attempts.jsonl (issue 23: an hour at 5,000/s is 18 M messages):
+// A run with delivery: none, via the sink or via poll, with or without a
+// ground truth (a truth whose messages name their sequence by a tag of this
+// run: truthbounded.go joins it by sequence; polls without one), is analysed
+// in bounded memory, in passes over attempts.jsonl (issue 23: an hour at
+// 5,000/s is 18 M messages):
 //
 //  1. a census counts the records of each sequence (2 bits a sequence:
 //     none, one, more); a message with one record — the common case, a send
@@ -47,7 +48,7 @@ type streamRun struct {
 }
 
 // twoPasses says whether the run is analysed in bounded memory: delivery
-// none with no event, or delivery via the sink; with a ground truth only
+// none with no event, via the sink, or via poll with no truth; with a ground truth only
 // when every true message is tagged (truthTagged: one the truth names by the
 // id the service answered is joined through a map of the ids, in one pass).
 // A run with callbacks is analysed in passes only when every callback names

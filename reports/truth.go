@@ -534,9 +534,12 @@ func (a *analyzer) failoverSteps(sure, maybe truthFigures) []truthStep {
 // tag the simulator read from trackData or the externalId, else by the id it
 // answered with (txId, notificationId) or the scenario's own externalId, as
 // attempts.jsonl has them. Only the ids of untagged messages are looked up
-// (a first pass over the truth finds them). Nil when the truth is not to be
-// compared (readTruth).
+// (a first pass over the truth finds them; a run analysed in passes has
+// none: truthTagged). Nil when the truth is not to be compared (readTruth).
 func (a *analyzer) truthSeqs() (func(m *rundir.TruthMessage) int64, error) {
+	if a.st != nil {
+		return func(m *rundir.TruthMessage) int64 { n, _ := a.tagSeq(m); return n }, nil
+	}
 	want := map[string]int64{}
 	ok, err := a.readTruth(func(rec *rundir.TruthRecord) error {
 		if m := rec.Message; m != nil {
