@@ -253,8 +253,9 @@ func analyzeOnce(fsys fs.FS, name string, rawRequests bool, st *streamRun) (*ana
 			return nil, err
 		}
 	}
+	a.landAll() // before judgeAllRecords lets every record go: a message still flying has some
 	a.judgeAllRecords()
-	a.landAll()
+	a.joinReplies()
 	a.finishRequests()
 	a.finishDelivery()
 	a.finishDrift()
@@ -816,6 +817,12 @@ func (a *analyzer) incoming(e *rundir.Event) {
 		return
 	}
 	seq := a.needKeys[c.OutgoingTxID]
+	if a.st != nil {
+		if seq != 0 && sane(e.ReceivedAt) {
+			a.reply(seq, e.ReceivedAt.UnixNano()) // joined once its message has landed (stream.go)
+		}
+		return
+	}
 	m := a.msgs.get(seq)
 	if seq == 0 || m == nil || m.first == 0 || !sane(e.ReceivedAt) {
 		return

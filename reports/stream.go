@@ -35,13 +35,14 @@ import (
 
 // streamRun is the state a pass of a bounded analysis shares with the next.
 type streamRun struct {
-	census *seqCensus
-	ids    *hashSpill            // pass 2 (the first analysis): every id answered, to find those answered twice
-	twice  map[uint64]struct{}   // pass 3: the ids given to more than one message
-	sent   *sortedSpill[sentRec] // a run with a truth: the messages as they land, for the truth's join (truthbounded.go)
-	plans  []*boundedPlan        // pass 3: what pass 2's hists found, in the order they were made
-	made   []*hist               // the bounded hists of this pass, in the order they were made
-	err    error                 // the first error of the spill
+	census  *seqCensus
+	ids     *hashSpill            // pass 2 (the first analysis): every id answered, to find those answered twice
+	twice   map[uint64]struct{}   // pass 3: the ids given to more than one message
+	sent    *sortedSpill[sentRec] // a run with a truth or replies: the messages as they land, for the joins (truthbounded.go, joinReplies)
+	replies *sortedSpill[sentRec] // the incoming replies: sequence and arrival
+	plans   []*boundedPlan        // pass 3: what pass 2's hists found, in the order they were made
+	made    []*hist               // the bounded hists of this pass, in the order they were made
+	err     error                 // the first error of the spill
 	// maxFlying is the most messages held at once (waiting for records);
 	// maxRecords the most places made for their callbacks' records.
 	maxFlying, maxRecords int
@@ -105,7 +106,7 @@ func analyzeBounded(fsys fs.FS, name string) (*analyzer, error) {
 		// verdict (checkRawFiles), or fails as it would.
 		return analyzeOnce(fsys, name, false, nil)
 	}
-	first := &streamRun{census: census, ids: &hashSpill{}, sent: truthSpill(fsys)}
+	first := &streamRun{census: census, ids: &hashSpill{}, sent: sentSpill(fsys, census)}
 	defer first.ids.close()
 	_, err = analyzeOnce(fsys, name, false, first)
 	first.closeSent()
@@ -115,7 +116,7 @@ func analyzeBounded(fsys fs.FS, name string) (*analyzer, error) {
 	if first.err != nil {
 		return nil, first.err
 	}
-	second := &streamRun{census: census, sent: truthSpill(fsys)}
+	second := &streamRun{census: census, sent: sentSpill(fsys, census)}
 	defer second.closeSent()
 	for _, h := range first.made {
 		second.plans = append(second.plans, h.bk.planFor())
@@ -138,19 +139,63 @@ func analyzeBounded(fsys fs.FS, name string) (*analyzer, error) {
 	return a, nil
 }
 
-// truthSpill is where a pass spills the messages as they land for the
-// truth's join, in a run with a truth; nil without.
-func truthSpill(fsys fs.FS) *sortedSpill[sentRec] {
-	if !rundir.HasTruth(fsys) {
+// sentSpill is where a pass spills the messages as they land for the
+// truth's join and the replies' (joinReplies), in a run with either; nil
+// without.
+func sentSpill(fsys fs.FS, c *seqCensus) *sortedSpill[sentRec] {
+	if !rundir.HasTruth(fsys) && !c.replies {
 		return nil
 	}
 	return newSentSpill()
 }
 
-// closeSent removes the spill of the messages.
+// closeSent removes the spills of the messages and of the replies.
 func (st *streamRun) closeSent() {
 	if st.sent != nil {
 		st.sent.close()
+	}
+	if st.replies != nil {
+		st.replies.close()
+	}
+}
+
+// reply is an incoming reply to message seq of a run analysed in passes,
+// received at at (unix ns): spilled, joined to its message at the end.
+func (a *analyzer) reply(seq, at int64) {
+	st := a.st
+	if st.replies == nil {
+		st.replies = newSentSpill()
+	}
+	if err := st.replies.add(sentRec{seq: seq, first: at}); err != nil && st.err == nil {
+		st.err = err
+	}
+}
+
+// joinReplies counts the replies of a run analysed in passes, once every
+// message has landed: each joined by sequence to its message's first send,
+// as incoming does in one pass (a reply to a message never sent, or with no
+// send time, is not a reply of the run's).
+func (a *analyzer) joinReplies() {
+	st := a.st
+	if st == nil || st.replies == nil || st.sent == nil {
+		return
+	}
+	sent, stop := iter.Pull(st.sent.sorted())
+	defer stop()
+	m, ok := sent()
+	for r := range st.replies.sorted() {
+		for ok && m.seq < r.seq {
+			m, ok = sent()
+		}
+		if ok && m.seq == r.seq && m.first != 0 {
+			a.s.Incoming.Replies++
+			a.replies.observe(float64(r.first-m.first) / 1e9)
+		}
+	}
+	for _, err := range []error{st.replies.err, st.sent.err} {
+		if err != nil && st.err == nil {
+			st.err = err
+		}
 	}
 }
 
@@ -454,6 +499,9 @@ func (a *analyzer) ownID(h uint64, seq int64, m *msg) {
 type seqCensus struct {
 	pages map[int64][]byte
 	bits  uint
+	// replies: events.jsonl has incoming replies to this run's messages,
+	// joined to them by sequence at the end (joinReplies).
+	replies bool
 }
 
 const censusPage = 1 << 14
@@ -526,6 +574,10 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 	err = readJSONL(fsys, rundir.EventsFile, func(e rundir.Event) error {
 		if e.Corr == nil {
 			return nil
+		}
+		if e.Kind == rundir.KindIncoming {
+			c.replies = c.replies || e.Corr.OutgoingTxID != ""
+			return nil // no record of a message: a reply, joined at the end
 		}
 		if e.Corr.OutgoingTxID != "" || !own.owns(e.Corr) && e.ServiceID() != "" {
 			return errOnePass

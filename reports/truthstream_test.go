@@ -176,7 +176,7 @@ func TestTruthStreamMerged(t *testing.T) {
 }
 
 // TestBoundedTruthAgree: a run with a ground truth whose messages are tagged
-// (every sim run in testdata) is analysed in passes, the truth joined to the messages by
+// (every sim run in testdata; reorder with incoming replies too) is analysed in passes, the truth joined to the messages by
 // sequence through spills (truthbounded.go), and its summary.json is the
 // one-pass analysis's to the byte — with the spills held in memory and with
 // them sorted in runs on disk.
@@ -199,8 +199,8 @@ func TestBoundedTruthAgree(t *testing.T) {
 			}
 			continue
 		}
-		if !twoPasses(os.DirFS(dir)) {
-			t.Errorf("%s: a run with a truth is not analysed in passes", e.Name())
+		if _, err := countSeqs(os.DirFS(dir)); !twoPasses(os.DirFS(dir)) || err != nil {
+			t.Errorf("%s: a run with a truth is not analysed in passes (census: %v)", e.Name(), err)
 			continue
 		}
 		once, err := analyzeOnce(os.DirFS(dir), dir, false, nil)
@@ -267,8 +267,8 @@ func genTruthFailover(n int) *run {
 // byte, its spills in memory or on disk.
 func TestBoundedTruthGenerated(t *testing.T) {
 	dir := genTruthFailover(3_000).write(t)
-	if !twoPasses(os.DirFS(dir)) {
-		t.Fatal("a run with a tagged truth is not analysed in passes")
+	if _, err := countSeqs(os.DirFS(dir)); !twoPasses(os.DirFS(dir)) || err != nil {
+		t.Fatalf("a run with a tagged truth is not analysed in passes (census: %v)", err)
 	}
 	once, err := analyzeOnce(os.DirFS(dir), dir, false, nil)
 	if err != nil {
