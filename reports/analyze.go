@@ -248,13 +248,14 @@ func analyzeOnce(fsys fs.FS, name string, rawRequests bool, st *streamRun) (*ana
 	if err := a.readEvents(); err != nil {
 		return nil, err
 	}
-	if a.meta.Delivery.Via == "poll" {
+	if a.meta.Delivery.Via == "poll" && st == nil {
 		if err := a.readPolls(); err != nil {
 			return nil, err
 		}
 	}
+	a.landAll() // before judgeAllRecords lets every record go: a message still flying has some
 	a.judgeAllRecords()
-	a.landAll()
+	a.joinReplies()
 	a.finishRequests()
 	a.finishDelivery()
 	a.finishDrift()
@@ -759,24 +760,32 @@ func (a *analyzer) readEvents() error {
 	return nil
 }
 
-// readPolls turns successful check_status attempts into status events.
+// readPolls turns successful check_status attempts into status events (a
+// run analysed in passes reads them with the attempts: flightAttempt).
 func (a *analyzer) readPolls() error {
 	err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
-		if at.Op != "check_status" || at.Seq <= 0 || !is2xx(at.Code) || at.State == "" {
-			return nil
+		if e, ok := a.pollEvent(&at); ok {
+			a.delivered(&e, true)
 		}
-		e := rundir.Event{
-			Kind: rundir.KindCallback, API: at.API,
-			ReceivedAt: at.Sent.Add(time.Duration(at.Latency * float64(time.Second))),
-			Corr:       &rundir.Correlation{Key: at.TxID, Seq: at.Seq, State: at.State, Channel: at.Channel, Matched: true},
-		}
-		a.delivered(&e, true)
 		return nil
 	}, nil)
 	if err != nil {
 		return fmt.Errorf("read polled statuses: %w", err)
 	}
 	return nil
+}
+
+// pollEvent is the status a successful check_status attempt of a run with
+// delivery via poll answered, as an event; false for any other attempt.
+func (a *analyzer) pollEvent(at *rundir.Attempt) (rundir.Event, bool) {
+	if a.meta.Delivery.Via != "poll" || at.Op != "check_status" || at.Seq <= 0 || !is2xx(at.Code) || at.State == "" {
+		return rundir.Event{}, false
+	}
+	return rundir.Event{
+		Kind: rundir.KindCallback, API: at.API,
+		ReceivedAt: at.Sent.Add(time.Duration(at.Latency * float64(time.Second))),
+		Corr:       &rundir.Correlation{Key: at.TxID, Seq: at.Seq, State: at.State, Channel: at.Channel, Matched: true},
+	}, true
 }
 
 func (a *analyzer) event(e *rundir.Event) {
@@ -808,6 +817,12 @@ func (a *analyzer) incoming(e *rundir.Event) {
 		return
 	}
 	seq := a.needKeys[c.OutgoingTxID]
+	if a.st != nil {
+		if seq != 0 && sane(e.ReceivedAt) {
+			a.reply(seq, e.ReceivedAt.UnixNano()) // joined once its message has landed (stream.go)
+		}
+		return
+	}
 	m := a.msgs.get(seq)
 	if seq == 0 || m == nil || m.first == 0 || !sane(e.ReceivedAt) {
 		return

@@ -209,6 +209,64 @@ func BenchmarkAnalyzeNoneBounded(b *testing.B) { benchmarkHeapPerMessage(b, writ
 // run is to bring under 10 bytes a message (issue 23).
 func BenchmarkAnalyzeCallbacks(b *testing.B) { benchmarkHeapPerMessage(b, writeCallbacksRun) }
 
+// BenchmarkAnalyzeTruth is BenchmarkAnalyzeCallbacks for a run with the
+// embedded simulator's ground truth (writeTruthRun).
+func BenchmarkAnalyzeTruth(b *testing.B) { benchmarkHeapPerMessage(b, writeTruthRun) }
+
+// writeTruthRun is writeCallbacksRun with truth.jsonl as the embedded
+// simulator streams it: its limiter (10,000 a second) and a window record a
+// second, then for each accepted message its callbacks (answered 200) and
+// its message record tagged "<run>.<seq>" after them, line by line.
+func writeTruthRun(t testing.TB, dir string, n int) {
+	t.Helper()
+	writeCallbacksRun(t, dir, n)
+	f, err := os.Create(filepath.Join(dir, rundir.TruthStreamFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	enc := json.NewEncoder(w)
+	put := func(rec rundir.TruthRecord) {
+		if err := enc.Encode(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(rundir.TruthRecord{Type: rundir.TruthRecRateLimit, RateLimit: &rundir.TruthRateLimit{Requests: 10_000, Window: rundir.Duration(time.Second), Algorithm: "fixed"}})
+	for i := 1; i <= n; i++ {
+		if i%5000 == 0 {
+			start := at(float64(i-5000) / 5000).UTC()
+			put(rundir.TruthRecord{Type: rundir.TruthRecWindow, Window: &rundir.TruthWindow{Client: "bench", Start: start, Accepted: 5000 - 5000/2000}})
+		}
+		if i%2000 == 0 {
+			continue // timed out: never accepted
+		}
+		first := at(float64(i) / 5000).UTC()
+		m := rundir.TruthMessage{API: rundir.APIMessaging, ID: "tx-" + strconv.Itoa(i), ExternalID: "test-run." + strconv.Itoa(i), Client: "bench", AcceptedAt: first, Sends: 1, Final: "DELIVERED"}
+		if i%100 != 0 || i%500 == 0 {
+			arrive := first.Add(500*time.Millisecond + time.Duration(i%1013)*time.Millisecond)
+			m.Steps = []rundir.TruthStep{{Channel: "sms", State: "DELIVERED", Code: 200, Delay: rundir.Duration(arrive.Sub(first))}}
+			for k := range 1 + b2i(i%50 == 0) {
+				at := arrive.Add(time.Duration(k) * 200 * time.Millisecond)
+				put(rundir.TruthRecord{Type: rundir.TruthRecCallback, Callback: &rundir.TruthCallback{ID: m.ID, Kind: rundir.KindCallback, State: "DELIVERED", Channel: "sms",
+					Action: rundir.CallbackSent, Attempt: 1, At: at.Add(-time.Millisecond), Done: at, Status: 200}})
+			}
+		}
+		put(rundir.TruthRecord{Type: rundir.TruthRecMessage, Message: &m})
+	}
+	put(rundir.TruthRecord{Type: rundir.TruthRecEnd})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // benchmarkHeapPerMessage analyses the run write makes (see
 // BenchmarkAnalyzeNoneBounded) and reports its heap per message.
 func benchmarkHeapPerMessage(b *testing.B, write func(testing.TB, string, int)) {

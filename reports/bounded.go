@@ -130,10 +130,10 @@ func (b *bounded) keep(us uint64, i int) {
 }
 
 // planFor is the first pass's plan for the second: the buckets of the ranks
-// percentiles asks for.
+// percentiles asks for, and of the max (the truth's judgeLatency asks it).
 func (b *bounded) planFor() *boundedPlan {
 	p := &boundedPlan{want: map[int]bool{}, n: b.obs.n, nc: b.cens.n}
-	for _, q := range []float64{50, 90, 95, 99} {
+	for _, q := range []float64{50, 90, 95, 99, 100} {
 		if p.nc == 0 {
 			if p.n > 0 {
 				k, _ := findBucket(&b.obs, &noCounts, int64(rank(q, int(p.n))))

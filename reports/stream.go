@@ -1,23 +1,22 @@
 package reports
 
 import (
-	"bufio"
 	"cmp"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"iter"
-	"os"
 	"slices"
 
 	"github.com/msgload/msgload/rundir"
 )
 
-// A run with delivery: none (no events, no ground truth) is analysed in
-// bounded memory, in passes over attempts.jsonl (issue 23: an hour at
+// A run with delivery: none, via the sink or via poll, with or without a
+// ground truth (a truth whose messages name their sequence by a tag of this
+// run: truthbounded.go joins it by sequence; polls without one), is analysed
+// in bounded memory, in passes over attempts.jsonl (issue 23: an hour at
 // 5,000/s is 18 M messages):
 //
 //  1. a census counts the records of each sequence (2 bits a sequence:
@@ -36,19 +35,23 @@ import (
 
 // streamRun is the state a pass of a bounded analysis shares with the next.
 type streamRun struct {
-	census *seqCensus
-	ids    *hashSpill          // pass 2 (the first analysis): every id answered, to find those answered twice
-	twice  map[uint64]struct{} // pass 3: the ids given to more than one message
-	plans  []*boundedPlan      // pass 3: what pass 2's hists found, in the order they were made
-	made   []*hist             // the bounded hists of this pass, in the order they were made
-	err    error               // the first error of the spill
+	census  *seqCensus
+	ids     *hashSpill            // pass 2 (the first analysis): every id answered, to find those answered twice
+	twice   map[uint64]struct{}   // pass 3: the ids given to more than one message
+	sent    *sortedSpill[sentRec] // a run with a truth or replies: the messages as they land, for the joins (truthbounded.go, joinReplies)
+	replies *sortedSpill[sentRec] // the incoming replies: sequence and arrival
+	plans   []*boundedPlan        // pass 3: what pass 2's hists found, in the order they were made
+	made    []*hist               // the bounded hists of this pass, in the order they were made
+	err     error                 // the first error of the spill
 	// maxFlying is the most messages held at once (waiting for records);
 	// maxRecords the most places made for their callbacks' records.
 	maxFlying, maxRecords int
 }
 
-// twoPasses says whether the run is analysed in bounded memory: no ground
-// truth to join, and delivery none with no event, or delivery via the sink.
+// twoPasses says whether the run is analysed in bounded memory: delivery
+// none with no event, via the sink, or via poll with no truth; with a ground truth only
+// when every true message is tagged (truthTagged: one the truth names by the
+// id the service answered is joined through a map of the ids, in one pass).
 // A run with callbacks is analysed in passes only when every callback names
 // its message by this run's tag (one joined by the id the service answered
 // needs a map of the ids) and the chain is in run.json or in no callback (a
@@ -56,7 +59,7 @@ type streamRun struct {
 // even those judged before it in a stream): the census finds out.
 func twoPasses(fsys fs.FS) bool {
 	m, ok := runMeta(fsys)
-	if !ok || rundir.HasTruth(fsys) {
+	if !ok || rundir.HasTruth(fsys) && !truthTagged(fsys) {
 		return false
 	}
 	switch m.Delivery.Via {
@@ -65,6 +68,10 @@ func twoPasses(fsys fs.FS) bool {
 		return errors.Is(err, fs.ErrNotExist) || err == nil && st.Size() == 0
 	case "sink", "":
 		return true
+	case "poll":
+		// The polls are records in attempts.jsonl (flightPoll); a truth
+		// compared with the polls reads every poll into a map (truthPolls).
+		return !rundir.HasTruth(fsys)
 	}
 	return false
 }
@@ -99,15 +106,18 @@ func analyzeBounded(fsys fs.FS, name string) (*analyzer, error) {
 		// verdict (checkRawFiles), or fails as it would.
 		return analyzeOnce(fsys, name, false, nil)
 	}
-	first := &streamRun{census: census, ids: &hashSpill{}}
+	first := &streamRun{census: census, ids: &hashSpill{}, sent: sentSpill(fsys, census)}
 	defer first.ids.close()
-	if _, err := analyzeOnce(fsys, name, false, first); err != nil {
+	_, err = analyzeOnce(fsys, name, false, first)
+	first.closeSent()
+	if err != nil {
 		return nil, err
 	}
 	if first.err != nil {
 		return nil, first.err
 	}
-	second := &streamRun{census: census}
+	second := &streamRun{census: census, sent: sentSpill(fsys, census)}
+	defer second.closeSent()
 	for _, h := range first.made {
 		second.plans = append(second.plans, h.bk.planFor())
 	}
@@ -120,10 +130,73 @@ func analyzeBounded(fsys fs.FS, name string) (*analyzer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if second.err != nil {
+		return nil, second.err
+	}
 	if !second.agrees() {
 		return nil, fmt.Errorf("%w: %s: %s changed between two readings", errBadRun, name, rundir.AttemptsFile)
 	}
 	return a, nil
+}
+
+// sentSpill is where a pass spills the messages as they land for the
+// truth's join and the replies' (joinReplies), in a run with either; nil
+// without.
+func sentSpill(fsys fs.FS, c *seqCensus) *sortedSpill[sentRec] {
+	if !rundir.HasTruth(fsys) && !c.replies {
+		return nil
+	}
+	return newSentSpill()
+}
+
+// closeSent removes the spills of the messages and of the replies.
+func (st *streamRun) closeSent() {
+	if st.sent != nil {
+		st.sent.close()
+	}
+	if st.replies != nil {
+		st.replies.close()
+	}
+}
+
+// reply is an incoming reply to message seq of a run analysed in passes,
+// received at at (unix ns): spilled, joined to its message at the end.
+func (a *analyzer) reply(seq, at int64) {
+	st := a.st
+	if st.replies == nil {
+		st.replies = newSentSpill()
+	}
+	if err := st.replies.add(sentRec{seq: seq, first: at}); err != nil && st.err == nil {
+		st.err = err
+	}
+}
+
+// joinReplies counts the replies of a run analysed in passes, once every
+// message has landed: each joined by sequence to its message's first send,
+// as incoming does in one pass (a reply to a message never sent, or with no
+// send time, is not a reply of the run's).
+func (a *analyzer) joinReplies() {
+	st := a.st
+	if st == nil || st.replies == nil || st.sent == nil {
+		return
+	}
+	sent, stop := iter.Pull(st.sent.sorted())
+	defer stop()
+	m, ok := sent()
+	for r := range st.replies.sorted() {
+		for ok && m.seq < r.seq {
+			m, ok = sent()
+		}
+		if ok && m.seq == r.seq && m.first != 0 {
+			a.s.Incoming.Replies++
+			a.replies.observe(float64(r.first-m.first) / 1e9)
+		}
+	}
+	for _, err := range []error{st.replies.err, st.sent.err} {
+		if err != nil && st.err == nil {
+			st.err = err
+		}
+	}
 }
 
 // prefixFS shows attempts.jsonl and events.jsonl cut at the size they had
@@ -283,6 +356,9 @@ func (a *analyzer) flightAttempt(at *rundir.Attempt) {
 		}
 		a.attempt(at)
 	}
+	if e, ok := a.pollEvent(at); ok {
+		a.flightRecord(at.Seq, f, &e, true) // every copy of a poll's line, as readPolls reads them
+	}
 	a.landIfRead(at.Seq, f)
 }
 
@@ -300,17 +376,23 @@ func (a *analyzer) landIfRead(seq int64, f *flight) {
 func (a *analyzer) flightEvent(seq int64, e *rundir.Event) {
 	f := a.flight(seq)
 	f.read++
+	a.flightRecord(seq, f, e, false)
+	a.landIfRead(seq, f)
+}
+
+// flightRecord keeps a record of message seq's delivery (a callback, or the
+// status a poll answered: polled) with its others until it lands.
+func (a *analyzer) flightRecord(seq int64, f *flight, e *rundir.Event, polled bool) {
 	f.evs++
 	if !sane(e.ReceivedAt) {
 		f.insane++
-	} else {
-		if f.m.d == nil {
-			f.m.d = &f.d
-		}
-		a.keepRecord(f.m.d, e, false)
-		a.st.maxRecords = max(a.st.maxRecords, int(a.recs.n))
+		return
 	}
-	a.landIfRead(seq, f)
+	if f.m.d == nil {
+		f.m.d = &f.d
+	}
+	a.keepRecord(f.m.d, e, polled)
+	a.st.maxRecords = max(a.st.maxRecords, int(a.recs.n))
 }
 
 // flight is message seq's state while its records are read.
@@ -347,6 +429,11 @@ func (a *analyzer) land(seq int64, f *flight) {
 	if f.m.held {
 		a.s.Delivery.Unmatched += int64(f.insane)
 		a.finishMessage(seq, &f.m)
+		if s := a.st.sent; s != nil {
+			if err := s.add(sentRec{seq: seq, first: f.m.first, accepted: f.m.accepted}); err != nil && a.st.err == nil {
+				a.st.err = err
+			}
+		}
 	} else {
 		a.s.Delivery.Unmatched += int64(f.evs) // no such message sent
 	}
@@ -412,6 +499,9 @@ func (a *analyzer) ownID(h uint64, seq int64, m *msg) {
 type seqCensus struct {
 	pages map[int64][]byte
 	bits  uint
+	// replies: events.jsonl has incoming replies to this run's messages,
+	// joined to them by sequence at the end (joinReplies).
+	replies bool
 }
 
 const censusPage = 1 << 14
@@ -476,14 +566,18 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
 	}
-	if m.Delivery.Via == "none" {
-		return c, nil
+	if m.Delivery.Via == "none" || m.Delivery.Via == "poll" {
+		return c, nil // no callback is a record of a message (poll: counted beside the polls)
 	}
 	own := &analyzer{meta: m}
 	chain := len(m.Chain) > 0 && len(m.Chain) <= 30 && rundir.ParseChain(m.Chain) != nil
 	err = readJSONL(fsys, rundir.EventsFile, func(e rundir.Event) error {
 		if e.Corr == nil {
 			return nil
+		}
+		if e.Kind == rundir.KindIncoming {
+			c.replies = c.replies || e.Corr.OutgoingTxID != ""
+			return nil // no record of a message: a reply, joined at the end
 		}
 		if e.Corr.OutgoingTxID != "" || !own.owns(e.Corr) && e.ServiceID() != "" {
 			return errOnePass
@@ -506,131 +600,51 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 }
 
 // hashSpill collects (id hash, sequence) pairs and finds the ids given to
-// more than one message: in memory up to spillChunk pairs, beyond that in
-// sorted runs in a temporary file merged at the end (an external sort), so
-// that its memory stays flat. An id answered twice to one message (a probe,
-// a retry the service recognised) is not kept: only one given to two
-// messages can be a collision.
+// more than one message, through a sortedSpill (truthbounded.go: an
+// external sort past spillChunk pairs), so that its memory stays flat. An id
+// answered twice to one message (a probe, a retry the service recognised) is
+// not kept: only one given to two messages can be a collision.
 type hashSpill struct {
-	buf  [][2]uint64
-	f    *os.File
-	runs [][2]int64 // offset and count of each sorted run in f
+	s *sortedSpill[[2]uint64]
 }
 
-// spillChunk is how many pairs a hashSpill holds in memory (2 MiB); a test lowers it.
+// spillChunk is how many pairs a hashSpill holds in memory (2 MiB), and
+// sets the chunks of the truth's spills; a test lowers it.
 var spillChunk = 1 << 17
 
 func (s *hashSpill) add(h uint64, seq int64) error {
-	if s.buf == nil {
-		s.buf = make([][2]uint64, 0, 1024)
+	if s.s == nil {
+		s.s = &sortedSpill[[2]uint64]{chunk: spillChunk, size: 16, cmp: comparePairs,
+			put: func(b []byte, p [2]uint64) { putInts(b, int64(p[0]), int64(p[1])) },
+			get: func(b []byte) [2]uint64 { x := getInts(b, 2); return [2]uint64{uint64(x[0]), uint64(x[1])} }}
 	}
-	s.buf = append(s.buf, [2]uint64{h, uint64(seq)})
-	if len(s.buf) < spillChunk {
-		return nil
-	}
-	return s.flush()
+	return s.s.add([2]uint64{h, uint64(seq)})
 }
 
 func comparePairs(x, y [2]uint64) int {
 	return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1]))
 }
 
-// flush writes the pairs in memory to the file as one sorted run.
-func (s *hashSpill) flush() error {
-	if len(s.buf) == 0 {
-		return nil
-	}
-	if s.f == nil {
-		f, err := os.CreateTemp("", "msgload-ids-*")
-		if err != nil {
-			return fmt.Errorf("spill the answered ids: %w", err)
-		}
-		s.f = f
-	}
-	slices.SortFunc(s.buf, comparePairs)
-	off, _ := s.f.Seek(0, io.SeekEnd)
-	w := bufio.NewWriterSize(s.f, 1<<16)
-	var b [16]byte
-	for _, p := range s.buf {
-		binary.LittleEndian.PutUint64(b[:8], p[0])
-		binary.LittleEndian.PutUint64(b[8:], p[1])
-		w.Write(b[:])
-	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("spill the answered ids: %w", err)
-	}
-	s.runs = append(s.runs, [2]int64{off, int64(len(s.buf))})
-	s.buf = s.buf[:0]
-	return nil
-}
-
 // twice is the set of id hashes given to more than one message.
 func (s *hashSpill) twice() (map[uint64]struct{}, error) {
 	out := map[uint64]struct{}{}
+	if s.s == nil {
+		return out, nil
+	}
 	var prev [2]uint64
 	seen := false
-	take := func(p [2]uint64) {
+	for p := range s.s.sorted() {
 		if seen && p[0] == prev[0] && p[1] != prev[1] {
 			out[p[0]] = struct{}{}
 		}
 		prev, seen = p, true
 	}
-	if s.f == nil {
-		slices.SortFunc(s.buf, comparePairs)
-		for _, p := range s.buf {
-			take(p)
-		}
-		return out, nil
-	}
-	if err := s.flush(); err != nil {
-		return nil, err
-	}
-	s.buf = nil
-	type run struct {
-		r    *bufio.Reader
-		left int64
-		head [2]uint64
-	}
-	var rerr error
-	next := func(r *run) bool {
-		if r.left == 0 {
-			return false
-		}
-		var b [16]byte
-		if _, err := io.ReadFull(r.r, b[:]); err != nil {
-			rerr = fmt.Errorf("read the spilled ids: %w", err)
-			return false
-		}
-		r.head, r.left = [2]uint64{binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])}, r.left-1
-		return true
-	}
-	var runs []*run
-	for _, x := range s.runs {
-		r := &run{r: bufio.NewReaderSize(io.NewSectionReader(s.f, x[0], 16*x[1]), 1<<13), left: x[1]}
-		if next(r) {
-			runs = append(runs, r)
-		}
-	}
-	for len(runs) > 0 {
-		k := 0
-		for i, r := range runs {
-			if comparePairs(r.head, runs[k].head) < 0 {
-				k = i
-			}
-		}
-		take(runs[k].head)
-		if !next(runs[k]) {
-			runs = slices.Delete(runs, k, k+1)
-		}
-	}
-	return out, rerr
+	return out, s.s.err
 }
 
 // close removes the spill's file.
 func (s *hashSpill) close() {
-	if s.f != nil {
-		s.f.Close()
-		os.Remove(s.f.Name())
-		s.f = nil
+	if s.s != nil {
+		s.s.close()
 	}
 }

@@ -493,7 +493,7 @@ func TestBoundedCallbacksAgree(t *testing.T) {
 	for _, e := range runs {
 		dirs["testdata/"+e.Name()] = filepath.Join("testdata", "runs", e.Name())
 	}
-	for _, name := range []string{"callbacks", "callbacks-429", "failover"} {
+	for _, name := range []string{"callbacks", "callbacks-429", "failover", "polls"} {
 		if _, err := countSeqs(os.DirFS(dirs[name])); !twoPasses(os.DirFS(dirs[name])) || err != nil {
 			t.Errorf("%s is not analysed in passes (census: %v)", name, err)
 		}

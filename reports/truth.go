@@ -47,11 +47,20 @@ func (a *analyzer) truth() error {
 			return err
 		}
 	}
+	if a.st != nil && a.st.sent != nil {
+		ts.fates, ts.sent, ts.stateIdx = newFateSpill(), a.st.sent, map[string]int{}
+		defer ts.fates.close()
+	}
 	if ok, err := a.readTruth(ts.add); !ok || err != nil {
 		return err
 	}
-	r := ts.finish()
-	r.trueLo, r.trueHi = a.trueLatency(ts.sure, ts.maybe)
+	if ts.err != nil {
+		return ts.err
+	}
+	r, err := ts.finish()
+	if err != nil {
+		return err
+	}
 	r.TrueLatency, r.TrueLatencyUpper = r.trueLo.percentiles(), r.trueHi.percentiles()
 	r.FailoverSteps = a.failoverSteps(ts.sure, ts.maybe)
 	a.truthWindows(ts.windows, ts.window, r)
@@ -111,6 +120,12 @@ type truthStream struct {
 	windows     []rundir.TruthWindow
 	window      int64 // the limiter window's length, ns
 	sure, maybe truthFigures
+	// A run analysed in passes: the fates of the true messages and the
+	// attacker's messages, spilled by sequence to be joined (truthbounded.go).
+	fates    *sortedSpill[fatePart]
+	sent     *sortedSpill[sentRec]
+	stateIdx map[string]int
+	err      error
 }
 
 // add takes one record of the truth.
@@ -194,6 +209,12 @@ func (ts *truthStream) message(m *rundir.TruthMessage) {
 	seq := ts.seqOf(m)
 	for _, fg := range []*truthFigures{&ts.sure, &ts.maybe} {
 		fg.dups += duplicateArrivals(as, fg.isMaybe)
+	}
+	if ts.fates != nil && seq != 0 {
+		ts.spillFate(seq, m, as)
+		return
+	}
+	for _, fg := range []*truthFigures{&ts.sure, &ts.maybe} {
 		f := fg.fates[seq]
 		if f == nil {
 			f = &messageFate{}
@@ -206,20 +227,31 @@ func (ts *truthStream) message(m *rundir.TruthMessage) {
 	}
 }
 
-// finish counts the calls of ids no message claimed (their duplicates) and
-// tallies the messages' fates into the figures.
-func (ts *truthStream) finish() *truthReport {
+// finish counts the calls of ids no message claimed (their duplicates),
+// tallies the messages' fates into the figures (joined with the attacker's
+// messages by sequence in a run analysed in passes: joinFates) and sets the
+// bounds of the true latency.
+func (ts *truthStream) finish() (*truthReport, error) {
 	for _, as := range ts.pending {
 		sortArrivals(as)
 		ts.sure.dups += duplicateArrivals(as, false)
 		ts.maybe.dups += duplicateArrivals(as, true)
 	}
-	for _, fg := range []*truthFigures{&ts.sure, &ts.maybe} {
-		ts.a.tallyFates(fg.fates, fg)
-		fg.dupDeliveries = ts.a.duplicateDeliveries(fg.fates)
+	r := ts.r
+	if ts.fates != nil {
+		r.trueLo, r.trueHi = ts.a.newHist(false), ts.a.newHist(false)
+		if err := ts.joinFates(r.trueLo, r.trueHi); err != nil {
+			return nil, err
+		}
+	} else {
+		for _, fg := range []*truthFigures{&ts.sure, &ts.maybe} {
+			ts.a.tallyFates(fg.fates, fg)
+			fg.dupDeliveries = ts.a.duplicateDeliveries(fg.fates)
+		}
+		r.trueLo, r.trueHi = ts.a.trueLatency(ts.sure, ts.maybe)
 	}
-	setExpected(ts.r, ts.sure, ts.maybe)
-	return ts.r
+	setExpected(r, ts.sure, ts.maybe)
+	return r, nil
 }
 
 // sortArrivals puts each key's arrivals in order of their start.
@@ -415,40 +447,52 @@ func setExpected(r *truthReport, sure, maybe truthFigures) {
 // measured message lies between its two bounds, so each measured percentile
 // (value or lower bound) lies between the two sides' (judgeLatency).
 func (a *analyzer) trueLatency(sure, maybe truthFigures) (lower, upper *hist) {
-	dl := a.deadline.UnixNano()
-	if a.deadline.IsZero() {
-		dl = math.MaxInt64
-	}
 	lo, hi := newHist(), newHist()
 	a.msgs.each(func(seq int64, m *msg) {
 		if !m.accepted || m.first <= 0 {
 			return
 		}
-		waited := 0.0
-		if !a.deadline.IsZero() {
-			waited = float64(dl-m.first) / 1e9
+		var se, e *[3]int64
+		if x, ok := sure.end[seq]; ok {
+			se = &x
 		}
-		put := func(h *hist, at int64) {
-			if at != 0 && at <= dl {
-				h.observe(float64(at-m.first) / 1e9)
-			} else {
-				h.censor(waited)
-			}
+		if x, ok := maybe.end[seq]; ok {
+			e = &x
 		}
-		e, ok := maybe.end[seq]
-		if !ok {
-			put(lo, 0)
-			put(hi, 0)
-			return
-		}
-		up := e[2] // only unanswered calls: the first arrival was one of them
-		if se, ok := sure.end[seq]; ok {
-			up = se[1]
-		}
-		put(lo, e[0])
-		put(hi, max(up, e[1]))
+		a.trueLatencyOf(lo, hi, m.first, se, e)
 	})
 	return lo, hi
+}
+
+// trueLatencyOf puts into lo and hi the bounds of the true latency of an
+// accepted message first sent at first, by its ends as the sure and the maybe
+// judgement found them (nil: no ending arrival).
+func (a *analyzer) trueLatencyOf(lo, hi *hist, first int64, se, e *[3]int64) {
+	dl := a.deadline.UnixNano()
+	waited := 0.0
+	if a.deadline.IsZero() {
+		dl = math.MaxInt64
+	} else {
+		waited = float64(dl-first) / 1e9
+	}
+	put := func(h *hist, at int64) {
+		if at != 0 && at <= dl {
+			h.observe(float64(at-first) / 1e9)
+		} else {
+			h.censor(waited)
+		}
+	}
+	if e == nil {
+		put(lo, 0)
+		put(hi, 0)
+		return
+	}
+	up := e[2] // only unanswered calls: the first arrival was one of them
+	if se != nil {
+		up = se[1]
+	}
+	put(lo, e[0])
+	put(hi, max(up, e[1]))
 }
 
 // failoverSteps sets the true failover steps (the range between the sure and
@@ -490,9 +534,12 @@ func (a *analyzer) failoverSteps(sure, maybe truthFigures) []truthStep {
 // tag the simulator read from trackData or the externalId, else by the id it
 // answered with (txId, notificationId) or the scenario's own externalId, as
 // attempts.jsonl has them. Only the ids of untagged messages are looked up
-// (a first pass over the truth finds them). Nil when the truth is not to be
-// compared (readTruth).
+// (a first pass over the truth finds them; a run analysed in passes has
+// none: truthTagged). Nil when the truth is not to be compared (readTruth).
 func (a *analyzer) truthSeqs() (func(m *rundir.TruthMessage) int64, error) {
+	if a.st != nil {
+		return func(m *rundir.TruthMessage) int64 { n, _ := a.tagSeq(m); return n }, nil
+	}
 	want := map[string]int64{}
 	ok, err := a.readTruth(func(rec *rundir.TruthRecord) error {
 		if m := rec.Message; m != nil {

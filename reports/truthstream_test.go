@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/msgload/msgload/rundir"
 )
@@ -172,4 +173,121 @@ func TestTruthStreamMerged(t *testing.T) {
 		t.Fatal("merged run has no truth section")
 	}
 	sameFigures(t, "merging shards with truth.jsonl", orig, merged, "run.merged")
+}
+
+// TestBoundedTruthAgree: a run with a ground truth whose messages are tagged
+// (every sim run in testdata; reorder with incoming replies too) is analysed in passes, the truth joined to the messages by
+// sequence through spills (truthbounded.go), and its summary.json is the
+// one-pass analysis's to the byte — with the spills held in memory and with
+// them sorted in runs on disk.
+func TestBoundedTruthAgree(t *testing.T) {
+	runs, err := os.ReadDir(filepath.Join("testdata", "runs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(n int) { spillChunk = n }(spillChunk)
+	for _, e := range runs {
+		dir := filepath.Join("testdata", "runs", e.Name())
+		if !rundir.HasTruth(os.DirFS(dir)) {
+			continue
+		}
+		if !truthTagged(os.DirFS(dir)) {
+			// Messages joined by the id the service answered (sample): the
+			// join needs a map of the ids, the run is read in one pass.
+			if strings.HasPrefix(e.Name(), "sim-") || twoPasses(os.DirFS(dir)) {
+				t.Errorf("%s: tagged %v, analysed in passes %v", e.Name(), truthTagged(os.DirFS(dir)), twoPasses(os.DirFS(dir)))
+			}
+			continue
+		}
+		if _, err := countSeqs(os.DirFS(dir)); !twoPasses(os.DirFS(dir)) || err != nil {
+			t.Errorf("%s: a run with a truth is not analysed in passes (census: %v)", e.Name(), err)
+			continue
+		}
+		once, err := analyzeOnce(os.DirFS(dir), dir, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if once.s.Truth == nil {
+			t.Fatalf("%s: no truth compared", e.Name())
+		}
+		want := marshalled(t, once.s)
+		for _, chunk := range []int{1 << 17, 16} {
+			spillChunk = chunk
+			got, err := AnalyzeFS(os.DirFS(dir), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := marshalled(t, got); !bytes.Equal(g, want) {
+				t.Errorf("%s (spill chunk %d): summary.json differs from the one-pass analysis's: %s", e.Name(), chunk, firstDiff(g, want))
+			}
+		}
+	}
+}
+
+// genTruthFailover is genFailover(n) with its ground truth, each message
+// tagged as the embedded simulator tags it ("<run>.<seq>"): a call of each
+// callback the sink logged, every 13th answered by no one (the sink may or
+// may not have logged it), every 97th message re-accepted under a second
+// id whose end also arrived (delivered twice), and a true message of a
+// sequence the attacker never sent.
+func genTruthFailover(n int) *run {
+	r := genFailover(n)
+	r.truth = &rundir.Truth{RateLimit: rundir.TruthRateLimit{Requests: 100, Window: rundir.Duration(time.Minute), Algorithm: "sliding"}}
+	bySeq := map[int64][]rundir.Event{}
+	for _, e := range r.events {
+		bySeq[e.Corr.Seq] = append(bySeq[e.Corr.Seq], e)
+	}
+	add := func(seq int64, id string, evs []rundir.Event) {
+		tm := rundir.TruthMessage{API: rundir.APIMessaging, ID: id, ExternalID: r.meta.ID + "." + itoa(seq), Client: "c1", AcceptedAt: at(float64(seq) / 100), Sends: 1}
+		for i, e := range evs {
+			tm.Steps = append(tm.Steps, rundir.TruthStep{Channel: e.Corr.Channel, State: e.Corr.State, Delay: rundir.Duration(e.ReceivedAt.Sub(tm.AcceptedAt))})
+			cb := rundir.TruthCallback{ID: id, Kind: rundir.KindCallback, State: e.Corr.State, Channel: e.Corr.Channel, Action: rundir.CallbackSent,
+				Attempt: 1, At: e.ReceivedAt.Add(-time.Millisecond), Done: e.ReceivedAt.Add(time.Millisecond), Status: 200}
+			if (int(seq)+i)%13 == 0 {
+				cb.Status = 0
+			}
+			r.truth.Callbacks = append(r.truth.Callbacks, cb)
+			tm.Final = e.Corr.State
+		}
+		r.truth.Messages = append(r.truth.Messages, tm)
+	}
+	for seq := int64(1); seq <= int64(n); seq++ {
+		add(seq, "tx-"+itoa(seq), bySeq[seq])
+		if seq%97 == 0 && len(bySeq[seq]) > 0 {
+			add(seq, "tx-again-"+itoa(seq), bySeq[seq][len(bySeq[seq])-1:])
+		}
+	}
+	add(int64(n)+5, "tx-unsent", nil)
+	return r
+}
+
+// TestBoundedTruthGenerated: a generated run with a truth (failover steps,
+// unanswered calls, re-accepted messages, a true message never sent) is
+// analysed in passes with its summary.json the one-pass analysis's to the
+// byte, its spills in memory or on disk.
+func TestBoundedTruthGenerated(t *testing.T) {
+	dir := genTruthFailover(3_000).write(t)
+	if _, err := countSeqs(os.DirFS(dir)); !twoPasses(os.DirFS(dir)) || err != nil {
+		t.Fatalf("a run with a tagged truth is not analysed in passes (census: %v)", err)
+	}
+	once, err := analyzeOnce(os.DirFS(dir), dir, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := once.s.Truth
+	if tr == nil || tr.ExpectedReaccepted == 0 || tr.ExpectedDuplicateDeliveriesMax == 0 || len(tr.FailoverSteps) == 0 || tr.Unanswered == 0 || tr.ExpectedLost == 0 {
+		t.Fatalf("the generated truth does not exercise the join: %+v", tr)
+	}
+	want := marshalled(t, once.s)
+	defer func(n int) { spillChunk = n }(spillChunk)
+	for _, chunk := range []int{1 << 17, 64} {
+		spillChunk = chunk
+		got, err := AnalyzeFS(os.DirFS(dir), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := marshalled(t, got); !bytes.Equal(g, want) {
+			t.Errorf("spill chunk %d: summary.json differs from the one-pass analysis's: %s", chunk, firstDiff(g, want))
+		}
+	}
 }

@@ -37,7 +37,9 @@ for p in $PKGS; do
     # A delivery-none run analysed in bounded memory (issue 23); MSGLOAD_BENCH_MESSAGES=18000000 for an hour at 5000/s.
     run env MSGLOAD_BENCH_MESSAGES=${MSGLOAD_BENCH_MESSAGES:-1000000} $GO test ./reports -run '^$' -bench '^BenchmarkAnalyzeNoneBounded$' -benchtime 1x -timeout 60m
     # The same with callbacks (a DELIVERED callback a message, 1% lost, 2% duplicated).
-    run env MSGLOAD_BENCH_MESSAGES=${MSGLOAD_BENCH_MESSAGES:-1000000} $GO test ./reports -run '^$' -bench '^BenchmarkAnalyzeCallbacks$' -benchtime 1x -timeout 60m ;;
+    run env MSGLOAD_BENCH_MESSAGES=${MSGLOAD_BENCH_MESSAGES:-1000000} $GO test ./reports -run '^$' -bench '^BenchmarkAnalyzeCallbacks$' -benchtime 1x -timeout 60m
+    # The same with the embedded simulator's ground truth (truth.jsonl streamed).
+    run env MSGLOAD_BENCH_MESSAGES=${MSGLOAD_BENCH_MESSAGES:-1000000} $GO test ./reports -run '^$' -bench '^BenchmarkAnalyzeTruth$' -benchtime 1x -timeout 60m ;;
   *)
     echo "bench.sh: unknown package $p (sim, sink, attack, whole, replay, reports)" >&2; exit 2 ;;
   esac
