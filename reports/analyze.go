@@ -542,14 +542,28 @@ func attemptKey(at *rundir.Attempt) uint64 {
 	return h.Sum64()
 }
 
+// attempt takes one record of attempts.jsonl into the figures: the request's
+// counts and latencies, its rate-limit decision, and — a send — its message.
 func (a *analyzer) attempt(at *rundir.Attempt) {
-	r := &a.s.Requests
-	s := a.s
-	r.Total++
 	op := at.Op
 	if op == "" {
 		op = "send"
 	}
+	a.countRequest(at, op)
+	a.ch.attempt(at)
+	a.decision(at)
+	if op != "send" || at.Seq <= 0 {
+		return
+	}
+	a.sendAttempt(at)
+}
+
+// countRequest counts a request of any operation: codes, classes, latencies,
+// lateness against its intended send, probes, retries, rate-limit headers.
+func (a *analyzer) countRequest(at *rundir.Attempt, op string) {
+	r := &a.s.Requests
+	s := a.s
+	r.Total++
 	r.ByOp[op]++
 	s.addOp(at) // the per-operation and errors tables (ops.go)
 	r.Codes[strconv.Itoa(at.Code)]++
@@ -596,11 +610,13 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		}
 		h.RateLimitPolicy++
 	}
-	a.ch.attempt(at)
-	a.decision(at)
-	if op != "send" || at.Seq <= 0 {
-		return
-	}
+}
+
+// sendAttempt takes a send into its message: its first send, its last try and
+// whether it gave up, the ids the service answered.
+func (a *analyzer) sendAttempt(at *rundir.Attempt) {
+	r := &a.s.Requests
+	s := a.s
 	m := a.message(at.Seq)
 	first := at.FirstSent
 	if first.IsZero() && at.Attempt <= 1 && at.Probe == "" {
@@ -632,28 +648,7 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 	// Accepted: a 2xx whose body was the API's answer (class ok; "" in runs
 	// older than the class); a bad_answer 2xx is an error, not an acceptance.
 	if is2xx(at.Code) && (at.Class == rundir.ClassOK || at.Class == "") {
-		if !m.accepted {
-			r.Accepted++
-		}
-		m.accepted = true
-		id := at.TxID
-		if at.API == rundir.APINotify || id == "" {
-			id = at.NotificationID
-		}
-		if id != "" {
-			h := hashID(id)
-			a.ownID(h, at.Seq, m)
-			if m.idHash == 0 {
-				m.idHash = h
-			} else if m.idHash != h && !m.mismatch {
-				// Only notifications promise one id per externalId; a messaging
-				// retry is a new message (its second delivery shows as a duplicate).
-				if at.API == rundir.APINotify || at.Probe != "" {
-					m.mismatch = true
-					s.Idempotency.Mismatches++
-				}
-			}
-		}
+		a.acceptedSend(at, m)
 	}
 	// The ids the service answered, for the events without this run's tag:
 	// never the externalId, which the seed makes unique only per client.
@@ -663,6 +658,34 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 		}
 		if _, ok := a.needKeys[k]; ok {
 			a.needKeys[k] = at.Seq
+		}
+	}
+}
+
+// acceptedSend counts an accepted send once per message and checks the id it
+// was answered against the message's earlier ones (one id per externalId).
+func (a *analyzer) acceptedSend(at *rundir.Attempt, m *msg) {
+	s := a.s
+	if !m.accepted {
+		s.Requests.Accepted++
+	}
+	m.accepted = true
+	id := at.TxID
+	if at.API == rundir.APINotify || id == "" {
+		id = at.NotificationID
+	}
+	if id != "" {
+		h := hashID(id)
+		a.ownID(h, at.Seq, m)
+		if m.idHash == 0 {
+			m.idHash = h
+		} else if m.idHash != h && !m.mismatch {
+			// Only notifications promise one id per externalId; a messaging
+			// retry is a new message (its second delivery shows as a duplicate).
+			if at.API == rundir.APINotify || at.Probe != "" {
+				m.mismatch = true
+				s.Idempotency.Mismatches++
+			}
 		}
 	}
 }
