@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/nyaruka/phonenumbers"
+	"github.com/msgload/msgload/internal/e164"
 )
 
 // RedactOptions says what to remove from a recording besides the fixed list.
@@ -508,8 +508,8 @@ func maskPhone(s string) string {
 	plus := strings.HasPrefix(s, "+")
 	digits := strings.TrimPrefix(s, "+")
 	cc := 1
-	if num, err := phonenumbers.Parse("+"+digits, ""); err == nil && num.GetCountryCode() > 0 {
-		cc = len(itoa(int(num.GetCountryCode())))
+	if code := e164.CountryCode(digits); code > 0 {
+		cc = len(itoa(code))
 	}
 	keep := cc + 3
 	if keep > len(digits)-2 {

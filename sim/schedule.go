@@ -5,7 +5,7 @@ import (
 	"time"
 	_ "time/tzdata" // recipient time zones must load on any machine
 
-	"github.com/nyaruka/phonenumbers"
+	"github.com/msgload/msgload/internal/e164"
 )
 
 var (
@@ -14,16 +14,13 @@ var (
 )
 
 // recipientZone derives the time zone of an E.164 number; UTC when unknown.
+// The prefix table is decoded on the first call: only a scenario with a
+// recipient-local schedule makes one.
 func recipientZone(msisdn string) *time.Location {
-	num, err := phonenumbers.Parse(msisdn, "")
-	if err != nil {
+	name := e164.Zone(msisdn)
+	if name == "" {
 		return time.UTC
 	}
-	zones, err := phonenumbers.GetTimezonesForNumber(num)
-	if err != nil || len(zones) == 0 {
-		return time.UTC
-	}
-	name := zones[0]
 	zoneMu.Lock()
 	defer zoneMu.Unlock()
 	if loc, ok := zoneCache[name]; ok {
