@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/msgload/msgload/rundir"
@@ -226,11 +227,15 @@ func inlineHTML(s string) template.HTML {
 	return template.HTML(b.String())
 }
 
-var htmlTmpl = template.Must(template.Must(template.New("report").Funcs(tmplFuncs).Parse(partBody)).Parse(htmlHead + `<h1>msgload — {{.S.Run.Scenario}} <span class="v {{.Class}}">{{.Verdict}}</span></h1>
+// htmlTmpl is parsed on first use, not in the package init: every process
+// links the reports, and a run only writes its report at the end.
+var htmlTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.Must(template.New("report").Funcs(tmplFuncs).Parse(partBody)).Parse(htmlHead + `<h1>msgload — {{.S.Run.Scenario}} <span class="v {{.Class}}">{{.Verdict}}</span></h1>
 {{template "part" .}}
 <p class="muted">Built from the run directory alone by <code>msgload report</code>; summary.json holds every figure.</p>
 </body></html>
 `))
+})
 
 type htmlKey struct{ Name, Value string }
 type htmlThr struct {
@@ -295,7 +300,7 @@ func (s *Summary) htmlView(prefix string) map[string]any {
 // WriteHTML writes report.html: one self-contained page, inline CSS, charts and
 // their data, that loads nothing from anywhere.
 func (s *Summary) WriteHTML(w io.Writer) error {
-	return htmlTmpl.Execute(w, s.htmlView(""))
+	return htmlTmpl().Execute(w, s.htmlView(""))
 }
 
 // buildRows are the header's rows on the msgload that ran: version and commit,

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/goccy/go-yaml"
 
@@ -402,7 +403,9 @@ func (w *RunSummary) partRows() []partRow {
 	return rows
 }
 
-var wholeTmpl = template.Must(template.Must(template.New("whole").Funcs(tmplFuncs).Parse(partBody)).Parse(htmlHead + `<h1>msgload — {{.W.Run.Scenario}} <span class="v {{.Class}}">{{.Verdict}}</span></h1>
+// wholeTmpl is parsed on first use (htmlTmpl says why).
+var wholeTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.Must(template.New("whole").Funcs(tmplFuncs).Parse(partBody)).Parse(htmlHead + `<h1>msgload — {{.W.Run.Scenario}} <span class="v {{.Class}}">{{.Verdict}}</span></h1>
 <section class="card" id="card">
 {{if .Card}}<ul class="reasons">{{range .Card}}<li><span class="whose">{{.Whose}}</span> {{inline .Text}}{{if .Next}}<br><span class="next">Next: {{inline .Next}}</span>{{end}}</li>{{end}}</ul>{{end}}
 <p class="outcome">{{.Headline}}</p>
@@ -420,6 +423,7 @@ var wholeTmpl = template.Must(template.Must(template.New("whole").Funcs(tmplFunc
 <p class="muted">Built from the run directory alone by <code>msgload report</code>; summary.json holds the whole verdict, each part's summary.json every figure.</p>
 </body></html>
 `))
+})
 
 // headline is the whole verdict in words.
 func (w *RunSummary) headline() string {
@@ -465,7 +469,7 @@ func (w *RunSummary) WriteHTML(out io.Writer) error {
 	}
 	v := strings.ToUpper(WorstVerdict(w.Verdict))
 	thr, more := w.cardThresholds()
-	return wholeTmpl.Execute(out, map[string]any{"W": w, "Title": "msgload " + w.Run.Scenario + " " + w.Run.ID,
+	return wholeTmpl().Execute(out, map[string]any{"W": w, "Title": "msgload " + w.Run.Scenario + " " + w.Run.ID,
 		"Verdict": v, "Class": strings.ToLower(v), "Headline": w.headline(), "Card": w.cardReasons(), "Thr": thr, "More": more, "Tested": tested, "Rows": w.partRows(), "Parts": parts})
 }
 
