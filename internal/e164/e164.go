@@ -71,6 +71,11 @@ var (
 	zones        = &lazyTable{data: timezoneData}
 )
 
+// ZonesDecoded tells whether this process has decoded the time-zone table:
+// false until a Zone lookup asks (a run without a recipient-local schedule
+// never does; its test holds the simulator to that).
+func ZonesDecoded() bool { return zones.decodes.Load() > 0 }
+
 // CountryCode is the country calling code that digits (a number in
 // international form without its "+") starts with, or 0 when no assigned code
 // does. Calling codes are prefix-free, so at most one matches.
