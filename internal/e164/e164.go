@@ -106,7 +106,8 @@ func CountryCode(digits string) int {
 // them are ignored), or "" when the number is not one or its prefix has no
 // known zone. The digits are looked up as written: a national trunk prefix
 // written after the country code ("+44 0 20…") is not removed, as
-// libphonenumber's parser would.
+// libphonenumber's parser would, and letters (vanity numbers) are not read as
+// digits: no zone, where the parser would convert them.
 func Zone(number string) string {
 	digits, ok := e164Digits(number)
 	if !ok {
