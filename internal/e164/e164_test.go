@@ -112,6 +112,7 @@ func TestZoneRejectsWhatIsNotANumber(t *testing.T) {
 		"+7999abc4567":      "",
 		"+0123456789":       "", // no calling code starts with 0
 		"+7 9":              "", // national number too short
+		"+1 800 FLOWERS":    "", // letters are not read as digits
 		"+44 20 7946 0000":  "Europe/London",
 		"+1 (212) 555-0100": "America/New_York",
 	}
