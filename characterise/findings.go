@@ -22,6 +22,7 @@ func (st *state) findings(expect []Expectation) []reports.Finding {
 	if st.base.API == rundir.APINotify {
 		fs = append(fs, st.idempotencyFindings()...)
 	}
+	fs = append(fs, st.hookFindings()...)
 	want := map[string]string{}
 	for _, e := range expect {
 		want[e.Rule] = e.Value

@@ -31,6 +31,9 @@ type Options struct {
 	MaxWindow time.Duration
 	// BurstRate is the rate of the cold bursts (requests a second).
 	BurstRate float64
+	// HookWait is how long each callback probe waits for the retries of
+	// what the sink refused (shortened to fit --max-time).
+	HookWait time.Duration
 }
 
 // Defaults of Options.
@@ -53,6 +56,9 @@ func (o *Options) defaults() {
 	}
 	if o.BurstRate <= 0 {
 		o.BurstRate = defaultBurstRate
+	}
+	if o.HookWait <= 0 {
+		o.HookWait = DefaultHookWait
 	}
 }
 
@@ -77,6 +83,10 @@ type Probe struct {
 type Plan struct {
 	Options
 	Probes []Probe
+	// hookWait is the callback probes' wait; hookWhy why they were not
+	// planned ("" when they were).
+	hookWait time.Duration
+	hookWhy  string
 }
 
 // Shares of the budget.
@@ -110,6 +120,9 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 			left -= n * idemPerMsg
 		}
 	}
+	hooks, why := hookRequests(s, o, left)
+	p.hookWhy = why
+	left -= hooks
 	burst := int64(float64(left) * burstShare)
 	trace := int64(float64(left) * traceShare)
 	reburst := int64(float64(left) * reburstShare)
@@ -126,6 +139,7 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 		p.Probes = append(p.Probes, Probe{Name: probeIsolation, Requests: left, Takes: burstFor(left, o.BurstRate) + probeGrace, CoolDown: cool,
 			What: fmt.Sprintf("two clients at once: each a burst past the burst found (at most %d in all, at %g/s)", left, o.BurstRate)})
 	}
+	p.withHooks(hooks)
 	if t := p.Takes(); t > o.MaxTime {
 		return nil, fmt.Errorf("characterise: the plan takes about %s, over --max-time %s: raise --max-time, or lower --max-window (%s)", t.Round(time.Second), o.MaxTime, o.MaxWindow)
 	}
