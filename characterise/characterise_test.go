@@ -141,6 +141,19 @@ func TestBudgetNeverExceeded(t *testing.T) {
 		if sent > budget || res.Contract.Sent != sent || sent == 0 {
 			t.Errorf("budget %d: %d sends in the attempts, the contract says %d", budget, sent, res.Contract.Sent)
 		}
+		// at 150 the callback probes run too, their sends within the budget
+		hooks := 0
+		for _, p := range res.Contract.Probes {
+			if p.Name == probeHookRetry || p.Name == probeHookRetryAfter {
+				hooks++
+				if p.Sent == 0 || p.Sent > p.Planned {
+					t.Errorf("budget %d: probe %s sent %d of %d planned", budget, p.Name, p.Sent, p.Planned)
+				}
+			}
+		}
+		if want := map[int64]int{90: 0, 150: 2}[budget]; hooks != want {
+			t.Errorf("budget %d: %d callback probes, want %d", budget, hooks, want)
+		}
 	}
 }
 
