@@ -317,7 +317,9 @@ func scheduleFindings(sc *schedule) []reports.Finding {
 		return append(fs, cannot(RuleHookAttempts, probeHookRetry, sc.stillWhy, ev), cannot(RuleHookGivesUpAfter, probeHookRetry, sc.stillWhy, ev))
 	}
 	att := interval(RuleHookAttempts, probeHookRetry, float64(sc.attLo), float64(sc.attHi), ev)
-	span := interval(RuleHookGivesUpAfter, probeHookRetry, round3(sc.spanLo), round3(sc.spanHi), ev)
+	// the span holds the overheads of every try: the sender's own is at
+	// least the shortest less its slack
+	span := interval(RuleHookGivesUpAfter, probeHookRetry, round3(max(sc.spanLo-slack(sc.spanLo), 0)), round3(sc.spanHi), ev)
 	span.Value = num(sc.spanLo)
 	return append(fs, att, span)
 }

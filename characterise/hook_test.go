@@ -108,3 +108,37 @@ func checkHook(t *testing.T, ct *reports.Contract, c hookCase) {
 		t.Logf("%s: %s", ct.Verdict, strings.Join(ct.Reasons, "; "))
 	}
 }
+
+// compare of two characterisations whose simulators differ in one callback
+// knob (Retry-After honoured or not) names that rule, and no other rule
+// changes from one told value to another.
+func TestHookDriftNamesTheKnob(t *testing.T) {
+	t.Parallel()
+	var cs [2]*reports.Contract
+	t.Run("both", func(t *testing.T) {
+		for i, honour := range []bool{false, true} {
+			t.Run(fmt.Sprint("honour=", honour), func(t *testing.T) {
+				t.Parallel()
+				cs[i] = characterise(t, hookFile(t, hookCase{"", 4, 300 * time.Millisecond, 2, 0, honour}), hookOptions).Contract
+			})
+		}
+	})
+	if cs[0] == nil || cs[1] == nil {
+		return
+	}
+	named := false
+	for _, c := range reports.ContractDrift(cs[0], cs[1]) {
+		switch {
+		case c.Rule == RuleHookRetryAfter && c.Base == no && c.New == yes:
+			named = true
+		case c.Base != reports.CannotTell && c.New != reports.CannotTell && strings.HasPrefix(c.Rule, "callbacks."):
+			t.Errorf("%s changed too: %s → %s", c.Rule, c.Base, c.New)
+		}
+	}
+	held := func(c *reports.Contract) bool {
+		return c.Verdict != reports.VerdictIncomplete && c.Verdict != reports.VerdictError
+	}
+	if !named && held(cs[0]) && held(cs[1]) {
+		t.Errorf("the drift does not name Retry-After: %+v", reports.ContractDrift(cs[0], cs[1]))
+	}
+}
