@@ -120,9 +120,6 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 			left -= n * idemPerMsg
 		}
 	}
-	hooks, why := hookRequests(s, o, left)
-	p.hookWhy = why
-	left -= hooks
 	burst := int64(float64(left) * burstShare)
 	trace := int64(float64(left) * traceShare)
 	reburst := int64(float64(left) * reburstShare)
@@ -135,6 +132,11 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 		What: fmt.Sprintf("one client: a cold burst of %d at %g/s (%d, a pause of %s, the rest), a recovery trace of %d over %s (%.2f/s), a pause of %s, a second burst of %d",
 			burst, o.BurstRate, firstPart(burst, trace, td, gap), gap, trace, td, float64(trace)/td.Seconds(), gap, reburst)})
 	left -= burst + trace + reburst
+	// the callback probes take what the isolation probe would not need
+	// first: the burst probe keeps its shares
+	hooks, why := hookRequests(s, o, left)
+	p.hookWhy = why
+	left -= hooks
 	if len(s.Creds) >= 2 {
 		p.Probes = append(p.Probes, Probe{Name: probeIsolation, Requests: left, Takes: burstFor(left, o.BurstRate) + probeGrace, CoolDown: cool,
 			What: fmt.Sprintf("two clients at once: each a burst past the burst found (at most %d in all, at %g/s)", left, o.BurstRate)})

@@ -40,8 +40,8 @@ const (
 	minHookRetryWait = 2 * time.Second // the shortest Retry-After the second probe sends
 )
 
-// hookRequests is what the callback probes take of the budget (0 when they
-// are not planned), and why not.
+// hookRequests is what the callback probes take of the budget, of left
+// (0 when they are not planned), and why not.
 func hookRequests(s *scenarios.Scenario, o Options, left int64) (int64, string) {
 	switch {
 	case s.Delivery.Via == "none" || s.Delivery.Via == "poll":
@@ -49,8 +49,8 @@ func hookRequests(s *scenarios.Scenario, o Options, left int64) (int64, string) 
 	case s.Sink != "" && s.Sink != "embedded":
 		return 0, "a standalone sink: characterise sets the fault of the embedded sink only (run the standalone one with --fault-per-message to see the schedule)"
 	}
-	n := min(int64(float64(o.Budget)*hookShare), hookMaxMsgs)
-	if n < hookMinMsgs || int64(float64(left-n)*burstShare) < minBurstShare {
+	n := min(int64(float64(o.Budget)*hookShare), hookMaxMsgs, left)
+	if n < hookMinMsgs {
 		return 0, fmt.Sprintf("--budget %d leaves too little for them (they need %d requests)", o.Budget, hookMinMsgs)
 	}
 	return n, ""

@@ -298,6 +298,7 @@ func (s *Sink) receive(route, api string) http.HandlerFunc {
 			return
 		}
 		faulted := out.provoke
+		ev.Sig = s.signature(r, body, received)
 		if faulted && s.opts.Fault.Code != 0 {
 			ev.Answered = s.opts.Fault.Code
 		}
