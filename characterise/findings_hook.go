@@ -22,6 +22,8 @@ const (
 	RuleHookRetryAfter   = "callbacks.retry_after_honoured" // yes, no
 	RuleHookDuplicates   = "callbacks.duplicate_rate"       // share of accepted messages whose callback came twice unasked
 	RuleHookOutOfOrder   = "callbacks.out_of_order_rate"    // share of callbacks arriving after one the service says is later
+	RuleHookSignature    = "callbacks.signature"            // standard-webhooks-v1, none
+	RuleHookSkew         = "callbacks.signature_skew"       // seconds: the sink's receipt less the signature's timestamp
 	scheduleFixed        = "fixed"
 	scheduleExponential  = "exponential"
 	scheduleNone         = "none"
@@ -30,7 +32,7 @@ const (
 // hookRules are the callback rules, in the order of the contract.
 func hookRules() []string {
 	return []string{RuleHookSchedule, RuleHookFirstDelay, RuleHookFactor, RuleHookCap, RuleHookAttempts, RuleHookGivesUpAfter,
-		RuleHookRetryAfter, RuleHookDuplicates, RuleHookOutOfOrder}
+		RuleHookRetryAfter, RuleHookDuplicates, RuleHookOutOfOrder, RuleHookSignature, RuleHookSkew}
 }
 
 // Tolerances of the schedule's reading: a wait seen at the sink is the
@@ -60,6 +62,8 @@ type hookData struct {
 	// order: controls' first arrivals with the service's own time of each
 	// (updatedAt), in arrival order
 	order []time.Time
+	// sigs: every call's signature as the sink read it (nil: unsigned)
+	sigs []*rundir.Signature
 }
 
 // readHookData reads a callback probe's events and run.json.
@@ -89,6 +93,7 @@ func readHookData(pd *probeData) (*hookData, error) {
 		}
 		s.at = append(s.at, e.ReceivedAt)
 		s.dup = s.dup || e.Corr.Duplicate
+		h.sigs = append(h.sigs, e.Sig)
 		return nil
 	}, func(int, error) {})
 	return h, err
@@ -274,7 +279,52 @@ func (st *state) hookFindings() []reports.Finding {
 	}
 	fs := scheduleFindings(readSchedule(h))
 	fs = append(fs, st.retryAfterHonoured())
-	return append(fs, duplicateFinding(h), orderFinding(h))
+	return append(fs, duplicateFinding(h), orderFinding(h), signatureFinding(h), skewFinding(h))
+}
+
+// signatureFinding: the scheme every call was signed with, or none when no
+// call was; a mix, or headers that do not parse, cannot be told.
+func signatureFinding(h *hookData) reports.Finding {
+	var signed, bad, verified, wrong int
+	for _, g := range h.sigs {
+		switch {
+		case g == nil:
+		case g.Problem != "":
+			bad++
+		default:
+			signed++
+			verified += map[bool]int{true: 1}[g.Verified == yes]
+			wrong += map[bool]int{true: 1}[g.Verified == no]
+		}
+	}
+	ev := fmt.Sprintf("%d calls: %d signed (Standard Webhooks v1), %d with headers that do not parse; verified by the sink's secret %d, not %d", len(h.sigs), signed, bad, verified, wrong)
+	switch {
+	case len(h.sigs) == 0:
+		return cannot(RuleHookSignature, probeHookRetry, "no callback came", ev)
+	case signed == 0 && bad == 0:
+		return found(RuleHookSignature, probeHookRetry, "none", ev)
+	case signed == len(h.sigs):
+		return found(RuleHookSignature, probeHookRetry, rundir.SignatureStandardWebhooks, ev)
+	}
+	return cannot(RuleHookSignature, probeHookRetry, "some calls were signed and some not, or their headers do not parse", ev)
+}
+
+// skewFinding: the sink's receipt less the signature's timestamp over
+// every signed call (the sender's clock against the sink's, plus the
+// call's way; the timestamp is whole seconds, so it reads up to 1 s more).
+func skewFinding(h *hookData) reports.Finding {
+	lo, hi, n := math.Inf(1), math.Inf(-1), 0
+	for _, g := range h.sigs {
+		if g == nil || g.Problem != "" {
+			continue
+		}
+		n++
+		lo, hi = min(lo, g.Skew), max(hi, g.Skew)
+	}
+	if n == 0 {
+		return cannot(RuleHookSkew, probeHookRetry, "no call was signed")
+	}
+	return interval(RuleHookSkew, probeHookRetry, round3(lo), round3(hi), fmt.Sprintf("%d signed calls", n))
 }
 
 // scheduleFindings: the schedule, its first wait, factor and cap, and when

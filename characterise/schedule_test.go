@@ -3,6 +3,9 @@ package characterise
 import (
 	"testing"
 	"time"
+
+	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/rundir"
 )
 
 // series builds refused calls from their waits (seconds) after t0.
@@ -57,6 +60,33 @@ func TestReadSchedule(t *testing.T) {
 			if f.Rule == RuleHookFactor && c.kind == scheduleExponential && !within(&f, 2) {
 				t.Errorf("%s: factor %s [%v, %v] does not hold 2", c.name, f.Value, *f.Low, *f.High)
 			}
+		}
+	}
+}
+
+// The signature scheme is named only when every call was signed, none
+// when none was; a mix or headers that do not parse cannot be told; the
+// skew is the interval over the signed calls.
+func TestSignatureFindings(t *testing.T) {
+	sw := func(skew float64) *rundir.Signature {
+		return &rundir.Signature{Scheme: rundir.SignatureStandardWebhooks, Skew: skew}
+	}
+	for _, c := range []struct {
+		name       string
+		sigs       []*rundir.Signature
+		want, skew string
+	}{
+		{"all signed", []*rundir.Signature{sw(0.2), sw(1.1)}, rundir.SignatureStandardWebhooks, "0.2"},
+		{"none", []*rundir.Signature{nil, nil}, "none", reports.CannotTell},
+		{"mixed", []*rundir.Signature{sw(0.2), nil}, reports.CannotTell, "0.2"},
+		{"malformed", []*rundir.Signature{sw(0.2), {Scheme: rundir.SignatureStandardWebhooks, Problem: "webhook-id: empty"}}, reports.CannotTell, "0.2"},
+	} {
+		h := &hookData{sigs: c.sigs}
+		if f := signatureFinding(h); f.Value != c.want {
+			t.Errorf("%s: signature %s (%s), want %s", c.name, f.Value, f.Because, c.want)
+		}
+		if f := skewFinding(h); f.Value != c.skew || c.name == "all signed" && (*f.Low != 0.2 || *f.High != 1.1) {
+			t.Errorf("%s: skew %s, want %s", c.name, f.Value, c.skew)
 		}
 	}
 }
