@@ -268,10 +268,10 @@ func TestPlanWithinBudget(t *testing.T) {
 
 // Against the embedded simulator's defaults (notify 100 per minute per
 // client, sliding, Retry-After, idempotent by externalId), within the
-// default budget and time: about two and a half minutes (-short skips it).
+// default budget and time: about three and a half minutes with the callback probes (-short skips it).
 func TestEmbeddedDefaults(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: about 2.5 minutes")
+		t.Skip("-short: about 3.5 minutes")
 	}
 	f, err := parse(t, "name: defaults\napi: notify\ntarget: embedded\nclients: 2\nmessage: { recipient: \"+79990000001\", text: \"x {{.Seq}}\" }\n")
 	if err != nil {

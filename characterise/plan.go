@@ -195,6 +195,6 @@ func (p *Plan) Print(w io.Writer) {
 		if pr.CoolDown > 0 {
 			cool = ", after a cool-down of " + pr.CoolDown.String()
 		}
-		fmt.Fprintf(w, "  %d. %-15s at most %s requests, about %s%s: %s\n", i+1, pr.Name, strconv.FormatInt(pr.Requests, 10), pr.Takes.Round(time.Second), cool, pr.What)
+		fmt.Fprintf(w, "  %d. %-20s at most %s requests, about %s%s: %s\n", i+1, pr.Name, strconv.FormatInt(pr.Requests, 10), pr.Takes.Round(time.Second), cool, pr.What)
 	}
 }
