@@ -37,7 +37,7 @@ const (
 	minHookWait      = 5 * time.Second
 	hookRetryCode    = 503
 	hookRefusal429   = 429
-	minHookRetryWait = 2 * time.Second // the shortest Retry-After the second probe sends
+	minHookRetryWait = 3 * time.Second // the shortest Retry-After the second probe sends
 )
 
 // hookRequests is what the callback probes take of the budget, of left
