@@ -141,6 +141,19 @@ func TestBudgetNeverExceeded(t *testing.T) {
 		if sent > budget || res.Contract.Sent != sent || sent == 0 {
 			t.Errorf("budget %d: %d sends in the attempts, the contract says %d", budget, sent, res.Contract.Sent)
 		}
+		// at 150 the callback probes run too, their sends within the budget
+		hooks := 0
+		for _, p := range res.Contract.Probes {
+			if p.Name == probeHookRetry || p.Name == probeHookRetryAfter {
+				hooks++
+				if p.Sent == 0 || p.Sent > p.Planned {
+					t.Errorf("budget %d: probe %s sent %d of %d planned", budget, p.Name, p.Sent, p.Planned)
+				}
+			}
+		}
+		if want := map[int64]int{90: 0, 150: 2}[budget]; hooks != want {
+			t.Errorf("budget %d: %d callback probes, want %d", budget, hooks, want)
+		}
 	}
 }
 
@@ -255,10 +268,10 @@ func TestPlanWithinBudget(t *testing.T) {
 
 // Against the embedded simulator's defaults (notify 100 per minute per
 // client, sliding, Retry-After, idempotent by externalId), within the
-// default budget and time: about two and a half minutes (-short skips it).
+// default budget and time: about three and a half minutes with the callback probes (-short skips it).
 func TestEmbeddedDefaults(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: about 2.5 minutes")
+		t.Skip("-short: about 3.5 minutes")
 	}
 	f, err := parse(t, "name: defaults\napi: notify\ntarget: embedded\nclients: 2\nmessage: { recipient: \"+79990000001\", text: \"x {{.Seq}}\" }\n")
 	if err != nil {

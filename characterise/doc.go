@@ -2,7 +2,9 @@
 // characterise): it plans probes within a budget of requests and a time,
 // runs each as a generated scenario through the harness (the same path as a
 // run), and reads the findings — the rate limiter's burst, limit, algorithm,
-// whether 429s use quota, per-client isolation, Retry-After, and the
-// notification API's idempotency — off the probes' runs, into a
+// whether 429s use quota, per-client isolation, Retry-After, the
+// notification API's idempotency, and the callbacks' retry schedule (the
+// embedded sink refusing a chosen share of them on purpose), duplicate and
+// out-of-order rates and signature — off the probes' runs, into a
 // reports.Contract judged against the file's expect: block.
 package characterise

@@ -31,6 +31,9 @@ type Options struct {
 	MaxWindow time.Duration
 	// BurstRate is the rate of the cold bursts (requests a second).
 	BurstRate float64
+	// HookWait is how long each callback probe waits for the retries of
+	// what the sink refused (shortened to fit --max-time).
+	HookWait time.Duration
 }
 
 // Defaults of Options.
@@ -53,6 +56,9 @@ func (o *Options) defaults() {
 	}
 	if o.BurstRate <= 0 {
 		o.BurstRate = defaultBurstRate
+	}
+	if o.HookWait <= 0 {
+		o.HookWait = DefaultHookWait
 	}
 }
 
@@ -77,6 +83,10 @@ type Probe struct {
 type Plan struct {
 	Options
 	Probes []Probe
+	// hookWait is the callback probes' wait; hookWhy why they were not
+	// planned ("" when they were).
+	hookWait time.Duration
+	hookWhy  string
 }
 
 // Shares of the budget.
@@ -122,10 +132,16 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 		What: fmt.Sprintf("one client: a cold burst of %d at %g/s (%d, a pause of %s, the rest), a recovery trace of %d over %s (%.2f/s), a pause of %s, a second burst of %d",
 			burst, o.BurstRate, firstPart(burst, trace, td, gap), gap, trace, td, float64(trace)/td.Seconds(), gap, reburst)})
 	left -= burst + trace + reburst
+	// the callback probes take what the isolation probe would not need
+	// first: the burst probe keeps its shares
+	hooks, why := hookRequests(s, o, left)
+	p.hookWhy = why
+	left -= hooks
 	if len(s.Creds) >= 2 {
 		p.Probes = append(p.Probes, Probe{Name: probeIsolation, Requests: left, Takes: burstFor(left, o.BurstRate) + probeGrace, CoolDown: cool,
 			What: fmt.Sprintf("two clients at once: each a burst past the burst found (at most %d in all, at %g/s)", left, o.BurstRate)})
 	}
+	p.withHooks(hooks)
 	if t := p.Takes(); t > o.MaxTime {
 		return nil, fmt.Errorf("characterise: the plan takes about %s, over --max-time %s: raise --max-time, or lower --max-window (%s)", t.Round(time.Second), o.MaxTime, o.MaxWindow)
 	}
@@ -179,6 +195,6 @@ func (p *Plan) Print(w io.Writer) {
 		if pr.CoolDown > 0 {
 			cool = ", after a cool-down of " + pr.CoolDown.String()
 		}
-		fmt.Fprintf(w, "  %d. %-15s at most %s requests, about %s%s: %s\n", i+1, pr.Name, strconv.FormatInt(pr.Requests, 10), pr.Takes.Round(time.Second), cool, pr.What)
+		fmt.Fprintf(w, "  %d. %-20s at most %s requests, about %s%s: %s\n", i+1, pr.Name, strconv.FormatInt(pr.Requests, 10), pr.Takes.Round(time.Second), cool, pr.What)
 	}
 }

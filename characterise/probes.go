@@ -17,6 +17,8 @@ type state struct {
 	burst int64
 	data  map[string]*probeData
 	ran   map[string]Probe // each probe as it was run
+	// hook: the retry schedule the first callback probe saw (nil before it)
+	hook *schedule
 }
 
 // sized is pr fitted to what the budget still allows and to what the probes
@@ -48,6 +50,11 @@ func (st *state) record(pr Probe, pd *probeData) {
 	st.data[pr.Name] = pd
 	if pr.Name == probeBurst && pd != nil {
 		st.burst = burstSize(pd.attempts, st.burstCount()).low
+	}
+	if pr.Name == probeHookRetry && pd != nil {
+		if h, err := readHookData(pd); err == nil {
+			st.hook = readSchedule(h)
+		}
 	}
 }
 
@@ -89,6 +96,8 @@ func (st *state) scenario(pr Probe) *scenarios.Scenario {
 		s.Load.Steps = burstSteps(pr, st.plan)
 		s.Load.Requests = pr.Requests
 		s.MaxMessages = pr.Requests
+	case probeHookRetry, probeHookRetryAfter:
+		st.hookScenario(&s, pr)
 	case probeIsolation:
 		s.Creds = st.base.Creds[:2]
 		s.Clients = scenarios.Clients{N: 2}

@@ -32,7 +32,9 @@ const (
 // Rules lists the rules expect: may name.
 func Rules() []string {
 	return []string{RuleBurst, RuleLimit, RuleCapacity, RuleAlgorithm, RuleRefusalsUseQuota, RuleIsolated, RuleRetryAfter, RuleRetryAfterRight,
-		RuleRetrySameID, RuleCopiesSameID, RuleOneDelivery, RuleCopiesAnswer}
+		RuleRetrySameID, RuleCopiesSameID, RuleOneDelivery, RuleCopiesAnswer,
+		RuleHookSchedule, RuleHookFirstDelay, RuleHookFactor, RuleHookCap, RuleHookAttempts, RuleHookGivesUpAfter, RuleHookRetryAfter, RuleHookDuplicates, RuleHookOutOfOrder,
+		RuleHookSignature, RuleHookSkew}
 }
 
 // algorithms are the words of rate_limit.algorithm (the fitter's verdicts).
@@ -44,6 +46,22 @@ func checkExpected(rule, v string) string {
 	case RuleBurst, RuleCapacity:
 		if n, err := strconv.Atoi(v); err != nil || n < 0 {
 			return "want a count of requests"
+		}
+	case RuleHookSchedule:
+		if !slices.Contains([]string{scheduleFixed, scheduleExponential, scheduleNone}, v) {
+			return "want fixed, exponential or none"
+		}
+	case RuleHookFirstDelay, RuleHookFactor, RuleHookCap, RuleHookAttempts, RuleHookGivesUpAfter, RuleHookDuplicates, RuleHookOutOfOrder:
+		if n, err := strconv.ParseFloat(v, 64); err != nil || n < 0 {
+			return "want a number (seconds, a factor, a count or a share 0..1)"
+		}
+	case RuleHookSkew:
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return "want seconds"
+		}
+	case RuleHookSignature:
+		if v != rundir.SignatureStandardWebhooks && v != "none" {
+			return "want " + rundir.SignatureStandardWebhooks + " or none"
 		}
 	case RuleLimit:
 		if _, _, err := rundir.ParseRate(v); err != nil {
@@ -92,7 +110,7 @@ func judge(f *reports.Finding, e string) {
 // a list of codes as a set, a word as written.
 func matches(f *reports.Finding, e string) bool {
 	switch f.Rule {
-	case RuleBurst, RuleCapacity:
+	case RuleBurst, RuleCapacity, RuleHookSkew, RuleHookFirstDelay, RuleHookFactor, RuleHookCap, RuleHookAttempts, RuleHookGivesUpAfter, RuleHookDuplicates, RuleHookOutOfOrder:
 		n, _ := strconv.ParseFloat(e, 64)
 		return within(f, n)
 	case RuleLimit:

@@ -112,6 +112,7 @@ func (st *state) probeRun(ctx context.Context, ho harness.Options, dir string, p
 	ho.Scenario, ho.Out, ho.RunID = s, dir, pr.Name
 	ho.MaxMessages = s.MaxMessages
 	ho.MetricsAddr, ho.Quiet, ho.Checkpoint = "", true, -1
+	ho.SinkFault = st.sinkFault(pr)
 	res, err := harness.Run(ctx, ho)
 	if errors.Is(err, harness.ErrUnconfirmedTarget) {
 		return nil, fmt.Errorf("characterise: %w", err)

@@ -334,6 +334,7 @@ func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 	if d := ss.Callbacks.Delay.D; d > 0 {
 		cfg.Callbacks.Delay, cfg.Callbacks.DelayBy = 1, d
 	}
+	simRetries(&cfg.Callbacks, ss.Callbacks)
 	for ch, p := range ss.Profiles {
 		cp := cfg.Messaging.Profiles[ch]
 		if !p.Median.IsZero() {
@@ -482,4 +483,20 @@ func errsJoin(errs []error) error {
 		return errs[0]
 	}
 	return fmt.Errorf("%w (and %d more)", errs[0], len(errs)-1)
+}
+
+// simRetries sets the simulator's retry schedule of its calls from what the
+// scenario's sim.callbacks says (the rest keeps the simulator's defaults).
+func simRetries(cb *sim.Callbacks, sc scenarios.SimCallbacks) {
+	if sc.Attempts > 0 {
+		cb.Attempts = sc.Attempts
+	}
+	if d := sc.Backoff.D; d > 0 {
+		cb.Backoff = d
+	}
+	if sc.BackoffFactor >= 1 {
+		cb.BackoffFactor = sc.BackoffFactor
+	}
+	cb.BackoffMax = sc.BackoffMax.D
+	cb.HonourRetryAfter = sc.HonourRetryAfter
 }

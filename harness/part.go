@@ -265,7 +265,11 @@ func (r *partRun) startSink(cs *closeStack) (sinkURL string, err error) {
 	s := r.s
 	switch s.Sink {
 	case "", "embedded":
-		k, err := sink.New(sink.Options{LogPath: filepath.Join(r.dir, rundir.EventsFile), RunID: r.id, Part: r.part}, r.embeddedReg())
+		ko := sink.Options{LogPath: filepath.Join(r.dir, rundir.EventsFile), RunID: r.id, Part: r.part}
+		if r.o.SinkFault != nil {
+			ko.Fault = *r.o.SinkFault
+		}
+		k, err := sink.New(ko, r.embeddedReg())
 		if err != nil {
 			return "", fmt.Errorf("start the sink: %w", err)
 		}
@@ -566,6 +570,9 @@ func lowerGC() (restore func()) {
 // pulled once a second — by this run's tag or joined by id to its sends.
 func (r *partRun) arrivedAll() func() bool {
 	return func() bool {
+		if r.o.SinkFault != nil {
+			return false // the whole wait: retries of what the sink refused come in it
+		}
 		if r.remote != nil && r.remoteErr == nil && time.Since(r.remotePull) >= remotePull {
 			r.remotePull = time.Now()
 			// A read that fails is tried again at the next poll (a fault on the

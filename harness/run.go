@@ -17,6 +17,7 @@ import (
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
+	"github.com/msgload/msgload/sink"
 )
 
 // Options is one run. cmd/ fills it from flags and environment; the harness
@@ -42,6 +43,12 @@ type Options struct {
 	// SinkReadToken is sent as "Authorization: Bearer <token>" to the read API
 	// of a standalone sink (scenario sink: URL), which needs it beyond loopback.
 	SinkReadToken string
+	// SinkFault, when set, is the embedded sink's fault (sink.Fault): it
+	// answers a share of calls or messages with another status, to make the
+	// service retry on purpose (msgload characterise's callback probes). The
+	// grace wait then runs whole: the sender's silence after its last try is
+	// what says it gave up.
+	SinkFault *sink.Fault
 
 	MaxMessages int64 // hard cap on messages really sent, over the scenario's; 0 = scenario's
 	// ConfirmTargets are the hosts (or host:port) allowed as non-loopback

@@ -102,6 +102,28 @@ type Event struct {
 	// delay fault): a service that timed out meanwhile retries, and that retry
 	// is redelivered on request, not the service's duplicate.
 	Delayed float64 `json:"delayed_s,omitempty"`
+	// Sig is what the call's signature headers said, when it had any
+	// (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature).
+	Sig *Signature `json:"sig,omitempty"`
+}
+
+// SignatureStandardWebhooks is Signature.Scheme of Standard Webhooks v1
+// signatures (a "v1,<base64 HMAC-SHA256>" in webhook-signature).
+const SignatureStandardWebhooks = "standard-webhooks-v1"
+
+// Signature is a call's signature as the sink read it.
+type Signature struct {
+	Scheme string `json:"scheme"` // SignatureStandardWebhooks
+	// Skew is received_at less webhook-timestamp, seconds: the sender's
+	// clock against the sink's plus the call's way (negative: from the
+	// sink's future).
+	Skew float64 `json:"skew_s"`
+	// Verified is yes or no when the sink has the secret to check it, else
+	// empty.
+	Verified string `json:"verified,omitempty"`
+	// Problem says why the headers do not parse (never their values); the
+	// other fields are then empty.
+	Problem string `json:"problem,omitempty"`
 }
 
 // ServiceID is the id the service gave the message an event is about, the one

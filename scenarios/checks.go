@@ -607,6 +607,9 @@ func (c *checker) sim(s *Scenario, p string) {
 			c.errorf(pp+".outcomes", "the shares add up to %.0f%%, above 100%%", sum*100)
 		}
 	}
+	if cb := sm.Callbacks; cb.Attempts < 0 || cb.BackoffFactor != 0 && cb.BackoffFactor < 1 {
+		c.errorf(at("callbacks"), "attempts must not be negative, backoffFactor at least 1 (1: a fixed schedule)")
+	}
 	if d := sm.NotifyDelay; !d.P95.IsZero() && d.P95.D < d.Median.D {
 		c.errorf(at("notifyDelay.p95"), "%s is below the median %s", d.P95, d.Median)
 	}

@@ -126,6 +126,8 @@ func (s *Scenario) Scale(f float64) {
 	r(&sm.RateLimit.Rate)
 	d(&sm.Faults.Latency)
 	d(&sm.Callbacks.Delay)
+	d(&sm.Callbacks.Backoff)
+	d(&sm.Callbacks.BackoffMax)
 	d(&sm.NotifyDelay.Median)
 	d(&sm.NotifyDelay.P95)
 	d(&sm.TokenLifetime)

@@ -195,6 +195,13 @@ type SimCallbacks struct {
 	Duplicate Percent  `json:"duplicate,omitempty"`
 	Reorder   Percent  `json:"reorder,omitempty"`
 	Delay     Duration `json:"delay,omitempty"`
+	// The retry schedule of a call the receiver refuses (default the
+	// simulator's: 3 attempts, 100ms doubling, Retry-After ignored).
+	Attempts         int      `json:"attempts,omitempty" jsonschema_description:"tries of a call the receiver refuses or does not answer (default 3)"`
+	Backoff          Duration `json:"backoff,omitempty" jsonschema_description:"wait before the second try (default 100ms)"`
+	BackoffFactor    float64  `json:"backoffFactor,omitempty" jsonschema_description:"the wait is multiplied by it after each try (default 2; 1: a fixed schedule)"`
+	BackoffMax       Duration `json:"backoffMax,omitempty" jsonschema_description:"the longest wait (default none)"`
+	HonourRetryAfter bool     `json:"honourRetryAfter,omitempty" jsonschema_description:"wait what a refusal's Retry-After says instead of the backoff (default false)"`
 }
 
 // Profile is one channel's delivery behaviour in the simulator.

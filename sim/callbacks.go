@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -190,7 +193,7 @@ func (p *senders) work() {
 func (p *senders) send(j *callbackJob) {
 	s := p.s
 	req, err := p.request(j)
-	status := 0
+	status, retryAfter := 0, ""
 	began := time.Now()
 	if err == nil {
 		if s.signer != nil {
@@ -208,6 +211,7 @@ func (p *senders) send(j *callbackJob) {
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			_ = resp.Body.Close()
 			status = resp.StatusCode
+			retryAfter = resp.Header.Get("Retry-After")
 		}
 	}
 	now := time.Now()
@@ -234,8 +238,23 @@ func (p *senders) send(j *callbackJob) {
 	s.met.callbacks.WithLabelValues(j.kind, "retried").Inc()
 	next := *j
 	next.attempt++
-	backoff := cb.Backoff << (j.attempt - 1)
-	s.eng.at(now.Add(backoff), &next)
+	s.eng.at(now.Add(cb.wait(j.attempt, retryAfter)), &next)
+}
+
+// wait is the pause after the attempt-th try: Backoff × BackoffFactor^(attempt-1),
+// at most BackoffMax when set, or the answer's Retry-After (whole seconds)
+// when it is honoured and given.
+func (cb *Callbacks) wait(attempt int, retryAfter string) time.Duration {
+	if cb.HonourRetryAfter {
+		if n, err := strconv.Atoi(strings.TrimSpace(retryAfter)); err == nil && n >= 0 {
+			return time.Duration(n) * time.Second
+		}
+	}
+	d := time.Duration(float64(cb.Backoff) * math.Pow(max(cb.BackoffFactor, 1), float64(attempt-1)))
+	if cb.BackoffMax > 0 && (d > cb.BackoffMax || d < 0) {
+		d = cb.BackoffMax
+	}
+	return d
 }
 
 // request builds the POST of j; target URLs are parsed once (most calls go

@@ -203,10 +203,18 @@ type Callbacks struct {
 	Delay     float64       `yaml:"delay"` // share delayed by DelayBy
 	DelayBy   time.Duration `yaml:"delayBy"`
 	// Attempts is the number of tries when the receiver answers non-2xx or
-	// times out; Backoff doubles after each try.
-	Attempts int           `yaml:"attempts"`
-	Backoff  time.Duration `yaml:"backoff"`
-	Timeout  time.Duration `yaml:"timeout"`
+	// times out; Backoff is the wait before the second, multiplied by
+	// BackoffFactor after each try (2: doubling, the default; 1: a fixed
+	// schedule) up to BackoffMax (0: no cap).
+	Attempts      int           `yaml:"attempts"`
+	Backoff       time.Duration `yaml:"backoff"`
+	BackoffFactor float64       `yaml:"backoffFactor"`
+	BackoffMax    time.Duration `yaml:"backoffMax"`
+	// HonourRetryAfter: a non-2xx answer's Retry-After (seconds), when it
+	// has one, is the wait before the next try instead of the backoff's.
+	// The seeds do not say; off by default (the receiver's value ignored).
+	HonourRetryAfter bool          `yaml:"honourRetryAfter"`
+	Timeout          time.Duration `yaml:"timeout"`
 	// Senders bounds the callbacks in flight.
 	Senders int `yaml:"senders"`
 	// SigningSecret ("whsec_…") signs calls with Standard Webhooks headers.
@@ -267,12 +275,13 @@ func DefaultConfig() Config {
 		},
 		RateLimit: RateLimit{Requests: 100, Window: time.Minute, Algorithm: AlgSliding, RetryAfter: true, CountFailures: true},
 		Callbacks: Callbacks{
-			ReorderBy: 200 * time.Millisecond,
-			DelayBy:   time.Second,
-			Attempts:  3,
-			Backoff:   100 * time.Millisecond,
-			Timeout:   5 * time.Second,
-			Senders:   64,
+			ReorderBy:     200 * time.Millisecond,
+			DelayBy:       time.Second,
+			Attempts:      3,
+			Backoff:       100 * time.Millisecond,
+			BackoffFactor: 2,
+			Timeout:       5 * time.Second,
+			Senders:       64,
 		},
 		TruthCap:     200_000,
 		MaxBodyBytes: 1 << 20,
@@ -553,6 +562,9 @@ func (cb *Callbacks) validate(p *problems) {
 	p.share("callbacks.duplicate", cb.Duplicate)
 	p.share("callbacks.reorder", cb.Reorder)
 	p.share("callbacks.delay", cb.Delay)
+	if cb.BackoffFactor < 1 || cb.BackoffMax < 0 {
+		p.bad("callbacks.backoffFactor: at least 1 (1: a fixed schedule); backoffMax: not negative")
+	}
 	if cb.Attempts < 1 {
 		p.bad("callbacks.attempts: at least 1")
 	}

@@ -22,6 +22,8 @@ type fakeRT struct {
 	mu     sync.Mutex
 	calls  []fakeCall
 	answer func(n int, path string) int // status for the n-th call (from 1)
+	// retryAfter, when set, goes as Retry-After with every non-2xx answer.
+	retryAfter string
 }
 
 type fakeCall struct {
@@ -45,7 +47,11 @@ func (f *fakeRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	f.calls = append(f.calls, fakeCall{raw: b, at: time.Now(), path: r.URL.Path, body: m, header: r.Header.Clone(), status: st})
 	f.mu.Unlock()
-	return &http.Response{StatusCode: st, Body: io.NopCloser(strings.NewReader("")), Header: http.Header{}, Request: r}, nil
+	h := http.Header{}
+	if f.retryAfter != "" && st/100 != 2 {
+		h.Set("Retry-After", f.retryAfter)
+	}
+	return &http.Response{StatusCode: st, Body: io.NopCloser(strings.NewReader("")), Header: h, Request: r}, nil
 }
 
 func (f *fakeRT) rawBodies() [][]byte {
@@ -355,23 +361,42 @@ func TestCallbackRetriesAndFaults(t *testing.T) {
 		name    string
 		cb      func(*Callbacks)
 		answer  func(n int, path string) int
+		ra      string          // Retry-After of the answers
 		wantAt  []time.Duration // call times after the status change (at 1s)
 		actions []string        // truth actions in order
 	}{
 		// 500, 500, then 200: two retries with doubling backoff.
 		{"retry then ok", func(c *Callbacks) { c.Attempts = 3; c.Backoff = 100 * time.Millisecond },
-			func(n int, _ string) int { return map[bool]int{true: 500, false: 200}[n < 3] },
+			func(n int, _ string) int { return map[bool]int{true: 500, false: 200}[n < 3] }, "",
 			[]time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond}, []string{"sent", "retried", "retried"}},
 		// Every attempt fails: given up after the last.
 		{"give up", func(c *Callbacks) { c.Attempts = 2; c.Backoff = time.Second },
-			func(int, string) int { return 503 },
+			func(int, string) int { return 503 }, "",
 			[]time.Duration{0, time.Second}, []string{"sent", "retried", "failed"}},
+		// A fixed schedule (factor 1): the same delay between every two tries.
+		{"fixed", func(c *Callbacks) { c.Attempts, c.Backoff, c.BackoffFactor = 4, 100*time.Millisecond, 1 },
+			func(int, string) int { return 503 }, "",
+			[]time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond}, []string{"sent", "retried", "retried", "retried", "failed"}},
+		// Tripled, capped at 500ms: 100, 300, 500, 500.
+		{"capped", func(c *Callbacks) {
+			c.Attempts, c.Backoff, c.BackoffFactor, c.BackoffMax = 5, 100*time.Millisecond, 3, 500*time.Millisecond
+		},
+			func(int, string) int { return 503 }, "",
+			[]time.Duration{0, 100 * time.Millisecond, 400 * time.Millisecond, 900 * time.Millisecond, 1400 * time.Millisecond}, []string{"sent", "retried", "retried", "retried", "retried", "failed"}},
+		// A 429 with Retry-After 2 honoured: the next try 2 s later, not the backoff's.
+		{"retry-after honoured", func(c *Callbacks) { c.Attempts, c.Backoff, c.HonourRetryAfter = 3, 100*time.Millisecond, true },
+			func(n int, _ string) int { return map[bool]int{true: 429, false: 200}[n < 3] }, "2",
+			[]time.Duration{0, 2 * time.Second, 4 * time.Second}, []string{"sent", "retried", "retried"}},
+		// Not honoured (the default): the backoff's schedule whatever it says.
+		{"retry-after ignored", func(c *Callbacks) { c.Attempts, c.Backoff = 3, 100*time.Millisecond },
+			func(n int, _ string) int { return map[bool]int{true: 429, false: 200}[n < 3] }, "2",
+			[]time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond}, []string{"sent", "retried", "retried"}},
 		// Dropped: never sent.
-		{"drop", func(c *Callbacks) { c.Drop = 1 }, nil, nil, []string{"dropped"}},
+		{"drop", func(c *Callbacks) { c.Drop = 1 }, nil, "", nil, []string{"dropped"}},
 		// Duplicated: sent twice.
-		{"duplicate", func(c *Callbacks) { c.Duplicate = 1 }, nil, []time.Duration{0, 0}, []string{"duplicated", "sent", "sent"}},
+		{"duplicate", func(c *Callbacks) { c.Duplicate = 1 }, nil, "", []time.Duration{0, 0}, []string{"duplicated", "sent", "sent"}},
 		// Delayed by DelayBy.
-		{"delay", func(c *Callbacks) { c.Delay = 1; c.DelayBy = 3 * time.Second }, nil, []time.Duration{3 * time.Second}, []string{"sent"}},
+		{"delay", func(c *Callbacks) { c.Delay = 1; c.DelayBy = 3 * time.Second }, nil, "", []time.Duration{3 * time.Second}, []string{"sent"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -379,7 +404,7 @@ func TestCallbackRetriesAndFaults(t *testing.T) {
 				cfg := engineConfig()
 				tt.cb(&cfg.Callbacks)
 				s, rt := newFakeSim(t, cfg)
-				rt.answer = tt.answer
+				rt.answer, rt.retryAfter = tt.answer, tt.ra
 				start := time.Now()
 				if w := sendAs(s, "demo", "demo", `{"callback":"http://cb.test/c","scenario":[`+itemJSON()+`]}`); w.Code != 200 {
 					t.Fatal(w.Code)

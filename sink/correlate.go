@@ -26,6 +26,35 @@ type msgState struct {
 	item     uint8 // the chain item the message is on: 0 at first, i+1 after a failover step from i
 	steps    uint8 // bit i: the failover step into chain[i] was counted
 	terminal bool
+	fault    uint8 // Fault.PerMessage: 0 not drawn yet, faultSpared, faultChosen
+}
+
+// The per-message fault draw, kept in msgState.fault.
+const (
+	faultSpared uint8 = 1 + iota
+	faultChosen
+)
+
+// drawFault decides whether this call gets the sink's fault: per call, or
+// with Fault.PerMessage once per message (st nil: a call with no message
+// state, drawn per call), so that every arrival of a chosen message gets it.
+func (s *Sink) drawFault(out *outcome, st *msgState) {
+	f := s.opts.Fault
+	if !f.active() {
+		return
+	}
+	if f.PerMessage && st != nil {
+		if st.fault == 0 {
+			st.fault = faultSpared
+			if f.Pick() {
+				st.fault = faultChosen
+			}
+		}
+		out.provoke = st.fault == faultChosen
+	} else {
+		out.provoke = f.Pick()
+	}
+	out.refuse = out.provoke && f.Code != 0 && (f.Code < 200 || f.Code > 299)
 }
 
 // table is the bounded correlation state: message key hash → msgState, with the
@@ -206,6 +235,7 @@ func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) er
 			ch = channels[st.channel]
 		}
 		bit := uint64(1) << (8*uint(channelID(ch)) + uint(stateIndex(rec.State)))
+		s.drawFault(out, st)
 		out.seen(st, bit)
 		if chain != nil && idx >= 0 {
 			// A step into chain[i] is counted once, from whichever event shows it
@@ -274,6 +304,7 @@ func (s *Sink) correlateWebhook(ev *rundir.Event, body []byte, out *outcome) err
 	c.Key = key
 	bit := uint64(s.notif.bit(wh.Status))
 	out.evicted = s.tab.update(rundir.APINotify, key, func(st *msgState, _ bool) {
+		s.drawFault(out, st)
 		out.seen(st, bit)
 		if !st.terminal {
 			st.terminal = true
@@ -299,6 +330,7 @@ func (s *Sink) correlateIncoming(ev *rundir.Event, body []byte, res *outcome) er
 		return err
 	}
 	ev.Kind = rundir.KindIncoming
+	s.drawFault(res, nil)
 	out := in.OutgoingTxID
 	if out == "" && in.ReplyOnType == "OUTGOING" {
 		out = in.ReplyOnTxID // a quotation of an outgoing message ties it too

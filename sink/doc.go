@@ -16,7 +16,10 @@
 // delivery latency, duplicates and the ending state of a message (by the
 // channel chain the tag carries) are measured from the events alone, with no
 // state shared with the attacker.
-// Counts and latencies are exported as Prometheus metrics.
+// Counts and latencies are exported as Prometheus metrics. On purpose it may
+// refuse or hold a share of calls, or every call of a share of messages
+// (Options.Fault), to see the sender's retries; a call's Standard Webhooks
+// signature headers are logged as what they say (Event.Sig).
 //
 // The read API serves acknowledged events only: GET /v1/events (paged, by
 // run, untagged and time window; Sink.Events, or ReadEvents on a log file)

@@ -47,7 +47,31 @@ func appendEvent(b []byte, ev *rundir.Event) []byte {
 		b = append(b, `,"delayed_s":`...)
 		b = appendFloat(b, ev.Delayed)
 	}
+	if ev.Sig != nil {
+		b = appendSig(b, ev.Sig)
+	}
 	return append(b, "}\n"...)
+}
+
+// appendSig appends the event's signature, as the "sig" member.
+func appendSig(b []byte, g *rundir.Signature) []byte {
+	b = append(b, `,"sig":{"scheme":`...)
+	b = jsonesc.Append(b, g.Scheme)
+	b = append(b, `,"skew_s":`...)
+	if math.IsNaN(g.Skew) || math.IsInf(g.Skew, 0) {
+		b = append(b, '0')
+	} else {
+		b = appendFloat(b, g.Skew)
+	}
+	if g.Verified != "" {
+		b = append(b, `,"verified":`...)
+		b = jsonesc.Append(b, g.Verified)
+	}
+	if g.Problem != "" {
+		b = append(b, `,"problem":`...)
+		b = jsonesc.Append(b, g.Problem)
+	}
+	return append(b, '}')
 }
 
 // appendCorr appends the event's correlation, as the "corr" member.

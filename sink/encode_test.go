@@ -69,6 +69,8 @@ func TestAppendEvent(t *testing.T) {
 		// A call refused on purpose records the status given.
 		{"answered", rundir.Event{Kind: "callback", Route: "/callback", ReceivedAt: at, Answered: 503}},
 		{"delayed", rundir.Event{Kind: "callback", Route: "/callback", ReceivedAt: at, Answered: 503, Delayed: 2.5}},
+		{"signed", rundir.Event{Kind: "webhook", Route: "/webhook", ReceivedAt: at, Sig: &rundir.Signature{Scheme: rundir.SignatureStandardWebhooks, Skew: -0.25, Verified: "yes"}}},
+		{"signature problem", rundir.Event{Kind: "webhook", Route: "/webhook", ReceivedAt: at, Sig: &rundir.Signature{Scheme: rundir.SignatureStandardWebhooks, Problem: "webhook-id: \"x\""}}},
 		// A time zone other than UTC keeps its offset.
 		{"offset time", rundir.Event{Kind: "callback", Route: "/callback", ReceivedAt: at.In(time.FixedZone("x", 3*3600))}},
 	}

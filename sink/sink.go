@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,7 +68,19 @@ type Fault struct {
 	Share float64       // 0..1: the share of valid calls it applies to
 	Code  int           // status to answer instead of 200 (0: 200, only delayed)
 	Delay time.Duration // wait before answering (after the event is logged)
-	// Pick decides per call (tests); default a uniform draw against Share.
+	// RetryAfter, with a Code, is sent as Retry-After (whole seconds, rounded
+	// up): a 429 or 503 that tells the sender when to come back, to see
+	// whether it honours it.
+	RetryAfter time.Duration
+	// PerMessage draws once per message (its correlation key) instead of per
+	// call, and every arrival of a chosen message gets the fault: the
+	// sender's whole retry schedule, up to its giving up, is in the log
+	// (msgload characterise's callback probes). Incoming messages are still
+	// drawn per call.
+	PerMessage bool
+	// Pick decides per call, or per message with PerMessage (tests, and a
+	// characterisation choosing every other message); default a uniform
+	// draw against Share.
 	Pick func() bool
 }
 
@@ -131,8 +145,8 @@ func New(opts Options, reg prometheus.Registerer) (*Sink, error) {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = DefaultMaxBody
 	}
-	if f := opts.Fault; f.Share < 0 || f.Share > 1 || f.Delay < 0 || f.Code != 0 && (f.Code < 100 || f.Code > 599) {
-		return nil, fmt.Errorf("%w: fault share must be 0..1, code 100..599, delay ≥ 0", ErrOptions)
+	if f := opts.Fault; f.Share < 0 || f.Share > 1 || f.Delay < 0 || f.Code != 0 && (f.Code < 100 || f.Code > 599) || f.RetryAfter < 0 || f.RetryAfter > 0 && f.Code == 0 {
+		return nil, fmt.Errorf("%w: fault share must be 0..1, code 100..599, delay ≥ 0, a Retry-After only with a code", ErrOptions)
 	}
 	if opts.Fault.Pick == nil {
 		share := opts.Fault.Share
@@ -276,14 +290,15 @@ func (s *Sink) receive(route, api string) http.HandlerFunc {
 			return
 		}
 
-		// The fault is drawn before correlation: the correlation table marks
-		// what the sink asked the service to send again.
-		faulted := s.opts.Fault.active() && s.opts.Fault.Pick()
-		out := outcome{provoke: faulted, refuse: faulted && s.opts.Fault.Code != 0 && (s.opts.Fault.Code < 200 || s.opts.Fault.Code > 299)}
+		// The fault is drawn in correlation (drawFault), before the table
+		// marks what the sink asked the service to send again.
+		var out outcome
 		if err := s.correlate(&ev, body, &out); err != nil {
 			s.refuseMalformed(w, &ev, err)
 			return
 		}
+		faulted := out.provoke
+		ev.Sig = s.signature(r, body, received)
 		if faulted && s.opts.Fault.Code != 0 {
 			ev.Answered = s.opts.Fault.Code
 		}
@@ -389,6 +404,9 @@ func (s *Sink) answer(w http.ResponseWriter, r *http.Request, ev *rundir.Event, 
 		}
 	}
 	if ev.Answered != 0 {
+		if ra := s.opts.Fault.RetryAfter; ra > 0 {
+			w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(ra.Seconds())), 10))
+		}
 		http.Error(w, "refused on purpose (sink fault injection)", ev.Answered)
 	} else {
 		w.WriteHeader(http.StatusOK)

@@ -29,6 +29,7 @@ type characteriseOpts struct {
 	budget    int64
 	maxTime   time.Duration
 	maxWindow time.Duration
+	hookWait  time.Duration
 	dryRun    bool
 	out       string
 	json      bool
@@ -45,6 +46,7 @@ func (g *globalState) characteriseCommand() *cli.Command {
 			&cli.Int64Flag{Name: "budget", Value: characterise.DefaultBudget, Usage: "at most `N` requests really sent by all the probes (retries and copies included)", Destination: &o.budget},
 			&cli.DurationFlag{Name: "max-time", Value: characterise.DefaultMaxTime, Usage: "refuse a plan longer than `D`", Destination: &o.maxTime},
 			&cli.DurationFlag{Name: "max-window", Value: characterise.DefaultMaxWindow, Usage: "the longest limiter window the recovery trace waits out (`D`)", Destination: &o.maxWindow},
+			&cli.DurationFlag{Name: "hook-wait", Value: characterise.DefaultHookWait, Usage: "how long each callback probe waits for the retries of what the sink refused (`D`; shortened to fit --max-time)", Destination: &o.hookWait},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and send nothing", Destination: &o.dryRun},
 			&cli.StringFlag{Name: "out", Value: "runs", Usage: "parent directory of the characterisation's directory (`DIR`)", Destination: &o.out},
 			&cli.StringSliceFlag{Name: "confirm-target", Usage: "`HOST` that may be probed although it is neither embedded nor loopback"},
@@ -65,7 +67,7 @@ func (g *globalState) runCharacterise(c *cli.Context, o characteriseOpts) error 
 	if err != nil {
 		return badInput(err)
 	}
-	plan, err := characterise.NewPlan(f, characterise.Options{Budget: o.budget, MaxTime: o.maxTime, MaxWindow: o.maxWindow})
+	plan, err := characterise.NewPlan(f, characterise.Options{Budget: o.budget, MaxTime: o.maxTime, MaxWindow: o.maxWindow, HookWait: o.hookWait})
 	if err != nil {
 		return badInput(err)
 	}

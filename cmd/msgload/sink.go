@@ -49,6 +49,8 @@ func (g *globalState) sinkCommand() *cli.Command {
 			&cli.Float64Flag{Name: "fault-share", Usage: "share (0..1) of valid calls answered with --fault-code and/or after --fault-delay, to make the service retry on purpose"},
 			&cli.IntFlag{Name: "fault-code", Usage: "status given to those calls instead of 200 (e.g. 503); the event is still logged, with \"answered\""},
 			&cli.DurationFlag{Name: "fault-delay", Usage: "wait before answering those calls (e.g. 5s)"},
+			&cli.DurationFlag{Name: "fault-retry-after", Usage: "with --fault-code: send Retry-After (whole seconds) with it, e.g. a 429 that says when to come back"},
+			&cli.BoolFlag{Name: "fault-per-message", Usage: "draw --fault-share once per message, and answer every arrival of a chosen one with the fault (its whole retry schedule shows)"},
 			&cli.StringFlag{Name: "signature-header", Value: sink.DefaultSignatureHeader, Usage: "header carrying the HMAC-SHA256 body signature"},
 			&cli.StringFlag{Name: "basic-password-file", Usage: "file holding the Basic password (user from " + envSinkBasicUser + ")"},
 			&cli.StringFlag{Name: "bearer-token-file", Usage: "file holding the bearer token callers must present"},
@@ -94,13 +96,16 @@ func (g *globalState) sinkConfig(c *cli.Context) (sink.ServerConfig, error) {
 	if cfg.MaxTracked <= 0 {
 		problems = append(problems, errors.New("--max-tracked: must be positive"))
 	}
-	cfg.Fault = sink.Fault{Share: c.Float64("fault-share"), Code: c.Int("fault-code"), Delay: c.Duration("fault-delay")}
+	cfg.Fault = sink.Fault{Share: c.Float64("fault-share"), Code: c.Int("fault-code"), Delay: c.Duration("fault-delay"),
+		RetryAfter: c.Duration("fault-retry-after"), PerMessage: c.Bool("fault-per-message")}
 	if f := cfg.Fault; f.Share < 0 || f.Share > 1 {
 		problems = append(problems, errors.New("--fault-share: must be 0..1"))
 	} else if f.Code != 0 && (f.Code < 100 || f.Code > 599) {
 		problems = append(problems, errors.New("--fault-code: must be an HTTP status 100..599"))
 	} else if f.Delay < 0 || f.Delay >= sink.WriteTimeout {
 		problems = append(problems, fmt.Errorf("--fault-delay: must be 0 to under the %v write timeout", sink.WriteTimeout))
+	} else if f.RetryAfter < 0 || f.RetryAfter > 0 && f.Code == 0 {
+		problems = append(problems, errors.New("--fault-retry-after: needs --fault-code, and is not negative"))
 	} else if f.Share > 0 && f.Code == 0 && f.Delay == 0 {
 		problems = append(problems, errors.New("--fault-share: needs --fault-code or --fault-delay"))
 	}

@@ -1,0 +1,144 @@
+package characterise
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msgload/msgload/reports"
+)
+
+// hookCase is a retry schedule of the simulator's callbacks.
+type hookCase struct {
+	name     string
+	attempts int
+	backoff  time.Duration
+	factor   float64
+	cap      time.Duration
+	honour   bool
+}
+
+// hookFile is a characterisation file against the simulator with c's
+// retry schedule; the limiter is the matrix's.
+func hookFile(t *testing.T, c hookCase) *File {
+	t.Helper()
+	f, err := parse(t, fmt.Sprintf(`name: h
+api: notify
+target: embedded
+clients: 2
+message: { recipient: "+79990000001", text: "x {{.Seq}}" }
+delivery: { grace: 2s }
+sim:
+  seed: 7
+  notifyDelay: { median: 50ms, p95: 200ms }
+  rateLimit: { rate: 20/2s, algorithm: sliding }
+  callbacks: { attempts: %d, backoff: %s, backoffFactor: %g, backoffMax: %s, honourRetryAfter: %v }
+`, c.attempts, c.backoff, c.factor, c.cap, c.honour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+var hookOptions = Options{Budget: 300, MaxWindow: 4 * time.Second, MaxTime: 2 * time.Minute, HookWait: 12 * time.Second}
+
+// The callback matrix: the simulator's retry schedules (fixed, exponential,
+// capped) × whether it honours Retry-After (the small matrix: one capped
+// schedule honouring it; all with -characterise.matrix). characterise names
+// the schedule, its first wait, factor and cap within their intervals, the
+// attempts before giving up, whether Retry-After is honoured, and no
+// duplicate; a finding it cannot tell is allowed only when a probe's run
+// says its plan was not held, and never a wrong one.
+func TestHookMatrix(t *testing.T) {
+	cases := []hookCase{{"capped-honoured", 5, 300 * time.Millisecond, 2, time.Second, true}}
+	if *wholeMatrix {
+		cases = append(cases, hookCase{"capped", 5, 300 * time.Millisecond, 2, time.Second, false},
+			hookCase{"fixed", 4, 400 * time.Millisecond, 1, 0, false}, hookCase{"fixed-honoured", 4, 400 * time.Millisecond, 1, 0, true},
+			hookCase{"exponential", 4, 300 * time.Millisecond, 2, 0, false}, hookCase{"exponential-honoured", 4, 300 * time.Millisecond, 2, 0, true})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			res := characterise(t, hookFile(t, c), hookOptions)
+			checkHook(t, res.Contract, c)
+		})
+	}
+}
+
+// checkHook holds the callback findings to c.
+func checkHook(t *testing.T, ct *reports.Contract, c hookCase) {
+	t.Helper()
+	var text strings.Builder
+	_ = ct.Text(&text)
+	held := ct.Verdict != reports.VerdictIncomplete && ct.Verdict != reports.VerdictError
+	kind := map[bool]string{true: scheduleFixed, false: scheduleExponential}[c.factor == 1]
+	honoured := map[bool]string{true: yes, false: no}[c.honour]
+	num := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+	want := map[string]string{RuleHookSchedule: kind, RuleHookFirstDelay: num(c.backoff.Seconds()), RuleHookFactor: num(c.factor),
+		RuleHookAttempts: strconv.Itoa(c.attempts), RuleHookRetryAfter: honoured, RuleHookDuplicates: "0"}
+	if c.cap > 0 {
+		want[RuleHookCap] = num(c.cap.Seconds())
+	}
+	seen := map[string]bool{}
+	for _, f := range ct.Findings {
+		w, ok := want[f.Rule]
+		if !ok {
+			continue
+		}
+		seen[f.Rule] = true
+		ff := f
+		switch {
+		case f.Value == reports.CannotTell:
+			if held {
+				t.Errorf("%s: cannot tell (%s), want %s\n%s", f.Rule, f.Because, w, text.String())
+			}
+		case !matches(&ff, w):
+			t.Errorf("%s = %s %v, want %s\n%s", f.Rule, f.Value, f.Evidence, w, text.String())
+		}
+	}
+	for r := range want {
+		if !seen[r] {
+			t.Errorf("no finding of %s\n%s", r, text.String())
+		}
+	}
+	t.Log(text.String())
+	if !held {
+		t.Logf("%s: %s", ct.Verdict, strings.Join(ct.Reasons, "; "))
+	}
+}
+
+// compare of two characterisations whose simulators differ in one callback
+// knob (Retry-After honoured or not) names that rule, and no other rule
+// changes from one told value to another.
+func TestHookDriftNamesTheKnob(t *testing.T) {
+	t.Parallel()
+	var cs [2]*reports.Contract
+	t.Run("both", func(t *testing.T) {
+		for i, honour := range []bool{false, true} {
+			t.Run(fmt.Sprint("honour=", honour), func(t *testing.T) {
+				t.Parallel()
+				cs[i] = characterise(t, hookFile(t, hookCase{"", 4, 300 * time.Millisecond, 2, 0, honour}), hookOptions).Contract
+			})
+		}
+	})
+	if cs[0] == nil || cs[1] == nil {
+		return
+	}
+	named := false
+	for _, c := range reports.ContractDrift(cs[0], cs[1]) {
+		switch {
+		case c.Rule == RuleHookRetryAfter && c.Base == no && c.New == yes:
+			named = true
+		case c.Base != reports.CannotTell && c.New != reports.CannotTell && strings.HasPrefix(c.Rule, "callbacks."):
+			t.Errorf("%s changed too: %s → %s", c.Rule, c.Base, c.New)
+		}
+	}
+	held := func(c *reports.Contract) bool {
+		return c.Verdict != reports.VerdictIncomplete && c.Verdict != reports.VerdictError
+	}
+	if !named && held(cs[0]) && held(cs[1]) {
+		t.Errorf("the drift does not name Retry-After: %+v", reports.ContractDrift(cs[0], cs[1]))
+	}
+}
