@@ -126,6 +126,9 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 		p.Probes = append(p.Probes, Probe{Name: probeIsolation, Requests: left, Takes: burstFor(left, o.BurstRate) + probeGrace, CoolDown: cool,
 			What: fmt.Sprintf("two clients at once: each a burst past the burst found (at most %d in all, at %g/s)", left, o.BurstRate)})
 	}
+	if t := p.Takes() + straddleTakes(o.MaxWindow) + cool; t <= o.MaxTime {
+		p.Probes = append(p.Probes, straddlePlanned(o, cool)) // only when it fits the time: it is the last and least needed
+	}
 	if t := p.Takes(); t > o.MaxTime {
 		return nil, fmt.Errorf("characterise: the plan takes about %s, over --max-time %s: raise --max-time, or lower --max-window (%s)", t.Round(time.Second), o.MaxTime, o.MaxWindow)
 	}

@@ -32,6 +32,9 @@ func (st *state) sized(pr Probe, left int64) Probe {
 		pr.Takes = burstFor(pr.Requests, st.plan.BurstRate) + probeGrace
 		pr.What = fmt.Sprintf("two clients at once, %d requests each at %g/s in all (each past the burst of %d)", pr.Requests/2, st.plan.BurstRate, st.burst)
 	}
+	if pr.Name == probeStraddle {
+		pr = st.sizeStraddle(pr)
+	}
 	pr.Requests = min(pr.Requests, max(left, 0))
 	if st.ran == nil {
 		st.ran = map[string]Probe{}
@@ -87,6 +90,11 @@ func (st *state) scenario(pr Probe) *scenarios.Scenario {
 	case probeBurst:
 		s.Load.Profile = "steps"
 		s.Load.Steps = burstSteps(pr, st.plan)
+		s.Load.Requests = pr.Requests
+		s.MaxMessages = pr.Requests
+	case probeStraddle:
+		s.Load.Profile = "steps"
+		s.Load.Steps = st.straddleSteps(pr)
 		s.Load.Requests = pr.Requests
 		s.MaxMessages = pr.Requests
 	case probeIsolation:

@@ -21,6 +21,8 @@ const (
 	RuleIsolated         = "rate_limit.isolated"           // yes: each client has its own quota
 	RuleRetryAfter       = "rate_limit.retry_after"        // present, absent
 	RuleRetryAfterRight  = "rate_limit.retry_after_accurate"
+	RuleFailuresUseQuota = "rate_limit.failures_use_quota"  // yes, no: a request answered 5xx (or not at all) used quota
+	RuleStraddle         = "rate_limit.boundary_straddle"   // yes: more than the limit accepted within one window (a fixed window across its boundary)
 	RuleRetrySameID      = "idempotency.retry_same_id"      // a resend after the answer: the same notificationId
 	RuleCopiesSameID     = "idempotency.concurrent_same_id" // copies sent at once after the answer: the same notificationId
 	RuleOneDelivery      = "idempotency.one_delivery"       // no externalId delivered twice
@@ -32,7 +34,7 @@ const (
 // Rules lists the rules expect: may name.
 func Rules() []string {
 	return []string{RuleBurst, RuleLimit, RuleCapacity, RuleAlgorithm, RuleRefusalsUseQuota, RuleIsolated, RuleRetryAfter, RuleRetryAfterRight,
-		RuleRetrySameID, RuleCopiesSameID, RuleOneDelivery, RuleCopiesAnswer}
+		RuleFailuresUseQuota, RuleStraddle, RuleRetrySameID, RuleCopiesSameID, RuleOneDelivery, RuleCopiesAnswer}
 }
 
 // algorithms are the words of rate_limit.algorithm (the fitter's verdicts).
