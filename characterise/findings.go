@@ -101,7 +101,7 @@ func burstSize(as []rundir.Attempt, n int64) burstFound {
 // quota, and Retry-After, from the burst probe (its burst counted here, the
 // rest by the reports' limiter fitter on its whole run).
 func (st *state) rateLimitFindings() []reports.Finding {
-	rules := []string{RuleBurst, RuleLimit, RuleAlgorithm, RuleRefusalsUseQuota, RuleRetryAfter, RuleRetryAfterRight}
+	rules := []string{RuleBurst, RuleLimit, RuleCapacity, RuleAlgorithm, RuleRefusalsUseQuota, RuleRetryAfter, RuleRetryAfterRight}
 	pd := st.data[probeBurst]
 	if pd == nil || pd.sum == nil {
 		return allCannot(rules, probeBurst, "the burst probe wrote no report")
