@@ -34,9 +34,9 @@ func (st *state) straddleFinding() reports.Finding {
 	default:
 		return cannot(RuleStraddle, probeStraddle, "the limiter fit named no window limiter ("+v+")")
 	}
-	pd, planned := st.data[probeStraddle], slices.ContainsFunc(st.plan.Probes, func(p Probe) bool { return p.Name == probeStraddle })
+	pd := st.data[probeStraddle]
 	switch {
-	case !planned:
+	case !st.plan.has(probeStraddle):
 		return cannot(RuleStraddle, probeStraddle, fmt.Sprintf("the plan had no time for the straddle probe within --max-time %s", st.plan.MaxTime))
 	case pd == nil || pd.sum == nil:
 		return cannot(RuleStraddle, probeStraddle, "the straddle probe did not run (the budget was spent, or it was interrupted) or wrote no report")

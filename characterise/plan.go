@@ -129,6 +129,9 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 	if t := p.Takes() + straddleTakes(o.MaxWindow) + cool; t <= o.MaxTime {
 		p.Probes = append(p.Probes, straddlePlanned(o, cool)) // only when it fits the time: it is the last and least needed
 	}
+	if t := p.Takes() + sustainTakes(o.MaxWindow, 0, o.BurstRate) + cool; t <= o.MaxTime {
+		p.Probes = append(p.Probes, sustainPlanned(o, cool)) // likewise
+	}
 	if t := p.Takes(); t > o.MaxTime {
 		return nil, fmt.Errorf("characterise: the plan takes about %s, over --max-time %s: raise --max-time, or lower --max-window (%s)", t.Round(time.Second), o.MaxTime, o.MaxWindow)
 	}

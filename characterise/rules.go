@@ -34,7 +34,7 @@ const (
 // Rules lists the rules expect: may name.
 func Rules() []string {
 	return []string{RuleBurst, RuleLimit, RuleCapacity, RuleAlgorithm, RuleRefusalsUseQuota, RuleIsolated, RuleRetryAfter, RuleRetryAfterRight,
-		RuleFailuresUseQuota, RuleStraddle, RuleRetrySameID, RuleCopiesSameID, RuleOneDelivery, RuleCopiesAnswer}
+		RuleFailuresUseQuota, RuleStraddle, RuleSustained09, RuleSustained10, RuleSustained11, RuleRetrySameID, RuleCopiesSameID, RuleOneDelivery, RuleCopiesAnswer}
 }
 
 // algorithms are the words of rate_limit.algorithm (the fitter's verdicts).
@@ -54,6 +54,10 @@ func checkExpected(rule, v string) string {
 	case RuleAlgorithm:
 		if !slices.Contains(algorithms, v) {
 			return "want one of " + strings.Join(algorithms, ", ")
+		}
+	case RuleSustained09, RuleSustained10, RuleSustained11:
+		if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 || f > 1 {
+			return "want a share of requests, 0 to 1 (0.09 for 9 %)"
 		}
 	case RuleRetryAfter:
 		if v != "present" && v != "absent" {
@@ -94,7 +98,7 @@ func judge(f *reports.Finding, e string) {
 // a list of codes as a set, a word as written.
 func matches(f *reports.Finding, e string) bool {
 	switch f.Rule {
-	case RuleBurst, RuleCapacity:
+	case RuleBurst, RuleCapacity, RuleSustained09, RuleSustained10, RuleSustained11:
 		n, _ := strconv.ParseFloat(e, 64)
 		return within(f, n)
 	case RuleLimit:
