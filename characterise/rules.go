@@ -34,7 +34,8 @@ const (
 // Rules lists the rules expect: may name.
 func Rules() []string {
 	return []string{RuleBurst, RuleLimit, RuleCapacity, RuleAlgorithm, RuleRefusalsUseQuota, RuleIsolated, RuleRetryAfter, RuleRetryAfterRight,
-		RuleFailuresUseQuota, RuleStraddle, RuleSustained09, RuleSustained10, RuleSustained11, RuleRetrySameID, RuleCopiesSameID, RuleOneDelivery, RuleCopiesAnswer}
+		RuleFailuresUseQuota, RuleStraddle, RuleSustained09, RuleSustained10, RuleSustained11,
+		RuleIETFFields, RuleIETFConsistent, RuleRetrySameID, RuleCopiesSameID, RuleOneDelivery, RuleCopiesAnswer}
 }
 
 // algorithms are the words of rate_limit.algorithm (the fitter's verdicts).
@@ -59,7 +60,7 @@ func checkExpected(rule, v string) string {
 		if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 || f > 1 {
 			return "want a share of requests, 0 to 1 (0.09 for 9 %)"
 		}
-	case RuleRetryAfter:
+	case RuleRetryAfter, RuleIETFFields:
 		if v != "present" && v != "absent" {
 			return "want present or absent"
 		}
