@@ -185,6 +185,10 @@ func (p *Plan) Print(w io.Writer) {
 		if pr.CoolDown > 0 {
 			cool = ", after a cool-down of " + pr.CoolDown.String()
 		}
-		fmt.Fprintf(w, "  %d. %-15s at most %s requests, about %s%s: %s\n", i+1, pr.Name, strconv.FormatInt(pr.Requests, 10), pr.Takes.Round(time.Second), cool, pr.What)
+		n := strconv.FormatInt(pr.Requests, 10)
+		if pr.Requests == 0 {
+			n = "the left-over" // sized when it runs, from what the probes before found
+		}
+		fmt.Fprintf(w, "  %d. %-15s at most %s requests, about %s%s: %s\n", i+1, pr.Name, n, pr.Takes.Round(time.Second), cool, pr.What)
 	}
 }
