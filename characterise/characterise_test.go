@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +86,13 @@ func TestJudge(t *testing.T) {
 // at 20 per 2 s, 429s counted or not; the file does not say the limit.
 func matrixFile(t *testing.T, alg string, count429 bool) *File {
 	t.Helper()
+	return matrixFaultsFile(t, alg, count429, 0, true)
+}
+
+// matrixFaultsFile is matrixFile with failPct % of the notifications
+// answered 500, which use quota or not (countFailures).
+func matrixFaultsFile(t *testing.T, alg string, count429 bool, failPct int, countFailures bool) *File {
+	t.Helper()
 	f, err := parse(t, fmt.Sprintf(`name: m
 api: notify
 target: embedded
@@ -94,8 +102,9 @@ delivery: { grace: 2s }
 sim:
   seed: 7
   notifyDelay: { median: 50ms, p95: 200ms }
-  rateLimit: { rate: 20/2s, algorithm: %s, count429: %v }
-`, alg, count429))
+  rateLimit: { rate: 20/2s, algorithm: %s, count429: %v, countFailures: %v }
+  faults: { error500: %d%% }
+`, alg, count429, countFailures, failPct))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +130,9 @@ var matrixOptions = Options{Budget: 300, MaxWindow: 4 * time.Second, MaxTime: ti
 // attempts.jsonl, is counted, and they are at most --budget — also a budget
 // too small for the plan's shares.
 func TestBudgetNeverExceeded(t *testing.T) {
-	f := matrixFile(t, "sliding", false)
-	for _, budget := range []int64{90, 150} {
+	// a fixed window: the straddle probe runs too, on what the others left
+	for budget, alg := range map[int64]string{90: "sliding", 150: "fixed"} {
+		f := matrixFile(t, alg, false)
 		o := matrixOptions
 		o.Budget = budget
 		res := characterise(t, f, o)
@@ -168,20 +178,37 @@ func TestBudgetNeverExceeded(t *testing.T) {
 // one.
 func TestMatrix(t *testing.T) {
 	type tc struct {
-		alg   string
-		count bool
+		alg       string
+		count     bool
+		fail      int  // % of notifications answered 500
+		countFail bool // and whether they use quota
 	}
-	cases := []tc{{"sliding", false}, {"fixed", false}, {"token-bucket", false}}
+	// the small matrix's representative of the 500s' axis: the sliding log
+	cases := []tc{{"sliding", false, 10, false}, {"fixed", false, 0, true}, {"token-bucket", false, 0, true}}
 	if *wholeMatrix {
-		cases = append(cases, tc{"sliding", true}, tc{"fixed", true}, tc{"token-bucket", true})
+		cases = append(cases, tc{"sliding", true, 0, true}, tc{"fixed", true, 0, true}, tc{"token-bucket", true, 0, true})
+		for _, alg := range []string{"sliding", "fixed", "token-bucket"} {
+			cases = append(cases, tc{alg, false, 10, true}, tc{alg, false, 10, false})
+		}
+		cases = append(cases, tc{"sliding", false, 0, true})
 	}
 	names := map[string]string{"sliding": "sliding window", "fixed": "fixed window", "token-bucket": "token bucket"}
+	// only a fixed window or a bucket admits more than its limit within one window
+	straddles := map[string]string{"sliding": no, "fixed": yes, "token-bucket": yes}
 	for _, c := range cases {
-		t.Run(fmt.Sprintf("%s/count429=%v", c.alg, c.count), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/count429=%v/fail=%d%%/countFailures=%v", c.alg, c.count, c.fail, c.countFail), func(t *testing.T) {
 			t.Parallel()
-			res := characterise(t, matrixFile(t, c.alg, c.count), matrixOptions)
+			res := characterise(t, matrixFaultsFile(t, c.alg, c.count, c.fail, c.countFail), matrixOptions)
 			want := map[string]string{RuleAlgorithm: names[c.alg], RuleLimit: "20/2s", RuleCapacity: "20", RuleIsolated: yes, RuleRetryAfter: "present",
-				RuleRetrySameID: yes, RuleCopiesSameID: yes, RuleOneDelivery: yes, RuleCopiesAnswer: "200"}
+				RuleRetrySameID: yes, RuleCopiesSameID: yes, RuleOneDelivery: yes, RuleCopiesAnswer: "200", RuleStraddle: straddles[c.alg],
+				RuleIETFFields: "absent"} // the seeds define none: the simulator sends them only with rateLimit.headers
+			if c.fail > 0 {
+				// 500s among the decisions blur the fit (a fixed window whose
+				// failures count fits a shorter sliding log as well): with
+				// them, every rule may be cannot tell, never the wrong value
+				checkNeverWrong(t, res.Contract, want, map[string]string{RuleFailuresUseQuota: map[bool]string{true: yes, false: no}[c.countFail]})
+				return
+			}
 			// Whether the 429s used quota: never the wrong answer. "cannot tell"
 			// is allowed — the answer rests on acceptances that came after every
 			// earlier 429 was answered, which the timing of a run on a busy
@@ -202,6 +229,33 @@ func TestMatrix(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkNeverWrong holds the contract's findings of want and also to their
+// value or cannot tell; the rules of also must be there.
+func checkNeverWrong(t *testing.T, c *reports.Contract, want, also map[string]string) {
+	t.Helper()
+	var text strings.Builder
+	_ = c.Text(&text)
+	for r, v := range also {
+		if !slices.ContainsFunc(c.Findings, func(f reports.Finding) bool { return f.Rule == r }) {
+			t.Errorf("no finding of %s\n%s", r, text.String())
+		}
+		want[r] = v
+	}
+	for _, f := range c.Findings {
+		w, ok := want[f.Rule]
+		if !ok || f.Value == reports.CannotTell {
+			continue
+		}
+		right := f.Value == w
+		if f.Rule == RuleLimit || f.Rule == RuleCapacity {
+			right = matches(&f, w)
+		}
+		if !right {
+			t.Errorf("%s = %s, want %s or cannot tell\n%s", f.Rule, f.Value, w, text.String())
+		}
 	}
 }
 
@@ -310,6 +364,7 @@ func TestDriftNamesTheKnob(t *testing.T) {
 		switch {
 		case c.Rule == RuleAlgorithm && c.Base == "sliding window" && c.New == "fixed window":
 			named = true
+		case c.Rule == RuleStraddle && c.Base == no && c.New == yes: // what a fixed window does that a sliding log does not: named too
 		case c.Base != reports.CannotTell && c.New != reports.CannotTell:
 			t.Errorf("%s changed too: %s → %s", c.Rule, c.Base, c.New)
 		}

@@ -18,6 +18,9 @@ import (
 func (st *state) findings(expect []Expectation) []reports.Finding {
 	var fs []reports.Finding
 	fs = append(fs, st.rateLimitFindings()...)
+	fs = append(fs, st.failuresFinding(), st.straddleFinding())
+	fs = append(fs, st.sustainFindings()...)
+	fs = append(fs, st.ietfFindings()...)
 	fs = append(fs, st.isolationFinding())
 	if st.base.API == rundir.APINotify {
 		fs = append(fs, st.idempotencyFindings()...)

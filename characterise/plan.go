@@ -142,6 +142,12 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 			What: fmt.Sprintf("two clients at once: each a burst past the burst found (at most %d in all, at %g/s)", left, o.BurstRate)})
 	}
 	p.withHooks(hooks)
+	if t := p.Takes() + straddleTakes(o.MaxWindow) + cool; t <= o.MaxTime {
+		p.Probes = append(p.Probes, straddlePlanned(o, cool)) // only when it fits the time: it is the last and least needed
+	}
+	if t := p.Takes() + sustainTakes(o.MaxWindow, 0, o.BurstRate) + cool; t <= o.MaxTime {
+		p.Probes = append(p.Probes, sustainPlanned(o, cool)) // likewise
+	}
 	if t := p.Takes(); t > o.MaxTime {
 		return nil, fmt.Errorf("characterise: the plan takes about %s, over --max-time %s: raise --max-time, or lower --max-window (%s)", t.Round(time.Second), o.MaxTime, o.MaxWindow)
 	}
@@ -195,6 +201,10 @@ func (p *Plan) Print(w io.Writer) {
 		if pr.CoolDown > 0 {
 			cool = ", after a cool-down of " + pr.CoolDown.String()
 		}
-		fmt.Fprintf(w, "  %d. %-20s at most %s requests, about %s%s: %s\n", i+1, pr.Name, strconv.FormatInt(pr.Requests, 10), pr.Takes.Round(time.Second), cool, pr.What)
+		n := strconv.FormatInt(pr.Requests, 10)
+		if pr.Requests == 0 {
+			n = "the left-over" // sized when it runs, from what the probes before found
+		}
+		fmt.Fprintf(w, "  %d. %-20s at most %s requests, about %s%s: %s\n", i+1, pr.Name, n, pr.Takes.Round(time.Second), cool, pr.What)
 	}
 }

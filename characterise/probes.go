@@ -34,6 +34,12 @@ func (st *state) sized(pr Probe, left int64) Probe {
 		pr.Takes = burstFor(pr.Requests, st.plan.BurstRate) + probeGrace
 		pr.What = fmt.Sprintf("two clients at once, %d requests each at %g/s in all (each past the burst of %d)", pr.Requests/2, st.plan.BurstRate, st.burst)
 	}
+	switch pr.Name {
+	case probeStraddle:
+		pr = st.sizeStraddle(pr)
+	case probeSustain:
+		pr = st.sizeSustain(pr, left)
+	}
 	pr.Requests = min(pr.Requests, max(left, 0))
 	if st.ran == nil {
 		st.ran = map[string]Probe{}
@@ -98,6 +104,16 @@ func (st *state) scenario(pr Probe) *scenarios.Scenario {
 		s.MaxMessages = pr.Requests
 	case probeHookRetry, probeHookRetryAfter:
 		st.hookScenario(&s, pr)
+	case probeStraddle:
+		s.Load.Profile = "steps"
+		s.Load.Steps = st.straddleSteps(pr)
+		s.Load.Requests = pr.Requests
+		s.MaxMessages = pr.Requests
+	case probeSustain:
+		s.Load.Profile = "steps"
+		s.Load.Steps = st.sustainSteps()
+		s.Load.Requests = pr.Requests
+		s.MaxMessages = pr.Requests
 	case probeIsolation:
 		s.Creds = st.base.Creds[:2]
 		s.Clients = scenarios.Clients{N: 2}

@@ -21,6 +21,8 @@ const (
 	RuleIsolated         = "rate_limit.isolated"           // yes: each client has its own quota
 	RuleRetryAfter       = "rate_limit.retry_after"        // present, absent
 	RuleRetryAfterRight  = "rate_limit.retry_after_accurate"
+	RuleFailuresUseQuota = "rate_limit.failures_use_quota"  // yes, no: a request answered 5xx (or not at all) used quota
+	RuleStraddle         = "rate_limit.boundary_straddle"   // yes: more than the limit accepted within one window (a fixed window across its boundary)
 	RuleRetrySameID      = "idempotency.retry_same_id"      // a resend after the answer: the same notificationId
 	RuleCopiesSameID     = "idempotency.concurrent_same_id" // copies sent at once after the answer: the same notificationId
 	RuleOneDelivery      = "idempotency.one_delivery"       // no externalId delivered twice
@@ -32,7 +34,8 @@ const (
 // Rules lists the rules expect: may name.
 func Rules() []string {
 	return []string{RuleBurst, RuleLimit, RuleCapacity, RuleAlgorithm, RuleRefusalsUseQuota, RuleIsolated, RuleRetryAfter, RuleRetryAfterRight,
-		RuleRetrySameID, RuleCopiesSameID, RuleOneDelivery, RuleCopiesAnswer,
+		RuleFailuresUseQuota, RuleStraddle, RuleSustained09, RuleSustained10, RuleSustained11,
+		RuleIETFFields, RuleIETFConsistent, RuleRetrySameID, RuleCopiesSameID, RuleOneDelivery, RuleCopiesAnswer,
 		RuleHookSchedule, RuleHookFirstDelay, RuleHookFactor, RuleHookCap, RuleHookAttempts, RuleHookGivesUpAfter, RuleHookRetryAfter, RuleHookDuplicates, RuleHookOutOfOrder,
 		RuleHookSignature, RuleHookSkew}
 }
@@ -71,7 +74,11 @@ func checkExpected(rule, v string) string {
 		if !slices.Contains(algorithms, v) {
 			return "want one of " + strings.Join(algorithms, ", ")
 		}
-	case RuleRetryAfter:
+	case RuleSustained09, RuleSustained10, RuleSustained11:
+		if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 || f > 1 {
+			return "want a share of requests, 0 to 1 (0.09 for 9 %)"
+		}
+	case RuleRetryAfter, RuleIETFFields:
 		if v != "present" && v != "absent" {
 			return "want present or absent"
 		}
@@ -110,7 +117,7 @@ func judge(f *reports.Finding, e string) {
 // a list of codes as a set, a word as written.
 func matches(f *reports.Finding, e string) bool {
 	switch f.Rule {
-	case RuleBurst, RuleCapacity, RuleHookSkew, RuleHookFirstDelay, RuleHookFactor, RuleHookCap, RuleHookAttempts, RuleHookGivesUpAfter, RuleHookDuplicates, RuleHookOutOfOrder:
+	case RuleBurst, RuleCapacity, RuleSustained09, RuleSustained10, RuleSustained11, RuleHookSkew, RuleHookFirstDelay, RuleHookFactor, RuleHookCap, RuleHookAttempts, RuleHookGivesUpAfter, RuleHookDuplicates, RuleHookOutOfOrder:
 		n, _ := strconv.ParseFloat(e, 64)
 		return within(f, n)
 	case RuleLimit:

@@ -77,7 +77,7 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 			continue
 		}
 		if pr.Requests <= 0 {
-			cp.Verdict = "skipped"
+			cp.Verdict = reports.ProbeSkipped
 			c.Probes = append(c.Probes, cp)
 			continue
 		}

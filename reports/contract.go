@@ -36,6 +36,11 @@ type Contract struct {
 	Reasons []string `json:"reasons"`
 }
 
+// ProbeSkipped is the verdict of a probe that had nothing to send (what
+// the probes before it found made it moot, or left no budget): its rules'
+// findings say why they cannot be told, and judge the contract.
+const ProbeSkipped = "skipped"
+
 // ContractProbe is one probe: a generated scenario run by the harness, in
 // its own directory below the characterisation's.
 type ContractProbe struct {
@@ -87,7 +92,7 @@ func (c *Contract) Judge() {
 		case p.Verdict == VerdictError:
 			vs = append(vs, VerdictError)
 			c.Reasons = append(c.Reasons, fmt.Sprintf("probe %s: its run ended error (measurement: %s; see %s)", p.Name, strings.Join(p.Reasons, "; "), p.Dir))
-		case p.Verdict != VerdictPass && p.Verdict != verdictFail:
+		case p.Verdict != VerdictPass && p.Verdict != verdictFail && p.Verdict != ProbeSkipped:
 			// fail is the probe's own thresholds (none are set); incomplete
 			// is the environment's: the plan was not held.
 			vs = append(vs, VerdictIncomplete)
