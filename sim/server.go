@@ -173,7 +173,9 @@ func New(cfg Config, reg prometheus.Registerer) (*Server, error) {
 	}
 	// Without the store (no temporary directory to write), settled messages
 	// stay in memory for the retention, as they did before it.
-	s.settled, _ = newSettledStore("")
+	if s.settled, _ = newSettledStore(""); s.settled != nil {
+		go s.writeSettled(s.settled)
+	}
 	s.cbs = newSenders(s, client, cfg.Callbacks.Senders)
 	s.eng = newEngine(s.runEvent)
 	s.routes()

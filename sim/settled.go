@@ -2,9 +2,7 @@ package sim
 
 import (
 	"encoding/binary"
-	"errors"
 	"os"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -19,15 +17,15 @@ import (
 // string and no map entry is kept per message. The slot holds the whole id,
 // so an id that names a number but is not that message's is not found. The
 // trackData echoed in the record goes to a second file, the slot says where.
-// Memory per settled message: none.
+// Memory per settled message: none, once the writer has written it.
 type settledStore struct {
 	slots *os.File // slotSize bytes at slotSize·number
 	data  *os.File // the trackData of every slot, one after the other
 
-	mu  sync.Mutex // guards end
-	end int64      // data's length
-
-	next atomic.Uint64 // the next message number
+	end   int64 // data's length; the writer's alone
+	next  atomic.Uint64
+	queue chan settledItem // to the writer (Server.writeSettled)
+	done  chan struct{}    // closed when the writer has stopped
 }
 
 // slot layout: id [16], lastAt int64, account uint16, state, channel uint8,
@@ -36,10 +34,6 @@ const (
 	slotSize  = 48
 	maxNumber = 1<<48 - 1 // the number takes the txId's last 6 bytes
 )
-
-// errNotStored: the store could not keep a message (its number or account
-// does not fit, or a write failed); the message stays in memory instead.
-var errNotStored = errors.New("sim: settled message not stored")
 
 // newSettledStore opens the store's two files in dir (the system's
 // temporary directory, $TMPDIR, when ""), unlinked at once so that nothing is left
@@ -54,7 +48,7 @@ func newSettledStore(dir string) (*settledStore, error) {
 		slots.Close()
 		return nil, err
 	}
-	return &settledStore{slots: slots, data: data}, nil
+	return &settledStore{slots: slots, data: data, queue: make(chan settledItem, 4096), done: make(chan struct{})}, nil
 }
 
 func unlinkedTemp(dir, pattern string) (*os.File, error) {
@@ -97,33 +91,41 @@ func txNumber(id [16]byte) uint64 {
 	return n
 }
 
-// put writes m's check-status record to its slot; acct is its account's
+// settledItem is a final message handed to the store, with its account's
 // number (Server.acctNums).
-func (st *settledStore) put(m *message, acct uint16) error {
-	n := txNumber(m.id)
-	if n >= st.next.Load() {
-		return errNotStored // not a number this store gave
+type settledItem struct {
+	m    *message
+	acct uint16
+}
+
+// putBatch writes the records of items: their trackData in one write, then
+// each slot; it returns the items it could not write.
+func (st *settledStore) putBatch(items []settledItem) (failed []settledItem) {
+	var td []byte
+	for _, it := range items {
+		td = append(td, it.m.trackData...)
 	}
-	var off int64
-	if len(m.trackData) > 0 {
-		st.mu.Lock()
-		off = st.end
-		st.end += int64(len(m.trackData))
-		st.mu.Unlock()
-		if _, err := st.data.WriteAt([]byte(m.trackData), off); err != nil {
-			return err
+	off := st.end
+	if _, err := st.data.WriteAt(td, off); err != nil {
+		return items
+	}
+	st.end += int64(len(td))
+	for _, it := range items {
+		m := it.m
+		var b [slotSize]byte
+		copy(b[:16], m.id[:])
+		binary.LittleEndian.PutUint64(b[16:], uint64(m.lastAt))
+		binary.LittleEndian.PutUint16(b[24:], it.acct)
+		b[26], b[27] = m.lastState, m.lastChan
+		binary.LittleEndian.PutUint16(b[28:], m.lastCode)
+		binary.LittleEndian.PutUint32(b[30:], uint32(len(m.trackData)))
+		binary.LittleEndian.PutUint64(b[34:], uint64(off))
+		off += int64(len(m.trackData))
+		if _, err := st.slots.WriteAt(b[:], int64(txNumber(m.id))*slotSize); err != nil {
+			failed = append(failed, it)
 		}
 	}
-	var b [slotSize]byte
-	copy(b[:16], m.id[:])
-	binary.LittleEndian.PutUint64(b[16:], uint64(m.lastAt))
-	binary.LittleEndian.PutUint16(b[24:], acct)
-	b[26], b[27] = m.lastState, m.lastChan
-	binary.LittleEndian.PutUint16(b[28:], m.lastCode)
-	binary.LittleEndian.PutUint32(b[30:], uint32(len(m.trackData)))
-	binary.LittleEndian.PutUint64(b[34:], uint64(off))
-	_, err := st.slots.WriteAt(b[:], int64(n)*slotSize)
-	return err
+	return failed
 }
 
 // get reads the slot of id back into a message holding what record needs;
@@ -154,28 +156,68 @@ func (st *settledStore) get(id [16]byte, acct uint16, retention time.Duration, n
 	return m
 }
 
+// close stops the writer once it has written what is queued (call after the
+// scheduler has stopped: it is the only sender) and closes the files.
 func (st *settledStore) close() {
+	close(st.queue)
+	<-st.done
 	st.slots.Close()
 	st.data.Close()
 }
 
-// storeSettled hands a final message to the store and forgets it in memory; it
-// reports false when the store cannot keep it (then it stays in memory
-// until its retention ends, as without a store).
+// storeSettled hands a final message to the store's writer, which forgets
+// it in memory once its slot is written; false when there is no store or the
+// message's account has no number (then it stays in memory until its
+// retention ends, as without a store). It runs on the scheduler goroutine, so
+// the writes are not made here: a system call there holds up every message.
 func (s *Server) storeSettled(m *message) bool {
 	if s.settled == nil {
 		return false
 	}
 	num, ok := s.acctNums[m.acct]
-	if !ok || s.settled.put(m, num) != nil {
+	if !ok {
 		return false
 	}
-	// The slot is written before the message leaves the map, so a
-	// check-status that misses it in the map finds it in the store.
-	s.msgMu.Lock()
-	delete(s.msgs, m.id)
-	s.msgMu.Unlock()
+	s.settled.queue <- settledItem{m, num}
 	return true
+}
+
+// writeSettled is the store's writer: it writes the queued messages' slots
+// in batches and then takes them out of the map — after the slot is
+// written, so a check-status that misses a message in the map finds it in
+// the store. A message whose slot could not be written stays in memory until
+// its retention ends.
+func (s *Server) writeSettled(st *settledStore) {
+	defer close(st.done)
+	batch := make([]settledItem, 0, 256)
+	for it := range st.queue {
+		batch = append(batch[:0], it)
+	fill:
+		for len(batch) < cap(batch) {
+			select {
+			case it, ok := <-st.queue:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, it)
+			default:
+				break fill
+			}
+		}
+		failed := st.putBatch(batch)
+		s.msgMu.Lock()
+		for _, it := range batch {
+			delete(s.msgs, it.m.id)
+		}
+		for _, it := range failed {
+			s.msgs[it.m.id] = it.m
+		}
+		s.msgMu.Unlock()
+		for _, it := range failed {
+			it.m.phase = phForget
+			s.eng.at(time.Unix(0, it.m.lastAt).Add(s.cfg.Messaging.StatusRetention), it.m)
+		}
+	}
 }
 
 // statusOf is the check-status record of id for account acc, nil when there
