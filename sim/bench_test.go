@@ -208,21 +208,23 @@ func BenchmarkSendHandler(b *testing.B) {
 // without a run directory) and streamed to truth.jsonl (as the harness runs
 // the embedded simulator): streamed, what stays is the messages in flight —
 // none — instead of every record of the run (run with -benchtime 1x).
+// "retained" streams the truth and keeps the default status retention (two
+// days): every message must still answer check-status, from the settled
+// store (settled.go) instead of memory.
 func BenchmarkSettledTruthMemory(b *testing.B) {
-	for _, streamed := range []bool{false, true} {
-		name := "kept"
-		if streamed {
-			name = "streamed"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name               string
+		streamed, retained bool
+	}{{"kept", false, false}, {"streamed", true, false}, {"retained", true, true}} {
+		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N && i < 1; i++ {
-				settledTruthHeap(b, streamed)
+				settledTruthHeap(b, c.streamed, c.retained)
 			}
 		})
 	}
 }
 
-func settledTruthHeap(b *testing.B, streamed bool) {
+func settledTruthHeap(b *testing.B, streamed, retained bool) {
 	const n = 100_000
 	var got atomic.Int64
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -233,7 +235,9 @@ func settledTruthHeap(b *testing.B, streamed bool) {
 	cfg := DefaultConfig()
 	cfg.Seed = 1
 	cfg.Messaging.IncomingShare = 0
-	cfg.Messaging.StatusRetention = time.Millisecond
+	if !retained {
+		cfg.Messaging.StatusRetention = time.Millisecond
+	}
 	for ch, p := range cfg.Messaging.Profiles {
 		p.Delay = fixed(0)
 		p.SeenShare = 0
@@ -265,7 +269,8 @@ func settledTruthHeap(b *testing.B, streamed bool) {
 			b.Fatalf("send: %d", w.Code)
 		}
 	}
-	for got.Load() < n || s.Owed() > 0 || s.heldMessages() > 0 {
+	// Held with the retention and no store: the messages stay for two days.
+	for got.Load() < n || s.Owed() > 0 || (s.heldMessages() > 0 && (!retained || s.settled != nil)) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	runtime.GC()

@@ -42,6 +42,7 @@ type message struct {
 	seenAt    int64     // when SEEN is due, 0 when not drawn
 	truth     *truthMsg // nil when the truth is full
 	idx       uint8     // current item
+	numbered  bool      // id carries a number of s.settled (txNumber)
 	phase     uint8
 	outState  uint8
 	outCode   uint16
@@ -380,6 +381,9 @@ func (s *Server) accept(acc *account, req *SendRequest) *message {
 		lastState: stAccepted,
 		lastAt:    now.UnixNano(),
 	}
+	if s.settled != nil {
+		m.numbered = s.settled.number(&m.id)
+	}
 	if td := req.TrackData; len(td) > 0 && string(td) != "null" {
 		m.trackData = string(td)
 	}
@@ -543,8 +547,10 @@ func (s *Server) status(m *message, now time.Time, st, ch uint8, code uint16, fi
 	if final {
 		s.pendingMsg.Add(-1)
 		s.met.pending.WithLabelValues(apiMessaging).Dec()
-		m.phase = phForget
-		s.eng.at(now.Add(s.cfg.Messaging.StatusRetention), m)
+		if !m.numbered || !s.storeSettled(m) {
+			m.phase = phForget
+			s.eng.at(now.Add(s.cfg.Messaging.StatusRetention), m)
+		}
 	}
 }
 
@@ -613,12 +619,7 @@ func (s *Server) handleCheckStatus(w http.ResponseWriter, r *http.Request) {
 	id, err := uuid.Parse(r.PathValue("txId"))
 	var rec any
 	if err == nil {
-		s.msgMu.RLock()
-		m := s.msgs[id]
-		if m != nil && m.acct == acc {
-			rec = s.record(m)
-		}
-		s.msgMu.RUnlock()
+		rec = s.statusOf(id, acc)
 	}
 	if rec == nil {
 		obs.code = http.StatusNotFound

@@ -57,7 +57,10 @@ type Server struct {
 	clients  map[string]*Client
 
 	msgMu sync.RWMutex
-	msgs  map[[16]byte]*message
+	msgs  map[[16]byte]*message // in flight, or settled but not stored (settled.go)
+
+	settled  *settledStore // settled messages' status records; nil: kept in msgs
+	acctNums map[*account]uint16
 
 	ntMu     sync.Mutex
 	idem     map[idemKey]*idemEntry
@@ -113,6 +116,7 @@ func New(cfg Config, reg prometheus.Registerer) (*Server, error) {
 		idem:     map[idemKey]*idemEntry{},
 		webhooks: map[string]string{},
 		interned: map[string]string{},
+		acctNums: map[*account]uint16{},
 		jwtKey:   make([]byte, 32),
 	}
 	if _, err := rand.Read(s.jwtKey); err != nil {
@@ -131,8 +135,11 @@ func New(cfg Config, reg prometheus.Registerer) (*Server, error) {
 		}
 		s.profiles[i] = p
 	}
-	for _, a := range cfg.Messaging.Accounts {
+	for i, a := range cfg.Messaging.Accounts {
 		acc := &account{Account: a}
+		if i <= math.MaxUint16 {
+			s.acctNums[acc] = uint16(i)
+		}
 		for _, ch := range a.Channels {
 			acc.channels |= 1 << chanIndex(ch)
 		}
@@ -163,6 +170,11 @@ func New(cfg Config, reg prometheus.Registerer) (*Server, error) {
 				IdleConnTimeout:       90 * time.Second,
 			},
 		})
+	}
+	// Without the store (no temporary directory to write), settled messages
+	// stay in memory for the retention, as they did before it.
+	if s.settled, _ = newSettledStore(""); s.settled != nil {
+		go s.writeSettled(s.settled)
 	}
 	s.cbs = newSenders(s, client, cfg.Callbacks.Senders)
 	s.eng = newEngine(s.runEvent)
@@ -235,6 +247,9 @@ func (s *Server) Shutdown(ctx context.Context) (err error) {
 		<-s.eng.exited
 		s.cbs.wait(ctx, s.cfg.Callbacks.Timeout)
 		err = s.truth.end()
+		if s.settled != nil {
+			s.settled.close()
+		}
 	})
 	return err
 }

@@ -6,13 +6,15 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"time"
 )
 
 // startProfiles starts the whole process's profiles that the environment asks
 // for — MSGLOAD_CPUPROFILE=FILE (CPU, from start to exit) and
 // MSGLOAD_MEMPROFILE=FILE (the heap profile at exit, after a GC: its
-// inuse_space is what stayed live, alloc_space everything allocated) — and
-// returns the function that writes them. They are a debugging aid for the
+// inuse_space is what stayed live, alloc_space everything allocated; and,
+// while the process runs, FILE.peak: the heap near its peak, see heapPeak) —
+// and returns the function that writes them. They are a debugging aid for the
 // whole `msgload run` (attack/README.md, Benchmark: the whole msgload run),
 // not a flag: a profile of the attack path alone is benchload's -cpuprofile.
 func startProfiles(getenv func(string) string, stderr io.Writer) (stop func()) {
@@ -29,10 +31,13 @@ func startProfiles(getenv func(string) string, stderr io.Writer) (stop func()) {
 		}
 	}
 	mem := getenv("MSGLOAD_MEMPROFILE")
+	stopPeak := make(chan struct{})
 	if mem != "" {
 		runtime.MemProfileRate = 64 << 10 // finer than the default 512 KiB, for short runs
+		go watchHeapPeak(mem+".peak", stderr, 2*time.Second, stopPeak)
 	}
 	return func() {
+		close(stopPeak)
 		if cpu != nil {
 			pprof.StopCPUProfile()
 			cpu.Close()

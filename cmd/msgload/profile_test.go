@@ -50,3 +50,31 @@ func TestStartProfiles(t *testing.T) {
 		t.Errorf("an unwritable path is not reported: %q", stderr.String())
 	}
 }
+
+// TestHeapPeak: the peak profile is written when the live heap first passes
+// 4 MiB and then only when it has grown a quarter over the last written; an
+// unwritable path is said once on stderr.
+func TestHeapPeak(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mem.prof.peak")
+	var stderr bytes.Buffer
+	p := &heapPeak{path: path, stderr: &stderr}
+	steps := []struct {
+		live  uint64
+		wrote bool
+	}{{1 << 20, false}, {8 << 20, true}, {9 << 20, false}, {10 << 20, true}, {4 << 20, false}, {13 << 20, true}}
+	for _, s := range steps {
+		if got := p.check(s.live); got != s.wrote {
+			t.Errorf("live %d: wrote %v, want %v", s.live, got, s.wrote)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("peak profile: %d bytes, %v", len(b), err)
+	}
+	bad := &heapPeak{path: filepath.Join(t.TempDir(), "no", "dir", "p"), stderr: &stderr}
+	bad.check(8 << 20)
+	bad.check(64 << 20)
+	if n := bytes.Count(stderr.Bytes(), []byte("MSGLOAD_MEMPROFILE peak")); n != 1 {
+		t.Errorf("unwritable path said %d times, want once: %q", n, stderr.String())
+	}
+}
