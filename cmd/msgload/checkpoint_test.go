@@ -104,11 +104,52 @@ sim: { rateLimit: { rate: 100000/1m }, faults: { error500: 50% } }
 thresholds:
   - { expr: 'requests.codes["500"] == 0', abortOnFail: true }
 `)
-	code, stdout, stderr := runProgram(t, nil, nil, "run", "--out", t.TempDir(), "--metrics-addr", "", scen)
+	out := t.TempDir()
+	code, stdout, stderr := runProgram(t, nil, nil, "run", "--out", out, "--metrics-addr", "", scen)
+	if code == exitIncomplete {
+		abortedButPlanNotHeld(t, out, stdout, stderr)
+		return
+	}
 	if code != exitThresholds || !strings.Contains(stdout, "FAIL") || !strings.Contains(stderr, `abortOnFail threshold requests.codes["500"] == 0 fails`) {
 		t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitThresholds, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "aborted at") {
 		t.Errorf("the summary does not say the run was aborted:\n%s", stdout)
 	}
+}
+
+// abortedButPlanNotHeld accepts what a busy machine makes of the run above:
+// the generator could not hold 20/s until the abort, so the verdict is
+// incomplete (an environment reason ranks over the service's fail) — but the
+// abort must still have happened and its threshold must still be the
+// service's failing reason beside the environment's.
+func abortedButPlanNotHeld(t *testing.T, out, stdout, stderr string) {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(out, "*", rundir.SummaryFile))
+	if len(dirs) != 1 {
+		t.Fatalf("exit %d and no summary.json under %s\nstdout:\n%s\nstderr:\n%s", exitIncomplete, out, stdout, stderr)
+	}
+	b, err := os.ReadFile(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s reports.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	service, generator := false, false
+	for _, r := range s.Reasons {
+		switch {
+		case r.Whose == reports.WhoseService:
+			service = true
+		case r.Whose == reports.WhoseEnvironment && reports.GeneratorLimit(r.Limit):
+			generator = true
+		default:
+			t.Errorf("reason %+v: want only the threshold's (service) and the generator's (environment)", r)
+		}
+	}
+	if !service || !generator || !strings.Contains(stderr, `abortOnFail threshold requests.codes["500"] == 0 fails`) || !strings.Contains(stdout, "aborted at") {
+		t.Errorf("exit %d: want the abort and its failing threshold beside the generator's shortfall; reasons %+v\nstdout:\n%s\nstderr:\n%s", exitIncomplete, s.Reasons, stdout, stderr)
+	}
+	t.Logf("the generator could not hold the plan on this machine; the verdict says so (incomplete) and still names the abort")
 }
