@@ -12,9 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/msgload/msgload/attack/message/msgspec"
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
-	"github.com/msgload/msgload/scenarios/msgspec"
 )
 
 func reflectValue(s *Scenario) reflect.Value { return reflect.ValueOf(s).Elem() }
