@@ -1,28 +1,27 @@
-package reports
+package summary
 
 import (
 	"errors"
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 
 	"github.com/msgload/msgload/thresholds"
 )
 
-// errBadThreshold means a threshold expression does not compile or does not
+// ErrBadThreshold means a threshold expression does not compile or does not
 // give a yes or no.
-var errBadThreshold = errors.New("bad threshold")
+var ErrBadThreshold = errors.New("bad threshold")
 
 // Thresholds are written in the language of package thresholds, over the
 // summary's fields (the `expr` tags of Summary); reports adds what depends on
 // the summary's meaning: a figure without data fails (nodata.go).
 
-// compiled is a threshold ready to run, and the fixed paths of the fields it
+// Compiled is a threshold ready to run, and the fixed paths of the fields it
 // reads, for the no-data rule (nodata.go).
-type compiled struct {
+type Compiled struct {
 	*thresholds.Expr
-	paths [][]any
+	Paths [][]any
 }
 
 // CheckThresholdFor says what is wrong with a threshold expression (an
@@ -40,8 +39,8 @@ func CheckThresholdFor(src, via string) error {
 	}
 	var at []any // the longest path read that is not measured: the figure, not its object
 	var why string
-	for _, p := range c.paths {
-		if w := unmeasured(p, via); w != "" && len(p) > len(at) {
+	for _, p := range c.Paths {
+		if w := Unmeasured(p, via); w != "" && len(p) > len(at) {
 			at, why = p, w
 		}
 	}
@@ -53,7 +52,7 @@ func CheckThresholdFor(src, via string) error {
 
 // checkThreshold compiles one threshold expression against the summary's
 // fields, and refuses a latency read through a computed path.
-func checkThreshold(src string) (*compiled, error) {
+func checkThreshold(src string) (*Compiled, error) {
 	e, err := thresholds.Compile(src, Summary{})
 	if err != nil {
 		return nil, err
@@ -61,14 +60,14 @@ func checkThreshold(src string) (*compiled, error) {
 	if at := e.ComputedRead(latencyRead); at != "" {
 		return nil, fmt.Errorf("%s reads a latency through a computed path, so a figure without data could not be told from 0: name it (delivery.by_channel[\"sms\"].p95)", at)
 	}
-	return &compiled{Expr: e, paths: e.Paths()}, nil
+	return &Compiled{Expr: e, Paths: e.Paths()}, nil
 }
 
-// compileThreshold is checkThreshold with the error the report gives.
-func compileThreshold(src string) (*compiled, error) {
+// CompileThreshold is checkThreshold with the error the report gives.
+func CompileThreshold(src string) (*Compiled, error) {
 	c, err := checkThreshold(src)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", errBadThreshold, src, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadThreshold, src, err)
 	}
 	return c, nil
 }
@@ -81,83 +80,34 @@ func latencyRead(owner reflect.Type, field string) bool {
 	switch {
 	case owner == percentilesType && field != "count":
 		return true
-	case owner.Kind() == reflect.Interface && latencyFigure[field]: // values(delivery.by_channel) is []any
+	case owner.Kind() == reflect.Interface && LatencyFigure[field]: // values(delivery.by_channel) is []any
 		return true
 	}
 	return false
 }
 
-func (c *compiled) eval(s *Summary) Threshold {
-	t := Threshold{Expr: c.String()}
-	var why, bounds []string
-	for _, p := range c.paths {
-		name := thresholds.PathString(p)
-		if slices.Contains(t.NoData, name) {
-			continue
-		}
-		if r := s.noData(p); r != "" {
-			t.NoData = append(t.NoData, name)
-			why = append(why, name+": "+r)
-		} else if r := s.lowerBound(p, name); r != "" {
-			// Only a lower bound: null in summary.json like a figure
-			// without data, and the threshold fails (nodata.go).
-			t.NoData = append(t.NoData, name)
-			bounds = append(bounds, r)
-		}
-	}
-	if len(why) > 0 || len(bounds) > 0 {
-		t.Error = boundsError(why, bounds)
-		return t
-	}
-	ok, err := c.Run(*s)
-	if err != nil {
-		t.Error = err.Error()
-		return t
-	}
-	t.OK = ok
-	if t.OK {
-		t.Value = 1
-	}
-	if f, ok := c.Left(*s); ok {
-		t.Value = round6(f)
-	}
-	return t
-}
+// LatencyFigure are the figures of a latency object that have no data when its count is 0.
+var LatencyFigure = map[string]bool{"p50": true, "p90": true, "p95": true, "p99": true, "max": true, "mean": true}
 
-// boundsError is a threshold's error when figures it reads have no data
-// (why) or are only lower bounds (bounds).
-func boundsError(why, bounds []string) string {
-	var parts []string
-	if len(why) > 0 {
-		parts = append(parts, "no data: "+strings.Join(why, "; "))
-	}
-	if len(bounds) > 0 {
-		parts = append(parts, "only a lower bound: "+strings.Join(bounds, "; "))
-	}
-	return strings.Join(parts, "; ")
-}
+// percentilesType is the type of a latency object (latencyRead).
+var percentilesType = reflect.TypeOf(Percentiles{})
 
-// Evaluate compiles every threshold first (any that does not compile is bad
-// input, reported together), then evaluates them all against s and sets the
-// verdict (and ok).
-func (s *Summary) Evaluate(exprs []string) error {
-	progs := make([]*compiled, 0, len(exprs))
-	var errs []error
-	for _, e := range exprs {
-		c, err := compileThreshold(e)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		progs = append(progs, c)
+// Unmeasured says why the figure at p is not measured at all by a run whose
+// delivery is via via, or "": with delivery: none every delivery figure (but
+// delivery.via and .measured), the delivery outcomes and
+// idempotency.duplicate_deliveries are "not measured" in the reports. The
+// report gives them no data; msgload validate refuses a threshold on them.
+func Unmeasured(p []any, via string) string {
+	if via != "none" || len(p) < 2 {
+		return ""
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	head, _ := p[0].(string)
+	name, _ := p[1].(string)
+	switch {
+	case head == "delivery" && name != "via" && name != "measured",
+		head == "idempotency" && name == "duplicate_deliveries",
+		head == "outcomes" && slices.Contains(OutcomeDeliveryCounts, name):
+		return "delivery is not measured (delivery: " + via + ")"
 	}
-	s.Thresholds = make([]Threshold, 0, len(progs))
-	for _, c := range progs {
-		s.Thresholds = append(s.Thresholds, c.eval(s))
-	}
-	s.decide()
-	return nil
+	return ""
 }
