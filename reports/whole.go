@@ -207,26 +207,9 @@ func (w *RunSummary) addTotals(s *Summary, pr partResult) {
 	t.Requests += s.Requests.Total
 	t.Thresholds += pr.Thresholds
 	t.ThresholdsFailed += pr.ThresholdsFailed
-	o, so := &t.Outcomes, s.Outcomes
-	o.Messages += so.Messages
-	o.Accepted += so.Accepted
-	o.NotAccepted += so.NotAccepted
-	o.GaveUp += so.GaveUp
-	o.Delivered += so.Delivered
-	o.NotDelivered += so.NotDelivered
-	o.Failed += so.Failed
-	o.Expired += so.Expired
-	o.OtherFinal += so.OtherFinal
-	o.NoFinalStatus += so.NoFinalStatus
-	o.RetryMax = max(o.RetryMax, so.RetryMax)
-	for k, v := range so.ByState {
-		o.ByState[k] += v
-	}
-	for k, v := range so.Refused {
-		o.Refused[k] += v
-	}
+	t.Outcomes.Add(s.Outcomes)
 	if !s.Delivery.Measured {
-		o.Measured = false
+		t.Outcomes.Measured = false
 	}
 }
 

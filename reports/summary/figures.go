@@ -39,6 +39,36 @@ func (o *Outcomes) ClearCounts() {
 	o.ByState = nil
 }
 
+// Add adds the counts of p (a part of the run) to o: every count summed,
+// the retries allowed the larger. Whether delivery was measured is the
+// caller's (a whole run is measured only if each part was).
+func (o *Outcomes) Add(p Outcomes) {
+	o.Messages += p.Messages
+	o.Accepted += p.Accepted
+	o.NotAccepted += p.NotAccepted
+	o.GaveUp += p.GaveUp
+	o.Delivered += p.Delivered
+	o.NotDelivered += p.NotDelivered
+	o.Failed += p.Failed
+	o.Expired += p.Expired
+	o.OtherFinal += p.OtherFinal
+	o.NoFinalStatus += p.NoFinalStatus
+	o.RetryMax = max(o.RetryMax, p.RetryMax)
+	o.ByState = addCounts(o.ByState, p.ByState)
+	o.Refused = addCounts(o.Refused, p.Refused)
+}
+
+// addCounts adds the counts of from to into, made when it is nil and from has any.
+func addCounts(into, from map[string]int64) map[string]int64 {
+	if into == nil && len(from) > 0 {
+		into = make(map[string]int64, len(from))
+	}
+	for k, v := range from {
+		into[k] += v
+	}
+	return into
+}
+
 // OutcomeDeliveryCounts are the JSON names of the Outcomes that need delivery
 // measured: null in summary.json when it is not.
 var OutcomeDeliveryCounts = []string{"delivered", "not_delivered", "failed", "expired", "other_final", "no_final_status", "by_state"}
