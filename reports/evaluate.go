@@ -33,7 +33,7 @@ func evalThreshold(c *compiled, s *Summary) Threshold {
 		t.Error = boundsError(why, bounds)
 		return t
 	}
-	ok, err := c.Run(s.Summary)
+	ok, err := c.Holds(&s.Summary)
 	if err != nil {
 		t.Error = err.Error()
 		return t
@@ -42,7 +42,7 @@ func evalThreshold(c *compiled, s *Summary) Threshold {
 	if t.OK {
 		t.Value = 1
 	}
-	if f, ok := c.Left(s.Summary); ok {
+	if f, ok := c.Left(&s.Summary); ok {
 		t.Value = round6(f)
 	}
 	return t

@@ -75,7 +75,7 @@ func (l *LiveThreshold) Judge(s *Summary) LiveState {
 		st.Why = t.Error
 		return st
 	}
-	if _, isNum := l.c.Left(s.Summary); !isNum && l.c.Compares() {
+	if _, isNum := l.c.Left(&s.Summary); !isNum && l.c.Compares() {
 		st.Why = "its figure has no value yet"
 		return st
 	}

@@ -19,10 +19,29 @@ var ErrBadThreshold = errors.New("bad threshold")
 
 // Compiled is a threshold ready to run, and the fixed paths of the fields it
 // reads, for the no-data rule (nodata.go).
+//
+// It runs only on a *Summary (Holds, Left): the expression engine takes any
+// value, and on another type (a struct that embeds Summary) every figure
+// would read as absent.
 type Compiled struct {
-	*thresholds.Expr
+	expr  *thresholds.Expr
 	Paths [][]any
 }
+
+// String is the threshold as written.
+func (c *Compiled) String() string { return c.expr.String() }
+
+// Compares says whether the threshold is a comparison (its left side has a value).
+func (c *Compiled) Compares() bool { return c.expr.Compares() }
+
+// UpperBound is the path of the figure the threshold bounds from above, if it is one.
+func (c *Compiled) UpperBound() ([]any, bool) { return c.expr.UpperBound() }
+
+// Holds evaluates the threshold on s.
+func (c *Compiled) Holds(s *Summary) (bool, error) { return c.expr.Run(*s) }
+
+// Left is the value of the comparison's left side on s, and whether it is a number.
+func (c *Compiled) Left(s *Summary) (float64, bool) { return c.expr.Left(*s) }
 
 // CheckThresholdFor says what is wrong with a threshold expression (an
 // unknown field, a syntax error, a result that is not true or false, a latency
@@ -60,7 +79,7 @@ func checkThreshold(src string) (*Compiled, error) {
 	if at := e.ComputedRead(latencyRead); at != "" {
 		return nil, fmt.Errorf("%s reads a latency through a computed path, so a figure without data could not be told from 0: name it (delivery.by_channel[\"sms\"].p95)", at)
 	}
-	return &Compiled{Expr: e, Paths: e.Paths()}, nil
+	return &Compiled{expr: e, Paths: e.Paths()}, nil
 }
 
 // CompileThreshold is checkThreshold with the error the report gives.
