@@ -2,18 +2,16 @@ package characterise
 
 import (
 	"fmt"
-	"net"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/msgload/msgload/internal/testnet"
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/sim"
 )
@@ -44,7 +42,7 @@ func TestNginxLimitReq(t *testing.T) {
 	defer sv.Close()
 	simSrv := httptest.NewServer(sv.Handler())
 	defer simSrv.Close()
-	port := startNginx(t, bin, simSrv.Listener.Addr().String())
+	port := testnet.StartNginx(t, bin, simSrv.Listener.Addr().String(), []int{5})[0] // 30r/m burst=5 nodelay
 	f, err := parse(t, fmt.Sprintf(`name: nginx
 api: notify
 target: { baseUrl: "http://127.0.0.1:%d", tokenUrl: "%s/oauth/token" }
@@ -69,74 +67,4 @@ expect:
 		}
 	}
 	t.Log(text.String())
-}
-
-// startNginx runs nginx in the foreground with one limit_req server (30r/m
-// burst=5 nodelay, status 429) proxying to upstream, until the test ends; it
-// returns the port.
-func startNginx(t *testing.T, bin, upstream string) int {
-	dir := t.TempDir()
-	var b strings.Builder
-	if os.Geteuid() == 0 {
-		b.WriteString("user root;\n") // workers as nobody could not use the temp directory (0700)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	fmt.Fprintf(&b, `daemon off;
-master_process off;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path %[1]s/body;
-  proxy_temp_path %[1]s/proxy;
-  fastcgi_temp_path %[1]s/fastcgi;
-  uwsgi_temp_path %[1]s/uwsgi;
-  scgi_temp_path %[1]s/scgi;
-  limit_req_zone $http_authorization zone=z:1m rate=30r/m;
-  server {
-    listen 127.0.0.1:%[2]d;
-    location / {
-      limit_req zone=z burst=5 nodelay;
-      limit_req_status 429;
-      proxy_pass http://%[3]s;
-    }
-  }
-}
-`, dir, port, upstream)
-	conf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-	})
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err == nil {
-			c.Close()
-			return port
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Fatalf("nginx does not listen on %d: %s", port, log)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/msgload/msgload/reports/summary"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -212,7 +213,7 @@ func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
 // one in bounded memory (st, stream.go).
 func analyzeOnce(fsys fs.FS, name string, rawRequests bool, st *streamRun) (*analyzer, error) {
 	a := &analyzer{
-		dir: name, fsys: fsys, s: &Summary{Schema: schemaVersion, Kind: kindPart, dir: name, LatencyResolution: latencyResolution}, st: st,
+		dir: name, fsys: fsys, s: &Summary{Summary: summary.Summary{Schema: schemaVersion, Kind: kindPart, LatencyResolution: latencyResolution}, dir: name}, st: st,
 		idOwner: map[uint64]int64{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
 		states: newIntern(), chans: newIntern(),
 		byState: map[string]*hist{}, byChannel: map[string]*hist{}, steps: map[[2]string]*hist{},
@@ -261,10 +262,10 @@ func analyzeOnce(fsys fs.FS, name string, rawRequests bool, st *streamRun) (*ana
 	a.finishDrift()
 	o := &a.s.Outcomes
 	o.Messages, o.Accepted, o.RetryMax = a.s.Requests.Messages, a.s.Requests.Accepted, a.meta.Retry.Max
-	o.measured = a.s.Delivery.Measured
+	o.Measured = a.s.Delivery.Measured
 	if !a.s.Delivery.Measured {
-		a.s.Delivery.clearCounts() // delivery: none: nothing was waited for, nothing is lost
-		o.clearCounts()
+		a.s.Delivery.ClearCounts() // delivery: none: nothing was waited for, nothing is lost
+		o.ClearCounts()
 	}
 	a.rateLimit()
 	if err := a.truth(); err != nil {
@@ -1061,7 +1062,7 @@ func (a *analyzer) finishMessage(seq int64, m *msg) {
 	d.Expected++
 	if md.terminalAt == 0 {
 		d.Lost++
-		d.noteLost(seq, false) // the first 20 listed (contracts.go)
+		noteLost(d, seq, false) // the first 20 listed (contracts.go)
 		o.NoFinalStatus++
 		a.censorLatency(m, md, dl)
 		return
@@ -1070,11 +1071,11 @@ func (a *analyzer) finishMessage(seq int64, m *msg) {
 	if md.terminalAt > dl {
 		d.Lost++
 		d.Late++
-		d.noteLost(seq, true)
+		noteLost(d, seq, true)
 		o.NoFinalStatus++
 		a.censorLatency(m, md, dl)
 	} else {
-		o.count(a.states.names[md.finalState])
+		countOutcome(o, a.states.names[md.finalState])
 	}
 	if m.first > 0 {
 		if md.terminalAt < m.first {

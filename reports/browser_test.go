@@ -33,6 +33,43 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// headlessBrowser starts headless Chromium (bin) with a profile of its own and
+// returns its browser context, cancelled, the browser stopped and the profile
+// removed when the test ends. timeout bounds the whole browser against a hang,
+// not a speed goal; opts add to the options every test uses (a window size).
+func headlessBrowser(t *testing.T, bin string, timeout time.Duration, opts ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	// Chromium's helper processes may still write into the profile for a moment
+	// after the browser is gone: remove it ourselves, retrying, rather than let
+	// t.TempDir's cleanup fail the test.
+	profile, err := os.MkdirTemp("", "msgload-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := 0; i < 20; i++ {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("could not remove the browser profile %s", profile)
+	})
+	opts = append([]chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin), chromedp.UserDataDir(profile),
+		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+	}, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+	return bctx
+}
+
 // chartBox is what the page says about one chart.
 type chartBox struct {
 	ID    string  `json:"id"`
@@ -54,34 +91,7 @@ func TestReportOpensOfflineInChromium(t *testing.T) {
 	}
 	page := "file://" + filepath.Join(dir, rundir.HTMLFile)
 
-	// Chromium's helper processes may still write into the profile for a moment
-	// after the browser is gone: remove it ourselves, retrying, rather than let
-	// t.TempDir's cleanup fail the test.
-	profile, err := os.MkdirTemp("", "msgload-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for i := 0; i < 20; i++ {
-			if os.RemoveAll(profile) == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Logf("could not remove the browser profile %s", profile)
-	})
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin), chromedp.UserDataDir(profile), chromedp.WindowSize(1100, 900),
-		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
+	bctx := headlessBrowser(t, bin, 60*time.Second, chromedp.WindowSize(1100, 900))
 
 	var mu sync.Mutex
 	var problems, requests []string
@@ -107,7 +117,7 @@ func TestReportOpensOfflineInChromium(t *testing.T) {
 	})
 	var boxes []chartBox
 	var png []byte
-	err = chromedp.Run(bctx,
+	err := chromedp.Run(bctx,
 		network.Enable(),
 		chromedp.Navigate(page),
 		chromedp.WaitReady("#chart-funnel", chromedp.ByID),
@@ -204,30 +214,7 @@ const pageFactsJS = `(() => {
 // the thresholds drawn on the charts they bound.
 func TestReportReadsInChromium(t *testing.T) {
 	bin := chromium(t)
-	profile, err := os.MkdirTemp("", "msgload-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for i := 0; i < 20; i++ {
-			if os.RemoveAll(profile) == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin), chromedp.UserDataDir(profile), chromedp.WindowSize(1100, 900),
-		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
+	bctx := headlessBrowser(t, bin, 90*time.Second, chromedp.WindowSize(1100, 900))
 	if err := chromedp.Run(bctx); err != nil {
 		t.Fatalf("chromium: %v", err)
 	}

@@ -14,7 +14,7 @@ import (
 // carries and writes summary.json, report.html, report.md and junit.xml into it.
 // The output depends on the run's files alone (no wall clock, sorted maps), so a
 // rebuild gives the same bytes. A threshold that does not compile is an error
-// wrapping errBadThreshold, and nothing is written.
+// wrapping summary.ErrBadThreshold, and nothing is written.
 func Build(dir string) (*Summary, error) {
 	s, err := Analyze(dir)
 	if err != nil {

@@ -1,8 +1,6 @@
 package reports
 
 import (
-	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -32,23 +30,7 @@ func TestChartsFitAPhone(t *testing.T) {
 	if _, err := Build(dir); err != nil {
 		t.Fatal(err)
 	}
-	profile, err := os.MkdirTemp("", "msgload-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for i := 0; i < 20 && os.RemoveAll(profile) != nil; i++ {
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	actx, acancel := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(bin), chromedp.UserDataDir(profile), chromedp.WindowSize(390, 844),
-		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true))
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
+	bctx := headlessBrowser(t, bin, 60*time.Second, chromedp.WindowSize(390, 844))
 	var problems []string
 	chromedp.ListenTarget(bctx, func(ev any) {
 		if e, ok := ev.(*runtime.EventExceptionThrown); ok {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/msgload/msgload/reports/summary"
 )
 
 // TestTerminalColor: each verdict in its colour, the marks too, and nothing
@@ -25,7 +27,7 @@ func TestTerminalColor(t *testing.T) {
 			t.Errorf("%s without colour: %q", tt.verdict, got)
 		}
 	}
-	s := &Summary{Verdict: verdictFail, Thresholds: []Threshold{{Expr: "a == 0", OK: true}, {Expr: "b == 0"}}}
+	s := &Summary{Summary: summary.Summary{Verdict: verdictFail, Thresholds: []Threshold{{Expr: "a == 0", OK: true}, {Expr: "b == 0"}}}}
 	var plain, colored bytes.Buffer
 	s.TerminalWith(&plain, TerminalOptions{})
 	s.TerminalWith(&colored, TerminalOptions{Color: true})

@@ -422,9 +422,9 @@ func newLatencyEvidence(bs, ns []float64, bp, np percentiles) latencyEvidence {
 // The note says what decided, with the p-value and the interval.
 func latencyRow(name string, bp, np percentiles, q float64, ev latencyEvidence, floor float64, tol Tolerance) row {
 	fig := "p" + num(q)
-	b, bLow := bp.figure(fig)
-	n, nLow := np.figure(fig)
-	r := row{Name: name, Base: bp.showFigure(fig), New: np.showFigure(fig), Delta: relDelta(b, n)}
+	b, bLow := bp.Figure(fig)
+	n, nLow := np.Figure(fig)
+	r := row{Name: name, Base: bp.ShowFigure(fig), New: np.ShowFigure(fig), Delta: relDelta(b, n)}
 	switch {
 	case !bp.Has() && !np.Has():
 		r.Delta, r.Verdict, r.DecidedBy = "", rowSame, decidedNoData
@@ -511,12 +511,12 @@ func boundRow(r row, bp, np percentiles, b, n float64, bLow, nLow bool) row {
 	switch {
 	case nLow && !bLow:
 		r.Verdict = RowRegression
-		r.Note = "NEW's is only a lower bound" + np.censoredNote()
+		r.Note = "NEW's is only a lower bound" + np.CensoredNote()
 		if n > b {
 			r.Note += ", already above BASE's"
 		}
 	case bLow && !nLow:
-		r.Verdict, r.Note = rowChanged, "BASE's is only a lower bound"+bp.censoredNote()
+		r.Verdict, r.Note = rowChanged, "BASE's is only a lower bound"+bp.CensoredNote()
 		if n <= b {
 			r.Verdict = rowBetter
 		}

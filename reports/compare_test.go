@@ -10,12 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/msgload/msgload/reports/summary"
 	"github.com/msgload/msgload/rundir"
 )
 
 func TestCompareRegressions(t *testing.T) {
 	base := func() *Summary {
-		s := &Summary{Schema: schemaVersion}
+		s := &Summary{Summary: summary.Summary{Schema: schemaVersion}}
 		s.Run.ID = "base"
 		s.Requests.Latency = percentiles{Count: 10, P50: 0.1, P95: 0.2, P99: 0.3}
 		s.Delivery.Latency = percentiles{Count: 10, P50: 1, P95: 2, P99: 3}
@@ -111,7 +112,7 @@ func runOf(id string, v []float64) Run {
 	for _, x := range v {
 		h.observe(x)
 	}
-	s := &Summary{Schema: schemaVersion}
+	s := &Summary{Summary: summary.Summary{Schema: schemaVersion}}
 	s.Run.ID = id
 	s.Requests.Latency = h.percentiles()
 	s.Delivery.Via, s.Delivery.Measured = "sink", true
@@ -340,7 +341,7 @@ func TestCompareSmallSlowdown(t *testing.T) {
 // least 19 times; 5 → 40 of 100 is a regression.
 func TestCompareRandomCounts(t *testing.T) {
 	mk := func(dups, callbacks, lost, expected int64) *Summary {
-		s := &Summary{Schema: schemaVersion}
+		s := &Summary{Summary: summary.Summary{Schema: schemaVersion}}
 		s.Delivery.Via, s.Delivery.Measured = "sink", true
 		s.Delivery.Duplicates, s.Delivery.Events = dups, callbacks
 		s.Delivery.Lost, s.Delivery.Expected = lost, expected

@@ -98,7 +98,7 @@ func (s *Summary) idempotencyText() string {
 const maxListed = 20
 
 // noteLost lists a lost message (and a late one) among the first maxListed.
-func (d *Delivery) noteLost(seq int64, late bool) {
+func noteLost(d *Delivery, seq int64, late bool) {
 	keepSmallest(&d.LostSeqs, seq)
 	if late {
 		keepSmallest(&d.LateSeqs, seq)

@@ -42,19 +42,6 @@ var (
 // driftBucketGrowth is the ratio between two log buckets' edges.
 const driftBucketGrowth = 1.01
 
-// drift is summary.json's drift: the slopes, null each when it has no data.
-type drift struct {
-	Window                 float64    `json:"window_s" expr:"window"`
-	Windows                int        `json:"windows" expr:"windows"`
-	Method                 string     `json:"method" expr:"method"`
-	RequestsLatencyP95     *float64   `json:"requests_latency_p95_slope" expr:"requests_latency_p95_slope"` // s per s
-	DeliveryLatencyP95     *float64   `json:"delivery_latency_p95_slope" expr:"delivery_latency_p95_slope"` // s per s
-	ErrorRate              *float64   `json:"error_rate_slope" expr:"error_rate_slope"`                     // fraction per s
-	Memory                 *float64   `json:"memory_slope" expr:"memory_slope"`                             // always null: not exposed
-	RequestsLatencyP95Wins []*float64 `json:"requests_latency_p95" expr:"-"`                                // the request p95 of each window (null: none)
-	Notes                  []string   `json:"notes,omitempty" expr:"-"`
-}
-
 // logCounts counts values (seconds) in log buckets.
 type logCounts struct {
 	n      int64

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgload/msgload/reports/summary"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -89,7 +90,7 @@ func TestDriftLinear(t *testing.T) {
 // its slope (fraction per second).
 func TestDriftFlat(t *testing.T) {
 	for _, th := range []string{"requests.latency.p95_slope < 1ms/10m", "delivery.latency.p95_slope < 10ms/10m", "requests.error_rate_slope < 1%/10m", "drift.requests_latency_p95_slope < 1ms/10m"} {
-		if err := CheckThresholdFor(th, "sink"); err != nil {
+		if err := summary.CheckThresholdFor(th, "sink"); err != nil {
 			t.Errorf("%s: refused: %v", th, err)
 		}
 	}

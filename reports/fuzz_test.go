@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/msgload/msgload/reports/summary"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -92,10 +93,10 @@ func FuzzThreshold(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		c, err := compileThreshold(src)
+		c, err := summary.CompileThreshold(src)
 		if err != nil {
 			return
 		}
-		_ = c.eval(s)
+		_ = evalThreshold(c, s)
 	})
 }

@@ -266,18 +266,18 @@ func (s *Summary) htmlView(prefix string) map[string]any {
 	}
 	var ops, errs [][]string
 	for _, f := range s.Requests.Operations {
-		ops = append(ops, f.cells())
+		ops = append(ops, opCells(f))
 	}
 	for _, e := range s.sortedErrors() {
-		errs = append(errs, e.cells())
+		errs = append(errs, errorCells(e))
 	}
 	var steps []htmlStep
 	for _, st := range s.Delivery.Failover.Steps {
-		steps = append(steps, htmlStep{st.From + " → " + st.To, st.Time.showFigure("p50"), st.Time.showFigure("p95"), st.Count})
+		steps = append(steps, htmlStep{st.From + " → " + st.To, st.Time.ShowFigure("p50"), st.Time.ShowFigure("p95"), st.Count})
 	}
 	var lat []htmlLat
 	row := func(name string, p percentiles) htmlLat {
-		return htmlLat{name, p.showFigure("p50"), p.showFigure("p95"), p.showFigure("p99"), p.showFigure("max"), p.countText()}
+		return htmlLat{name, p.ShowFigure("p50"), p.ShowFigure("p95"), p.ShowFigure("p99"), p.ShowFigure("max"), p.CountText()}
 	}
 	if s.Run.API != rundir.APINotify || len(s.Delivery.ByChannel) > 1 {
 		for _, k := range sortedKeys(s.Delivery.ByChannel) {

@@ -75,36 +75,13 @@ func layoutRuns(t *testing.T) map[string]string {
 // verdict and the first threshold above the fold.
 func TestReportLayoutInChromium(t *testing.T) {
 	bin := chromium(t)
-	profile, err := os.MkdirTemp("", "msgload-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for i := 0; i < 20; i++ {
-			if os.RemoveAll(profile) == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
 	artifacts := os.Getenv("TEST_ARTIFACTS")
 	if artifacts == "" {
 		artifacts = t.TempDir()
 	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin), chromedp.UserDataDir(profile),
-		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-	}
 	// A bound against a hung browser, not a speed goal: each page gets its
 	// own generous deadline, so a busy machine slows the test, never fails it.
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
+	bctx := headlessBrowser(t, bin, 15*time.Minute)
 	if err := chromedp.Run(bctx); err != nil {
 		t.Fatalf("chromium: %v", err)
 	}

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/msgload/msgload/reports/summary"
 	"github.com/msgload/msgload/rundir"
-	"github.com/msgload/msgload/thresholds"
 )
 
 // Live thresholds (abortOnFail). During a run the harness analyses the run
@@ -29,44 +29,6 @@ import (
 //   - a figure with no data yet, or a value that is not a number, is not
 //     judged: no data now may be data later.
 
-// growingCount are the counts that only grow as records are added to a run
-// directory, so that their live value is at most their final one. A name
-// ending in "[]" stands for every key of a map of counts.
-var growingCount = map[string]bool{
-	"requests.total": true, "requests.messages": true, "requests.accepted": true,
-	"requests.late": true, "requests.capped": true,
-	"requests.codes[]": true, "requests.errors[]": true, "requests.by_op[]": true, "requests.gave_up[]": true,
-	"idempotency.probes": true, "idempotency.retries": true, "idempotency.mismatches": true, "idempotency.id_collisions": true,
-	"rate_limit.rejected_429": true,
-	"delivery.duplicates":     true, "delivery.malformed": true, "delivery.unauthorized": true,
-}
-
-// liveKnown says whether the figure at p is settled by the records on disk
-// while the run goes (see above).
-func liveKnown(p []any) bool {
-	head, _ := p[0].(string)
-	if len(p) > 1 && p[1] == "bad_lines" {
-		return false // a line being written reads as torn until its end is flushed
-	}
-	switch head {
-	case "requests", "rate_limit":
-		return true
-	case "idempotency":
-		return len(p) < 2 || p[1] != "duplicate_deliveries"
-	case "delivery":
-		return len(p) == 2 && growingCount[thresholds.PathString(p)]
-	}
-	return false
-}
-
-// grows says whether the figure at p is a growingCount.
-func grows(p []any) bool {
-	if growingCount[thresholds.PathString(p)] {
-		return true
-	}
-	return len(p) == 3 && growingCount[thresholds.PathString(p[:2])+"[]"]
-}
-
 // LiveThreshold is an abortOnFail threshold compiled for the live evaluation.
 type LiveThreshold struct {
 	c     *compiled
@@ -74,32 +36,18 @@ type LiveThreshold struct {
 }
 
 // CompileLive compiles an abortOnFail threshold for a scenario whose delivery
-// is via via: it must be a threshold the report accepts (CheckThresholdFor)
-// and read only figures known live.
+// is via via (summary.CheckLive: a threshold the report accepts, reading only
+// figures known live), and says whether it is final once failed.
 func CompileLive(src, via string) (*LiveThreshold, error) {
-	if err := CheckThresholdFor(src, via); err != nil {
-		return nil, err
-	}
-	c, err := checkThreshold(src)
+	c, err := summary.CheckLive(src, via)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range c.paths {
-		if !liveKnown(p) {
-			return nil, fmt.Errorf("%s is only known when the run has ended (after the grace period), so it cannot be judged live: drop abortOnFail, or bound a figure of the sends (requests.*, idempotency.*, rate_limit.*, delivery.duplicates)", thresholds.PathString(p))
-		}
-	}
 	l := &LiveThreshold{c: c}
-	if p, ok := c.UpperBound(); ok && grows(p) {
+	if p, ok := c.UpperBound(); ok && summary.Grows(p) {
 		l.final = true
 	}
 	return l, nil
-}
-
-// CheckLiveThreshold is CompileLive's error alone, for scenario validation.
-func CheckLiveThreshold(src, via string) error {
-	_, err := CompileLive(src, via)
-	return err
 }
 
 // LiveState is a live threshold's state at one evaluation.
@@ -121,13 +69,13 @@ func (l *LiveThreshold) Final() bool { return l.final }
 // Judge evaluates the threshold on a live summary (Analyze of a run
 // directory while the run goes).
 func (l *LiveThreshold) Judge(s *Summary) LiveState {
-	t := l.c.eval(s)
+	t := evalThreshold(l.c, s)
 	st := LiveState{Expr: t.Expr}
 	if len(t.NoData) > 0 || t.Error != "" {
 		st.Why = t.Error
 		return st
 	}
-	if _, isNum := l.c.Left(*s); !isNum && l.c.Compares() {
+	if _, isNum := l.c.Left(&s.Summary); !isNum && l.c.Compares() {
 		st.Why = "its figure has no value yet"
 		return st
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgload/msgload/reports/summary"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -61,7 +62,7 @@ func TestLiveJudge(t *testing.T) {
 		}
 		return l.Judge(s)
 	}
-	s := &Summary{Delivery: Delivery{Via: "sink", Measured: true}, Requests: Requests{Codes: map[string]int64{"200": 5}}}
+	s := &Summary{Summary: summary.Summary{Delivery: Delivery{Via: "sink", Measured: true}, Requests: Requests{Codes: map[string]int64{"200": 5}}}}
 	if st := judge("requests.error_rate < 0.01", s); st.Known {
 		t.Errorf("error rate with no request judged: %+v", st)
 	}

@@ -139,7 +139,7 @@ func (s *Summary) whoseLimit() (limit, why, next string) {
 			"see msgload's log for why the attack ended early, and run again"
 	}
 	return limitCPU,
-		fmt.Sprintf("the load generator's CPU held it: %s left more than %s late (send lag p99 %s) without the in-flight cap being reached", plural(r.Late, "send"), lateAfter, r.SendLag.show(r.SendLag.P99)),
+		fmt.Sprintf("the load generator's CPU held it: %s left more than %s late (send lag p99 %s) without the in-flight cap being reached", plural(r.Late, "send"), lateAfter, r.SendLag.Show(r.SendLag.P99)),
 		cpuNext
 }
 

@@ -2,7 +2,8 @@ package reports
 
 import (
 	"reflect"
-	"slices"
+
+	"github.com/msgload/msgload/reports/summary"
 )
 
 // A threshold passes only on figures that have data. Before a threshold is
@@ -26,31 +27,6 @@ import (
 // safe rule. `p95 < X` cannot be known to hold; `p95 > X` could be, when the
 // bound already exceeds X, but such a threshold is not judged on a bound.
 
-// latencyFigure are the figures of a latency object that have no data when its count is 0.
-var latencyFigure = map[string]bool{"p50": true, "p90": true, "p95": true, "p99": true, "max": true, "mean": true}
-
-var percentilesType = reflect.TypeOf(percentiles{})
-
-// unmeasured says why the figure at p is not measured at all by a run whose
-// delivery is via via, or "": with delivery: none every delivery figure (but
-// delivery.via and .measured), the delivery outcomes and
-// idempotency.duplicate_deliveries are "not measured" in the reports. The
-// report gives them no data; msgload validate refuses a threshold on them.
-func unmeasured(p []any, via string) string {
-	if via != "none" || len(p) < 2 {
-		return ""
-	}
-	head, _ := p[0].(string)
-	name, _ := p[1].(string)
-	switch {
-	case head == "delivery" && name != "via" && name != "measured",
-		head == "idempotency" && name == "duplicate_deliveries",
-		head == "outcomes" && slices.Contains(outcomeDeliveryCounts, name):
-		return "delivery is not measured (delivery: " + via + ")"
-	}
-	return ""
-}
-
 // noData says why the figure at path p has no data in s, or "".
 func (s *Summary) noData(p []any) string {
 	if len(p) == 0 {
@@ -59,7 +35,7 @@ func (s *Summary) noData(p []any) string {
 	if why := s.missingRaw(p); why != "" {
 		return why
 	}
-	if why := unmeasured(p, s.Delivery.Via); why != "" {
+	if why := summary.Unmeasured(p, s.Delivery.Via); why != "" {
 		return why
 	}
 	if why := s.driftNoData(p); why != "" {
@@ -84,7 +60,7 @@ func (s *Summary) noData(p []any) string {
 	if len(p) == 2 && p[0] == "requests" && p[1] == "achieved_rate" && s.Requests.Messages == 0 {
 		return "no message was sent"
 	}
-	if pv, name, ok := s.latencyAt(p); ok && latencyFigure[name] && pv.Count == 0 {
+	if pv, name, ok := s.latencyAt(p); ok && summary.LatencyFigure[name] && pv.Count == 0 {
 		return "nothing was recorded (count 0)"
 	}
 	return ""
@@ -95,8 +71,8 @@ func (s *Summary) noData(p []any) string {
 // without a final status, a max or mean with any such message), or "" when
 // it is not.
 func (s *Summary) lowerBound(p []any, label string) string {
-	if pv, name, ok := s.latencyAt(p); ok && latencyFigure[name] && pv.Count > 0 {
-		return pv.lowerBoundWhy(name, label)
+	if pv, name, ok := s.latencyAt(p); ok && summary.LatencyFigure[name] && pv.Count > 0 {
+		return pv.LowerBoundWhy(name, label)
 	}
 	return ""
 }
@@ -104,7 +80,7 @@ func (s *Summary) lowerBound(p []any, label string) string {
 // latencyAt returns the latency object whose figure name the path p reads
 // (delivery.latency.p95: delivery.latency and "p95"), when p ends in one.
 func (s *Summary) latencyAt(p []any) (percentiles, string, bool) {
-	v := reflect.ValueOf(*s)
+	v := reflect.ValueOf(s.Summary)
 	for i, e := range p {
 		if v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
 			if v.IsNil() {
@@ -112,7 +88,7 @@ func (s *Summary) latencyAt(p []any) (percentiles, string, bool) {
 			}
 			v = v.Elem()
 		}
-		if v.Type() == percentilesType && i == len(p)-1 {
+		if v.Type() == reflect.TypeFor[percentiles]() && i == len(p)-1 {
 			name, _ := e.(string)
 			return v.Interface().(percentiles), name, true
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/msgload/msgload/reports/summary"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -207,11 +208,11 @@ func TestComputedLatencyPathRefused(t *testing.T) {
 		`all(values(delivery.by_channel), .count > 0)`:     false,
 		`sum(map(rate_limit.clients, .rejected_429)) == 0`: false,
 	} {
-		_, err := compileThreshold(src)
+		_, err := summary.CompileThreshold(src)
 		if got := err != nil; got != refused {
 			t.Errorf("%s: error %v, want refused %v", src, err, refused)
 		}
-		if refused && !errors.Is(err, errBadThreshold) {
+		if refused && !errors.Is(err, summary.ErrBadThreshold) {
 			t.Errorf("%s: %v, want ErrBadThreshold", src, err)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/msgload/msgload/rundir"
@@ -30,30 +29,6 @@ const maxMessage = 200
 
 // otherMessages is the message class of the errors beyond maxErrorRows.
 const otherMessages = "(other messages)"
-
-// opFigure is one operation's row (summary.json requests.operations[]).
-type opFigure struct {
-	Op          string  `json:"op"`           // send, check_status, token, webhook
-	Requests    int64   `json:"requests"`     // attempts of this operation
-	OK          int64   `json:"ok"`           // answered with the API's answer (class ok)
-	Rejected429 int64   `json:"rejected_429"` // answered 429
-	Errors      int64   `json:"errors"`       // every other class: 4xx, 5xx, timeouts, resets, bad answers
-	LatencyMean float64 `json:"latency_mean_s"`
-	LatencyMax  float64 `json:"latency_max_s"`
-	latencyNs   int64   // the sum, in whole nanoseconds: the mean does not depend on the order read
-}
-
-// errorRow is one row of the errors table (summary.json requests.error_table[]):
-// the attempts of an operation answered code (0: no answer) whose error reads
-// alike (digits aside), counted, with the text of the earliest one.
-type errorRow struct {
-	Op      string    `json:"op"`
-	Code    int       `json:"code"`
-	Class   string    `json:"class"`
-	Message string    `json:"message"` // the earliest sent attempt's error text, cut to 200 characters ("" when it had none)
-	Count   int64     `json:"count"`
-	first   time.Time // the send time of the attempt whose text is kept
-}
 
 // errKey is what makes two errors one row: the operation, code, class and the
 // message with its digits blanked (ports, ids, byte counts differ).
@@ -78,8 +53,8 @@ func (s *Summary) addOp(at *rundir.Attempt) {
 	f := opRow(&r.Operations, op)
 	f.Requests++
 	ns := int64(at.Latency * 1e9)
-	f.latencyNs += ns
-	f.LatencyMean = round6(float64(f.latencyNs) / float64(f.Requests) / 1e9)
+	f.LatencyNs += ns
+	f.LatencyMean = round6(float64(f.LatencyNs) / float64(f.Requests) / 1e9)
 	f.LatencyMax = max(f.LatencyMax, at.Latency)
 	class := at.Class
 	if class == "" && !is2xx(at.Code) {
@@ -147,8 +122,8 @@ func (o *opsRec) addError(rows *[]errorRow, op, class string, at *rundir.Attempt
 	}
 	// The earliest sent attempt's text (the smaller text at one time): the
 	// same whatever order the attempts were read in.
-	if e.Count == 1 || at.Sent.Before(e.first) || at.Sent.Equal(e.first) && msg < e.Message {
-		e.Message, e.first = msg, at.Sent
+	if e.Count == 1 || at.Sent.Before(e.First) || at.Sent.Equal(e.First) && msg < e.Message {
+		e.Message, e.First = msg, at.Sent
 	}
 }
 
@@ -213,7 +188,7 @@ func codeText(code int) string {
 }
 
 // messageText is an error row's message for people: its text, else its class.
-func (e errorRow) messageText() string {
+func messageText(e errorRow) string {
 	if e.Message != "" {
 		return e.Message
 	}
@@ -222,7 +197,7 @@ func (e errorRow) messageText() string {
 
 // opCells are a per-operation row's cells: operation, requests, ok, 429,
 // errors, error share, mean and max latency.
-func (f opFigure) cells() []string {
+func opCells(f opFigure) []string {
 	share := "–"
 	if f.Requests > 0 {
 		share = percent(float64(f.Errors+f.Rejected429), float64(f.Requests))
@@ -237,9 +212,9 @@ var opHeads = []string{"Operation", "Requests", "OK", "429", "Other errors", "No
 // errorHeads are the errors table's headings.
 var errorHeads = []string{"Operation", "Code", "Class", "First message", "Count"}
 
-// cells are an error row's cells.
-func (e errorRow) cells() []string {
-	return []string{opLabel(e.Op), codeText(e.Code), e.Class, e.messageText(), strconv.FormatInt(e.Count, 10)}
+// errorCells are an error row's cells.
+func errorCells(e errorRow) []string {
+	return []string{opLabel(e.Op), codeText(e.Code), e.Class, messageText(e), strconv.FormatInt(e.Count, 10)}
 }
 
 // terminalTables writes the errors table's first rows to the terminal (the
@@ -255,6 +230,6 @@ func (s *Summary) terminalTables(w io.Writer) {
 			fmt.Fprintf(w, "    … %d more kinds in report.html\n", len(rows)-5)
 			break
 		}
-		fmt.Fprintf(w, "    %s, %s, %s: %d\n", opLabel(e.Op), codeText(e.Code), e.messageText(), e.Count)
+		fmt.Fprintf(w, "    %s, %s, %s: %d\n", opLabel(e.Op), codeText(e.Code), messageText(e), e.Count)
 	}
 }

@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -9,35 +8,8 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// outcomes says what became of each message the run sent, one count per
-// ending (reports/README.md, "outcomes"): every message sent is either not
-// accepted (gave up after retries among them) or accepted, and an accepted one
-// ended delivered, not delivered, failed, expired, with another final status,
-// or has no final status by the deadline (delivery.lost).
-type outcomes struct {
-	Messages      int64            `json:"messages" expr:"messages"`               // messages sent (first attempts)
-	Accepted      int64            `json:"accepted" expr:"accepted"`               // a 2xx on some attempt
-	NotAccepted   int64            `json:"not_accepted" expr:"not_accepted"`       // no attempt got a 2xx
-	GaveUp        int64            `json:"gave_up" expr:"gave_up"`                 // of those: the last attempt failed retryably with no retry left
-	Refused       map[string]int64 `json:"not_accepted_by" expr:"not_accepted_by"` // the others, by the answer to their last attempt: 429, 4xx, 5xx, no answer
-	Delivered     int64            `json:"delivered" expr:"delivered"`             // ended DELIVERED or SEEN by the deadline
-	NotDelivered  int64            `json:"not_delivered" expr:"not_delivered"`     // ended NOT_DELIVERED (messaging) or UNDELIVERED (notify)
-	Failed        int64            `json:"failed" expr:"failed"`                   // ended FAILED
-	Expired       int64            `json:"expired" expr:"expired"`                 // ended EXPIRED
-	OtherFinal    int64            `json:"other_final" expr:"other_final"`         // ended with a final status of another name
-	NoFinalStatus int64            `json:"no_final_status" expr:"no_final_status"` // accepted, no final status by the deadline: delivery.lost
-	ByState       map[string]int64 `json:"by_state" expr:"by_state"`               // accepted messages that ended by the deadline, by final status
-	RetryMax      int              `json:"retry_max" expr:"retry_max"`             // retries the policy allowed per message (run.json retry.max)
-
-	measured bool // delivery was measured: the counts from Delivered on have data
-}
-
-// outcomeDeliveryCounts are the JSON names of the Outcomes that need delivery
-// measured: null in summary.json when it is not.
-var outcomeDeliveryCounts = []string{"delivered", "not_delivered", "failed", "expired", "other_final", "no_final_status", "by_state"}
-
-// count adds a message that ended with final status state.
-func (o *outcomes) count(state string) {
+// countOutcome adds to o a message that ended with final status state.
+func countOutcome(o *outcomes, state string) {
 	if state == "" {
 		state = "none"
 	}
@@ -54,35 +26,6 @@ func (o *outcomes) count(state string) {
 	default:
 		o.OtherFinal++
 	}
-}
-
-// clearCounts zeroes the counts that need delivery measured.
-func (o *outcomes) clearCounts() {
-	o.Delivered, o.NotDelivered, o.Failed, o.Expired, o.OtherFinal, o.NoFinalStatus = 0, 0, 0, 0, 0, 0
-	o.ByState = nil
-}
-
-// MarshalJSON writes the outcomes, the delivery counts null when delivery was
-// not measured.
-func (o outcomes) MarshalJSON() ([]byte, error) {
-	type plain outcomes
-	b, err := json.Marshal(plain(o))
-	if err != nil || o.measured {
-		return b, err
-	}
-	return nullKeys(b, outcomeDeliveryCounts)
-}
-
-// UnmarshalJSON reads the outcomes; counts that are null read as 0.
-func (o *outcomes) UnmarshalJSON(b []byte) error {
-	type plain outcomes
-	var v plain
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*o = outcomes(v)
-	o.measured = v.ByState != nil
-	return nil
 }
 
 // noun is what the API sends: "notification" or "message".
@@ -105,7 +48,7 @@ func (s *Summary) outcomeLines() []string {
 		return append(out, fmt.Sprintf("No %s was sent.", n))
 	}
 	if o.NotAccepted > 0 {
-		why := o.notAcceptedWhy()
+		why := notAcceptedWhy(o)
 		verb := "were"
 		if o.NotAccepted == 1 {
 			verb = "was"
@@ -148,7 +91,7 @@ func (s *Summary) outcomeLines() []string {
 
 // notAcceptedWhy says why messages were not accepted: gave up after their
 // retries, or the answer to their last attempt.
-func (o outcomes) notAcceptedWhy() []string {
+func notAcceptedWhy(o outcomes) []string {
 	var why []string
 	if o.GaveUp > 0 {
 		why = append(why, fmt.Sprintf("%d gave up after %s", o.GaveUp, retries(o.RetryMax)))

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/invopop/jsonschema"
+
+	"github.com/msgload/msgload/reports/summary"
 )
 
 // SummarySchemaID is the $id of summary.schema.json.
@@ -26,14 +28,14 @@ var SummarySchemaJSON []byte
 // pointer field (truth, drift).
 func SummarySchema() ([]byte, error) {
 	r := &jsonschema.Reflector{Mapper: nullableNumber}
-	part, whole := r.Reflect(&Summary{}), r.Reflect(&RunSummary{})
+	part, whole := r.Reflect(&summary.Summary{}), r.Reflect(&RunSummary{})
 	defs := jsonschema.Definitions{}
 	for _, s := range []*jsonschema.Schema{part, whole} {
 		for k, v := range s.Definitions {
 			defs[k] = v
 		}
 	}
-	nullablePointers(reflect.TypeOf(Summary{}), defs, map[reflect.Type]bool{})
+	nullablePointers(reflect.TypeOf(summary.Summary{}), defs, map[reflect.Type]bool{})
 	nullablePointers(reflect.TypeOf(RunSummary{}), defs, map[reflect.Type]bool{})
 	kindRun := jsonschema.NewProperties()
 	kindRun.Set("kind", &jsonschema.Schema{Const: KindRun})

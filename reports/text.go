@@ -9,24 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/msgload/msgload/reports/summary"
 	"github.com/msgload/msgload/rundir"
 )
-
-// dur formats seconds for people: 850µs, 12.3ms, 1.25s, 2m5s.
-func dur(sec float64) string {
-	switch {
-	case sec == 0:
-		return "0"
-	case sec < 1e-3:
-		return strconv.FormatFloat(sec*1e6, 'f', 0, 64) + "µs"
-	case sec < 1:
-		return strconv.FormatFloat(sec*1e3, 'f', 1, 64) + "ms"
-	case sec < 120:
-		return strconv.FormatFloat(sec, 'f', 2, 64) + "s"
-	}
-	m := int(sec) / 60
-	return fmt.Sprintf("%dm%ds", m, int(sec)-60*m)
-}
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
@@ -59,7 +44,7 @@ func (s *Summary) keyFigures() []keyFigure {
 		{"requests", fmt.Sprintf("%d (%d messages, %s)", r.Total, r.Messages, s.errorsFigure())},
 		s.rateFigure(),
 		{"request latency p50 / p95 / p99 / max", latencies(r.Latency, r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.Max)},
-		{"from intended send p99", fmt.Sprintf("%s (%d late starts)", r.LatencyIntended.show(r.LatencyIntended.P99), r.Late)},
+		{"from intended send p99", fmt.Sprintf("%s (%d late starts)", r.LatencyIntended.Show(r.LatencyIntended.P99), r.Late)},
 	}
 	if rl.Limit > 0 || rl.Rejected429 > 0 { // a rate limit to speak of
 		kf = append(kf, keyFigure{"429 answers", fmt.Sprintf("%d (excess accepted %d, limiter: %s)", rl.Rejected429, rl.ExcessAccepted, rl.Algorithm.Verdict)})
@@ -76,18 +61,18 @@ func (s *Summary) keyFigures() []keyFigure {
 		kf = append(kf, keyFigure{"delivery", notMeasured + " (delivery: " + d.Via + ")"})
 	}
 	if o := s.Outcomes; o.NotAccepted > 0 {
-		kf = append(kf, keyFigure{"not accepted", fmt.Sprintf("%d of %d (%s)", o.NotAccepted, o.Messages, strings.Join(o.notAcceptedWhy(), ", "))})
+		kf = append(kf, keyFigure{"not accepted", fmt.Sprintf("%d of %d (%s)", o.NotAccepted, o.Messages, strings.Join(notAcceptedWhy(o), ", "))})
 	}
 	kf = append(kf, keyFigure{"idempotency probes / mismatches / duplicate deliveries", fmt.Sprintf("%d / %d / %d", s.Idempotency.Probes, s.Idempotency.Mismatches, s.Idempotency.DuplicateDeliveries)})
 	if d.Unconfirmed > 0 || d.Refused > 0 || d.Redelivered > 0 { // a delay fault redelivers without refusing
-		kf = append(kf, keyFigure{"unconfirmed / refused on purpose / redelivered (retry p50)", fmt.Sprintf("%d / %d / %d (%s)", d.Unconfirmed, d.Refused, d.Redelivered, d.RetryDelay.show(d.RetryDelay.P50))})
+		kf = append(kf, keyFigure{"unconfirmed / refused on purpose / redelivered (retry p50)", fmt.Sprintf("%d / %d / %d (%s)", d.Unconfirmed, d.Refused, d.Redelivered, d.RetryDelay.Show(d.RetryDelay.P50))})
 	}
 	if s.Incoming.Received > 0 {
-		kf = append(kf, keyFigure{"incoming (replies, reply p95)", fmt.Sprintf("%d (%d, %s)", s.Incoming.Received, s.Incoming.Replies, s.Incoming.ReplyLatency.show(s.Incoming.ReplyLatency.P95))})
+		kf = append(kf, keyFigure{"incoming (replies, reply p95)", fmt.Sprintf("%d (%d, %s)", s.Incoming.Received, s.Incoming.Replies, s.Incoming.ReplyLatency.Show(s.Incoming.ReplyLatency.P95))})
 	}
 	if t := s.Truth; t != nil {
 		kf = append(kf, keyFigure{"truth: measurements agree", truthAgrees(t)},
-			keyFigure{"truth: latency p95 true / measured", fmt.Sprintf("%s / %s", t.TrueLatency.showFigure("p95"), t.MeasuredLatency.showFigure("p95"))},
+			keyFigure{"truth: latency p95 true / measured", fmt.Sprintf("%s / %s", t.TrueLatency.ShowFigure("p95"), t.MeasuredLatency.ShowFigure("p95"))},
 			keyFigure{"truth: lost expected / measured", fmt.Sprintf("%d / %s", t.ExpectedLost, measuredCount(d, t.MeasuredLost))})
 	}
 	if s.Drift != nil {
@@ -151,9 +136,9 @@ func showLatencies(p percentiles, names ...string) string {
 	}
 	out := make([]string, len(names))
 	for i, n := range names {
-		out[i] = p.showFigure(n)
+		out[i] = p.ShowFigure(n)
 	}
-	return strings.Join(out, " / ") + p.censoredNote()
+	return strings.Join(out, " / ") + p.CensoredNote()
 }
 
 // measuredCount shows a delivery count, or "not measured".
@@ -195,7 +180,7 @@ func (o TerminalOptions) paint(color, s string) string {
 // Verdict is verdict as the terminal shows it: upper-case ("PASS"), in its
 // colour when o.Color; an unknown verdict reads ERROR.
 func (o TerminalOptions) Verdict(verdict string) string {
-	word := (&Summary{Verdict: verdict}).verdictWord()
+	word := (&Summary{Summary: summary.Summary{Verdict: verdict}}).verdictWord()
 	switch word {
 	case "PASS":
 		return o.paint(ansiBold+ansiGreen, word)
@@ -366,7 +351,7 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n### Per operation\n\n")
 		var rows [][]string
 		for _, f := range s.Requests.Operations {
-			rows = append(rows, f.cells())
+			rows = append(rows, opCells(f))
 		}
 		mdTable(&b, opHeads, rows)
 	}
@@ -374,7 +359,7 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n### Errors\n\n")
 		var rows [][]string
 		for _, e := range errs {
-			rows = append(rows, e.cells())
+			rows = append(rows, errorCells(e))
 		}
 		mdTable(&b, errorHeads, rows)
 	}
@@ -405,17 +390,17 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n### Delivery latency\n\n| By | Count | p50 | p95 | p99 | max |\n|---|---|---|---|---|---|\n")
 		for _, k := range sortedKeys(s.Delivery.ByChannel) {
 			p := s.Delivery.ByChannel[k]
-			fmt.Fprintf(&b, "| channel %s | %s | %s | %s | %s | %s |\n", mdEscape(s.channelLabel(k)), p.countText(), p.showFigure("p50"), p.showFigure("p95"), p.showFigure("p99"), p.showFigure("max"))
+			fmt.Fprintf(&b, "| channel %s | %s | %s | %s | %s | %s |\n", mdEscape(s.channelLabel(k)), p.CountText(), p.ShowFigure("p50"), p.ShowFigure("p95"), p.ShowFigure("p99"), p.ShowFigure("max"))
 		}
 		for _, k := range sortedKeys(s.Delivery.ByState) {
 			p := s.Delivery.ByState[k]
-			fmt.Fprintf(&b, "| state %s | %d | %s | %s | %s | %s |\n", mdEscape(k), p.Count, p.show(p.P50), p.show(p.P95), p.show(p.P99), p.show(p.Max))
+			fmt.Fprintf(&b, "| state %s | %d | %s | %s | %s | %s |\n", mdEscape(k), p.Count, p.Show(p.P50), p.Show(p.P95), p.Show(p.P99), p.Show(p.Max))
 		}
 	}
 	if len(s.Delivery.Failover.Steps) > 0 {
 		b.WriteString("\n### Failover\n\n| Step | Messages | p50 | p95 |\n|---|---|---|---|\n")
 		for _, st := range s.Delivery.Failover.Steps {
-			fmt.Fprintf(&b, "| %s → %s | %d | %s | %s |\n", mdEscape(st.From), mdEscape(st.To), st.Count, st.Time.showFigure("p50"), st.Time.showFigure("p95"))
+			fmt.Fprintf(&b, "| %s → %s | %d | %s | %s |\n", mdEscape(st.From), mdEscape(st.To), st.Count, st.Time.ShowFigure("p50"), st.Time.ShowFigure("p95"))
 		}
 	}
 	for _, msg := range s.Warnings {

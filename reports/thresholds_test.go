@@ -4,10 +4,12 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/msgload/msgload/reports/summary"
 )
 
 func TestThresholds(t *testing.T) {
-	s := &Summary{Schema: schemaVersion}
+	s := &Summary{Summary: summary.Summary{Schema: schemaVersion}}
 	s.Delivery.Via, s.Delivery.Measured = "sink", true
 	s.Delivery.Latency.Count, s.Delivery.Latency.P95 = 150, 12
 	s.Delivery.Lost, s.Delivery.Expected = 1, 200
@@ -31,12 +33,12 @@ func TestThresholds(t *testing.T) {
 		{`delivery.by_channel["sms"].p99 <= 1m`, true, 40},          // per channel
 		{"delivery.expected > 0 && delivery.lost == 0", false, 0},   // bare condition: value 0 when false
 	} {
-		c, err := compileThreshold(tc.expr)
+		c, err := summary.CompileThreshold(tc.expr)
 		if err != nil {
 			t.Errorf("%q: %v", tc.expr, err)
 			continue
 		}
-		got := c.eval(s)
+		got := evalThreshold(c, s)
 		if got.OK != tc.ok || got.Value != tc.value || got.Error != "" {
 			t.Errorf("%q: got %+v, want ok %v value %v", tc.expr, got, tc.ok, tc.value)
 		}
@@ -51,33 +53,33 @@ func TestBadThresholds(t *testing.T) {
 		"delivery.latency.p95 < 3x", // unknown unit
 		`run.id == "open`,           // unterminated string
 	} {
-		_, err := compileThreshold(src)
-		if !errors.Is(err, errBadThreshold) {
+		_, err := summary.CompileThreshold(src)
+		if !errors.Is(err, summary.ErrBadThreshold) {
 			t.Errorf("%q: got %v, want ErrBadThreshold", src, err)
 		}
 	}
 	// A field that is absent from this run (no truth.json) fails with an error
 	// instead of passing.
 	var none Summary
-	c, err := compileThreshold("truth.true_latency.p95 < 1s")
+	c, err := summary.CompileThreshold("truth.true_latency.p95 < 1s")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if th := c.eval(&none); th.OK || th.Error == "" {
+	if th := evalThreshold(c, &none); th.OK || th.Error == "" {
 		t.Errorf("threshold on a missing truth: %+v", th)
 	}
 	// Nothing expected: 0/0 is NaN and the share threshold fails rather than passes.
-	c, err = compileThreshold("delivery.lost / delivery.expected < 1%")
+	c, err = summary.CompileThreshold("delivery.lost / delivery.expected < 1%")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if th := c.eval(&none); th.OK {
+	if th := evalThreshold(c, &none); th.OK {
 		t.Errorf("a share of nothing must not pass: %+v", th)
 	}
 	// Evaluate reports every bad expression at once and leaves the summary alone.
 	s := &Summary{}
 	err = s.Evaluate([]string{"a.b < 1", "delivery.lost == 0", "c <"})
-	if !errors.Is(err, errBadThreshold) || s.Thresholds != nil {
+	if !errors.Is(err, summary.ErrBadThreshold) || s.Thresholds != nil {
 		t.Fatalf("Evaluate: %v, thresholds %v", err, s.Thresholds)
 	}
 }
@@ -94,12 +96,12 @@ func TestCheckThresholdExplains(t *testing.T) {
 		{"excess_acepted == 0", "unknown name excess_acepted, did you mean rate_limit.excess_accepted? (it has: "},
 		{"zzzzzzzz == 0", "unknown name zzzzzzzz (it has: delivery,"},
 	} {
-		err := CheckThresholdFor(tc.src, "")
+		err := summary.CheckThresholdFor(tc.src, "")
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "reports.") {
 			t.Errorf("%s: %v; want it to say %q in summary.json's names", tc.src, err, tc.want)
 		}
 	}
-	if err := CheckThresholdFor("delivery.latency.p95 < 30s && rate_limit.excess_accepted == 0", ""); err != nil {
+	if err := summary.CheckThresholdFor("delivery.latency.p95 < 30s && rate_limit.excess_accepted == 0", ""); err != nil {
 		t.Errorf("a good threshold: %v", err)
 	}
 }

@@ -61,10 +61,10 @@ func (a *analyzer) truth() error {
 	if err != nil {
 		return err
 	}
-	r.TrueLatency, r.TrueLatencyUpper = r.trueLo.percentiles(), r.trueHi.percentiles()
+	r.TrueLatency, r.TrueLatencyUpper = ts.trueLo.percentiles(), ts.trueHi.percentiles()
 	r.FailoverSteps = a.failoverSteps(ts.sure, ts.maybe)
 	a.truthWindows(ts.windows, ts.window, r)
-	a.judgeTruth(r)
+	a.judgeTruth(r, ts)
 	a.s.Truth = r
 	return nil
 }
@@ -126,6 +126,9 @@ type truthStream struct {
 	sent     *sortedSpill[sentRec]
 	stateIdx map[string]int
 	err      error
+
+	trueLo, trueHi *hist                 // the true latency's two sides, with their censored values (judgeLatency)
+	trueLimit      rundir.TruthRateLimit // the simulator's limit and what used its quota (sameLimiter, judgeQuota)
 }
 
 // add takes one record of the truth.
@@ -133,7 +136,7 @@ func (ts *truthStream) add(rec *rundir.TruthRecord) error {
 	switch {
 	case rec.RateLimit != nil:
 		ts.r.Algorithm, ts.window = rec.RateLimit.Algorithm, rec.RateLimit.Window.D().Nanoseconds()
-		ts.r.trueLimit = *rec.RateLimit
+		ts.trueLimit = *rec.RateLimit
 	case rec.Window != nil:
 		ts.windows = addWindow(ts.windows, *rec.Window)
 	case rec.Callback != nil:
@@ -239,8 +242,8 @@ func (ts *truthStream) finish() (*truthReport, error) {
 	}
 	r := ts.r
 	if ts.fates != nil {
-		r.trueLo, r.trueHi = ts.a.newHist(false), ts.a.newHist(false)
-		if err := ts.joinFates(r.trueLo, r.trueHi); err != nil {
+		ts.trueLo, ts.trueHi = ts.a.newHist(false), ts.a.newHist(false)
+		if err := ts.joinFates(ts.trueLo, ts.trueHi); err != nil {
 			return nil, err
 		}
 	} else {
@@ -248,7 +251,7 @@ func (ts *truthStream) finish() (*truthReport, error) {
 			ts.a.tallyFates(fg.fates, fg)
 			fg.dupDeliveries = ts.a.duplicateDeliveries(fg.fates)
 		}
-		r.trueLo, r.trueHi = ts.a.trueLatency(ts.sure, ts.maybe)
+		ts.trueLo, ts.trueHi = ts.a.trueLatency(ts.sure, ts.maybe)
 	}
 	setExpected(r, ts.sure, ts.maybe)
 	return r, nil
@@ -722,7 +725,7 @@ func (a *analyzer) truthWindows(windows []rundir.TruthWindow, w int64, r *truthR
 }
 
 // judgeTruth sets Agrees and lists every figure that disagrees.
-func (a *analyzer) judgeTruth(r *truthReport) {
+func (a *analyzer) judgeTruth(r *truthReport, ts *truthStream) {
 	if r.Truncated {
 		r.Disagreements = []string{"the simulator's truth buffer was full: the measurements were not compared"}
 		return // Agrees stays null: no data
@@ -751,13 +754,13 @@ func (a *analyzer) judgeTruth(r *truthReport) {
 		between("delivered messages with a latency", r.ExpectedReceived, r.ExpectedReceivedMax, a.s.Delivery.LatencyDelivered.Count)
 		between("delivery.latency.censored", lo.Censored, hi.Censored, m.Censored)
 		if m.Count == lo.Count && m.Count > 0 {
-			dis = append(dis, judgeLatency(a.delivery, r.trueLo, r.trueHi)...)
+			dis = append(dis, judgeLatency(a.delivery, ts.trueLo, ts.trueHi)...)
 		}
 	}
-	if v, want := a.s.RateLimit.Algorithm.Verdict, trueVerdict(r.Algorithm); want != "" && namesAlgorithm(v) && v != want && !sameLimiter(v, want, r.trueLimit.Requests) {
+	if v, want := a.s.RateLimit.Algorithm.Verdict, trueVerdict(r.Algorithm); want != "" && namesAlgorithm(v) && v != want && !sameLimiter(v, want, ts.trueLimit.Requests) {
 		dis = append(dis, fmt.Sprintf("rate_limit.algorithm: measured %q, true %q", v, want))
 	}
-	dis = append(dis, judgeQuota(a.s.RateLimit.Algorithm, r.trueLimit)...)
+	dis = append(dis, judgeQuota(a.s.RateLimit.Algorithm, ts.trueLimit)...)
 	agrees := len(dis) == 0
 	r.Agrees = &agrees
 	r.Disagreements = dis

@@ -124,19 +124,6 @@ const (
 	WhoseEnvironment = "environment" // the load generator fell behind, a raw file is missing, the run was interrupted
 )
 
-// Reason is one reason for a verdict (summary.json `reasons`): whose it is,
-// the verdict it makes, what it says and what to do about it.
-type Reason struct {
-	Whose   string `json:"whose"`   // WhoseService, WhoseMeasurement or WhoseEnvironment
-	Verdict string `json:"verdict"` // the verdict this reason makes: fail, incomplete or error
-	// Limit names whose limit held the load under its plan (loadReasons):
-	// generator_cpu, in_flight_cap, target or generator (it stopped early,
-	// for no reason the raw files show); empty for other reasons.
-	Limit string `json:"limit,omitempty"`
-	Text  string `json:"text"`
-	Next  string `json:"next,omitempty"` // what to do
-}
-
 // Limits that held a run's load under its plan (Reason.Limit).
 const (
 	limitCPU      = "generator_cpu" // the machine running msgload could not send as planned

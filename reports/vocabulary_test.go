@@ -20,7 +20,7 @@ func TestVocabularyReports(t *testing.T) {
 	known := slices.Concat(rundir.States(), rundir.NotifyStates())
 	for _, st := range slices.Concat(known, []string{rundir.StateAccepted, "PENDING", "READ", "delivered", "sms", "UNKNOWN"}) {
 		o := &outcomes{ByState: map[string]int64{}}
-		o.count(st)
+		countOutcome(o, st)
 		named := o.Delivered + o.NotDelivered + o.Failed + o.Expired
 		if want := slices.Contains(known, st); want != (named == 1) || want == (o.OtherFinal == 1) {
 			t.Errorf("%q: counted delivered %d, not delivered %d, failed %d, expired %d, other %d; rundir lists it: %v",

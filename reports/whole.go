@@ -14,6 +14,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/msgload/msgload/reports/summary"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -99,7 +100,7 @@ func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 	w := &RunSummary{Schema: schemaVersion, Kind: KindRun, VerdictReasons: []string{}, Reasons: []Reason{}, Parts: []partResult{}}
 	w.Run.Interrupted = interrupted
 	w.Totals.Outcomes.ByState, w.Totals.Outcomes.Refused = map[string]int64{}, map[string]int64{}
-	w.Totals.Outcomes.measured = true
+	w.Totals.Outcomes.Measured = true
 	name, desc, _ := scenarioName(dir)
 	w.Run.Scenario, w.Run.Description = name, desc
 	var vs []string
@@ -160,7 +161,7 @@ func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 
 // cardReasons are the whole run's reasons for its verdict card.
 func (w *RunSummary) cardReasons() []cardReason {
-	return (&Summary{VerdictReasons: w.VerdictReasons, Reasons: w.Reasons}).cardReasons()
+	return (&Summary{Summary: summary.Summary{VerdictReasons: w.VerdictReasons, Reasons: w.Reasons}}).cardReasons()
 }
 
 // maxCardThresholds bounds the whole run's card: the parts below show all.
@@ -207,26 +208,9 @@ func (w *RunSummary) addTotals(s *Summary, pr partResult) {
 	t.Requests += s.Requests.Total
 	t.Thresholds += pr.Thresholds
 	t.ThresholdsFailed += pr.ThresholdsFailed
-	o, so := &t.Outcomes, s.Outcomes
-	o.Messages += so.Messages
-	o.Accepted += so.Accepted
-	o.NotAccepted += so.NotAccepted
-	o.GaveUp += so.GaveUp
-	o.Delivered += so.Delivered
-	o.NotDelivered += so.NotDelivered
-	o.Failed += so.Failed
-	o.Expired += so.Expired
-	o.OtherFinal += so.OtherFinal
-	o.NoFinalStatus += so.NoFinalStatus
-	o.RetryMax = max(o.RetryMax, so.RetryMax)
-	for k, v := range so.ByState {
-		o.ByState[k] += v
-	}
-	for k, v := range so.Refused {
-		o.Refused[k] += v
-	}
+	t.Outcomes.Add(s.Outcomes)
 	if !s.Delivery.Measured {
-		o.measured = false
+		t.Outcomes.Measured = false
 	}
 }
 
@@ -392,7 +376,7 @@ func (w *RunSummary) partRows() []partRow {
 			row.Sent, row.Accepted = fmt.Sprint(o.Messages), fmt.Sprint(o.Accepted)
 			row.Delivered = measuredCount(s.Delivery, o.Delivered)
 			row.NotDelivered = measuredCount(s.Delivery, o.Accepted-o.Delivered)
-			row.DeliveryP95 = s.Delivery.Latency.showFigure("p95")
+			row.DeliveryP95 = s.Delivery.Latency.ShowFigure("p95")
 			row.Outcome = strings.Join(s.outcomeLines(), " ")
 		} else {
 			row.Sent, row.Accepted, row.Delivered, row.NotDelivered, row.DeliveryP95 = "–", "–", "–", "–", noData
@@ -440,7 +424,7 @@ func (w *RunSummary) headline() string {
 		line += fmt.Sprintf(" Over all parts: %s sent of %s planned (%s), %d accepted", thousands(o.Messages), thousands(planned), percent(float64(o.Messages), float64(planned)), o.Accepted)
 	} else if o.Messages > 0 {
 		line += fmt.Sprintf(" Over all parts: %d sent, %d accepted", o.Messages, o.Accepted)
-		if o.measured {
+		if o.Measured {
 			line += fmt.Sprintf(", %d delivered, %d accepted but not delivered", o.Delivered, o.Accepted-o.Delivered)
 		}
 		if o.GaveUp > 0 {
@@ -553,7 +537,7 @@ func parseRunSummary(b []byte) (*Summary, error) {
 	if _, ok := verdictRank[w.Verdict]; !ok {
 		return nil, fmt.Errorf("%w: whole-run summary with verdict %q", errBadSummary, w.Verdict)
 	}
-	s := &Summary{Schema: w.Schema, Kind: KindRun, Verdict: w.Verdict, VerdictReasons: w.VerdictReasons, Reasons: w.Reasons, Passed: w.Verdict == VerdictPass, Whole: &w}
+	s := &Summary{Summary: summary.Summary{Schema: w.Schema, Kind: KindRun, Verdict: w.Verdict, VerdictReasons: w.VerdictReasons, Reasons: w.Reasons, Passed: w.Verdict == VerdictPass}, Whole: &w}
 	s.Run.ID, s.Run.Scenario, s.Run.Version, s.Run.Start, s.Run.End, s.Run.Interrupted = w.Run.ID, w.Run.Scenario, w.Run.Version, w.Run.Start, w.Run.End, w.Run.Interrupted
 	return s, nil
 }

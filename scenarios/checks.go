@@ -12,9 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/attack/message/msgspec"
+	"github.com/msgload/msgload/reports/summary"
 	"github.com/msgload/msgload/rundir"
-	"github.com/msgload/msgload/scenarios/msgspec"
 )
 
 func reflectValue(s *Scenario) reflect.Value { return reflect.ValueOf(s).Elem() }
@@ -501,11 +501,11 @@ func (c *checker) thresholds(s *Scenario, p string) {
 		case !t.AbortOnFail && !t.DelayAbortEval.IsZero():
 			c.errorf(at+".delayAbortEval", "delayAbortEval delays the live judgement of abortOnFail: set abortOnFail: true, or drop it")
 		case t.AbortOnFail:
-			if err := reports.CheckLiveThreshold(t.Expr, s.Delivery.Via); err != nil {
+			if err := summary.CheckLiveThreshold(t.Expr, s.Delivery.Via); err != nil {
 				c.errorf(expr, "threshold %q: %s", t.Expr, oneLine(err.Error()))
 			}
 		default:
-			if err := reports.CheckThresholdFor(t.Expr, s.Delivery.Via); err != nil {
+			if err := summary.CheckThresholdFor(t.Expr, s.Delivery.Via); err != nil {
 				c.errorf(expr, "threshold %q: %s", t.Expr, oneLine(err.Error()))
 			}
 		}

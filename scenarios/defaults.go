@@ -8,8 +8,8 @@ import (
 
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/msgload/msgload/attack/message/msgspec"
 	"github.com/msgload/msgload/rundir"
-	"github.com/msgload/msgload/scenarios/msgspec"
 )
 
 // The defaults of a scenario, in one table. They are applied once the api is

@@ -154,14 +154,7 @@ func (s *Scenario) planParts() Plan {
 	for i := range s.Parts {
 		pp := s.Parts[i].Plan()
 		p.Parts = append(p.Parts, pp)
-		p.Requests += pp.Requests
-		p.Messages += pp.Messages
-		p.Probes += pp.Probes
-		p.Retries += pp.Retries
-		p.Attempts += pp.Attempts
-		p.RatePerSecond += pp.RatePerSecond
-		p.PeakPerSecond += pp.PeakPerSecond
-		p.Duration = max(p.Duration, pp.Duration)
+		p.add(pp)
 		first += float64(pp.Messages)
 		rejected += pp.Expected429 * float64(pp.Messages)
 	}
@@ -169,6 +162,19 @@ func (s *Scenario) planParts() Plan {
 		p.Expected429 = rejected / first
 	}
 	return p
+}
+
+// add adds part q's counts and rates to p, a plan of parts that run at
+// once: its duration is the longest part's.
+func (p *Plan) add(q Plan) {
+	p.Requests += q.Requests
+	p.Messages += q.Messages
+	p.Probes += q.Probes
+	p.Retries += q.Retries
+	p.Attempts += q.Attempts
+	p.RatePerSecond += q.RatePerSecond
+	p.PeakPerSecond += q.PeakPerSecond
+	p.Duration = max(p.Duration, q.Duration)
 }
 
 // curve is the planned count of messages over the run: cum[i] by i×dt

@@ -1,6 +1,6 @@
 package scenarios
 
-import "github.com/msgload/msgload/scenarios/msgspec"
+import "github.com/msgload/msgload/attack/message/msgspec"
 
 // The scenario file, field by field. Every field is documented in README.md; the
 // json tags are the YAML names (the decoder, the YAML encoder and the JSON Schema

@@ -1,9 +1,9 @@
 package message
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/msgload/msgload/internal/depcheck"
 )
 
 // forbiddenDeps are modules the body generator must not link: it runs for
@@ -23,7 +23,7 @@ var forbiddenDeps = []string{
 // through what it imports (the scenario loader once pulled in the reports).
 func TestNoHeavyDeps(t *testing.T) {
 	const self = "github.com/msgload/msgload/attack/message"
-	checkDeps(t, self, forbiddenDeps)
+	depcheck.Forbidden(t, self, forbiddenDeps, nil)
 }
 
 // binaryForbiddenDeps are modules the msgload binary must not link: a
@@ -44,7 +44,7 @@ var binaryForbiddenDeps = []string{
 // TestBinaryNoPlottingDeps is `go list -deps ./cmd/msgload | grep gonum`, and
 // the rest of the plotting stack, as a test.
 func TestBinaryNoPlottingDeps(t *testing.T) {
-	checkDeps(t, "github.com/msgload/msgload/cmd/msgload", binaryForbiddenDeps)
+	depcheck.Forbidden(t, "github.com/msgload/msgload/cmd/msgload", binaryForbiddenDeps, nil)
 }
 
 // TestBinaryNoPhoneMetadata keeps github.com/nyaruka/phonenumbers out of the
@@ -54,30 +54,5 @@ func TestBinaryNoPlottingDeps(t *testing.T) {
 // needs (calling codes, time zones by prefix) are internal/e164's, decoded on
 // first use; the library stays the oracle of e164's tests.
 func TestBinaryNoPhoneMetadata(t *testing.T) {
-	checkDeps(t, "github.com/msgload/msgload/cmd/msgload", []string{"github.com/nyaruka/phonenumbers"})
-}
-
-// checkDeps lists what pkg links (go list -deps) and fails on each forbidden
-// module among them.
-func checkDeps(t *testing.T, pkg string, forbidden []string) {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH")
-	}
-	out, err := exec.Command(goBin, "list", "-deps", pkg).Output()
-	if err != nil {
-		t.Fatalf("go list -deps %s: %v", pkg, err)
-	}
-	deps := strings.Fields(string(out))
-	if len(deps) == 0 || deps[len(deps)-1] != pkg {
-		t.Fatalf("go list -deps did not list %s last: %q", pkg, deps)
-	}
-	for _, d := range deps {
-		for _, bad := range forbidden {
-			if strings.HasPrefix(strings.ToLower(d), strings.ToLower(bad)) {
-				t.Errorf("%s links %s (forbidden: %s)", pkg, d, bad)
-			}
-		}
-	}
+	depcheck.Forbidden(t, "github.com/msgload/msgload/cmd/msgload", []string{"github.com/nyaruka/phonenumbers"}, nil)
 }

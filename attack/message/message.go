@@ -13,9 +13,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/msgload/msgload/attack/message/msgspec"
 	"github.com/msgload/msgload/internal/jsonesc"
 	"github.com/msgload/msgload/rundir"
-	"github.com/msgload/msgload/scenarios/msgspec"
 )
 
 // errUnknownAPI means the API is neither messaging nor notify.

@@ -12,9 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/msgload/msgload/attack/message/msgspec"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
-	"github.com/msgload/msgload/scenarios/msgspec"
 )
 
 var testTag = rundir.Tag{Run: "r1", Seq: 7, First: time.Unix(1700000000, 123).UTC()}

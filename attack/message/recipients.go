@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/msgload/msgload/scenarios/msgspec"
+	"github.com/msgload/msgload/attack/message/msgspec"
 )
 
 // Sentinel errors of the recipients reader.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/msgload/msgload/scenarios/msgspec"
+	"github.com/msgload/msgload/attack/message/msgspec"
 )
 
 // vars are the values a template can print.

@@ -1,21 +1,12 @@
-package reports
+package summary
 
-import (
-	"encoding/json"
-	"errors"
-	"fmt"
+import "github.com/msgload/msgload/rundir"
 
-	"github.com/msgload/msgload/rundir"
-)
-
-// errBadSummary means a summary.json could not be read as a summary.
-var errBadSummary = errors.New("bad summary")
-
-// schemaVersion is the version of the summary.json layout; it grows when a field
+// SchemaVersion is the version of the summary.json layout; it grows when a field
 // changes meaning (adding fields does not change it). 2: `ok` is `verdict` ==
 // "pass" (no longer only "every threshold held"), and a figure without data is
 // null. parseSummary reads 1 and 2.
-const schemaVersion = 2
+const SchemaVersion = 2
 
 // Summary is summary.json: every figure of a run, documented in README.md. The
 // `expr` tags are the names thresholds use (the same as the JSON names).
@@ -26,15 +17,15 @@ type Summary struct {
 	Verdict        string       `json:"verdict" expr:"-"`         // pass, fail, incomplete or error (verdict.go)
 	VerdictReasons []string     `json:"verdict_reasons" expr:"-"` // every reason for it, in plain sentences
 	Reasons        []Reason     `json:"reasons" expr:"-"`         // the same reasons: whose each is, its verdict and what to do (verdict.go)
-	Run            runInfo      `json:"run" expr:"run"`
+	Run            RunInfo      `json:"run" expr:"run"`
 	Requests       Requests     `json:"requests" expr:"requests"`
-	RateLimit      rateLimit    `json:"rate_limit" expr:"rate_limit"`
+	RateLimit      RateLimit    `json:"rate_limit" expr:"rate_limit"`
 	Idempotency    Idempotency  `json:"idempotency" expr:"idempotency"`
 	Delivery       Delivery     `json:"delivery" expr:"delivery"`
-	Outcomes       outcomes     `json:"outcomes" expr:"outcomes"`
-	Incoming       incoming     `json:"incoming" expr:"incoming"`
-	Truth          *truthReport `json:"truth,omitempty" expr:"truth"`
-	Drift          *drift       `json:"drift" expr:"drift"` // null in a run shorter than driftMinRun (drift.go)
+	Outcomes       Outcomes     `json:"outcomes" expr:"outcomes"`
+	Incoming       Incoming     `json:"incoming" expr:"incoming"`
+	Truth          *TruthReport `json:"truth,omitempty" expr:"truth"`
+	Drift          *Drift       `json:"drift" expr:"drift"` // null in a run shorter than driftMinRun (drift.go)
 	Thresholds     []Threshold  `json:"thresholds" expr:"-"`
 	Warnings       []string     `json:"warnings,omitempty" expr:"-"`
 	// Partial marks a checkpoint written while the run goes (WritePartial):
@@ -43,24 +34,10 @@ type Summary struct {
 	// LatencyResolution is the resolution of every latency figure, in
 	// seconds: 1 µs (each value is ranked rounded to it; bounded.go).
 	LatencyResolution float64 `json:"latency_resolution_s" expr:"-"`
-
-	// Whole is the whole run's summary when this summary.json was of kind
-	// run (a run with parts): only Verdict, VerdictReasons, ok and a few Run
-	// fields are then filled here.
-	Whole *RunSummary `json:"-" expr:"-"`
-
-	charts         *charts   // time series for report.html; not part of summary.json
-	thresholdExprs []string  // from run.json
-	problems       []string  // raw files missing or unreadable: the verdict is error
-	early          []Reason  // reasons found while reading (a shard killed or missing, a run with no end), with whose they are
-	missing        []string  // the raw files behind problems: their figures have no data (nodata.go)
-	dir            string    // the run directory it was read from, for the reasons' commands
-	ops            opsRec    // the errors table's index while the attempts are read (ops.go)
-	baseline       *baseline // the comparison against --baseline, for the card and compare.json (baseline.go)
 }
 
-// runInfo is what run.json says about the run.
-type runInfo struct {
+// RunInfo is what run.json says about the run.
+type RunInfo struct {
 	ID          string  `json:"id" expr:"id"`
 	Scenario    string  `json:"scenario" expr:"scenario"`
 	Part        string  `json:"part,omitempty" expr:"-"` // the part's name in a run with parts (run.json part)
@@ -91,7 +68,7 @@ type runInfo struct {
 	Aborted *rundir.Abort `json:"aborted,omitempty" expr:"-"`
 }
 
-// percentiles are latencies in seconds, exact nearest-rank (hist.go). With
+// Percentiles are latencies in seconds, exact nearest-rank (hist.go). With
 // Count 0 there is no data: the figures are 0 here and null in summary.json.
 //
 // A delivery latency counts every accepted message: Censored of the Count had
@@ -99,7 +76,7 @@ type runInfo struct {
 // percentile whose rank falls among them is unknown: its field is 0 here
 // (null in summary.json) and its _at_least field holds its lower bound
 // (hist.censoredQuantile); max and mean are then lower bounds too.
-type percentiles struct {
+type Percentiles struct {
 	Count       int64    `json:"count" expr:"count"`
 	Censored    int64    `json:"censored" expr:"censored"`
 	P50         float64  `json:"p50" expr:"p50"`
@@ -130,13 +107,13 @@ type Requests struct {
 	AchievedRate float64          `json:"achieved_rate" expr:"achieved_rate"`
 	PlannedCount int64            `json:"planned_messages" expr:"planned_messages"`
 	PlanCounted  bool             `json:"plan_counted,omitempty" expr:"plan_counted"` // the plan is a count: every planned message is owed
-	Latency      percentiles      `json:"latency" expr:"latency"`
+	Latency      Percentiles      `json:"latency" expr:"latency"`
 	// LatencyIntended runs from the intended send time (open model: includes the
 	// attacker's own lag, so coordinated omission is visible).
-	LatencyIntended percentiles `json:"latency_intended" expr:"latency_intended"`
+	LatencyIntended Percentiles `json:"latency_intended" expr:"latency_intended"`
 	Late            int64       `json:"late" expr:"late"` // attempts sent more than lateAfter behind plan
 	LateAfter       float64     `json:"late_after_s" expr:"late_after"`
-	SendLag         percentiles `json:"send_lag" expr:"send_lag"`
+	SendLag         Percentiles `json:"send_lag" expr:"send_lag"`
 	BadLines        int64       `json:"bad_lines" expr:"bad_lines"` // attempts.jsonl lines that did not decode
 	// Duplicates counts attempts.jsonl lines that repeat an attempt already
 	// read (the same seq, attempt, op, probe, client and send time): counted
@@ -157,30 +134,30 @@ type Requests struct {
 
 	// Operations is the per-operation table: each operation's requests, ok,
 	// 429 and other errors, mean and max latency (ops.go).
-	Operations []opFigure `json:"operations,omitempty" expr:"-"`
+	Operations []OpFigure `json:"operations,omitempty" expr:"-"`
 	// ErrorTable counts the requests that were not ok by operation, code,
 	// class and message (digits aside), with the earliest one's text (ops.go).
-	ErrorTable []errorRow `json:"error_table,omitempty" expr:"-"`
+	ErrorTable []ErrorRow `json:"error_table,omitempty" expr:"-"`
 }
 
-// rateLimit is what the run tells about the service's rate limit.
-type rateLimit struct {
+// RateLimit is what the run tells about the service's rate limit.
+type RateLimit struct {
 	Limit          int           `json:"limit" expr:"limit"`
 	Window         float64       `json:"window_s" expr:"window"`
 	Mode           string        `json:"mode" expr:"mode"`
-	Clients        []clientLimit `json:"clients" expr:"clients"`
+	Clients        []ClientLimit `json:"clients" expr:"clients"`
 	Rejected429    int64         `json:"rejected_429" expr:"rejected_429"`
 	MaxAccepted    int           `json:"max_accepted_per_window" expr:"max_accepted_per_window"`
 	ExcessAccepted int64         `json:"excess_accepted" expr:"excess_accepted"`
 	// Findings429 is the number of 429s received in respect mode (each is a finding).
 	Findings429 int64      `json:"findings_429" expr:"findings_429"`
-	RetryAfter  retryAfter `json:"retry_after" expr:"retry_after"`
-	Headers     headers    `json:"headers" expr:"headers"`
-	Algorithm   algorithm  `json:"algorithm" expr:"algorithm"`
+	RetryAfter  RetryAfter `json:"retry_after" expr:"retry_after"`
+	Headers     Headers    `json:"headers" expr:"headers"`
+	Algorithm   Algorithm  `json:"algorithm" expr:"algorithm"`
 }
 
-// clientLimit is the rate-limit view of one client.
-type clientLimit struct {
+// ClientLimit is the rate-limit view of one client.
+type ClientLimit struct {
 	ClientID       string  `json:"client_id" expr:"client_id"`
 	Sent           int64   `json:"sent" expr:"sent"`
 	Accepted       int64   `json:"accepted" expr:"accepted"`
@@ -191,8 +168,8 @@ type clientLimit struct {
 	First429AfterS float64 `json:"first_429_after_s,omitempty" expr:"first_429_after"`
 }
 
-// retryAfter tells whether 429 answers carried a right Retry-After.
-type retryAfter struct {
+// RetryAfter tells whether 429 answers carried a right Retry-After.
+type RetryAfter struct {
 	Present  int64 `json:"present" expr:"present"`     // 429s with the header
 	Missing  int64 `json:"missing" expr:"missing"`     // 429s without it
 	Invalid  int64 `json:"invalid" expr:"invalid"`     // present but neither seconds nor an HTTP date
@@ -201,9 +178,9 @@ type retryAfter struct {
 	Correct  int64 `json:"correct" expr:"correct"`     // present, valid, neither too short nor too long
 }
 
-// headers counts the IETF draft rateLimit fields seen and checks the policy
+// Headers counts the IETF draft rateLimit fields seen and checks the policy
 // the service announced against the limit it was seen to enforce.
-type headers struct {
+type Headers struct {
 	RateLimit       int64   `json:"ratelimit" expr:"ratelimit"`
 	RateLimitPolicy int64   `json:"ratelimit_policy" expr:"ratelimit_policy"`
 	PolicyLimit     int     `json:"policy_limit,omitempty" expr:"policy_limit"`     // q of the first rateLimit-Policy
@@ -212,8 +189,8 @@ type headers struct {
 	PolicyVerdict   string  `json:"policy_verdict,omitempty" expr:"policy_verdict"` // why it agrees or not
 }
 
-// algorithm is the verdict on which limiter the service behaves like.
-type algorithm struct {
+// Algorithm is the verdict on which limiter the service behaves like.
+type Algorithm struct {
 	Verdict  string   `json:"verdict" expr:"verdict"` // sliding window, fixed window, token bucket, cannot tell, not exercised
 	Limit    float64  `json:"estimated_limit" expr:"estimated_limit"`
 	Capacity float64  `json:"estimated_capacity,omitempty" expr:"estimated_capacity"` // token bucket: burst size
@@ -260,18 +237,18 @@ type Delivery struct {
 	BeforeSend   int64       `json:"before_send" expr:"before_send"`               // ended before their first send: a wrong join or clocks apart (verdict error; their latency counts as 0)
 	Refused      int64       `json:"refused_on_purpose" expr:"refused_on_purpose"` // calls the sink refused on purpose (fault injection): the sink's refusals
 	Redelivered  int64       `json:"redelivered" expr:"redelivered"`               // redelivered on request: the service's arrivals again, accepted, of calls the sink refused or held on purpose; not duplicates
-	RetryDelay   percentiles `json:"retry_delay" expr:"retry_delay"`               // refused or held call to its retry
+	RetryDelay   Percentiles `json:"retry_delay" expr:"retry_delay"`               // refused or held call to its retry
 	Events       int64       `json:"events" expr:"events"`
 	BadLines     int64       `json:"bad_lines" expr:"bad_lines"`
 	Deadline     string      `json:"deadline,omitempty" expr:"deadline"`
-	Latency      percentiles `json:"latency" expr:"latency"`
+	Latency      Percentiles `json:"latency" expr:"latency"`
 	// LatencyDelivered is the latency of the messages whose final status
 	// came (late ones too) alone: survivors only, shown labelled as such and
 	// never judged (no threshold reads it).
-	LatencyDelivered percentiles            `json:"latency_delivered" expr:"-"`
-	ByChannel        map[string]percentiles `json:"by_channel" expr:"by_channel"`
-	ByState          map[string]percentiles `json:"by_state" expr:"by_state"`
-	Failover         failover               `json:"failover" expr:"failover"`
+	LatencyDelivered Percentiles            `json:"latency_delivered" expr:"-"`
+	ByChannel        map[string]Percentiles `json:"by_channel" expr:"by_channel"`
+	ByState          map[string]Percentiles `json:"by_state" expr:"by_state"`
+	Failover         Failover               `json:"failover" expr:"failover"`
 	// LostSeqs are the sequence numbers (attempts.jsonl seq) of the first
 	// maxListed lost messages, late ones included; LateSeqs of the first late
 	// ones: the smallest, whatever the order read (contracts.go).
@@ -279,35 +256,35 @@ type Delivery struct {
 	LateSeqs []int64 `json:"late_seqs,omitempty" expr:"-"`
 }
 
-// failover describes cascades: how many messages reached each channel and the
+// Failover describes cascades: how many messages reached each channel and the
 // time each step took.
-type failover struct {
+type Failover struct {
 	Messages int64          `json:"messages" expr:"messages"` // messages with at least one step
-	Funnel   []funnelStage  `json:"funnel" expr:"funnel"`
-	Steps    []failoverStep `json:"steps" expr:"steps"`
+	Funnel   []FunnelStage  `json:"funnel" expr:"funnel"`
+	Steps    []FailoverStep `json:"steps" expr:"steps"`
 }
 
-// funnelStage is one channel of the cascade.
-type funnelStage struct {
+// FunnelStage is one channel of the cascade.
+type FunnelStage struct {
 	Channel  string `json:"channel" expr:"channel"`
 	Reached  int64  `json:"reached" expr:"reached"`   // messages with an event on this channel
 	Terminal int64  `json:"terminal" expr:"terminal"` // messages whose final state came on it
 }
 
-// failoverStep is one move from a channel to the next, with the time from the
+// FailoverStep is one move from a channel to the next, with the time from the
 // message's first send (or its previous step) to the first event showing it.
-type failoverStep struct {
+type FailoverStep struct {
 	From  string      `json:"from" expr:"from"`
 	To    string      `json:"to" expr:"to"`
 	Count int64       `json:"count" expr:"count"`
-	Time  percentiles `json:"time" expr:"time"`
+	Time  Percentiles `json:"time" expr:"time"`
 }
 
-// incoming covers messages subscribers sent back.
-type incoming struct {
+// Incoming covers messages subscribers sent back.
+type Incoming struct {
 	Received     int64       `json:"received" expr:"received"`
 	Replies      int64       `json:"replies" expr:"replies"` // incoming that quote a message of this run
-	ReplyLatency percentiles `json:"reply_latency" expr:"reply_latency"`
+	ReplyLatency Percentiles `json:"reply_latency" expr:"reply_latency"`
 }
 
 // Threshold is one expression of the scenario and its verdict.
@@ -321,9 +298,9 @@ type Threshold struct {
 	NoData []string `json:"no_data,omitempty"`
 }
 
-// truthReport puts the measured figures beside the embedded simulator's ground
+// TruthReport puts the measured figures beside the embedded simulator's ground
 // truth, judged by the same rules (reports/README.md, "Ground truth").
-type truthReport struct {
+type TruthReport struct {
 	// Agrees is false when a measured figure differs from the truth beyond
 	// the tolerance (counts: at all); null when the truth was not compared.
 	Agrees        *bool    `json:"agrees" expr:"agrees"`
@@ -335,9 +312,9 @@ type truthReport struct {
 	// simulator's first call of a record that ends the message;
 	// TrueLatencyUpper to that call's answer. The measured latency must lie
 	// between them, give or take the tolerance.
-	TrueLatency           percentiles   `json:"true_latency" expr:"true_latency"`
-	TrueLatencyUpper      percentiles   `json:"true_latency_upper" expr:"true_latency_upper"`
-	MeasuredLatency       percentiles   `json:"measured_latency" expr:"measured_latency"`               // delivery.latency, repeated for the side-by-side
+	TrueLatency           Percentiles   `json:"true_latency" expr:"true_latency"`
+	TrueLatencyUpper      Percentiles   `json:"true_latency_upper" expr:"true_latency_upper"`
+	MeasuredLatency       Percentiles   `json:"measured_latency" expr:"measured_latency"`               // delivery.latency, repeated for the side-by-side
 	ExpectedLost          int64         `json:"expected_lost" expr:"expected_lost"`                     // accepted messages no record ending them surely reached the sink by the deadline
 	ExpectedLostMin       int64         `json:"expected_lost_min" expr:"expected_lost_min"`             // the same if every unanswered call reached it
 	MeasuredLost          int64         `json:"measured_lost" expr:"measured_lost"`                     //
@@ -348,12 +325,12 @@ type truthReport struct {
 	Unanswered            int64         `json:"unanswered" expr:"unanswered"`                           // calls that got no answer: the sink may or may not have logged them
 	MeasuredDuplicates    int64         `json:"measured_duplicates" expr:"measured_duplicates"`         //
 	ExpectedReaccepted    int64         `json:"expected_reaccepted" expr:"expected_reaccepted"`         // messages the simulator accepted under more than one id
-	FailoverSteps         []truthStep   `json:"failover_steps" expr:"failover_steps"`                   // per step, messages whose arrivals show it
+	FailoverSteps         []TruthStep   `json:"failover_steps" expr:"failover_steps"`                   // per step, messages whose arrivals show it
 	CallbacksDropped      int64         `json:"callbacks_dropped" expr:"callbacks_dropped"`             //
 	CallbacksFailed       int64         `json:"callbacks_failed" expr:"callbacks_failed"`               //
 	CallbacksDup          int64         `json:"callbacks_duplicated" expr:"callbacks_duplicated"`       //
 	DuplicateSends        int64         `json:"duplicate_sends" expr:"duplicate_sends"`                 // messages sent downstream more than once
-	Windows               []truthWindow `json:"windows" expr:"windows"`
+	Windows               []TruthWindow `json:"windows" expr:"windows"`
 	WindowMismatches      int64         `json:"window_mismatches" expr:"window_mismatches"` // informative: the attacker counts by send time
 
 	// ExpectedDuplicateDeliveries counts the messages that the simulator's
@@ -363,13 +340,10 @@ type truthReport struct {
 	ExpectedDuplicateDeliveries    int64 `json:"expected_duplicate_deliveries" expr:"expected_duplicate_deliveries"`
 	ExpectedDuplicateDeliveriesMax int64 `json:"expected_duplicate_deliveries_max" expr:"expected_duplicate_deliveries_max"`
 	MeasuredDuplicateDeliveries    int64 `json:"measured_duplicate_deliveries" expr:"measured_duplicate_deliveries"`
-
-	trueLo, trueHi *hist                 // the true latency's two sides, with their censored values (judgeLatency)
-	trueLimit      rundir.TruthRateLimit // the simulator's limit and what used its quota (sameLimiter, judgeQuota)
 }
 
-// truthStep is one failover step, true and measured.
-type truthStep struct {
+// TruthStep is one failover step, true and measured.
+type TruthStep struct {
 	From     string `json:"from" expr:"from"`
 	To       string `json:"to" expr:"to"`
 	True     int64  `json:"true" expr:"true"`         // messages whose calls that surely arrived show the step
@@ -377,73 +351,12 @@ type truthStep struct {
 	Measured int64  `json:"measured" expr:"measured"`
 }
 
-// truthWindow is one limiter window, true and measured.
-type truthWindow struct {
+// TruthWindow is one limiter window, true and measured.
+type TruthWindow struct {
 	Client           string `json:"client" expr:"client"`
 	Start            string `json:"start" expr:"start"`
 	Accepted         int    `json:"accepted" expr:"accepted"`
 	Refused          int    `json:"refused" expr:"refused"`
 	MeasuredAccepted int    `json:"measured_accepted" expr:"measured_accepted"`
 	MeasuredRefused  int    `json:"measured_refused" expr:"measured_refused"`
-}
-
-// OK reports whether the verdict is pass: every threshold held on figures that
-// have data, messages were sent and accepted, the run was complete and its raw
-// files were there. A summary without a verdict is not OK.
-func (s *Summary) OK() bool { return s.Verdict == VerdictPass }
-
-// ReadSummary reads a summary.json.
-func ReadSummary(path string) (*Summary, error) {
-	b, err := rundir.ReadFile(path, rundir.MaxDocBytes)
-	if err != nil {
-		return nil, fmt.Errorf("read summary: %w", err)
-	}
-	s, err := parseSummary(b)
-	if err != nil {
-		return nil, fmt.Errorf("read summary %q: %w", path, err)
-	}
-	return s, nil
-}
-
-// parseSummary decodes a summary.json body.
-func parseSummary(b []byte) (*Summary, error) {
-	var s Summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		var kind struct {
-			Kind string `json:"kind"`
-		}
-		if json.Unmarshal(b, &kind) != nil || kind.Kind != KindRun {
-			return nil, fmt.Errorf("%w: %v", errBadSummary, err)
-		}
-	}
-	if s.Schema == 0 {
-		return nil, fmt.Errorf("%w: no schema version (not a msgload summary.json?)", errBadSummary)
-	}
-	if s.Schema > schemaVersion {
-		return nil, fmt.Errorf("%w: schema %d is newer than this msgload (%d)", errBadSummary, s.Schema, schemaVersion)
-	}
-	if s.Kind == KindRun {
-		return parseRunSummary(b)
-	}
-	if s.Verdict == "" { // schema 1: ok meant "every threshold held"
-		switch {
-		case s.Run.Interrupted:
-			s.Verdict = VerdictIncomplete
-		case s.Passed:
-			s.Verdict = VerdictPass
-		default:
-			s.Verdict = verdictFail
-		}
-		s.VerdictReasons = []string{"summary.json of schema 1 has no verdict: read from ok and run.interrupted"}
-	}
-	s.Passed = s.Verdict == VerdictPass
-	return &s, nil
-}
-
-func (s *Summary) marshal() ([]byte, error) {
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '\n'), nil
 }

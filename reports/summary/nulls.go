@@ -1,4 +1,4 @@
-package reports
+package summary
 
 import (
 	"bytes"
@@ -13,20 +13,20 @@ import (
 // Delivery.Measured == false say which are absent. Reading null back into a
 // number leaves 0, so summaries old and new decode the same way.
 
-// noData is how the reports show a figure without data.
-const noData = "no data"
+// NoData is how the reports show a figure without data.
+const NoData = "no data"
 
-// notMeasured is how the reports show delivery figures of a run with delivery: none.
-const notMeasured = "not measured"
+// NotMeasured is how the reports show delivery figures of a run with delivery: none.
+const NotMeasured = "not measured"
 
 // Has reports whether the latency object has any value.
-func (p percentiles) Has() bool { return p.Count > 0 }
+func (p Percentiles) Has() bool { return p.Count > 0 }
 
 // MarshalJSON writes the percentiles, or null for each of them when nothing was
 // recorded (count stays), and null for each that is only a lower bound (its
 // _at_least field beside it holds the bound).
-func (p percentiles) MarshalJSON() ([]byte, error) {
-	type plain percentiles
+func (p Percentiles) MarshalJSON() ([]byte, error) {
+	type plain Percentiles
 	if p.Count == 0 {
 		return []byte(`{"count":0,"censored":0,"p50":null,"p90":null,"p95":null,"p99":null,"max":null,"mean":null}`), nil
 	}
@@ -36,7 +36,7 @@ func (p percentiles) MarshalJSON() ([]byte, error) {
 	}
 	var null []string
 	for _, name := range latencyFigures {
-		if _, lower := p.figure(name); lower {
+		if _, lower := p.Figure(name); lower {
 			null = append(null, name)
 		}
 	}
@@ -46,9 +46,9 @@ func (p percentiles) MarshalJSON() ([]byte, error) {
 // latencyFigures are the figures of a latency object, in summary.json's order.
 var latencyFigures = []string{"p50", "p90", "p95", "p99", "max", "mean"}
 
-// figure returns p's figure name (p50, p90, p95, p99, max, mean) and whether
+// Figure returns p's figure name (p50, p90, p95, p99, max, mean) and whether
 // it is only a lower bound (then v is the bound: the figure is more).
-func (p percentiles) figure(name string) (v float64, lower bool) {
+func (p Percentiles) Figure(name string) (v float64, lower bool) {
 	var exact float64
 	var bound *float64
 	switch name {
@@ -71,54 +71,54 @@ func (p percentiles) figure(name string) (v float64, lower bool) {
 	return exact, false
 }
 
-// showFigure formats p's figure name for people: "1.20s", "> 5.00s" for a
+// ShowFigure formats p's figure name for people: "1.20s", "> 5.00s" for a
 // lower bound, or "no data".
-func (p percentiles) showFigure(name string) string {
+func (p Percentiles) ShowFigure(name string) string {
 	if p.Count == 0 {
-		return noData
+		return NoData
 	}
-	v, lower := p.figure(name)
+	v, lower := p.Figure(name)
 	if lower {
-		return "> " + dur(v)
+		return "> " + Dur(v)
 	}
-	return dur(v)
+	return Dur(v)
 }
 
-// censoredNote is "(38 of 40 without a final status)" when p has censored
+// CensoredNote is "(38 of 40 without a final status)" when p has censored
 // values, else "".
-func (p percentiles) censoredNote() string {
+func (p Percentiles) CensoredNote() string {
 	if p.Censored == 0 {
 		return ""
 	}
 	return fmt.Sprintf(" (%d of %d without a final status)", p.Censored, p.Count)
 }
 
-// countText is p's count for the tables: "40", or "40 (38 without a final
+// CountText is p's count for the tables: "40", or "40 (38 without a final
 // status)".
-func (p percentiles) countText() string {
+func (p Percentiles) CountText() string {
 	if p.Censored == 0 {
 		return strconv.FormatInt(p.Count, 10)
 	}
 	return fmt.Sprintf("%d (%d without a final status)", p.Count, p.Censored)
 }
 
-// lowerBoundWhy says why figure name of p is only a lower bound, or "" when
+// LowerBoundWhy says why figure name of p is only a lower bound, or "" when
 // it is not: "<label> is at least 5.00s (38 of 40 without a final status by
 // the end of the wait)".
-func (p percentiles) lowerBoundWhy(name, label string) string {
-	v, lower := p.figure(name)
+func (p Percentiles) LowerBoundWhy(name, label string) string {
+	v, lower := p.Figure(name)
 	if !lower {
 		return ""
 	}
-	return fmt.Sprintf("%s is at least %s (%d of %d without a final status by the end of the wait)", label, dur(v), p.Censored, p.Count)
+	return fmt.Sprintf("%s is at least %s (%d of %d without a final status by the end of the wait)", label, Dur(v), p.Censored, p.Count)
 }
 
-// show formats one of p's figures for people, or "no data".
-func (p percentiles) show(v float64) string {
+// Show formats one of p's figures for people, or "no data".
+func (p Percentiles) Show(v float64) string {
 	if p.Count == 0 {
-		return noData
+		return NoData
 	}
-	return dur(v)
+	return Dur(v)
 }
 
 // MarshalJSON writes the request figures, with error_rate null when no
@@ -143,17 +143,17 @@ func (r Requests) MarshalJSON() ([]byte, error) {
 	return nullKeys(b, null)
 }
 
-// showRate formats a rate of r's for people, or "no data" when has is false.
-func showRate(v float64, has bool, format func(float64) string) string {
+// ShowRate formats a rate of r's for people, or "no data" when has is false.
+func ShowRate(v float64, has bool, format func(float64) string) string {
 	if !has {
-		return noData
+		return NoData
 	}
 	return format(v)
 }
 
-// deliveryCounts are the JSON names of the Delivery figures that only a
+// DeliveryCounts are the JSON names of the Delivery figures that only a
 // measured delivery has: null in summary.json when delivery is not measured.
-var deliveryCounts = []string{"expected", "received", "lost", "late", "duplicates", "unmatched",
+var DeliveryCounts = []string{"expected", "received", "lost", "late", "duplicates", "unmatched",
 	"malformed", "unauthorized", "unconfirmed", "before_send", "refused_on_purpose", "redelivered", "events", "bad_lines"}
 
 // MarshalJSON writes the delivery figures, with the counts null when delivery
@@ -164,7 +164,7 @@ func (d Delivery) MarshalJSON() ([]byte, error) {
 	if err != nil || d.Measured {
 		return b, err
 	}
-	return nullKeys(b, deliveryCounts)
+	return nullKeys(b, DeliveryCounts)
 }
 
 // UnmarshalJSON reads the delivery figures; a summary written before
@@ -187,9 +187,9 @@ func (d *Delivery) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// clearCounts zeroes the figures a run without delivery measurement cannot
+// ClearCounts zeroes the figures a run without delivery measurement cannot
 // have (every accepted message would otherwise count as lost).
-func (d *Delivery) clearCounts() {
+func (d *Delivery) ClearCounts() {
 	d.Expected, d.Received, d.Lost, d.Late, d.Duplicates, d.Unmatched = 0, 0, 0, 0, 0, 0
 	d.Malformed, d.Unauthorized, d.Unconfirmed, d.Refused, d.Redelivered, d.Events, d.BadLines, d.BeforeSend = 0, 0, 0, 0, 0, 0, 0, 0
 	d.LostSeqs, d.LateSeqs = nil, nil
@@ -242,4 +242,20 @@ func nullKeys(obj []byte, keys []string) ([]byte, error) {
 	}
 	out.WriteByte('}')
 	return out.Bytes(), nil
+}
+
+// Dur formats seconds for people: 850µs, 12.3ms, 1.25s, 2m5s.
+func Dur(sec float64) string {
+	switch {
+	case sec == 0:
+		return "0"
+	case sec < 1e-3:
+		return strconv.FormatFloat(sec*1e6, 'f', 0, 64) + "µs"
+	case sec < 1:
+		return strconv.FormatFloat(sec*1e3, 'f', 1, 64) + "ms"
+	case sec < 120:
+		return strconv.FormatFloat(sec, 'f', 2, 64) + "s"
+	}
+	m := int(sec) / 60
+	return fmt.Sprintf("%dm%ds", m, int(sec)-60*m)
 }

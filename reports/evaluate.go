@@ -1,0 +1,87 @@
+package reports
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/msgload/msgload/reports/summary"
+	"github.com/msgload/msgload/thresholds"
+)
+
+// evalThreshold judges one compiled threshold (summary.Compiled, the contract's check)
+// against s, with the no-data rule (nodata.go).
+func evalThreshold(c *compiled, s *Summary) Threshold {
+	t := Threshold{Expr: c.String()}
+	var why, bounds []string
+	for _, p := range c.Paths {
+		name := thresholds.PathString(p)
+		if slices.Contains(t.NoData, name) {
+			continue
+		}
+		if r := s.noData(p); r != "" {
+			t.NoData = append(t.NoData, name)
+			why = append(why, name+": "+r)
+		} else if r := s.lowerBound(p, name); r != "" {
+			// Only a lower bound: null in summary.json like a figure
+			// without data, and the threshold fails (nodata.go).
+			t.NoData = append(t.NoData, name)
+			bounds = append(bounds, r)
+		}
+	}
+	if len(why) > 0 || len(bounds) > 0 {
+		t.Error = boundsError(why, bounds)
+		return t
+	}
+	ok, err := c.Holds(&s.Summary)
+	if err != nil {
+		t.Error = err.Error()
+		return t
+	}
+	t.OK = ok
+	if t.OK {
+		t.Value = 1
+	}
+	if f, ok := c.Left(&s.Summary); ok {
+		t.Value = round6(f)
+	}
+	return t
+}
+
+// boundsError is a threshold's error when figures it reads have no data
+// (why) or are only lower bounds (bounds).
+func boundsError(why, bounds []string) string {
+	var parts []string
+	if len(why) > 0 {
+		parts = append(parts, "no data: "+strings.Join(why, "; "))
+	}
+	if len(bounds) > 0 {
+		parts = append(parts, "only a lower bound: "+strings.Join(bounds, "; "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Evaluate compiles every threshold first (any that does not compile is bad
+// input, reported together), then evaluates them all against s and sets the
+// verdict (and ok).
+func (s *Summary) Evaluate(exprs []string) error {
+	progs := make([]*compiled, 0, len(exprs))
+	var errs []error
+	for _, e := range exprs {
+		c, err := summary.CompileThreshold(e)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		progs = append(progs, c)
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	s.Thresholds = make([]Threshold, 0, len(progs))
+	for _, c := range progs {
+		s.Thresholds = append(s.Thresholds, evalThreshold(c, s))
+	}
+	s.decide()
+	return nil
+}
