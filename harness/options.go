@@ -360,6 +360,7 @@ func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 	if d := ss.TokenLifetime.D; d > 0 {
 		cfg.Notify.TokenLifetime = d
 	}
+	simIdempotency(&cfg, ss.Idempotency)
 
 	addClients(&cfg, s)
 	pointAccounts(&cfg, s, sinkURL)
@@ -367,6 +368,21 @@ func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 		return sim.Config{}, fmt.Errorf("%s: sim settings: %w", s.Name, errsJoin(errs))
 	}
 	return cfg, nil
+}
+
+// simIdempotency sets the simulator's externalId keeping from
+// sim.idempotency (each field unset keeps the simulator's default).
+func simIdempotency(cfg *sim.Config, id scenarios.SimIdempotency) {
+	if d := id.Window.D; d > 0 {
+		cfg.Notify.IdempotencyRetention = d
+	}
+	if id.ChangedBody != "" {
+		cfg.Notify.IdempotencyMismatch = id.ChangedBody
+	}
+	if id.InFlight != "" {
+		cfg.Notify.IdempotencyInFlight = id.InFlight
+	}
+	cfg.Notify.IdempotencyProcessing = id.Processing.D
 }
 
 // addClients makes every client of the scenario known to the simulator: a
