@@ -218,6 +218,8 @@ func (r *partRun) attackBase(ld load, baseURL, tokenURL string, retry attack.Ret
 		Retry:            retry,
 		Probes:           s.Idempotency.Probes.F,
 		ProbeConcurrency: s.Idempotency.Concurrent,
+		ProbeInFlight:    s.Idempotency.InFlight,
+		ProbeChangedBody: s.Idempotency.ChangedBody,
 		Timeout:          s.Retry.Timeout.D,
 		// The run ends delivery.grace after the load: no retry leaves, and no
 		// wait (backoff, Retry-After, the respect limiter) lasts, past it. A

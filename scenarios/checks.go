@@ -465,7 +465,7 @@ func (c *checker) limit(s *Scenario, p string) {
 
 func (c *checker) idempotency(s *Scenario, p string, notify bool) {
 	at := func(f string) string { return joinPath(p, f) }
-	if s.Idempotency.Probes.IsZero() && s.Idempotency.Concurrent <= 0 {
+	if s.Idempotency.Probes.IsZero() && s.Idempotency.Concurrent <= 0 && s.Idempotency.InFlight <= 0 && !s.Idempotency.ChangedBody {
 		return // no probes: nothing here is used
 	}
 	if !notify {
@@ -473,6 +473,9 @@ func (c *checker) idempotency(s *Scenario, p string, notify bool) {
 	}
 	if s.Idempotency.Concurrent < 0 || s.Idempotency.Concurrent > 100 {
 		c.errorf(at("idempotency.concurrent"), "must be from 0 to 100")
+	}
+	if s.Idempotency.InFlight < 0 || s.Idempotency.InFlight > 100 {
+		c.errorf(at("idempotency.inFlight"), "must be from 0 to 100")
 	}
 }
 

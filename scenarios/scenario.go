@@ -146,8 +146,10 @@ type Retry struct {
 
 // Idempotency probes resend a share of notifications with the same externalId.
 type Idempotency struct {
-	Probes     Percent `json:"probes,omitempty" jsonschema_description:"share of messages resent with the same externalId"`
-	Concurrent int     `json:"concurrent,omitempty" jsonschema:"minimum=0" jsonschema_description:"copies sent at once for a probed message; besides its sequential resend (default 2)"`
+	Probes      Percent `json:"probes,omitempty" jsonschema_description:"share of messages resent with the same externalId"`
+	Concurrent  int     `json:"concurrent,omitempty" jsonschema:"minimum=0" jsonschema_description:"copies sent at once for a probed message; besides its sequential resend (default 2)"`
+	InFlight    int     `json:"inFlight,omitempty" jsonschema:"minimum=0" jsonschema_description:"copies sent at once with a probed message's first send, before its answer (default 0)"`
+	ChangedBody bool    `json:"changedBody,omitempty" jsonschema_description:"a probed message is also resent with another text under its externalId; the answer is recorded, not compared"`
 }
 
 // Delivery says how delivery is measured.
