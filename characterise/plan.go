@@ -86,8 +86,8 @@ const (
 	traceShare    = 0.15
 	reburstShare  = 0.20 // a second burst after the trace: the limiter exhausted again, past its first recovery
 	idemMaxMsgs   = 15
-	idemCopies    = 2 // concurrent copies per probed message
-	idemPerMsg    = 2 + idemCopies
+	idemCopies    = 2                          // concurrent copies per probed message
+	idemPerMsg    = 2 + idemCopies + idemExtra // probes_idem.go: idemExtra
 	probeGrace    = 10 * time.Second
 	minBurstShare = 20
 )
@@ -106,7 +106,7 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 		n := min(int64(float64(o.Budget)*idemShare)/idemPerMsg, idemMaxMsgs)
 		if n >= 1 {
 			p.Probes = append(p.Probes, Probe{Name: probeIdempotency, Requests: n * idemPerMsg, Takes: time.Duration(n)*time.Second + grace(s),
-				What: fmt.Sprintf("%d notifications at 1/s, each resent once after its answer and %d times at once (same externalId)", n, idemCopies)})
+				What: idemWhat(n)})
 			left -= n * idemPerMsg
 		}
 	}

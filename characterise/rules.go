@@ -32,7 +32,8 @@ const (
 // Rules lists the rules expect: may name.
 func Rules() []string {
 	return []string{RuleBurst, RuleLimit, RuleCapacity, RuleAlgorithm, RuleRefusalsUseQuota, RuleIsolated, RuleRetryAfter, RuleRetryAfterRight,
-		RuleRetrySameID, RuleCopiesSameID, RuleOneDelivery, RuleCopiesAnswer}
+		RuleRetrySameID, RuleCopiesSameID, RuleOneDelivery, RuleCopiesAnswer, RuleInFlightOneEffect, RuleInFlightAnswer, RuleChangedBody,
+		RuleRetry5xxOneEffect, RuleRetryResetOne}
 }
 
 // algorithms are the words of rate_limit.algorithm (the fitter's verdicts).
@@ -57,15 +58,29 @@ func checkExpected(rule, v string) string {
 		if v != "present" && v != "absent" {
 			return "want present or absent"
 		}
-	case RuleCopiesAnswer:
-		for c := range strings.SplitSeq(v, ",") {
-			if n, err := strconv.Atoi(strings.TrimSpace(c)); err != nil || n < 100 || n > 599 {
-				return "want HTTP codes, e.g. 200 or 200, 409"
-			}
-		}
+	case RuleChangedBody:
+		return checkAnswers(v, changedFirst, changedNew)
+	case RuleCopiesAnswer, RuleInFlightAnswer:
+		return checkAnswers(v)
 	default:
 		if v != yes && v != no {
 			return "want yes or no"
+		}
+	}
+	return ""
+}
+
+// checkAnswers says what is wrong with a list of HTTP codes and words.
+func checkAnswers(v string, words ...string) string {
+	for c := range strings.SplitSeq(v, ",") {
+		if slices.Contains(words, strings.TrimSpace(c)) {
+			continue
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(c)); err != nil || n < 100 || n > 599 {
+			if len(words) > 0 {
+				return "want " + strings.Join(words, ", ") + " or HTTP codes, e.g. " + words[0] + " or 422"
+			}
+			return "want HTTP codes, e.g. 200 or 200, 409"
 		}
 	}
 	return ""
@@ -106,7 +121,7 @@ func matches(f *reports.Finding, e string) bool {
 		}
 		// the same rate over the same window: 100/1m is 100/60s, not 50/30s
 		return math.Abs(w.Seconds()-fw.Seconds()) <= 0.05*w.Seconds() && (within(f, c) || c == fc)
-	case RuleCopiesAnswer:
+	case RuleCopiesAnswer, RuleInFlightAnswer, RuleChangedBody:
 		return codeSet(e) == codeSet(f.Value)
 	}
 	return f.Value == e
