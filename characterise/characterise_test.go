@@ -119,13 +119,20 @@ var matrixOptions = Options{Budget: 300, MaxWindow: 4 * time.Second, MaxTime: ti
 
 // The budget is never exceeded: every send that left, in every probe's
 // attempts.jsonl, is counted, and they are at most --budget — also a budget
-// too small for the plan's shares.
+// too small for the plan's shares, and with the idempotency probe's
+// retries of 500s and resets and the window probe's resends.
 func TestBudgetNeverExceeded(t *testing.T) {
-	f := matrixFile(t, "sliding", false)
-	for _, budget := range []int64{90, 150} {
+	for _, tc := range []struct {
+		f      *File
+		budget int64
+	}{
+		{matrixFile(t, "sliding", false), 90}, {matrixFile(t, "sliding", false), 150},
+		{idemFile(t, "{ window: 1s }", "{ processedThen500: 30%, resetAfterProcessing: 30% }"), 250},
+	} {
+		budget := tc.budget
 		o := matrixOptions
 		o.Budget = budget
-		res := characterise(t, f, o)
+		res := characterise(t, tc.f, o)
 		var sent int64
 		err := filepath.WalkDir(res.Dir, func(path string, d os.DirEntry, err error) error {
 			if err == nil && d.Name() == rundir.AttemptsFile {

@@ -21,6 +21,7 @@ func (st *state) findings(expect []Expectation) []reports.Finding {
 	fs = append(fs, st.isolationFinding())
 	if st.base.API == rundir.APINotify {
 		fs = append(fs, st.idempotencyFindings()...)
+		fs = append(fs, st.windowFinding())
 	}
 	want := map[string]string{}
 	for _, e := range expect {

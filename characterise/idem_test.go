@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/msgload/msgload/harness"
 	"github.com/msgload/msgload/reports"
@@ -37,16 +38,17 @@ sim:
 }
 
 // idemOnly runs f's idempotency probe alone, through Run (the rate-limit
-// probes cost time and are the other tests' matter): 6 notifications.
+// probes cost time and are the other tests' matter): 6 notifications, and
+// the window's ladder of 1, 2 and 4 s.
 func idemOnly(t *testing.T, f *File) *reports.Contract {
 	t.Helper()
-	p, err := NewPlan(f, Options{Budget: 6 * idemPerMsg * 10})
+	p, err := NewPlan(f, Options{Budget: 6 * idemPerMsg * 10, MaxWindow: 4 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Probes = p.Probes[:1]
-	if p.Probes[0].Name != probeIdempotency {
-		t.Fatalf("the plan's first probe is %s", p.Probes[0].Name)
+	p.Probes = p.Probes[:2]
+	if p.Probes[0].Name != probeIdempotency || p.Probes[1].Name != probeWindow {
+		t.Fatalf("the plan's first probes are %s, %s", p.Probes[0].Name, p.Probes[1].Name)
 	}
 	res, err := Run(context.Background(), RunOptions{Plan: p, File: f, Harness: harness.Options{Out: t.TempDir()}})
 	if err != nil {
@@ -66,8 +68,8 @@ func TestIdempotencyMatrix(t *testing.T) {
 		name, idem, faults string
 		want               map[string]string
 	}
-	cases := []tc{{"draft-07", "{ inFlight: \"409\", changedBody: \"422\", processing: 300ms }", "",
-		map[string]string{RuleInFlightOneEffect: yes, RuleInFlightAnswer: "200,409", RuleChangedBody: "422", RuleRetrySameID: yes, RuleOneDelivery: yes}}}
+	cases := []tc{{"draft-07", "{ inFlight: \"409\", changedBody: \"422\", processing: 300ms, window: 1500ms }", "",
+		map[string]string{RuleInFlightOneEffect: yes, RuleInFlightAnswer: "200,409", RuleChangedBody: "422", RuleRetrySameID: yes, RuleOneDelivery: yes, RuleWindow: "1500ms"}}}
 	if *wholeMatrix {
 		cases = append(cases,
 			tc{"seed", "{ processing: 300ms }", "",
@@ -76,7 +78,8 @@ func TestIdempotencyMatrix(t *testing.T) {
 			tc{"faults", "", "{ processedThen500: 20%, resetAfterProcessing: 20% }",
 				map[string]string{RuleRetry5xxOneEffect: yes, RuleRetryResetOne: yes}},
 			tc{"short-window", "{ window: 100ms }", "{ processedThen500: 40% }",
-				map[string]string{RuleRetry5xxOneEffect: no}})
+				map[string]string{RuleRetry5xxOneEffect: no}},
+			tc{"window-3s", "{ window: 3s }", "", map[string]string{RuleWindow: "3s"}})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

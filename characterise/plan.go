@@ -71,6 +71,8 @@ type Probe struct {
 	// burst is the burst probe's cold burst (the rest of Requests is its
 	// recovery trace and the second burst), trace its trace.
 	burst, trace int64
+	// ladder: the window probe's delays (probes_window.go).
+	ladder []time.Duration
 }
 
 // Plan is the probes in order, within the budget and the time.
@@ -108,6 +110,10 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 			p.Probes = append(p.Probes, Probe{Name: probeIdempotency, Requests: n * idemPerMsg, Takes: time.Duration(n)*time.Second + grace(s),
 				What: idemWhat(n)})
 			left -= n * idemPerMsg
+		}
+		if pr, ok := windowProbe(o, s); ok && float64(left-pr.Requests)*burstShare >= minBurstShare { // never at the burst's cost
+			p.Probes = append(p.Probes, pr)
+			left -= pr.Requests
 		}
 	}
 	burst := int64(float64(left) * burstShare)

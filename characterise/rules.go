@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
@@ -33,7 +34,7 @@ const (
 func Rules() []string {
 	return []string{RuleBurst, RuleLimit, RuleCapacity, RuleAlgorithm, RuleRefusalsUseQuota, RuleIsolated, RuleRetryAfter, RuleRetryAfterRight,
 		RuleRetrySameID, RuleCopiesSameID, RuleOneDelivery, RuleCopiesAnswer, RuleInFlightOneEffect, RuleInFlightAnswer, RuleChangedBody,
-		RuleRetry5xxOneEffect, RuleRetryResetOne}
+		RuleRetry5xxOneEffect, RuleRetryResetOne, RuleWindow}
 }
 
 // algorithms are the words of rate_limit.algorithm (the fitter's verdicts).
@@ -60,6 +61,10 @@ func checkExpected(rule, v string) string {
 		}
 	case RuleChangedBody:
 		return checkAnswers(v, changedFirst, changedNew)
+	case RuleWindow:
+		if d, err := time.ParseDuration(v); err != nil || d <= 0 {
+			return "want a duration, e.g. 24h or 90s"
+		}
 	case RuleCopiesAnswer, RuleInFlightAnswer:
 		return checkAnswers(v)
 	default:
@@ -123,6 +128,9 @@ func matches(f *reports.Finding, e string) bool {
 		return math.Abs(w.Seconds()-fw.Seconds()) <= 0.05*w.Seconds() && (within(f, c) || c == fc)
 	case RuleCopiesAnswer, RuleInFlightAnswer, RuleChangedBody:
 		return codeSet(e) == codeSet(f.Value)
+	case RuleWindow: // within the interval
+		d, _ := time.ParseDuration(e)
+		return f.Low != nil && f.High != nil && d.Seconds() >= *f.Low && d.Seconds() <= *f.High
 	}
 	return f.Value == e
 }

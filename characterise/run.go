@@ -109,6 +109,12 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 // (nil when it wrote none) are what the findings read.
 func (st *state) probeRun(ctx context.Context, ho harness.Options, dir string, pr Probe, cp *reports.ContractProbe) (*probeData, error) {
 	s := st.scenario(pr)
+	if pr.Name == probeWindow {
+		if err := windowScenario(s, pr, dir); err != nil {
+			cp.Err = err.Error()
+			return nil, nil
+		}
+	}
 	ho.Scenario, ho.Out, ho.RunID = s, dir, pr.Name
 	ho.MaxMessages = s.MaxMessages
 	ho.MetricsAddr, ho.Quiet, ho.Checkpoint = "", true, -1
