@@ -167,9 +167,11 @@ func readSends(path string) ([]rundir.Attempt, error) {
 	return as, err
 }
 
-// writeContract writes contract.json, junit.xml and report.md into dir.
+// writeContract writes contract.json, junit.xml, report.md and report.html
+// into dir.
 func writeContract(dir string, c *reports.Contract) error {
-	for name, write := range map[string]func(io.Writer) error{rundir.ContractFile: c.WriteJSON, rundir.JUnitFile: c.WriteJUnit, rundir.MarkdownFile: c.WriteMarkdown} {
+	for name, write := range map[string]func(io.Writer) error{rundir.ContractFile: c.WriteJSON, rundir.JUnitFile: c.WriteJUnit, rundir.MarkdownFile: c.WriteMarkdown,
+		rundir.HTMLFile: c.WriteHTML} {
 		var b bytes.Buffer
 		if err := write(&b); err != nil {
 			return fmt.Errorf("characterise: %s: %w", name, err)
