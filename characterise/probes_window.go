@@ -87,7 +87,7 @@ func windowScenario(s *scenarios.Scenario, pr Probe, dir string) error {
 	send := func(i int, at time.Duration) {
 		body, _ := json.Marshal(map[string]any{"recipient": map[string]string{"value": to}, "notificationText": fmt.Sprintf("window %d", i+1),
 			"externalId": fmt.Sprintf("window-%d", i+1)})
-		line(map[string]any{"time": start.Add(at), "offset_ns": int64(at), "method": "POST", "path": "/api/v1/notifications",
+		line(map[string]any{"time": start.Add(at), "offset_ns": int64(at), "method": "POST", "path": rundir.RouteNotifications,
 			"headers": map[string][]string{"Content-Type": {"application/json"}}, "body": string(body), "code": 200, "latency_s": 0})
 	}
 	for i := range pr.ladder {
