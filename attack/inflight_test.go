@@ -2,11 +2,10 @@ package attack
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -14,66 +13,124 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// In-flight copies go with the first send and are compared with its id;
-// the changed-body resend keeps the externalId, sends another text, and its
-// other notificationId is recorded, never a mismatch. Against a service
-// that forgets every externalId: each copy mismatches, the changed body not.
-func TestProbeInFlightAndChangedBody(t *testing.T) {
-	f := newFakeService(t)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/v1/notifications" {
-			f.mu.Lock()
-			f.byExt = map[string]string{} // forget every externalId
-			f.mu.Unlock()
-		}
-		f.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
-	rec := &memRecorder{}
-	res, err := Run(context.Background(), Options{
-		API: rundir.APINotify, BaseURL: srv.URL, TokenURL: srv.URL + "/token", Clients: clients("c1"),
-		Pacer: Constant(vegeta.Rate{Freq: 200, Per: time.Second}), Requests: 2,
-		Body: func(seq int64, _ string, tag rundir.Tag) ([]byte, error) {
-			return json.Marshal(map[string]any{"externalId": tag.ExternalID(), "notificationText": fmt.Sprint("hello ", seq)})
-		}, RunID: "r", Out: rec, Probes: 1, ProbeConcurrency: 1, ProbeInFlight: 2, ProbeChangedBody: true,
-	})
-	if err != nil {
-		t.Fatal(err)
+// slowService answers every send after delay and keeps the largest number of
+// requests it held at once.
+type slowService struct {
+	delay     time.Duration
+	mu        sync.Mutex
+	now, peak int
+	n         int
+}
+
+func (s *slowService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.now++
+	s.n++
+	s.peak = max(s.peak, s.now)
+	s.mu.Unlock()
+	time.Sleep(s.delay)
+	s.mu.Lock()
+	s.now--
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte(`{"txId":"00000000-0000-4000-8000-000000000001","state":"ACCEPTED"}`))
+}
+
+// TestMaxInFlight: against a target that answers in 1 s, 100/s would keep
+// 100 messages in flight; a cap of 10 holds them at 10 (the rate falls to
+// 10/s) and every send due while the cap was full is counted as capped and
+// late; without a cap nothing is capped.
+func TestMaxInFlight(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cap    int
+		peak   int  // most requests the service held at once (the one due as another's answer comes adds one)
+		capped bool // some sends were capped
+	}{
+		{"cap 10", 10, 10, true},
+		{"no cap", -1, 101, false},
+		{"default cap", 0, 101, false}, // 1024: not reached
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := &slowService{delay: time.Second}
+				rec := &memRecorder{}
+				res, err := Run(context.Background(), Options{
+					API: rundir.APIMessaging, BaseURL: "http://svc.test", Clients: clients("a"),
+					Pacer: Constant(vegeta.Rate{Freq: 100, Per: time.Second}), Duration: 3 * time.Second,
+					Body: messagingBody, RunID: "cap", Out: rec, Transport: handlerTransport{s}, MaxInFlight: tc.cap,
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.peak != tc.peak {
+					t.Errorf("the service held %d requests at once, want %d", s.peak, tc.peak)
+				}
+				var capped int64
+				for _, a := range rec.ops(OpSend) {
+					// However late the pacer got to it, a send keeps its planned time: hit n at n/100 s.
+					if want := res.Start.Add(time.Duration(a.Seq) * 10 * time.Millisecond); !a.Intended.Equal(want) {
+						t.Errorf("seq %d intended %v after the start, want %v", a.Seq, a.Intended.Sub(res.Start), want.Sub(res.Start))
+					}
+					if a.Capped {
+						capped++
+						if a.Late() <= 10*time.Millisecond {
+							t.Errorf("seq %d capped but %v late", a.Seq, a.Late())
+						}
+					}
+				}
+				if (capped > 0) != tc.capped || res.Capped != capped {
+					t.Errorf("capped %d recorded, %d counted; want some: %v", capped, res.Capped, tc.capped)
+				}
+				if tc.capped && (res.Sent < 25 || res.Sent > 40) {
+					t.Errorf("sent %d in 3 s at 10 in flight and 1 s per answer, want about 30", res.Sent)
+				}
+			})
+		})
 	}
-	// 2 messages × (2 in flight + 1 sequential + 1 concurrent + 1 changed).
-	if res.Probes != 10 || res.Mismatches != 8 {
-		t.Fatalf("probes %d mismatches %d, want 10 and 8", res.Probes, res.Mismatches)
-	}
-	kinds := map[string]int{}
-	nums := map[[2]int64]bool{}
-	for _, a := range rec.ops(OpSend) {
-		kinds[a.Probe]++
-		k := [2]int64{a.Seq, int64(a.Attempt)}
-		if nums[k] {
-			t.Errorf("seq %d: attempt %d twice", a.Seq, a.Attempt)
-		}
-		nums[k] = true
-		if a.Probe == rundir.ProbeChangedBody && a.Mismatch {
-			t.Errorf("a changed body flagged a mismatch: %+v", a)
-		}
-	}
-	if kinds[rundir.ProbeInFlight] != 4 || kinds[rundir.ProbeChangedBody] != 2 || kinds[""] != 2 {
-		t.Errorf("attempts by probe kind %v", kinds)
-	}
-	texts := map[string]map[any]bool{}
-	for _, s := range f.sends {
-		ext, _ := s.body["externalId"].(string)
-		if texts[ext] == nil {
-			texts[ext] = map[any]bool{}
-		}
-		texts[ext][s.body["notificationText"]] = true
-	}
-	if len(texts) != 2 {
-		t.Fatalf("%d externalIds sent, want 2", len(texts))
-	}
-	for ext, ts := range texts {
-		if len(ts) != 2 {
-			t.Errorf("externalId %s: texts %v, want its own and the changed one", ext, ts)
-		}
+}
+
+// TestCountPlanSendsEveryMessage: a count plan (Requests) sends all its
+// messages, late if it must. Against a target that answers in 1 s, a cap of 2
+// in flight lets 2 a second leave while the plan asks 8 a second for 3 s (the
+// Duration the harness gives a count plan, N / rate): the plan still sends its
+// 24, each keeping its planned time, the ones held by the cap marked capped.
+func TestCountPlanSendsEveryMessage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{
+		{"constant", Options{Pacer: Constant(vegeta.Rate{Freq: 8, Per: time.Second}), Requests: 24, Duration: 3 * time.Second}},
+		{"steps", Options{Pacer: Steps{{Rate: vegeta.Rate{Freq: 4, Per: time.Second}, For: time.Second}, {Rate: vegeta.Rate{Freq: 10, Per: time.Second}, For: 2 * time.Second}},
+			Requests: 24, Duration: 3 * time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := &slowService{delay: time.Second}
+				rec := &memRecorder{}
+				o := tc.o
+				o.API, o.BaseURL, o.Clients, o.Body, o.RunID, o.Out = rundir.APIMessaging, "http://svc.test", clients("a"), messagingBody, "count", rec
+				o.Transport, o.MaxInFlight, o.Grace = handlerTransport{s}, 2, time.Second
+				res, err := Run(context.Background(), o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sends := rec.ops(OpSend)
+				if res.Sent != 24 || len(sends) != 24 || s.n != 24 {
+					t.Fatalf("sent %d, recorded %d, the service got %d; a count plan of 24 sends 24", res.Sent, len(sends), s.n)
+				}
+				if res.Capped == 0 {
+					t.Errorf("no send was capped at 2 in flight and 1 s per answer")
+				}
+				for _, a := range sends {
+					if a.GaveUp != "" || a.Outcome != rundir.OutcomeOK {
+						t.Errorf("seq %d: %s %s", a.Seq, a.Outcome, a.GaveUp)
+					}
+					if a.Intended.Sub(res.Start) > o.Duration { // hit n is due at n / rate: the last at the end
+						t.Errorf("seq %d planned %v after the start, past the plan's %v", a.Seq, a.Intended.Sub(res.Start), o.Duration)
+					}
+				}
+			})
+		})
 	}
 }
