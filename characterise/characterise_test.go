@@ -262,10 +262,10 @@ func TestPlanWithinBudget(t *testing.T) {
 
 // Against the embedded simulator's defaults (notify 100 per minute per
 // client, sliding, Retry-After, idempotent by externalId), within the
-// default budget and time: about two and a half minutes (-short skips it).
+// default budget and time: about three minutes (-short skips it).
 func TestEmbeddedDefaults(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: about 2.5 minutes")
+		t.Skip("-short: about 3 minutes")
 	}
 	f, err := parse(t, "name: defaults\napi: notify\ntarget: embedded\nclients: 2\nmessage: { recipient: \"+79990000001\", text: \"x {{.Seq}}\" }\n")
 	if err != nil {
@@ -273,7 +273,9 @@ func TestEmbeddedDefaults(t *testing.T) {
 	}
 	start := time.Now()
 	res := characterise(t, f, Options{})
-	t.Logf("took %s, %d of %d requests", time.Since(start).Round(time.Second), res.Contract.Sent, res.Contract.Budget)
+	var text strings.Builder
+	_ = res.Contract.Text(&text)
+	t.Logf("took %s, %d of %d requests\n%s", time.Since(start).Round(time.Second), res.Contract.Sent, res.Contract.Budget, text.String())
 	want := map[string]string{RuleAlgorithm: "sliding window", RuleLimit: "100/1m", RuleCapacity: "100", RuleIsolated: yes, RuleRetryAfter: "present",
 		RuleRetrySameID: yes, RuleCopiesSameID: yes, RuleOneDelivery: yes, RuleCopiesAnswer: "200"}
 	checkFindings(t, res.Contract, want, func(f reports.Finding) bool { return within(&f, 100) })
