@@ -151,6 +151,8 @@ type Options struct {
 	Retry            Retry
 	Probes           float64 // notify: share of messages (0..1) resent with the same externalId
 	ProbeConcurrency int     // concurrent resends of a probed message (besides the sequential one); 0 = 2
+	ProbeInFlight    int     // copies of a probed message sent at once with its first send, before its answer
+	ProbeChangedBody bool    // a probed message is resent once more with another text (same externalId)
 	Poll             *Poll   // messaging: poll check-status after an accepted send
 
 	// WebhookURL, for notify, is registered for every client with

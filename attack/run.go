@@ -588,7 +588,14 @@ func (e *engine) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, fmt.Errorf("attack: no message %d", seq)
 	}
+	var fl *inFlight
+	if e.wantsInFlight(m) {
+		fl = e.startInFlight(m)
+	}
 	last, ans := e.send(m, req)
+	if fl != nil {
+		fl.finish(e, m, ans.NotificationID)
+	}
 	if last.Outcome == rundir.OutcomeOK && !m.repeat {
 		e.prog.Accepted.Add(1)
 		if e.o.Poll != nil && ans.TxID != "" {

@@ -128,14 +128,22 @@ var matrixOptions = Options{Budget: 300, MaxWindow: 4 * time.Second, MaxTime: ti
 
 // The budget is never exceeded: every send that left, in every probe's
 // attempts.jsonl, is counted, and they are at most --budget — also a budget
-// too small for the plan's shares.
+// too small for the plan's shares, and with the idempotency probe's
+// retries of 500s and resets and the window probe's resends.
 func TestBudgetNeverExceeded(t *testing.T) {
-	// a fixed window: the straddle probe runs too, on what the others left
-	for budget, alg := range map[int64]string{90: "sliding", 150: "fixed"} {
-		f := matrixFile(t, alg, false)
+	// a fixed window: the straddle probe runs too, on what the others left;
+	// the idempotency probe's retries of 500s and resets and the window probe's resends
+	for _, tc := range []struct {
+		f      *File
+		budget int64
+	}{
+		{matrixFile(t, "sliding", false), 90}, {matrixFile(t, "fixed", false), 150},
+		{idemFile(t, "{ window: 1s }", "{ processedThen500: 30%, resetAfterProcessing: 30% }"), 250},
+	} {
+		budget := tc.budget
 		o := matrixOptions
 		o.Budget = budget
-		res := characterise(t, f, o)
+		res := characterise(t, tc.f, o)
 		var sent int64
 		err := filepath.WalkDir(res.Dir, func(path string, d os.DirEntry, err error) error {
 			if err == nil && d.Name() == rundir.AttemptsFile {
@@ -333,7 +341,9 @@ func TestEmbeddedDefaults(t *testing.T) {
 	}
 	start := time.Now()
 	res := characterise(t, f, Options{})
-	t.Logf("took %s, %d of %d requests", time.Since(start).Round(time.Second), res.Contract.Sent, res.Contract.Budget)
+	var text strings.Builder
+	_ = res.Contract.Text(&text)
+	t.Logf("took %s, %d of %d requests\n%s", time.Since(start).Round(time.Second), res.Contract.Sent, res.Contract.Budget, text.String())
 	want := map[string]string{RuleAlgorithm: "sliding window", RuleLimit: "100/1m", RuleCapacity: "100", RuleIsolated: yes, RuleRetryAfter: "present",
 		RuleRetrySameID: yes, RuleCopiesSameID: yes, RuleOneDelivery: yes, RuleCopiesAnswer: "200"}
 	checkFindings(t, res.Contract, want, func(f reports.Finding) bool { return within(&f, 100) })

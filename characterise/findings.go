@@ -24,6 +24,7 @@ func (st *state) findings(expect []Expectation) []reports.Finding {
 	fs = append(fs, st.isolationFinding())
 	if st.base.API == rundir.APINotify {
 		fs = append(fs, st.idempotencyFindings()...)
+		fs = append(fs, st.windowFinding())
 	}
 	fs = append(fs, st.hookFindings()...)
 	want := map[string]string{}
@@ -292,7 +293,7 @@ func (st *state) fittedCapacity() float64 {
 // idempotencyFindings: resends and copies of notifications after their
 // answer — the notificationId answered, the codes, and the deliveries.
 func (st *state) idempotencyFindings() []reports.Finding {
-	rules := []string{RuleRetrySameID, RuleCopiesSameID, RuleCopiesAnswer, RuleOneDelivery}
+	rules := append([]string{RuleRetrySameID, RuleCopiesSameID, RuleCopiesAnswer, RuleOneDelivery}, idemRules...)
 	pd := st.data[probeIdempotency]
 	if pd == nil || pd.sum == nil {
 		return allCannot(rules, probeIdempotency, "the idempotency probe did not run or wrote no report")
@@ -319,7 +320,7 @@ func (st *state) idempotencyFindings() []reports.Finding {
 	default:
 		fs = append(fs, found(RuleOneDelivery, probeIdempotency, yes, dev))
 	}
-	return fs
+	return append(fs, st.idemMoreFindings(pd)...)
 }
 
 // sameID counts the probes of kind answered 2xx and those answered with

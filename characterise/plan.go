@@ -77,6 +77,8 @@ type Probe struct {
 	// burst is the burst probe's cold burst (the rest of Requests is its
 	// recovery trace and the second burst), trace its trace.
 	burst, trace int64
+	// ladder: the window probe's delays (probes_window.go).
+	ladder []time.Duration
 }
 
 // Plan is the probes in order, within the budget and the time.
@@ -96,8 +98,8 @@ const (
 	traceShare    = 0.15
 	reburstShare  = 0.20 // a second burst after the trace: the limiter exhausted again, past its first recovery
 	idemMaxMsgs   = 15
-	idemCopies    = 2 // concurrent copies per probed message
-	idemPerMsg    = 2 + idemCopies
+	idemCopies    = 2                          // concurrent copies per probed message
+	idemPerMsg    = 2 + idemCopies + idemExtra // probes_idem.go: idemExtra
 	probeGrace    = 10 * time.Second
 	minBurstShare = 20
 )
@@ -116,8 +118,12 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 		n := min(int64(float64(o.Budget)*idemShare)/idemPerMsg, idemMaxMsgs)
 		if n >= 1 {
 			p.Probes = append(p.Probes, Probe{Name: probeIdempotency, Requests: n * idemPerMsg, Takes: time.Duration(n)*time.Second + grace(s),
-				What: fmt.Sprintf("%d notifications at 1/s, each resent once after its answer and %d times at once (same externalId)", n, idemCopies)})
+				What: idemWhat(n)})
 			left -= n * idemPerMsg
+		}
+		if pr, ok := windowProbe(o, s); ok && float64(left-pr.Requests)*burstShare >= minBurstShare { // never at the burst's cost
+			p.Probes = append(p.Probes, pr)
+			left -= pr.Requests
 		}
 	}
 	burst := int64(float64(left) * burstShare)

@@ -93,7 +93,7 @@ func (st *state) scenario(pr Probe) *scenarios.Scenario {
 	case probeIdempotency:
 		n := pr.Requests / idemPerMsg
 		s.Load.Rate, s.Load.Requests = rateOf(1, time.Second), n
-		s.Idempotency = scenarios.Idempotency{Probes: scenarios.Percent{Raw: "100%", F: 1}, Concurrent: idemCopies}
+		idemScenario(&s)
 		s.Delivery = st.base.Delivery
 		s.Delivery.Grace = dur(grace(st.base))
 		s.MaxMessages = n

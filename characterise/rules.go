@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
@@ -37,7 +38,8 @@ func Rules() []string {
 		RuleFailuresUseQuota, RuleStraddle, RuleSustained09, RuleSustained10, RuleSustained11,
 		RuleIETFFields, RuleIETFConsistent, RuleRetrySameID, RuleCopiesSameID, RuleOneDelivery, RuleCopiesAnswer,
 		RuleHookSchedule, RuleHookFirstDelay, RuleHookFactor, RuleHookCap, RuleHookAttempts, RuleHookGivesUpAfter, RuleHookRetryAfter, RuleHookDuplicates, RuleHookOutOfOrder,
-		RuleHookSignature, RuleHookSkew}
+		RuleHookSignature, RuleHookSkew,
+		RuleInFlightOneEffect, RuleInFlightAnswer, RuleChangedBody, RuleRetry5xxOneEffect, RuleRetryResetOne, RuleWindow}
 }
 
 // algorithms are the words of rate_limit.algorithm (the fitter's verdicts).
@@ -82,15 +84,33 @@ func checkExpected(rule, v string) string {
 		if v != "present" && v != "absent" {
 			return "want present or absent"
 		}
-	case RuleCopiesAnswer:
-		for c := range strings.SplitSeq(v, ",") {
-			if n, err := strconv.Atoi(strings.TrimSpace(c)); err != nil || n < 100 || n > 599 {
-				return "want HTTP codes, e.g. 200 or 200, 409"
-			}
+	case RuleChangedBody:
+		return checkAnswers(v, changedFirst, changedNew)
+	case RuleWindow:
+		if d, err := time.ParseDuration(v); err != nil || d <= 0 {
+			return "want a duration, e.g. 24h or 90s"
 		}
+	case RuleCopiesAnswer, RuleInFlightAnswer:
+		return checkAnswers(v)
 	default:
 		if v != yes && v != no {
 			return "want yes or no"
+		}
+	}
+	return ""
+}
+
+// checkAnswers says what is wrong with a list of HTTP codes and words.
+func checkAnswers(v string, words ...string) string {
+	for c := range strings.SplitSeq(v, ",") {
+		if slices.Contains(words, strings.TrimSpace(c)) {
+			continue
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(c)); err != nil || n < 100 || n > 599 {
+			if len(words) > 0 {
+				return "want " + strings.Join(words, ", ") + " or HTTP codes, e.g. " + words[0] + " or 422"
+			}
+			return "want HTTP codes, e.g. 200 or 200, 409"
 		}
 	}
 	return ""
@@ -131,8 +151,11 @@ func matches(f *reports.Finding, e string) bool {
 		}
 		// the same rate over the same window: 100/1m is 100/60s, not 50/30s
 		return math.Abs(w.Seconds()-fw.Seconds()) <= 0.05*w.Seconds() && (within(f, c) || c == fc)
-	case RuleCopiesAnswer:
+	case RuleCopiesAnswer, RuleInFlightAnswer, RuleChangedBody:
 		return codeSet(e) == codeSet(f.Value)
+	case RuleWindow: // within the interval
+		d, _ := time.ParseDuration(e)
+		return f.Low != nil && f.High != nil && d.Seconds() >= *f.Low && d.Seconds() <= *f.High
 	}
 	return f.Value == e
 }

@@ -109,6 +109,12 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 // (nil when it wrote none) are what the findings read.
 func (st *state) probeRun(ctx context.Context, ho harness.Options, dir string, pr Probe, cp *reports.ContractProbe) (*probeData, error) {
 	s := st.scenario(pr)
+	if pr.Name == probeWindow {
+		if err := windowScenario(s, pr, dir); err != nil {
+			cp.Err = err.Error()
+			return nil, nil
+		}
+	}
 	ho.Scenario, ho.Out, ho.RunID = s, dir, pr.Name
 	ho.MaxMessages = s.MaxMessages
 	ho.MetricsAddr, ho.Quiet, ho.Checkpoint = "", true, -1
@@ -162,9 +168,11 @@ func readSends(path string) ([]rundir.Attempt, error) {
 	return as, err
 }
 
-// writeContract writes contract.json, junit.xml and report.md into dir.
+// writeContract writes contract.json, junit.xml, report.md and report.html
+// into dir.
 func writeContract(dir string, c *reports.Contract) error {
-	for name, write := range map[string]func(io.Writer) error{rundir.ContractFile: c.WriteJSON, rundir.JUnitFile: c.WriteJUnit, rundir.MarkdownFile: c.WriteMarkdown} {
+	for name, write := range map[string]func(io.Writer) error{rundir.ContractFile: c.WriteJSON, rundir.JUnitFile: c.WriteJUnit, rundir.MarkdownFile: c.WriteMarkdown,
+		rundir.HTMLFile: c.WriteHTML} {
 		var b bytes.Buffer
 		if err := write(&b); err != nil {
 			return fmt.Errorf("characterise: %s: %w", name, err)

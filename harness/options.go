@@ -218,6 +218,8 @@ func (r *partRun) attackBase(ld load, baseURL, tokenURL string, retry attack.Ret
 		Retry:            retry,
 		Probes:           s.Idempotency.Probes.F,
 		ProbeConcurrency: s.Idempotency.Concurrent,
+		ProbeInFlight:    s.Idempotency.InFlight,
+		ProbeChangedBody: s.Idempotency.ChangedBody,
 		Timeout:          s.Retry.Timeout.D,
 		// The run ends delivery.grace after the load: no retry leaves, and no
 		// wait (backoff, Retry-After, the respect limiter) lasts, past it. A
@@ -361,6 +363,7 @@ func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 	if d := ss.TokenLifetime.D; d > 0 {
 		cfg.Notify.TokenLifetime = d
 	}
+	simIdempotency(&cfg, ss.Idempotency)
 
 	addClients(&cfg, s)
 	pointAccounts(&cfg, s, sinkURL)
@@ -368,6 +371,21 @@ func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 		return sim.Config{}, fmt.Errorf("%s: sim settings: %w", s.Name, errsJoin(errs))
 	}
 	return cfg, nil
+}
+
+// simIdempotency sets the simulator's externalId keeping from
+// sim.idempotency (each field unset keeps the simulator's default).
+func simIdempotency(cfg *sim.Config, id scenarios.SimIdempotency) {
+	if d := id.Window.D; d > 0 {
+		cfg.Notify.IdempotencyRetention = d
+	}
+	if id.ChangedBody != "" {
+		cfg.Notify.IdempotencyMismatch = id.ChangedBody
+	}
+	if id.InFlight != "" {
+		cfg.Notify.IdempotencyInFlight = id.InFlight
+	}
+	cfg.Notify.IdempotencyProcessing = id.Processing.D
 }
 
 // addClients makes every client of the scenario known to the simulator: a

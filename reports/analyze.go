@@ -675,7 +675,7 @@ func (a *analyzer) acceptedSend(at *rundir.Attempt, m *msg) {
 	if at.API == rundir.APINotify || id == "" {
 		id = at.NotificationID
 	}
-	if id != "" {
+	if id != "" && at.Probe != rundir.ProbeChangedBody { // another body may be another notification: the service's choice
 		h := hashID(id)
 		a.ownID(h, at.Seq, m)
 		if m.idHash == 0 {

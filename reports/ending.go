@@ -136,6 +136,12 @@ func (a *analyzer) keepRecord(md *msgDelivery, e *rundir.Event, polled bool) {
 	if c.Key != "" && e.API != rundir.APINotify {
 		r.tx = hashID(c.Key)
 	}
+	if id := e.ServiceID(); id != "" && e.API == rundir.APINotify {
+		// Two notifications under one externalId (a service that forgot it)
+		// are two statuses each, not duplicates of one: the second is a
+		// duplicate delivery (Idempotency), the first's figures its own.
+		r.tx = hashID(id)
+	}
 	if e.Answered != 0 && !is2xx(e.Answered) {
 		r.flags |= recRefused
 		a.s.Delivery.Refused++

@@ -317,8 +317,9 @@ type messageFate struct {
 	end   [3]int64 // as truthFigures.end
 	steps uint32   // the failover steps already counted: bit i is the step into chain item i
 	ids   int
-	// endedIDs counts the message's ids (messaging) with an ending arrival;
-	// endStates the terminal statuses that arrived (notify).
+	// endedIDs counts the message's ids with an ending arrival (a
+	// notification's too: two under one externalId are a duplicate
+	// delivery); endStates the terminal statuses that arrived (notify).
 	endedIDs  int
 	endStates []string
 }
@@ -359,7 +360,7 @@ func (a *analyzer) followSteps(m *rundir.TruthMessage, f *messageFate, arrivals 
 		}
 		ended = ended || len(as) > 0
 	}
-	if ended && m.API != rundir.APINotify {
+	if ended {
 		f.endedIDs++
 	}
 }

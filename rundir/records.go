@@ -38,6 +38,18 @@ const (
 	OutcomeUnknown = "unknown"
 )
 
+// Idempotency probe kinds of Attempt.Probe besides sequential and
+// concurrent (resends after the answer, with the same body).
+const (
+	// ProbeInFlight is a copy sent at once with the message's first send,
+	// before its answer.
+	ProbeInFlight = "in_flight"
+	// ProbeChangedBody is a resend after the answer with the same externalId
+	// and another text: another notificationId is its service's choice, not
+	// a mismatch.
+	ProbeChangedBody = "changed_body"
+)
+
 // Attempt is one HTTP request made by the attacker: one line of attempts.jsonl.
 // Every retry and every idempotency probe is an attempt of its own; they share Seq
 // (and ExternalID for notifications) with the first attempt of the message.
@@ -47,7 +59,7 @@ type Attempt struct {
 	Op              string    `json:"op"`                         // send, check_status, webhook, token
 	Client          string    `json:"client"`                     // messaging login or notification client_id (never a secret)
 	Attempt         int       `json:"attempt"`                    // 1 for the first try of Seq, 2… for retries
-	Probe           string    `json:"probe,omitempty"`            // "" or the idempotency probe kind: sequential, concurrent
+	Probe           string    `json:"probe,omitempty"`            // "" or the idempotency probe kind: sequential, concurrent, in_flight, changed_body
 	Intended        time.Time `json:"intended"`                   // when the pacer (or the retry backoff) planned it
 	Sent            time.Time `json:"sent"`                       // when it really left
 	FirstSent       time.Time `json:"first_sent"`                 // Sent of attempt 1 of Seq: the start of delivery latency

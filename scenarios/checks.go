@@ -465,7 +465,7 @@ func (c *checker) limit(s *Scenario, p string) {
 
 func (c *checker) idempotency(s *Scenario, p string, notify bool) {
 	at := func(f string) string { return joinPath(p, f) }
-	if s.Idempotency.Probes.IsZero() && s.Idempotency.Concurrent <= 0 {
+	if s.Idempotency.Probes.IsZero() && s.Idempotency.Concurrent <= 0 && s.Idempotency.InFlight <= 0 && !s.Idempotency.ChangedBody {
 		return // no probes: nothing here is used
 	}
 	if !notify {
@@ -473,6 +473,9 @@ func (c *checker) idempotency(s *Scenario, p string, notify bool) {
 	}
 	if s.Idempotency.Concurrent < 0 || s.Idempotency.Concurrent > 100 {
 		c.errorf(at("idempotency.concurrent"), "must be from 0 to 100")
+	}
+	if s.Idempotency.InFlight < 0 || s.Idempotency.InFlight > 100 {
+		c.errorf(at("idempotency.inFlight"), "must be from 0 to 100")
 	}
 }
 
@@ -571,6 +574,26 @@ func (c *checker) retry(s *Scenario, p string) {
 	}
 }
 
+// simIdempotency checks sim.idempotency: notify only, known answers, a
+// processing time shorter than the window.
+func (c *checker) simIdempotency(s *Scenario, id SimIdempotency, at func(string) string) {
+	if s.API != rundir.APINotify {
+		c.errorf(at("idempotency"), "the messaging API has no idempotency key: sim.idempotency is for notify")
+	}
+	if id.ChangedBody != "" {
+		c.oneOf(at("idempotency.changedBody"), id.ChangedBody, []string{"first", "422", "409"})
+	}
+	if id.InFlight != "" {
+		c.oneOf(at("idempotency.inFlight"), id.InFlight, []string{"first", "409"})
+	}
+	if id.Window.D < 0 || !id.Window.IsZero() && id.Window.D == 0 {
+		c.errorf(at("idempotency.window"), "must be above 0")
+	}
+	if id.Processing.D < 0 || id.Window.D > 0 && id.Processing.D >= id.Window.D {
+		c.errorf(at("idempotency.processing"), "from 0 to under the window")
+	}
+}
+
 func (c *checker) sim(s *Scenario, p string) {
 	at := func(f string) string { return joinPath(p, "sim."+f) }
 	sm := &s.Sim
@@ -581,6 +604,9 @@ func (c *checker) sim(s *Scenario, p string) {
 		return
 	}
 	c.oneOf(at("rateLimit.algorithm"), sm.RateLimit.Algorithm, algorithms)
+	if id := sm.Idempotency; !reflect.ValueOf(id).IsZero() {
+		c.simIdempotency(s, id, at)
+	}
 	f := sm.Faults
 	if sum := f.Error500.F + f.Error503.F + f.ProcessedThen500.F + f.ResetAfterProcessing.F; sum > 1 {
 		c.errorf(at("faults"), "the fault shares add up to %.0f%%, above 100%%", sum*100)

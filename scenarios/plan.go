@@ -296,16 +296,24 @@ func (s *Scenario) clientPlans(p *Plan, n int, scale, clientPeak float64) []clie
 	return out
 }
 
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // round9 drops the integration's floating-point noise (2.0000000000000306 → 2).
 func round9(x float64) float64 { return math.Round(x*1e9) / 1e9 }
 
 // overheads returns the extra requests per message: idempotency probes (one
-// sequential resend and Concurrent copies at once per probed message) and, on
+// sequential resend, Concurrent copies at once, InFlight copies with the
+// first send and one changed body per probed message) and, on
 // the embedded target, the retries the simulator's faults are expected to cause
 // (a fault share f retried up to max times: f + f² + … + f^max).
 func (s *Scenario) overheads() (probes, retries float64) {
 	if f := s.Idempotency.Probes.F; f > 0 {
-		probes = f * float64(1+s.Idempotency.Concurrent)
+		probes = f * float64(1+s.Idempotency.Concurrent+s.Idempotency.InFlight+b2i(s.Idempotency.ChangedBody))
 	}
 	if !s.Target.Embedded || s.Retry.Max <= 0 {
 		return probes, 0

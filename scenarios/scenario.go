@@ -146,8 +146,10 @@ type Retry struct {
 
 // Idempotency probes resend a share of notifications with the same externalId.
 type Idempotency struct {
-	Probes     Percent `json:"probes,omitempty" jsonschema_description:"share of messages resent with the same externalId"`
-	Concurrent int     `json:"concurrent,omitempty" jsonschema:"minimum=0" jsonschema_description:"copies sent at once for a probed message; besides its sequential resend (default 2)"`
+	Probes      Percent `json:"probes,omitempty" jsonschema_description:"share of messages resent with the same externalId"`
+	Concurrent  int     `json:"concurrent,omitempty" jsonschema:"minimum=0" jsonschema_description:"copies sent at once for a probed message; besides its sequential resend (default 2)"`
+	InFlight    int     `json:"inFlight,omitempty" jsonschema:"minimum=0" jsonschema_description:"copies sent at once with a probed message's first send, before its answer (default 0)"`
+	ChangedBody bool    `json:"changedBody,omitempty" jsonschema_description:"a probed message is also resent with another text under its externalId; the answer is recorded, not compared"`
 }
 
 // Delivery says how delivery is measured.
@@ -166,6 +168,7 @@ type Sim struct {
 	NotifyDelay   Delay              `json:"notifyDelay,omitempty" jsonschema_description:"notify: delay to the terminal status"`
 	IncomingShare Percent            `json:"incomingShare,omitempty" jsonschema_description:"messaging: share of messages answered by the subscriber"`
 	TokenLifetime Duration           `json:"tokenLifetime,omitempty" jsonschema_description:"notify: lifetime of issued tokens"`
+	Idempotency   SimIdempotency     `json:"idempotency,omitempty"`
 	Seed          int64              `json:"seed,omitempty" jsonschema_description:"random seed of the simulator and the message generator (default 1)"`
 }
 
@@ -176,6 +179,15 @@ type SimRateLimit struct {
 	Algorithm     string `json:"algorithm,omitempty" jsonschema:"enum=fixed,enum=sliding,enum=token-bucket" jsonschema_description:"default sliding (the simulator's default)"`
 	CountFailures *bool  `json:"countFailures,omitempty" jsonschema_description:"whether a request answered with an injected failure (500, 503, processed then 500 or reset) uses quota (default true: the limiter decides before the failure)"`
 	Count429      bool   `json:"count429,omitempty" jsonschema_description:"a refused request uses quota too (default false): the sliding log logs it, the token bucket goes into debt"`
+}
+
+// SimIdempotency is how the simulator keeps a notification's externalId.
+// (Exported for its name: schema.json calls its definition so.)
+type SimIdempotency struct {
+	Window      Duration `json:"window,omitempty" jsonschema_description:"notify: how long an externalId is remembered (default 24h)"`
+	ChangedBody string   `json:"changedBody,omitempty" jsonschema:"enum=first,enum=422,enum=409" jsonschema_description:"notify: the answer to a known externalId with another body: first (the first result, default), 422 or 409"`
+	InFlight    string   `json:"inFlight,omitempty" jsonschema:"enum=first,enum=409" jsonschema_description:"notify: the answer to a duplicate while the first is in flight: first (it waits for the first's result, default) or 409"`
+	Processing  Duration `json:"processing,omitempty" jsonschema_description:"notify: how long the first request of an externalId holds it before its answer (default 0)"`
 }
 
 // SimFaults are injected failures (shares of requests).

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -345,7 +346,7 @@ func TestIdempotencyConcurrent(t *testing.T) {
 
 func TestIdempotencyMismatchAndRetention(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		for _, mode := range []string{"first", "422"} {
+		for _, mode := range []string{"first", "422", "409"} {
 			cfg := engineConfig()
 			cfg.Notify.IdempotencyMismatch = mode
 			cfg.Notify.IdempotencyRetention = time.Hour
@@ -361,7 +362,7 @@ func TestIdempotencyMismatchAndRetention(t *testing.T) {
 			_, first := send("a")
 			// A different body under the same key: the first result, or 422.
 			code, id := send("b")
-			if mode == "first" && (code != 200 || id != first) || mode == "422" && code != 422 {
+			if mode == "first" && (code != 200 || id != first) || mode != "first" && code != atoi(mode) {
 				t.Fatalf("%s: different body answered %d %q (first %q)", mode, code, id, first)
 			}
 			// Within retention the same body replays; one nanosecond before the end too.
@@ -374,6 +375,45 @@ func TestIdempotencyMismatchAndRetention(t *testing.T) {
 			synctest.Wait()
 			if _, id := send("a"); id == first || id == "" {
 				t.Fatalf("%s: after retention got %q", mode, id)
+			}
+		}
+	})
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// A duplicate of a request still in flight (the first holds its externalId
+// idempotencyProcessing before its answer) waits and gets the first result,
+// or 409 (idempotencyInFlight); after the first answered, the first result.
+// One notification either way.
+func TestIdempotencyInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, mode := range []string{"first", "409"} {
+			cfg := engineConfig()
+			cfg.Notify.IdempotencyInFlight = mode
+			cfg.Notify.IdempotencyProcessing = time.Second
+			s, _ := newFakeSim(t, cfg)
+			tok := token(t, s, "demo-1")
+			send := func() (int, string) {
+				w := do(s, http.MethodPost, "/api/v1/notifications", `{"recipient":{"value":"+79991234567"},"notificationText":"a","externalId":"`+mode+`"}`, "Authorization", "Bearer "+tok)
+				var r notificationResponse
+				_ = json.Unmarshal(w.Body.Bytes(), &r)
+				return w.Code, r.NotificationID
+			}
+			var first string
+			done := make(chan struct{})
+			go func() { defer close(done); _, first = send() }()
+			synctest.Wait() // the first holds the key
+			code, id := send()
+			<-done
+			if mode == "first" && (code != 200 || id != first) || mode == "409" && code != 409 || first == "" {
+				t.Fatalf("%s: the duplicate in flight got %d %q (first %q)", mode, code, id, first)
+			}
+			if code, id := send(); code != 200 || id != first {
+				t.Fatalf("%s: after the first answered: %d %q (first %q)", mode, code, id, first)
+			}
+			if n := len(s.Truth().Messages); n != 1 {
+				t.Fatalf("%s: %d notifications, want 1", mode, n)
 			}
 		}
 	})

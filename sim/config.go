@@ -145,8 +145,16 @@ type notifyConfig struct {
 	// IdempotencyRetention is how long an externalId is remembered.
 	IdempotencyRetention time.Duration `yaml:"idempotencyRetention"`
 	// IdempotencyMismatch is the answer to a known externalId with a different
-	// body: "first" (the first result, default) or "422".
+	// body: "first" (the first result, default), "422" or "409".
 	IdempotencyMismatch string `yaml:"idempotencyMismatch"`
+	// IdempotencyProcessing is how long the first request of an externalId
+	// holds it before its answer (0, default: at once): a duplicate that
+	// comes meanwhile finds it in flight.
+	IdempotencyProcessing time.Duration `yaml:"idempotencyProcessing"`
+	// IdempotencyInFlight is the answer to a duplicate of a request still in
+	// flight: "first" (it waits for the first and gets its result, default:
+	// the seed's "the same value") or "409" (IETF Idempotency-Key draft-07).
+	IdempotencyInFlight string `yaml:"idempotencyInFlight"`
 }
 
 // Client is one notification integration.
@@ -272,6 +280,7 @@ func DefaultConfig() Config {
 			},
 			IdempotencyRetention: 24 * time.Hour,
 			IdempotencyMismatch:  "first",
+			IdempotencyInFlight:  "first",
 		},
 		RateLimit: RateLimit{Requests: 100, Window: time.Minute, Algorithm: AlgSliding, RetryAfter: true, CountFailures: true},
 		Callbacks: Callbacks{
@@ -519,9 +528,17 @@ func (n *notifyConfig) validate(p *problems) {
 		p.bad("notify.outcomes: %v", err)
 	}
 	switch n.IdempotencyMismatch {
-	case "first", "422":
+	case "first", "422", "409":
 	default:
-		p.bad("notify.idempotencyMismatch: %q is not first or 422", n.IdempotencyMismatch)
+		p.bad("notify.idempotencyMismatch: %q is not first, 422 or 409", n.IdempotencyMismatch)
+	}
+	switch n.IdempotencyInFlight {
+	case "", "first", "409": // "": first
+	default:
+		p.bad("notify.idempotencyInFlight: %q is not first or 409", n.IdempotencyInFlight)
+	}
+	if n.IdempotencyProcessing < 0 || n.IdempotencyRetention > 0 && n.IdempotencyProcessing >= n.IdempotencyRetention {
+		p.bad("notify.idempotencyProcessing: from 0 to under idempotencyRetention")
 	}
 }
 

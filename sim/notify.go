@@ -37,6 +37,7 @@ type idemEntry struct {
 	id      [16]byte
 	hash    [32]byte
 	created time.Time
+	ready   time.Time // the first request's answer (created + IdempotencyProcessing)
 }
 
 // notification is one accepted notification in the engine.
@@ -262,7 +263,11 @@ func (s *Server) handleNotification(w http.ResponseWriter, r *http.Request) {
 	resp, replay, status := s.createNotification(obs.client, req, body)
 	if status != http.StatusOK {
 		obs.code = status
-		writeJSON(w, obs.code, notifyError{Status: status, Error: "idempotency_key_reused", Message: "externalId was used with a different body"})
+		e := notifyError{Status: status, Error: "idempotency_key_reused", Message: "externalId was used with a different body"}
+		if replay {
+			e.Error, e.Message = "idempotency_key_in_use", "a request with this externalId is still being processed"
+		}
+		writeJSON(w, obs.code, e)
 		return
 	}
 	if replay {
@@ -315,7 +320,9 @@ func decodeNotification(body []byte) (*notificationRequest, error) {
 }
 
 // createNotification is idempotent on (client, externalId): the first request
-// creates, later ones return the same notificationId and send nothing.
+// creates, later ones return the same notificationId and send nothing — or,
+// as configured, 422/409 for another body and 409 while the first is in
+// flight (it holds the key IdempotencyProcessing before its answer).
 func (s *Server) createNotification(client string, req *notificationRequest, body []byte) (notificationResponse, bool, int) {
 	now := time.Now()
 	ext := ""
@@ -329,16 +336,13 @@ func (s *Server) createNotification(client string, req *notificationRequest, bod
 		key := idemKey{client, ext}
 		if e := s.idem[key]; e != nil && now.Sub(e.created) < s.cfg.Notify.IdempotencyRetention {
 			s.ntMu.Unlock()
-			if e.hash != h && s.cfg.Notify.IdempotencyMismatch == "422" {
-				return notificationResponse{}, false, http.StatusUnprocessableEntity
-			}
-			return notificationResponse{NotificationID: uuid.UUID(e.id).String(), ExternalID: ext, Status: rundir.NotifyAccepted, CreatedAt: utc(e.created)}, true, http.StatusOK
+			return s.replay(e, ext, h, now)
 		}
 	}
 	n := &notification{id: uuid.New(), client: client, externalID: ext, accepted: now.UnixNano()}
 	if ext != "" {
 		key := idemKey{client, ext}
-		s.idem[key] = &idemEntry{id: n.id, hash: h, created: now}
+		s.idem[key] = &idemEntry{id: n.id, hash: h, created: now, ready: now.Add(s.cfg.Notify.IdempotencyProcessing)}
 		s.eng.at(now.Add(s.cfg.Notify.IdempotencyRetention), &forget{key: key})
 	}
 	s.ntMu.Unlock()
@@ -351,7 +355,32 @@ func (s *Server) createNotification(client string, req *notificationRequest, bod
 	s.pendingNt.Add(1)
 	s.owed.Add(1)
 	s.eng.at(now.Add(s.draw(s.cfg.Notify.Delay)), n)
+	if ext != "" {
+		time.Sleep(s.cfg.Notify.IdempotencyProcessing) // the key is in flight meanwhile
+	}
 	return notificationResponse{NotificationID: uuid.UUID(n.id).String(), ExternalID: ext, Status: rundir.NotifyAccepted, CreatedAt: utc(now)}, false, http.StatusOK
+}
+
+// replay answers a request whose externalId is known (e): another body gets
+// IdempotencyMismatch's answer; while the first is in flight a duplicate gets
+// 409, or waits for it (IdempotencyInFlight); else the first result.
+func (s *Server) replay(e *idemEntry, ext string, h [32]byte, now time.Time) (notificationResponse, bool, int) {
+	n := s.cfg.Notify
+	if e.hash != h {
+		switch n.IdempotencyMismatch {
+		case "422":
+			return notificationResponse{}, false, http.StatusUnprocessableEntity
+		case "409":
+			return notificationResponse{}, false, http.StatusConflict
+		}
+	}
+	if now.Before(e.ready) {
+		if n.IdempotencyInFlight == "409" {
+			return notificationResponse{}, true, http.StatusConflict // true: a duplicate, not another body
+		}
+		time.Sleep(e.ready.Sub(now))
+	}
+	return notificationResponse{NotificationID: uuid.UUID(e.id).String(), ExternalID: ext, Status: rundir.NotifyAccepted, CreatedAt: utc(e.created)}, true, http.StatusOK
 }
 
 // runNotification draws the terminal status of n and posts the webhook.
