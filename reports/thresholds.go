@@ -115,6 +115,7 @@ func (c *compiled) eval(s *Summary) Threshold {
 		return t
 	}
 	t.OK = ok
+	t.simLagOnly = !ok && c.holdsWithoutSimLag(s)
 	if t.OK {
 		t.Value = 1
 	}

@@ -180,6 +180,7 @@ func (ts *truthStream) callback(c *rundir.TruthCallback) {
 	if c.Status == 0 {
 		ts.r.Unanswered++
 	}
+	ts.r.noteLag(c)
 	if ts.polls != nil {
 		return
 	}
@@ -189,7 +190,7 @@ func (ts *truthStream) callback(c *rundir.TruthCallback) {
 		ts.pending[c.ID] = as
 	}
 	k := [2]string{c.Channel, c.State}
-	as[k] = append(as[k], arrival{at: c.At.UnixNano(), done: done.UnixNano(), ok: c.Status == 0 || is2xx(c.Status), sure: c.Status != 0})
+	as[k] = append(as[k], arrival{at: c.At.UnixNano(), done: done.UnixNano(), due: dueOf(c), ok: c.Status == 0 || is2xx(c.Status), sure: c.Status != 0})
 }
 
 // message judges one message with the arrivals of its id, and forgets them.
@@ -265,6 +266,7 @@ func sortArrivals(as idArrivals) {
 // as arrived (maybe) or not (sure): the measurement must lie between the two.
 type truthFigures struct {
 	lost, dups, received, reaccepted int64
+	simLagged                        int64 // of lost: late only because the simulator fell behind (lateBySimLag)
 	dupDeliveries                    int64 // messages ended under two ids, or with two terminal statuses (notify)
 	steps                            map[[2]string]int64
 	end                              map[int64][3]int64 // seq → earliest ending arrival's start and answer, the last ending arrival's answer
@@ -312,6 +314,7 @@ func duplicateArrivals(arrivals idArrivals, maybe bool) int64 {
 // sequence), over every id the simulator accepted it under.
 type messageFate struct {
 	end   [3]int64 // as truthFigures.end
+	due   int64    // when the call of end[0] was due (arrival.due)
 	steps uint32   // the failover steps already counted: bit i is the step into chain item i
 	ids   int
 	// endedIDs counts the message's ids (messaging) with an ending arrival;
@@ -395,7 +398,7 @@ func (a *analyzer) cascadeShown(f *messageFate, state string, idx int, steps map
 func (f *messageFate) ending(as []arrival) {
 	for _, x := range as {
 		if f.end[0] == 0 || x.at < f.end[0] {
-			f.end[0], f.end[1] = x.at, x.done
+			f.end[0], f.end[1], f.due = x.at, x.done, x.due
 		}
 		f.end[2] = max(f.end[2], x.done)
 	}
@@ -419,6 +422,7 @@ func (a *analyzer) tallyFates(fates map[int64]*messageFate, fg *truthFigures) {
 		}
 		if f.end[0] == 0 || f.end[0] > dl {
 			fg.lost++
+			fg.noteSimLag(f.end[0], f.due, dl)
 		}
 		if f.end[0] != 0 && m.first > 0 {
 			fg.received++
@@ -435,6 +439,9 @@ func setExpected(r *truthReport, sure, maybe truthFigures) {
 	r.ExpectedReaccepted = sure.reaccepted
 	r.ExpectedDuplicateDeliveries, r.ExpectedDuplicateDeliveriesMax = sure.dupDeliveries, maybe.dupDeliveries
 	r.ExpectedReceived, r.ExpectedReceivedMax = sure.received, maybe.received
+	if r.SimLag != nil {
+		r.SimLag.Messages = sure.simLagged
+	}
 }
 
 // trueLatency returns the bounds of the true latency, by the measured one's
@@ -863,6 +870,7 @@ func namesAlgorithm(v string) bool {
 // arrival is one call of the simulator to the sink, as truth.json records it.
 type arrival struct {
 	at, done int64 // the call's start and its answer (or error)
+	due      int64 // when the simulator meant to start it (TruthCallback.Due); 0: not known
 	ok       bool  // answered 2xx, or unanswered (the sink would have answered 2xx)
 	sure     bool  // answered at all: it surely reached the sink
 }

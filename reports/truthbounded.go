@@ -174,24 +174,25 @@ type fatePart struct {
 	ended  [2]int64
 	states [2]uint32 // endStates, a bit per state name (truthStream.stateBit)
 	ids    int64
+	due    [2]int64 // messageFate.due
 }
 
 // newFateSpill spills the true messages' fates by sequence.
 func newFateSpill() *sortedSpill[fatePart] {
-	return &sortedSpill[fatePart]{chunk: max(spillChunk/16, 1), size: 8 * 12,
+	return &sortedSpill[fatePart]{chunk: max(spillChunk/16, 1), size: 8 * 14,
 		cmp: func(x, y fatePart) int { return cmpInt(x.seq, y.seq) },
 		put: func(b []byte, v fatePart) {
 			e := v.end
 			putInts(b, v.seq, e[0][0], e[0][1], e[0][2], e[1][0], e[1][1], e[1][2],
 				int64(v.steps[0])<<32|int64(v.steps[1]), v.ended[0], v.ended[1],
-				int64(v.states[0])<<32|int64(v.states[1]), v.ids)
+				int64(v.states[0])<<32|int64(v.states[1]), v.ids, v.due[0], v.due[1])
 		},
 		get: func(b []byte) fatePart {
-			x := getInts(b, 12)
+			x := getInts(b, 14)
 			return fatePart{seq: x[0], end: [2][3]int64{{x[1], x[2], x[3]}, {x[4], x[5], x[6]}},
 				steps:  [2]uint32{uint32(uint64(x[7]) >> 32), uint32(x[7])},
 				ended:  [2]int64{x[8], x[9]},
-				states: [2]uint32{uint32(uint64(x[10]) >> 32), uint32(x[10])}, ids: x[11]}
+				states: [2]uint32{uint32(uint64(x[10]) >> 32), uint32(x[10])}, ids: x[11], due: [2]int64{x[12], x[13]}}
 		}}
 }
 
@@ -232,7 +233,7 @@ func (ts *truthStream) spillFate(seq int64, m *rundir.TruthMessage, as idArrival
 	for i, fg := range []*truthFigures{&ts.sure, &ts.maybe} {
 		f := &messageFate{}
 		ts.a.followSteps(m, f, as, fg.isMaybe, map[[2]string]int64{}) // steps counted once per sequence, at the join
-		p.end[i], p.steps[i], p.ended[i] = f.end, f.steps, int64(f.endedIDs)
+		p.end[i], p.steps[i], p.ended[i], p.due[i] = f.end, f.steps, int64(f.endedIDs), f.due
 		for _, s := range f.endStates {
 			p.states[i] |= ts.stateBit(s)
 		}
@@ -264,7 +265,7 @@ func (f *fatePart) merge(p fatePart) {
 	f.ids += p.ids
 	for i := range 2 {
 		if e := p.end[i]; e[0] != 0 && (f.end[i][0] == 0 || e[0] < f.end[i][0]) {
-			f.end[i][0], f.end[i][1] = e[0], e[1]
+			f.end[i][0], f.end[i][1], f.due[i] = e[0], e[1], p.due[i]
 		}
 		f.end[i][2] = max(f.end[i][2], p.end[i][2])
 		f.steps[i] |= p.steps[i]
@@ -356,6 +357,7 @@ func (ts *truthStream) joinOne(f *fatePart, s *sentRec, lo, hi *hist) {
 		}
 		if f.end[i][0] == 0 || f.end[i][0] > dl {
 			fg.lost++
+			fg.noteSimLag(f.end[i][0], f.due[i], dl)
 		}
 		if f.end[i][0] != 0 && s.first > 0 {
 			fg.received++

@@ -72,4 +72,11 @@ type TruthCallback struct {
 	At      time.Time `json:"at"`               // when the call began (sent, retried) or the fault was drawn
 	Done    time.Time `json:"done,omitzero"`    // sent, retried: when the receiver's answer (or the error) came
 	Status  int       `json:"status,omitempty"` // the receiver's answer, 0 when none
+	// Due is when the simulator meant to start the call (sent, retried) by
+	// the delays it drew — acceptance, the drawn step delays, a delay drawn
+	// on purpose, a retry's backoff after the last answer — without its own
+	// lag: At − Due is how far the simulator itself fell behind (a busy
+	// machine), which is the environment's, not the service's. Zero in
+	// older truths.
+	Due time.Time `json:"due,omitzero"`
 }

@@ -29,6 +29,9 @@ type callbackJob struct {
 	faulted bool      // callback faults already drawn
 	owe     *owing    // a final callback: what Server.Owed counts until its last attempt
 	truth   *truthMsg // the message's truth record, held until every copy is settled
+	// due is when the call was meant to start by the delays the simulator
+	// drew (its own lag taken out), unix ns; 0 when not known (incoming).
+	due int64
 }
 
 // holdTruth ties j to its message's truth record: the record goes out after
@@ -91,6 +94,9 @@ func (s *Server) callback(j *callbackJob, now time.Time) {
 	if s.chance(cb.Reorder) {
 		at = at.Add(cb.ReorderBy)
 	}
+	if j.due != 0 {
+		j.due += int64(at.Sub(now)) // held back on purpose: the service's lateness, drawn, not the machine's
+	}
 	if s.chance(cb.Duplicate) {
 		s.met.callbacks.WithLabelValues(j.kind, "duplicated").Inc()
 		s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Channel: j.channel, Action: rundir.CallbackDuplicated, Attempt: 1, At: now.UTC()})
@@ -116,8 +122,13 @@ func (s *Server) dispatch(j *callbackJob, t time.Time) {
 	s.cbs.enqueue(j)
 }
 
-// runEvent runs one due engine event.
-func (s *Server) runEvent(ev event) { ev.job.run(s, time.Now()) }
+// runEvent runs one due engine event, noting how late it runs (Server.late).
+func (s *Server) runEvent(ev event) {
+	now := time.Now()
+	s.late = max(time.Duration(now.UnixNano()-ev.at), 0)
+	ev.job.run(s, now)
+	s.late = 0
+}
 
 func (m *message) run(s *Server, now time.Time)      { s.runMessage(m, now) }
 func (n *notification) run(s *Server, now time.Time) { s.runNotification(n, now) }
@@ -217,7 +228,7 @@ func (p *senders) send(j *callbackJob) {
 	if j.attempt > 1 {
 		action = rundir.CallbackRetried
 	}
-	s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Channel: j.channel, Action: action, Attempt: j.attempt, At: began.UTC(), Done: now.UTC(), Status: status})
+	s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Channel: j.channel, Action: action, Attempt: j.attempt, At: began.UTC(), Done: now.UTC(), Status: status, Due: dueTime(j.due)})
 	if ok {
 		s.met.callbacks.WithLabelValues(j.kind, "ok").Inc()
 		s.settle(j)
@@ -235,6 +246,9 @@ func (p *senders) send(j *callbackJob) {
 	next := *j
 	next.attempt++
 	backoff := cb.Backoff << (j.attempt - 1)
+	if j.due != 0 {
+		next.due = j.due + int64(now.Sub(began)+backoff) // the receiver's answer time and the backoff are no lag
+	}
 	s.eng.at(now.Add(backoff), &next)
 }
 
@@ -286,4 +300,12 @@ func (p *senders) wait(ctx context.Context, timeout time.Duration) {
 	}
 	p.cancel()
 	<-done
+}
+
+// dueTime is a call's due time for the truth; zero (omitted) when not known.
+func dueTime(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
 }

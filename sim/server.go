@@ -71,6 +71,14 @@ type Server struct {
 
 	cbs *senders
 
+	// late is how far behind its due time the engine event running now
+	// started, and lag how far behind the delays it drew the status being
+	// made now is, counting the earlier steps' lag (scheduler goroutine
+	// only): a busy machine holds the scheduler up, and the truth records
+	// it so that the report can tell the simulator's lateness from the
+	// service's (TruthCallback.Due).
+	late, lag time.Duration
+
 	internMu sync.Mutex
 	interned map[string]string
 

@@ -39,6 +39,25 @@ type truthMsg struct {
 	m       rundir.TruthMessage
 	pending int32
 	final   bool
+	// behind is how far the message's next scheduled step already lags the
+	// delays drawn for it (the scheduler held up on earlier steps); used on
+	// the scheduler goroutine only.
+	behind time.Duration
+}
+
+// lagBase is how far tm's scheduled step lags its drawn delays (0 without a truth).
+func (tm *truthMsg) lagBase() time.Duration {
+	if tm == nil {
+		return 0
+	}
+	return tm.behind
+}
+
+// setLagBase sets how far tm's next scheduled step lags its drawn delays.
+func (tm *truthMsg) setLagBase(d time.Duration) {
+	if tm != nil {
+		tm.behind = d
+	}
 }
 
 type windowKey struct {
