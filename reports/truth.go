@@ -63,7 +63,9 @@ func (a *analyzer) truth() error {
 	}
 	r.TrueLatency, r.TrueLatencyUpper = r.trueLo.percentiles(), r.trueHi.percentiles()
 	r.FailoverSteps = a.failoverSteps(ts.sure, ts.maybe)
-	a.truthWindows(ts.windows, ts.window, r)
+	if err := a.truthWindows(ts.windows, ts.window, r); err != nil {
+		return err
+	}
 	a.judgeTruth(r)
 	a.s.Truth = r
 	return nil
@@ -693,39 +695,6 @@ func (a *analyzer) simTagSeq(m *rundir.TruthMessage) int64 {
 		return 0
 	}
 	return n
-}
-
-// truthWindows sets the limiter's true decisions per window beside what the
-// attacker saw in the same windows (by send time: informative only, a request
-// near a window's edge may be decided in the next one).
-func (a *analyzer) truthWindows(windows []rundir.TruthWindow, w int64, r *truthReport) {
-	for _, tw := range windows {
-		row := truthWindow{Client: tw.Client, Start: ts(tw.Start), Accepted: tw.Accepted, Refused: tw.Refused}
-		if w > 0 {
-			lo, hi := tw.Start.UnixNano(), tw.Start.UnixNano()+w
-			rs := a.clients[tw.Client]
-			i := sort.Search(len(rs), func(i int) bool { return rs[i].t >= lo })
-			for ; i < len(rs) && rs[i].t < hi; i++ {
-				switch {
-				case is2xx(int(rs[i].code)):
-					row.MeasuredAccepted++
-				case rs[i].code == 429:
-					row.MeasuredRefused++
-				}
-			}
-		}
-		if row.MeasuredAccepted != row.Accepted || row.MeasuredRefused != row.Refused {
-			r.WindowMismatches++
-		}
-		r.Windows = append(r.Windows, row)
-	}
-	sort.SliceStable(r.Windows, func(i, j int) bool {
-		x, y := r.Windows[i], r.Windows[j]
-		if x.Client != y.Client {
-			return x.Client < y.Client
-		}
-		return x.Start < y.Start
-	})
 }
 
 // judgeTruth sets Agrees and lists every figure that disagrees.
