@@ -23,16 +23,46 @@ type simLag struct {
 // lateBySimLag is the rule, one for the one-pass and the bounded truth
 // comparison: a message whose earliest ending call started at end and was
 // due at due (0: not known) is late only because of the simulator's lag when
-// it started after the deadline dl and was due by it.
-func lateBySimLag(end, due, dl int64) bool {
+// it started after the deadline dl and was due by it; one with no ending
+// call (end 0) when the simulator closed with it in flight and its next
+// step or call was due by the deadline (pending; 0: none) — the simulator
+// had fallen so far behind that the message never got its turn.
+func lateBySimLag(end, due, pending, dl int64) bool {
+	if end == 0 {
+		return pending != 0 && pending <= dl
+	}
 	return end > dl && due != 0 && due <= dl
 }
 
 // noteSimLag counts a lost message (by the truth) in simLagged when it is
 // lost only because of the simulator's lag.
-func (fg *truthFigures) noteSimLag(end, due, dl int64) {
-	if lateBySimLag(end, due, dl) {
+func (fg *truthFigures) noteSimLag(end, due, pending, dl int64) {
+	if lateBySimLag(end, due, pending, dl) {
 		fg.simLagged++
+	}
+}
+
+// pendingOf is TruthMessage.Pending, unix ns; 0 when not set.
+func pendingOf(m *rundir.TruthMessage) int64 {
+	if m.Pending.IsZero() {
+		return 0
+	}
+	return m.Pending.UnixNano()
+}
+
+// earliest is the earlier of two times, 0 being none.
+func earliest(x, y int64) int64 {
+	if x == 0 || y != 0 && y < x {
+		return y
+	}
+	return x
+}
+
+// notePending makes sim_lag known (not null) for a truth whose messages
+// say what was pending at the close, even with no call made.
+func (r *truthReport) notePending(m *rundir.TruthMessage) {
+	if !m.Pending.IsZero() && r.SimLag == nil {
+		r.SimLag = &simLag{}
 	}
 }
 
@@ -64,7 +94,7 @@ func (s *Summary) simLagReason() []Reason {
 		return nil
 	}
 	return []Reason{reason(WhoseEnvironment, VerdictIncomplete,
-		fmt.Sprintf("the embedded simulator fell behind its own schedule by up to %s: %s late or lost only because of it (each was due by the deadline) — the machine was too busy, not the service (truth.sim_lag)",
+		fmt.Sprintf("the embedded simulator fell behind its own schedule by up to %s: %s late or lost only because of it (each was due by the deadline: it started after it, or had not started when the simulator closed) — the machine was too busy, not the service (truth.sim_lag)",
 			dur(t.SimLag.Max), plural(t.SimLag.Messages, "message")),
 		"run again on a less busy machine, or at a lower rate")}
 }

@@ -213,6 +213,7 @@ func (ts *truthStream) message(m *rundir.TruthMessage) {
 	for _, fg := range []*truthFigures{&ts.sure, &ts.maybe} {
 		fg.dups += duplicateArrivals(as, fg.isMaybe)
 	}
+	ts.r.notePending(m)
 	if ts.fates != nil && seq != 0 {
 		ts.spillFate(seq, m, as)
 		return
@@ -226,6 +227,7 @@ func (ts *truthStream) message(m *rundir.TruthMessage) {
 			}
 		}
 		f.ids++
+		f.pending = earliest(f.pending, pendingOf(m))
 		ts.a.followSteps(m, f, as, fg.isMaybe, fg.steps)
 	}
 }
@@ -317,6 +319,9 @@ func duplicateArrivals(arrivals idArrivals, maybe bool) int64 {
 type messageFate struct {
 	end   [3]int64 // as truthFigures.end
 	due   int64    // when the call of end[0] was due (arrival.due)
+	// pending: the earliest time a step or call of its ids was due when the
+	// simulator closed with it in flight (TruthMessage.Pending; 0: none).
+	pending int64
 	steps uint32   // the failover steps already counted: bit i is the step into chain item i
 	ids   int
 	// endedIDs counts the message's ids (messaging) with an ending arrival;
@@ -424,7 +429,7 @@ func (a *analyzer) tallyFates(fates map[int64]*messageFate, fg *truthFigures) {
 		}
 		if f.end[0] == 0 || f.end[0] > dl {
 			fg.lost++
-			fg.noteSimLag(f.end[0], f.due, dl)
+			fg.noteSimLag(f.end[0], f.due, f.pending, dl)
 		}
 		if f.end[0] != 0 && m.first > 0 {
 			fg.received++

@@ -42,6 +42,12 @@ type TruthMessage struct {
 	Sends      int         `json:"sends"` // how many times it was really sent downstream (idempotency oracle: must be 1)
 	Steps      []TruthStep `json:"steps"`
 	Final      string      `json:"final"` // final state or status
+	// Pending is set on a message still in flight when the simulator
+	// closed: when its next step or call was due by the delays it drew (its
+	// own lag taken out, as TruthCallback.Due). Due before the run's
+	// deadline, the message's end was kept from the run by the simulator
+	// falling behind (a busy machine), not by the service.
+	Pending time.Time `json:"pending,omitzero"`
 }
 
 // TruthStep is one state change the simulator drew, with its delay from acceptance.

@@ -188,7 +188,8 @@ func (p *senders) work() {
 		case j := <-p.jobs:
 			select {
 			case <-p.quit:
-				return // queued, not in flight: abandoned at Close
+				p.s.truth.pendingAt(j.truth, j.due) // queued, not in flight: abandoned at Close, still due
+				return
 			default:
 			}
 			p.send(j)

@@ -242,6 +242,7 @@ func (s *Server) Shutdown(ctx context.Context) (err error) {
 		s.cbs.halt() // the scheduler may be waiting for room in the senders' queue
 		<-s.eng.exited
 		s.cbs.wait(ctx, s.cfg.Callbacks.Timeout)
+		s.notePending()
 		err = s.truth.end()
 	})
 	return err

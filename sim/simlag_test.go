@@ -82,3 +82,59 @@ func TestTruthDueLagged(t *testing.T) {
 		}
 	})
 }
+
+// TestTruthPendingAtClose: a message still in flight when the simulator
+// closes carries when its next step or call was due by the drawn delays —
+// a step waiting in the engine (due 1 s after acceptance), and a call
+// waiting in the senders' queue behind a slow one (due at 1 s, not made by
+// the close at 5 s) — so that the report can tell an end the simulator's
+// lag kept from the run from one the service drew late.
+func TestTruthPendingAtClose(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		senders int
+		wait    time.Duration
+	}{{"step in the engine", 0, 0}, {"call in the queue", 1, 5 * time.Second}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := engineConfig()
+				if tc.senders > 0 {
+					cfg.Callbacks.Senders = tc.senders
+				}
+				cfg.Callbacks.Timeout = time.Second
+				s, rt := newFakeSim(t, cfg)
+				rt.answer = func(n int, _ string) int {
+					if n == 1 {
+						time.Sleep(10 * time.Second)
+					}
+					return 200
+				}
+				for range 2 {
+					if w := sendAs(s, "demo", "demo", `{"callback":"http://cb.test/c","scenario":[`+itemJSON()+`]}`); w.Code != 200 {
+						t.Fatal(w.Code)
+					}
+				}
+				synctest.Wait()
+				time.Sleep(tc.wait)
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+				var pending []time.Duration
+				for _, m := range s.Truth().Messages {
+					if !m.Pending.IsZero() {
+						pending = append(pending, m.Pending.Sub(m.AcceptedAt))
+					}
+				}
+				want := map[string]int{"step in the engine": 2, "call in the queue": 1}[tc.name]
+				if len(pending) != want {
+					t.Fatalf("%d messages pending at the close, want %d: %v", len(pending), want, pending)
+				}
+				for _, p := range pending {
+					if p != time.Second {
+						t.Errorf("pending %v after acceptance, want 1s (the drawn delay)", p)
+					}
+				}
+			})
+		})
+	}
+}

@@ -43,6 +43,9 @@ type truthMsg struct {
 	// delays drawn for it (the scheduler held up on earlier steps); used on
 	// the scheduler goroutine only.
 	behind time.Duration
+	// nextDue: at the close, when its next step or call was due by the
+	// drawn delays (unix ns; 0: nothing left) — TruthMessage.Pending.
+	nextDue int64
 }
 
 // lagBase is how far tm's scheduled step lags its drawn delays (0 without a truth).
@@ -388,4 +391,49 @@ func (c *chunked[T]) slice() []T {
 		out = append(out, ch...)
 	}
 	return out
+}
+
+// notePending records, once the scheduler and the senders have stopped,
+// when the next step or call of each message still in flight was due by
+// the drawn delays: the events left in the engine (a message step, a
+// notification's status, a held or retried call) and the calls left in
+// the senders' queue.
+func (s *Server) notePending() {
+	for {
+		select {
+		case j := <-s.cbs.jobs:
+			s.truth.pendingAt(j.truth, j.due)
+			continue
+		default:
+		}
+		break
+	}
+	s.eng.mu.Lock()
+	defer s.eng.mu.Unlock()
+	for _, ev := range s.eng.events {
+		switch j := ev.job.(type) {
+		case *message:
+			if j.phase != phForget {
+				s.truth.pendingAt(j.truth, ev.at-int64(j.truth.lagBase()))
+			}
+		case *notification:
+			s.truth.pendingAt(j.truth, ev.at)
+		case *callbackJob:
+			s.truth.pendingAt(j.truth, j.due)
+		}
+	}
+}
+
+// pendingAt notes that tm's next step or call was due at due (unix ns; 0:
+// not known), keeping the earliest.
+func (t *truthRec) pendingAt(tm *truthMsg, due int64) {
+	if tm == nil || due == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if tm.nextDue == 0 || due < tm.nextDue {
+		tm.nextDue = due
+		tm.m.Pending = time.Unix(0, due).UTC()
+	}
 }
