@@ -317,13 +317,13 @@ func duplicateArrivals(arrivals idArrivals, maybe bool) int64 {
 // messageFate is what the arrivals show of one message (by the attacker's
 // sequence), over every id the simulator accepted it under.
 type messageFate struct {
-	end   [3]int64 // as truthFigures.end
-	due   int64    // when the call of end[0] was due (arrival.due)
+	end [3]int64 // as truthFigures.end
+	due int64    // when the call of end[0] was due (arrival.due)
 	// pending: the earliest time a step or call of its ids was due when the
 	// simulator closed with it in flight (TruthMessage.Pending; 0: none).
 	pending int64
-	steps uint32   // the failover steps already counted: bit i is the step into chain item i
-	ids   int
+	steps   uint32 // the failover steps already counted: bit i is the step into chain item i
+	ids     int
 	// endedIDs counts the message's ids (messaging) with an ending arrival;
 	// endStates the terminal statuses that arrived (notify).
 	endedIDs  int

@@ -168,12 +168,12 @@ func newSentSpill() *sortedSpill[sentRec] {
 // fatePart is the fate of one true message (one id), sure and maybe
 // (messageFate), to be summed with the other ids of its sequence.
 type fatePart struct {
-	seq    int64
-	end    [2][3]int64
-	steps  [2]uint32
-	ended  [2]int64
-	states [2]uint32 // endStates, a bit per state name (truthStream.stateBit)
-	ids    int64
+	seq     int64
+	end     [2][3]int64
+	steps   [2]uint32
+	ended   [2]int64
+	states  [2]uint32 // endStates, a bit per state name (truthStream.stateBit)
+	ids     int64
 	due     [2]int64 // messageFate.due
 	pending int64    // messageFate.pending
 }
