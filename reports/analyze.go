@@ -161,6 +161,11 @@ type analyzer struct {
 	// requests only counted, the attempts are read again for the recs.
 	keepRecs, recsAgain bool
 	counts              map[string]*[2]int64
+	// A run with a truth: the decisions its limiter windows are compared
+	// with, spilled in time order (truthwindows.go), and their clients.
+	wins       *sortedSpill[decRec]
+	winClients map[string]uint32
+	winErr     error
 
 	recs recList // every message's records until they are judged (ending.go)
 
@@ -229,7 +234,11 @@ func analyzeOnce(fsys fs.FS, name string, rawRequests bool, st *streamRun) (*ana
 	a.unfinishedReasons()
 	a.abortReason()
 	a.counts = map[string]*[2]int64{}
-	a.keepRecs = keepAllRecs || a.meta.Limit.Window.D() > 0 || rundir.HasTruth(a.fsys)
+	a.keepRecs = keepAllRecs || a.meta.Limit.Window.D() > 0
+	if rundir.HasTruth(a.fsys) {
+		a.wins, a.winClients = newDecisionSpill(), map[string]uint32{}
+		defer a.wins.close()
+	}
 	a.ch = newCharts(a.start, a.meta)
 	a.ch.newLat = func() *hist { return a.newHist(true) }
 	if len(a.meta.Chain) <= 30 {
@@ -553,6 +562,7 @@ func (a *analyzer) attempt(at *rundir.Attempt) {
 	a.countRequest(at, op)
 	a.ch.attempt(at)
 	a.decision(at)
+	a.windowDecision(at)
 	if op != "send" || at.Seq <= 0 {
 		return
 	}

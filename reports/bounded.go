@@ -40,11 +40,18 @@ const latencyResolution = 1e-6
 const bucketSub = 1024
 
 // bucketCounts counts values (µs) by bucket; a page per power of two,
-// allocated when a value lands in it.
+// itself in chunks of chunkLen buckets allocated when a value lands in one:
+// a hist of few values (a chart's second of requests) holds the few chunks
+// its values touch, not 16 KB per power of two (issue 23: the report's
+// memory grew with the chart buckets' hists). Counts are int32: a bucket
+// is 1 µs to 2^s µs wide, and no run sends 2^31 messages.
 type bucketCounts struct {
-	pages [65]*[2 * bucketSub]int64
+	pages [65]*[2 * bucketSub / chunkLen]*[chunkLen]int32
 	n     int64
 }
+
+// chunkLen is how many buckets a chunk of a page counts.
+const chunkLen = 128
 
 // bucketOf is the bucket of a value in µs: below 2·bucketSub the value
 // itself (page 0), above it page s holds [2^(s+10), 2^(s+11)) in bucketSub
@@ -58,10 +65,26 @@ func (c *bucketCounts) add(us uint64) {
 	k := bucketOf(us)
 	p := &c.pages[k/(2*bucketSub)]
 	if *p == nil {
-		*p = new([2 * bucketSub]int64)
+		*p = new([2 * bucketSub / chunkLen]*[chunkLen]int32)
 	}
-	(*p)[k%(2*bucketSub)]++
+	j := k % (2 * bucketSub)
+	ch := &(*p)[j/chunkLen]
+	if *ch == nil {
+		*ch = new([chunkLen]int32)
+	}
+	(*ch)[j%chunkLen]++
 	c.n++
+}
+
+// chunkAt is the count of bucket j of page p (nil: none).
+func chunkAt(p *[2 * bucketSub / chunkLen]*[chunkLen]int32, j int) int64 {
+	if p == nil {
+		return 0
+	}
+	if ch := p[j/chunkLen]; ch != nil {
+		return int64(ch[j%chunkLen])
+	}
+	return 0
 }
 
 // find returns the bucket holding the r-th smallest of the values counted in
@@ -72,14 +95,12 @@ func findBucket(c, d *bucketCounts, r int64) (bucket int, within int64) {
 		if p == nil && q == nil {
 			continue
 		}
-		for j := range 2 * bucketSub {
-			var k int64
-			if p != nil {
-				k += p[j]
+		for j := 0; j < 2*bucketSub; j++ {
+			if j%chunkLen == 0 && (p == nil || p[j/chunkLen] == nil) && (q == nil || q[j/chunkLen] == nil) {
+				j += chunkLen - 1 // a chunk neither counted in
+				continue
 			}
-			if q != nil {
-				k += q[j]
-			}
+			k := chunkAt(p, j) + chunkAt(q, j)
 			if r <= k {
 				return i*2*bucketSub + j, r
 			}

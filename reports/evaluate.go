@@ -39,6 +39,7 @@ func evalThreshold(c *compiled, s *Summary) Threshold {
 		return t
 	}
 	t.OK = ok
+	t.SimLagOnly = !ok && holdsWithoutSimLag(c, s)
 	if t.OK {
 		t.Value = 1
 	}

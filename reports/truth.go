@@ -63,7 +63,9 @@ func (a *analyzer) truth() error {
 	}
 	r.TrueLatency, r.TrueLatencyUpper = ts.trueLo.percentiles(), ts.trueHi.percentiles()
 	r.FailoverSteps = a.failoverSteps(ts.sure, ts.maybe)
-	a.truthWindows(ts.windows, ts.window, r)
+	if err := a.truthWindows(ts.windows, ts.window, r); err != nil {
+		return err
+	}
 	a.judgeTruth(r, ts)
 	a.s.Truth = r
 	return nil
@@ -183,6 +185,7 @@ func (ts *truthStream) callback(c *rundir.TruthCallback) {
 	if c.Status == 0 {
 		ts.r.Unanswered++
 	}
+	noteLag(ts.r, c)
 	if ts.polls != nil {
 		return
 	}
@@ -192,7 +195,7 @@ func (ts *truthStream) callback(c *rundir.TruthCallback) {
 		ts.pending[c.ID] = as
 	}
 	k := [2]string{c.Channel, c.State}
-	as[k] = append(as[k], arrival{at: c.At.UnixNano(), done: done.UnixNano(), ok: c.Status == 0 || is2xx(c.Status), sure: c.Status != 0})
+	as[k] = append(as[k], arrival{at: c.At.UnixNano(), done: done.UnixNano(), due: dueOf(c), ok: c.Status == 0 || is2xx(c.Status), sure: c.Status != 0})
 }
 
 // message judges one message with the arrivals of its id, and forgets them.
@@ -213,6 +216,7 @@ func (ts *truthStream) message(m *rundir.TruthMessage) {
 	for _, fg := range []*truthFigures{&ts.sure, &ts.maybe} {
 		fg.dups += duplicateArrivals(as, fg.isMaybe)
 	}
+	notePending(ts.r, m)
 	if ts.fates != nil && seq != 0 {
 		ts.spillFate(seq, m, as)
 		return
@@ -226,6 +230,7 @@ func (ts *truthStream) message(m *rundir.TruthMessage) {
 			}
 		}
 		f.ids++
+		f.pending = earliest(f.pending, pendingOf(m))
 		ts.a.followSteps(m, f, as, fg.isMaybe, fg.steps)
 	}
 }
@@ -268,6 +273,7 @@ func sortArrivals(as idArrivals) {
 // as arrived (maybe) or not (sure): the measurement must lie between the two.
 type truthFigures struct {
 	lost, dups, received, reaccepted int64
+	simLagged                        int64 // of lost: late only because the simulator fell behind (lateBySimLag)
 	dupDeliveries                    int64 // messages ended under two ids, or with two terminal statuses (notify)
 	steps                            map[[2]string]int64
 	end                              map[int64][3]int64 // seq → earliest ending arrival's start and answer, the last ending arrival's answer
@@ -314,9 +320,13 @@ func duplicateArrivals(arrivals idArrivals, maybe bool) int64 {
 // messageFate is what the arrivals show of one message (by the attacker's
 // sequence), over every id the simulator accepted it under.
 type messageFate struct {
-	end   [3]int64 // as truthFigures.end
-	steps uint32   // the failover steps already counted: bit i is the step into chain item i
-	ids   int
+	end [3]int64 // as truthFigures.end
+	due int64    // when the call of end[0] was due (arrival.due)
+	// pending: the earliest time a step or call of its ids was due when the
+	// simulator closed with it in flight (TruthMessage.Pending; 0: none).
+	pending int64
+	steps   uint32 // the failover steps already counted: bit i is the step into chain item i
+	ids     int
 	// endedIDs counts the message's ids with an ending arrival (a
 	// notification's too: two under one externalId are a duplicate
 	// delivery); endStates the terminal statuses that arrived (notify).
@@ -399,7 +409,7 @@ func (a *analyzer) cascadeShown(f *messageFate, state string, idx int, steps map
 func (f *messageFate) ending(as []arrival) {
 	for _, x := range as {
 		if f.end[0] == 0 || x.at < f.end[0] {
-			f.end[0], f.end[1] = x.at, x.done
+			f.end[0], f.end[1], f.due = x.at, x.done, x.due
 		}
 		f.end[2] = max(f.end[2], x.done)
 	}
@@ -423,6 +433,7 @@ func (a *analyzer) tallyFates(fates map[int64]*messageFate, fg *truthFigures) {
 		}
 		if f.end[0] == 0 || f.end[0] > dl {
 			fg.lost++
+			fg.noteSimLag(f.end[0], f.due, f.pending, dl)
 		}
 		if f.end[0] != 0 && m.first > 0 {
 			fg.received++
@@ -439,6 +450,9 @@ func setExpected(r *truthReport, sure, maybe truthFigures) {
 	r.ExpectedReaccepted = sure.reaccepted
 	r.ExpectedDuplicateDeliveries, r.ExpectedDuplicateDeliveriesMax = sure.dupDeliveries, maybe.dupDeliveries
 	r.ExpectedReceived, r.ExpectedReceivedMax = sure.received, maybe.received
+	if r.SimLag != nil {
+		r.SimLag.Messages = sure.simLagged
+	}
 }
 
 // trueLatency returns the bounds of the true latency, by the measured one's
@@ -692,39 +706,6 @@ func (a *analyzer) simTagSeq(m *rundir.TruthMessage) int64 {
 	return n
 }
 
-// truthWindows sets the limiter's true decisions per window beside what the
-// attacker saw in the same windows (by send time: informative only, a request
-// near a window's edge may be decided in the next one).
-func (a *analyzer) truthWindows(windows []rundir.TruthWindow, w int64, r *truthReport) {
-	for _, tw := range windows {
-		row := truthWindow{Client: tw.Client, Start: ts(tw.Start), Accepted: tw.Accepted, Refused: tw.Refused}
-		if w > 0 {
-			lo, hi := tw.Start.UnixNano(), tw.Start.UnixNano()+w
-			rs := a.clients[tw.Client]
-			i := sort.Search(len(rs), func(i int) bool { return rs[i].t >= lo })
-			for ; i < len(rs) && rs[i].t < hi; i++ {
-				switch {
-				case is2xx(int(rs[i].code)):
-					row.MeasuredAccepted++
-				case rs[i].code == 429:
-					row.MeasuredRefused++
-				}
-			}
-		}
-		if row.MeasuredAccepted != row.Accepted || row.MeasuredRefused != row.Refused {
-			r.WindowMismatches++
-		}
-		r.Windows = append(r.Windows, row)
-	}
-	sort.SliceStable(r.Windows, func(i, j int) bool {
-		x, y := r.Windows[i], r.Windows[j]
-		if x.Client != y.Client {
-			return x.Client < y.Client
-		}
-		return x.Start < y.Start
-	})
-}
-
 // judgeTruth sets Agrees and lists every figure that disagrees.
 func (a *analyzer) judgeTruth(r *truthReport, ts *truthStream) {
 	if r.Truncated {
@@ -867,6 +848,7 @@ func namesAlgorithm(v string) bool {
 // arrival is one call of the simulator to the sink, as truth.json records it.
 type arrival struct {
 	at, done int64 // the call's start and its answer (or error)
+	due      int64 // when the simulator meant to start it (TruthCallback.Due); 0: not known
 	ok       bool  // answered 2xx, or unanswered (the sink would have answered 2xx)
 	sure     bool  // answered at all: it surely reached the sink
 }

@@ -168,30 +168,32 @@ func newSentSpill() *sortedSpill[sentRec] {
 // fatePart is the fate of one true message (one id), sure and maybe
 // (messageFate), to be summed with the other ids of its sequence.
 type fatePart struct {
-	seq    int64
-	end    [2][3]int64
-	steps  [2]uint32
-	ended  [2]int64
-	states [2]uint32 // endStates, a bit per state name (truthStream.stateBit)
-	ids    int64
+	seq     int64
+	end     [2][3]int64
+	steps   [2]uint32
+	ended   [2]int64
+	states  [2]uint32 // endStates, a bit per state name (truthStream.stateBit)
+	ids     int64
+	due     [2]int64 // messageFate.due
+	pending int64    // messageFate.pending
 }
 
 // newFateSpill spills the true messages' fates by sequence.
 func newFateSpill() *sortedSpill[fatePart] {
-	return &sortedSpill[fatePart]{chunk: max(spillChunk/16, 1), size: 8 * 12,
+	return &sortedSpill[fatePart]{chunk: max(spillChunk/16, 1), size: 8 * 15,
 		cmp: func(x, y fatePart) int { return cmpInt(x.seq, y.seq) },
 		put: func(b []byte, v fatePart) {
 			e := v.end
 			putInts(b, v.seq, e[0][0], e[0][1], e[0][2], e[1][0], e[1][1], e[1][2],
 				int64(v.steps[0])<<32|int64(v.steps[1]), v.ended[0], v.ended[1],
-				int64(v.states[0])<<32|int64(v.states[1]), v.ids)
+				int64(v.states[0])<<32|int64(v.states[1]), v.ids, v.due[0], v.due[1], v.pending)
 		},
 		get: func(b []byte) fatePart {
-			x := getInts(b, 12)
+			x := getInts(b, 15)
 			return fatePart{seq: x[0], end: [2][3]int64{{x[1], x[2], x[3]}, {x[4], x[5], x[6]}},
 				steps:  [2]uint32{uint32(uint64(x[7]) >> 32), uint32(x[7])},
 				ended:  [2]int64{x[8], x[9]},
-				states: [2]uint32{uint32(uint64(x[10]) >> 32), uint32(x[10])}, ids: x[11]}
+				states: [2]uint32{uint32(uint64(x[10]) >> 32), uint32(x[10])}, ids: x[11], due: [2]int64{x[12], x[13]}, pending: x[14]}
 		}}
 }
 
@@ -228,11 +230,11 @@ func getInts(b []byte, n int) []int64 {
 // spillFate judges true message m (of sequence seq > 0) against the calls of
 // its id as message does, on a fate of its own, and spills it.
 func (ts *truthStream) spillFate(seq int64, m *rundir.TruthMessage, as idArrivals) {
-	p := fatePart{seq: seq, ids: 1}
+	p := fatePart{seq: seq, ids: 1, pending: pendingOf(m)}
 	for i, fg := range []*truthFigures{&ts.sure, &ts.maybe} {
 		f := &messageFate{}
 		ts.a.followSteps(m, f, as, fg.isMaybe, map[[2]string]int64{}) // steps counted once per sequence, at the join
-		p.end[i], p.steps[i], p.ended[i] = f.end, f.steps, int64(f.endedIDs)
+		p.end[i], p.steps[i], p.ended[i], p.due[i] = f.end, f.steps, int64(f.endedIDs), f.due
 		for _, s := range f.endStates {
 			p.states[i] |= ts.stateBit(s)
 		}
@@ -262,9 +264,10 @@ func (ts *truthStream) stateBit(s string) uint32 {
 // merge sums fate p of another id of the same sequence into f.
 func (f *fatePart) merge(p fatePart) {
 	f.ids += p.ids
+	f.pending = earliest(f.pending, p.pending)
 	for i := range 2 {
 		if e := p.end[i]; e[0] != 0 && (f.end[i][0] == 0 || e[0] < f.end[i][0]) {
-			f.end[i][0], f.end[i][1] = e[0], e[1]
+			f.end[i][0], f.end[i][1], f.due[i] = e[0], e[1], p.due[i]
 		}
 		f.end[i][2] = max(f.end[i][2], p.end[i][2])
 		f.steps[i] |= p.steps[i]
@@ -356,6 +359,7 @@ func (ts *truthStream) joinOne(f *fatePart, s *sentRec, lo, hi *hist) {
 		}
 		if f.end[i][0] == 0 || f.end[i][0] > dl {
 			fg.lost++
+			fg.noteSimLag(f.end[i][0], f.due[i], f.pending, dl)
 		}
 		if f.end[i][0] != 0 && s.first > 0 {
 			fg.received++

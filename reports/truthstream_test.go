@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -233,6 +234,17 @@ func TestBoundedTruthAgree(t *testing.T) {
 func genTruthFailover(n int) *run {
 	r := genFailover(n)
 	r.truth = &rundir.Truth{RateLimit: rundir.TruthRateLimit{Requests: 100, Window: rundir.Duration(time.Minute), Algorithm: "sliding"}}
+	// Every 89th message's calls started 30 s after they were due: the
+	// simulator fell behind (simlag.go), and those of the last 10 s of
+	// sends are past the deadline only because of it; every other call
+	// started a few milliseconds after its due time.
+	const behind = 30 * time.Second
+	for i := range r.events {
+		if e := &r.events[i]; e.Corr.Seq%89 == 0 {
+			e.ReceivedAt = e.ReceivedAt.Add(behind)
+		}
+	}
+	slices.SortStableFunc(r.events, func(x, y rundir.Event) int { return x.ReceivedAt.Compare(y.ReceivedAt) })
 	bySeq := map[int64][]rundir.Event{}
 	for _, e := range r.events {
 		bySeq[e.Corr.Seq] = append(bySeq[e.Corr.Seq], e)
@@ -243,6 +255,10 @@ func genTruthFailover(n int) *run {
 			tm.Steps = append(tm.Steps, rundir.TruthStep{Channel: e.Corr.Channel, State: e.Corr.State, Delay: rundir.Duration(e.ReceivedAt.Sub(tm.AcceptedAt))})
 			cb := rundir.TruthCallback{ID: id, Kind: rundir.KindCallback, State: e.Corr.State, Channel: e.Corr.Channel, Action: rundir.CallbackSent,
 				Attempt: 1, At: e.ReceivedAt.Add(-time.Millisecond), Done: e.ReceivedAt.Add(time.Millisecond), Status: 200}
+			cb.Due = cb.At.Add(-time.Duration(1+seq%4) * time.Millisecond)
+			if seq%89 == 0 {
+				cb.Due = cb.Due.Add(-behind)
+			}
 			if (int(seq)+i)%13 == 0 {
 				cb.Status = 0
 			}
@@ -275,7 +291,8 @@ func TestBoundedTruthGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := once.s.Truth
-	if tr == nil || tr.ExpectedReaccepted == 0 || tr.ExpectedDuplicateDeliveriesMax == 0 || len(tr.FailoverSteps) == 0 || tr.Unanswered == 0 || tr.ExpectedLost == 0 {
+	if tr == nil || tr.ExpectedReaccepted == 0 || tr.ExpectedDuplicateDeliveriesMax == 0 || len(tr.FailoverSteps) == 0 || tr.Unanswered == 0 || tr.ExpectedLost == 0 ||
+		tr.SimLag == nil || tr.SimLag.Messages == 0 {
 		t.Fatalf("the generated truth does not exercise the join: %+v", tr)
 	}
 	want := marshalled(t, once.s)

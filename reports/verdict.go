@@ -199,6 +199,7 @@ func (s *Summary) decide() {
 		rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("the service answered %s with an id already given to another message: delivery cannot be joined", plural(n, "message")),
 			fmt.Sprintf("a service bug: give its owners %s/%s (the answers' ids)", s.runDir(), rundir.AttemptsFile)))
 	}
+	rs = append(rs, s.simLagReason()...)
 	rs = append(rs, s.thresholdReasons()...)
 	rs = append(rs, s.baselineReasons()...)
 	if rs == nil {
@@ -231,6 +232,9 @@ func (s *Summary) thresholdReasons() []Reason {
 	for _, t := range s.Thresholds {
 		switch {
 		case t.OK:
+		case t.SimLagOnly:
+			rs = append(rs, reason(WhoseEnvironment, VerdictIncomplete, fmt.Sprintf("threshold %s does not hold: %s — but only because of the messages the embedded simulator made late by falling behind its schedule, so it does not judge the service", t.Expr, thresholdText(t)),
+				"run again on a less busy machine, or at a lower rate"))
 		case len(t.NoData) > 0:
 			rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("threshold %s has %s", t.Expr, t.Error), nextNoData))
 		case t.Error != "":

@@ -42,6 +42,12 @@ type TruthMessage struct {
 	Sends      int         `json:"sends"` // how many times it was really sent downstream (idempotency oracle: must be 1)
 	Steps      []TruthStep `json:"steps"`
 	Final      string      `json:"final"` // final state or status
+	// Pending is set on a message still in flight when the simulator
+	// closed: when its next step or call was due by the delays it drew (its
+	// own lag taken out, as TruthCallback.Due). Due before the run's
+	// deadline, the message's end was kept from the run by the simulator
+	// falling behind (a busy machine), not by the service.
+	Pending time.Time `json:"pending,omitzero"`
 }
 
 // TruthStep is one state change the simulator drew, with its delay from acceptance.
@@ -72,4 +78,11 @@ type TruthCallback struct {
 	At      time.Time `json:"at"`               // when the call began (sent, retried) or the fault was drawn
 	Done    time.Time `json:"done,omitzero"`    // sent, retried: when the receiver's answer (or the error) came
 	Status  int       `json:"status,omitempty"` // the receiver's answer, 0 when none
+	// Due is when the simulator meant to start the call (sent, retried) by
+	// the delays it drew — acceptance, the drawn step delays, a delay drawn
+	// on purpose, a retry's backoff after the last answer — without its own
+	// lag: At − Due is how far the simulator itself fell behind (a busy
+	// machine), which is the environment's, not the service's. Zero in
+	// older truths.
+	Due time.Time `json:"due,omitzero"`
 }

@@ -32,6 +32,9 @@ type callbackJob struct {
 	faulted bool      // callback faults already drawn
 	owe     *owing    // a final callback: what Server.Owed counts until its last attempt
 	truth   *truthMsg // the message's truth record, held until every copy is settled
+	// due is when the call was meant to start by the delays the simulator
+	// drew (its own lag taken out), unix ns; 0 when not known (incoming).
+	due int64
 }
 
 // holdTruth ties j to its message's truth record: the record goes out after
@@ -94,6 +97,9 @@ func (s *Server) callback(j *callbackJob, now time.Time) {
 	if s.chance(cb.Reorder) {
 		at = at.Add(cb.ReorderBy)
 	}
+	if j.due != 0 {
+		j.due += int64(at.Sub(now)) // held back on purpose: the service's lateness, drawn, not the machine's
+	}
 	if s.chance(cb.Duplicate) {
 		s.met.callbacks.WithLabelValues(j.kind, "duplicated").Inc()
 		s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Channel: j.channel, Action: rundir.CallbackDuplicated, Attempt: 1, At: now.UTC()})
@@ -119,8 +125,13 @@ func (s *Server) dispatch(j *callbackJob, t time.Time) {
 	s.cbs.enqueue(j)
 }
 
-// runEvent runs one due engine event.
-func (s *Server) runEvent(ev event) { ev.job.run(s, time.Now()) }
+// runEvent runs one due engine event, noting how late it runs (Server.late).
+func (s *Server) runEvent(ev event) {
+	now := time.Now()
+	s.late = max(time.Duration(now.UnixNano()-ev.at), 0)
+	ev.job.run(s, now)
+	s.late = 0
+}
 
 func (m *message) run(s *Server, now time.Time)      { s.runMessage(m, now) }
 func (n *notification) run(s *Server, now time.Time) { s.runNotification(n, now) }
@@ -180,7 +191,8 @@ func (p *senders) work() {
 		case j := <-p.jobs:
 			select {
 			case <-p.quit:
-				return // queued, not in flight: abandoned at Close
+				p.s.truth.pendingAt(j.truth, j.due) // queued, not in flight: abandoned at Close, still due
+				return
 			default:
 			}
 			p.send(j)
@@ -221,7 +233,7 @@ func (p *senders) send(j *callbackJob) {
 	if j.attempt > 1 {
 		action = rundir.CallbackRetried
 	}
-	s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Channel: j.channel, Action: action, Attempt: j.attempt, At: began.UTC(), Done: now.UTC(), Status: status})
+	s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Channel: j.channel, Action: action, Attempt: j.attempt, At: began.UTC(), Done: now.UTC(), Status: status, Due: dueTime(j.due)})
 	if ok {
 		s.met.callbacks.WithLabelValues(j.kind, "ok").Inc()
 		s.settle(j)
@@ -238,7 +250,11 @@ func (p *senders) send(j *callbackJob) {
 	s.met.callbacks.WithLabelValues(j.kind, "retried").Inc()
 	next := *j
 	next.attempt++
-	s.eng.at(now.Add(cb.wait(j.attempt, retryAfter)), &next)
+	wait := cb.wait(j.attempt, retryAfter)
+	if j.due != 0 {
+		next.due = j.due + int64(now.Sub(began)+wait) // the receiver's answer time and the wait are no lag
+	}
+	s.eng.at(now.Add(wait), &next)
 }
 
 // wait is the pause after the attempt-th try: Backoff × BackoffFactor^(attempt-1),
@@ -305,4 +321,12 @@ func (p *senders) wait(ctx context.Context, timeout time.Duration) {
 	}
 	p.cancel()
 	<-done
+}
+
+// dueTime is a call's due time for the truth; zero (omitted) when not known.
+func dueTime(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
 }

@@ -436,6 +436,13 @@ func itoa(n int64) string { return strconvItoa(n) }
 // runMessage advances m by one due event. It runs on the scheduler goroutine,
 // the only writer of a message after acceptance (check-status reads under msgMu).
 func (s *Server) runMessage(m *message, now time.Time) {
+	// The lag of this step against the drawn delays: its event's, on top of
+	// the earlier steps' it was scheduled from. A step run at once from this
+	// one (nextItem) is no later than it.
+	base := m.truth.lagBase()
+	s.lag = base + s.late
+	s.late = 0
+	m.truth.setLagBase(s.lag)
 	it := m.items[m.idx]
 	ns := now.UnixNano()
 	prof := &s.profiles[it.channel]
@@ -480,6 +487,7 @@ func (s *Server) runMessage(m *message, now time.Time) {
 		case it.hasFO && it.cond == stSeen && (m.seenAt == 0 || m.seenAt > m.deadline):
 			s.status(m, now, stDelivered, it.channel, 0, false)
 			m.phase = phExpire
+			m.truth.setLagBase(base) // the deadline was set from the item's start, not from this step
 			s.eng.at(time.Unix(0, m.deadline), m)
 		case m.seenAt != 0:
 			s.status(m, now, stDelivered, it.channel, 0, false)
@@ -516,6 +524,7 @@ func (s *Server) nextItem(m *message, now time.Time) {
 
 // status records a status change of m, posts its callback, and ends m when final.
 func (s *Server) status(m *message, now time.Time, st, ch uint8, code uint16, final bool) {
+	due := now.Add(-s.lag).UnixNano() // by the delays drawn: the machine's lag taken out
 	s.msgMu.Lock()
 	// The change is visible to check-status from here on: the truth's time of
 	// it is now, not when its event fell due (the scheduler may have been
@@ -535,7 +544,7 @@ func (s *Server) status(m *message, now time.Time, st, ch uint8, code uint16, fi
 	}, final)
 	if m.callback != "" {
 		body, _ := json.Marshal(s.record(m))
-		j := &callbackJob{kind: kindCallback, url: m.callback, body: body, id: uuid.UUID(m.id).String(), state: stateNames[st], channel: chName}
+		j := &callbackJob{kind: kindCallback, url: m.callback, body: body, id: uuid.UUID(m.id).String(), state: stateNames[st], channel: chName, due: due}
 		j.holdTruth(s, m.truth)
 		if final {
 			j.oweFinal() // the message's unit of owed passes to its final callback

@@ -404,7 +404,7 @@ func (s *Server) runNotification(n *notification, now time.Time) {
 		EventID: uuid.NewString(), NotificationID: id, ExternalID: n.externalID,
 		Status: out.State, ErrorCode: out.Code, UpdatedAt: utc(now),
 	})
-	j := &callbackJob{kind: kindWebhook, url: url, body: body, id: id, state: out.State}
+	j := &callbackJob{kind: kindWebhook, url: url, body: body, id: id, state: out.State, due: now.Add(-s.late).UnixNano()}
 	j.holdTruth(s, n.truth)
 	j.oweFinal() // the notification's unit of owed passes to its webhook
 	s.callback(j, now)

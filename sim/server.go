@@ -74,6 +74,14 @@ type Server struct {
 
 	cbs *senders
 
+	// late is how far behind its due time the engine event running now
+	// started, and lag how far behind the delays it drew the status being
+	// made now is, counting the earlier steps' lag (scheduler goroutine
+	// only): a busy machine holds the scheduler up, and the truth records
+	// it so that the report can tell the simulator's lateness from the
+	// service's (TruthCallback.Due).
+	late, lag time.Duration
+
 	internMu sync.Mutex
 	interned map[string]string
 
@@ -246,6 +254,7 @@ func (s *Server) Shutdown(ctx context.Context) (err error) {
 		s.cbs.halt() // the scheduler may be waiting for room in the senders' queue
 		<-s.eng.exited
 		s.cbs.wait(ctx, s.cfg.Callbacks.Timeout)
+		s.notePending()
 		err = s.truth.end()
 		if s.settled != nil {
 			s.settled.close()

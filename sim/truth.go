@@ -39,6 +39,28 @@ type truthMsg struct {
 	m       rundir.TruthMessage
 	pending int32
 	final   bool
+	// behind is how far the message's next scheduled step already lags the
+	// delays drawn for it (the scheduler held up on earlier steps); used on
+	// the scheduler goroutine only.
+	behind time.Duration
+	// nextDue: at the close, when its next step or call was due by the
+	// drawn delays (unix ns; 0: nothing left) — TruthMessage.Pending.
+	nextDue int64
+}
+
+// lagBase is how far tm's scheduled step lags its drawn delays (0 without a truth).
+func (tm *truthMsg) lagBase() time.Duration {
+	if tm == nil {
+		return 0
+	}
+	return tm.behind
+}
+
+// setLagBase sets how far tm's next scheduled step lags its drawn delays.
+func (tm *truthMsg) setLagBase(d time.Duration) {
+	if tm != nil {
+		tm.behind = d
+	}
 }
 
 type windowKey struct {
@@ -369,4 +391,49 @@ func (c *chunked[T]) slice() []T {
 		out = append(out, ch...)
 	}
 	return out
+}
+
+// notePending records, once the scheduler and the senders have stopped,
+// when the next step or call of each message still in flight was due by
+// the drawn delays: the events left in the engine (a message step, a
+// notification's status, a held or retried call) and the calls left in
+// the senders' queue.
+func (s *Server) notePending() {
+	for {
+		select {
+		case j := <-s.cbs.jobs:
+			s.truth.pendingAt(j.truth, j.due)
+			continue
+		default:
+		}
+		break
+	}
+	s.eng.mu.Lock()
+	defer s.eng.mu.Unlock()
+	for _, ev := range s.eng.events {
+		switch j := ev.job.(type) {
+		case *message:
+			if j.phase != phForget {
+				s.truth.pendingAt(j.truth, ev.at-int64(j.truth.lagBase()))
+			}
+		case *notification:
+			s.truth.pendingAt(j.truth, ev.at)
+		case *callbackJob:
+			s.truth.pendingAt(j.truth, j.due)
+		}
+	}
+}
+
+// pendingAt notes that tm's next step or call was due at due (unix ns; 0:
+// not known), keeping the earliest.
+func (t *truthRec) pendingAt(tm *truthMsg, due int64) {
+	if tm == nil || due == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if tm.nextDue == 0 || due < tm.nextDue {
+		tm.nextDue = due
+		tm.m.Pending = time.Unix(0, due).UTC()
+	}
 }

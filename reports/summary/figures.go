@@ -145,3 +145,10 @@ type Reason struct {
 	Text  string `json:"text"`
 	Next  string `json:"next,omitempty"` // what to do
 }
+
+// SimLag is truth.sim_lag: how far behind its own schedule the embedded
+// simulator made its calls, and what that did to the messages.
+type SimLag struct {
+	Max      float64 `json:"max" expr:"max"`           // the largest lag of any call, seconds: its start after its due time
+	Messages int64   `json:"messages" expr:"messages"` // accepted messages late or lost only because of the lag
+}

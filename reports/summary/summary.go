@@ -296,6 +296,10 @@ type Threshold struct {
 	// noData lists the figures the expression reads that have no data (a
 	// latency with count 0, delivery not measured): the threshold fails.
 	NoData []string `json:"no_data,omitempty"`
+	// SimLagOnly: it fails only on the messages the embedded simulator
+	// made late by falling behind (reports/simlag.go): not the service's.
+	// Working state of the verdict, not in summary.json.
+	SimLagOnly bool `json:"-"`
 }
 
 // TruthReport puts the measured figures beside the embedded simulator's ground
@@ -332,6 +336,11 @@ type TruthReport struct {
 	DuplicateSends        int64         `json:"duplicate_sends" expr:"duplicate_sends"`                 // messages sent downstream more than once
 	Windows               []TruthWindow `json:"windows" expr:"windows"`
 	WindowMismatches      int64         `json:"window_mismatches" expr:"window_mismatches"` // informative: the attacker counts by send time
+	// SimLag is how far the simulator itself fell behind the delays it drew
+	// (a busy machine), and the messages late or lost only because of it:
+	// the environment's, not the service's (simlag.go). Null when the truth
+	// records no due times (older runs, polls).
+	SimLag *SimLag `json:"sim_lag" expr:"sim_lag"`
 
 	// ExpectedDuplicateDeliveries counts the messages that the simulator's
 	// calls which surely arrived end under two ids (notify: with two terminal
