@@ -159,7 +159,7 @@ func TestBudgetNeverExceeded(t *testing.T) {
 		if sent > budget || res.Contract.Sent != sent || sent == 0 {
 			t.Errorf("budget %d: %d sends in the attempts, the contract says %d", budget, sent, res.Contract.Sent)
 		}
-		// at 150 the callback probes run too, their sends within the budget
+		// at 150 and 250 the callback probes run too, their sends within the budget
 		hooks := 0
 		for _, p := range res.Contract.Probes {
 			if p.Name == probeHookRetry || p.Name == probeHookRetryAfter {
@@ -169,7 +169,7 @@ func TestBudgetNeverExceeded(t *testing.T) {
 				}
 			}
 		}
-		if want := map[int64]int{90: 0, 150: 2}[budget]; hooks != want {
+		if want := map[int64]int{90: 0, 150: 2, 250: 2}[budget]; hooks != want {
 			t.Errorf("budget %d: %d callback probes, want %d", budget, hooks, want)
 		}
 	}
@@ -211,6 +211,9 @@ func TestMatrix(t *testing.T) {
 				RuleRetrySameID: yes, RuleCopiesSameID: yes, RuleOneDelivery: yes, RuleCopiesAnswer: "200", RuleStraddle: straddles[c.alg],
 				RuleIETFFields: "absent"} // the seeds define none: the simulator sends them only with rateLimit.headers
 			if c.fail > 0 {
+				// the idempotency probe's copies meet the 500s too: their
+				// answers are then 200 and 500, which is what happened
+				delete(want, RuleCopiesAnswer)
 				// 500s among the decisions blur the fit (a fixed window whose
 				// failures count fits a shorter sliding log as well): with
 				// them, every rule may be cannot tell, never the wrong value

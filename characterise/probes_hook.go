@@ -78,7 +78,8 @@ func (p *Plan) withHooks(n int64) {
 		return
 	}
 	spare := p.MaxTime - p.Takes() - burstFor(n, hookRate)
-	wait := min(p.HookWait, spare/2)
+	// whole seconds, rounded down: rounding up could take the plan past --max-time
+	wait := min(p.HookWait, spare/2).Truncate(time.Second)
 	if wait < minHookWait {
 		p.hookWhy = fmt.Sprintf("--max-time %s leaves too little time to wait for retries (at least %s for each of two probes)", p.MaxTime, minHookWait)
 		for i := range p.Probes {
@@ -92,7 +93,7 @@ func (p *Plan) withHooks(n int64) {
 	if len(p.Probes) > 0 && p.Probes[0].Name == probeIdempotency {
 		at = 1
 	}
-	p.hookWait = wait.Round(time.Second)
+	p.hookWait = wait
 	p.Probes = append(p.Probes[:at], append(hookProbes(n, p.hookWait), p.Probes[at:]...)...)
 }
 

