@@ -105,7 +105,7 @@ parts:
 		t.Fatal(err)
 	}
 	for _, name := range []string{rundir.ScenarioFile, rundir.MetaFile, rundir.AttemptsFile, rundir.ResultsFile, rundir.EventsFile,
-		rundir.TruthStreamFile, rundir.SummaryFile, rundir.HTMLFile, rundir.MarkdownFile, rundir.JUnitFile} {
+		rundir.TruthStreamFile, rundir.SummaryFile, rundir.HTMLFile, rundir.MarkdownFile, rundir.JUnitFile, rundir.LostFile} {
 		if !seen[name] {
 			t.Errorf("the run wrote no %s: its mode went untested", name)
 		}

@@ -170,6 +170,7 @@ type analyzer struct {
 	recs recList // every message's records until they are judged (ending.go)
 
 	tally tally             // finishMessage's counts
+	lost  *lostList         // the final analysis of a build: every lost message as it is settled (lostlist.go), else nil
 	st    *streamRun        // a run analysed in two passes (stream.go), else nil
 	fly   map[int64]*flight // a run analysed in passes: the messages with records still to read (stream.go)
 	one   flight            // the message of the record being read when it is its only one
@@ -203,25 +204,32 @@ func AnalyzeFS(fsys fs.FS, name string) (*Summary, error) {
 }
 
 // analyze is AnalyzeFS, returning the analyzer with every recorded value.
-func analyze(fsys fs.FS, name string) (*analyzer, error) { return analyzeKeep(fsys, name, false) }
+func analyze(fsys fs.FS, name string) (*analyzer, error) { return analyzeKeep(fsys, name, false, nil) }
 
 // analyzeKeep is analyze; rawRequests keeps the request latencies as they
-// were recorded (ReadSamples), not rounded to the microsecond (compact hists).
-func analyzeKeep(fsys fs.FS, name string, rawRequests bool) (*analyzer, error) {
+// were recorded (ReadSamples), not rounded to the microsecond (compact hists);
+// lost, when not nil, gets every lost message (a build's lost.jsonl).
+func analyzeKeep(fsys fs.FS, name string, rawRequests bool, lost *lostList) (*analyzer, error) {
 	if !rawRequests && twoPasses(fsys) {
-		return analyzeBounded(fsys, name)
+		return analyzeBounded(fsys, name, lost)
 	}
-	return analyzeOnce(fsys, name, rawRequests, nil)
+	return analyzeListing(fsys, name, rawRequests, nil, lost)
 }
 
 // analyzeOnce is one reading of the run: the whole analysis, or a pass of
-// one in bounded memory (st, stream.go).
+// one in bounded memory (st, stream.go), listing no lost message.
 func analyzeOnce(fsys fs.FS, name string, rawRequests bool, st *streamRun) (*analyzer, error) {
+	return analyzeListing(fsys, name, rawRequests, st, nil)
+}
+
+// analyzeListing is analyzeOnce writing every lost message to lost (nil:
+// none); only the last reading of a run lists them, so each once.
+func analyzeListing(fsys fs.FS, name string, rawRequests bool, st *streamRun, lost *lostList) (*analyzer, error) {
 	a := &analyzer{
 		dir: name, fsys: fsys, s: &Summary{Summary: summary.Summary{Schema: schemaVersion, Kind: kindPart, LatencyResolution: latencyResolution}, dir: name}, st: st,
 		idOwner: map[uint64]int64{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
 		states: newIntern(), chans: newIntern(),
-		byState: map[string]*hist{}, byChannel: map[string]*hist{}, steps: map[[2]string]*hist{},
+		byState: map[string]*hist{}, byChannel: map[string]*hist{}, steps: map[[2]string]*hist{}, lost: lost,
 	}
 	a.reqLat = a.newHist(!rawRequests)
 	a.reqLatIntended, a.lag = a.newHist(true), a.newHist(true)
@@ -1073,6 +1081,7 @@ func (a *analyzer) finishMessage(seq int64, m *msg) {
 	if md.terminalAt == 0 {
 		d.Lost++
 		noteLost(d, seq, false) // the first 20 listed (contracts.go)
+		a.listLost(seq, m, md, false)
 		o.NoFinalStatus++
 		a.censorLatency(m, md, dl)
 		return
@@ -1082,6 +1091,7 @@ func (a *analyzer) finishMessage(seq int64, m *msg) {
 		d.Lost++
 		d.Late++
 		noteLost(d, seq, true)
+		a.listLost(seq, m, md, true)
 		o.NoFinalStatus++
 		a.censorLatency(m, md, dl)
 	} else {

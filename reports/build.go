@@ -14,13 +14,23 @@ import (
 // carries and writes summary.json, report.html, report.md and junit.xml into it.
 // The output depends on the run's files alone (no wall clock, sorted maps), so a
 // rebuild gives the same bytes. A threshold that does not compile is an error
-// wrapping summary.ErrBadThreshold, and nothing is written.
+// wrapping summary.ErrBadThreshold, and nothing is written. The analysis
+// writes every lost message to rundir.LostFile as it settles it (lostList).
 func Build(dir string) (*Summary, error) {
-	s, err := Analyze(dir)
+	lost, err := createLostList(dir)
 	if err != nil {
 		return nil, err
 	}
+	defer lost.abort()
+	a, err := analyzeKeep(os.DirFS(dir), dir, false, lost)
+	if err != nil {
+		return nil, err
+	}
+	s := a.s
 	if err := s.Evaluate(s.thresholdExprs); err != nil {
+		return nil, err
+	}
+	if err := lost.commit(s.Delivery.Measured); err != nil {
 		return nil, err
 	}
 	if err := s.WriteFiles(dir); err != nil {

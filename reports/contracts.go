@@ -133,17 +133,16 @@ func (s *Summary) lostText() string {
 }
 
 // lostJQ is the jq command, run in the run directory, that lists the ids the
-// service gave the listed lost messages, from attempts.jsonl (no path in it:
-// the reports are the same wherever the run directory is read from).
+// service gave every lost message (late ones flagged): rundir.LostFile, the
+// analysis's own list, joined by sequence with the sends of attempts.jsonl —
+// no second reading of the rule in jq (no path in it: the reports are the
+// same wherever the run directory is read from).
 func (s *Summary) lostJQ() string {
 	if !s.Delivery.Measured || len(s.Delivery.LostSeqs) == 0 {
 		return ""
 	}
-	var seqs []string
-	for _, q := range s.Delivery.LostSeqs {
-		seqs = append(seqs, strconv.FormatInt(q, 10))
-	}
-	return fmt.Sprintf(`jq -c 'select(.op == "send" and (.seq | IN(%s))) | {seq, attempt, code, tx_id, notification_id}' %s`, strings.Join(seqs, ", "), rundir.AttemptsFile)
+	return fmt.Sprintf(`jq -nc --slurpfile lost %s '(reduce $lost[] as $l ({}; .[$l.seq | tostring] = $l.late)) as $late | inputs | select(.op == "send" and $late[.seq | tostring] != null) | {seq, late: $late[.seq | tostring], attempt, code, tx_id, notification_id}' %s`,
+		rundir.LostFile, rundir.AttemptsFile)
 }
 
 // seqList is "3, 17, 42".

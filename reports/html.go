@@ -198,7 +198,7 @@ const partBody = `{{define "part"}}<section class="card" id="{{.Prefix}}card">
 {{range .Clients}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>
 {{if .S.RateLimit.Rejected429}}<p>{{.RetryAfter}}</p>{{end}}{{end}}
 {{if .Idem}}<h3>Idempotency</h3><p>{{.Idem}}</p>{{end}}
-{{if .Lost}}<h3>Lost and late messages</h3><p>{{.Lost}}</p><p>Their answers, in the run directory: <code>{{.LostJQ}}</code></p>{{end}}
+{{if .Lost}}<h3>Lost and late messages</h3><p>{{.Lost}}</p><p>The answers of every lost message (<code>lost.jsonl</code> joined with <code>attempts.jsonl</code>), in the run directory: <code>{{.LostJQ}}</code></p>{{end}}
 {{if .Lat}}<h3>Delivery latency</h3>
 <table><tr><th>By</th><th>Count</th><th>p50</th><th>p95</th><th>p99</th><th>max</th></tr>{{range .Lat}}<tr><td>{{.Name}}</td><td>{{.Count}}</td><td>{{.P50}}</td><td>{{.P95}}</td><td>{{.P99}}</td><td>{{.Max}}</td></tr>{{end}}</table>{{end}}
 {{if .Steps}}<h3>Failover steps</h3>

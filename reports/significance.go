@@ -38,7 +38,7 @@ func ReadSamples(dir string) (*Samples, error) {
 	if _, err := os.Stat(filepath.Join(dir, rundir.AttemptsFile)); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", errNoRawFiles, dir, err)
 	}
-	a, err := analyzeKeep(os.DirFS(dir), dir, true) // the raw request latencies
+	a, err := analyzeKeep(os.DirFS(dir), dir, true, nil) // the raw request latencies
 	if err != nil {
 		return nil, err
 	}

@@ -90,8 +90,8 @@ var errOnePass = errors.New("a callback to read in one pass")
 
 // analyzeBounded analyses a run in the passes above, each over
 // attempts.jsonl and events.jsonl as long as they were when the first began
-// (prefixFS).
-func analyzeBounded(fsys fs.FS, name string) (*analyzer, error) {
+// (prefixFS). Only the last pass lists the lost messages (lost).
+func analyzeBounded(fsys fs.FS, name string, lost *lostList) (*analyzer, error) {
 	cut := prefixFS{FS: fsys, size: map[string]int64{}}
 	for _, f := range []string{rundir.AttemptsFile, rundir.EventsFile} {
 		if st, err := fs.Stat(fsys, f); err == nil {
@@ -104,7 +104,7 @@ func analyzeBounded(fsys fs.FS, name string) (*analyzer, error) {
 		// A callback to read in one pass (errOnePass), or a file that cannot
 		// be read: the one pass says which, and why, as a problem of the
 		// verdict (checkRawFiles), or fails as it would.
-		return analyzeOnce(fsys, name, false, nil)
+		return analyzeListing(fsys, name, false, nil, lost)
 	}
 	first := &streamRun{census: census, ids: &hashSpill{}, sent: sentSpill(fsys, census)}
 	defer first.ids.close()
@@ -126,7 +126,7 @@ func analyzeBounded(fsys fs.FS, name string) (*analyzer, error) {
 		return nil, err
 	}
 	first.ids.close()
-	a, err := analyzeOnce(fsys, name, false, second)
+	a, err := analyzeListing(fsys, name, false, second, lost)
 	if err != nil {
 		return nil, err
 	}

@@ -450,7 +450,7 @@ func TestBoundedChartsHoldNoValues(t *testing.T) {
 	if !twoPasses(os.DirFS(dir)) {
 		t.Fatal("not analysed in passes")
 	}
-	a, err := analyzeBounded(os.DirFS(dir), dir)
+	a, err := analyzeBounded(os.DirFS(dir), dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -384,7 +384,7 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "\n### Idempotency\n\n%s\n", mdEscape(t))
 	}
 	if t := s.lostText(); t != "" {
-		fmt.Fprintf(&b, "\n### Lost and late messages\n\n%s Their answers, in the run directory:\n\n```sh\n%s\n```\n", mdEscape(t), s.lostJQ())
+		fmt.Fprintf(&b, "\n### Lost and late messages\n\n%s The answers of every lost message (`lost.jsonl` joined with `attempts.jsonl`), in the run directory:\n\n```sh\n%s\n```\n", mdEscape(t), s.lostJQ())
 	}
 	if len(s.Delivery.ByChannel) > 0 || len(s.Delivery.ByState) > 0 {
 		b.WriteString("\n### Delivery latency\n\n| By | Count | p50 | p95 | p99 | max |\n|---|---|---|---|---|---|\n")

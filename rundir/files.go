@@ -22,6 +22,12 @@ const (
 	// report --baseline), as `msgload compare --json` writes it; a build
 	// without a baseline removes it.
 	CompareFile = "compare.json"
+	// LostFile lists every lost message of the run (late ones flagged), one
+	// LostMessage a line, as the report's analysis decided it: written whole
+	// by each build of the reports (msgload run's end, msgload report,
+	// --merge), never by a checkpoint, and absent when delivery was not
+	// measured.
+	LostFile = "lost.jsonl"
 )
 
 // ChartFile is the name of a chart's SVG file beside report.md: chart-latency
