@@ -40,6 +40,11 @@ type streamRun struct {
 	twice   map[uint64]struct{}   // pass 3: the ids given to more than one message
 	sent    *sortedSpill[sentRec] // a run with a truth or replies: the messages as they land, for the joins (truthbounded.go, joinReplies)
 	replies *sortedSpill[sentRec] // the incoming replies: sequence and arrival
+	// answered: the ids the service answered, quoted: the ids the replies
+	// quote, joined by resolveReplies (replyjoin.go); order numbers the
+	// attempts that answered one.
+	answered, quoted *sortedSpill[idRec]
+	order            int64
 	plans   []*boundedPlan        // pass 3: what pass 2's hists found, in the order they were made
 	made    []*hist               // the bounded hists of this pass, in the order they were made
 	err     error                 // the first error of the spill
@@ -157,6 +162,11 @@ func (st *streamRun) closeSent() {
 	if st.replies != nil {
 		st.replies.close()
 	}
+	for _, s := range []*sortedSpill[idRec]{st.answered, st.quoted} {
+		if s != nil {
+			s.close()
+		}
+	}
 }
 
 // reply is an incoming reply to message seq of a run analysed in passes,
@@ -177,7 +187,11 @@ func (a *analyzer) reply(seq, at int64) {
 // send time, is not a reply of the run's).
 func (a *analyzer) joinReplies() {
 	st := a.st
-	if st == nil || st.replies == nil || st.sent == nil {
+	if st == nil {
+		return
+	}
+	a.resolveReplies()
+	if st.replies == nil || st.sent == nil {
 		return
 	}
 	sent, stop := iter.Pull(st.sent.sorted())
