@@ -45,9 +45,9 @@ type streamRun struct {
 	// attempts that answered one.
 	answered, quoted *sortedSpill[idRec]
 	order            int64
-	plans   []*boundedPlan        // pass 3: what pass 2's hists found, in the order they were made
-	made    []*hist               // the bounded hists of this pass, in the order they were made
-	err     error                 // the first error of the spill
+	plans            []*boundedPlan // pass 3: what pass 2's hists found, in the order they were made
+	made             []*hist        // the bounded hists of this pass, in the order they were made
+	err              error          // the first error of the spill
 	// maxFlying is the most messages held at once (waiting for records);
 	// maxRecords the most places made for their callbacks' records.
 	maxFlying, maxRecords int
