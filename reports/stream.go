@@ -40,17 +40,17 @@ type streamRun struct {
 	twice   map[uint64]struct{}   // pass 3: the ids given to more than one message
 	sent    *sortedSpill[sentRec] // a run with a truth or replies: the messages as they land, for the joins (truthbounded.go, joinReplies)
 	replies *sortedSpill[sentRec] // the incoming replies: sequence and arrival
+	plans   []*boundedPlan        // pass 3: what pass 2's hists found, in the order they were made
+	made    []*hist               // the bounded hists of this pass, in the order they were made
+	err     error                 // the first error of the spill
+	// maxFlying is the most messages held at once (waiting for records);
+	// maxRecords the most places made for their callbacks' records.
+	maxFlying, maxRecords int
 	// answered: the ids the service answered, quoted: the ids the replies
 	// quote, joined by resolveReplies (replyjoin.go); order numbers the
 	// attempts that answered one.
 	answered, quoted *sortedSpill[idRec]
 	order            int64
-	plans            []*boundedPlan // pass 3: what pass 2's hists found, in the order they were made
-	made             []*hist        // the bounded hists of this pass, in the order they were made
-	err              error          // the first error of the spill
-	// maxFlying is the most messages held at once (waiting for records);
-	// maxRecords the most places made for their callbacks' records.
-	maxFlying, maxRecords int
 }
 
 // twoPasses says whether the run is analysed in bounded memory: delivery
