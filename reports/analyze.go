@@ -143,7 +143,7 @@ type analyzer struct {
 	reqLat, reqLatIntended, lag *hist
 	msgs                        msgTable
 	delSlab                     slab[msgDelivery]
-	needKeys                    map[string]int64 // ids of the events without this run's tag (Event.ServiceID) → sequence, once found
+	needKeys                    map[string]int64 // one pass: ids of the events without this run's tag (Event.ServiceID) → sequence, once found; in passes, joined on disk (replyjoin.go)
 	besidePolls                 int64            // callbacks and webhooks of a run with delivery via poll: not counted
 	clients                     map[string][]rec
 	states, chans               *intern

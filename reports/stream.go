@@ -25,7 +25,8 @@ import (
 //     held; only messages with more records (retries, probes, a duplicated
 //     line) are held and deduplicated as before;
 //  2. the analysis proper, whose hists only count (bounded.go), and whose
-//     answered ids go to a sorted spill on disk (hashSpill) instead of a map;
+//     answered ids go to a sorted spill on disk (hashSpill) instead of a map,
+//     and, with replies, to one merge-joined with the replies (replyjoin.go);
 //  3. the analysis again, its hists keeping the values of the buckets that
 //     hold a wanted rank, its id check limited to the ids given to more
 //     than one message: its summary is the run's, the same to the byte as one pass
