@@ -10,14 +10,14 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// genReplies is genStream with callbacks (retries up to 1) and incoming
+// genReplies is genStream with delivery via (retries up to 1) and incoming
 // replies quoting the id the service answered: one to most accepted
 // messages 1–3 s after the send, two to a few, one quoting an id never
 // answered now and then; events.jsonl in arrival order, as the sink writes
 // it. A few ids are answered to two messages (genStream): the reply joins
 // the last attempt answered with it, as in one pass.
-func genReplies(n int, seed uint64) *run {
-	r := genStream(n, seed, "sink", 1)
+func genReplies(n int, seed uint64, via string) *run {
+	r := genStream(n, seed, via, 1)
 	rng := rand.New(rand.NewPCG(seed, 29))
 	for _, a := range r.attempts {
 		if a.TxID == "" || rng.IntN(10) == 0 {
@@ -44,7 +44,7 @@ func genReplies(n int, seed uint64) *run {
 // disk, sorted and merge-joined; and its summary.json is the one-pass
 // analysis's to the byte, its spills in memory or in sorted runs on disk.
 func TestBoundedRepliesHoldNoIDs(t *testing.T) {
-	dir := genReplies(10_000, 17).write(t)
+	dir := genReplies(10_000, 17, "sink").write(t)
 	if !twoPasses(os.DirFS(dir)) {
 		t.Fatal("a run with replies is not analysed in passes")
 	}
@@ -78,5 +78,30 @@ func TestBoundedRepliesHoldNoIDs(t *testing.T) {
 		if g := marshalled(t, got); !bytes.Equal(g, want) {
 			t.Errorf("spill chunk %d: summary.json differs from the one-pass analysis's: %s", chunk, firstDiff(g, want))
 		}
+	}
+}
+
+// TestBoundedPollRepliesAgree: a run with delivery via poll and incoming
+// replies, analysed in passes, counts its replies as one pass does (the
+// census read no event of a polled run, so the replies found no landed
+// message to join: incoming.replies 0).
+func TestBoundedPollRepliesAgree(t *testing.T) {
+	dir := genReplies(3_000, 19, "poll").write(t)
+	if !twoPasses(os.DirFS(dir)) {
+		t.Fatal("a polled run is not analysed in passes")
+	}
+	once, err := analyzeOnce(os.DirFS(dir), dir, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := AnalyzeFS(os.DirFS(dir), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if once.s.Incoming.Replies == 0 || got.Incoming.Replies != once.s.Incoming.Replies {
+		t.Errorf("%d replies in passes, %d in one pass: want the same, not 0", got.Incoming.Replies, once.s.Incoming.Replies)
+	}
+	if g, want := marshalled(t, got), marshalled(t, once.s); !bytes.Equal(g, want) {
+		t.Errorf("summary.json differs from the one-pass analysis's: %s", firstDiff(g, want))
 	}
 }

@@ -581,9 +581,12 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
 	}
-	if m.Delivery.Via == "none" || m.Delivery.Via == "poll" {
-		return c, nil // no callback is a record of a message (poll: counted beside the polls)
+	if m.Delivery.Via == "none" {
+		return c, nil
 	}
+	// poll: no callback is a record of a message (counted beside the polls),
+	// but the replies are joined all the same.
+	poll := m.Delivery.Via == "poll"
 	own := &analyzer{meta: m}
 	chain := len(m.Chain) > 0 && len(m.Chain) <= 30 && rundir.ParseChain(m.Chain) != nil
 	err = readJSONL(fsys, rundir.EventsFile, func(e rundir.Event) error {
@@ -593,6 +596,9 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 		if e.Kind == rundir.KindIncoming {
 			c.replies = c.replies || e.Corr.OutgoingTxID != ""
 			return nil // no record of a message: a reply, joined at the end
+		}
+		if poll {
+			return nil
 		}
 		if e.Corr.OutgoingTxID != "" || !own.owns(e.Corr) && e.ServiceID() != "" {
 			return errOnePass
