@@ -143,7 +143,7 @@ type analyzer struct {
 	reqLat, reqLatIntended, lag *hist
 	msgs                        msgTable
 	delSlab                     slab[msgDelivery]
-	needKeys                    map[string]int64 // ids of the events without this run's tag (Event.ServiceID) → sequence, once found
+	needKeys                    map[string]int64 // one pass: ids of the events without this run's tag (Event.ServiceID) → sequence, once found; in passes, joined on disk (replyjoin.go)
 	besidePolls                 int64            // callbacks and webhooks of a run with delivery via poll: not counted
 	clients                     map[string][]rec
 	states, chans               *intern
@@ -396,6 +396,9 @@ func (a *analyzer) retryable(at *rundir.Attempt) bool {
 // part (untagged, or another run's tag), so that reading attempts can remember
 // just those ids (the join by id: rundir.Event.ServiceID).
 func (a *analyzer) scanEventKeys() error {
+	if a.st != nil {
+		return nil // a run analysed in passes: its replies are joined on disk (replyjoin.go), its callbacks tagged (countSeqs)
+	}
 	err := readJSONL(a.fsys, rundir.EventsFile, func(line json.RawMessage) error {
 		// Most lines carry this run's tag and quote no message: skip them undecoded.
 		if a.ownTagged(line) && !bytes.Contains(line, []byte(`"outgoing_tx_id"`)) {
@@ -672,11 +675,8 @@ func (a *analyzer) sendAttempt(at *rundir.Attempt) {
 	// The ids the service answered, for the events without this run's tag:
 	// never the externalId, which the seed makes unique only per client.
 	for _, k := range []string{at.TxID, at.NotificationID} {
-		if k == "" {
-			continue
-		}
-		if _, ok := a.needKeys[k]; ok {
-			a.needKeys[k] = at.Seq
+		if k != "" {
+			a.answeredID(k, at.Seq)
 		}
 	}
 }
@@ -858,13 +858,13 @@ func (a *analyzer) incoming(e *rundir.Event) {
 	if c == nil || c.OutgoingTxID == "" {
 		return
 	}
-	seq := a.needKeys[c.OutgoingTxID]
 	if a.st != nil {
-		if seq != 0 && sane(e.ReceivedAt) {
-			a.reply(seq, e.ReceivedAt.UnixNano()) // joined once its message has landed (stream.go)
+		if sane(e.ReceivedAt) {
+			a.st.spillReply(c.OutgoingTxID, e.ReceivedAt.UnixNano()) // joined by id, then to its message, at the end (replyjoin.go)
 		}
 		return
 	}
+	seq := a.needKeys[c.OutgoingTxID]
 	m := a.msgs.get(seq)
 	if seq == 0 || m == nil || m.first == 0 || !sane(e.ReceivedAt) {
 		return

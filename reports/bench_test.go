@@ -323,7 +323,19 @@ func benchmarkHeapPerMessage(b *testing.B, write func(testing.TB, string, int)) 
 // and events.jsonl: a DELIVERED callback for every accepted message 0.5–1.5 s
 // after its first send, but none for every 100th (lost), two for every 50th
 // (a duplicate), written in the order they arrive, line by line.
-func writeCallbacksRun(t testing.TB, dir string, n int) {
+func writeCallbacksRun(t testing.TB, dir string, n int) { writeDeliveryRun(t, dir, n, false) }
+
+// BenchmarkAnalyzeReplies is BenchmarkAnalyzeCallbacks for a run whose
+// messages get replies (writeRepliesRun): the replied ids are joined on
+// disk, not held (replyjoin.go).
+func BenchmarkAnalyzeReplies(b *testing.B) { benchmarkHeapPerMessage(b, writeRepliesRun) }
+
+// writeRepliesRun is writeCallbacksRun with an incoming reply to 9 of 10
+// accepted messages, quoting the txId, 1–3 s after the first send.
+func writeRepliesRun(t testing.TB, dir string, n int) { writeDeliveryRun(t, dir, n, true) }
+
+// writeDeliveryRun is writeCallbacksRun, with its replies when replies.
+func writeDeliveryRun(t testing.TB, dir string, n int, replies bool) {
 	t.Helper()
 	writeNoneRun(t, dir, n)
 	var m rundir.Meta
@@ -369,6 +381,11 @@ func writeCallbacksRun(t testing.TB, dir string, n int) {
 		if i%50 == 0 {
 			e.ReceivedAt = e.ReceivedAt.Add(200 * time.Millisecond)
 			pending = append(pending, e)
+		}
+		if replies && i%10 != 0 {
+			pending = append(pending, rundir.Event{Kind: rundir.KindIncoming, Route: "/incoming", API: rundir.APIMessaging,
+				ReceivedAt: first.Add(time.Second + time.Duration(i%1999)*time.Millisecond),
+				Corr:       &rundir.Correlation{Key: "in-" + strconv.Itoa(i), Channel: "sms", OutgoingTxID: "tx-" + strconv.Itoa(i), Matched: true}})
 		}
 		if i%5000 == 0 {
 			flush(first)

@@ -25,7 +25,8 @@ import (
 //     held; only messages with more records (retries, probes, a duplicated
 //     line) are held and deduplicated as before;
 //  2. the analysis proper, whose hists only count (bounded.go), and whose
-//     answered ids go to a sorted spill on disk (hashSpill) instead of a map;
+//     answered ids go to a sorted spill on disk (hashSpill) instead of a map,
+//     and, with replies, to one merge-joined with the replies (replyjoin.go);
 //  3. the analysis again, its hists keeping the values of the buckets that
 //     hold a wanted rank, its id check limited to the ids given to more
 //     than one message: its summary is the run's, the same to the byte as one pass
@@ -46,6 +47,11 @@ type streamRun struct {
 	// maxFlying is the most messages held at once (waiting for records);
 	// maxRecords the most places made for their callbacks' records.
 	maxFlying, maxRecords int
+	// answered: the ids the service answered, quoted: the ids the replies
+	// quote, joined by resolveReplies (replyjoin.go); order numbers the
+	// attempts that answered one.
+	answered, quoted *sortedSpill[idRec]
+	order            int64
 }
 
 // twoPasses says whether the run is analysed in bounded memory: delivery
@@ -157,6 +163,11 @@ func (st *streamRun) closeSent() {
 	if st.replies != nil {
 		st.replies.close()
 	}
+	for _, s := range []*sortedSpill[idRec]{st.answered, st.quoted} {
+		if s != nil {
+			s.close()
+		}
+	}
 }
 
 // reply is an incoming reply to message seq of a run analysed in passes,
@@ -177,7 +188,11 @@ func (a *analyzer) reply(seq, at int64) {
 // send time, is not a reply of the run's).
 func (a *analyzer) joinReplies() {
 	st := a.st
-	if st == nil || st.replies == nil || st.sent == nil {
+	if st == nil {
+		return
+	}
+	a.resolveReplies()
+	if st.replies == nil || st.sent == nil {
 		return
 	}
 	sent, stop := iter.Pull(st.sent.sorted())
@@ -566,9 +581,12 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
 	}
-	if m.Delivery.Via == "none" || m.Delivery.Via == "poll" {
-		return c, nil // no callback is a record of a message (poll: counted beside the polls)
+	if m.Delivery.Via == "none" {
+		return c, nil
 	}
+	// poll: no callback is a record of a message (counted beside the polls),
+	// but the replies are joined all the same.
+	poll := m.Delivery.Via == "poll"
 	own := &analyzer{meta: m}
 	chain := len(m.Chain) > 0 && len(m.Chain) <= 30 && rundir.ParseChain(m.Chain) != nil
 	err = readJSONL(fsys, rundir.EventsFile, func(e rundir.Event) error {
@@ -578,6 +596,9 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 		if e.Kind == rundir.KindIncoming {
 			c.replies = c.replies || e.Corr.OutgoingTxID != ""
 			return nil // no record of a message: a reply, joined at the end
+		}
+		if poll {
+			return nil
 		}
 		if e.Corr.OutgoingTxID != "" || !own.owns(e.Corr) && e.ServiceID() != "" {
 			return errOnePass

@@ -41,6 +41,7 @@ var streamShapes = []streamShape{
 	{"callbacks", func(n int) *run { return genStream(n, 7, "sink", 1) }},
 	{"callbacks-429", func(n int) *run { return gen429(n, 8, "sink") }},
 	{"polls", func(n int) *run { return genStream(n, 9, "poll", 1) }},
+	{"callbacks-replies", func(n int) *run { return genReplies(n, 17, "sink") }},
 }
 
 // genStream is n messaging sends at 1000/s from 3 clients with delivery via:
