@@ -10,8 +10,17 @@ import (
 )
 
 // evalThreshold judges one compiled threshold (summary.Compiled, the contract's check)
-// against s, with the no-data rule (nodata.go).
+// against s, with the no-data rule (nodata.go); a failing one is the
+// environment's when the embedded simulator's own lag touched what it reads
+// (simLagTouches).
 func evalThreshold(c *compiled, s *Summary) Threshold {
+	t := judgeThreshold(c, s)
+	t.SimLagOnly = !t.OK && simLagTouches(c, s)
+	return t
+}
+
+// judgeThreshold is evalThreshold without the simulator's lag.
+func judgeThreshold(c *compiled, s *Summary) Threshold {
 	t := Threshold{Expr: c.String()}
 	var why, bounds []string
 	for _, p := range c.Paths {
@@ -39,7 +48,6 @@ func evalThreshold(c *compiled, s *Summary) Threshold {
 		return t
 	}
 	t.OK = ok
-	t.SimLagOnly = !ok && holdsWithoutSimLag(c, s)
 	if t.OK {
 		t.Value = 1
 	}

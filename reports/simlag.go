@@ -2,9 +2,11 @@ package reports
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/msgload/msgload/reports/summary"
 	"github.com/msgload/msgload/rundir"
+	"github.com/msgload/msgload/thresholds"
 )
 
 // simLag is truth.sim_lag (the contract's summary.SimLag).
@@ -90,10 +92,17 @@ func (s *Summary) simLagReason() []Reason {
 	if t == nil || t.SimLag == nil || t.SimLag.Messages == 0 {
 		return nil
 	}
-	return []Reason{reason(WhoseEnvironment, VerdictIncomplete,
+	return []Reason{simLagged(reason(WhoseEnvironment, VerdictIncomplete,
 		fmt.Sprintf("the embedded simulator fell behind its own schedule by up to %s: %s late or lost only because of it (each was due by the deadline: it started after it, or had not started when the simulator closed) — the machine was too busy, not the service (truth.sim_lag)",
 			dur(t.SimLag.Max), plural(t.SimLag.Messages, "message")),
-		"run again on a less busy machine, or at a lower rate")}
+		"run again on a less busy machine, or at a lower rate"))}
+}
+
+// simLagged marks reasons as the simulator's lag (Reason.Limit LimitSimLag):
+// a test, or a script, tells them from the service's and the generator's.
+func simLagged(r Reason) Reason {
+	r.Limit = LimitSimLag
+	return r
 }
 
 // withoutSimLag is s with the messages late only because of the
@@ -120,4 +129,25 @@ func holdsWithoutSimLag(c *compiled, s *Summary) bool {
 	}
 	held, err := c.Holds(&share.Summary)
 	return err == nil && held
+}
+
+// simLagTouches reports whether threshold c, failing on s, is the
+// environment's: the embedded simulator made messages late or lost only by
+// falling behind its schedule, and c either holds without them
+// (holdsWithoutSimLag) or reads a delivery figure — their latencies
+// (censored at the deadline), outcomes and counts are then the machine's as
+// much as the service's, and cannot be told apart (a lower bound from the
+// censored messages, a share of outcomes). The verdict is incomplete either
+// way, never pass; the reason says to run again on a quieter machine.
+func simLagTouches(c *compiled, s *Summary) bool {
+	if t := s.Truth; t == nil || t.SimLag == nil || t.SimLag.Messages == 0 {
+		return false
+	}
+	for _, p := range c.Paths {
+		name := thresholds.PathString(p)
+		if strings.HasPrefix(name, "delivery.") || strings.HasPrefix(name, "outcomes.") {
+			return true
+		}
+	}
+	return holdsWithoutSimLag(c, s)
 }

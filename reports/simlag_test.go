@@ -183,3 +183,33 @@ func TestSimLagPendingAtClose(t *testing.T) {
 		}
 	}
 }
+
+// TestSimLagDeliveryLatencyThreshold: a latency threshold that has only a
+// lower bound because the lagged message is censored at the deadline (what
+// failed the built-in soak on a busy CI machine, blaming the service) reads
+// figures the simulator's lag changed: the environment's, verdict
+// incomplete, no service blamed. The same message late with the simulator
+// on time leaves it the service's.
+func TestSimLagDeliveryLatencyThreshold(t *testing.T) {
+	for _, c := range []struct {
+		due     time.Time
+		verdict string
+		service int
+	}{{at(6), VerdictIncomplete, 0}, {at(79.5), verdictFail, 2}} {
+		r := lagRun(c.due)
+		r.meta.Thresholds = []string{"delivery.lost == 0", "delivery.latency.p95 < 30"}
+		for i, s := range lagVerdicts(t, r.write(t)) {
+			if len(s.Thresholds) != 2 || s.Thresholds[1].OK {
+				t.Fatalf("pass %d: thresholds %+v, want the latency one failing", i, s.Thresholds)
+			}
+			if w := whoseOf(s); s.Verdict != c.verdict || len(w[WhoseService]) != c.service {
+				t.Errorf("due %s, pass %d: verdict %s, service reasons %q; want %s and %d", c.due.Format(time.RFC3339), i, s.Verdict, w[WhoseService], c.verdict, c.service)
+			}
+			for _, r := range s.Reasons {
+				if (r.Whose == WhoseEnvironment) != (r.Limit == LimitSimLag) {
+					t.Errorf("pass %d: reason %q (%s) has limit %q: the lag's reasons, and only they, say %s", i, r.Text, r.Whose, r.Limit, LimitSimLag)
+				}
+			}
+		}
+	}
+}

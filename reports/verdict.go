@@ -130,6 +130,10 @@ const (
 	limitStopped  = "generator"     // the load generator stopped before its plan was sent, neither late nor capped
 	limitInFlight = "in_flight_cap" // the scenario's cap on messages in flight (load.maxInFlight)
 	limitTarget   = "target"        // the target answered slower than the plan allows
+	// LimitSimLag: the embedded simulator, on the same busy machine, fell
+	// behind its own schedule (truth.sim_lag) — its delivery figures are the
+	// machine's, not the service's.
+	LimitSimLag = "simulator_lag"
 )
 
 // reason is a Reason of whose, making verdict.
@@ -233,8 +237,8 @@ func (s *Summary) thresholdReasons() []Reason {
 		switch {
 		case t.OK:
 		case t.SimLagOnly:
-			rs = append(rs, reason(WhoseEnvironment, VerdictIncomplete, fmt.Sprintf("threshold %s does not hold: %s — but only because of the messages the embedded simulator made late by falling behind its schedule, so it does not judge the service", t.Expr, thresholdText(t)),
-				"run again on a less busy machine, or at a lower rate"))
+			rs = append(rs, simLagged(reason(WhoseEnvironment, VerdictIncomplete, fmt.Sprintf("threshold %s does not hold: %s — but it reads figures the embedded simulator changed by falling behind its own schedule (truth.sim_lag: %s late or lost only because of it), so it does not judge the service", t.Expr, thresholdText(t), plural(s.Truth.SimLag.Messages, "message")),
+				"run again on a less busy machine, or at a lower rate")))
 		case len(t.NoData) > 0:
 			rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("threshold %s has %s", t.Expr, t.Error), nextNoData))
 		case t.Error != "":

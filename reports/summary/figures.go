@@ -140,7 +140,8 @@ type Reason struct {
 	Verdict string `json:"verdict"` // the verdict this reason makes: fail, incomplete or error
 	// Limit names whose limit held the load under its plan (loadReasons):
 	// generator_cpu, in_flight_cap, target or generator (it stopped early,
-	// for no reason the raw files show); empty for other reasons.
+	// for no reason the raw files show); simulator_lag for the embedded
+	// simulator's own lag (truth.sim_lag); empty for other reasons.
 	Limit string `json:"limit,omitempty"`
 	Text  string `json:"text"`
 	Next  string `json:"next,omitempty"` // what to do
