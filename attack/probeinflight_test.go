@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -20,14 +19,8 @@ import (
 // that forgets every externalId: each copy mismatches, the changed body not.
 func TestProbeInFlightAndChangedBody(t *testing.T) {
 	f := newFakeService(t)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/v1/notifications" {
-			f.mu.Lock()
-			f.byExt = map[string]string{} // forget every externalId
-			f.mu.Unlock()
-		}
-		f.ServeHTTP(w, r)
-	}))
+	f.forgetExt = true // forget every externalId: each copy a new id, a mismatch
+	srv := httptest.NewServer(f)
 	defer srv.Close()
 	rec := &memRecorder{}
 	res, err := Run(context.Background(), Options{

@@ -26,19 +26,23 @@ import (
 type fakeService struct {
 	t *testing.T
 
-	mu       sync.Mutex
-	sends    []fakeSend
-	byExt    map[string]string // client+externalId → notificationId
-	polls    map[string]int    // txId → polls so far
-	webhooks map[string]string // client → url
-	tokens   atomic.Int64
-	nextID   atomic.Int64
-	fail     func(seq int64, arrival int, r *http.Request) int // status for the arrival-th send of message seq, 0 = normal
-	arrivals map[int64]int
-	refuse   map[string]bool      // bearer tokens to answer 401
-	expires  map[string]time.Time // bearer token → expiry; expired tokens get 401
-	expired  atomic.Int64         // requests refused for an expired token
-	ttl      int                  // expires_in of tokens
+	mu    sync.Mutex
+	sends []fakeSend
+	byExt map[string]string // client+externalId → notificationId
+	// forgetExt: every notification gets a new id, its externalId never
+	// remembered (decided under mu with the lookup, so concurrent copies
+	// cannot find each other's id in between)
+	forgetExt bool
+	polls     map[string]int    // txId → polls so far
+	webhooks  map[string]string // client → url
+	tokens    atomic.Int64
+	nextID    atomic.Int64
+	fail      func(seq int64, arrival int, r *http.Request) int // status for the arrival-th send of message seq, 0 = normal
+	arrivals  map[int64]int
+	refuse    map[string]bool      // bearer tokens to answer 401
+	expires   map[string]time.Time // bearer token → expiry; expired tokens get 401
+	expired   atomic.Int64         // requests refused for an expired token
+	ttl       int                  // expires_in of tokens
 }
 
 type fakeSend struct {
@@ -94,7 +98,7 @@ func (f *fakeService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ext, _ := body["externalId"].(string)
 		f.mu.Lock()
 		id, ok := f.byExt[client+"/"+ext]
-		if !ok {
+		if !ok || f.forgetExt {
 			id = fmt.Sprintf("n-%d", f.nextID.Add(1))
 			f.byExt[client+"/"+ext] = id
 		}
