@@ -207,7 +207,7 @@ func inFlightFindings(list []*idemMsg) []reports.Finding {
 // externalId got — the first result, another notification, or a code.
 func changedFinding(list []*idemMsg) reports.Finding {
 	var vs []string
-	n := 0
+	n, limited := 0, 0
 	for _, m := range list {
 		want := ""
 		for _, a := range m.own {
@@ -219,6 +219,8 @@ func changedFinding(list []*idemMsg) reports.Finding {
 			n++
 			switch {
 			case a.Code == 0:
+			case a.Code == 429:
+				limited++ // the limiter refused it before the key was looked at: no answer of the key's
 			case is2xx(a.Code) && want != "" && a.NotificationID == want:
 				vs = append(vs, changedFirst)
 			case is2xx(a.Code):
@@ -229,6 +231,9 @@ func changedFinding(list []*idemMsg) reports.Finding {
 		}
 	}
 	ev := fmt.Sprintf("%d resends with another text under the same externalId: %s", n, cmpOr(codeSet(strings.Join(vs, ",")), "none answered"))
+	if limited > 0 {
+		ev += fmt.Sprintf(" (%d refused 429 by the rate limit, not counted: the limiter answered, not the key)", limited)
+	}
 	if len(vs) == 0 {
 		return cannot(RuleChangedBody, probeIdempotency, "no resend with another body was answered", ev)
 	}

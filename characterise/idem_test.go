@@ -8,6 +8,7 @@ import (
 
 	"github.com/msgload/msgload/harness"
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/rundir"
 )
 
 // idemFile is a characterisation file against the simulator with the given
@@ -122,5 +123,25 @@ func TestIdempotencyMatrix(t *testing.T) {
 			}
 			t.Logf("%d of %d told; %s %q", told, len(c.want), con.Verdict, con.Reasons)
 		})
+	}
+}
+
+// A changed body the rate limit refused (429) is no answer of the key's:
+// the finding is the answer the key gave the other resends ("first" here),
+// never "429,first" — which TestDriftNamesTheKnob once saw change between two
+// characterisations whose limiters refused different resends.
+func TestChangedBodyIgnoresTheLimiter(t *testing.T) {
+	first := rundir.Attempt{Seq: 1, Attempt: 1, Code: 200, NotificationID: "n-1"}
+	list := []*idemMsg{
+		{own: []rundir.Attempt{first}, changed: []rundir.Attempt{{Seq: 1, Attempt: 5, Code: 429}}},
+		{own: []rundir.Attempt{{Seq: 2, Attempt: 1, Code: 200, NotificationID: "n-2"}}, changed: []rundir.Attempt{{Seq: 2, Attempt: 5, Code: 200, NotificationID: "n-2"}}},
+	}
+	f := changedFinding(list)
+	if f.Value != changedFirst || !strings.Contains(f.Evidence[0], "1 refused 429") {
+		t.Errorf("changed_body_answer %q (%q), want %q with the 429 named as not counted", f.Value, f.Evidence, changedFirst)
+	}
+	list = list[:1] // only the refused one: nothing the key answered
+	if f := changedFinding(list); f.Value != reports.CannotTell {
+		t.Errorf("only a 429: %q, want cannot tell", f.Value)
 	}
 }

@@ -1,11 +1,14 @@
 package characterise
 
 import (
+	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/msgload/msgload/harness"
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
 )
@@ -57,8 +60,22 @@ func TestWindowMax(t *testing.T) {
 // run whose plan was not held may say otherwise: not held to it.
 func TestSustainedLevels(t *testing.T) {
 	o := matrixOptions
-	o.Budget, o.MaxTime = 450, 2*time.Minute // the others' shares and the three levels (60), and the time for all
-	res := characterise(t, matrixFile(t, "sliding", false), o)
+	o.Budget, o.MaxTime = 450, 10*time.Minute // the others' shares and the three levels (60); time for all, so the plan has the level probe
+	f := matrixFile(t, "sliding", false)
+	p, err := NewPlan(f, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// only the burst (the fit the levels are set from) and the levels: the
+	// callback and idempotency probes have their own tests
+	p.Probes = slices.DeleteFunc(p.Probes, func(pr Probe) bool { return pr.Name != probeBurst && pr.Name != probeSustain })
+	if len(p.Probes) != 2 || p.Probes[1].Name != probeSustain {
+		t.Fatalf("the plan has no level probe after the burst: %+v", p.Probes)
+	}
+	res, err := Run(context.Background(), RunOptions{Plan: p, File: f, Harness: harness.Options{Out: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var text strings.Builder
 	_ = res.Contract.Text(&text)
 	got := map[string]reports.Finding{}
