@@ -93,22 +93,36 @@ func matrixFile(t *testing.T, alg string, count429 bool) *File {
 // answered 500, which use quota or not (countFailures).
 func matrixFaultsFile(t *testing.T, alg string, count429 bool, failPct int, countFailures bool) *File {
 	t.Helper()
-	f, err := parse(t, fmt.Sprintf(`name: m
-api: notify
-target: embedded
-clients: 2
-message: { recipient: "+79990000001", text: "x {{.Seq}}" }
-delivery: { grace: 2s }
-sim:
-  seed: 7
-  notifyDelay: { median: 50ms, p95: 200ms }
-  rateLimit: { rate: 20/2s, algorithm: %s, count429: %v, countFailures: %v }
-  faults: { error500: %d%% }
-`, alg, count429, countFailures, failPct))
+	return simFile(t, "m", 7, 2, fmt.Sprintf("{ rate: 20/2s, algorithm: %s, count429: %v, countFailures: %v }", alg, count429, countFailures),
+		fmt.Sprintf("  faults: { error500: %d%% }\n", failPct))
+}
+
+// simFile is the characterisation file every test here runs against the
+// embedded simulator: name, the simulator's seed, clients (0: the file
+// says none), its rateLimit block, and further lines of its sim: block.
+func simFile(t *testing.T, name string, seed, clients int, rateLimit, simLines string) *File {
+	t.Helper()
+	f, err := parse(t, simSource(name, seed, clients, rateLimit, simLines))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// simSource is simFile's text.
+func simSource(name string, seed, clients int, rateLimit, simLines string) string {
+	src := fmt.Sprintf("name: %s\napi: notify\ntarget: embedded\n", name)
+	if clients > 0 {
+		src += fmt.Sprintf("clients: %d\n", clients)
+	}
+	src += fmt.Sprintf(`message: { recipient: "+79990000001", text: "x {{.Seq}}" }
+delivery: { grace: 2s }
+sim:
+  seed: %d
+  notifyDelay: { median: 50ms, p95: 200ms }
+  rateLimit: %s
+`, seed, rateLimit) + simLines
+	return src
 }
 
 func characterise(t *testing.T, f *File, o Options) *Result {

@@ -24,22 +24,8 @@ type hookCase struct {
 // retry schedule; the limiter is the matrix's.
 func hookFile(t *testing.T, c hookCase) *File {
 	t.Helper()
-	f, err := parse(t, fmt.Sprintf(`name: h
-api: notify
-target: embedded
-clients: 2
-message: { recipient: "+79990000001", text: "x {{.Seq}}" }
-delivery: { grace: 2s }
-sim:
-  seed: 7
-  notifyDelay: { median: 50ms, p95: 200ms }
-  rateLimit: { rate: 20/2s, algorithm: sliding }
-  callbacks: { attempts: %d, backoff: %s, backoffFactor: %g, backoffMax: %s, honourRetryAfter: %v }
-`, c.attempts, c.backoff, c.factor, c.cap, c.honour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return simFile(t, "h", 7, 2, "{ rate: 20/2s, algorithm: sliding }",
+		fmt.Sprintf("  callbacks: { attempts: %d, backoff: %s, backoffFactor: %g, backoffMax: %s, honourRetryAfter: %v }\n", c.attempts, c.backoff, c.factor, c.cap, c.honour))
 }
 
 var hookOptions = Options{Budget: 300, MaxWindow: 4 * time.Second, MaxTime: 2 * time.Minute, HookWait: 12 * time.Second}

@@ -15,27 +15,14 @@ import (
 // sim.idempotency and sim.faults blocks ("" for none).
 func idemFile(t *testing.T, idem, faults string) *File {
 	t.Helper()
-	src := `name: idem
-api: notify
-target: embedded
-message: { recipient: "+79990000001", text: "x {{.Seq}}" }
-delivery: { grace: 2s }
-sim:
-  seed: 3
-  notifyDelay: { median: 50ms, p95: 200ms }
-  rateLimit: { rate: 1000/1s }
-`
+	var lines string
 	if idem != "" {
-		src += "  idempotency: " + idem + "\n"
+		lines += "  idempotency: " + idem + "\n"
 	}
 	if faults != "" {
-		src += "  faults: " + faults + "\n"
+		lines += "  faults: " + faults + "\n"
 	}
-	f, err := parse(t, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return simFile(t, "idem", 3, 0, "{ rate: 1000/1s }", lines)
 }
 
 // idemOnly runs f's idempotency probe alone, through Run (the rate-limit
