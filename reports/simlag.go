@@ -127,8 +127,9 @@ func holdsWithoutSimLag(c *compiled, s *Summary) bool {
 	if !ok {
 		return false
 	}
-	held, err := c.Holds(&share.Summary)
-	return err == nil && held
+	// judged as any threshold is, no-data rule included: a figure null
+	// in the share does not hold
+	return judgeThreshold(c, &share).OK
 }
 
 // simLagTouches reports whether threshold c, failing on s, is the
