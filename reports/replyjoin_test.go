@@ -48,12 +48,7 @@ func TestBoundedRepliesHoldNoIDs(t *testing.T) {
 	if !twoPasses(os.DirFS(dir)) {
 		t.Fatal("a run with replies is not analysed in passes")
 	}
-	st := &streamRun{ids: &hashSpill{}}
-	defer st.ids.close()
-	var err error
-	if st.census, err = countSeqs(os.DirFS(dir)); err != nil {
-		t.Fatal(err)
-	}
+	st := passState(t, dir)
 	st.sent = sentSpill(os.DirFS(dir), st.census)
 	defer st.closeSent()
 	a, err := analyzeOnce(os.DirFS(dir), dir, false, st)
