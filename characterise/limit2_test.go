@@ -107,3 +107,26 @@ func TestWilson(t *testing.T) {
 		}
 	}
 }
+
+// A level is told over its planned requests only: one cut short (a busy
+// generator, an interrupt) is cannot tell, never a share over the
+// survivors, which would be a share at a rate nobody planned.
+func TestLevelOverPlanned(t *testing.T) {
+	sp := sustainPlan{w: 2 * time.Second, limit: 20}
+	sends := func(n, refused int) []rundir.Attempt {
+		as := make([]rundir.Attempt, n)
+		for i := range as {
+			as[i] = rundir.Attempt{Seq: int64(i + 1), Attempt: 1, Code: 200}
+			if i < refused {
+				as[i].Code = 429
+			}
+		}
+		return as
+	}
+	if f := levelFinding(RuleSustained11, 1.1, sp, 22, sends(22, 2)); f.Value != "0.091" || f.Low == nil {
+		t.Errorf("22 of 22 sent, 2 refused: %q, want 0.091 with its interval", f.Value)
+	}
+	if f := levelFinding(RuleSustained11, 1.1, sp, 22, sends(18, 0)); f.Value != reports.CannotTell {
+		t.Errorf("18 of 22 sent: %q, want cannot tell", f.Value)
+	}
+}

@@ -125,12 +125,16 @@ func (st *state) sustainFindings() []reports.Finding {
 		return allCannot(sustainRules, probeSustain, fmt.Sprintf("the sustained probe did not run: it needs %d requests of the budget after the others (or was interrupted, or wrote no report)", sp.requests()))
 	case pd.verdict == reports.VerdictError:
 		return allCannot(sustainRules, probeSustain, distrusted)
+	case pd.verdict == reports.VerdictIncomplete:
+		// a level sent slower than asked is another level: its share would
+		// be judged at a rate nobody planned
+		return allCannot(sustainRules, probeSustain, "the sustained probe's run did not hold its plan (incomplete): the levels were not sent at their rates")
 	}
 	fs := make([]reports.Finding, 0, len(sp.levels))
 	from := int64(0)
 	for i, n := range sp.levels {
 		from += sp.drain
-		fs = append(fs, levelFinding(sustainRules[i], sustainLevels[i], sp, levelSends(pd.attempts, from, from+n)))
+		fs = append(fs, levelFinding(sustainRules[i], sustainLevels[i], sp, n, levelSends(pd.attempts, from, from+n)))
 		from += n
 	}
 	return fs
@@ -147,7 +151,10 @@ func levelSends(as []rundir.Attempt, from, to int64) []rundir.Attempt {
 	return out
 }
 
-func levelFinding(rule string, level float64, sp sustainPlan, as []rundir.Attempt) reports.Finding {
+// levelFinding is the share of the level's planned requests refused 429,
+// told only when every planned request left: a share over the survivors of
+// a level cut short would be a share at another rate.
+func levelFinding(rule string, level float64, sp sustainPlan, planned int64, as []rundir.Attempt) reports.Finding {
 	var refused, failed int64
 	for _, a := range as {
 		switch {
@@ -159,8 +166,8 @@ func levelFinding(rule string, level float64, sp sustainPlan, as []rundir.Attemp
 	}
 	n := int64(len(as))
 	ev := fmt.Sprintf("%d sent at %.3g/s (%g × %g per %s) for %s: %d refused 429, %d failed otherwise", n, level*sp.limit/sp.w.Seconds(), level, sp.limit, shortDur(sp.w), shortDur(sp.w), refused, failed)
-	if n == 0 {
-		return cannot(rule, probeSustain, "none of the level's requests left", ev)
+	if n == 0 || n < planned {
+		return cannot(rule, probeSustain, fmt.Sprintf("%d of the level's %d planned requests left", n, planned), ev)
 	}
 	p := float64(refused) / float64(n)
 	lo, hi := wilson(refused, n)
