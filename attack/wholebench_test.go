@@ -32,7 +32,10 @@ import (
 // Environment: MSGLOAD_BENCH_PAIRS (alternating pairs per rate, default 5),
 // MSGLOAD_BENCH_WHOLE_RATES (comma-separated, "max" = vegeta's maximum measured
 // first as in BenchmarkVersusVegeta; default "5000,max"),
-// MSGLOAD_BENCH_WHOLE_SECONDS (per run, default 5).
+// MSGLOAD_BENCH_WHOLE_SECONDS (per run, default 5), MSGLOAD_BENCH_PROFILE_DIR
+// (a directory: each child writes its CPU profile there, vegeta's as
+// cpu-vegeta-N.pprof through its -profile flag, msgload's as cpu-msgload-N.pprof through
+// MSGLOAD_CPUPROFILE, N the pair — to compare where the two spend it).
 
 // wholeTarget is the loopback service: it answers every send as accepted,
 // counts the requests, and keeps the first request's body and headers.
@@ -94,7 +97,7 @@ message:
 delivery: { via: none }
 `
 
-func runMsgloadWhole(b *testing.B, bin string, t *wholeTarget, rate int, load string) wholeRun {
+func runMsgloadWhole(b *testing.B, bin string, t *wholeTarget, rate int, load, prof string) wholeRun {
 	dir := b.TempDir()
 	sc := filepath.Join(dir, "wholebench.yaml")
 	if err := os.WriteFile(sc, []byte(fmt.Sprintf(wholeScenario, t.url, rate, load)), 0o644); err != nil {
@@ -102,6 +105,9 @@ func runMsgloadWhole(b *testing.B, bin string, t *wholeTarget, rate int, load st
 	}
 	cmd := exec.Command(bin, "run", sc, "--out", filepath.Join(dir, "runs"), "--metrics-addr", "", "--quiet")
 	cmd.Env = append(os.Environ(), "MSGLOAD_BENCH_PASS=bench-pass")
+	if prof != "" {
+		cmd.Env = append(cmd.Env, "MSGLOAD_CPUPROFILE="+prof)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	n0 := t.n.Load()
@@ -137,13 +143,22 @@ func vegetaTargets(b *testing.B, t *wholeTarget) string {
 	return targets
 }
 
-func runVegetaWhole(b *testing.B, bin, targets string, t *wholeTarget, rate int, du time.Duration, workers uint64) wholeRun {
-	args := []string{"attack", "-targets=" + targets, "-output=" + filepath.Join(b.TempDir(), "results.bin"),
-		"-duration=" + du.String(), "-rate=" + strconv.Itoa(rate) + "/s"}
+func runVegetaWhole(b *testing.B, bin, targets string, t *wholeTarget, rate int, du time.Duration, workers uint64, prof string) wholeRun {
+	var args []string
+	if prof != "" {
+		// vegeta profiles the CPU when the name starts with "cpu", and
+		// writes NAME.pprof in its working directory.
+		args = append(args, "-profile", strings.TrimSuffix(filepath.Base(prof), ".pprof"))
+	}
+	args = append(args, "attack", "-targets=" + targets, "-output=" + filepath.Join(b.TempDir(), "results.bin"),
+		"-duration="+du.String(), "-rate="+strconv.Itoa(rate)+"/s")
 	if workers > 0 {
 		args = append(args, "-max-workers="+strconv.FormatUint(workers, 10))
 	}
 	cmd := exec.Command(bin, args...)
+	if prof != "" {
+		cmd.Dir = filepath.Dir(prof)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	n0 := t.n.Load()
@@ -176,7 +191,14 @@ func BenchmarkRunVersusVegeta(b *testing.B) {
 	pairs = max(pairs, 1)
 
 	// Warm-up: one message, so vegeta sends msgload's body and headers.
-	runMsgloadWhole(b, mbin, t, 10, "requests: 1")
+	runMsgloadWhole(b, mbin, t, 10, "requests: 1", "")
+	profDir := os.Getenv("MSGLOAD_BENCH_PROFILE_DIR")
+	profile := func(who string, i int) string {
+		if profDir == "" {
+			return ""
+		}
+		return filepath.Join(profDir, fmt.Sprintf("cpu-%s-%d.pprof", who, i+1))
+	}
 	targets := vegetaTargets(b, t)
 
 	var vegetaMax int
@@ -201,13 +223,13 @@ func BenchmarkRunVersusVegeta(b *testing.B) {
 			var cpuRatios, rssRatios []float64
 			var vs, ms []wholeRun
 			for i := range pairs {
-				v := runVegetaWhole(b, vbin, targets, t, rate, du, workers)
+				v := runVegetaWhole(b, vbin, targets, t, rate, du, workers, profile("vegeta", i))
 				load := "duration: " + du.String()
 				if workers > 0 {
 					// The same bound on requests in flight as vegeta's workers.
 					load += ", maxInFlight: " + strconv.FormatUint(workers, 10)
 				}
-				m := runMsgloadWhole(b, mbin, t, rate, load)
+				m := runMsgloadWhole(b, mbin, t, rate, load, profile("msgload", i))
 				cr, rr := m.cpuPerReq()/v.cpuPerReq(), float64(m.rss)/float64(v.rss)
 				cpuRatios, rssRatios = append(cpuRatios, cr), append(rssRatios, rr)
 				vs, ms = append(vs, v), append(ms, m)
