@@ -150,7 +150,7 @@ func runVegetaWhole(b *testing.B, bin, targets string, t *wholeTarget, rate int,
 		// writes NAME.pprof in its working directory.
 		args = append(args, "-profile", strings.TrimSuffix(filepath.Base(prof), ".pprof"))
 	}
-	args = append(args, "attack", "-targets=" + targets, "-output=" + filepath.Join(b.TempDir(), "results.bin"),
+	args = append(args, "attack", "-targets="+targets, "-output="+filepath.Join(b.TempDir(), "results.bin"),
 		"-duration="+du.String(), "-rate="+strconv.Itoa(rate)+"/s")
 	if workers > 0 {
 		args = append(args, "-max-workers="+strconv.FormatUint(workers, 10))
