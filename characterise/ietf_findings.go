@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/msgload/msgload/internal/ratelimitfield"
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
 )
@@ -101,8 +102,8 @@ func checkIETF(as []rundir.Attempt) *ietfCheck {
 			continue
 		}
 		c.with++
-		ps, perr := parseRLPolicy(a.RateLimitPolicy)
-		ls, lerr := parseRLLimit(a.RateLimit)
+		ps, perr := ratelimitfield.ParsePolicy(a.RateLimitPolicy)
+		ls, lerr := ratelimitfield.ParseLimit(a.RateLimit)
 		if err := cmpErr(perr, lerr); err != nil {
 			c.fault("well formed", fmt.Sprintf("seq %d: %v", a.Seq, err))
 			continue
@@ -126,24 +127,24 @@ func cmpErr(a, b error) error {
 
 // limits checks one answer's RateLimit items against its policies and the
 // answers after it.
-func (c *ietfCheck) limits(a rundir.Attempt, ps []rlPolicy, ls []rlLimit, later []rundir.Attempt) {
+func (c *ietfCheck) limits(a rundir.Attempt, ps []ratelimitfield.Policy, ls []ratelimitfield.Limit, later []rundir.Attempt) {
 	for _, l := range ls {
-		i := slices.IndexFunc(ps, func(p rlPolicy) bool { return p.name == l.name })
+		i := slices.IndexFunc(ps, func(p ratelimitfield.Policy) bool { return p.Name == l.Name })
 		switch {
 		case i < 0:
-			c.fault("RateLimit names a policy of RateLimit-Policy", fmt.Sprintf("seq %d: %q", a.Seq, l.name))
-		case l.r > ps[i].q:
-			c.fault("r within q", fmt.Sprintf("seq %d: r=%d, q=%d", a.Seq, l.r, ps[i].q))
+			c.fault("RateLimit names a policy of RateLimit-Policy", fmt.Sprintf("seq %d: %q", a.Seq, l.Name))
+		case l.R > ps[i].Q:
+			c.fault("r within q", fmt.Sprintf("seq %d: r=%d, q=%d", a.Seq, l.R, ps[i].Q))
 		}
-		if a.Code == 429 && l.r > 0 {
-			c.fault("r 0 on a 429", fmt.Sprintf("seq %d: r=%d", a.Seq, l.r))
+		if a.Code == 429 && l.R > 0 {
+			c.fault("r 0 on a 429", fmt.Sprintf("seq %d: r=%d", a.Seq, l.R))
 		}
-		if a.Code == 429 && l.t > 1 {
+		if a.Code == 429 && l.T > 1 {
 			// t is whole seconds: the quota comes back no sooner than t−1 s after the decision
-			back := a.Sent.Add(time.Duration(l.t-1) * time.Second)
+			back := a.Sent.Add(time.Duration(l.T-1) * time.Second)
 			for _, b := range later {
 				if end := b.Sent.Add(time.Duration(b.Latency * float64(time.Second))); b.Code != 429 && b.Sent.After(a.Sent.Add(latencyOf(a))) && end.Before(back) {
-					c.fault("no acceptance before a 429's t", fmt.Sprintf("seq %d (t=%d) then seq %d accepted %s later", a.Seq, l.t, b.Seq, b.Sent.Sub(a.Sent).Round(time.Millisecond)))
+					c.fault("no acceptance before a 429's t", fmt.Sprintf("seq %d (t=%d) then seq %d accepted %s later", a.Seq, l.T, b.Seq, b.Sent.Sub(a.Sent).Round(time.Millisecond)))
 					break
 				}
 			}

@@ -3,7 +3,6 @@ package characterise
 import (
 	"fmt"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -14,32 +13,6 @@ import (
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/sim"
 )
-
-// The fields as the draft writes them parse; what breaks its rules (q or r
-// missing, w zero, t not delay-seconds, a malformed list) does not.
-func TestParseRLFields(t *testing.T) {
-	ps, err := parseRLPolicy(`"default";q=100;w=60, "burst";q=10;w=1`)
-	if err != nil || !reflect.DeepEqual(ps, []rlPolicy{{"default", 100, 60}, {"burst", 10, 1}}) {
-		t.Errorf("%+v %v", ps, err)
-	}
-	ls, err := parseRLLimit(`"default";r=42;t=17`)
-	if err != nil || !reflect.DeepEqual(ls, []rlLimit{{"default", 42, 17}}) {
-		t.Errorf("%+v %v", ls, err)
-	}
-	if ls, err := parseRLLimit(`default;r=0`); err != nil || ls[0].t != -1 {
-		t.Errorf("a token name, no t: %+v %v", ls, err)
-	}
-	for _, bad := range []string{`"default";w=60`, `"default";q=100;w=0`, `"default";q=-1`, `"default";q=1.5`, `"default";q=1,`, `"default;q=1`, ``, `"d";q=1 x`} {
-		if _, err := parseRLPolicy(bad); err == nil {
-			t.Errorf("RateLimit-Policy %q: no error", bad)
-		}
-	}
-	for _, bad := range []string{`"default";t=1`, `"default";r=1;t=-1`, `"default";r=1;t=1.5`, `"default";r=x`} {
-		if _, err := parseRLLimit(bad); err == nil {
-			t.Errorf("RateLimit %q: no error", bad)
-		}
-	}
-}
 
 // answer is a decision at ms after t0, answered in 10 ms, with the fields.
 func answer(t0 time.Time, seq int64, ms int, code int, rl, policy string) rundir.Attempt {
@@ -78,29 +51,6 @@ func TestCheckIETF(t *testing.T) {
 			t.Errorf("%s: %s, %q broken %d times: %q", tc.name, f.Value, tc.broken, c.broke[tc.broken], f.Evidence)
 		}
 	}
-}
-
-// Outside input: the parsers never panic, and what they accept is read back
-// the same from its canonical form.
-func FuzzRateLimitFields(f *testing.F) {
-	for _, s := range []string{`"default";q=100;w=60`, `"default";r=42;t=17`, `a;q=1, "b";q=2;w=3`, `"x\"y";r=0`, `"d";q=1;qu="requests";pk=:cHsxMjM=:`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		ps, perr := parseRLPolicy(s)
-		ls, lerr := parseRLLimit(s)
-		pol, lim := formatRL(ps, ls)
-		if perr == nil {
-			if again, err := parseRLPolicy(pol); err != nil || !reflect.DeepEqual(again, ps) {
-				t.Errorf("%q → %+v → %q → %+v %v", s, ps, pol, again, err)
-			}
-		}
-		if lerr == nil {
-			if again, err := parseRLLimit(lim); err != nil || !reflect.DeepEqual(again, ls) {
-				t.Errorf("%q → %+v → %q → %+v %v", s, ls, lim, again, err)
-			}
-		}
-	})
 }
 
 // Against the simulator with its IETF fields on (sim rateLimit.headers),
@@ -145,28 +95,4 @@ expect:
 		}
 	}
 	t.Log(text.String())
-}
-
-// formatRL is the canonical text of parsed fields (the fuzz test's round trip).
-func formatRL(ps []rlPolicy, ls []rlLimit) (policy, limit string) {
-	var pb, lb []string
-	for _, p := range ps {
-		s := sfString(p.name) + fmt.Sprintf(";q=%d", p.q)
-		if p.w > 0 {
-			s += fmt.Sprintf(";w=%d", p.w)
-		}
-		pb = append(pb, s)
-	}
-	for _, l := range ls {
-		s := sfString(l.name) + fmt.Sprintf(";r=%d", l.r)
-		if l.t >= 0 {
-			s += fmt.Sprintf(";t=%d", l.t)
-		}
-		lb = append(lb, s)
-	}
-	return strings.Join(pb, ", "), strings.Join(lb, ", ")
-}
-
-func sfString(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }

@@ -120,14 +120,6 @@ func (in *intern) id(s string) uint8 {
 	return in.idx[s]
 }
 
-// rec is one rate-limit decision of the service for a client: compact on purpose.
-type rec struct {
-	t    int64   // unix ns sent
-	code int16   // HTTP status
-	ra   float32 // Retry-After seconds; -1 absent, -2 unreadable
-	lat  int64   // ns from send to answer: the service saw the request in [t, t+lat]
-}
-
 type analyzer struct {
 	drift driftRec // per-window figures of a soak (drift.go)
 	dir   string
@@ -748,8 +740,8 @@ func (a *analyzer) decision(at *rundir.Attempt) {
 	if at.Code == http.StatusTooManyRequests {
 		ra = retryAfterSeconds(at.RetryAfter, at.Sent.Add(time.Duration(at.Latency*float64(time.Second))))
 	}
-	a.clients[at.Client] = append(a.clients[at.Client], rec{t: at.Sent.UnixNano(), code: int16(at.Code), ra: ra,
-		lat: int64(max(at.Latency, 0) * 1e9)})
+	a.clients[at.Client] = append(a.clients[at.Client], rec{Sent: at.Sent.UnixNano(), Code: int16(at.Code), RetryAfter: ra,
+		Latency: int64(max(at.Latency, 0) * 1e9)})
 }
 
 func (a *analyzer) finishRequests() {

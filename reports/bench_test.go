@@ -50,24 +50,6 @@ func benchmarkAnalyze(b *testing.B, n int) {
 func BenchmarkAnalyze1k(b *testing.B)   { benchmarkAnalyze(b, 1_000) }
 func BenchmarkAnalyze100k(b *testing.B) { benchmarkAnalyze(b, 100_000) }
 
-// benchmarkClassify names the limiter from 100,000 decisions of one client: a
-// sliding log of 100 per minute under bursty traffic (about 4 hours at twice
-// the limit's rate), answered within latency s.
-func benchmarkClassify(b *testing.B, latency float64) {
-	recs := synthDecisions(&slidingLimiter{limit: 100, w: 60}, burstyFor(1, 100.0/60, 60, 60_000)[:100_000], latency, 1)
-	clients := map[string][]rec{"c1": recs}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if alg := classify(clients, []string{"c1"}, int64(time.Minute), 100); alg.Verdict != algoSliding {
-			b.Fatalf("%s: %q", alg.Verdict, alg.Evidence)
-		}
-	}
-}
-
-func BenchmarkClassify100k(b *testing.B)            { benchmarkClassify(b, 0.03) }
-func BenchmarkClassify100kSlowAnswers(b *testing.B) { benchmarkClassify(b, 15) }
-
 // noneRun is what BenchmarkRunVersusVegeta's scenario leaves: n messaging sends
 // at 5000/s from one client, every one accepted at once, delivery: none.
 func noneRun(n int) *run {

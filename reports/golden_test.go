@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgload/msgload/reports/limitfit/limitfittest"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -45,7 +46,7 @@ func fullRun() *run {
 	r.meta.Planned = rundir.Plan{Profile: "constant", Rate: 2, Requests: 120, Duration: rundir.Duration(60 * time.Second)}
 	r.meta.Thresholds = []string{"delivery.latency.p95 < 30s", "rate_limit.excess_accepted == 0", `requests.codes["429"] > 0`, "delivery.lost / delivery.expected < 5%"}
 	truth := &rundir.Truth{RateLimit: rundir.TruthRateLimit{Requests: 5, Window: rundir.Duration(10 * time.Second), Algorithm: "fixed"}}
-	lims := map[string]*fixedLimiter{"c1": {limit: 5, w: 10, cur: -1}, "c2": {limit: 5, w: 10, cur: -1}}
+	lims := map[string]*limitfittest.Fixed{"c1": {Limit: 5, W: 10, Cur: -1}, "c2": {Limit: 5, W: 10, Cur: -1}}
 	win := map[string]*rundir.TruthWindow{}
 	seq := int64(0)
 	for i := 0; i < 60; i++ {
@@ -53,7 +54,7 @@ func fullRun() *run {
 			seq++
 			sec := float64(i) + 0.5*float64(ci)
 			code := 200
-			if !lims[c].allow(sec) {
+			if !lims[c].Allow(sec) {
 				code = 429
 			}
 			a := r.send(seq, c, sec, code, 0.02+0.001*float64(seq%17))
@@ -65,7 +66,7 @@ func fullRun() *run {
 				defer func(w *rundir.TruthWindow) { truth.Windows = append(truth.Windows, *w) }(win[key])
 			}
 			if code == 429 {
-				a.RetryAfter = itoa(int64(lims[c].retryAfter(sec)))
+				a.RetryAfter = itoa(int64(lims[c].RetryAfter(sec)))
 				win[key].Refused++
 				continue
 			}

@@ -1,11 +1,4 @@
-package characterise
-
-// The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-11), as
-// Structured Fields (RFC 9651) Lists of Items: RateLimit-Policy
-// `"default";q=100;w=60` (q the quota, required; w the window in seconds,
-// not zero) and RateLimit `"default";r=42;t=17` (r what remains, required;
-// t the seconds until the quota resets). Read strictly: what a service
-// writes otherwise is reported as malformed, not guessed at.
+package ratelimitfield
 
 import (
 	"errors"
@@ -205,26 +198,31 @@ func (p *sfParser) str() (string, error) {
 	return "", errors.New("a string is not closed")
 }
 
-// rlPolicy is one item of RateLimit-Policy.
-type rlPolicy struct {
-	name string
-	q, w int64 // w 0 when not given
+// Policy is one item of RateLimit-Policy: a named quota.
+type Policy struct {
+	Name string // the item's String or Token
+	Q    int64  // the quota: requests (or units) per window
+	W    int64  // the window in seconds; 0 when not given
 }
 
-// rlLimit is one item of RateLimit.
-type rlLimit struct {
-	name string
-	r, t int64 // t -1 when not given
+// Limit is one item of RateLimit: what is left of a policy's quota.
+type Limit struct {
+	Name string // the policy it speaks of
+	R    int64  // the quota remaining
+	T    int64  // seconds until the quota resets; -1 when not given
 }
 
-// parseRLPolicy reads RateLimit-Policy: q required (a non-negative
-// Integer), w a positive Integer when given.
-func parseRLPolicy(v string) ([]rlPolicy, error) {
+// ParsePolicy reads RateLimit-Policy: a List of Items, each a policy's name
+// with q required (a non-negative Integer) and w a positive Integer when
+// given. Anything else — a bare Integer item (the drafts before 08:
+// `100;w=60`), a Decimal, a trailing comma, an unclosed String — is an
+// error saying what is wrong, never a policy read from part of it.
+func ParsePolicy(v string) ([]Policy, error) {
 	items, err := parseSFList(v)
 	if err != nil {
 		return nil, fmt.Errorf("RateLimit-Policy: %w", err)
 	}
-	ps := make([]rlPolicy, 0, len(items))
+	ps := make([]Policy, 0, len(items))
 	for _, it := range items {
 		q, err := intParam(it, "q", true)
 		if err != nil {
@@ -234,19 +232,20 @@ func parseRLPolicy(v string) ([]rlPolicy, error) {
 		if err != nil || w == 0 && it.params["w"] != "" {
 			return nil, fmt.Errorf("RateLimit-Policy %q: w is a window of seconds, not zero", it.value)
 		}
-		ps = append(ps, rlPolicy{name: it.value, q: q, w: w})
+		ps = append(ps, Policy{Name: it.value, Q: q, W: w})
 	}
 	return ps, nil
 }
 
-// parseRLLimit reads RateLimit: r required, t a non-negative Integer
-// (delay-seconds) when given.
-func parseRLLimit(v string) ([]rlLimit, error) {
+// ParseLimit reads RateLimit: a List of Items, each a policy's name with r
+// required and t a non-negative Integer (delay-seconds) when given; anything
+// else is an error, as ParsePolicy's.
+func ParseLimit(v string) ([]Limit, error) {
 	items, err := parseSFList(v)
 	if err != nil {
 		return nil, fmt.Errorf("RateLimit: %w", err)
 	}
-	ls := make([]rlLimit, 0, len(items))
+	ls := make([]Limit, 0, len(items))
 	for _, it := range items {
 		r, err := intParam(it, "r", true)
 		if err != nil {
@@ -258,7 +257,7 @@ func parseRLLimit(v string) ([]rlLimit, error) {
 				return nil, fmt.Errorf("RateLimit %q: %w", it.value, err)
 			}
 		}
-		ls = append(ls, rlLimit{name: it.value, r: r, t: t})
+		ls = append(ls, Limit{Name: it.value, R: r, T: t})
 	}
 	return ls, nil
 }

@@ -1,4 +1,4 @@
-package reports
+package limitfit
 
 import (
 	"cmp"
@@ -6,144 +6,59 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 )
 
-// Limiter verdicts.
+// Limiter verdicts (Result.Verdict).
 const (
-	algoSliding     = "sliding window"
-	algoFixed       = "fixed window"
-	algoTokenBucket = "token bucket"
-	algoUnknown     = "cannot tell"
-	// algoNotExercised: no 429 came and none was possible (no limit configured,
+	Sliding     = "sliding window"
+	Fixed       = "fixed window"
+	TokenBucket = "token bucket"
+	CannotTell  = "cannot tell"
+	// NotExercised: no 429 came and none was possible (no limit configured,
 	// or no client had more acceptances in a window than the limit).
-	algoNotExercised = "not exercised"
+	NotExercised = "not exercised"
 )
+
+// Request is one rate-limit decision of the service for a client: compact on
+// purpose (24 bytes), since the analysis keeps one for every request.
+type Request struct {
+	Sent int64 // unix ns sent
+	Code int16 // HTTP status; 0 or less: no answer
+	// RetryAfter is the answer's Retry-After in seconds, -1 absent, -2
+	// unreadable: carried for the caller's check of it, the fit reads none.
+	RetryAfter float32
+	Latency    int64 // ns from send to answer: the service saw the request in [Sent, Sent+Latency]
+}
+
+// accepted is a 2xx: the limiter let the request through.
+func (r Request) accepted() bool { return r.Code >= 200 && r.Code < 300 }
+
+// Result is the verdict on which limiter the service behaves like, as
+// summary.json's rate_limit.algorithm holds it (see there for each field).
+type Result struct {
+	Verdict  string  // Sliding, Fixed, TokenBucket, CannotTell or NotExercised
+	Limit    float64 // requests per Window; a bucket's refill per Window
+	Capacity float64 // a token bucket's burst size
+	Evidence []string
+	// Contradictions per model tried: decisions (accept or 429) its best
+	// candidate would not have made.
+	Contradictions map[string]int64
+	Decisions      int64   // 2xx and 429 answers fitted
+	Window         float64 // seconds (a bucket: the time to refill Capacity)
+	// DiffersFromScenario: the limit or window the service enforced is not
+	// the scenario's.
+	DiffersFromScenario bool
+	// FailuresUseQuota and RefusalsUseQuota: whether failed answers (5xx,
+	// none) and 429s used quota, by the fit: QuotaYes, QuotaNo, QuotaUnknown;
+	// empty when none came or nothing was fitted.
+	FailuresUseQuota, RefusalsUseQuota string
+}
 
 // contradictionShare is the share of decisions a model may get wrong (clock
 // skew between the attacker and the service) and still be said to fit.
 const contradictionShare = 0.01
-
-func (a *analyzer) rateLimit() {
-	rl := &a.s.RateLimit
-	W := a.meta.Limit.Window.D().Nanoseconds()
-	L := a.meta.Limit.Requests
-	ids := make([]string, 0, len(a.clients))
-	for id := range a.clients {
-		ids = append(ids, id)
-	}
-	if !a.keepRecs {
-		// Only counted (no window, no truth, no 429): the same figures from
-		// the counts — nothing in a window, nothing refused, no limiter to name.
-		for id := range a.counts {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		rl.Clients = []clientLimit{}
-		alg := algorithm{Verdict: algoUnknown, Evidence: []string{}}
-		for _, id := range ids {
-			n := a.counts[id]
-			rl.Clients = append(rl.Clients, clientLimit{ClientID: id, Sent: n[0], Accepted: n[1]})
-			alg.Decisions += n[1]
-		}
-		rl.Algorithm = notReached(alg, nil, ids, W, L)
-		checkPolicy(rl)
-		return
-	}
-	sort.Strings(ids)
-	rl.Clients = []clientLimit{}
-	for _, id := range ids {
-		rs := a.clients[id]
-		sort.SliceStable(rs, func(i, j int) bool { return rs[i].t < rs[j].t })
-		c := clientLimit{ClientID: id}
-		acc := make([]int64, 0, len(rs))
-		var accLat []int64
-		for _, r := range rs {
-			c.Sent++
-			if is2xx(int(r.code)) {
-				c.Accepted++
-				acc = append(acc, r.t)
-				accLat = append(accLat, r.lat)
-			}
-			if r.code == 429 {
-				c.Rejected429++
-				if c.First429At == "" {
-					t := time.Unix(0, r.t).UTC()
-					c.First429At = ts(t)
-					if !a.start.IsZero() {
-						c.First429AfterS = round6(t.Sub(a.start).Seconds())
-					}
-				}
-			}
-		}
-		if W > 0 {
-			c.MaxAccepted, c.ExcessAccepted = surelyInWindow(acc, accLat, W, L)
-		}
-		a.retryAfter(rs)
-		rl.Rejected429 += c.Rejected429
-		rl.ExcessAccepted += c.ExcessAccepted
-		rl.MaxAccepted = max(rl.MaxAccepted, c.MaxAccepted)
-		rl.Clients = append(rl.Clients, c)
-		a.ch.limit(id, acc, W)
-	}
-	if a.meta.Limit.Mode == "respect" {
-		rl.Findings429 = rl.Rejected429
-	}
-	rl.Algorithm = classify(a.clients, ids, W, L)
-	checkPolicy(rl)
-}
-
-// parsePolicy reads the quota and window of an IETF draft rateLimit-Policy
-// field: `"default";q=100;w=60` (draft 8 and later) or `100;w=60` (earlier).
-func parsePolicy(v string) (q int, w float64) {
-	item, _, _ := strings.Cut(v, ",") // the first policy
-	for i, part := range strings.Split(item, ";") {
-		part = strings.TrimSpace(part)
-		k, val, ok := strings.Cut(part, "=")
-		switch {
-		case !ok && i == 0:
-			if n, err := strconv.Atoi(part); err == nil {
-				q = n
-			}
-		case k == "q":
-			q, _ = strconv.Atoi(val)
-		case k == "w":
-			w, _ = strconv.ParseFloat(val, 64)
-		}
-	}
-	return max(q, 0), max(w, 0)
-}
-
-// checkPolicy says whether the announced policy is the limit the service
-// enforced: the same window, and the fitted limit when a window limiter was
-// named (otherwise no window held more than the quota).
-func checkPolicy(rl *rateLimit) {
-	h := &rl.Headers
-	if h.RateLimitPolicy == 0 {
-		return
-	}
-	if h.PolicyLimit == 0 || h.PolicyWindow == 0 {
-		h.PolicyVerdict = "the RateLimit-Policy field could not be read"
-		return
-	}
-	w, whose := rl.Window, "the scenario's"
-	if rl.Algorithm.Window > 0 {
-		w, whose = rl.Algorithm.Window, "the service's"
-	}
-	switch v := rl.Algorithm.Verdict; {
-	case w > 0 && h.PolicyWindow != w:
-		h.PolicyVerdict = fmt.Sprintf("announced window %gs, %s is %gs", h.PolicyWindow, whose, w)
-	case (v == algoSliding || v == algoFixed) && int(rl.Algorithm.Limit) != h.PolicyLimit:
-		h.PolicyVerdict = fmt.Sprintf("announced %d per window, the service enforced %g", h.PolicyLimit, rl.Algorithm.Limit)
-	case v != algoSliding && v != algoFixed && rl.MaxAccepted > h.PolicyLimit && v != algoTokenBucket:
-		h.PolicyVerdict = fmt.Sprintf("announced %d per window, a window held %d accepted", h.PolicyLimit, rl.MaxAccepted)
-	default:
-		h.PolicyAgrees = true
-		h.PolicyVerdict = "the announced policy matches what was observed"
-	}
-}
 
 // slidingMax returns the largest number of accepted requests in any window of
 // length w (times sorted), and how many accepted requests found more than limit
@@ -173,7 +88,7 @@ func slidingMax(acc []int64, w int64, limit int) (maxN int, excess int64) {
 // the price is that an excess smaller than the answer times goes unseen.
 // maxN is the largest such group; excess counts the accepted requests that
 // end a group of more than limit (0 when limit is 0).
-func surelyInWindow(t, lat []int64, w int64, limit int) (maxN int, excess int64) {
+func SurelyInWindow(t, lat []int64, w int64, limit int) (maxN int, excess int64) {
 	surelyGroups(t, lat, w, func(_, n int) {
 		maxN = max(maxN, n)
 		if limit > 0 && n > limit {
@@ -201,55 +116,6 @@ func surelyGroups(t, lat []int64, w int64, fn func(i, n int)) {
 			}
 		}
 		fn(i, i-j+1)
-	}
-}
-
-// retryAfter checks each 429's Retry-After against what the client saw next,
-// with a second of slack either way for whole-second rounding.
-func (a *analyzer) retryAfter(rs []rec) {
-	ra := &a.s.RateLimit.RetryAfter
-	const slack = int64(time.Second)
-	for i, r := range rs {
-		if r.code != 429 {
-			continue
-		}
-		switch {
-		case r.ra == -1:
-			ra.Missing++
-			continue
-		case r.ra < 0:
-			ra.Present++
-			ra.Invalid++
-			continue
-		}
-		ra.Present++
-		until := r.t + int64(float64(r.ra)*1e9)
-		// The first acceptance after the 429 tells: well before until, the value was
-		// too long; within a second of it, right; later (or never) while requests in
-		// that second were refused, too short. A request the client did not send
-		// cannot judge it, so no request in that second is no verdict either way.
-		first := len(rs)
-		for j := i + 1; j < len(rs); j++ {
-			if is2xx(int(rs[j].code)) {
-				first = j
-				break
-			}
-		}
-		long := first < len(rs) && rs[first].t < until-slack
-		short := false
-		if !long && (first == len(rs) || rs[first].t > until+slack) {
-			for k := sort.Search(len(rs), func(k int) bool { return rs[k].t >= until }); k < len(rs) && rs[k].t <= until+slack; k++ {
-				short = short || rs[k].code == 429
-			}
-		}
-		switch {
-		case long:
-			ra.TooLong++
-		case short:
-			ra.TooShort++
-		default:
-			ra.Correct++
-		}
 	}
 }
 
@@ -318,19 +184,19 @@ type hypothesis struct {
 // ae, …) are the accepted, and the refused too when h.refused. tight keeps
 // the send time alone (no latency, no grain): the decisions the fits are
 // ranked by when they tie (see fitter.tight).
-func newDecisions(rs []rec, h hypothesis, tight bool) *decisions {
+func newDecisions(rs []Request, h hypothesis, tight bool) *decisions {
 	d := &decisions{first: math.MaxInt64, last: math.MinInt64, exact: tight}
 	refused := false
 	lastRef, lastAcc := int64(math.MinInt64), int64(math.MinInt64)
 	lastRefE := int64(math.MinInt64) // the latest answer to a refusal so far
 	for _, r := range rs {
-		ok := is2xx(int(r.code)) || h.failed && failedAnswer(r.code)
-		if !ok && r.code != 429 {
+		ok := r.accepted() || h.failed && failedAnswer(r.Code)
+		if !ok && r.Code != 429 {
 			continue
 		}
-		t, e := r.t-clockGrain, r.t+max(r.lat, 0)
+		t, e := r.Sent-clockGrain, r.Sent+max(r.Latency, 0)
 		if tight {
-			t, e = r.t, r.t
+			t, e = r.Sent, r.Sent
 		}
 		d.first, d.last = min(d.first, t), max(d.last, t)
 		if !ok {
@@ -677,7 +543,7 @@ func (c candidate) better(o candidate) bool {
 }
 
 // fitter fits the three limiters to the decisions of every client: the best
-// candidate of each algorithm, kept as the fits are tried.
+// candidate of each Result, kept as the fits are tried.
 type fitter struct {
 	all []*decisions
 	// tight: the same decisions at their send times alone. Within the slack a
@@ -703,7 +569,7 @@ type fitter struct {
 	top       candidate // the best candidate (verdict)
 }
 
-// keep keeps c when it is the best of its algorithm so far.
+// keep keeps c when it is the best of its Result so far.
 func (f *fitter) keep(c candidate) {
 	if b, ok := f.best[c.algo]; !ok || c.better(b) {
 		f.best[c.algo] = c
@@ -787,7 +653,7 @@ func (f *fitter) fitWindows(wins []candidateWindow) {
 		f.low, f.up = f.fill(f.all, f.cnt, f.low, f.up, sliding)
 		l, bad := bestLimit(f.low, f.up)
 		tight := f.tightBad(l, sliding)
-		f.keep(candidate{algo: algoSliding, bad: bad, tight: tight, limit: l, window: x, rank: cw.rank, scenario: x == f.w,
+		f.keep(candidate{algo: Sliding, bad: bad, tight: tight, limit: l, window: x, rank: cw.rank, scenario: x == f.w,
 			desc: fmt.Sprintf("%d per %s", l, fmtWindow(x))})
 		// Fixed window: aligned where the refusals end, at the first decision, or at the epoch.
 		phases, lo, hi := fixedPhases(f.all, x)
@@ -867,7 +733,7 @@ func (f *fitter) fitBuckets() {
 		})
 		c, bad, tight := bestCapacity(f.low, f.up, f.tlow, f.tup)
 		n, x, rank := bucketWindow(rate, c, w, limit)
-		f.keep(candidate{algo: algoTokenBucket, bad: bad, tight: tight, limit: n, capacity: float64(c), window: x, rank: rank, scenario: x == w,
+		f.keep(candidate{algo: TokenBucket, bad: bad, tight: tight, limit: n, capacity: float64(c), window: x, rank: rank, scenario: x == w,
 			desc: fmt.Sprintf("%d per %s, capacity %d", n, fmtWindow(x), c)})
 	}
 }
@@ -933,9 +799,9 @@ func (f *fitter) recoveryRates() []float64 {
 // token bucket of capacity 1 refilled once per w fits as well: the two are
 // one limiter (a request passes when the last acceptance is w old), named by
 // the bucket, the general form (nginx's limit_req without a burst, GCRA).
-func (f *fitter) oneLimiter(fits []candidate, alg *algorithm) []candidate {
-	s, ok1 := f.best[algoSliding]
-	b, ok2 := f.best[algoTokenBucket]
+func (f *fitter) oneLimiter(fits []candidate, alg *Result) []candidate {
+	s, ok1 := f.best[Sliding]
+	b, ok2 := f.best[TokenBucket]
 	if !ok1 || !ok2 || s.limit != 1 || b.capacity != 1 || b.bad > s.bad {
 		return fits
 	}
@@ -945,7 +811,7 @@ func (f *fitter) oneLimiter(fits []candidate, alg *algorithm) []candidate {
 	}
 	alg.Evidence = append(alg.Evidence, fmt.Sprintf("a sliding window of 1 per %s is a token bucket of capacity 1 refilled 1 per %s (a request passes once the last acceptance is %s old): named as the bucket",
 		fmtWindow(s.window), fmtWindow(s.window), fmtWindow(s.window)))
-	return slices.DeleteFunc(fits, func(c candidate) bool { return c.algo == algoSliding })
+	return slices.DeleteFunc(fits, func(c candidate) bool { return c.algo == Sliding })
 }
 
 // bucketWindow writes a refill rate (per ns) as n per window x: the
@@ -977,12 +843,12 @@ func bucketWindow(rate float64, c int, scenarioW int64, scenarioL int) (n int, x
 	return c, int64(math.Round(refill/1e6)) * int64(time.Millisecond), 1
 }
 
-// verdict names the algorithm that fits best, with its limit and window, or
+// verdict names the Result that fits best, with its limit and window, or
 // says why none is named.
-func (f *fitter) verdict(alg algorithm) algorithm {
+func (f *fitter) verdict(alg Result) Result {
 	alg.Contradictions = map[string]int64{}
 	var fits []candidate
-	for _, a := range []string{algoSliding, algoFixed, algoTokenBucket} {
+	for _, a := range []string{Sliding, Fixed, TokenBucket} {
 		c, ok := f.best[a]
 		if !ok {
 			continue
@@ -1013,14 +879,14 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 	}
 	limit, w := f.limit, f.w
 	setLimit := func(c candidate) {
-		alg.Limit, alg.Window = float64(c.limit), round6(float64(c.window)/1e9)
-		if c.algo == algoTokenBucket {
+		alg.Limit, alg.Window = float64(c.limit), math.Round(float64(c.window)/1e9*1e6)/1e6 // six decimals, as summary.json keeps
+		if c.algo == TokenBucket {
 			alg.Capacity = c.capacity
 		}
 		if limit > 0 && w > 0 && (c.limit != limit || c.window != w) {
 			alg.DiffersFromScenario = true
 			what := fmt.Sprintf("refused at %d per %s", c.limit, fmtWindow(c.window))
-			if c.algo == algoTokenBucket {
+			if c.algo == TokenBucket {
 				what = fmt.Sprintf("holds a burst of %g, refilled %d per %s", c.capacity, c.limit, fmtWindow(c.window))
 			}
 			alg.Evidence = append(alg.Evidence, fmt.Sprintf("the service %s; the scenario states %d per %s", what, limit, fmtWindow(w)))
@@ -1056,7 +922,7 @@ func (f *fitter) verdict(alg algorithm) algorithm {
 // bucket without a rate to try, windows without a window).
 func (f *fitter) untried() []string {
 	var out []string
-	for _, a := range []string{algoSliding, algoFixed, algoTokenBucket} {
+	for _, a := range []string{Sliding, Fixed, TokenBucket} {
 		if _, ok := f.best[a]; !ok {
 			out = append(out, a)
 		}
@@ -1066,7 +932,7 @@ func (f *fitter) untried() []string {
 
 // whyUntried says why the limiters in untried were not tried.
 func (f *fitter) whyUntried(untried []string) string {
-	if slices.Contains(untried, algoTokenBucket) {
+	if slices.Contains(untried, TokenBucket) {
 		return "no refill rate to try (the scenario states no limit, and no two 429s had acceptances between them to bound one): the trace is too short to tell the limiters apart"
 	}
 	return fmt.Sprintf("no window to try (the decisions span %s)", fmtWindow(f.span))
@@ -1078,7 +944,7 @@ func (f *fitter) fixedFit(w, ph int64, rank int) candidate {
 	f.low, f.up = f.fill(f.all, f.cnt, f.low, f.up, fixed)
 	l, bad := bestLimit(f.low, f.up)
 	tight := f.tightBad(l, fixed)
-	return candidate{algo: algoFixed, bad: bad, tight: tight, limit: l, window: w, rank: rank, scenario: w == f.w,
+	return candidate{algo: Fixed, bad: bad, tight: tight, limit: l, window: w, rank: rank, scenario: w == f.w,
 		desc: fmt.Sprintf("%d per %s", l, fmtWindow(w))}
 }
 
@@ -1086,9 +952,9 @@ func (f *fitter) fixedFit(w, ph int64, rank int) candidate {
 // limit is configured or no client had more acceptances in any window than
 // the limit (no 429 was possible), otherwise "cannot tell", saying that the
 // service accepted past the scenario's limit.
-func notReached(alg algorithm, clients map[string][]rec, ids []string, w int64, limit int) algorithm {
+func notReached(alg Result, clients map[string][]Request, ids []string, w int64, limit int) Result {
 	if w <= 0 || limit <= 0 {
-		alg.Verdict = algoNotExercised
+		alg.Verdict = NotExercised
 		alg.Evidence = append(alg.Evidence, "no rate limit is configured and no 429 came")
 		return alg
 	}
@@ -1096,19 +962,19 @@ func notReached(alg algorithm, clients map[string][]rec, ids []string, w int64, 
 	for _, id := range ids {
 		var acc, lat []int64
 		for _, r := range clients[id] {
-			if is2xx(int(r.code)) {
-				acc, lat = append(acc, r.t), append(lat, max(r.lat, 0))
+			if r.accepted() {
+				acc, lat = append(acc, r.Sent), append(lat, max(r.Latency, 0))
 			}
 		}
 		n, _ := slidingMax(acc, w, 0)
 		most = max(most, n)
-		if n, _ := surelyInWindow(acc, lat, w, 0); n > sure {
+		if n, _ := SurelyInWindow(acc, lat, w, 0); n > sure {
 			sure, who = n, id
 		}
 	}
 	switch {
 	case most <= limit:
-		alg.Verdict = algoNotExercised
+		alg.Verdict = NotExercised
 		alg.Evidence = append(alg.Evidence, fmt.Sprintf("no 429 came and no client had more than %d accepted within %s (at most %d): the limit could not be reached",
 			limit, fmtWindow(w), most))
 	case sure <= limit:

@@ -1,4 +1,4 @@
-package reports
+package limitfit
 
 // The limiter fit under each hypothesis of what used quota (see README,
 // "How the limiter is named": What used quota).
@@ -7,16 +7,35 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 )
+
+// Classify names the limiter the service behaves like from each client's
+// requests (clients[id] in send order; ids the clients in the order their
+// evidence is read), against the scenario's limit per window (0, 0: none
+// stated): see classify.
+func Classify(clients map[string][]Request, ids []string, window time.Duration, limit int) Result {
+	return classify(clients, ids, window.Nanoseconds(), limit)
+}
+
+// NotReached is the verdict when no request was refused, for an analysis
+// that kept only counts (decisions: the 2xx and 429 answers it counted) or
+// the requests of clients: "not exercised" or "cannot tell", saying why
+// (see notReached).
+func NotReached(decisions int64, clients map[string][]Request, ids []string, window time.Duration, limit int) Result {
+	alg := Result{Verdict: CannotTell, Evidence: []string{}, Decisions: decisions}
+	return notReached(alg, clients, ids, window.Nanoseconds(), limit)
+}
 
 // classify names the limiter the service behaves like, with its limit and
 // window read off the answers (see README, "How the limiter is named"). A
 // failed answer (5xx, or none) may or may not have used quota, and so may a
 // refusal: the fit is made under each hypothesis (failed answers only when
 // some came) and the evidence decides (weigh).
-func classify(clients map[string][]rec, ids []string, w int64, limit int) algorithm {
-	alg := algorithm{Verdict: algoUnknown, Evidence: []string{}}
+func classify(clients map[string][]Request, ids []string, w int64, limit int) Result {
+	alg := Result{Verdict: CannotTell, Evidence: []string{}}
 	// Without a 429 there is nothing to classify: count the decisions (what
 	// newDecisions keeps: 2xx and 429) and say why, without building every
 	// client's decisions (40 bytes an accepted request).
@@ -25,10 +44,10 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) algori
 	for _, id := range ids {
 		for _, r := range clients[id] {
 			switch {
-			case is2xx(int(r.code)) || r.code == 429:
+			case r.accepted() || r.Code == 429:
 				alg.Decisions++
-				refused429 = refused429 || r.code == 429
-			case failedAnswer(r.code):
+				refused429 = refused429 || r.Code == 429
+			case failedAnswer(r.Code):
 				failed++
 			}
 		}
@@ -53,7 +72,7 @@ func classify(clients map[string][]rec, ids []string, w int64, limit int) algori
 	}
 	alg = weigh(fits, failed)
 	if spared {
-		alg.RefusalsUseQuota = quotaUnknown
+		alg.RefusalsUseQuota = QuotaUnknown
 	}
 	return alg
 }
@@ -71,7 +90,7 @@ func perfect(sc fitScore) bool { return sc.bad == 0 && sc.top.rank == 0 }
 // hypothesisFit is the fit under one hypothesis.
 type hypothesisFit struct {
 	h     hypothesis
-	alg   algorithm
+	alg   Result
 	score fitScore
 }
 
@@ -89,8 +108,8 @@ type fitScore struct {
 }
 
 // fitClients fits the three limiters to every client's decisions under h.
-func fitClients(clients map[string][]rec, ids []string, w int64, limit int, h hypothesis) (algorithm, fitScore) {
-	alg := algorithm{Verdict: algoUnknown, Evidence: []string{}}
+func fitClients(clients map[string][]Request, ids []string, w int64, limit int, h hypothesis) (Result, fitScore) {
+	alg := Result{Verdict: CannotTell, Evidence: []string{}}
 	f := &fitter{w: w, limit: limit, best: map[string]candidate{}}
 	var refused int64
 	recovered := false
@@ -139,7 +158,7 @@ func fitClients(clients map[string][]rec, ids []string, w int64, limit int, h hy
 // fits that tie so far the ones that leave them out decide the verdict; when
 // those name different limiters, limits or windows, the verdict is cannot
 // tell.
-func weigh(fits []hypothesisFit, failed int64) algorithm {
+func weigh(fits []hypothesisFit, failed int64) Result {
 	key := func(f hypothesisFit) [2]int64 { return [2]int64{f.score.bad, int64(f.score.top.rank)} }
 	less := func(a, b [2]int64) bool { return a[0] < b[0] || a[0] == b[0] && a[1] < b[1] }
 	best := fits[0]
@@ -170,7 +189,7 @@ func weigh(fits []hypothesisFit, failed int64) algorithm {
 	}
 	alg := best.alg
 	if !agree {
-		alg = algorithm{Verdict: algoUnknown, Decisions: best.alg.Decisions, Contradictions: best.alg.Contradictions,
+		alg = Result{Verdict: CannotTell, Decisions: best.alg.Decisions, Contradictions: best.alg.Contradictions,
 			Evidence: slices.Clone(best.alg.Evidence)}
 		var named []string
 		for _, f := range deciding {
@@ -183,10 +202,10 @@ func weigh(fits []hypothesisFit, failed int64) algorithm {
 		v := of(ties[0].h)
 		for _, f := range ties[1:] {
 			if of(f.h) != v {
-				return quotaUnknown
+				return QuotaUnknown
 			}
 		}
-		return map[bool]string{true: quotaYes, false: quotaNo}[v]
+		return map[bool]string{true: QuotaYes, false: QuotaNo}[v]
 	}
 	score := func(of func(hypothesis) bool, v bool) string {
 		n := int64(math.MaxInt64)
@@ -209,19 +228,19 @@ func weigh(fits []hypothesisFit, failed int64) algorithm {
 	if score(isRefused, true) == score(isRefused, false) {
 		// As few contradictions either way (a tie broken only by a window
 		// read off the 429s): neither is refuted.
-		alg.RefusalsUseQuota = quotaUnknown
+		alg.RefusalsUseQuota = QuotaUnknown
 	}
 	if close {
-		alg.RefusalsUseQuota = quotaUnknown
+		alg.RefusalsUseQuota = QuotaUnknown
 		alg.Evidence = append(alg.Evidence, fmt.Sprintf("429 answers used quota: cannot tell (at best %s with them counted, %s without: no more apart than %s)",
 			score(isRefused, true), score(isRefused, false), plural(quotaMargin(best.alg.Decisions), "contradiction")))
 	}
 	if !allNamed(ties) {
 		// The fits that tell are not trusted to name the limiter (the trace
 		// could not tell them apart): what they say of the 429s is no surer.
-		alg.RefusalsUseQuota = quotaUnknown
+		alg.RefusalsUseQuota = QuotaUnknown
 	}
-	if alg.RefusalsUseQuota != quotaUnknown { // mostly it cannot be told: said only when it can
+	if alg.RefusalsUseQuota != QuotaUnknown { // mostly it cannot be told: said only when it can
 		alg.Evidence = append(alg.Evidence, fmt.Sprintf("429 answers used quota: %s (at best %s with them counted, %s without)",
 			alg.RefusalsUseQuota, score(isRefused, true), score(isRefused, false)))
 	}
@@ -272,7 +291,7 @@ func nearRival(fits, ties []hypothesisFit) (rival hypothesisFit, close bool) {
 // allNamed reports whether every fit named a limiter.
 func allNamed(fits []hypothesisFit) bool {
 	for _, f := range fits {
-		if v := f.alg.Verdict; v != algoSliding && v != algoFixed && v != algoTokenBucket {
+		if v := f.alg.Verdict; v != Sliding && v != Fixed && v != TokenBucket {
 			return false
 		}
 	}
@@ -292,10 +311,18 @@ func (h hypothesis) String() string {
 	return "only the accepted used quota"
 }
 
-// Whether failed answers or refusals used quota (algorithm.FailuresUseQuota,
+// Whether failed answers or refusals used quota (Result.FailuresUseQuota,
 // RefusalsUseQuota).
 const (
-	quotaYes     = "yes"
-	quotaNo      = "no"
-	quotaUnknown = "cannot tell"
+	QuotaYes     = "yes"
+	QuotaNo      = "no"
+	QuotaUnknown = "cannot tell"
 )
+
+// plural is "1 contradiction", "2 contradictions".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(n, 10) + " " + noun + "s"
+}

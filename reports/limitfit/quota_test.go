@@ -1,4 +1,4 @@
-package reports
+package limitfit_test
 
 import (
 	"fmt"
@@ -6,8 +6,10 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+	"time"
 
-	"github.com/msgload/msgload/rundir"
+	"github.com/msgload/msgload/reports/limitfit"
+	"github.com/msgload/msgload/reports/limitfit/limitfittest"
 )
 
 // nginxLimiter is nginx's limit_req (ngx_http_limit_req_module) with nodelay:
@@ -42,7 +44,7 @@ func (l *nginxLimiter) allowMs(now int64) bool {
 // jitter), through an nginx limiter: each request reaches it at a random
 // moment of its latency (1–3 ms), dated by its millisecond clock, decided in
 // arrival order.
-func nginxDecisions(l *nginxLimiter, times []float64, seed uint64) []rec {
+func nginxDecisions(l *nginxLimiter, times []float64, seed uint64) []limitfit.Request {
 	rng := rand.New(rand.NewPCG(seed, 13))
 	type req struct{ t, s, lat float64 }
 	reqs := make([]req, len(times))
@@ -53,15 +55,15 @@ func nginxDecisions(l *nginxLimiter, times []float64, seed uint64) []rec {
 	}
 	sort.Slice(reqs, func(i, j int) bool { return reqs[i].s < reqs[j].s })
 	base := t0.UnixNano()
-	out := make([]rec, len(reqs))
+	out := make([]limitfit.Request, len(reqs))
 	for i, r := range reqs {
 		code := int16(200)
 		if !l.allowMs(int64(math.Floor(r.s * 1000))) {
 			code = 429
 		}
-		out[i] = rec{t: base + int64(r.t*1e9), code: code, ra: -1, lat: int64(r.lat * 1e9)}
+		out[i] = limitfit.Request{Sent: base + int64(r.t*1e9), Code: code, RetryAfter: -1, Latency: int64(r.lat * 1e9)}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].t < out[j].t })
+	sort.Slice(out, func(i, j int) bool { return out[i].Sent < out[j].Sent })
 	return out
 }
 
@@ -75,9 +77,9 @@ func TestLimiterAtRefillEdges(t *testing.T) {
 	for _, burst := range []int64{0, 5, 20} {
 		for seed := range uint64(20) {
 			phase := float64(seed) * 0.0537
-			recs := nginxDecisions(&nginxLimiter{rate: 500, burst: burst}, steady(1, phase, phase+60), seed)
-			alg := classify(map[string][]rec{"c1": recs}, []string{"c1"}, int64(60e9), 30)
-			if alg.Verdict != algoTokenBucket || alg.Limit != 30 || alg.Window != 60 || alg.Capacity != float64(burst+1) {
+			recs := nginxDecisions(&nginxLimiter{rate: 500, burst: burst}, limitfittest.Steady(1, phase, phase+60), seed)
+			alg := limitfit.Classify(map[string][]limitfit.Request{"c1": recs}, []string{"c1"}, time.Duration(60e9), 30)
+			if alg.Verdict != limitfit.TokenBucket || alg.Limit != 30 || alg.Window != 60 || alg.Capacity != float64(burst+1) {
 				t.Errorf("burst %d seed %d: %s, %g per %gs, capacity %g; want token bucket, 30 per 60s, capacity %d\n%q",
 					burst, seed, alg.Verdict, alg.Limit, alg.Window, alg.Capacity, burst+1, alg.Evidence)
 			}
@@ -93,24 +95,26 @@ func TestLimiterAtRefillEdges(t *testing.T) {
 func TestLimiterFailedAnswers(t *testing.T) {
 	for _, tc := range []struct {
 		algo  string
-		lim   func() limiter
+		lim   func() limitfittest.Limiter
 		limit int
 		w     float64
 	}{
-		{algoSliding, func() limiter { return &slidingLimiter{limit: 7, w: 5} }, 7, 5},
-		{algoFixed, func() limiter { return phased{&fixedLimiter{limit: 10, w: 2, cur: math.Inf(-1)}, 0.37} }, 10, 2},
-		{algoTokenBucket, func() limiter { return &bucketLimiter{rate: 1, capacity: 10} }, 10, 10},
+		{limitfit.Sliding, func() limitfittest.Limiter { return &limitfittest.Sliding{Limit: 7, W: 5} }, 7, 5},
+		{limitfit.Fixed, func() limitfittest.Limiter {
+			return limitfittest.Phased{Limiter: &limitfittest.Fixed{Limit: 10, W: 2, Cur: math.Inf(-1)}, Phase: 0.37}
+		}, 10, 2},
+		{limitfit.TokenBucket, func() limitfittest.Limiter { return &limitfittest.Bucket{Rate: 1, Capacity: 10} }, 10, 10},
 	} {
 		for _, share := range []float64{0.05, 0.20} {
 			for _, counted := range []bool{true, false} {
 				t.Run(fmt.Sprintf("%s/%g/counted=%v", tc.algo, share, counted), func(t *testing.T) {
 					rate := float64(tc.limit) / tc.w
-					recs := failingDecisions(tc.lim(), burstyFor(4, rate, tc.w, 30*tc.w), share, counted, 5)
-					alg := classify(map[string][]rec{"c1": recs}, []string{"c1"}, int64(tc.w*1e9), tc.limit)
+					recs := failingDecisions(tc.lim(), limitfittest.BurstyFor(4, rate, tc.w, 30*tc.w), share, counted, 5)
+					alg := limitfit.Classify(map[string][]limitfit.Request{"c1": recs}, []string{"c1"}, time.Duration(tc.w*1e9), tc.limit)
 					if alg.Verdict != tc.algo || alg.Limit != float64(tc.limit) || alg.Window != tc.w {
 						t.Errorf("%s, %g per %gs; want %s, %d per %gs\n%q", alg.Verdict, alg.Limit, alg.Window, tc.algo, tc.limit, tc.w, alg.Evidence)
 					}
-					if want := map[bool]string{true: quotaYes, false: quotaNo}[counted]; alg.FailuresUseQuota != want {
+					if want := map[bool]string{true: limitfit.QuotaYes, false: limitfit.QuotaNo}[counted]; alg.FailuresUseQuota != want {
 						t.Errorf("failures use quota %q, want %q\n%q", alg.FailuresUseQuota, want, alg.Evidence)
 					}
 				})
@@ -122,10 +126,10 @@ func TestLimiterFailedAnswers(t *testing.T) {
 // failingDecisions is synthDecisions (answers within 20 ms) with a share of
 // the requests answered 500: decided by lim first when counted (a refusal
 // stays a 429), else failed before it.
-func failingDecisions(lim limiter, times []float64, share float64, counted bool, seed uint64) []rec {
+func failingDecisions(lim limitfittest.Limiter, times []float64, share float64, counted bool, seed uint64) []limitfit.Request {
 	rng := rand.New(rand.NewPCG(seed, 17))
 	base := t0.UnixNano()
-	out := make([]rec, len(times))
+	out := make([]limitfit.Request, len(times))
 	for i, t := range times {
 		lat := 0.001 + 0.019*rng.Float64()
 		s := t + rng.Float64()*lat // times are sorted and latencies short: arrival order is send order but for a few
@@ -134,12 +138,12 @@ func failingDecisions(lim limiter, times []float64, share float64, counted bool,
 		switch {
 		case fail && !counted:
 			code = 500
-		case !lim.allow(s):
+		case !lim.Allow(s):
 			code = 429
 		case fail:
 			code = 500
 		}
-		out[i] = rec{t: base + int64(t*1e9), code: code, ra: -1, lat: int64(lat * 1e9)}
+		out[i] = limitfit.Request{Sent: base + int64(t*1e9), Code: code, RetryAfter: -1, Latency: int64(lat * 1e9)}
 	}
 	return out
 }
@@ -151,7 +155,7 @@ type countingSliding struct {
 	log   []float64
 }
 
-func (l *countingSliding) allow(t float64) bool {
+func (l *countingSliding) Allow(t float64) bool {
 	for len(l.log) > 0 && l.log[0] <= t-l.w {
 		l.log = l.log[1:]
 	}
@@ -159,19 +163,19 @@ func (l *countingSliding) allow(t float64) bool {
 	l.log = append(l.log, t)
 	return ok
 }
-func (l *countingSliding) retryAfter(float64) float64 { return 1 }
+func (l *countingSliding) RetryAfter(float64) float64 { return 1 }
 
 // debtBucket is a token bucket whose refusals take a token too, into debt.
 type debtBucket struct{ rate, capacity, tokens, last float64 }
 
-func (l *debtBucket) allow(t float64) bool {
+func (l *debtBucket) Allow(t float64) bool {
 	l.tokens = math.Min(l.capacity, l.tokens+l.rate*(t-l.last))
 	l.last = t
 	ok := l.tokens >= 1
 	l.tokens--
 	return ok
 }
-func (l *debtBucket) retryAfter(float64) float64 { return 1 }
+func (l *debtBucket) RetryAfter(float64) float64 { return 1 }
 
 // TestLimiterRefusalsUseQuota: limiters whose refusals use quota (a sliding
 // log that logs them, a bucket that goes into debt), under traffic that
@@ -182,21 +186,21 @@ func (l *debtBucket) retryAfter(float64) float64 { return 1 }
 func TestLimiterRefusalsUseQuota(t *testing.T) {
 	for _, tc := range []struct {
 		algo    string
-		lim     func() limiter
+		lim     func() limitfittest.Limiter
 		counted bool
 	}{
-		{algoSliding, func() limiter { return &countingSliding{limit: 7, w: 5} }, true},
-		{algoTokenBucket, func() limiter { return &debtBucket{rate: 7.0 / 5, capacity: 7, tokens: 7} }, true},
-		{algoSliding, func() limiter { return &slidingLimiter{limit: 7, w: 5} }, false},
-		{algoTokenBucket, func() limiter { return &bucketLimiter{rate: 7.0 / 5, capacity: 7} }, false},
+		{limitfit.Sliding, func() limitfittest.Limiter { return &countingSliding{limit: 7, w: 5} }, true},
+		{limitfit.TokenBucket, func() limitfittest.Limiter { return &debtBucket{rate: 7.0 / 5, capacity: 7, tokens: 7} }, true},
+		{limitfit.Sliding, func() limitfittest.Limiter { return &limitfittest.Sliding{Limit: 7, W: 5} }, false},
+		{limitfit.TokenBucket, func() limitfittest.Limiter { return &limitfittest.Bucket{Rate: 7.0 / 5, Capacity: 7} }, false},
 	} {
 		t.Run(fmt.Sprintf("%s/counted=%v", tc.algo, tc.counted), func(t *testing.T) {
-			recs := synthDecisions(tc.lim(), burstsAndPauses(6, 300), 0.02, 3)
-			alg := classify(map[string][]rec{"c1": recs}, []string{"c1"}, int64(5e9), 7)
+			recs := limitfittest.Decisions(tc.lim(), t0, burstsAndPauses(6, 300), 0.02, 3)
+			alg := limitfit.Classify(map[string][]limitfit.Request{"c1": recs}, []string{"c1"}, time.Duration(5e9), 7)
 			if alg.Verdict != tc.algo || alg.Limit != 7 || alg.Window != 5 {
 				t.Errorf("%s, %g per %gs; want %s, 7 per 5s\n%q", alg.Verdict, alg.Limit, alg.Window, tc.algo, alg.Evidence)
 			}
-			if want := map[bool]string{true: quotaYes, false: quotaNo}[tc.counted]; alg.RefusalsUseQuota != want {
+			if want := map[bool]string{true: limitfit.QuotaYes, false: limitfit.QuotaNo}[tc.counted]; alg.RefusalsUseQuota != want {
 				t.Errorf("refusals use quota %q, want %q\n%q", alg.RefusalsUseQuota, want, alg.Evidence)
 			}
 		})
@@ -219,30 +223,6 @@ func burstsAndPauses(seed uint64, to float64) []float64 {
 	return out
 }
 
-// The truth judges what the fit said used quota against what the simulator
-// counted; "cannot tell" claims nothing, and a fixed window decides alike
-// whether its 429s count.
-func TestJudgeQuota(t *testing.T) {
-	yes, no := true, false
-	for _, tc := range []struct {
-		failures, refusals string
-		truth              rundir.TruthRateLimit
-		want               int
-	}{
-		{quotaYes, quotaNo, rundir.TruthRateLimit{Algorithm: "sliding", CountFailures: &yes, Count429: &no}, 0},
-		{quotaNo, quotaNo, rundir.TruthRateLimit{Algorithm: "sliding", CountFailures: &yes, Count429: &no}, 1},
-		{quotaYes, quotaYes, rundir.TruthRateLimit{Algorithm: "token-bucket", CountFailures: &no, Count429: &no}, 2},
-		{quotaUnknown, quotaUnknown, rundir.TruthRateLimit{Algorithm: "sliding", CountFailures: &no, Count429: &yes}, 0},
-		{quotaNo, quotaNo, rundir.TruthRateLimit{Algorithm: "fixed", CountFailures: &no, Count429: &yes}, 0},
-		{quotaYes, quotaYes, rundir.TruthRateLimit{Algorithm: "sliding"}, 0}, // an older truth.json
-	} {
-		dis := judgeQuota(algorithm{FailuresUseQuota: tc.failures, RefusalsUseQuota: tc.refusals}, tc.truth)
-		if len(dis) != tc.want {
-			t.Errorf("%s/%s against %+v: %q, want %d disagreements", tc.failures, tc.refusals, tc.truth, dis, tc.want)
-		}
-	}
-}
-
 // TestLimiterShortTrace: two clients each send a short burst past a token
 // bucket (10/s, capacity 20) and stop, like characterise's isolation probe:
 // a few 429s, a recovery or two. The trace cannot tell a window read off its
@@ -254,12 +234,12 @@ func TestLimiterShortTrace(t *testing.T) {
 		for _, n := range []float64{35, 50} {
 			for seed := range uint64(40) {
 				ph := float64(seed) * 0.0131
-				clients := map[string][]rec{
-					"c1": synthDecisions(&bucketLimiter{rate: 10, capacity: 20}, steady(per, ph, ph+n/per), 0.02, seed),
-					"c2": synthDecisions(&bucketLimiter{rate: 10, capacity: 20}, steady(per, ph+0.01, ph+0.01+n/per), 0.02, seed+100),
+				clients := map[string][]limitfit.Request{
+					"c1": limitfittest.Decisions(&limitfittest.Bucket{Rate: 10, Capacity: 20}, t0, limitfittest.Steady(per, ph, ph+n/per), 0.02, seed),
+					"c2": limitfittest.Decisions(&limitfittest.Bucket{Rate: 10, Capacity: 20}, t0, limitfittest.Steady(per, ph+0.01, ph+0.01+n/per), 0.02, seed+100),
 				}
-				alg := classify(clients, []string{"c1", "c2"}, 0, 0)
-				if alg.Verdict == algoSliding || alg.Verdict == algoFixed {
+				alg := limitfit.Classify(clients, []string{"c1", "c2"}, time.Duration(0), 0)
+				if alg.Verdict == limitfit.Sliding || alg.Verdict == limitfit.Fixed {
 					t.Errorf("%g/s, %g each, seed %d: %s, %g per %gs (429s used quota: %s)\n%q",
 						per, n, seed, alg.Verdict, alg.Limit, alg.Window, alg.RefusalsUseQuota, alg.Evidence)
 				}

@@ -1,0 +1,4 @@
+package limitfit
+
+// SlidingMax is slidingMax, for the external tests.
+var SlidingMax = slidingMax

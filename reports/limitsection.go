@@ -1,0 +1,209 @@
+package reports
+
+// The rate_limit section of summary.json: each client's counts, the
+// accepted past the scenario's limit in one window, Retry-After, the
+// announced policy. Which limiter the service behaves like is
+// reports/limitfit's fit, mapped here onto rate_limit.algorithm.
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/msgload/msgload/reports/limitfit"
+)
+
+// rec is one rate-limit decision of the service for a client, as the fit
+// reads it (limitfit.Request: compact on purpose, 24 bytes).
+type rec = limitfit.Request
+
+// Limiter verdicts and what used quota, as the fit names them.
+const (
+	algoSliding      = limitfit.Sliding
+	algoFixed        = limitfit.Fixed
+	algoTokenBucket  = limitfit.TokenBucket
+	algoUnknown      = limitfit.CannotTell
+	algoNotExercised = limitfit.NotExercised
+	quotaYes         = limitfit.QuotaYes
+	quotaNo          = limitfit.QuotaNo
+	quotaUnknown     = limitfit.QuotaUnknown
+)
+
+// rateLimit fills summary.json's rate_limit from the decisions kept (or
+// only counted), with the limiter the fit names.
+func (a *analyzer) rateLimit() {
+	rl := &a.s.RateLimit
+	W := a.meta.Limit.Window.D().Nanoseconds()
+	L := a.meta.Limit.Requests
+	ids := make([]string, 0, len(a.clients))
+	for id := range a.clients {
+		ids = append(ids, id)
+	}
+	if !a.keepRecs {
+		// Only counted (no window, no truth, no 429): the same figures from
+		// the counts — nothing in a window, nothing refused, no limiter to name.
+		for id := range a.counts {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		rl.Clients = []clientLimit{}
+		var decisions int64
+		for _, id := range ids {
+			n := a.counts[id]
+			rl.Clients = append(rl.Clients, clientLimit{ClientID: id, Sent: n[0], Accepted: n[1]})
+			decisions += n[1]
+		}
+		rl.Algorithm = algorithmOf(limitfit.NotReached(decisions, nil, ids, time.Duration(W), L))
+		checkPolicy(rl)
+		return
+	}
+	sort.Strings(ids)
+	rl.Clients = []clientLimit{}
+	for _, id := range ids {
+		rs := a.clients[id]
+		sort.SliceStable(rs, func(i, j int) bool { return rs[i].Sent < rs[j].Sent })
+		c := clientLimit{ClientID: id}
+		acc := make([]int64, 0, len(rs))
+		var accLat []int64
+		for _, r := range rs {
+			c.Sent++
+			if is2xx(int(r.Code)) {
+				c.Accepted++
+				acc = append(acc, r.Sent)
+				accLat = append(accLat, r.Latency)
+			}
+			if r.Code == 429 {
+				c.Rejected429++
+				if c.First429At == "" {
+					t := time.Unix(0, r.Sent).UTC()
+					c.First429At = ts(t)
+					if !a.start.IsZero() {
+						c.First429AfterS = round6(t.Sub(a.start).Seconds())
+					}
+				}
+			}
+		}
+		if W > 0 {
+			c.MaxAccepted, c.ExcessAccepted = limitfit.SurelyInWindow(acc, accLat, W, L)
+		}
+		a.retryAfter(rs)
+		rl.Rejected429 += c.Rejected429
+		rl.ExcessAccepted += c.ExcessAccepted
+		rl.MaxAccepted = max(rl.MaxAccepted, c.MaxAccepted)
+		rl.Clients = append(rl.Clients, c)
+		a.ch.limit(id, acc, W)
+	}
+	if a.meta.Limit.Mode == "respect" {
+		rl.Findings429 = rl.Rejected429
+	}
+	rl.Algorithm = algorithmOf(limitfit.Classify(a.clients, ids, time.Duration(W), L))
+	checkPolicy(rl)
+}
+
+// algorithmOf is the fit's verdict as summary.json's rate_limit.algorithm.
+func algorithmOf(r limitfit.Result) algorithm {
+	return algorithm{Verdict: r.Verdict, Limit: r.Limit, Capacity: r.Capacity, Evidence: r.Evidence,
+		Contradictions: r.Contradictions, Decisions: r.Decisions, Window: r.Window,
+		DiffersFromScenario: r.DiffersFromScenario, FailuresUseQuota: r.FailuresUseQuota, RefusalsUseQuota: r.RefusalsUseQuota}
+}
+
+// parsePolicy reads the quota and window of an IETF draft rateLimit-Policy
+// field: `"default";q=100;w=60` (draft 8 and later) or `100;w=60` (earlier).
+func parsePolicy(v string) (q int, w float64) {
+	item, _, _ := strings.Cut(v, ",") // the first policy
+	for i, part := range strings.Split(item, ";") {
+		part = strings.TrimSpace(part)
+		k, val, ok := strings.Cut(part, "=")
+		switch {
+		case !ok && i == 0:
+			if n, err := strconv.Atoi(part); err == nil {
+				q = n
+			}
+		case k == "q":
+			q, _ = strconv.Atoi(val)
+		case k == "w":
+			w, _ = strconv.ParseFloat(val, 64)
+		}
+	}
+	return max(q, 0), max(w, 0)
+}
+
+// checkPolicy says whether the announced policy is the limit the service
+// enforced: the same window, and the fitted limit when a window limiter was
+// named (otherwise no window held more than the quota).
+func checkPolicy(rl *rateLimit) {
+	h := &rl.Headers
+	if h.RateLimitPolicy == 0 {
+		return
+	}
+	if h.PolicyLimit == 0 || h.PolicyWindow == 0 {
+		h.PolicyVerdict = "the RateLimit-Policy field could not be read"
+		return
+	}
+	w, whose := rl.Window, "the scenario's"
+	if rl.Algorithm.Window > 0 {
+		w, whose = rl.Algorithm.Window, "the service's"
+	}
+	switch v := rl.Algorithm.Verdict; {
+	case w > 0 && h.PolicyWindow != w:
+		h.PolicyVerdict = fmt.Sprintf("announced window %gs, %s is %gs", h.PolicyWindow, whose, w)
+	case (v == algoSliding || v == algoFixed) && int(rl.Algorithm.Limit) != h.PolicyLimit:
+		h.PolicyVerdict = fmt.Sprintf("announced %d per window, the service enforced %g", h.PolicyLimit, rl.Algorithm.Limit)
+	case v != algoSliding && v != algoFixed && rl.MaxAccepted > h.PolicyLimit && v != algoTokenBucket:
+		h.PolicyVerdict = fmt.Sprintf("announced %d per window, a window held %d accepted", h.PolicyLimit, rl.MaxAccepted)
+	default:
+		h.PolicyAgrees = true
+		h.PolicyVerdict = "the announced policy matches what was observed"
+	}
+}
+
+// retryAfter checks each 429's Retry-After against what the client saw next,
+// with a second of slack either way for whole-second rounding.
+func (a *analyzer) retryAfter(rs []rec) {
+	ra := &a.s.RateLimit.RetryAfter
+	const slack = int64(time.Second)
+	for i, r := range rs {
+		if r.Code != 429 {
+			continue
+		}
+		switch {
+		case r.RetryAfter == -1:
+			ra.Missing++
+			continue
+		case r.RetryAfter < 0:
+			ra.Present++
+			ra.Invalid++
+			continue
+		}
+		ra.Present++
+		until := r.Sent + int64(float64(r.RetryAfter)*1e9)
+		// The first acceptance after the 429 tells: well before until, the value was
+		// too long; within a second of it, right; later (or never) while requests in
+		// that second were refused, too short. A request the client did not send
+		// cannot judge it, so no request in that second is no verdict either way.
+		first := len(rs)
+		for j := i + 1; j < len(rs); j++ {
+			if is2xx(int(rs[j].Code)) {
+				first = j
+				break
+			}
+		}
+		long := first < len(rs) && rs[first].Sent < until-slack
+		short := false
+		if !long && (first == len(rs) || rs[first].Sent > until+slack) {
+			for k := sort.Search(len(rs), func(k int) bool { return rs[k].Sent >= until }); k < len(rs) && rs[k].Sent <= until+slack; k++ {
+				short = short || rs[k].Code == 429
+			}
+		}
+		switch {
+		case long:
+			ra.TooLong++
+		case short:
+			ra.TooShort++
+		default:
+			ra.Correct++
+		}
+	}
+}
