@@ -620,7 +620,7 @@ func (a *analyzer) countRequest(at *rundir.Attempt, op string) {
 	if at.RateLimitPolicy != "" {
 		h := &s.RateLimit.Headers
 		if h.RateLimitPolicy == 0 {
-			h.PolicyLimit, h.PolicyWindow = parsePolicy(at.RateLimitPolicy)
+			readPolicy(h, at.RateLimitPolicy)
 		}
 		h.RateLimitPolicy++
 	}

@@ -8,10 +8,9 @@ package reports
 import (
 	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/msgload/msgload/internal/ratelimitfield"
 	"github.com/msgload/msgload/reports/limitfit"
 )
 
@@ -109,25 +108,18 @@ func algorithmOf(r limitfit.Result) algorithm {
 		DiffersFromScenario: r.DiffersFromScenario, FailuresUseQuota: r.FailuresUseQuota, RefusalsUseQuota: r.RefusalsUseQuota}
 }
 
-// parsePolicy reads the quota and window of an IETF draft rateLimit-Policy
-// field: `"default";q=100;w=60` (draft 8 and later) or `100;w=60` (earlier).
-func parsePolicy(v string) (q int, w float64) {
-	item, _, _ := strings.Cut(v, ",") // the first policy
-	for i, part := range strings.Split(item, ";") {
-		part = strings.TrimSpace(part)
-		k, val, ok := strings.Cut(part, "=")
-		switch {
-		case !ok && i == 0:
-			if n, err := strconv.Atoi(part); err == nil {
-				q = n
-			}
-		case k == "q":
-			q, _ = strconv.Atoi(val)
-		case k == "w":
-			w, _ = strconv.ParseFloat(val, 64)
-		}
+// readPolicy reads the first RateLimit-Policy seen into h: its first
+// policy's quota and window, or, when the field is not well formed (read
+// strictly, by internal/ratelimitfield: the reader characterise checks the
+// fields with), the verdict that says so and nothing else — no quota or
+// window read off part of a malformed field.
+func readPolicy(h *headers, v string) {
+	ps, err := ratelimitfield.ParsePolicy(v)
+	if err != nil {
+		h.PolicyVerdict = "malformed, not read: " + err.Error()
+		return
 	}
-	return max(q, 0), max(w, 0)
+	h.PolicyLimit, h.PolicyWindow = int(ps[0].Q), float64(ps[0].W)
 }
 
 // checkPolicy says whether the announced policy is the limit the service
@@ -135,11 +127,11 @@ func parsePolicy(v string) (q int, w float64) {
 // named (otherwise no window held more than the quota).
 func checkPolicy(rl *rateLimit) {
 	h := &rl.Headers
-	if h.RateLimitPolicy == 0 {
+	if h.RateLimitPolicy == 0 || h.PolicyVerdict != "" { // none, or malformed (readPolicy)
 		return
 	}
-	if h.PolicyLimit == 0 || h.PolicyWindow == 0 {
-		h.PolicyVerdict = "the RateLimit-Policy field could not be read"
+	if h.PolicyWindow == 0 {
+		h.PolicyVerdict = "the RateLimit-Policy field announces no window (w): nothing to check it against"
 		return
 	}
 	w, whose := rl.Window, "the scenario's"

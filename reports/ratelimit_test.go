@@ -169,15 +169,26 @@ func TestRespectModeCounts429AsFindings(t *testing.T) {
 	}
 }
 
+// TestPolicyAgreement: the announced RateLimit-Policy is checked against
+// the limiter fitted; one that is not well formed (RFC 9651, the draft's
+// rules: internal/ratelimitfield) is said to be malformed, with no quota or
+// window read off part of it — the loose reader it replaced took the first
+// policy of a broken list, a window in tenths or an earlier draft's bare
+// quota, and could call them agreeing.
 func TestPolicyAgreement(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		policy string
 		agrees bool
+		says   string // in the policy verdict
 	}{
-		{"the policy the fixed window enforces", `"default";q=10;w=10`, true},
-		{"a policy announcing more than enforced", `"default";q=20;w=10`, false},
-		{"another window", `"default";q=10;w=60`, false},
+		{"the policy the fixed window enforces", `"default";q=10;w=10`, true, "matches"},
+		{"a policy announcing more than enforced", `"default";q=20;w=10`, false, "announced 20 per window"},
+		{"another window", `"default";q=10;w=60`, false, "announced window 60s"},
+		{"a broken list after the policy enforced", `"default";q=10;w=10, !`, false, "malformed"},
+		{"a window that is not an Integer", `"default";q=10;w=10.0`, false, "malformed"},
+		{"a bare quota (drafts before 08)", `10;w=10`, false, "malformed"},
+		{"no window announced", `"default";q=10`, false, "announces no window"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := limitedRun(&limitfittest.Fixed{Limit: 10, W: 10, Cur: -1}, 10, 10*time.Second, limitfittest.Steady(5, 5, 45), true)
@@ -188,8 +199,12 @@ func TestPolicyAgreement(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if h := s.RateLimit.Headers; h.PolicyAgrees != tc.agrees {
-				t.Errorf("%+v: want agrees %v", h, tc.agrees)
+			h := s.RateLimit.Headers
+			if h.PolicyAgrees != tc.agrees || !strings.Contains(h.PolicyVerdict, tc.says) {
+				t.Errorf("%+v: want agrees %v, a verdict saying %q", h, tc.agrees, tc.says)
+			}
+			if tc.says == "malformed" && (h.PolicyLimit != 0 || h.PolicyWindow != 0) {
+				t.Errorf("%+v: a malformed policy read as %d per %gs", h, h.PolicyLimit, h.PolicyWindow)
 			}
 		})
 	}
