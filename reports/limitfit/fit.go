@@ -78,7 +78,8 @@ func slidingMax(acc []int64, w int64, limit int) (maxN int, excess int64) {
 	return maxN, excess
 }
 
-// surelyInWindow is slidingMax for the service's clock: the service saw
+// SurelyInWindow is slidingMax for the service's clock (t and lat: accepted
+// requests' send times, sorted, and latencies in ns; w the window): the service saw
 // request k at some moment in [t[k], t[k]+lat[k]], not at its send time, so a
 // group of accepted requests surely shared one of its windows only when the
 // last of them to arrive could not have come a full window after the first:
@@ -100,7 +101,7 @@ func SurelyInWindow(t, lat []int64, w int64, limit int) (maxN int, excess int64)
 
 // surelyGroups calls fn, for each request i in turn, with i and the size of
 // the largest group ending at i that surely shared one window (see
-// surelyInWindow).
+// SurelyInWindow).
 func surelyGroups(t, lat []int64, w int64, fn func(i, n int)) {
 	j := 0
 	var dq []int // indexes of j..i, latencies decreasing: dq[0] holds the window's largest
@@ -295,7 +296,7 @@ func searchFrom(a []int64, x int64, hint int) int {
 
 // slidingBounds adds what a sliding log of window w needs of its limit L:
 // acceptance i contradicts it when L < low (it ends a group of low
-// acceptances that surely shared one window, see surelyInWindow), refusal j
+// acceptances that surely shared one window, see SurelyInWindow), refusal j
 // when L ≥ up (at every moment s the service could have seen it, fewer than
 // up acceptances could have been in (s−w, s)).
 func (d *decisions) slidingBounds(w int64, low, up []int) ([]int, []int) {

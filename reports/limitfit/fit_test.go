@@ -15,7 +15,7 @@ import (
 // t0 is where the generated decisions start.
 var t0 = time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC)
 
-// surelyInWindow counts a group as sharing a service window only when its
+// SurelyInWindow counts a group as sharing a service window only when its
 // answer times cannot stretch it to a full window.
 func TestSurelyInWindow(t *testing.T) {
 	ms := int64(time.Millisecond)

@@ -1,6 +1,6 @@
 package limitfit
 
-// The limiter fit under each hypothesis of what used quota (see README,
+// The limiter fit under each hypothesis of what used quota (see reports/README,
 // "How the limiter is named": What used quota).
 
 import (
@@ -30,7 +30,7 @@ func NotReached(decisions int64, clients map[string][]Request, ids []string, win
 }
 
 // classify names the limiter the service behaves like, with its limit and
-// window read off the answers (see README, "How the limiter is named"). A
+// window read off the answers (see reports/README, "How the limiter is named"). A
 // failed answer (5xx, or none) may or may not have used quota, and so may a
 // refusal: the fit is made under each hypothesis (failed answers only when
 // some came) and the evidence decides (weigh).
