@@ -177,7 +177,7 @@ func weigh(fits []hypothesisFit, failed int64) algorithm {
 			named = append(named, fmt.Sprintf("%s: %s", f.h, f.alg.Verdict))
 		}
 		alg.Evidence = append(alg.Evidence, fmt.Sprintf("the answers fit as well or nearly (at best %s) under hypotheses that name different limiters: %s",
-			plural(best.score.bad, "contradiction"), strings.Join(named, "; ")))
+			Plural(best.score.bad, "contradiction"), strings.Join(named, "; ")))
 	}
 	told := func(of func(hypothesis) bool) string {
 		v := of(ties[0].h)
@@ -198,7 +198,7 @@ func weigh(fits []hypothesisFit, failed int64) algorithm {
 		if n == math.MaxInt64 {
 			return "nothing fitted"
 		}
-		return plural(n, "contradiction")
+		return Plural(n, "contradiction")
 	}
 	if best.score.bad == math.MaxInt64 {
 		return alg // nothing fitted under any hypothesis: nothing to tell
@@ -214,7 +214,7 @@ func weigh(fits []hypothesisFit, failed int64) algorithm {
 	if close {
 		alg.RefusalsUseQuota = quotaUnknown
 		alg.Evidence = append(alg.Evidence, fmt.Sprintf("429 answers used quota: cannot tell (at best %s with them counted, %s without: no more apart than %s)",
-			score(isRefused, true), score(isRefused, false), plural(quotaMargin(best.alg.Decisions), "contradiction")))
+			score(isRefused, true), score(isRefused, false), Plural(quotaMargin(best.alg.Decisions), "contradiction")))
 	}
 	if !allNamed(ties) {
 		// The fits that tell are not trusted to name the limiter (the trace
@@ -228,7 +228,7 @@ func weigh(fits []hypothesisFit, failed int64) algorithm {
 	if failed > 0 {
 		alg.FailuresUseQuota = told(isFailed)
 		alg.Evidence = append(alg.Evidence, fmt.Sprintf("%s (5xx or none) used quota: %s (at best %s with them counted as accepted, %s left out)",
-			plural(failed, "failed answer"), alg.FailuresUseQuota, score(isFailed, true), score(isFailed, false)))
+			Plural(failed, "failed answer"), alg.FailuresUseQuota, score(isFailed, true), score(isFailed, false)))
 	}
 	return alg
 }

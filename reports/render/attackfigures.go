@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 
 // attackFigures adds to kf the rows about sends the attacker delayed or did
 // not make, when there are any.
-func (s *Summary) attackFigures(kf []keyFigure) []keyFigure {
+func (s view) attackFigures(kf []keyFigure) []keyFigure {
 	r := s.Requests
 	if r.Capped > 0 {
 		kf = append(kf, keyFigure{"sends delayed by the in-flight cap", fmt.Sprintf("%d (at most %d messages in flight: answers, retry waits or the respect limiter held them longer than the plan allows)", r.Capped, r.MaxInFlight)})

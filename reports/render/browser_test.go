@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"context"
@@ -152,7 +152,7 @@ func TestReportOpensOfflineInChromium(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "report.png")
 	if *update {
-		out = filepath.Join("..", "docs", "report.png")
+		out = filepath.Join("..", "..", "docs", "report.png")
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			t.Fatal(err)
 		}

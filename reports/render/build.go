@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"bytes"
@@ -7,58 +7,46 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
 )
 
-// Build reads the run directory, analyses it, evaluates the thresholds run.json
-// carries and writes summary.json, report.html, report.md and junit.xml into it.
-// The output depends on the run's files alone (no wall clock, sorted maps), so a
-// rebuild gives the same bytes. A threshold that does not compile is an error
-// wrapping summary.ErrBadThreshold, and nothing is written. The analysis
-// writes every lost message to rundir.LostFile as it settles it (lostList).
-func Build(dir string) (*Summary, error) {
-	lost, err := createLostList(dir)
+// Build builds a run's reports: reports.Conclude (the analysis, the
+// thresholds, the verdict and lost.jsonl), then WriteFiles. The output
+// depends on the run's files alone (no wall clock, sorted maps), so a rebuild
+// gives the same bytes. A threshold that does not compile is an error
+// wrapping summary.ErrBadThreshold, and nothing is written.
+func Build(dir string) (*reports.Summary, error) {
+	s, err := reports.Conclude(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer lost.abort()
-	a, err := analyzeKeep(os.DirFS(dir), dir, false, lost)
-	if err != nil {
-		return nil, err
-	}
-	s := a.s
-	if err := s.Evaluate(s.thresholdExprs); err != nil {
-		return nil, err
-	}
-	if err := lost.commit(s.Delivery.Measured); err != nil {
-		return nil, err
-	}
-	if err := s.WriteFiles(dir); err != nil {
+	if err := WriteFiles(dir, s); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// WriteFiles writes summary.json, report.html, report.md and junit.xml into dir,
-// the SVG file of each chart report.md links, and compare.json when the run
-// was compared with a baseline (AgainstBaseline).
-func (s *Summary) WriteFiles(dir string) error {
-	js, err := s.marshal()
+// WriteFiles writes summary.json, report.html, report.md and junit.xml of s
+// into dir, the SVG file of each chart report.md links, and compare.json when
+// the run was compared with a baseline (reports.Summary.AgainstBaseline).
+func WriteFiles(dir string, s *reports.Summary) error {
+	js, err := s.JSON()
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
 	}
-	if err := s.writeChartFiles(dir); err != nil {
+	if err := (view{s}).writeChartFiles(dir); err != nil {
 		return err
 	}
-	if err := s.writeBaseline(dir); err != nil {
+	if err := s.WriteBaseline(dir); err != nil {
 		return err
 	}
-	return writeReportFiles(dir, js, s)
+	return writeReportFiles(dir, js, view{s})
 }
 
 // writeChartFiles writes rundir.ChartFile of every chart that applies, and
 // removes a chart file of an earlier build that no longer does.
-func (s *Summary) writeChartFiles(dir string) error {
+func (s view) writeChartFiles(dir string) error {
 	keep := map[string]bool{}
 	for _, c := range s.chartSpecs() {
 		name := rundir.ChartFile(c.id)

@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"encoding/json"
@@ -7,33 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
 )
-
-// TestThresholdTextUnitsAndHeadroom: a threshold reads with its unit, the
-// relation that held (or its negation when it failed) and the headroom, or by
-// how much it missed — never a bare float.
-func TestThresholdTextUnitsAndHeadroom(t *testing.T) {
-	for _, tc := range []struct {
-		t    Threshold
-		want string
-	}{
-		{Threshold{Expr: "delivery.latency.p95 < 5s", Value: 2.255548, OK: true}, "delivery.latency.p95 2.26 s < 5 s (headroom 55 %)"},
-		{Threshold{Expr: "requests.latency.p99 <= 200ms", Value: 0.25, OK: false}, "requests.latency.p99 250.0 ms > 200 ms (over by 25 %)"},
-		{Threshold{Expr: "delivery.latency.p95 < 30", Value: 10, OK: true}, "delivery.latency.p95 10.00 s < 30 s (headroom 67 %)"},
-		{Threshold{Expr: "requests.error_rate < 1%", Value: 0.002, OK: true}, "requests.error_rate 0.2 % < 1 % (headroom 80 %)"},
-		{Threshold{Expr: "delivery.lost / delivery.expected < 5%", Value: 0.05, OK: false}, "delivery.lost / delivery.expected 5 % ≥ 5 % (at the limit)"},
-		{Threshold{Expr: "delivery.lost == 0", Value: 3, OK: false}, "delivery.lost 3 ≠ 0"},
-		{Threshold{Expr: `requests.codes["429"] > 0`, Value: 60, OK: true}, `requests.codes["429"] 60 > 0`},
-		{Threshold{Expr: "requests.accepted >= 100", Value: 80, OK: false}, "requests.accepted 80 < 100 (under by 20 %)"},
-		{Threshold{Expr: "len(rate_limit.clients) == 2 && ok", Value: 1, OK: true}, "len(rate_limit.clients) == 2 && ok holds (value 1)"},
-		{Threshold{Expr: "delivery.lost == 0", NoData: []string{"delivery.lost"}, Error: "no data: delivery.lost: delivery was not measured"}, "delivery.lost == 0 — no data: delivery.lost: delivery was not measured"},
-	} {
-		if got := thresholdText(tc.t); got != tc.want {
-			t.Errorf("%s (value %v, ok %v): %q, want %q", tc.t.Expr, tc.t.Value, tc.t.OK, got, tc.want)
-		}
-	}
-}
 
 // cardRun is a run whose latency threshold fails: a service reason.
 func cardRun() *run {
@@ -50,7 +26,7 @@ func TestVerdictCardInEveryReport(t *testing.T) {
 	s, f := build(t, cardRun())
 	requireVerdict(t, s, verdictFail, "requests.latency.p95")
 	for _, r := range s.Reasons {
-		if r.Whose == WhoseService && r.Next == "" {
+		if r.Whose == reports.WhoseService && r.Next == "" {
 			t.Errorf("service reason %q has no next step", r.Text)
 		}
 	}
@@ -88,7 +64,7 @@ func TestLostMessagesListed(t *testing.T) {
 	dir := r.write(t)
 	s, f := buildDir(t, dir)
 	wantLost := []int64{2}
-	for seq := int64(3); len(wantLost) < maxListed; seq++ {
+	for seq := int64(3); len(wantLost) < reports.MaxListed; seq++ {
 		wantLost = append(wantLost, seq)
 	}
 	if s.Delivery.Lost != 29 || !slices.Equal(s.Delivery.LostSeqs, wantLost) || !slices.Equal(s.Delivery.LateSeqs, []int64{2}) {
@@ -103,7 +79,7 @@ func TestLostMessagesListed(t *testing.T) {
 	if err != nil {
 		t.Skip("no jq")
 	}
-	line := s.lostJQ()
+	line := s.LostJQ()
 	cmd := exec.Command("sh", "-c", strings.Replace(line, "jq ", jq+" ", 1))
 	cmd.Dir = dir
 	out, err := cmd.Output()

@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -145,7 +146,7 @@ func TestChartFilesBesideMarkdown(t *testing.T) {
 		wellFormedSVG(t, filepath.Join(dir, m[1]))
 	}
 	var want []string
-	for _, c := range s.chartSpecs() {
+	for _, c := range (view{s}).chartSpecs() {
 		want = append(want, rundir.ChartFile(c.id))
 	}
 	if len(want) != 6 || strings.Join(linked, " ") != strings.Join(want, " ") {
@@ -166,7 +167,7 @@ func TestChartFilesBesideMarkdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := BuildRun(whole, []PartInput{{Name: "fails", Dir: pdir, Summary: ps}}, false); err != nil {
+	if _, err := BuildRun(whole, []reports.PartInput{{Name: "fails", Dir: pdir, Summary: ps}}, false); err != nil {
 		t.Fatal(err)
 	}
 	md, err := os.ReadFile(filepath.Join(whole, rundir.MarkdownFile))

@@ -1,10 +1,11 @@
-package reports
+package render
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 
+	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/reports/summary"
 )
 
@@ -14,10 +15,10 @@ func TestTerminalColor(t *testing.T) {
 	tests := []struct {
 		verdict, want string
 	}{
-		{VerdictPass, "\x1b[1m\x1b[32mPASS\x1b[0m"},             // green
-		{verdictFail, "\x1b[1m\x1b[31mFAIL\x1b[0m"},             // red
-		{VerdictError, "\x1b[1m\x1b[31mERROR\x1b[0m"},           // red
-		{VerdictIncomplete, "\x1b[1m\x1b[33mINCOMPLETE\x1b[0m"}, // yellow
+		{reports.VerdictPass, "\x1b[1m\x1b[32mPASS\x1b[0m"},             // green
+		{verdictFail, "\x1b[1m\x1b[31mFAIL\x1b[0m"},                     // red
+		{reports.VerdictError, "\x1b[1m\x1b[31mERROR\x1b[0m"},           // red
+		{reports.VerdictIncomplete, "\x1b[1m\x1b[33mINCOMPLETE\x1b[0m"}, // yellow
 	}
 	for _, tt := range tests {
 		if got := (TerminalOptions{Color: true}).Verdict(tt.verdict); got != tt.want {
@@ -27,10 +28,10 @@ func TestTerminalColor(t *testing.T) {
 			t.Errorf("%s without colour: %q", tt.verdict, got)
 		}
 	}
-	s := &Summary{Summary: summary.Summary{Verdict: verdictFail, Thresholds: []Threshold{{Expr: "a == 0", OK: true}, {Expr: "b == 0"}}}}
+	s := &reports.Summary{Summary: summary.Summary{Verdict: verdictFail, Thresholds: []summary.Threshold{{Expr: "a == 0", OK: true}, {Expr: "b == 0"}}}}
 	var plain, colored bytes.Buffer
-	s.TerminalWith(&plain, TerminalOptions{})
-	s.TerminalWith(&colored, TerminalOptions{Color: true})
+	TerminalWith(&plain, s, TerminalOptions{})
+	TerminalWith(&colored, s, TerminalOptions{Color: true})
 	if strings.Contains(plain.String(), "\x1b") {
 		t.Errorf("escapes without Color:\n%q", plain.String())
 	}

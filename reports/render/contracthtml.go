@@ -1,10 +1,12 @@
-package reports
+package render
 
 import (
 	"fmt"
 	"html/template"
 	"io"
 	"strings"
+
+	"github.com/msgload/msgload/reports"
 )
 
 // contractTmpl is report.html of a characterisation: the verdict, one table
@@ -32,13 +34,13 @@ type contractRow struct {
 	Evidence                                               []string
 }
 
-// WriteHTML writes report.html of a characterisation: one self-contained
+// ContractHTML writes report.html of a characterisation: one self-contained
 // page with the contract's table of findings and its probes.
-func (c *Contract) WriteHTML(w io.Writer) error {
+func ContractHTML(w io.Writer, c *reports.Contract) error {
 	var rows []contractRow
 	for _, f := range c.Findings {
 		found := f.Value
-		if f.Value == CannotTell {
+		if f.Value == reports.CannotTell {
 			found = ""
 		}
 		if f.Low != nil && f.High != nil && *f.Low != *f.High {

@@ -1,8 +1,10 @@
-package reports
+package render
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/msgload/msgload/reports"
 )
 
 // report.html of a characterisation: one row per rule with what was found
@@ -10,13 +12,13 @@ import (
 // the evidence — escaped — then the probes.
 func TestContractHTML(t *testing.T) {
 	lo, hi := 0.7, 2.3
-	c := &Contract{Name: "n", API: "notify", Target: "embedded", Budget: 600, Sent: 420, Findings: []Finding{
-		{Rule: "idempotency.window", Value: "0.7s..2.3s", Low: &lo, High: &hi, Expected: "1500ms", Verdict: VerdictPass, Evidence: []string{"resent after 1.02s: <kept>"}},
-		{Rule: "idempotency.retry_5xx_one_side_effect", Value: CannotTell, Because: "no 500 came", Expected: "yes", Verdict: VerdictIncomplete, Reason: "expected yes, cannot tell"},
-	}, Probes: []ContractProbe{{Name: "idempotency-window", What: "3 notifications", Planned: 6, Sent: 6, Verdict: VerdictPass}}}
+	c := &reports.Contract{Name: "n", API: "notify", Target: "embedded", Budget: 600, Sent: 420, Findings: []reports.Finding{
+		{Rule: "idempotency.window", Value: "0.7s..2.3s", Low: &lo, High: &hi, Expected: "1500ms", Verdict: reports.VerdictPass, Evidence: []string{"resent after 1.02s: <kept>"}},
+		{Rule: "idempotency.retry_5xx_one_side_effect", Value: reports.CannotTell, Because: "no 500 came", Expected: "yes", Verdict: reports.VerdictIncomplete, Reason: "expected yes, cannot tell"},
+	}, Probes: []reports.ContractProbe{{Name: "idempotency-window", What: "3 notifications", Planned: 6, Sent: 6, Verdict: reports.VerdictPass}}}
 	c.Judge()
 	var b strings.Builder
-	if err := c.WriteHTML(&b); err != nil {
+	if err := ContractHTML(&b, c); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()

@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -125,7 +126,7 @@ func (r *run) sortEvents() {
 }
 
 // sampleRun is the committed sample run directory (also the README's report).
-const sampleRun = "testdata/runs/sample"
+const sampleRun = "../testdata/runs/sample"
 
 func TestGoldenWriters(t *testing.T) {
 	r := fullRun()
@@ -161,13 +162,13 @@ func TestGoldenWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	var term bytes.Buffer
-	s.Terminal(&term)
+	Terminal(&term, s)
 	base := *s
 	base.Run.ID = "base-run"
 	base.Delivery.Latency.P95 *= 0.8
 	base.Delivery.Lost = 0
 	var ctext, cmd bytes.Buffer
-	cmp := compare(&base, s, DefaultTolerance())
+	cmp := reports.CompareRuns(reports.Run{Summary: &base}, reports.Run{Summary: s}, reports.DefaultTolerance())
 	if err := cmp.WriteText(&ctext); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestGoldenWriters(t *testing.T) {
 		outputs[filepath.Base(f)] = b
 	}
 	for name, got := range outputs {
-		p := filepath.Join("testdata", "golden", name)
+		p := filepath.Join("..", "testdata", "golden", name)
 		if *update {
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				t.Fatal(err)

@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"fmt"
@@ -31,7 +31,7 @@ type bound struct {
 
 // latencyBounds are the thresholds that put an upper bound on a latency: they
 // are drawn on the charts of that latency.
-func (s *Summary) latencyBounds() []bound {
+func (s view) latencyBounds() []bound {
 	var out []bound
 	for _, t := range s.Thresholds {
 		m := latencyBound.FindStringSubmatch(t.Expr)
@@ -53,7 +53,7 @@ func (s *Summary) latencyBounds() []bound {
 
 // channelLabel names a channel for people: a notification has none, and a
 // messaging status that named no channel says so.
-func (s *Summary) channelLabel(ch string) string {
+func (s view) channelLabel(ch string) string {
 	if ch == "none" || ch == "" {
 		if s.Run.API == rundir.APINotify {
 			return "notifications"
@@ -65,7 +65,7 @@ func (s *Summary) channelLabel(ch string) string {
 
 // chartsHTML are the figures of the charts that apply to the run
 // (chartSpecs), their ids prefixed for a part's section of a whole run.
-func (s *Summary) chartsHTML(prefix string) []template.HTML {
+func (s view) chartsHTML(prefix string) []template.HTML {
 	var out []template.HTML
 	for _, c := range s.chartSpecs() {
 		out = append(out, c.html(prefix))
@@ -74,7 +74,7 @@ func (s *Summary) chartsHTML(prefix string) []template.HTML {
 }
 
 // testedRows say what was tested: the header of every report.
-func (s *Summary) testedRows() []keyFigure {
+func (s view) testedRows() []keyFigure {
 	r, rl := s.Run, s.RateLimit
 	var rows []keyFigure
 	if r.Description != "" {
@@ -92,7 +92,7 @@ func (s *Summary) testedRows() []keyFigure {
 		load = twoDecimals(s.Requests.PlannedRate) + "/s"
 	}
 	if s.Requests.PlannedCount > 0 {
-		load += fmt.Sprintf(", %s", plural(s.Requests.PlannedCount, s.noun()))
+		load += fmt.Sprintf(", %s", plural(s.Requests.PlannedCount, s.Noun()))
 	}
 	if r.PlannedDur > 0 {
 		load += " over " + span(r.PlannedDur)
@@ -252,7 +252,7 @@ type htmlStep struct {
 }
 
 // htmlView is what the part template reads.
-func (s *Summary) htmlView(prefix string) map[string]any {
+func (s view) htmlView(prefix string) map[string]any {
 	rows := func(kf []keyFigure) []htmlKey {
 		out := make([]htmlKey, 0, len(kf))
 		for _, k := range kf {
@@ -268,7 +268,7 @@ func (s *Summary) htmlView(prefix string) map[string]any {
 	for _, f := range s.Requests.Operations {
 		ops = append(ops, opCells(f))
 	}
-	for _, e := range s.sortedErrors() {
+	for _, e := range s.SortedErrors() {
 		errs = append(errs, errorCells(e))
 	}
 	var steps []htmlStep
@@ -288,18 +288,18 @@ func (s *Summary) htmlView(prefix string) map[string]any {
 		lat = append(lat, row("state "+k, s.Delivery.ByState[k]))
 	}
 	showLimit := s.RateLimit.Limit > 0 || s.RateLimit.Rejected429 > 0
-	return map[string]any{"S": s, "Prefix": prefix, "Verdict": s.verdictWord(), "Class": strings.ToLower(s.verdictWord()),
+	return map[string]any{"S": s.Summary, "Prefix": prefix, "Verdict": s.VerdictWord(), "Class": strings.ToLower(s.VerdictWord()),
 		"Title": "msgload " + s.Run.Scenario + " " + s.Run.ID, "Card": s.cardReasons(),
 		"Tested": rows(s.testedRows()), "Outcome": s.cardLines(), "Counts": rows(s.outcomeCounts()),
 		"Key": rows(s.keyFigures()), "Charts": s.chartsHTML(prefix), "Steps": steps, "Lat": lat, "Thr": thr, "ShowLimit": showLimit,
 		"Ops": ops, "OpHeads": opHeads, "Errs": errs, "ErrHeads": errorHeads,
 		"Limiter": s.limiterName(), "Clients": s.clientCells(), "RetryAfter": s.retryAfterText(), "Idem": s.idempotencyText(),
-		"Lost": s.lostText(), "LostJQ": s.lostJQ()}
+		"Lost": s.lostText(), "LostJQ": s.LostJQ()}
 }
 
 // WriteHTML writes report.html: one self-contained page, inline CSS, charts and
 // their data, that loads nothing from anywhere.
-func (s *Summary) WriteHTML(w io.Writer) error {
+func (s view) WriteHTML(w io.Writer) error {
 	return htmlTmpl().Execute(w, s.htmlView(""))
 }
 

@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"encoding/xml"
@@ -14,7 +14,7 @@ import (
 )
 
 // JUnitXSD is the strict JUnit schema junit.xml must satisfy.
-const junitXSD = "testdata/junit/junit-strict.xsd"
+const junitXSD = "../testdata/junit/junit-strict.xsd"
 
 // ValidateJUnit checks a junit.xml file against the strict JUnit XSD with
 // xmllint (Debian libxml2-utils). Without xmllint the test is skipped, unless

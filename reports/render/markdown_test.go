@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 
+	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -21,7 +22,7 @@ import (
 func multiPartRun(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	var parts []PartInput
+	var parts []reports.PartInput
 	for name, r := range map[string]*run{"notify-part": passingRun(), "latency-part": cardRun()} {
 		pdir := filepath.Join(dir, name)
 		if err := os.Rename(r.write(t), pdir); err != nil {
@@ -31,7 +32,7 @@ func multiPartRun(t *testing.T) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		parts = append(parts, PartInput{Name: name, Dir: pdir, Summary: s})
+		parts = append(parts, reports.PartInput{Name: name, Dir: pdir, Summary: s})
 	}
 	if _, err := BuildRun(dir, parts, false); err != nil {
 		t.Fatal(err)
@@ -77,10 +78,10 @@ func TestMarkdownRendersAsCommonMark(t *testing.T) {
 				codes[html.UnescapeString(m[1])] = true
 			}
 			var exprs []string
-			var sums []*Summary
+			var sums []*reports.Summary
 			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 				if err == nil && d.Name() == rundir.SummaryFile {
-					if s, err := ReadSummary(p); err == nil && s.Kind != KindRun {
+					if s, err := reports.ReadSummary(p); err == nil && s.Kind != reports.KindRun {
 						sums = append(sums, s)
 					}
 				}

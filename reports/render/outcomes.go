@@ -1,47 +1,19 @@
-package reports
+package render
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
+	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
 )
 
-// countOutcome adds to o a message that ended with final status state.
-func countOutcome(o *outcomes, state string) {
-	if state == "" {
-		state = "none"
-	}
-	o.ByState[state]++
-	switch state {
-	case rundir.StateDelivered, rundir.StateSeen:
-		o.Delivered++
-	case rundir.StateNotDelivered, rundir.NotifyUndelivered:
-		o.NotDelivered++
-	case rundir.StateFailed:
-		o.Failed++
-	case rundir.StateExpired:
-		o.Expired++
-	default:
-		o.OtherFinal++
-	}
-}
-
-// noun is what the API sends: "notification" or "message".
-func (s *Summary) noun() string {
-	if s.Run.API == rundir.APINotify {
-		return "notification"
-	}
-	return "message"
-}
-
 // outcomeLines says the outcomes in plain sentences, for the verdict area of
 // every report: what was not accepted, what was not delivered and how.
-func (s *Summary) outcomeLines() []string {
-	o, n := s.Outcomes, s.noun()
+func (s view) outcomeLines() []string {
+	o, n := s.Outcomes, s.Noun()
 	var out []string
-	if l := s.loadLine(); l != "" {
+	if l := s.LoadLine(); l != "" {
 		out = append(out, l) // planned against sent comes first (load.go)
 	}
 	if o.Messages == 0 {
@@ -72,7 +44,7 @@ func (s *Summary) outcomeLines() []string {
 		return out
 	}
 	var why []string
-	for _, st := range sortedStates(o.ByState) {
+	for _, st := range reports.SortedStates(o.ByState) {
 		if rundir.Delivered(st) {
 			continue
 		}
@@ -115,7 +87,7 @@ func retries(n int) string {
 }
 
 // outcomeCounts are the outcome figures as rows, for the tables of the reports.
-func (s *Summary) outcomeCounts() []keyFigure {
+func (s view) outcomeCounts() []keyFigure {
 	o := s.Outcomes
 	m := func(v int64) string { return measuredCount(s.Delivery, v) }
 	return []keyFigure{
@@ -130,18 +102,4 @@ func (s *Summary) outcomeCounts() []keyFigure {
 		{"not accepted", fmt.Sprint(o.NotAccepted)},
 		{"gave up after retries", fmt.Sprint(o.GaveUp)},
 	}
-}
-
-// sortedStates orders final states: the rank of stateRank (worst first), then by name.
-func sortedStates(m map[string]int64) []string {
-	ks := sortedKeys(m)
-	sort.SliceStable(ks, func(i, j int) bool {
-		ri, oki := stateRank[ks[i]]
-		rj, okj := stateRank[ks[j]]
-		if oki != okj {
-			return oki
-		}
-		return ri < rj
-	})
-	return ks
 }

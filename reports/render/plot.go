@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"crypto/sha256"
@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/msgload/msgload/reports"
 )
 
 // The charts are described once (chartSpec) and drawn twice: in report.html
@@ -53,11 +55,12 @@ var chartCSP = template.HTML(`<meta http-equiv="Content-Security-Policy" content
 // from its data when the page has loaded.
 var chartLib = template.HTML("<style>" + uplotCSS + "\n" + chartCSS + "</style>\n<script>" + uplotJS + "</script>\n<script>" + chartsJS + "</script>\n")
 
-// Axis units: how a value on an axis is shown.
+// Axis units: how a value on an axis is shown, as a threshold's figure is
+// (reports.UnitSeconds …).
 const (
-	unitSeconds = "s"     // a latency: 1.2ms, 3.00s
-	unitCount   = "n"     // a count or a rate, and seconds since the start
-	unitShare   = "share" // 0..1 shown as a percentage, the axis held at 0..100 %
+	unitSeconds = reports.UnitSeconds
+	unitCount   = reports.UnitCount
+	unitShare   = reports.UnitShare
 )
 
 // markReach is how far beyond the data a limit or threshold is still drawn to

@@ -1,7 +1,6 @@
-package reports
+package render
 
 import (
-	"encoding/xml"
 	"fmt"
 	"io"
 	"math"
@@ -9,15 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/reports/summary"
 	"github.com/msgload/msgload/rundir"
 )
-
-func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
-// twoDecimals shows a figure to two decimals at most (5.71, 1500), for rates
-// and chart ticks: summary.json keeps the full figure.
-func twoDecimals(f float64) string { return num(math.Round(f*100) / 100) }
 
 // keyFigure is one row of the key-figure tables (terminal, Markdown, HTML).
 type keyFigure struct{ name, value string }
@@ -25,7 +19,7 @@ type keyFigure struct{ name, value string }
 // rateFigure is the achieved rate against the planned one; a plan of no rate
 // (a replay keeps its recording's pace) shows the achieved rate alone, never
 // "planned 0".
-func (s *Summary) rateFigure() keyFigure {
+func (s view) rateFigure() keyFigure {
 	r := s.Requests
 	achieved := showRate(r.AchievedRate, r.Messages > 0, twoDecimals)
 	if r.PlannedRate > 0 {
@@ -38,7 +32,7 @@ func (s *Summary) rateFigure() keyFigure {
 	return keyFigure{"rate achieved", fmt.Sprintf("%s per second (%s)", achieved, why)}
 }
 
-func (s *Summary) keyFigures() []keyFigure {
+func (s view) keyFigures() []keyFigure {
 	r, d, rl := s.Requests, s.Delivery, s.RateLimit
 	kf := []keyFigure{
 		{"requests", fmt.Sprintf("%d (%d messages, %s)", r.Total, r.Messages, s.errorsFigure())},
@@ -84,7 +78,7 @@ func (s *Summary) keyFigures() []keyFigure {
 // errorsFigure is the requests' error rate: "1.20% errors"; in exceed mode
 // the 429s the scenario sends for are apart, not errors: "62.60% answered
 // 429, as exceed mode expects; 0.40% other errors".
-func (s *Summary) errorsFigure() string {
+func (s view) errorsFigure() string {
 	r, rl := s.Requests, s.RateLimit
 	pct := func(v float64) string { return strconv.FormatFloat(100*v, 'f', 2, 64) + "%" }
 	if r.Total == 0 {
@@ -103,10 +97,10 @@ func (s *Summary) errorsFigure() string {
 }
 
 // deliveredFigure is "17 / 20 (1 FAILED, 2 UNDELIVERED, no final status 0, of which late 0)".
-func (s *Summary) deliveredFigure() string {
+func (s view) deliveredFigure() string {
 	o, d := s.Outcomes, s.Delivery
 	var parts []string
-	for _, st := range sortedStates(o.ByState) {
+	for _, st := range reports.SortedStates(o.ByState) {
 		if !rundir.Delivered(st) {
 			parts = append(parts, fmt.Sprintf("%d %s", o.ByState[st], st))
 		}
@@ -142,15 +136,15 @@ func showLatencies(p percentiles, names ...string) string {
 }
 
 // measuredCount shows a delivery count, or "not measured".
-func measuredCount(d Delivery, n int64) string {
+func measuredCount(d summary.Delivery, n int64) string {
 	if !d.Measured {
 		return notMeasured
 	}
 	return strconv.FormatInt(n, 10)
 }
 
-// Terminal writes the short summary printed at the end of `msgload run`.
-func (s *Summary) Terminal(w io.Writer) { s.TerminalWith(w, TerminalOptions{}) }
+// Terminal writes the short summary of s printed at the end of `msgload run`.
+func Terminal(w io.Writer, s *reports.Summary) { TerminalWith(w, s, TerminalOptions{}) }
 
 // TerminalOptions are how the terminal summary is written. The caller decides
 // them from the process state (cmd/): nothing here looks at the terminal or
@@ -180,7 +174,7 @@ func (o TerminalOptions) paint(color, s string) string {
 // Verdict is verdict as the terminal shows it: upper-case ("PASS"), in its
 // colour when o.Color; an unknown verdict reads ERROR.
 func (o TerminalOptions) Verdict(verdict string) string {
-	word := (&Summary{Summary: summary.Summary{Verdict: verdict}}).verdictWord()
+	word := (&reports.Summary{Summary: summary.Summary{Verdict: verdict}}).VerdictWord()
 	switch word {
 	case "PASS":
 		return o.paint(ansiBold+ansiGreen, word)
@@ -198,10 +192,14 @@ func (o TerminalOptions) mark(ok bool) string {
 	return o.paint(ansiRed, mark(ok))
 }
 
-// TerminalWith writes the summary for a terminal as Terminal does, with o:
-// the verdict card first (verdict, reasons with whose and next step, planned
-// against sent, thresholds with units and headroom), then the key figures.
-func (s *Summary) TerminalWith(w io.Writer, o TerminalOptions) {
+// TerminalWith writes the summary of s for a terminal as Terminal does, with
+// o: the verdict card first (verdict, reasons with whose and next step,
+// planned against sent, thresholds with units and headroom), then the key
+// figures.
+func TerminalWith(w io.Writer, s *reports.Summary, o TerminalOptions) { (view{s}).terminal(w, o) }
+
+// terminal is TerminalWith.
+func (s view) terminal(w io.Writer, o TerminalOptions) {
 	fmt.Fprintf(w, "run %s (%s, %s): %s\n", s.Run.ID, s.Run.Scenario, s.Run.API, o.Verdict(s.Verdict))
 	for _, r := range s.cardReasons() {
 		fmt.Fprintf(w, "  ! %s [%s]\n", r.Text, r.Whose)
@@ -234,12 +232,6 @@ func mark(ok bool) string {
 		return "✓"
 	}
 	return "✗"
-}
-
-// mdEscape keeps a value from breaking a Markdown table. Outside code spans
-// `<` and `>` become entities, which CommonMark renders as the characters.
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 // mdCode is s as a CommonMark code span, for a table cell: nothing in it is
@@ -312,8 +304,8 @@ func mdReasons(b *strings.Builder, rs []cardReason) {
 // mdCard writes the verdict card of report.md: the verdict, each reason with
 // whose it is and the next step, planned against sent and the outcome, and
 // the thresholds with units and headroom.
-func (s *Summary) mdCard(b *strings.Builder) {
-	fmt.Fprintf(b, "## msgload %s: %s\n\n", mdEscape(s.Run.Scenario), s.verdictWord())
+func (s view) mdCard(b *strings.Builder) {
+	fmt.Fprintf(b, "## msgload %s: %s\n\n", mdEscape(s.Run.Scenario), s.VerdictWord())
 	mdReasons(b, s.cardReasons())
 	for _, l := range s.cardLines() {
 		fmt.Fprintf(b, "**%s**\n\n", mdEscape(l))
@@ -332,7 +324,7 @@ func (s *Summary) mdCard(b *strings.Builder) {
 
 // WriteMarkdown writes report.md, for pull-request comments and release
 // notes: CommonMark with GitHub's tables, the verdict card first.
-func (s *Summary) WriteMarkdown(w io.Writer) error {
+func (s view) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	s.mdCard(&b)
 	b.WriteString("| What was tested | |\n|---|---|\n")
@@ -355,7 +347,7 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 		}
 		mdTable(&b, opHeads, rows)
 	}
-	if errs := s.sortedErrors(); len(errs) > 0 {
+	if errs := s.SortedErrors(); len(errs) > 0 {
 		b.WriteString("\n### Errors\n\n")
 		var rows [][]string
 		for _, e := range errs {
@@ -384,7 +376,7 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "\n### Idempotency\n\n%s\n", mdEscape(t))
 	}
 	if t := s.lostText(); t != "" {
-		fmt.Fprintf(&b, "\n### Lost and late messages\n\n%s The answers of every lost message (`lost.jsonl` joined with `attempts.jsonl`), in the run directory:\n\n```sh\n%s\n```\n", mdEscape(t), s.lostJQ())
+		fmt.Fprintf(&b, "\n### Lost and late messages\n\n%s The answers of every lost message (`lost.jsonl` joined with `attempts.jsonl`), in the run directory:\n\n```sh\n%s\n```\n", mdEscape(t), s.LostJQ())
 	}
 	if len(s.Delivery.ByChannel) > 0 || len(s.Delivery.ByState) > 0 {
 		b.WriteString("\n### Delivery latency\n\n| By | Count | p50 | p95 | p99 | max |\n|---|---|---|---|---|---|\n")
@@ -410,63 +402,6 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
-// junit.xml follows the strict JUnit schema (the Apache Ant format as the
-// windyroad JUnit.xsd states it; reports/testdata/junit/junit-strict.xsd):
-// <testsuites> without attributes, each <testsuite> with package, id, name,
-// timestamp (UTC, to the second, no zone), hostname, tests, failures, errors,
-// skipped and time, then properties, test cases, system-out and system-err.
-type junitSuites struct {
-	XMLName xml.Name     `xml:"testsuites"`
-	Suites  []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name       string          `xml:"name,attr"`
-	Package    string          `xml:"package,attr"`
-	ID         int             `xml:"id,attr"`
-	Timestamp  string          `xml:"timestamp,attr"`
-	Hostname   string          `xml:"hostname,attr"`
-	Tests      int             `xml:"tests,attr"`
-	Fails      int             `xml:"failures,attr"`
-	Errors     int             `xml:"errors,attr"`
-	Skipped    int             `xml:"skipped,attr"`
-	Time       string          `xml:"time,attr"`
-	Properties []junitProperty `xml:"properties>property"`
-	Cases      []junitCase     `xml:"testcase"`
-	SystemOut  string          `xml:"system-out"`
-	SystemErr  string          `xml:"system-err"`
-}
-
-type junitProperty struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	Error     *junitFailure `xml:"error,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
-}
-
-// junitTimestamp is the run's start as the schema's timestamp: UTC, to the
-// second, without a zone (the schema refuses fractions and zones). A run without
-// a start time gets the epoch.
-func junitTimestamp(start string) string {
-	t, err := time.Parse(time.RFC3339Nano, start)
-	if err != nil {
-		t = time.Unix(0, 0)
-	}
-	return t.UTC().Format("2006-01-02T15:04:05")
-}
-
 // junitTime is a duration in seconds as an xs:decimal (never an exponent), to
 // the millisecond.
 func junitTime(sec float64) string {
@@ -478,7 +413,7 @@ func junitTime(sec float64) string {
 
 // runSeconds is the whole run, start to end (grace included); the attack's
 // length when the end is unknown.
-func (s *Summary) runSeconds() float64 {
+func (s view) runSeconds() float64 {
 	a, err1 := time.Parse(time.RFC3339Nano, s.Run.Start)
 	b, err2 := time.Parse(time.RFC3339Nano, s.Run.End)
 	if err1 == nil && err2 == nil && b.After(a) {
@@ -493,13 +428,13 @@ func (s *Summary) runSeconds() float64 {
 // time (start to end), and so does each threshold's (it judges the whole
 // run); each threshold's value and limit are properties of the suite
 // (thresholdProperties). hostname is run.json's host ("localhost" when it has none).
-func (s *Summary) WriteJUnit(w io.Writer) error {
-	return writeJUnitDoc(w, junitSuites{Suites: []junitSuite{s.junitSuite(0)}})
+func (s view) WriteJUnit(w io.Writer) error {
+	return reports.WriteJUnitDoc(w, reports.JUnitSuites{Suites: []reports.JUnitSuite{s.junitSuite(0)}})
 }
 
 // junitSuite is the run's suite, id-th of its document: its verdict, then one
 // case per threshold.
-func (s *Summary) junitSuite(id int) junitSuite {
+func (s view) junitSuite(id int) reports.JUnitSuite {
 	class := "msgload." + s.Run.Scenario
 	host := s.Run.Host
 	if strings.TrimSpace(host) == "" {
@@ -507,26 +442,26 @@ func (s *Summary) junitSuite(id int) junitSuite {
 	}
 	name := junitSuiteName(s.Run.Scenario, s.Run.Part)
 	runTime := junitTime(s.runSeconds())
-	suite := junitSuite{
-		Name: name, Package: "msgload", ID: id, Timestamp: junitTimestamp(s.Run.Start), Hostname: host, Time: runTime,
-		Properties: []junitProperty{
-			{"run.id", s.Run.ID}, {"run.scenario", s.Run.Scenario}, {"run.api", s.Run.API}, {"run.target", s.Run.Target},
-			{"run.start", s.Run.Start}, {"run.end", s.Run.End}, {"msgload.version", s.Run.Version}, {"verdict", s.Verdict},
+	suite := reports.JUnitSuite{
+		Name: name, Package: "msgload", ID: id, Timestamp: reports.JUnitTimestamp(s.Run.Start), Hostname: host, Time: runTime,
+		Properties: []reports.JUnitProperty{
+			{Name: "run.id", Value: s.Run.ID}, {Name: "run.scenario", Value: s.Run.Scenario}, {Name: "run.api", Value: s.Run.API}, {Name: "run.target", Value: s.Run.Target},
+			{Name: "run.start", Value: s.Run.Start}, {Name: "run.end", Value: s.Run.End}, {Name: "msgload.version", Value: s.Run.Version}, {Name: "verdict", Value: s.Verdict},
 		},
-		Cases:     []junitCase{},
+		Cases:     []reports.JUnitCase{},
 		SystemOut: strings.Join(s.Warnings, "\n"),
 	}
-	vc := junitCase{Name: "msgload verdict: " + s.verdictWord(), Classname: class, Time: runTime}
+	vc := reports.JUnitCase{Name: "msgload verdict: " + s.VerdictWord(), Classname: class, Time: runTime}
 	if !s.OK() {
-		msg := s.verdictWord()
+		msg := s.VerdictWord()
 		if len(s.VerdictReasons) > 0 {
 			msg += ": " + strings.Join(s.VerdictReasons, "; ")
 		}
-		f := &junitFailure{Message: msg, Type: s.Verdict, Text: strings.Join(s.VerdictReasons, "\n")}
+		f := &reports.JUnitFailure{Message: msg, Type: s.Verdict, Text: strings.Join(s.VerdictReasons, "\n")}
 		if f.Type == "" {
 			f.Type = "error"
 		}
-		if s.Verdict == VerdictError || s.Verdict == "" {
+		if s.Verdict == reports.VerdictError || s.Verdict == "" {
 			vc.Error = f
 			suite.Errors++
 		} else {
@@ -540,18 +475,18 @@ func (s *Summary) junitSuite(id int) junitSuite {
 		// A threshold judges the whole run: its case takes the run's time,
 		// and its value and limit are the suite's properties (the strict
 		// schema gives a passing test case no place for them).
-		c := junitCase{Name: t.Expr, Classname: class, Time: runTime}
+		c := reports.JUnitCase{Name: t.Expr, Classname: class, Time: runTime}
 		suite.Properties = append(suite.Properties, thresholdProperties(i+1, t)...)
 		switch {
 		case len(t.NoData) > 0: // a failure, not an error: the threshold was fine, the figure is absent
-			c.Failure = &junitFailure{Message: t.Error, Type: "no data", Text: t.Error}
+			c.Failure = &reports.JUnitFailure{Message: t.Error, Type: "no data", Text: t.Error}
 			suite.Fails++
 		case t.Error != "":
-			c.Error = &junitFailure{Message: t.Error, Type: "error", Text: t.Error}
+			c.Error = &reports.JUnitFailure{Message: t.Error, Type: "error", Text: t.Error}
 			suite.Errors++
 		case !t.OK:
 			msg := fmt.Sprintf("%s does not hold: %s", t.Expr, thresholdText(t))
-			c.Failure = &junitFailure{Message: msg, Type: "threshold", Text: msg}
+			c.Failure = &reports.JUnitFailure{Message: msg, Type: "threshold", Text: msg}
 			suite.Fails++
 		}
 		suite.Cases = append(suite.Cases, c)
@@ -574,45 +509,15 @@ func junitSuiteName(scenario, part string) string {
 // thresholdProperties are the n-th threshold's properties in junit.xml:
 // its expression, value and limit with their units, whether it held, and the
 // line the report shows (threshold.1.expr, .value, .limit, .ok, .text).
-func thresholdProperties(n int, t Threshold) []junitProperty {
+func thresholdProperties(n int, t summary.Threshold) []reports.JUnitProperty {
 	p := "threshold." + strconv.Itoa(n) + "."
-	value, limit := "null", ""
-	if c, ok := parseCheck(t); ok {
-		limit = c.show(c.at, true)
-		if len(t.NoData) == 0 && t.Error == "" {
-			value = c.show(c.value, false)
-		}
-	} else if len(t.NoData) == 0 && t.Error == "" {
-		value = num(t.Value)
-	}
-	return []junitProperty{{p + "expr", t.Expr}, {p + "value", value}, {p + "limit", limit},
-		{p + "ok", strconv.FormatBool(t.OK)}, {p + "text", thresholdText(t)}}
-}
-
-// writeJUnitDoc writes a junit.xml document.
-func writeJUnitDoc(w io.Writer, doc junitSuites) error {
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
-}
-
-// plural is "1 attempt", "2 attempts".
-func plural(n int64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.FormatInt(n, 10) + " " + noun + "s"
+	value, limit := reports.ThresholdFigures(t)
+	return []reports.JUnitProperty{{Name: p + "expr", Value: t.Expr}, {Name: p + "value", Value: value}, {Name: p + "limit", Value: limit},
+		{Name: p + "ok", Value: strconv.FormatBool(t.OK)}, {Name: p + "text", Value: thresholdText(t)}}
 }
 
 // truthAgrees says in words whether the measurements agree with the truth.
-func truthAgrees(t *truthReport) string {
+func truthAgrees(t *summary.TruthReport) string {
 	switch {
 	case t.Agrees == nil:
 		return "not compared (" + strings.Join(t.Disagreements, "; ") + ")"

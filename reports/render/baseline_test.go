@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -21,15 +22,15 @@ func TestBaselineOnTheCard(t *testing.T) {
 	baseSum, _ := build(t, passingRun())
 	baseSum.Run.ID = "base-run"
 	baseSum.RateLimit.Rejected429 = 5 // the baseline was limited; the new run is not: a regression
-	base := Run{Summary: baseSum}
+	base := reports.Run{Summary: baseSum}
 
 	dir := passingRun().write(t)
 	s, _ := buildDir(t, dir)
-	requireVerdict(t, s, VerdictPass, "")
+	requireVerdict(t, s, reports.VerdictPass, "")
 	if err := s.AgainstBaseline(base, "runs/base-run", false); err != nil {
 		t.Fatal(err)
 	}
-	requireVerdict(t, s, VerdictPass, "") // shown, not gating
+	requireVerdict(t, s, reports.VerdictPass, "") // shown, not gating
 	files := writeAndRead(t, s, dir)
 	for name, out := range files {
 		for _, want := range []string{"Against baseline base-run (runs/base-run): REGRESSION", "429 answers 5 → 0", "--baseline-gate"} {
@@ -38,7 +39,7 @@ func TestBaselineOnTheCard(t *testing.T) {
 			}
 		}
 	}
-	var cmp Comparison
+	var cmp reports.Comparison
 	b, err := os.ReadFile(filepath.Join(dir, rundir.CompareFile))
 	if err != nil || json.Unmarshal(b, &cmp) != nil || !cmp.Regression || cmp.Base != "base-run" {
 		t.Fatalf("compare.json: %v, %+v\n%s", err, cmp, b)
@@ -49,7 +50,7 @@ func TestBaselineOnTheCard(t *testing.T) {
 	}
 	requireVerdict(t, s, verdictFail, "regression against baseline base-run: 429 answers 5 → 0")
 	for _, r := range s.Reasons {
-		if strings.Contains(r.Text, "regression against baseline") && (r.Whose != WhoseService || r.Next == "") {
+		if strings.Contains(r.Text, "regression against baseline") && (r.Whose != reports.WhoseService || r.Next == "") {
 			t.Errorf("reason %+v: want a service reason with a next step", r)
 		}
 	}
@@ -70,10 +71,10 @@ func TestBaselineSame(t *testing.T) {
 	baseSum, _ := build(t, passingRun())
 	dir := passingRun().write(t)
 	s, _ := buildDir(t, dir)
-	if err := s.AgainstBaseline(Run{Summary: baseSum}, "b", true); err != nil {
+	if err := s.AgainstBaseline(reports.Run{Summary: baseSum}, "b", true); err != nil {
 		t.Fatal(err)
 	}
-	requireVerdict(t, s, VerdictPass, "")
+	requireVerdict(t, s, reports.VerdictPass, "")
 	if out := writeAndRead(t, s, dir)["terminal"]; !strings.Contains(out, "): same") {
 		t.Errorf("terminal:\n%s", out)
 	}
@@ -81,9 +82,9 @@ func TestBaselineSame(t *testing.T) {
 
 // writeAndRead writes s's reports into dir and returns report.md,
 // report.html and the terminal card.
-func writeAndRead(t *testing.T, s *Summary, dir string) map[string]string {
+func writeAndRead(t *testing.T, s *reports.Summary, dir string) map[string]string {
 	t.Helper()
-	if err := s.WriteFiles(dir); err != nil {
+	if err := WriteFiles(dir, s); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
@@ -95,7 +96,7 @@ func writeAndRead(t *testing.T, s *Summary, dir string) map[string]string {
 		out[f] = string(b)
 	}
 	var term bytes.Buffer
-	s.Terminal(&term)
+	Terminal(&term, s)
 	out["terminal"] = term.String()
 	return out
 }

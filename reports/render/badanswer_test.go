@@ -1,10 +1,11 @@
-package reports
+package render
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 
+	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -22,7 +23,7 @@ func TestBadAnswerNotAccepted(t *testing.T) {
 	gone.GaveUp = "retry_after_past_end"
 	stopped := r.send(4, "c1", 4, 503, 0.01)
 	stopped.GaveUp = "stopped"
-	s, err := Analyze(r.write(t))
+	s, err := reports.Analyze(r.write(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestBadAnswerNotAccepted(t *testing.T) {
 		t.Errorf("gave_up %v", g)
 	}
 	var out bytes.Buffer
-	s.Terminal(&out)
+	Terminal(&out, s)
 	if want := "2 (gave up: Retry-After past the run's end 1, interrupted while waiting 1)"; !strings.Contains(out.String(), want) {
 		t.Errorf("terminal summary lacks %q:\n%s", want, out.String())
 	}
@@ -52,7 +53,7 @@ func TestCappedSends(t *testing.T) {
 		a := r.send(seq, "c1", float64(seq), 200, 0.01)
 		a.Capped, a.Sent = true, a.Sent.Add(500_000_000)
 	}
-	s, err := Analyze(r.write(t))
+	s, err := reports.Analyze(r.write(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestCappedSends(t *testing.T) {
 		t.Errorf("capped %d, max in flight %d; want 3 and 10", s.Requests.Capped, s.Requests.MaxInFlight)
 	}
 	var out bytes.Buffer
-	s.Terminal(&out)
+	Terminal(&out, s)
 	if want := "3 (at most 10 messages in flight"; !strings.Contains(out.String(), want) {
 		t.Errorf("terminal summary lacks %q:\n%s", want, out.String())
 	}

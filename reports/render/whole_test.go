@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -27,11 +28,11 @@ func TestWholeRunSummary(t *testing.T) {
 	if s.Kind != kindPart {
 		t.Errorf("a part's kind %q", s.Kind)
 	}
-	parts := []PartInput{{Name: "ok-part", Dir: pdir, Summary: s}, {Name: "broken", Dir: filepath.Join(dir, "broken"), Err: errors.New("start the simulator: boom")}}
+	parts := []reports.PartInput{{Name: "ok-part", Dir: pdir, Summary: s}, {Name: "broken", Dir: filepath.Join(dir, "broken"), Err: errors.New("start the simulator: boom")}}
 	for _, tc := range []struct {
 		interrupted bool
 		want        string
-	}{{false, VerdictError}, {true, VerdictIncomplete}} {
+	}{{false, reports.VerdictError}, {true, reports.VerdictIncomplete}} {
 		w, err := BuildRun(dir, parts, tc.interrupted)
 		if err != nil {
 			t.Fatal(err)
@@ -42,11 +43,11 @@ func TestWholeRunSummary(t *testing.T) {
 		if len(w.VerdictReasons) != 1 || !strings.HasPrefix(w.VerdictReasons[0], "broken: the part could not finish: start the simulator") {
 			t.Errorf("reasons %q", w.VerdictReasons)
 		}
-		got, err := ReadSummary(filepath.Join(dir, rundir.SummaryFile))
+		got, err := reports.ReadSummary(filepath.Join(dir, rundir.SummaryFile))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Kind != KindRun || got.Verdict != tc.want || got.OK() || got.Whole == nil || len(got.Whole.Parts) != 2 || got.Whole.Parts[0].Dir != "ok-part" {
+		if got.Kind != reports.KindRun || got.Verdict != tc.want || got.OK() || got.Whole == nil || len(got.Whole.Parts) != 2 || got.Whole.Parts[0].Dir != "ok-part" {
 			t.Errorf("read back: %+v", got)
 		}
 		if !strings.HasPrefix(w.Line("runs/x"), filepath.Base(dir)+": "+strings.ToUpper(tc.want)+" (1 of 2 parts) — runs/x/report.html") {
