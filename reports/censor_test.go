@@ -31,15 +31,6 @@ func survivorRun() *run {
 	return r
 }
 
-// censoredBound is the lower bound of the nearest-rank percentile q over the
-// delivered latencies and the censored messages' waits, computed here from
-// the definition (reports/README.md): the rank-th of both merged.
-func censoredBound(delivered, waited []float64, q float64) float64 {
-	all := slices.Sorted(slices.Values(append(slices.Clone(delivered), waited...)))
-	r := int(math.Ceil(q * float64(len(all)) / 100))
-	return all[r-1]
-}
-
 // A final status after the deadline (late) is censored at the deadline too:
 // the figure is what the wait saw; the late value is among the delivered
 // alone.

@@ -37,11 +37,6 @@ func driftRun(minutes int, reqAt, delAt func(sec float64) float64, errEvery int)
 	return r
 }
 
-// within reports whether got is want within tol of want (relative).
-func within(got *float64, want, tol float64) bool {
-	return got != nil && math.Abs(*got-want) <= tol*math.Abs(want)
-}
-
 // TestDriftFlat: a flat run gives slopes of about 0 and passes
 // `requests.latency.p95_slope < 1ms/10m`; an error share that grows gives
 // its slope (fraction per second).

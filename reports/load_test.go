@@ -1,8 +1,6 @@
 package reports
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -85,13 +83,6 @@ func TestLoadHeldByRespectLimit(t *testing.T) {
 	requireVerdict(t, s, VerdictPass, "")
 	if got := s.LoadLine(); !strings.Contains(got, "Sent 30 of 120") || !strings.Contains(got, "respect mode held the load to the limit") {
 		t.Errorf("headline %q", got)
-	}
-}
-
-func mustRemove(t *testing.T, dir, name string) {
-	t.Helper()
-	if err := os.Remove(filepath.Join(dir, name)); err != nil {
-		t.Fatal(err)
 	}
 }
 

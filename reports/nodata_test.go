@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -45,25 +44,6 @@ func conclude(dir string) (*Summary, error) {
 		return nil, err
 	}
 	return s, rundir.WriteFile(filepath.Join(dir, rundir.SummaryFile), b)
-}
-
-// jsonAt reads a path of summary.json as decoded JSON (nil for null).
-func jsonAt(t *testing.T, js string, path ...string) any {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal([]byte(js), &v); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			t.Fatalf("%v: not an object at %q", path, k)
-		}
-		if v, ok = m[k]; !ok {
-			t.Fatalf("%v: no key %q", path, k)
-		}
-	}
-	return v
 }
 
 func threshold(t *testing.T, s *Summary, expr string) Threshold {

@@ -27,22 +27,6 @@ func compileSummarySchema(t *testing.T) *jsonschema.Schema {
 	return sch
 }
 
-// validateSummary checks one summary.json against the shipped schema.
-func validateSummary(t *testing.T, sch *jsonschema.Schema, path string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sch.Validate(v); err != nil {
-		t.Errorf("%s does not validate against summary.schema.json: %v", path, err)
-	}
-}
-
 // TestSummarySchemaShipped: the shipped summary.schema.json is what the Go
 // types generate (-update rewrites it), it is valid JSON Schema, and it
 // refuses a summary with a field renamed.
