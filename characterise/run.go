@@ -13,6 +13,7 @@ import (
 
 	"github.com/msgload/msgload/harness"
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 )
@@ -172,7 +173,7 @@ func readSends(path string) ([]rundir.Attempt, error) {
 // into dir.
 func writeContract(dir string, c *reports.Contract) error {
 	for name, write := range map[string]func(io.Writer) error{rundir.ContractFile: c.WriteJSON, rundir.JUnitFile: c.WriteJUnit, rundir.MarkdownFile: c.WriteMarkdown,
-		rundir.HTMLFile: c.WriteHTML} {
+		rundir.HTMLFile: func(w io.Writer) error { return render.ContractHTML(w, c) }} {
 		var b bytes.Buffer
 		if err := write(&b); err != nil {
 			return fmt.Errorf("characterise: %s: %w", name, err)

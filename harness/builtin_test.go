@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 )
@@ -58,7 +59,7 @@ func TestBuiltinsRunGreen(t *testing.T) {
 					continue
 				}
 				var term bytes.Buffer
-				p.Summary.Terminal(&term)
+				render.Terminal(&term, p.Summary)
 				if planNotHeld(p.Summary) {
 					t.Logf("part %s: the machine could not hold the plan, and the verdict says so:\n%s", p.Name, term.String())
 				} else if !p.Summary.OK() {
@@ -147,7 +148,7 @@ parts:
 				t.Errorf("part %s: %v", p.Name, p.Err)
 			} else if !p.Summary.OK() && !planNotHeld(p.Summary) {
 				var b bytes.Buffer
-				p.Summary.Terminal(&b)
+				render.Terminal(&b, p.Summary)
 				t.Errorf("part %s failed:\n%s", p.Name, b.String())
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/reports/render"
 )
 
 // censorSource: deliveries take a median of 20 s (a few draw under the 3 s
@@ -39,7 +40,7 @@ func TestCensoredLatencyEndToEnd(t *testing.T) {
 		t.Fatalf("run: %v\n%s", p.Err, stderr)
 	}
 	var b strings.Builder
-	s.Terminal(&b)
+	render.Terminal(&b, s)
 	if s.Verdict == reports.VerdictPass {
 		t.Fatalf("PASS with most messages undelivered:\n%s", b.String())
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 	"github.com/msgload/msgload/sim"
@@ -336,7 +337,7 @@ thresholds: [ "delivery.malformed == 0", "idempotency.mismatches == 0", "idempot
 	}
 
 	// (2) Every figure agrees with the truth.
-	sum, err := reports.Build(p.Dir)
+	sum, err := render.Build(p.Dir)
 	if err != nil {
 		t.Fatalf("reports: %v", err)
 	}
@@ -349,7 +350,7 @@ thresholds: [ "delivery.malformed == 0", "idempotency.mismatches == 0", "idempot
 	}
 	if p.Summary != nil && !p.Summary.OK() && !planNotHeld(p.Summary) {
 		var b strings.Builder
-		p.Summary.Terminal(&b)
+		render.Terminal(&b, p.Summary)
 		t.Errorf("a threshold failed:\n%s", b.String())
 	}
 

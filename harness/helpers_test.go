@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/scenarios"
 )
 
@@ -37,7 +38,7 @@ func requireGreen(t *testing.T, p Part, stderr string) {
 	if p.Err != nil || !p.Summary.OK() {
 		var b strings.Builder
 		if p.Summary != nil {
-			p.Summary.Terminal(&b)
+			render.Terminal(&b, p.Summary)
 		}
 		t.Fatalf("run failed: %v\n%s\nstderr:\n%s", p.Err, b.String(), stderr)
 	}

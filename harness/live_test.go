@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 )
@@ -66,7 +67,7 @@ func TestAbortOnFailStopsTheRun(t *testing.T) {
 				t.Fatalf("run: %v\n%s", p.Err, stderr.String())
 			}
 			var b strings.Builder
-			sum.Terminal(&b)
+			render.Terminal(&b, sum)
 			planned := sum.Requests.PlannedCount
 			if res.Interrupted || sum.Run.Interrupted || planned != 12000 || sum.Requests.Messages*10 > planned {
 				t.Fatalf("interrupted %v, sent %d of %d planned: want stopped by the threshold long before its plan\n%s\n%s", res.Interrupted, sum.Requests.Messages, planned, b.String(), stderr.String())

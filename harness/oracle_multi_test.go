@@ -5,7 +5,7 @@ package harness
 // the parts of one run against one standalone simulator and sink, two runs
 // at once through one sink, a replay of a tagged recording, a sharded run
 // merged (one shard sometimes killed with SIGKILL) — runs it through Run (and
-// reports.Merge for shards) against a simulator and sink the test starts,
+// render.Merge for shards) against a simulator and sink the test starts,
 // and checks every run's summary.json against the oracle's own figures
 // (oCase.figures) computed from that run's raw files and the simulator's
 // truth filtered to that run's messages. Failing seeds go into
@@ -41,6 +41,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 	"github.com/msgload/msgload/sim"
@@ -998,7 +999,7 @@ func runShard(j mShardJob, stderr io.Writer, sig <-chan os.Signal) (*Result, err
 }
 
 // runShardsCase runs the shards of c at once (the one stopped in a process
-// of its own), merges them (reports.Merge) and checks the merged summary
+// of its own), merges them (render.Merge) and checks the merged summary
 // against the oracle over the union of the shards' raw files, and each
 // shard that finished against its own.
 func runShardsCase(c mCase, env *mEnv, res *mResult) {
@@ -1029,7 +1030,7 @@ func runShardsCase(c mCase, env *mEnv, res *mResult) {
 		return
 	}
 	merged := filepath.Join(res.dir, "merged")
-	if _, err := reports.Merge(merged, dirs, reports.MergeOptions{}); err != nil {
+	if _, err := render.Merge(merged, dirs, reports.MergeOptions{}); err != nil {
 		res.err = fmt.Errorf("merge: %w", err)
 		return
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/msgload/msgload/attack"
 	"github.com/msgload/msgload/replay"
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 	"github.com/msgload/msgload/sim"
@@ -525,7 +526,7 @@ func (r *partRun) buildReports() error {
 		// parts may still be attacking: the setting is the process's.
 		defer lowerGC()()
 	}
-	sum, err := reports.Build(r.dir)
+	sum, err := render.Build(r.dir)
 	if err != nil {
 		return fmt.Errorf("build reports: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/scenarios"
 )
 
@@ -27,7 +28,7 @@ func runPlan(t *testing.T, src string) (*reports.Summary, string) {
 		t.Fatalf("part: %v\n%s", p.Err, stderr.String())
 	}
 	var term strings.Builder
-	p.Summary.Terminal(&term)
+	render.Terminal(&term, p.Summary)
 	return p.Summary, term.String()
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 )
@@ -61,7 +62,7 @@ func TestLoadProfiles(t *testing.T) {
 			}
 			if !p.Summary.OK() {
 				var b strings.Builder
-				p.Summary.Terminal(&b)
+				render.Terminal(&b, p.Summary)
 				t.Errorf("run failed:\n%s", b.String())
 			}
 		})

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 	"github.com/msgload/msgload/sink"
@@ -449,7 +450,7 @@ func wholeRun(o *Options, res *Result, runners []*partRun) {
 		inputs = append(inputs, reports.PartInput{Name: r.s.Name, Dir: r.dir, Summary: r.summary, Err: r.err})
 	}
 	if len(runners) > 1 && !res.Aborted {
-		res.Whole, res.WholeErr = reports.BuildRun(res.Dir, inputs, res.Interrupted)
+		res.Whole, res.WholeErr = render.BuildRun(res.Dir, inputs, res.Interrupted)
 		if res.WholeErr != nil {
 			fmt.Fprintf(o.Stderr, "msgload: the whole run's reports: %v\n", res.WholeErr)
 		}

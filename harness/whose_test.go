@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 	"github.com/msgload/msgload/sim"
@@ -241,7 +242,7 @@ sim:
 	s := p.Summary
 	if s.Truth == nil || s.Truth.Agrees == nil || !*s.Truth.Agrees {
 		var b strings.Builder
-		s.Terminal(&b)
+		render.Terminal(&b, s)
 		t.Fatalf("truth does not agree with a polled run:\n%s", b.String())
 	}
 	if s.Delivery.Received == 0 {

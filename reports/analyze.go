@@ -23,7 +23,7 @@ import (
 
 // Errors of reading a run directory.
 var (
-	errNoMeta = errors.New("no run.json in the run directory")
+	ErrNoMeta = errors.New("no run.json in the run directory") // ErrNoMeta: the directory is no run's (nor a run with parts')
 	errBadRun = errors.New("bad run directory")
 )
 
@@ -314,7 +314,7 @@ func ts(t time.Time) string {
 func (a *analyzer) readMeta() error {
 	b, err := rundir.ReadFileFS(a.fsys, rundir.MetaFile, rundir.MaxDocBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %s", errNoMeta, a.dir)
+		return fmt.Errorf("%w: %s", ErrNoMeta, a.dir)
 	}
 	if err != nil {
 		return fmt.Errorf("read run metadata: %w", err)
@@ -764,7 +764,7 @@ func (a *analyzer) finishRequests() {
 		r.AchievedRate = round6(float64(r.Messages) / d)
 	}
 	if r.Late > 0 {
-		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("the attacker fell behind: %s left more than %s late (max %s)", plural(r.Late, "attempt"), lateAfter, dur(r.SendLag.Max)))
+		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("the attacker fell behind: %s left more than %s late (max %s)", Plural(r.Late, "attempt"), lateAfter, dur(r.SendLag.Max)))
 	}
 }
 
@@ -786,7 +786,7 @@ func (a *analyzer) readEvents() error {
 	}
 	a.s.Delivery.BadLines = bad
 	if a.besidePolls > 0 {
-		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("%s arrived beside the polls (delivery via poll): not counted, the delivery figures are the polls'", plural(a.besidePolls, "callback")))
+		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("%s arrived beside the polls (delivery via poll): not counted, the delivery figures are the polls'", Plural(a.besidePolls, "callback")))
 	}
 	if bad > 0 {
 		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("%s: %d lines did not decode and were skipped", rundir.EventsFile, bad))
@@ -1156,7 +1156,7 @@ func (a *analyzer) finishDelivery() {
 		return x.To < y.To
 	})
 	if n := a.s.Idempotency.IDCollisions; n > 0 {
-		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("the service answered %s with an id it had already given another message: callbacks joined by id cannot be told apart", plural(n, "message")))
+		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("the service answered %s with an id it had already given another message: callbacks joined by id cannot be told apart", Plural(n, "message")))
 	}
 	a.s.Incoming.ReplyLatency = a.replies.percentiles()
 	d.RetryDelay = a.retries.percentiles()

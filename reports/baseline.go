@@ -36,10 +36,10 @@ func (s *Summary) AgainstBaseline(base Run, baseDir string, gate bool) error {
 	return nil
 }
 
-// writeBaseline writes compare.json of the comparison against the baseline,
+// WriteBaseline writes compare.json of the comparison against the baseline,
 // or removes one an earlier build wrote (the run directory's files are those
 // of its last build).
-func (s *Summary) writeBaseline(dir string) error {
+func (s *Summary) WriteBaseline(dir string) error {
 	path := filepath.Join(dir, rundir.CompareFile)
 	if s.baseline == nil {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -81,15 +81,15 @@ func (r row) text() string {
 	if r.Test.HasP {
 		what = append(what, "p = "+pValue(r.Test.P))
 	} else if r.Test.HasShift {
-		what = append(what, fmt.Sprintf("%s%% interval %s … %s", num(100*r.Test.Conf), signedDur(r.Test.Low), signedDur(r.Test.High)))
+		what = append(what, fmt.Sprintf("%s%% interval %s … %s", Num(100*r.Test.Conf), signedDur(r.Test.Low), signedDur(r.Test.High)))
 	}
 	return fmt.Sprintf("%s %s → %s (%s)", r.Name, r.Base, r.New, strings.Join(what, ", "))
 }
 
-// baselineLines are the card's lines on the baseline: the verdict of the
+// BaselineLines are the card's lines on the baseline: the verdict of the
 // comparison against it, then each figure that changed, regressions first;
 // none without a baseline.
-func (s *Summary) baselineLines() []string {
+func (s *Summary) BaselineLines() []string {
 	b := s.baseline
 	if b == nil {
 		return nil

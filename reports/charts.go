@@ -1,11 +1,7 @@
 package reports
 
 import (
-	"fmt"
 	"math"
-	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/msgload/msgload/rundir"
@@ -23,7 +19,18 @@ type charts struct {
 	lat    map[int]*hist            // request latency per time bucket, exact
 	events map[string]map[int]int64 // event kind → bucket → events
 
-	// Filled by finish.
+	ChartSeries // filled by finish
+
+	// newLat makes a bucket's latency hist: the analysis's (a bounded one in
+	// a run analysed in passes, whose memory does not grow with the
+	// requests), else one that keeps the values compactly.
+	newLat func() *hist
+}
+
+// ChartSeries are the series of a run's charts, for the writers
+// (reports/render) to draw: x is seconds since the start, a bucket without
+// requests a NaN latency (a gap, never 0).
+type ChartSeries struct {
 	Buckets     []float64            // bucket start, seconds since base
 	Codes       map[string][]float64 // requests per second by code class
 	LatP50      []float64
@@ -34,18 +41,23 @@ type charts struct {
 	Limit       float64
 	DeliveryCDF map[string][][2]float64 // channel → (latency s, share 0..1)
 	Funnel      []funnelStage
-	chain       int // items in run.json's chain: a funnel needs more than one
+	Chain       int // items in run.json's chain: a funnel needs more than one
+}
 
-	// newLat makes a bucket's latency hist: the analysis's (a bounded one in
-	// a run analysed in passes, whose memory does not grow with the
-	// requests), else one that keeps the values compactly.
-	newLat func() *hist
+// Charts are the run's chart series; nil for a summary read from
+// summary.json (it keeps no series).
+func (s *Summary) Charts() *ChartSeries {
+	if s.charts == nil {
+		return nil
+	}
+	return &s.charts.ChartSeries
 }
 
 func newCharts(start time.Time, m rundir.Meta) *charts {
 	c := &charts{base: start, width: time.Second,
 		codes: map[string]map[int]int64{}, lat: map[int]*hist{},
-		events: map[string]map[int]int64{}, Window: map[string][][2]float64{}}
+		events: map[string]map[int]int64{}}
+	c.Window = map[string][][2]float64{}
 	end := m.End
 	if end.IsZero() {
 		end = m.AttackEnd.Add(m.Delivery.Grace.D())
@@ -208,7 +220,7 @@ func (c *charts) finish(a *analyzer) {
 		c.DeliveryCDF[ch] = pts
 	}
 	c.Funnel = a.s.Delivery.Failover.Funnel
-	c.chain = len(a.chain) // run.json's, or learnt from trackData
+	c.Chain = len(a.chain) // run.json's, or learnt from trackData
 }
 
 func nanSeries(n int) []float64 {
@@ -217,119 +229,4 @@ func nanSeries(n int) []float64 {
 		s[i] = math.NaN()
 	}
 	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
-// chartSpecs are the charts that apply to the run, in the page's order: a
-// chart with nothing to say about the run is not drawn.
-func (s *Summary) chartSpecs() []chartSpec {
-	c := s.charts
-	if c == nil {
-		c = &charts{}
-	}
-	xs := c.Buckets
-	toLine := func(name string, ys []float64) line {
-		l := line{name: name}
-		for i, v := range ys {
-			if i < len(xs) {
-				l.pts = append(l.pts, [2]float64{xs[i], v})
-			}
-		}
-		return l
-	}
-	bounds := s.latencyBounds()
-	var out []chartSpec
-	if len(xs) > 0 && len(c.Codes) > 0 {
-		var codes []line
-		for _, k := range sortedKeys(c.Codes) {
-			codes = append(codes, toLine(k, c.Codes[k]))
-		}
-		out = append(out, chartSpec{id: "chart-rate", title: "Requests per second by answer", xlabel: "seconds since start", ylabel: "requests/s",
-			xunit: unitCount, yunit: unitCount, lines: codes})
-		lat := []line{toLine("p50", c.LatP50), toLine("p95", c.LatP95), toLine("p99", c.LatP99)}
-		var marks []chartMark
-		for _, b := range bounds {
-			if b.figure == "requests.latency" {
-				marks = append(marks, chartMark{at: b.at, label: "threshold " + b.stat + " < " + b.lit})
-			}
-		}
-		out = append(out, chartSpec{id: "chart-latency", title: "Request latency percentiles over time", xlabel: "seconds since start", ylabel: "latency",
-			xunit: unitCount, yunit: unitSeconds, lines: lat, marks: marks})
-	}
-	// The sliding window only tells something of a limit that refused or was exceeded.
-	if c.Limit > 0 && len(c.Window) > 0 && (s.RateLimit.Rejected429 > 0 || s.RateLimit.ExcessAccepted > 0) {
-		var win []line
-		for _, k := range sortedKeys(c.Window) {
-			win = append(win, line{name: k, pts: c.Window[k]})
-		}
-		out = append(out, chartSpec{id: "chart-window", title: "Accepted per sliding window, per client", xlabel: "seconds since start", ylabel: "accepted in window",
-			xunit: unitCount, yunit: unitCount, lines: win, marks: []chartMark{{at: c.Limit, label: "limit " + num(c.Limit), limit: true}}})
-	}
-	if s.Delivery.Measured && len(c.DeliveryCDF) > 0 {
-		var cdf []line
-		for _, k := range sortedKeys(c.DeliveryCDF) {
-			cdf = append(cdf, line{name: s.channelLabel(k), pts: c.DeliveryCDF[k]})
-		}
-		var marks []chartMark
-		for _, b := range bounds {
-			switch b.figure {
-			case "delivery.latency":
-				marks = append(marks, chartMark{at: b.at, vertical: true, label: "threshold " + b.stat + " < " + b.lit})
-			case "delivery.by_channel":
-				marks = append(marks, chartMark{at: b.at, vertical: true, label: b.channel + " " + b.stat + " < " + b.lit})
-			}
-		}
-		out = append(out, chartSpec{id: "chart-delivery", title: "Delivery latency distribution per channel (cumulative)", xlabel: "latency", ylabel: "share delivered",
-			xunit: unitSeconds, yunit: unitShare, lines: cdf, marks: marks})
-	}
-	if s.Delivery.Measured && s.Run.DeliveryVia == "sink" && len(c.Events) > 0 && len(xs) > 0 {
-		var ev []line
-		for _, k := range sortedKeys(c.Events) {
-			ev = append(ev, toLine(k, c.Events[k]))
-		}
-		out = append(out, chartSpec{id: "chart-events", title: "Callbacks and webhooks per second", xlabel: "seconds since start", ylabel: "events/s",
-			xunit: unitCount, yunit: unitCount, lines: ev})
-	}
-	// The funnel is a cascade's: a chain of more than one channel that delivered something.
-	if c.chain > 1 && funnelHasData(c.Funnel) {
-		out = append(out, chartSpec{id: "chart-funnel", title: "Failover funnel: messages reaching each channel", isFunnel: true, funnel: c.Funnel})
-	}
-	return out
-}
-
-func funnelHasData(f []funnelStage) bool {
-	for _, st := range f {
-		if st.Reached > 0 || st.Terminal > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// writeChartLinks shows in report.md the SVG file of each chart that applies,
-// written beside it by WriteFiles (a whole run's report.md reaches a part's
-// through partChartLinks).
-func (s *Summary) writeChartLinks(b *strings.Builder) {
-	specs := s.chartSpecs()
-	if len(specs) == 0 {
-		return
-	}
-	b.WriteString("\n### Charts\n\n")
-	for _, c := range specs {
-		fmt.Fprintf(b, "![%s](%s)\n\n", mdEscape(c.title), rundir.ChartFile(c.id))
-	}
-}
-
-// partChartLinks points the chart links of a part's report.md, written for
-// its own directory, at that directory from the whole run's.
-func partChartLinks(md, partDir string) string {
-	return strings.ReplaceAll(md, "](chart-", "]("+filepath.Base(partDir)+"/chart-")
 }

@@ -237,7 +237,7 @@ func rateLimitRows(base, new *Summary) []row {
 // verdictRow compares the two verdicts: NEW failing where BASE passed is a
 // regression, the other way better, fail ↔ incomplete ↔ error a change.
 func verdictRow(base, new *Summary) row {
-	r := row{Name: "verdict", Base: base.verdictWord(), New: new.verdictWord(), Verdict: rowSame, DecidedBy: decidedRule}
+	r := row{Name: "verdict", Base: base.VerdictWord(), New: new.VerdictWord(), Verdict: rowSame, DecidedBy: decidedRule}
 	if base.OK() != new.OK() {
 		r.Verdict = rowBetter
 		if !new.OK() {
@@ -318,7 +318,7 @@ func relDelta(b, n float64) string {
 // describe says what a latency must do to be a regression, for the heading.
 func (t Tolerance) describe() string {
 	return fmt.Sprintf("latency tolerance %s%%, floor %s request / %s delivery; tests at %s%%: Mann–Whitney U, exact percentile intervals, Fisher's exact test for counts drawn at random",
-		num(100*t.Latency), dur(t.RequestFloor), dur(t.DeliveryFloor), num(100*t.confidence()))
+		Num(100*t.Latency), dur(t.RequestFloor), dur(t.DeliveryFloor), Num(100*t.confidence()))
 }
 
 func (c Comparison) verdictLine() string {
@@ -362,7 +362,7 @@ func (c Comparison) WriteMarkdown(w io.Writer) error {
 		if v == RowRegression {
 			v = "**regression**"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(r.Name), mdEscape(r.Base), mdEscape(r.New), mdEscape(r.Delta), v, mdEscape(r.Note))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", MDEscape(r.Name), MDEscape(r.Base), MDEscape(r.New), MDEscape(r.Delta), v, MDEscape(r.Note))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -421,7 +421,7 @@ func newLatencyEvidence(bs, ns []float64, bp, np percentiles) latencyEvidence {
 //
 // The note says what decided, with the p-value and the interval.
 func latencyRow(name string, bp, np percentiles, q float64, ev latencyEvidence, floor float64, tol Tolerance) row {
-	fig := "p" + num(q)
+	fig := "p" + Num(q)
 	b, bLow := bp.Figure(fig)
 	n, nLow := np.Figure(fig)
 	r := row{Name: name, Base: bp.ShowFigure(fig), New: np.ShowFigure(fig), Delta: relDelta(b, n)}
@@ -444,7 +444,7 @@ func latencyRow(name string, bp, np percentiles, q float64, ev latencyEvidence, 
 	conf := tol.confidence()
 	lo, hi := shiftInterval(ev.base, ev.new, q, conf)
 	r.Test = rowTest{HasShift: true, Low: lo, High: hi, Conf: conf}
-	evidence := fmt.Sprintf("%s %s [%s, %s] (%s%%, exact)", fig, signedDur(n-b), signedDur(lo), signedDur(hi), num(100*conf))
+	evidence := fmt.Sprintf("%s %s [%s, %s] (%s%%, exact)", fig, signedDur(n-b), signedDur(lo), signedDur(hi), Num(100*conf))
 	if lo == math.Inf(-1) || hi == math.Inf(1) {
 		evidence += fmt.Sprintf(": %d and %d values cannot bound a %s on both sides", len(ev.base), len(ev.new), fig)
 	}

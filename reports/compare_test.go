@@ -215,7 +215,7 @@ func (s simRun) build(t *testing.T) Run {
 		}
 	}
 	dir := r.write(t)
-	sum, err := Build(dir)
+	sum, err := conclude(dir)
 	if err != nil || sum.Verdict != VerdictPass {
 		t.Fatalf("%v: %s %v", err, sum.Verdict, sum.VerdictReasons)
 	}

@@ -119,15 +119,15 @@ func (c *Contract) WriteJSON(w io.Writer) error {
 // finding contradicts the expectation, an error when it could not be told
 // against one), in the strict schema the run's junit.xml follows.
 func (c *Contract) WriteJUnit(w io.Writer) error {
-	suite := junitSuite{
-		Name: "msgload contract: " + c.Name, Package: "msgload", Timestamp: junitTimestamp(c.Start), Hostname: "localhost", Time: "0",
-		Properties: []junitProperty{{"contract.name", c.Name}, {"contract.api", c.API}, {"contract.target", c.Target}, {"verdict", c.Verdict}},
-		Cases:      []junitCase{},
+	suite := JUnitSuite{
+		Name: "msgload contract: " + c.Name, Package: "msgload", Timestamp: JUnitTimestamp(c.Start), Hostname: "localhost", Time: "0",
+		Properties: []JUnitProperty{{"contract.name", c.Name}, {"contract.api", c.API}, {"contract.target", c.Target}, {"verdict", c.Verdict}},
+		Cases:      []JUnitCase{},
 		SystemOut:  strings.Join(c.Reasons, "\n"),
 	}
 	for _, f := range c.Findings {
-		tc := junitCase{Name: f.Rule + " = " + f.Value, Classname: "msgload.contract." + c.Name, Time: "0"}
-		fl := &junitFailure{Message: f.Reason, Type: f.Verdict, Text: strings.Join(f.Evidence, "\n")}
+		tc := JUnitCase{Name: f.Rule + " = " + f.Value, Classname: "msgload.contract." + c.Name, Time: "0"}
+		fl := &JUnitFailure{Message: f.Reason, Type: f.Verdict, Text: strings.Join(f.Evidence, "\n")}
 		switch f.Verdict {
 		case VerdictPass:
 		case verdictFail:
@@ -140,7 +140,7 @@ func (c *Contract) WriteJUnit(w io.Writer) error {
 		suite.Cases = append(suite.Cases, tc)
 	}
 	suite.Tests = len(suite.Cases)
-	return writeJUnitDoc(w, junitSuites{Suites: []junitSuite{suite}})
+	return WriteJUnitDoc(w, JUnitSuites{Suites: []JUnitSuite{suite}})
 }
 
 // Text is the contract for a terminal or report.md: one line per rule.
@@ -175,9 +175,9 @@ func (c *Contract) Text(w io.Writer) error {
 // the probes.
 func (c *Contract) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Contract of %s (%s, %s): %s\n\n", mdEscape(c.Name), mdEscape(c.API), mdEscape(c.Target), strings.ToUpper(c.Verdict))
+	fmt.Fprintf(&b, "# Contract of %s (%s, %s): %s\n\n", MDEscape(c.Name), MDEscape(c.API), MDEscape(c.Target), strings.ToUpper(c.Verdict))
 	for _, r := range c.Reasons {
-		fmt.Fprintf(&b, "- %s\n", mdEscape(r))
+		fmt.Fprintf(&b, "- %s\n", MDEscape(r))
 	}
 	fmt.Fprintf(&b, "\n%d of %d requests of the budget sent.\n\n| Rule | Found | Expected | Verdict | Evidence |\n|---|---|---|---|---|\n", c.Sent, c.Budget)
 	for _, f := range c.Findings {
@@ -188,11 +188,11 @@ func (c *Contract) WriteMarkdown(w io.Writer) error {
 		if f.Because != "" {
 			v += ", because " + f.Because
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", f.Rule, mdEscape(v), mdEscape(f.Expected), f.Verdict, mdEscape(strings.Join(f.Evidence, "; ")))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", f.Rule, MDEscape(v), MDEscape(f.Expected), f.Verdict, MDEscape(strings.Join(f.Evidence, "; ")))
 	}
 	b.WriteString("\n## Probes\n\n| Probe | What | Requests (planned) | Run |\n|---|---|---|---|\n")
 	for _, p := range c.Probes {
-		fmt.Fprintf(&b, "| %s | %s | %d (%d) | %s |\n", p.Name, mdEscape(p.What), p.Sent, p.Planned, mdEscape(p.Verdict+" "+p.Err))
+		fmt.Fprintf(&b, "| %s | %s | %d (%d) | %s |\n", p.Name, MDEscape(p.What), p.Sent, p.Planned, MDEscape(p.Verdict+" "+p.Err))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

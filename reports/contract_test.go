@@ -2,8 +2,6 @@ package reports
 
 import (
 	"encoding/xml"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -43,7 +41,7 @@ func TestContractJudgeAndJUnit(t *testing.T) {
 	if err := c.WriteJUnit(&b); err != nil {
 		t.Fatal(err)
 	}
-	var doc junitSuites
+	var doc JUnitSuites
 	if err := xml.Unmarshal([]byte(b.String()), &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -69,23 +67,4 @@ func TestContractDrift(t *testing.T) {
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("%+v, want %+v", got, want)
 	}
-}
-
-// A characterisation's junit.xml follows the strict schema, as a run's does.
-func TestContractJUnitValidates(t *testing.T) {
-	c := &Contract{Name: "n", Start: "2026-11-26T06:00:00.5Z", Findings: []Finding{
-		{Rule: "a", Value: "1", Verdict: VerdictPass},
-		{Rule: "b", Value: "2", Expected: "3", Verdict: verdictFail, Reason: "expected 3, found 2", Evidence: []string{"e"}},
-		{Rule: "c", Value: CannotTell, Expected: "x", Verdict: VerdictIncomplete, Reason: "cannot tell"},
-	}}
-	c.Judge()
-	path := filepath.Join(t.TempDir(), "junit.xml")
-	var b strings.Builder
-	if err := c.WriteJUnit(&b); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	validateJUnit(t, path)
 }

@@ -372,7 +372,7 @@ func TestTruthAndCollisionFailTheVerdict(t *testing.T) {
 	r := cascadeRun(rundir.StateDelivered, [][]srec{{{1, "DELIVERED", "viber", false}}, {{2, "DELIVERED", "viber", false}}})
 	r.events = r.events[:1]
 	dir := r.write(t)
-	s, err := Build(dir)
+	s, err := conclude(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +393,7 @@ func TestTruthAndCollisionFailTheVerdict(t *testing.T) {
 	for i := range c.attempts {
 		c.attempts[i].TxID = "tx-same"
 	}
-	s, err = Build(c.write(t))
+	s, err = conclude(c.write(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +474,7 @@ func TestEndBeforeSendIsNoMeasurement(t *testing.T) {
 	r.send(2, "c1", 11, 200, 0.01)
 	r.callback(1, 10.5, "DELIVERED", "", true, false)
 	r.callback(2, 9, "DELIVERED", "", true, false) // 2 s before message 2 was sent
-	s, err := Build(r.write(t))
+	s, err := conclude(r.write(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // error, a measurement reason, with each attempt counted once. Before, such a
 // run passed with no warning (issue 24).
 func TestDuplicatedAttemptLinesAreAnError(t *testing.T) {
-	base, err := Build(copyRun(t, sampleRun))
+	base, err := conclude(copyRun(t, sampleRun))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestDuplicatedAttemptLinesAreAnError(t *testing.T) {
 	if err := os.WriteFile(p, twice.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Build(dir)
+	s, err := conclude(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -128,7 +128,7 @@ func (a *analyzer) abortReason() {
 		when += fmt.Sprintf(" (%s after the start)", dur(ab.At.Sub(a.meta.Start).Seconds()))
 	}
 	a.s.early = append(a.s.early, reason(WhoseService, verdictFail,
-		fmt.Sprintf("the run was aborted at %s by the abortOnFail threshold %s%s (value %s): %s; the figures cover what ran until then and its grace period", when, ab.Threshold, where, num(ab.Value), why),
+		fmt.Sprintf("the run was aborted at %s by the abortOnFail threshold %s%s (value %s): %s; the figures cover what ran until then and its grace period", when, ab.Threshold, where, Num(ab.Value), why),
 		""))
 }
 
@@ -153,7 +153,7 @@ func (s *Summary) WritePartial(dir string) error {
 	s.Partial = true
 	s.Thresholds = []Threshold{}
 	s.decide()
-	js, err := s.marshal()
+	js, err := s.JSON()
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
 	}

@@ -156,7 +156,7 @@ func TestWritePartial(t *testing.T) {
 	// The final build is whole: not partial.
 	r.meta.AttackEnd, r.meta.End = at(4), at(5)
 	writeJSON(t, filepath.Join(dir, rundir.MetaFile), r.meta)
-	if _, err := Build(dir); err != nil {
+	if _, err := conclude(dir); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, rundir.SummaryFile)); strings.Contains(string(b), `"partial"`) {

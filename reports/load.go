@@ -88,7 +88,7 @@ func (s *Summary) loadReasons() []Reason {
 		what = append(what, s.sentOfPlanned())
 	}
 	if rate {
-		what = append(what, fmt.Sprintf("the rate achieved was %s/s of %s/s planned (%s)", twoDecimals(r.AchievedRate), twoDecimals(r.PlannedRate), percent(r.AchievedRate, r.PlannedRate)))
+		what = append(what, fmt.Sprintf("the rate achieved was %s/s of %s/s planned (%s)", TwoDecimals(r.AchievedRate), TwoDecimals(r.PlannedRate), Percent(r.AchievedRate, r.PlannedRate)))
 	}
 	limit, why, next := s.whoseLimit()
 	whose := WhoseEnvironment
@@ -111,7 +111,7 @@ func (s *Summary) loadReasons() []Reason {
 func (s *Summary) whoseLimit() (limit, why, next string) {
 	r := s.Requests
 	need := r.PlannedRate * r.Latency.Mean
-	answers := fmt.Sprintf("answers took %s on average: at %s/s about %.0f messages are in flight", dur(r.Latency.Mean), twoDecimals(r.PlannedRate), need)
+	answers := fmt.Sprintf("answers took %s on average: at %s/s about %.0f messages are in flight", dur(r.Latency.Mean), TwoDecimals(r.PlannedRate), need)
 	slow := r.Capped > 0 && r.Latency.Has() && need > float64(max(r.MaxInFlight, rundir.DefaultMaxInFlight))
 	switch {
 	case slow && s.Run.Target == "embedded":
@@ -139,7 +139,7 @@ func (s *Summary) whoseLimit() (limit, why, next string) {
 			"see msgload's log for why the attack ended early, and run again"
 	}
 	return limitCPU,
-		fmt.Sprintf("the load generator's CPU held it: %s left more than %s late (send lag p99 %s) without the in-flight cap being reached", plural(r.Late, "send"), lateAfter, r.SendLag.Show(r.SendLag.P99)),
+		fmt.Sprintf("the load generator's CPU held it: %s left more than %s late (send lag p99 %s) without the in-flight cap being reached", Plural(r.Late, "send"), lateAfter, r.SendLag.Show(r.SendLag.P99)),
 		cpuNext
 }
 
@@ -153,12 +153,12 @@ const cpuNext = "give msgload more CPU (a quieter machine), lower the rate, or s
 // sentOfPlanned is "sent 2,682 of 120,000 planned messages (2.2 %)".
 func (s *Summary) sentOfPlanned() string {
 	r := s.Requests
-	return fmt.Sprintf("sent %s of %s planned %ss (%s)", thousands(r.Messages), thousands(r.PlannedCount), s.noun(), percent(float64(r.Messages), float64(r.PlannedCount)))
+	return fmt.Sprintf("sent %s of %s planned %ss (%s)", Thousands(r.Messages), Thousands(r.PlannedCount), s.Noun(), Percent(float64(r.Messages), float64(r.PlannedCount)))
 }
 
-// loadLine is the headline's sentence on the load applied: planned against
+// LoadLine is the headline's sentence on the load applied: planned against
 // sent, and why the two differ when they do.
-func (s *Summary) loadLine() string {
+func (s *Summary) LoadLine() string {
 	r := s.Requests
 	if r.PlannedCount <= 0 {
 		return ""
@@ -167,23 +167,23 @@ func (s *Summary) loadLine() string {
 	count, rate := s.loadShort()
 	switch held, allowed := s.limitHeld(); {
 	case (count || rate) && held:
-		line += fmt.Sprintf(", at %s/s: respect mode held the load to the limit (about %s/s for %d clients), as planned", twoDecimals(r.AchievedRate), twoDecimals(allowed), s.Run.Clients)
+		line += fmt.Sprintf(", at %s/s: respect mode held the load to the limit (about %s/s for %d clients), as planned", TwoDecimals(r.AchievedRate), TwoDecimals(allowed), s.Run.Clients)
 	case rate:
-		line += fmt.Sprintf(", at %s/s of %s/s planned", twoDecimals(r.AchievedRate), twoDecimals(r.PlannedRate))
+		line += fmt.Sprintf(", at %s/s of %s/s planned", TwoDecimals(r.AchievedRate), TwoDecimals(r.PlannedRate))
 	}
 	return line + "."
 }
 
-// percent is a/b as "2.2 %" (one decimal; "0 %" of nothing).
-func percent(a, b float64) string {
+// Percent is a/b as "2.2 %" (one decimal; "0 %" of nothing).
+func Percent(a, b float64) string {
 	if b <= 0 {
 		return "0 %"
 	}
 	return strconv.FormatFloat(100*a/b, 'f', 1, 64) + " %"
 }
 
-// thousands writes n with a comma every three digits: 120,000.
-func thousands(n int64) string {
+// Thousands writes n with a comma every three digits: 120,000.
+func Thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

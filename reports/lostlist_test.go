@@ -123,8 +123,8 @@ func TestLostFileListsEveryLostMessage(t *testing.T) {
 			gotLate[m.Seq] = true
 		}
 	}
-	if int64(len(msgs)) != s.Delivery.Lost || int64(len(gotLate)) != s.Delivery.Late || len(msgs) <= maxListed || len(gotLate) == 0 {
-		t.Errorf("%s: %d messages, %d late; delivery.lost %d, .late %d (want more than %d, some late)", rundir.LostFile, len(msgs), len(gotLate), s.Delivery.Lost, s.Delivery.Late, maxListed)
+	if int64(len(msgs)) != s.Delivery.Lost || int64(len(gotLate)) != s.Delivery.Late || len(msgs) <= MaxListed || len(gotLate) == 0 {
+		t.Errorf("%s: %d messages, %d late; delivery.lost %d, .late %d (want more than %d, some late)", rundir.LostFile, len(msgs), len(gotLate), s.Delivery.Lost, s.Delivery.Late, MaxListed)
 	}
 	if !seqSetsEqual(gotLost, wantLost) || !seqSetsEqual(gotLate, wantLate) {
 		t.Errorf("%s lists %v late %v; the raw files say %v late %v", rundir.LostFile, seqKeys(gotLost), seqKeys(gotLate), seqKeys(wantLost), seqKeys(wantLate))
@@ -135,7 +135,7 @@ func TestLostFileListsEveryLostMessage(t *testing.T) {
 	if once := onePassLostLines(t, dir); !slices.Equal(once, lines) {
 		t.Errorf("one pass lists\n%s\nthe bounded analysis\n%s", strings.Join(once, "\n"), strings.Join(lines, "\n"))
 	}
-	checkLostJQ(t, dir, s.lostJQ(), wantLost, wantLate)
+	checkLostJQ(t, dir, s.LostJQ(), wantLost, wantLate)
 }
 
 // onePassLostLines is the sorted lines the one-pass analysis of dir lists.

@@ -43,7 +43,8 @@ type shardDir struct {
 }
 
 // Merge builds in out the run directory of a sharded run from its shards'
-// directories (msgload run --shard I/N) and then its reports (Build), so that
+// directories (msgload run --shard I/N) and then concludes it (Conclude; its
+// reports are render.Merge's), so that
 // summary.json, the reports and the verdict are what a single process would
 // compute from the union of the shards' raw files: attempts.jsonl is their
 // concatenation (the shards keep the run's global sequences), events.jsonl
@@ -133,7 +134,7 @@ func Merge(out string, dirs []string, o MergeOptions) (*Summary, error) {
 	if err := rundir.WriteFile(filepath.Join(out, rundir.MetaFile), append(b, '\n')); err != nil {
 		return nil, err
 	}
-	return Build(out)
+	return Conclude(out)
 }
 
 // mergeMeta is the run.json of the whole run: the first start, the last ends,
@@ -270,7 +271,7 @@ func finishProblems(s shardDir, n int64) []rundir.MergeProblem {
 	case m.End.IsZero():
 		what = "did not finish: its run.json has no end (its process was killed, or still runs)"
 		if n >= 0 {
-			what += fmt.Sprintf("; the merge holds the %s it recorded before", plural(n, "attempt"))
+			what += fmt.Sprintf("; the merge holds the %s it recorded before", Plural(n, "attempt"))
 		}
 	case m.Interrupted:
 		what = "was interrupted: it stopped sending before its plan was done"
@@ -347,10 +348,10 @@ func rawFileProblems(s shardDir, o MergeOptions) (int64, []rundir.MergeProblem) 
 		return n, ps // killed: what it did not write is told by finishProblems
 	}
 	if n == 0 && m.Planned.Requests > 0 {
-		bad("%s is empty, though the shard finished a plan of %s", rundir.AttemptsFile, plural(m.Planned.Requests, "message"))
+		bad("%s is empty, though the shard finished a plan of %s", rundir.AttemptsFile, Plural(m.Planned.Requests, "message"))
 	}
 	if r, ok := size[rundir.ResultsFile]; ok && r == 0 && n > 0 {
-		bad("%s is empty, though %s holds %s", rundir.ResultsFile, rundir.AttemptsFile, plural(n, "attempt"))
+		bad("%s is empty, though %s holds %s", rundir.ResultsFile, rundir.AttemptsFile, Plural(n, "attempt"))
 	}
 	return n, ps
 }

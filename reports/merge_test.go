@@ -84,7 +84,7 @@ func TestMergeExactPercentiles(t *testing.T) {
 	dirs, reqLat, delLat := shardedRun(t)
 	var avgP95 float64
 	for _, d := range dirs {
-		s, err := Build(d)
+		s, err := conclude(d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,11 +152,11 @@ func TestMergeExactPercentiles(t *testing.T) {
 	}
 
 	// The merged raw files make the same summary again (msgload report OUT).
-	before, err := os.ReadFile(filepath.Join(out, rundir.SummaryFile))
+	before, err := s.JSON()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Build(out); err != nil {
+	if _, err := conclude(out); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := os.ReadFile(filepath.Join(out, rundir.SummaryFile))
@@ -472,7 +472,7 @@ func TestReportKilledRun(t *testing.T) {
 		r.callback(seq, float64(seq)+0.5, "DELIVERED", "sms", true, false)
 	}
 	r.meta.AttackEnd, r.meta.End = time.Time{}, time.Time{}
-	s, err := Build(r.write(t))
+	s, err := conclude(r.write(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,14 +2,11 @@ package reports
 
 import (
 	"cmp"
-	"fmt"
-	"io"
-	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/msgload/msgload/reports/summary"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -154,82 +151,13 @@ func cutMessage(msg string) string {
 	return string([]rune(msg)[:maxMessage]) + "…"
 }
 
-// sortedErrors is the errors table for people: the most frequent first, then
+// SortedErrors is the errors table for people: the most frequent first, then
 // by operation, code and message (the same whatever order the attempts came in).
-func (s *Summary) sortedErrors() []errorRow {
+func (s *Summary) SortedErrors() []summary.ErrorRow {
 	rows := slices.Clone(s.Requests.ErrorTable)
 	slices.SortFunc(rows, func(a, b errorRow) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), compareOps(a.Op, b.Op), cmp.Compare(a.Code, b.Code),
 			strings.Compare(a.Class, b.Class), strings.Compare(a.Message, b.Message))
 	})
 	return rows
-}
-
-// opLabel names an operation for people.
-func opLabel(op string) string {
-	switch op {
-	case "check_status":
-		return "status check"
-	case "webhook":
-		return "webhook registration"
-	}
-	return op
-}
-
-// codeText is an answer's code for people: "503 Service Unavailable", "no answer".
-func codeText(code int) string {
-	if code == 0 {
-		return "no answer"
-	}
-	if t := http.StatusText(code); t != "" {
-		return strconv.Itoa(code) + " " + t
-	}
-	return strconv.Itoa(code)
-}
-
-// messageText is an error row's message for people: its text, else its class.
-func messageText(e errorRow) string {
-	if e.Message != "" {
-		return e.Message
-	}
-	return "(no text; class " + e.Class + ")"
-}
-
-// opCells are a per-operation row's cells: operation, requests, ok, 429,
-// errors, error share, mean and max latency.
-func opCells(f opFigure) []string {
-	share := "–"
-	if f.Requests > 0 {
-		share = percent(float64(f.Errors+f.Rejected429), float64(f.Requests))
-	}
-	return []string{opLabel(f.Op), strconv.FormatInt(f.Requests, 10), strconv.FormatInt(f.OK, 10),
-		strconv.FormatInt(f.Rejected429, 10), strconv.FormatInt(f.Errors, 10), share, spacedDur(f.LatencyMean), spacedDur(f.LatencyMax)}
-}
-
-// opHeads are the per-operation table's headings.
-var opHeads = []string{"Operation", "Requests", "OK", "429", "Other errors", "Not OK", "Mean latency", "Max latency"}
-
-// errorHeads are the errors table's headings.
-var errorHeads = []string{"Operation", "Code", "Class", "First message", "Count"}
-
-// errorCells are an error row's cells.
-func errorCells(e errorRow) []string {
-	return []string{opLabel(e.Op), codeText(e.Code), e.Class, messageText(e), strconv.FormatInt(e.Count, 10)}
-}
-
-// terminalTables writes the errors table's first rows to the terminal (the
-// whole table is in report.html and report.md).
-func (s *Summary) terminalTables(w io.Writer) {
-	rows := s.sortedErrors()
-	if len(rows) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "  errors (operation, code, first message: count):\n")
-	for i, e := range rows {
-		if i == 5 {
-			fmt.Fprintf(w, "    … %d more kinds in report.html\n", len(rows)-5)
-			break
-		}
-		fmt.Fprintf(w, "    %s, %s, %s: %d\n", opLabel(e.Op), codeText(e.Code), messageText(e), e.Count)
-	}
 }

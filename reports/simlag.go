@@ -94,7 +94,7 @@ func (s *Summary) simLagReason() []Reason {
 	}
 	return []Reason{simLagged(reason(WhoseEnvironment, VerdictIncomplete,
 		fmt.Sprintf("the embedded simulator fell behind its own schedule by up to %s: %s late or lost only because of it (each was due by the deadline: it started after it, or had not started when the simulator closed) — the machine was too busy, not the service (truth.sim_lag)",
-			dur(t.SimLag.Max), plural(t.SimLag.Messages, "message")),
+			dur(t.SimLag.Max), Plural(t.SimLag.Messages, "message")),
 		"run again on a less busy machine, or at a lower rate"))}
 }
 

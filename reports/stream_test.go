@@ -227,7 +227,7 @@ func streamSummary(t testing.TB, dir string) []byte {
 	if err := s.Evaluate(s.thresholdExprs); err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.marshal()
+	b, err := s.JSON()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func TestBoundedReadsOneCut(t *testing.T) {
 	if err := s.Evaluate(s.thresholdExprs); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.marshal()
+	got, err := s.JSON()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -521,7 +521,7 @@ func marshalled(t *testing.T, s *Summary) []byte {
 	if err := s.Evaluate(s.thresholdExprs); err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.marshal()
+	b, err := s.JSON()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -134,7 +134,8 @@ func parseSummary(b []byte) (*Summary, error) {
 	return &s, nil
 }
 
-func (s *Summary) marshal() ([]byte, error) {
+// JSON is s as summary.json holds it: indented, ending in a newline.
+func (s *Summary) JSON() ([]byte, error) {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return nil, err

@@ -722,7 +722,7 @@ func (a *analyzer) judgeTruth(r *truthReport, ts *truthStream) {
 		if lo == hi {
 			count(what, lo, measured)
 		} else if measured < lo || measured > hi {
-			dis = append(dis, fmt.Sprintf("%s: measured %d, true %d to %d (%s the sink may or may not have logged)", what, measured, lo, hi, plural(r.Unanswered, "call")))
+			dis = append(dis, fmt.Sprintf("%s: measured %d, true %d to %d (%s the sink may or may not have logged)", what, measured, lo, hi, Plural(r.Unanswered, "call")))
 		}
 	}
 	if a.meta.Delivery.Via != "none" {
@@ -760,7 +760,7 @@ func (a *analyzer) judgeTruth(r *truthReport, ts *truthStream) {
 func judgeLatency(measured, lo, hi *hist) []string {
 	var dis []string
 	for _, q := range []float64{50, 95, 99, 100} {
-		name := "p" + num(q)
+		name := "p" + Num(q)
 		if q == 100 {
 			name = "max"
 		}

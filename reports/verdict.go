@@ -54,8 +54,8 @@ func ExitCode(verdict string) int {
 	return 1
 }
 
-// verdictWord is the verdict for people: PASS, FAIL, INCOMPLETE, ERROR.
-func (s *Summary) verdictWord() string {
+// VerdictWord is the verdict for people: PASS, FAIL, INCOMPLETE, ERROR.
+func (s *Summary) VerdictWord() string {
 	v := s.Verdict
 	if _, ok := verdictRank[v]; !ok {
 		v = VerdictError
@@ -176,7 +176,7 @@ func (s *Summary) decide() {
 	case r.Messages == 0:
 		rs = append(rs, reason(WhoseService, verdictFail, "the run sent no message", nextNothingSent))
 	case r.Accepted == 0:
-		rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("none of the %s sent was accepted", plural(r.Messages, "message")), nextNoneAccepted))
+		rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("none of the %s sent was accepted", Plural(r.Messages, "message")), nextNoneAccepted))
 	}
 	if t := s.Truth; t != nil && t.Agrees != nil && !*t.Agrees {
 		// A measurement that disagrees with the simulator's truth is a bug of
@@ -189,18 +189,18 @@ func (s *Summary) decide() {
 		// is not the attacker's. Either way its latency is no measurement.
 		dir := s.runDir()
 		rs = append(rs, reason(WhoseMeasurement, VerdictError,
-			fmt.Sprintf("%s ended before %s first send (delivery.before_send): the join or the clocks are wrong, and the delivery latencies cannot be trusted", plural(n, "message"), map[bool]string{true: "its", false: "their"}[n == 1]),
+			fmt.Sprintf("%s ended before %s first send (delivery.before_send): the join or the clocks are wrong, and the delivery latencies cannot be trusted", Plural(n, "message"), map[bool]string{true: "its", false: "their"}[n == 1]),
 			fmt.Sprintf("if the sink runs on another machine, synchronise the clocks (NTP) and run again; otherwise this is a msgload bug: `msgload report %s` reproduces it, attach %s to an issue of msgload", dir, dir)))
 	}
 	if n := s.Requests.Duplicates; n > 0 {
 		// Each attempt is written once: a repeated one means the record was
 		// copied into itself or written twice, so no figure of it is sure.
 		rs = append(rs, reason(WhoseMeasurement, VerdictError,
-			fmt.Sprintf("%s: %s repeat an attempt already recorded (same seq, attempt, op and send time); each was counted once, but the record cannot be trusted", rundir.AttemptsFile, plural(n, "line")),
+			fmt.Sprintf("%s: %s repeat an attempt already recorded (same seq, attempt, op and send time); each was counted once, but the record cannot be trusted", rundir.AttemptsFile, Plural(n, "line")),
 			"find what wrote the attempts twice (a copy, a second writer on the run directory) and run again"))
 	}
 	if n := s.Idempotency.IDCollisions; n > 0 {
-		rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("the service answered %s with an id already given to another message: delivery cannot be joined", plural(n, "message")),
+		rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("the service answered %s with an id already given to another message: delivery cannot be joined", Plural(n, "message")),
 			fmt.Sprintf("a service bug: give its owners %s/%s (the answers' ids)", s.runDir(), rundir.AttemptsFile)))
 	}
 	rs = append(rs, s.simLagReason()...)
@@ -237,22 +237,22 @@ func (s *Summary) thresholdReasons() []Reason {
 		switch {
 		case t.OK:
 		case t.SimLagOnly:
-			rs = append(rs, simLagged(reason(WhoseEnvironment, VerdictIncomplete, fmt.Sprintf("threshold %s does not hold: %s — but it reads figures the embedded simulator changed by falling behind its own schedule (truth.sim_lag: %s late or lost only because of it), so it does not judge the service", t.Expr, thresholdText(t), plural(s.Truth.SimLag.Messages, "message")),
+			rs = append(rs, simLagged(reason(WhoseEnvironment, VerdictIncomplete, fmt.Sprintf("threshold %s does not hold: %s — but it reads figures the embedded simulator changed by falling behind its own schedule (truth.sim_lag: %s late or lost only because of it), so it does not judge the service", t.Expr, ThresholdText(t), Plural(s.Truth.SimLag.Messages, "message")),
 				"run again on a less busy machine, or at a lower rate")))
 		case len(t.NoData) > 0:
 			rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("threshold %s has %s", t.Expr, t.Error), nextNoData))
 		case t.Error != "":
 			rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("threshold %s could not be evaluated: %s", t.Expr, t.Error), nextBadThreshold))
 		default:
-			rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("threshold %s does not hold: %s", t.Expr, thresholdText(t)), nextThreshold))
+			rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("threshold %s does not hold: %s", t.Expr, ThresholdText(t)), nextThreshold))
 		}
 	}
 	return rs
 }
 
-// reasonList is the summary's reasons; a summary.json from before `reasons`
+// ReasonList is the summary's reasons; a summary.json from before `reasons`
 // has only their texts (whose unknown).
-func (s *Summary) reasonList() []Reason {
+func (s *Summary) ReasonList() []Reason {
 	if len(s.Reasons) == len(s.VerdictReasons) {
 		return s.Reasons
 	}

@@ -1,16 +1,12 @@
 package reports
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"html/template"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/goccy/go-yaml"
 
@@ -93,10 +89,10 @@ type PartInput struct {
 	Err     error    // why, when Summary is nil
 }
 
-// newRunSummary puts the parts of a run together: the whole verdict is the
+// NewRunSummary puts the parts of a run together: the whole verdict is the
 // worst part verdict; a part without a summary is incomplete when the run was
 // interrupted and error otherwise.
-func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary {
+func NewRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary {
 	w := &RunSummary{Schema: schemaVersion, Kind: KindRun, VerdictReasons: []string{}, Reasons: []Reason{}, Parts: []partResult{}}
 	w.Run.Interrupted = interrupted
 	w.Totals.Outcomes.ByState, w.Totals.Outcomes.Refused = map[string]int64{}, map[string]int64{}
@@ -123,7 +119,7 @@ func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 			pr.Reasons = append(pr.Reasons, reason(WhoseEnvironment, pr.Verdict, why, "see the part's log, and run again"))
 		} else {
 			pr.API, pr.Verdict, pr.VerdictReasons = s.Run.API, s.Verdict, append(pr.VerdictReasons, s.VerdictReasons...)
-			pr.Reasons = append(pr.Reasons, s.reasonList()...)
+			pr.Reasons = append(pr.Reasons, s.ReasonList()...)
 			pr.Requests = s.Requests.Total
 			if s.Requests.Total > 0 {
 				pr.ErrorRate = &s.Requests.ErrorRate
@@ -157,39 +153,6 @@ func newRunSummary(dir string, parts []PartInput, interrupted bool) *RunSummary 
 	}
 	w.Passed = w.Verdict == VerdictPass
 	return w
-}
-
-// cardReasons are the whole run's reasons for its verdict card.
-func (w *RunSummary) cardReasons() []cardReason {
-	return (&Summary{Summary: summary.Summary{VerdictReasons: w.VerdictReasons, Reasons: w.Reasons}}).cardReasons()
-}
-
-// maxCardThresholds bounds the whole run's card: the parts below show all.
-const maxCardThresholds = 12
-
-// cardThresholds are the parts' thresholds for the whole run's card, each
-// named by its part, the failed ones first, at most maxCardThresholds; more
-// says how many are left to the parts below.
-func (w *RunSummary) cardThresholds() (rows []htmlThr, more int) {
-	var bad, good []htmlThr
-	for i, s := range w.summaries {
-		if s == nil {
-			continue
-		}
-		for _, t := range s.Thresholds {
-			row := htmlThr{t.OK, w.Parts[i].Name + ": " + thresholdText(t)}
-			if t.OK {
-				good = append(good, row)
-			} else {
-				bad = append(bad, row)
-			}
-		}
-	}
-	all := append(bad, good...)
-	if len(all) > maxCardThresholds {
-		return all[:maxCardThresholds], len(all) - maxCardThresholds
-	}
-	return all, 0
 }
 
 // NoReportVerdict is the verdict of a part (or shard) that has no report:
@@ -265,7 +228,7 @@ func (w *RunSummary) Line(dir string) string {
 // Line is the one line `msgload run` ends with for a run without parts:
 // "notify-respect-limit: PASS — runs/<id>/report.html".
 func (s *Summary) Line(dir string) string {
-	return fmt.Sprintf("%s: %s — %s", s.Run.Scenario, s.verdictWord(), filepath.Join(dir, rundir.HTMLFile))
+	return fmt.Sprintf("%s: %s — %s", s.Run.Scenario, s.VerdictWord(), filepath.Join(dir, rundir.HTMLFile))
 }
 
 // PartDirs are the part directories of a run with parts (the directories
@@ -298,234 +261,8 @@ func PartDirs(dir string) []string {
 	return out
 }
 
-// BuildRun writes the whole-run files of a run with parts into dir:
-// summary.json, report.html, report.md and junit.xml, from the parts'
-// summaries (each part's own files are written by Build).
-func BuildRun(dir string, parts []PartInput, interrupted bool) (*RunSummary, error) {
-	w := newRunSummary(dir, parts, interrupted)
-	return w, w.WriteFiles(dir)
-}
-
-// RebuildRun rebuilds every part of a run with parts from its raw files, then
-// the whole run's files. A part that cannot be built (no run.json, a bad
-// threshold) stops the rebuild with its error.
-func RebuildRun(dir string) (*RunSummary, error) {
-	dirs := PartDirs(dir)
-	if len(dirs) == 0 {
-		return nil, fmt.Errorf("%w: %s has no part directories", errNoMeta, dir)
-	}
-	var parts []PartInput
-	interrupted := false
-	for _, d := range dirs {
-		s, err := Build(d)
-		if err != nil {
-			return nil, fmt.Errorf("part %s: %w", filepath.Base(d), err)
-		}
-		interrupted = interrupted || s.Run.Interrupted
-		parts = append(parts, PartInput{Name: filepath.Base(d), Dir: d, Summary: s})
-	}
-	return BuildRun(dir, parts, interrupted)
-}
-
 // Summaries are the parts' summaries, in the order of Parts (nil for a part without one).
 func (w *RunSummary) Summaries() []*Summary { return w.summaries }
-
-// WriteFiles writes summary.json, report.html, report.md and junit.xml of the whole run.
-func (w *RunSummary) WriteFiles(dir string) error {
-	js, err := json.MarshalIndent(w, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode summary: %w", err)
-	}
-	js = append(js, '\n')
-	return writeReportFiles(dir, js, w)
-}
-
-// wholeTested says what the whole run was.
-func (w *RunSummary) wholeTested() []keyFigure {
-	r := w.Run
-	rows := []keyFigure{{"scenario", r.Scenario}}
-	if r.Description != "" {
-		rows[0].value += " — " + r.Description
-	}
-	var names []string
-	for _, p := range w.Parts {
-		names = append(names, p.Name)
-	}
-	rows = append(rows, keyFigure{"parts", fmt.Sprintf("%d, side by side: %s", len(w.Parts), strings.Join(names, ", "))})
-	rows = append(rows, buildRows(r.Version, r.Commit, r.CommitTime, r.Host)...)
-	when := showTime(r.Start) + " to " + showTime(r.End)
-	if r.Interrupted {
-		when += " — interrupted"
-	}
-	rows = append(rows, keyFigure{"ran", when}, keyFigure{"run id", r.ID})
-	return rows
-}
-
-// partRow is a part's line in the whole run's table.
-type partRow struct {
-	Name, Dir, API, Verdict, Class, Outcome, DeliveryP95 string
-	Sent, Accepted, Delivered, NotDelivered              string
-}
-
-func (w *RunSummary) partRows() []partRow {
-	var rows []partRow
-	for i, p := range w.Parts {
-		row := partRow{Name: p.Name, Dir: p.Dir, API: p.API, Verdict: strings.ToUpper(p.Verdict), Class: p.Verdict}
-		if s := w.summaries[i]; s != nil {
-			o := s.Outcomes
-			row.Sent, row.Accepted = fmt.Sprint(o.Messages), fmt.Sprint(o.Accepted)
-			row.Delivered = measuredCount(s.Delivery, o.Delivered)
-			row.NotDelivered = measuredCount(s.Delivery, o.Accepted-o.Delivered)
-			row.DeliveryP95 = s.Delivery.Latency.ShowFigure("p95")
-			row.Outcome = strings.Join(s.outcomeLines(), " ")
-		} else {
-			row.Sent, row.Accepted, row.Delivered, row.NotDelivered, row.DeliveryP95 = "–", "–", "–", "–", noData
-			row.Outcome = strings.Join(p.VerdictReasons, "; ")
-		}
-		rows = append(rows, row)
-	}
-	return rows
-}
-
-// wholeTmpl is parsed on first use (htmlTmpl says why).
-var wholeTmpl = sync.OnceValue(func() *template.Template {
-	return template.Must(template.Must(template.New("whole").Funcs(tmplFuncs).Parse(partBody)).Parse(htmlHead + `<h1>msgload — {{.W.Run.Scenario}} <span class="v {{.Class}}">{{.Verdict}}</span></h1>
-<section class="card" id="card">
-{{if .Card}}<ul class="reasons">{{range .Card}}<li><span class="whose">{{.Whose}}</span> {{inline .Text}}{{if .Next}}<br><span class="next">Next: {{inline .Next}}</span>{{end}}</li>{{end}}</ul>{{end}}
-<p class="outcome">{{.Headline}}</p>
-{{if .Thr}}<table class="thr" id="thresholds">{{range .Thr}}<tr><td class="mark">{{if .OK}}✓{{else}}✗{{end}}</td><td>{{.Text}}</td></tr>{{end}}</table>{{end}}
-{{if .More}}<p class="muted">… {{.More}} more thresholds in the parts below.</p>{{end}}
-</section>
-<table class="tested">{{range .Tested}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}</table>
-<h2>Parts</h2>
-<table class="parts"><tr><th>Part</th><th>API</th><th>Verdict</th><th>Sent</th><th>Accepted</th><th>Delivered</th><th>Not delivered</th><th>Delivery p95</th></tr>
-{{range .Rows}}<tr><td><a href="#part-{{.Name}}">{{.Name}}</a></td><td>{{.API}}</td><td><span class="v {{.Class}}">{{.Verdict}}</span></td><td>{{.Sent}}</td><td>{{.Accepted}}</td><td>{{.Delivered}}</td><td>{{.NotDelivered}}</td><td>{{.DeliveryP95}}</td></tr>
-<tr><td></td><td colspan="7" class="muted">{{.Outcome}}</td></tr>{{end}}</table>
-{{range .Parts}}<section class="part" id="part-{{.Name}}"><h2>{{.Name}} <span class="v {{.View.Class}}">{{.View.Verdict}}</span> <span class="muted">— its own files in <code>{{.Dir}}/</code></span></h2>
-{{template "part" .View}}</section>
-{{end}}
-<p class="muted">Built from the run directory alone by <code>msgload report</code>; summary.json holds the whole verdict, each part's summary.json every figure.</p>
-</body></html>
-`))
-})
-
-// headline is the whole verdict in words.
-func (w *RunSummary) headline() string {
-	t := w.Totals
-	line := fmt.Sprintf("%d of %d parts passed.", t.PartsPassed, t.Parts)
-	o := t.Outcomes
-	var planned int64 // the parts' plans: sent is said against them
-	for _, s := range w.summaries {
-		if s != nil {
-			planned += s.Requests.PlannedCount
-		}
-	}
-	if o.Messages > 0 && planned > 0 {
-		line += fmt.Sprintf(" Over all parts: %s sent of %s planned (%s), %d accepted", thousands(o.Messages), thousands(planned), percent(float64(o.Messages), float64(planned)), o.Accepted)
-	} else if o.Messages > 0 {
-		line += fmt.Sprintf(" Over all parts: %d sent, %d accepted", o.Messages, o.Accepted)
-		if o.Measured {
-			line += fmt.Sprintf(", %d delivered, %d accepted but not delivered", o.Delivered, o.Accepted-o.Delivered)
-		}
-		if o.GaveUp > 0 {
-			line += fmt.Sprintf(", %d gave up after retries", o.GaveUp)
-		}
-		line += "."
-	}
-	return line
-}
-
-// WriteHTML writes the whole run's report.html: the verdict first, then each part.
-func (w *RunSummary) WriteHTML(out io.Writer) error {
-	type partView struct {
-		Name, Dir string
-		View      map[string]any
-	}
-	var parts []partView
-	for i, p := range w.Parts {
-		if s := w.summaries[i]; s != nil {
-			parts = append(parts, partView{p.Name, p.Dir, s.htmlView(p.Name + "-")})
-		}
-	}
-	tested := make([]htmlKey, 0)
-	for _, k := range w.wholeTested() {
-		tested = append(tested, htmlKey{k.name, k.value})
-	}
-	v := strings.ToUpper(WorstVerdict(w.Verdict))
-	thr, more := w.cardThresholds()
-	return wholeTmpl().Execute(out, map[string]any{"W": w, "Title": "msgload " + w.Run.Scenario + " " + w.Run.ID,
-		"Verdict": v, "Class": strings.ToLower(v), "Headline": w.headline(), "Card": w.cardReasons(), "Thr": thr, "More": more, "Tested": tested, "Rows": w.partRows(), "Parts": parts})
-}
-
-// WriteMarkdown writes the whole run's report.md: the verdict, the parts, then
-// each part's own report.
-func (w *RunSummary) WriteMarkdown(out io.Writer) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "## msgload %s: %s\n\n%s\n\n", mdEscape(w.Run.Scenario), strings.ToUpper(WorstVerdict(w.Verdict)), mdEscape(w.headline()))
-	mdReasons(&b, w.cardReasons())
-	if thr, more := w.cardThresholds(); len(thr) > 0 {
-		b.WriteString("| | Threshold |\n|---|---|\n")
-		for _, t := range thr {
-			fmt.Fprintf(&b, "| %s | %s |\n", mark(t.OK), mdEscape(t.Text))
-		}
-		if more > 0 {
-			fmt.Fprintf(&b, "\n… %d more thresholds in the parts below.\n", more)
-		}
-		b.WriteString("\n")
-	}
-	b.WriteString("| What was tested | |\n|---|---|\n")
-	for _, k := range w.wholeTested() {
-		fmt.Fprintf(&b, "| %s | %s |\n", mdEscape(k.name), mdEscape(k.value))
-	}
-	b.WriteString("\n| Part | API | Verdict | Sent | Accepted | Delivered | Not delivered | Delivery p95 | Outcome |\n|---|---|---|---|---|---|---|---|---|\n")
-	for _, r := range w.partRows() {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(r.Name), r.API, r.Verdict, r.Sent, r.Accepted, r.Delivered, r.NotDelivered, r.DeliveryP95, mdEscape(r.Outcome))
-	}
-	for i, s := range w.summaries {
-		if s == nil {
-			continue
-		}
-		var pb bytes.Buffer
-		if err := s.WriteMarkdown(&pb); err != nil {
-			return err
-		}
-		// Each part's report one heading level down, its charts in its directory.
-		part := strings.ReplaceAll("\n"+partChartLinks(pb.String(), w.Parts[i].Dir), "\n#", "\n##")
-		b.WriteString(part)
-	}
-	_, err := io.WriteString(out, b.String())
-	return err
-}
-
-// WriteJUnit writes the whole run's junit.xml: one suite per part (its verdict,
-// then its thresholds); a part without a report is one suite with an error.
-func (w *RunSummary) WriteJUnit(out io.Writer) error {
-	var doc junitSuites // the strict JUnit schema allows no attributes on testsuites
-	for i, p := range w.Parts {
-		var suite junitSuite
-		if s := w.summaries[i]; s != nil {
-			suite = s.junitSuite(i)
-			suite.Name = junitSuiteName(s.Run.Scenario, p.Name)
-		} else {
-			msg := strings.ToUpper(p.Verdict) + ": " + strings.Join(p.VerdictReasons, "; ")
-			f := &junitFailure{Message: msg, Type: p.Verdict, Text: msg}
-			c := junitCase{Name: "msgload verdict: " + strings.ToUpper(p.Verdict), Classname: "msgload." + p.Name, Time: "0"}
-			suite = junitSuite{Name: junitSuiteName(w.Run.Scenario, p.Name), Package: "msgload", ID: i, Tests: 1,
-				Timestamp: junitTimestamp(w.Run.Start), Hostname: "localhost", Time: "0",
-				Properties: []junitProperty{{"run.id", w.Run.ID}, {"part", p.Name}, {"verdict", p.Verdict}}}
-			if p.Verdict == VerdictError {
-				c.Error = f
-				suite.Errors++
-			} else {
-				c.Failure = f
-				suite.Fails++
-			}
-			suite.Cases = []junitCase{c}
-		}
-		doc.Suites = append(doc.Suites, suite)
-	}
-	return writeJUnitDoc(out, doc)
-}
 
 // parseRunSummary reads a whole run's summary.json into a Summary of kind run:
 // its verdict, and the whole object in Whole.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/msgload/msgload/harness"
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -70,7 +71,7 @@ func (o *baselineOpts) apply(s *reports.Summary, dir string) error {
 	if err := s.AgainstBaseline(o.run, o.dir, o.gate); err != nil {
 		return err
 	}
-	return s.WriteFiles(dir)
+	return render.WriteFiles(dir, s)
 }
 
 // runDigest is the scenario digest run.json of dir records, or "" (a run

@@ -3,7 +3,7 @@ package main
 import (
 	"io"
 
-	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/reports/render"
 )
 
 // isTTY tells whether w is a terminal, through the injected test when there
@@ -22,6 +22,6 @@ func (g *globalState) color() bool {
 }
 
 // terminal is how summaries are written to stdout.
-func (g *globalState) terminal() reports.TerminalOptions {
-	return reports.TerminalOptions{Color: g.color()}
+func (g *globalState) terminal() render.TerminalOptions {
+	return render.TerminalOptions{Color: g.color()}
 }

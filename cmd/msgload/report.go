@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -85,7 +86,7 @@ func (g *globalState) runReport(dir string, quiet bool, bl *baselineOpts) error 
 	}
 	if parts := reports.PartDirs(dir); len(parts) > 0 {
 		// A run of several parts: every part, then the whole run at the top.
-		w, err := reports.RebuildRun(dir)
+		w, err := render.RebuildRun(dir)
 		if err != nil {
 			// Everything refused is about the input: the run's files or thresholds.
 			return badInput(fmt.Errorf("report %s: %w", dir, err))
@@ -93,7 +94,7 @@ func (g *globalState) runReport(dir string, quiet bool, bl *baselineOpts) error 
 		if !quiet {
 			for i, s := range w.Summaries() {
 				fmt.Fprintf(g.stdout, "== %s\n", w.Parts[i].Name)
-				s.TerminalWith(g.stdout, g.terminal())
+				render.TerminalWith(g.stdout, s, g.terminal())
 			}
 			fmt.Fprintln(g.stdout, w.Line(dir))
 		}
@@ -103,7 +104,7 @@ func (g *globalState) runReport(dir string, quiet bool, bl *baselineOpts) error 
 		return nil
 	}
 	var verdicts, why []string
-	s, err := reports.Build(dir)
+	s, err := render.Build(dir)
 	if err != nil {
 		// Everything Build refuses is about its input: the run's files or thresholds.
 		return badInput(fmt.Errorf("report %s: %w", dir, err))
@@ -112,7 +113,7 @@ func (g *globalState) runReport(dir string, quiet bool, bl *baselineOpts) error 
 		return &exitError{code: reports.ExitCode(reports.VerdictError), err: fmt.Errorf("report %s: against the baseline: %w", dir, err)}
 	}
 	if !quiet {
-		s.TerminalWith(g.stdout, g.terminal())
+		render.TerminalWith(g.stdout, s, g.terminal())
 	}
 	verdicts = append(verdicts, s.Verdict)
 	why = append(why, s.VerdictReasons...)
@@ -146,12 +147,12 @@ func (g *globalState) runMerge(out string, dirs, sinkLogs []string, quiet bool) 
 			return badInput(fmt.Errorf("report --merge: %q is not a shard's run directory", d))
 		}
 	}
-	s, err := reports.Merge(out, dirs, reports.MergeOptions{SinkLogs: sinkLogs})
+	s, err := render.Merge(out, dirs, reports.MergeOptions{SinkLogs: sinkLogs})
 	if err != nil {
 		return badInput(fmt.Errorf("report --merge: %w", err))
 	}
 	if !quiet {
-		s.TerminalWith(g.stdout, g.terminal())
+		render.TerminalWith(g.stdout, s, g.terminal())
 		m := s.Run.Merged
 		fmt.Fprintf(g.stdout, "merged %d of %d shards (%v) into %s\n", len(m.Indexes), m.Shards, m.Indexes, out)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/msgload/msgload/harness"
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 )
@@ -243,7 +244,7 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 		writeReplayTable(out, p.Dir)
 		switch {
 		case p.Summary != nil:
-			p.Summary.TerminalWith(out, g.terminal())
+			render.TerminalWith(out, p.Summary, g.terminal())
 		case p.Err != nil:
 			fmt.Fprintf(out, "%s: no report: %v\n", p.Name, p.Err)
 		default:

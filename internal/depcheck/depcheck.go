@@ -2,7 +2,8 @@
 // tests that hold msgload's layering: the body generator links neither the
 // reports nor the threshold language, scenario loading links the summary
 // contract but no analysis or writer, the contract links nothing beyond the
-// expression engine.
+// expression engine, the analysis (reports) links no HTML template or chart
+// package — only its writers (reports/render) do.
 package depcheck
 
 import (
@@ -30,6 +31,33 @@ func Deps(t testing.TB, pkg string) []string {
 		t.Fatalf("go list -deps did not list %s last: %q", pkg, deps)
 	}
 	return deps
+}
+
+// Std returns every package pkg links, the standard library's too, itself
+// last: for a guard on a standard package (html/template) that Deps leaves out.
+func Std(t testing.TB, pkg string) []string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	out, err := exec.Command(goBin, "list", "-deps", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
+}
+
+// NotLinked fails t for each of packages (import paths, the standard
+// library's too) that pkg links.
+func NotLinked(t testing.TB, pkg string, packages []string) {
+	t.Helper()
+	deps := Std(t, pkg)
+	for _, p := range packages {
+		if slices.Contains(deps, p) {
+			t.Errorf("%s links %s", pkg, p)
+		}
+	}
 }
 
 // Forbidden fails t for each package pkg links whose path starts with one of
