@@ -1,14 +1,11 @@
 package reports
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"io/fs"
 	"iter"
 	"math"
 	"math/bits"
-	"os"
 	"slices"
 
 	"github.com/msgload/msgload/rundir"
@@ -24,22 +21,28 @@ import (
 // records may be an hour apart in the truth, is joined there.
 
 // sortedSpill collects fixed-size records and gives them back in the order
-// of less: in memory up to chunk records, beyond that in sorted runs in a
-// temporary file merged at the end (an external sort), so that its memory
-// stays flat.
+// of less, those of equal keys in the order they were added: in memory up to
+// chunk records, beyond that in sorted runs in temporary files merged at the
+// end (an external sort, spillmerge.go), so that its memory stays flat.
 type sortedSpill[T any] struct {
-	buf   []T
-	chunk int
-	size  int
-	cmp   func(x, y T) int
-	put   func([]byte, T)
-	get   func([]byte) T
-	f     *os.File
-	runs  [][2]int64 // offset and count of each sorted run in f
-	err   error
+	buf    []T
+	chunk  int
+	size   int
+	cmp    func(x, y T) int
+	put    func([]byte, T)
+	get    func([]byte) T
+	levels []*spillLevel // the sorted runs on disk, by how often they were merged (spillmerge.go)
+	err    error
+	// maxOpen is the most runs a merge read at once (a test's count).
+	maxOpen int
 }
 
 func (s *sortedSpill[T]) add(v T) error {
+	if s.buf == nil {
+		// the whole chunk at once: a spill's memory is what it will be
+		// from its first record, not growing as the chunk fills
+		s.buf = make([]T, 0, s.chunk)
+	}
 	s.buf = append(s.buf, v)
 	if len(s.buf) < s.chunk {
 		return nil
@@ -47,40 +50,26 @@ func (s *sortedSpill[T]) add(v T) error {
 	return s.flush()
 }
 
-// flush writes the records in memory to the file as one sorted run.
+// flush writes the records in memory to disk as one sorted run, then merges
+// every level that is full (compact).
 func (s *sortedSpill[T]) flush() error {
 	if len(s.buf) == 0 {
 		return nil
 	}
-	if s.f == nil {
-		f, err := os.CreateTemp("", "msgload-spill-*")
-		if err != nil {
-			return fmt.Errorf("spill: %w", err)
-		}
-		s.f = f
+	slices.SortStableFunc(s.buf, s.cmp)
+	if err := s.writeRun(0, slices.Values(s.buf)); err != nil {
+		return err
 	}
-	slices.SortFunc(s.buf, s.cmp)
-	off, _ := s.f.Seek(0, io.SeekEnd)
-	w := bufio.NewWriterSize(s.f, 1<<16)
-	b := make([]byte, s.size)
-	for _, v := range s.buf {
-		s.put(b, v)
-		w.Write(b)
-	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("spill: %w", err)
-	}
-	s.runs = append(s.runs, [2]int64{off, int64(len(s.buf))})
 	s.buf = s.buf[:0]
-	return nil
+	return s.compact()
 }
 
-// sorted yields every record in order (a k-way merge of the runs); a read
+// sorted yields every record in order (a merge of the runs); a read
 // error ends it and is left in s.err.
 func (s *sortedSpill[T]) sorted() iter.Seq[T] {
 	return func(yield func(T) bool) {
-		if s.f == nil {
-			slices.SortFunc(s.buf, s.cmp)
+		if len(s.levels) == 0 {
+			slices.SortStableFunc(s.buf, s.cmp)
 			for _, v := range s.buf {
 				if !yield(v) {
 					return
@@ -91,54 +80,20 @@ func (s *sortedSpill[T]) sorted() iter.Seq[T] {
 		if s.err = s.flush(); s.err != nil {
 			return
 		}
-		type run struct {
-			r    *bufio.Reader
-			left int64
-			head T
-		}
-		b := make([]byte, s.size)
-		next := func(r *run) bool {
-			if r.left == 0 || s.err != nil {
-				return false
-			}
-			if _, err := io.ReadFull(r.r, b); err != nil {
-				s.err = fmt.Errorf("read the spill: %w", err)
-				return false
-			}
-			r.head, r.left = s.get(b), r.left-1
-			return true
-		}
-		var runs []*run
-		for _, x := range s.runs {
-			r := &run{r: bufio.NewReaderSize(io.NewSectionReader(s.f, x[0], int64(s.size)*x[1]), 1<<13), left: x[1]}
-			if next(r) {
-				runs = append(runs, r)
-			}
-		}
-		for len(runs) > 0 {
-			k := 0
-			for i, r := range runs {
-				if s.cmp(r.head, runs[k].head) < 0 {
-					k = i
-				}
-			}
-			if !yield(runs[k].head) {
+		for v := range s.merge(s.allRuns()) {
+			if !yield(v) {
 				return
-			}
-			if !next(runs[k]) {
-				runs = slices.Delete(runs, k, k+1)
 			}
 		}
 	}
 }
 
-// close removes the spill's file.
+// close removes the spill's files.
 func (s *sortedSpill[T]) close() {
-	if s.f != nil {
-		s.f.Close()
-		os.Remove(s.f.Name())
-		s.f = nil
+	for _, l := range s.levels {
+		l.remove()
 	}
+	s.levels = nil
 	s.buf = nil
 }
 

@@ -1,0 +1,63 @@
+package reports
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestSpillMergesFewRuns: a spill far longer than its chunk reads at most
+// spillFanIn runs a level at once, not a run (and its 8 KiB reader) per
+// chunk — an hour's soak spills thousands of chunks — and gives its records
+// back sorted, those of equal keys in the order they were added (as the one
+// pass meets them), read once or twice.
+func TestSpillMergesFewRuns(t *testing.T) {
+	defer func(n int) { spillFanIn = n }(spillFanIn)
+	spillFanIn = 4
+	s := newIDSpill()
+	s.chunk = 3
+	defer s.close()
+	rng := rand.New(rand.NewPCG(3, 5))
+	var in []idRec
+	for i := range 5_000 {
+		v := idRec{h: uint64(rng.IntN(50)), x: int64(rng.IntN(20)), y: int64(i)}
+		in = append(in, v)
+		if err := s.add(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := slices.Clone(in)
+	slices.SortStableFunc(want, func(p, q idRec) int { return cmp.Or(cmp.Compare(p.h, q.h), cmp.Compare(p.x, q.x)) })
+	for pass := range 2 {
+		got := slices.Collect(s.sorted())
+		if s.err != nil {
+			t.Fatal(s.err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("pass %d: the spill gave %d records not in order (or not those added)", pass, len(got))
+		}
+	}
+	// 1,667 chunks: levels of 4 runs make 6 levels; every one may hold up
+	// to 3 runs when the merge begins.
+	if limit := spillFanIn * 6; s.maxOpen > limit {
+		t.Errorf("the merge read %d runs at once, want at most %d", s.maxOpen, limit)
+	}
+}
+
+// TestSpillHoldsItsChunk: a spill, however long, holds at most 512 KiB of
+// records in memory (hashSpill: 32,768 pairs), so that it is full before a
+// minute of a run at 1,000 a second and the report's memory does not grow
+// from one to three minutes as its chunk fills (it held 2 MiB).
+func TestSpillHoldsItsChunk(t *testing.T) {
+	var s hashSpill
+	defer s.close()
+	for i := range 200_000 {
+		if err := s.add(uint64(i*7919), int64(i)); err != nil {
+			t.Fatal(err)
+		}
+		if held := cap(s.s.buf) * 16; held > 512<<10 {
+			t.Fatalf("after %d pairs the spill holds %d bytes in memory, want at most 512 KiB", i+1, held)
+		}
+	}
+}
