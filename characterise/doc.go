@@ -7,4 +7,11 @@
 // embedded sink refusing a chosen share of them on purpose), duplicate and
 // out-of-order rates and signature — off the probes' runs, into a
 // reports.Contract judged against the file's expect: block.
+//
+// Against a real target, one limiter serves every probe: the straddle
+// probe is timed to a boundary of a fixed window that the burst probe's
+// recoveries put (straddle_phase.go). Limiters nobody here wrote (nginx,
+// x/time/rate, throttled's GCRA) and the simulator's own are characterised
+// in tests through toxiproxy's latency jitter too (jitter_test.go): every
+// finding holds within its interval or cannot be told.
 package characterise

@@ -132,8 +132,7 @@ func (st *state) rateLimitFindings() []reports.Finding {
 	evidence := append([]string{fmt.Sprintf("the limiter fit over %d decisions of one client", alg.Decisions)}, alg.Evidence...)
 	switch alg.Verdict {
 	case "sliding window", "fixed window", "token bucket":
-		fs = append(fs, limitFinding(alg.Verdict, alg.Limit, alg.Window, alg.Capacity, evidence), capacityFinding(alg.Verdict, alg.Limit, alg.Capacity, evidence),
-			found(RuleAlgorithm, probeBurst, alg.Verdict, evidence...))
+		fs = append(fs, st.doubtedFit(alg.Verdict, alg.Limit, alg.Window, alg.Capacity, evidence)...)
 	default:
 		why := "the limiter fit named none: " + alg.Verdict
 		fs = append(fs, cannot(RuleLimit, probeBurst, why, evidence...), cannot(RuleCapacity, probeBurst, why, evidence...), cannot(RuleAlgorithm, probeBurst, why, evidence...))

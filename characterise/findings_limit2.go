@@ -24,6 +24,9 @@ func (st *state) straddleFinding() reports.Finding {
 	case !ok:
 		return cannot(RuleStraddle, probeStraddle, "the limiter fit named no limit and window to straddle")
 	}
+	if why := st.fitDoubt(); why != "" { // judged by the fit's algorithm (a sliding log: no) and limit (more than it: yes)
+		return cannot(RuleStraddle, probeBurst, why)
+	}
 	switch v {
 	case "sliding window":
 		s, p := windowMax(st.data[probeBurst].attempts, w)

@@ -2,7 +2,6 @@ package characterise
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -32,16 +31,9 @@ func TestLimiterLibraries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a minute of traffic per limiter: not with -short")
 	}
-	gcra, err := throttled.NewGCRARateLimiterCtx(newGCRAStore(), throttled.RateQuota{MaxRate: throttled.PerSec(10), MaxBurst: 19})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for name, allow := range map[string]func(key string) (bool, time.Duration){
-		"x-time-rate": xTimeRate(10, 20),
-		"throttled-gcra": func(key string) (bool, time.Duration) {
-			limited, res, err := gcra.RateLimitCtx(context.Background(), key, 1)
-			return err == nil && !limited, res.RetryAfter
-		},
+		"x-time-rate":    xTimeRate(10, 20),
+		"throttled-gcra": throttledGCRA(t, 10, 19),
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -75,10 +67,31 @@ func xTimeRate(perSecond float64, burst int) func(string) (bool, time.Duration) 
 	}
 }
 
-// limitedSim is a characterisation file against the simulator (its limit
-// off) behind allow, keyed by the Authorization header, answering 429 with
-// Retry-After (whole seconds, rounded up) when allow refuses.
+// throttledGCRA is throttled's GCRA limiter of perSecond and maxBurst per
+// key (maxBurst + 1 at once), refusing past it.
+func throttledGCRA(t *testing.T, perSecond, maxBurst int) func(string) (bool, time.Duration) {
+	t.Helper()
+	gcra, err := throttled.NewGCRARateLimiterCtx(newGCRAStore(), throttled.RateQuota{MaxRate: throttled.PerSec(perSecond), MaxBurst: maxBurst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(key string) (bool, time.Duration) {
+		limited, res, err := gcra.RateLimitCtx(context.Background(), key, 1)
+		return err == nil && !limited, res.RetryAfter
+	}
+}
+
+// limitedSim is a characterisation file against limitedServer.
 func limitedSim(t *testing.T, allow func(string) (bool, time.Duration)) *File {
+	t.Helper()
+	u := limitedServer(t, allow)
+	return targetFile(t, "lib", u, u)
+}
+
+// limitedServer serves the simulator (its limit off) behind allow, keyed
+// by the Authorization header, answering 429 with Retry-After (whole
+// seconds, rounded up) when allow refuses; it returns its URL.
+func limitedServer(t *testing.T, allow func(string) (bool, time.Duration)) string {
 	t.Helper()
 	cfg := sim.DefaultConfig()
 	cfg.RateLimit.Requests = 0
@@ -99,18 +112,7 @@ func limitedSim(t *testing.T, allow func(string) (bool, time.Duration)) *File {
 		inner.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	f, err := parse(t, fmt.Sprintf(`name: lib
-api: notify
-target: { baseUrl: "%s", tokenUrl: "%s/oauth/token" }
-clients:
-  - { clientId: demo-1, clientSecret: demo }
-message: { recipient: "+79990000001", text: "x {{.Seq}}" }
-delivery: { via: none }
-`, srv.URL, srv.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return srv.URL
 }
 
 // gcraStore is throttled's GCRA store in memory (its memstore would bring

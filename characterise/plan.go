@@ -79,6 +79,9 @@ type Probe struct {
 	burst, trace int64
 	// ladder: the window probe's delays (probes_window.go).
 	ladder []time.Duration
+	// startAt: when the straddle's stream starts, timed to a boundary of
+	// the window (straddle_phase.go); zero: after its pause.
+	startAt time.Time
 }
 
 // Plan is the probes in order, within the budget and the time.

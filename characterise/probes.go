@@ -82,7 +82,9 @@ func (st *state) scenario(pr Probe) *scenarios.Scenario {
 	s.Name = st.base.Name + "-" + pr.Name
 	s.Thresholds = nil
 	s.Retry.Max, s.Retry.On = 0, nil
-	s.Limit.Mode = "exceed"
+	// the limit is what is measured: none is stated, or the fit would prefer
+	// it (a window longer than the probe, never refuted within it)
+	s.Limit = scenarios.Limit{Mode: "exceed"}
 	s.Idempotency = scenarios.Idempotency{}
 	s.Delivery = scenarios.Delivery{Via: "none", Grace: dur(time.Second)}
 	s.Load = scenarios.LoadSpec{Profile: "constant", MaxInFlight: st.base.Load.MaxInFlight}

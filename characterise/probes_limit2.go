@@ -64,6 +64,12 @@ func (st *state) sizeStraddle(pr Probe) Probe {
 	rate := straddleRate * limit / w.Seconds()
 	want := int64(math.Ceil(rate * w.Seconds() * straddleStream))
 	pr.Requests = want // sized caps it by what the budget still allows
+	if start, when, ok := st.straddleStart(time.Now(), pr.CoolDown); ok {
+		pr.startAt = start
+		pr.Takes = time.Until(start) - pr.CoolDown + streamOf(w) + probeGrace
+		pr.What = fmt.Sprintf("one client: %d requests at %.3g/s (4× %g per %s) for %s, %s", pr.Requests, rate, limit, shortDur(w), dur(streamOf(w)).Raw, when)
+		return pr
+	}
 	pr.Takes = straddleTakes(w)
 	pr.What = fmt.Sprintf("one client: a pause of %s, then %d requests at %.3g/s (4× %g per %s) for %s, across the window's boundary",
 		dur(pauseOf(w)).Raw, pr.Requests, rate, limit, shortDur(w), dur(streamOf(w)).Raw)
@@ -78,9 +84,14 @@ func streamOf(w time.Duration) time.Duration {
 	return (time.Duration(float64(w) * straddleStream)).Round(time.Millisecond)
 }
 
-// straddleSteps is the probe's load: the pause, then the stream.
+// straddleSteps is the probe's load: the pause, then the stream — the
+// stream alone when it was timed to a boundary (the harness starts it then).
 func (st *state) straddleSteps(pr Probe) []scenarios.Step {
 	_, _, w, _ := st.fittedWindow()
 	d := streamOf(w)
-	return []scenarios.Step{{Duration: dur(pauseOf(w))}, {Rate: rateOf(float64(pr.Requests), d), Duration: dur(d)}}
+	stream := scenarios.Step{Rate: rateOf(float64(pr.Requests), d), Duration: dur(d)}
+	if !pr.startAt.IsZero() {
+		return []scenarios.Step{stream}
+	}
+	return []scenarios.Step{{Duration: dur(pauseOf(w))}, stream}
 }

@@ -14,8 +14,8 @@ import (
 
 	"github.com/Shopify/toxiproxy/v2"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rs/zerolog"
 
+	"github.com/msgload/msgload/internal/testnet"
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/rundir"
@@ -93,13 +93,10 @@ const (
 	faultCopy = 40 * time.Second
 )
 
-var quietToxiproxy sync.Once
-
 func TestFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault suite: a run per toxic and link")
 	}
-	quietToxiproxy.Do(func() { zerolog.SetGlobalLevel(zerolog.Disabled) }) // toxics log through zerolog's global logger
 	for _, link := range []string{"attacker-sim", "sim-sink"} {
 		for _, c := range faultCases {
 			t.Run(link+"/"+c.name, func(t *testing.T) {
@@ -134,12 +131,7 @@ func startFaultEnv(t *testing.T) *faultEnv {
 	e.sinkSrv = httptest.NewServer(k.Handler()) // 127.0.0.1:0
 	t.Cleanup(e.stopSink)
 
-	tp := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
-	e.sinkProxy = toxiproxy.NewProxy(tp, "sink", "127.0.0.1:0", strings.TrimPrefix(e.sinkSrv.URL, "http://"))
-	if err := e.sinkProxy.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.sinkProxy.Stop)
+	e.sinkProxy = testnet.Proxy(t, "sink", strings.TrimPrefix(e.sinkSrv.URL, "http://"))
 	e.sinkURL = "http://" + e.sinkProxy.Listen
 
 	cfg := sim.DefaultConfig()
@@ -167,11 +159,7 @@ func startFaultEnv(t *testing.T) *faultEnv {
 	e.sim = sv
 	e.simSrv = httptest.NewServer(sv.Handler())
 	t.Cleanup(e.stopSim)
-	e.simProxy = toxiproxy.NewProxy(tp, "sim", "127.0.0.1:0", strings.TrimPrefix(e.simSrv.URL, "http://"))
-	if err := e.simProxy.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.simProxy.Stop)
+	e.simProxy = testnet.Proxy(t, "sim", strings.TrimPrefix(e.simSrv.URL, "http://"))
 	e.simURL = "http://" + e.simProxy.Listen
 	return e
 }

@@ -1,0 +1,57 @@
+package characterise
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/msgload/msgload/reports"
+)
+
+// fitDoubt says why the limiter fit's names are not claimed when the burst
+// probe's answers were slow, "" when they were quick. The fit bounds every
+// decision by its send and its answer, and among models that contradict as
+// few decisions it prefers the one that also holds at the send times alone:
+// sound while the answers come quicker than the cold burst's spacing, not
+// when the network holds them longer (latency jitter: each decision
+// anywhere in a wide interval). Through toxiproxy's jitter it named a
+// bucket's rate 10 % off, and a fixed window for a bucket whose 429s used
+// quota: the algorithm, limit and capacity are then cannot tell, and the
+// straddle judged by them.
+func (st *state) fitDoubt() string {
+	pd := st.data[probeBurst]
+	if pd == nil {
+		return ""
+	}
+	lat := make([]float64, 0, len(pd.attempts))
+	for _, a := range pd.attempts {
+		if a.Code != 0 {
+			lat = append(lat, a.Latency)
+		}
+	}
+	if len(lat) == 0 {
+		return ""
+	}
+	slices.Sort(lat)
+	median := time.Duration(lat[(len(lat)-1)/2] * float64(time.Second))
+	spacing := time.Duration(float64(time.Second) / st.plan.BurstRate)
+	if median <= spacing {
+		return ""
+	}
+	return fmt.Sprintf("the answers took %s (median), longer than the cold burst's spacing (%s): the fit's decisions could lie anywhere in that time, and models that differ only in decisions that close fit alike",
+		median.Round(time.Millisecond), spacing)
+}
+
+// doubtedFit is the limit, capacity and algorithm the fit named, each
+// cannot tell (the fit's value in the reason) when the answer times leave
+// them in doubt (fitDoubt).
+func (st *state) doubtedFit(verdict string, limit, windowS, capacity float64, evidence []string) []reports.Finding {
+	fs := []reports.Finding{limitFinding(verdict, limit, windowS, capacity, evidence), capacityFinding(verdict, limit, capacity, evidence),
+		found(RuleAlgorithm, probeBurst, verdict, evidence...)}
+	if why := st.fitDoubt(); why != "" {
+		for i, f := range fs {
+			fs[i] = cannot(f.Rule, probeBurst, why+" (the fit's: "+f.Value+")", evidence...)
+		}
+	}
+	return fs
+}
