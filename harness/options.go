@@ -517,4 +517,8 @@ func simRetries(cb *sim.Callbacks, sc scenarios.SimCallbacks) {
 	}
 	cb.BackoffMax = sc.BackoffMax.D
 	cb.HonourRetryAfter = sc.HonourRetryAfter
+	cb.GoneStops = sc.GoneStops
+	if d := sc.Timeout.D; d > 0 {
+		cb.Timeout = d
+	}
 }
