@@ -119,6 +119,7 @@ func (st *state) probeRun(ctx context.Context, ho harness.Options, dir string, p
 	ho.MaxMessages = s.MaxMessages
 	ho.MetricsAddr, ho.Quiet, ho.Checkpoint = "", true, -1
 	ho.SinkFault = st.sinkFault(pr)
+	ho.PollToo = pr.Name == probeMsgStatus // its callbacks against check-status
 	res, err := harness.Run(ctx, ho)
 	if errors.Is(err, harness.ErrUnconfirmedTarget) {
 		return nil, fmt.Errorf("characterise: %w", err)
