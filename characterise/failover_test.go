@@ -120,3 +120,55 @@ func TestCompareStatus(t *testing.T) {
 		t.Errorf("%+v", c)
 	}
 }
+
+// The messaging-status probe is planned for the messaging API only, after
+// the callback probes, when what every other probe left of --max-time
+// holds it; else its two rules say why, never a plan over the budget.
+func TestMsgStatusPlan(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		src     string
+		o       Options
+		why     string // "" when planned
+		planned bool
+	}{
+		{failoverSource, hookOptions, "", true},
+		{failoverSource, Options{Budget: 300, MaxWindow: 4 * time.Second, MaxTime: 50 * time.Second, HookWait: 12 * time.Second}, "does not fit", false},
+		{strings.Replace(failoverSource, "delivery: { grace: 2s }", "delivery: { via: poll }", 1), hookOptions, "not planned: delivery via poll", false},
+		{simSource("n", 7, 2, "{ rate: 20/2s }", ""), hookOptions, "", false}, // notify: no such probe, no such rule
+	} {
+		f, err := parse(t, tc.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewPlan(f, tc.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at, hooks := -1, 0
+		for i, pr := range p.Probes {
+			switch pr.Name {
+			case probeMsgStatus:
+				at = i
+			case probeHookRetry, probeHookRetryAfter, probeHookGone, probeHookTimeout:
+				hooks = i + 1
+			}
+		}
+		switch {
+		case tc.planned && (at != hooks || p.failWhy != ""):
+			t.Errorf("%s: messaging-status at %d (after the callback probes: %d), not planned because %q", f.Scenario.API, at, hooks, p.failWhy)
+		case !tc.planned && (at >= 0 || !strings.HasPrefix(p.failWhy, tc.why)):
+			t.Errorf("%s: messaging-status at %d, not planned because %q, want %q", f.Scenario.API, at, p.failWhy, tc.why)
+		case p.Requests() > p.Budget || p.Takes() > p.MaxTime:
+			t.Errorf("%s: the plan takes %d requests and %s", f.Scenario.API, p.Requests(), p.Takes())
+		}
+		if tc.why != "" {
+			st := &state{base: f.Scenario, plan: p}
+			for _, fd := range []reports.Finding{st.failoverFinding(), st.statusFinding()} {
+				if fd.Value != reports.CannotTell || fd.Because != p.failWhy {
+					t.Errorf("%s = %s (%s), want cannot tell because %s", fd.Rule, fd.Value, fd.Because, p.failWhy)
+				}
+			}
+		}
+	}
+}

@@ -19,9 +19,9 @@ const probeMsgStatus = "messaging-status"
 
 // Sizes of the messaging-status probe.
 const (
-	failoverN    = 4 // messages
-	failoverTTL  = 2 // seconds: the shortest a service is likely to honour to the second
-	statusPollEv = time.Second
+	failoverN       = 4 // messages
+	failoverTTL     = 2 // seconds: the shortest a service is likely to honour to the second
+	statusPollEvery = time.Second
 )
 
 // oneChannel: why the failover cannot be probed with the file's message.
@@ -72,7 +72,7 @@ func (p *Plan) withFailover(s *scenarios.Scenario, n int64) {
 			at = i + 1
 		}
 	}
-	what := fmt.Sprintf("%d messages at %d/s, each polled by check-status every %s while its callbacks come", n, hookRate, statusPollEv)
+	what := fmt.Sprintf("%d messages at %d/s, each polled by check-status every %s while its callbacks come", n, hookRate, statusPollEvery)
 	if sc := s.Message.Scenario; len(sc) >= 2 {
 		what += fmt.Sprintf("; sent to %s failing over to %s after a ttl of %d s awaiting SEEN", sc[0].Channel, sc[1].Channel, failoverTTL)
 	}
@@ -89,7 +89,7 @@ func (st *state) failoverScenario(s *scenarios.Scenario, pr Probe) {
 	s.MaxMessages = pr.Requests
 	s.Delivery = st.base.Delivery
 	s.Delivery.Grace = dur(failoverTTL*time.Second + grace(st.base))
-	s.Delivery.PollInterval = dur(statusPollEv)
+	s.Delivery.PollInterval = dur(statusPollEvery)
 	if len(st.base.Message.Scenario) < 2 {
 		return
 	}
