@@ -1,7 +1,6 @@
 package characterise
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,41 +90,5 @@ func TestGonePlan(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-// compare of two characterisations whose simulators differ in whether a
-// 410 ends the tries names that rule, and no other callback rule changes
-// from one told value to another.
-func TestGoneDriftNamesTheKnob(t *testing.T) {
-	t.Parallel()
-	var cs [2]*reports.Contract
-	t.Run("both", func(t *testing.T) {
-		for i, gone := range []bool{false, true} {
-			t.Run(fmt.Sprint("gone=", gone), func(t *testing.T) {
-				t.Parallel()
-				c := hookCase{"", 4, 300 * time.Millisecond, 2, 0, false, gone, 2 * time.Second}
-				cs[i] = characterise(t, hookFile(t, c), hookOptions).Contract
-				checkHook(t, cs[i], c)
-			})
-		}
-	})
-	if cs[0] == nil || cs[1] == nil {
-		return
-	}
-	named := false
-	for _, c := range reports.ContractDrift(cs[0], cs[1]) {
-		switch {
-		case c.Rule == RuleHookGoneStops && c.Base == no && c.New == yes:
-			named = true
-		case c.Base != reports.CannotTell && c.New != reports.CannotTell && strings.HasPrefix(c.Rule, "callbacks."):
-			t.Errorf("%s changed too: %s → %s", c.Rule, c.Base, c.New)
-		}
-	}
-	held := func(c *reports.Contract) bool {
-		return c.Verdict != reports.VerdictIncomplete && c.Verdict != reports.VerdictError
-	}
-	if !named && held(cs[0]) && held(cs[1]) {
-		t.Errorf("the drift does not name %s: %+v", RuleHookGoneStops, reports.ContractDrift(cs[0], cs[1]))
 	}
 }

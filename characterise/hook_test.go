@@ -107,26 +107,40 @@ func checkHook(t *testing.T, ct *reports.Contract, c hookCase) {
 }
 
 // compare of two characterisations whose simulators differ in one callback
-// knob (Retry-After honoured or not) names that rule, and no other rule
-// changes from one told value to another.
+// knob names that rule, and no other rule changes from one told value to
+// another: a base, and two that each change one knob of it — Retry-After
+// honoured, a 410 ending the tries (every one recovered as checkHook holds).
 func TestHookDriftNamesTheKnob(t *testing.T) {
 	t.Parallel()
-	var cs [2]*reports.Contract
-	t.Run("both", func(t *testing.T) {
-		for i, honour := range []bool{false, true} {
-			t.Run(fmt.Sprint("honour=", honour), func(t *testing.T) {
+	base := hookCase{"", 4, 300 * time.Millisecond, 2, 0, false, false, 2 * time.Second}
+	honour, gone := base, base
+	honour.honour, gone.gone = true, true
+	cases := []hookCase{base, honour, gone}
+	var cs [3]*reports.Contract
+	t.Run("all", func(t *testing.T) {
+		for i, c := range cases {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
 				t.Parallel()
-				cs[i] = characterise(t, hookFile(t, hookCase{"", 4, 300 * time.Millisecond, 2, 0, honour, false, 2 * time.Second}), hookOptions).Contract
+				cs[i] = characterise(t, hookFile(t, c), hookOptions).Contract
+				checkHook(t, cs[i], c)
 			})
 		}
 	})
-	if cs[0] == nil || cs[1] == nil {
-		return
+	for i, rule := range []string{"", RuleHookRetryAfter, RuleHookGoneStops} {
+		if i > 0 && cs[0] != nil && cs[i] != nil {
+			checkDriftNames(t, cs[0], cs[i], rule)
+		}
 	}
+}
+
+// checkDriftNames: the drift from base to new names rule (no → yes), and
+// no other callback rule changed from one told value to another.
+func checkDriftNames(t *testing.T, base, new *reports.Contract, rule string) {
+	t.Helper()
 	named := false
-	for _, c := range reports.ContractDrift(cs[0], cs[1]) {
+	for _, c := range reports.ContractDrift(base, new) {
 		switch {
-		case c.Rule == RuleHookRetryAfter && c.Base == no && c.New == yes:
+		case c.Rule == rule && c.Base == no && c.New == yes:
 			named = true
 		case c.Base != reports.CannotTell && c.New != reports.CannotTell && strings.HasPrefix(c.Rule, "callbacks."):
 			t.Errorf("%s changed too: %s → %s", c.Rule, c.Base, c.New)
@@ -135,7 +149,7 @@ func TestHookDriftNamesTheKnob(t *testing.T) {
 	held := func(c *reports.Contract) bool {
 		return c.Verdict != reports.VerdictIncomplete && c.Verdict != reports.VerdictError
 	}
-	if !named && held(cs[0]) && held(cs[1]) {
-		t.Errorf("the drift does not name Retry-After: %+v", reports.ContractDrift(cs[0], cs[1]))
+	if !named && held(base) && held(new) {
+		t.Errorf("the drift does not name %s: %+v", rule, reports.ContractDrift(base, new))
 	}
 }
