@@ -4,8 +4,12 @@
 // run), and reads the findings — the rate limiter's burst, limit, algorithm,
 // whether 429s use quota, per-client isolation, Retry-After, the
 // notification API's idempotency, and the callbacks' retry schedule (the
-// embedded sink refusing a chosen share of them on purpose), duplicate and
-// out-of-order rates and signature — off the probes' runs, into a
+// embedded sink refusing a chosen share of them on purpose), what the
+// sender does with a 410 Gone and its own timeout (the sink answering 410,
+// or holding its answer past the sender's patience), duplicate and
+// out-of-order rates and signature, and for the messaging API when a
+// failover starts against its ttl and whether check-status agrees with the
+// callbacks — off the probes' runs, into a
 // reports.Contract judged against the file's expect: block.
 //
 // Against a real target, one limiter serves every probe: the straddle

@@ -27,6 +27,10 @@ func (st *state) findings(expect []Expectation) []reports.Finding {
 		fs = append(fs, st.windowFinding())
 	}
 	fs = append(fs, st.hookFindings()...)
+	fs = append(fs, st.goneFindings()...)
+	if st.base.API == rundir.APIMessaging {
+		fs = append(fs, st.failoverFinding(), st.statusFinding())
+	}
 	want := map[string]string{}
 	for _, e := range expect {
 		want[e.Rule] = e.Value

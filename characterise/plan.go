@@ -92,6 +92,12 @@ type Plan struct {
 	// planned ("" when they were).
 	hookWait time.Duration
 	hookWhy  string
+	// hookHold is how long the callback-timeout probe's sink holds each
+	// call; goneWhy why it and callback-gone were not planned (probes_gone.go).
+	hookHold time.Duration
+	goneWhy  string
+	// failWhy: why the failover probe was not planned (probes_failover.go).
+	failWhy string
 }
 
 // Shares of the budget.
@@ -146,6 +152,10 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 	hooks, why := hookRequests(s, o, left)
 	p.hookWhy = why
 	left -= hooks
+	gone := p.goneRequests(hooks, left)
+	left -= gone
+	fo := p.failoverRequests(s, left)
+	left -= fo
 	if len(s.Creds) >= 2 {
 		p.Probes = append(p.Probes, Probe{Name: probeIsolation, Requests: left, Takes: burstFor(left, o.BurstRate) + probeGrace, CoolDown: cool,
 			What: fmt.Sprintf("two clients at once: each a burst past the burst found (at most %d in all, at %g/s)", left, o.BurstRate)})
@@ -157,6 +167,8 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 	if t := p.Takes() + sustainTakes(o.MaxWindow, 0, o.BurstRate) + cool; t <= o.MaxTime {
 		p.Probes = append(p.Probes, sustainPlanned(o, cool)) // likewise
 	}
+	p.withGone(gone) // likewise, in what is left: among the callback probes
+	p.withFailover(s, fo)
 	if t := p.Takes(); t > o.MaxTime {
 		return nil, fmt.Errorf("characterise: the plan takes about %s, over --max-time %s: raise --max-time, or lower --max-window (%s)", t.Round(time.Second), o.MaxTime, o.MaxWindow)
 	}

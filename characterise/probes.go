@@ -104,8 +104,10 @@ func (st *state) scenario(pr Probe) *scenarios.Scenario {
 		s.Load.Steps = burstSteps(pr, st.plan)
 		s.Load.Requests = pr.Requests
 		s.MaxMessages = pr.Requests
-	case probeHookRetry, probeHookRetryAfter:
+	case probeHookRetry, probeHookRetryAfter, probeHookGone, probeHookTimeout:
 		st.hookScenario(&s, pr)
+	case probeMsgStatus:
+		st.failoverScenario(&s, pr)
 	case probeStraddle:
 		s.Load.Profile = "steps"
 		s.Load.Steps = st.straddleSteps(pr)

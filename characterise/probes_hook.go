@@ -82,11 +82,7 @@ func (p *Plan) withHooks(n int64) {
 	wait := min(p.HookWait, spare/2).Truncate(time.Second)
 	if wait < minHookWait {
 		p.hookWhy = fmt.Sprintf("--max-time %s leaves too little time to wait for retries (at least %s for each of two probes)", p.MaxTime, minHookWait)
-		for i := range p.Probes {
-			if p.Probes[i].Name == probeIsolation {
-				p.Probes[i].Requests += n
-			}
-		}
+		p.giveToIsolation(n)
 		return
 	}
 	at := 0
@@ -119,7 +115,7 @@ func (st *state) sinkFault(pr Probe) *sink.Fault {
 	case probeHookRetryAfter:
 		return &sink.Fault{Share: 1, Code: hookRefusal429, RetryAfter: st.retryAfterFor(), PerMessage: true}
 	}
-	return nil
+	return st.goneFault(pr)
 }
 
 // retryAfterFor is the Retry-After the second probe sends: whole seconds,

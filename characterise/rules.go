@@ -39,6 +39,7 @@ func Rules() []string {
 		RuleIETFFields, RuleIETFConsistent, RuleRetrySameID, RuleCopiesSameID, RuleOneDelivery, RuleCopiesAnswer,
 		RuleHookSchedule, RuleHookFirstDelay, RuleHookFactor, RuleHookCap, RuleHookAttempts, RuleHookGivesUpAfter, RuleHookRetryAfter, RuleHookDuplicates, RuleHookOutOfOrder,
 		RuleHookSignature, RuleHookSkew,
+		RuleHookGoneStops, RuleHookSenderTimeout, RuleFailoverAfterTTL, RuleStatusAgrees,
 		RuleInFlightOneEffect, RuleInFlightAnswer, RuleChangedBody, RuleRetry5xxOneEffect, RuleRetryResetOne, RuleWindow}
 }
 
@@ -60,7 +61,11 @@ func checkExpected(rule, v string) string {
 		if n, err := strconv.ParseFloat(v, 64); err != nil || n < 0 {
 			return "want a number (seconds, a factor, a count or a share 0..1)"
 		}
-	case RuleHookSkew:
+	case RuleHookSenderTimeout:
+		if n, err := strconv.ParseFloat(v, 64); err != nil || n < 0 {
+			return "want seconds"
+		}
+	case RuleHookSkew, RuleFailoverAfterTTL:
 		if _, err := strconv.ParseFloat(v, 64); err != nil {
 			return "want seconds"
 		}
@@ -138,6 +143,9 @@ func judge(f *reports.Finding, e string) {
 func matches(f *reports.Finding, e string) bool {
 	switch f.Rule {
 	case RuleBurst, RuleCapacity, RuleSustained09, RuleSustained10, RuleSustained11, RuleHookSkew, RuleHookFirstDelay, RuleHookFactor, RuleHookCap, RuleHookAttempts, RuleHookGivesUpAfter, RuleHookDuplicates, RuleHookOutOfOrder:
+		n, _ := strconv.ParseFloat(e, 64)
+		return within(f, n)
+	case RuleHookSenderTimeout, RuleFailoverAfterTTL:
 		n, _ := strconv.ParseFloat(e, 64)
 		return within(f, n)
 	case RuleLimit:

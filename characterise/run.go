@@ -121,6 +121,7 @@ func (st *state) probeRun(ctx context.Context, ho harness.Options, dir string, p
 	ho.MetricsAddr, ho.Quiet, ho.Checkpoint = "", true, -1
 	ho.SinkFault = st.sinkFault(pr)
 	ho.StartAt = pr.startAt // the straddle's, timed to the window's boundary
+	ho.PollToo = pr.Name == probeMsgStatus // its callbacks against check-status
 	res, err := harness.Run(ctx, ho)
 	if errors.Is(err, harness.ErrUnconfirmedTarget) {
 		return nil, fmt.Errorf("characterise: %w", err)

@@ -135,7 +135,7 @@ func (r *partRun) attackOptions(ld load, baseURL, tokenURL, sinkURL string) (att
 	}
 	o := r.attackBase(ld, baseURL, tokenURL, retry)
 	via := s.Delivery.Via
-	if via == "poll" && s.API == rundir.APIMessaging {
+	if (via == "poll" || via == "sink" && r.o.PollToo) && s.API == rundir.APIMessaging {
 		o.Poll = &attack.Poll{Interval: s.Delivery.PollInterval.D, Until: plan.Duration + s.Delivery.Grace.D}
 	}
 	if via == "sink" && s.API == rundir.APINotify {
@@ -517,4 +517,8 @@ func simRetries(cb *sim.Callbacks, sc scenarios.SimCallbacks) {
 	}
 	cb.BackoffMax = sc.BackoffMax.D
 	cb.HonourRetryAfter = sc.HonourRetryAfter
+	cb.GoneStops = sc.GoneStops
+	if d := sc.Timeout.D; d > 0 {
+		cb.Timeout = d
+	}
 }

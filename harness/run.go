@@ -50,6 +50,12 @@ type Options struct {
 	// grace wait then runs whole: the sender's silence after its last try is
 	// what says it gave up.
 	SinkFault *sink.Fault
+	// PollToo (messaging, delivery via the sink): every accepted message is
+	// also polled by check-status every delivery.pollInterval, as with
+	// delivery via poll, while its callbacks come to the sink (msgload
+	// characterise compares the two); the report measures delivery by the
+	// callbacks alone.
+	PollToo bool
 
 	MaxMessages int64 // hard cap on messages really sent, over the scenario's; 0 = scenario's
 	// ConfirmTargets are the hosts (or host:port) allowed as non-loopback

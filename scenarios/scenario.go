@@ -214,6 +214,8 @@ type SimCallbacks struct {
 	BackoffFactor    float64  `json:"backoffFactor,omitempty" jsonschema_description:"the wait is multiplied by it after each try (default 2; 1: a fixed schedule)"`
 	BackoffMax       Duration `json:"backoffMax,omitempty" jsonschema_description:"the longest wait (default none)"`
 	HonourRetryAfter bool     `json:"honourRetryAfter,omitempty" jsonschema_description:"wait what a refusal's Retry-After says instead of the backoff (default false)"`
+	GoneStops        bool     `json:"goneStops,omitempty" jsonschema_description:"a 410 Gone ends the tries of a call (default false: retried as any refusal)"`
+	Timeout          Duration `json:"timeout,omitempty" jsonschema_description:"how long a call waits for the receiver's answer before it counts as failed (default 5s)"`
 }
 
 // Profile is one channel's delivery behaviour in the simulator.

@@ -241,7 +241,8 @@ func (p *senders) send(j *callbackJob) {
 	}
 	s.met.callbacks.WithLabelValues(j.kind, "error").Inc()
 	cb := s.cfg.Callbacks
-	if j.attempt >= cb.Attempts || p.ctx.Err() != nil {
+	gone := status == http.StatusGone && cb.GoneStops // the receiver refuses it for good
+	if j.attempt >= cb.Attempts || p.ctx.Err() != nil || gone {
 		s.met.callbacks.WithLabelValues(j.kind, "failed").Inc()
 		s.truth.callback(rundir.TruthCallback{ID: j.id, Kind: j.kind, State: j.state, Channel: j.channel, Action: rundir.CallbackFailed, Attempt: j.attempt, At: now.UTC(), Status: status})
 		s.settle(j)

@@ -221,8 +221,12 @@ type Callbacks struct {
 	// HonourRetryAfter: a non-2xx answer's Retry-After (seconds), when it
 	// has one, is the wait before the next try instead of the backoff's.
 	// The seeds do not say; off by default (the receiver's value ignored).
-	HonourRetryAfter bool          `yaml:"honourRetryAfter"`
-	Timeout          time.Duration `yaml:"timeout"`
+	HonourRetryAfter bool `yaml:"honourRetryAfter"`
+	// GoneStops: a 410 Gone answer ends the call's tries (the receiver says
+	// it will never take it); off, a 410 is retried as any non-2xx. The seeds
+	// do not say; off by default.
+	GoneStops bool          `yaml:"goneStops"`
+	Timeout   time.Duration `yaml:"timeout"`
 	// Senders bounds the callbacks in flight.
 	Senders int `yaml:"senders"`
 	// SigningSecret ("whsec_…") signs calls with Standard Webhooks headers.

@@ -391,6 +391,14 @@ func TestCallbackRetriesAndFaults(t *testing.T) {
 		{"retry-after ignored", func(c *Callbacks) { c.Attempts, c.Backoff = 3, 100*time.Millisecond },
 			func(n int, _ string) int { return map[bool]int{true: 429, false: 200}[n < 3] }, "2",
 			[]time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond}, []string{"sent", "retried", "retried"}},
+		// A 410 Gone with goneStops: no further try.
+		{"gone stops", func(c *Callbacks) { c.Attempts, c.Backoff, c.GoneStops = 3, 100*time.Millisecond, true },
+			func(int, string) int { return 410 }, "",
+			[]time.Duration{0}, []string{"sent", "failed"}},
+		// Without it (the default): retried as any refusal.
+		{"gone retried", func(c *Callbacks) { c.Attempts, c.Backoff = 3, 100*time.Millisecond },
+			func(int, string) int { return 410 }, "",
+			[]time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond}, []string{"sent", "retried", "retried", "failed"}},
 		// Dropped: never sent.
 		{"drop", func(c *Callbacks) { c.Drop = 1 }, nil, "", nil, []string{"dropped"}},
 		// Duplicated: sent twice.
