@@ -25,6 +25,7 @@ type state struct {
 // before it found: the isolation probe sends a little more than twice the
 // burst (each client past its own burst), or nothing when no burst was found.
 func (st *state) sized(pr Probe, left int64) Probe {
+	left -= st.tokenReserve(pr)
 	if pr.Name == probeIsolation {
 		want := int64(0)
 		if st.burst > 0 {
@@ -104,6 +105,8 @@ func (st *state) scenario(pr Probe) *scenarios.Scenario {
 		s.MaxMessages = pr.Requests
 	case probeHookRetry, probeHookRetryAfter:
 		st.hookScenario(&s, pr)
+	case probeMsgRetry:
+		st.msgRetryScenario(&s, pr)
 	case probeStraddle:
 		s.Load.Profile = "steps"
 		s.Load.Steps = st.straddleSteps(pr)

@@ -115,6 +115,13 @@ func (st *state) probeRun(ctx context.Context, ho harness.Options, dir string, p
 			return nil, nil
 		}
 	}
+	if pr.Name == probeToken {
+		if err := st.tokenScenario(s, pr, dir); err != nil {
+			cp.Err = err.Error()
+			return nil, nil
+		}
+	}
+	ho.HoldToken = pr.Name == probeToken // its token is held until refused: no early refresh
 	ho.Scenario, ho.Out, ho.RunID = s, dir, pr.Name
 	ho.MaxMessages = s.MaxMessages
 	ho.MetricsAddr, ho.Quiet, ho.Checkpoint = "", true, -1

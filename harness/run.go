@@ -49,6 +49,9 @@ type Options struct {
 	// grace wait then runs whole: the sender's silence after its last try is
 	// what says it gave up.
 	SinkFault *sink.Fault
+	// HoldToken keeps each notify client's token until the service refuses
+	// it (attack.Options.HoldToken): msgload characterise's token probe.
+	HoldToken bool
 
 	MaxMessages int64 // hard cap on messages really sent, over the scenario's; 0 = scenario's
 	// ConfirmTargets are the hosts (or host:port) allowed as non-loopback
