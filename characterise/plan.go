@@ -162,7 +162,7 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 	if t := p.Takes() + sustainTakes(o.MaxWindow, 0, o.BurstRate) + cool; t <= o.MaxTime {
 		p.Probes = append(p.Probes, sustainPlanned(o, cool)) // likewise
 	}
-	p.withToken(tok, tokOK)
+	p.withToken(tok, tokOK, s.Target.Embedded)
 	if t := p.Takes(); t > o.MaxTime {
 		return nil, fmt.Errorf("characterise: the plan takes about %s, over --max-time %s: raise --max-time, or lower --max-window (%s)", t.Round(time.Second), o.MaxTime, o.MaxWindow)
 	}

@@ -67,28 +67,38 @@ func tokenPlanned(o Options, s *scenarios.Scenario, left int64) (Probe, bool) {
 	if s.API != rundir.APINotify || steps < tokenMinSteps {
 		return Probe{}, false
 	}
-	ds := tokenLadder(o.MaxWindow, steps)
-	pr := Probe{Name: probeToken, Requests: 2 * (fixed + int64(len(ds))), ladder: ds, Takes: ds[len(ds)-1] + probeGrace}
+	pr := Probe{Name: probeToken}
 	if !s.Target.Embedded {
 		pr.CoolDown = o.MaxWindow // the probes before may have left the limiter refusing: a 429 tells nothing of the token
 	}
+	return pr.withLadder(tokenLadder(o.MaxWindow, steps), s.Target.Embedded), true
+}
+
+// withLadder is the token probe sending at the ages ds: its requests (two
+// a send), time and description.
+func (pr Probe) withLadder(ds []time.Duration, embedded bool) Probe {
+	fixed := int64(1)
+	if embedded {
+		fixed++
+	}
+	pr.ladder, pr.Requests, pr.Takes = ds, 2*(fixed+int64(len(ds))), ds[len(ds)-1]+probeGrace
 	pr.What = fmt.Sprintf("one client holds its first token (no early refresh) and sends with it at ages 0, %s; a refused send is retried once with a new token", ladderText(ds))
-	if s.Target.Embedded {
+	if embedded {
 		pr.What += "; the simulator's " + sim.NoRightClient + " client (no right to send) sends once"
 	}
-	return pr, true
+	return pr
 }
 
 // withToken puts the token probe tok last in the plan when it fits
 // --max-time (its longest age shortened to fit, not under two ages).
-func (p *Plan) withToken(tok Probe, ok bool) {
+func (p *Plan) withToken(tok Probe, ok, embedded bool) {
 	spare := p.MaxTime - p.Takes() - probeGrace - tok.CoolDown
 	if !ok || spare < tokenFirstAge*2 {
 		return
 	}
 	if last := tok.ladder[len(tok.ladder)-1]; last > spare {
-		tok.ladder = tokenLadder(spare, len(tok.ladder))
-		tok.Takes = tok.ladder[len(tok.ladder)-1] + probeGrace
+		// the ages it gives up are the isolation probe's no more: they stay unplanned
+		tok = tok.withLadder(tokenLadder(spare, len(tok.ladder)), embedded)
 	}
 	if len(tok.ladder) < tokenMinSteps {
 		return
