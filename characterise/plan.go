@@ -142,10 +142,6 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 		What: fmt.Sprintf("one client: a cold burst of %d at %g/s (%d, a pause of %s, the rest), a recovery trace of %d over %s (%.2f/s), a pause of %s, a second burst of %d",
 			burst, o.BurstRate, firstPart(burst, trace, td, gap), gap, trace, td, float64(trace)/td.Seconds(), gap, reburst)})
 	left -= burst + trace + reburst
-	tok, tokOK := tokenPlanned(o, s, left) // its share kept from the isolation probe; run last, when it fits the time
-	if tokOK {
-		left -= tok.Requests
-	}
 	// the callback probes take what the isolation probe would not need
 	// first: the burst probe keeps its shares
 	hooks, why := hookRequests(s, o, left)
@@ -162,7 +158,8 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 	if t := p.Takes() + sustainTakes(o.MaxWindow, 0, o.BurstRate) + cool; t <= o.MaxTime {
 		p.Probes = append(p.Probes, sustainPlanned(o, cool)) // likewise
 	}
-	p.withToken(tok, tokOK, s.Target.Embedded)
+	tok, tokOK := tokenPlanned(o, s)
+	p.withToken(tok, tokOK, s.Target.Embedded) // last, on what the others leave, when it fits the time
 	if t := p.Takes(); t > o.MaxTime {
 		return nil, fmt.Errorf("characterise: the plan takes about %s, over --max-time %s: raise --max-time, or lower --max-window (%s)", t.Round(time.Second), o.MaxTime, o.MaxWindow)
 	}

@@ -25,7 +25,6 @@ type state struct {
 // before it found: the isolation probe sends a little more than twice the
 // burst (each client past its own burst), or nothing when no burst was found.
 func (st *state) sized(pr Probe, left int64) Probe {
-	left -= st.tokenReserve(pr)
 	if pr.Name == probeIsolation {
 		want := int64(0)
 		if st.burst > 0 {
@@ -40,6 +39,8 @@ func (st *state) sized(pr Probe, left int64) Probe {
 		pr = st.sizeStraddle(pr)
 	case probeSustain:
 		pr = st.sizeSustain(pr, left)
+	case probeToken:
+		pr = st.sizeToken(pr, left)
 	}
 	pr.Requests = min(pr.Requests, max(left, 0))
 	if st.ran == nil {

@@ -52,18 +52,15 @@ func tokenLadder(longest time.Duration, steps int) []time.Duration {
 }
 
 // tokenPlanned is the token probe as planned for the notify API: ages up
-// to --max-window (the longest wait any probe makes), within its share of
-// the budget and what the probes before leave; ok false when it affords
-// too few ages. Each age
-// may cost two sends (refused, then retried with a new token); one send at
-// age 0 fetches the token, and one more from a client without the right
-// (the embedded simulator's only): each of them may cost two as well.
-func tokenPlanned(o Options, s *scenarios.Scenario, left int64) (Probe, bool) {
-	fixed := int64(1)
-	if s.Target.Embedded {
-		fixed++
-	}
-	steps := min(int(min(float64(o.Budget)*tokenShare, float64(left)))/2-int(fixed), tokenMaxSteps)
+// to --max-window (the longest wait any probe makes), as many as its share
+// of the budget affords; ok false when it affords too few. Each age may
+// cost two sends (refused, then retried with a new token); one send at age
+// 0 fetches the token, and one more from a client without the right (the
+// embedded simulator's only): each of them may cost two as well. It runs
+// last, on what the probes before leave of the budget (sized then: the
+// rate-limit probes keep their shares), so its requests are not planned.
+func tokenPlanned(o Options, s *scenarios.Scenario) (Probe, bool) {
+	steps := min(int(float64(o.Budget)*tokenShare)/2-int(tokenFixed(s.Target.Embedded)), tokenMaxSteps)
 	if s.API != rundir.APINotify || steps < tokenMinSteps {
 		return Probe{}, false
 	}
@@ -74,18 +71,24 @@ func tokenPlanned(o Options, s *scenarios.Scenario, left int64) (Probe, bool) {
 	return pr.withLadder(tokenLadder(o.MaxWindow, steps), s.Target.Embedded), true
 }
 
-// withLadder is the token probe sending at the ages ds: its requests (two
-// a send), time and description.
-func (pr Probe) withLadder(ds []time.Duration, embedded bool) Probe {
-	fixed := int64(1)
+// tokenFixed is the token probe's sends besides its ladder: the first, and
+// the client's without the right (embedded).
+func tokenFixed(embedded bool) int64 {
 	if embedded {
-		fixed++
+		return 2
 	}
-	pr.ladder, pr.Requests, pr.Takes = ds, 2*(fixed+int64(len(ds))), ds[len(ds)-1]+probeGrace
+	return 1
+}
+
+// withLadder is the token probe sending at the ages ds: its time and
+// description (its requests, two a send, are sized when it runs).
+func (pr Probe) withLadder(ds []time.Duration, embedded bool) Probe {
+	pr.ladder, pr.Takes = ds, ds[len(ds)-1]+probeGrace
 	pr.What = fmt.Sprintf("one client holds its first token (no early refresh) and sends with it at ages 0, %s; a refused send is retried once with a new token", ladderText(ds))
 	if embedded {
 		pr.What += "; the simulator's " + sim.NoRightClient + " client (no right to send) sends once"
 	}
+	pr.What += fmt.Sprintf(" (what the probes before leave of the budget, at most %d)", 2*(tokenFixed(embedded)+int64(len(ds))))
 	return pr
 }
 
@@ -97,7 +100,6 @@ func (p *Plan) withToken(tok Probe, ok, embedded bool) {
 		return
 	}
 	if last := tok.ladder[len(tok.ladder)-1]; last > spare {
-		// the ages it gives up are the isolation probe's no more: they stay unplanned
 		tok = tok.withLadder(tokenLadder(spare, len(tok.ladder)), embedded)
 	}
 	if len(tok.ladder) < tokenMinSteps {
@@ -106,17 +108,18 @@ func (p *Plan) withToken(tok Probe, ok, embedded bool) {
 	p.Probes = append(p.Probes, tok)
 }
 
-// tokenReserve is what the probes after pr have reserved of the budget (the
-// token probe's share): a probe sized from what is left leaves it.
-func (st *state) tokenReserve(pr Probe) int64 {
-	after, n := false, int64(0)
-	for _, p := range st.plan.Probes {
-		if after && p.Name == probeToken {
-			n += p.Requests
-		}
-		after = after || p.Name == pr.Name
+// sizeToken is the token probe on what the budget has left: two requests a
+// send, its ladder cut to what they afford (nothing under two ages).
+func (st *state) sizeToken(pr Probe, left int64) Probe {
+	fixed := tokenFixed(st.base.Target.Embedded)
+	n := min(int64(len(pr.ladder)), max(left, 0)/2-fixed)
+	if n < tokenMinSteps {
+		pr.Requests = 0
+		return pr
 	}
-	return n
+	pr = pr.withLadder(pr.ladder[:n], st.base.Target.Embedded)
+	pr.Requests = 2 * (fixed + n)
+	return pr
 }
 
 // tokenScenario makes s the token probe's: the file's first client (and the
