@@ -22,6 +22,8 @@ type tokenCache struct {
 	mu    sync.Mutex
 	tok   *oauth2.Token
 	renew time.Time // when to fetch a new token before tok expires (zero: never)
+	// hold keeps tok until the service refuses it (Options.HoldToken).
+	hold bool
 }
 
 // renewAt is when a token fetched at got and expiring at exp is renewed: 10 s
@@ -51,7 +53,7 @@ func newTokenCache(c Client, tokenURL string, hc *http.Client) *tokenCache {
 func (t *tokenCache) token(ctx context.Context) (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.tok != nil && (t.renew.IsZero() || time.Now().Before(t.renew)) {
+	if t.tok != nil && (t.hold || t.renew.IsZero() || time.Now().Before(t.renew)) {
 		return t.tok.AccessToken, nil
 	}
 	// The request runs under ctx's cancellation but with the recording client.

@@ -14,7 +14,7 @@ import (
 // attemptFields is the number of fields appendAttempt knows. When
 // rundir.Attempt gains a field, encodeAttempt falls back to encoding/json (and
 // TestAppendAttemptMatchesJSON fails until appendAttempt learns it).
-const attemptFields = 27
+const attemptFields = 30
 
 var fastAttempt = reflect.TypeFor[rundir.Attempt]().NumField() == attemptFields
 
@@ -78,6 +78,11 @@ func appendAttempt(b []byte, a *rundir.Attempt) []byte {
 		b = append(b, `,"capped":true`...)
 	}
 	b = appendOpt(b, `,"gave_up":`, a.GaveUp)
+	if a.ExpiresIn != 0 {
+		b = appendFloat(append(b, `,"expires_in_s":`...), a.ExpiresIn)
+	}
+	b = appendOpt(b, `,"challenge":`, a.Challenge)
+	b = appendOpt(b, `,"shape":`, a.Shape)
 	return append(b, '}')
 }
 

@@ -3,9 +3,12 @@ package attack
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -85,6 +88,7 @@ func (e *engine) exchangeReq(wait context.Context, c *clientState, a *rundir.Att
 		data = buf.Bytes()
 	}
 	ans := e.answered(a, resp, data, err)
+	authShape(a, resp.Header, data)
 	if resp.StatusCode == http.StatusUnauthorized && c.tok != nil {
 		c.tok.invalidate(bearer)
 	}
@@ -285,6 +289,72 @@ func (t *tokenRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		a.Error = resp.Status
 	}
 	a.BytesIn = max(resp.ContentLength, 0)
+	if a.Outcome == rundir.OutcomeOK {
+		a.ExpiresIn = peekExpiresIn(resp)
+	}
 	t.e.write(t.c, a)
 	return resp, nil
+}
+
+// peekExpiresIn reads the expires_in a token answer announced (0 when none)
+// and puts the body back for oauth2 to read: only that number is kept,
+// never the token. The body is read as oauth2 reads it, up to 1 MiB.
+func peekExpiresIn(resp *http.Response) float64 {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	var v struct {
+		ExpiresIn json.Number `json:"expires_in"`
+	}
+	if err != nil || json.Unmarshal(b, &v) != nil {
+		return 0
+	}
+	f, err := v.ExpiresIn.Float64()
+	if err != nil || f < 0 {
+		return 0
+	}
+	return f
+}
+
+// authShape fills a's Challenge and Shape from an answer refused 401 or 403:
+// the WWW-Authenticate's scheme and error parameter and the body's keys —
+// how the service says a token is bad or lacks the right, never a value.
+func authShape(a *rundir.Attempt, h http.Header, body []byte) {
+	if a.Code != http.StatusUnauthorized && a.Code != http.StatusForbidden {
+		return
+	}
+	a.Challenge, a.Shape = challengeOf(h.Get("WWW-Authenticate")), shapeOf(body)
+}
+
+// challengeOf is a WWW-Authenticate's first scheme and its error parameter
+// (Bearer error="invalid_token"); realm, descriptions and the rest are left.
+func challengeOf(v string) string {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return rundir.AuthNone
+	}
+	scheme, params, _ := strings.Cut(v, " ")
+	for p := range strings.SplitSeq(params, ",") {
+		k, val, ok := strings.Cut(strings.TrimSpace(p), "=")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "error") {
+			return scheme + ` error="` + strings.Trim(strings.TrimSpace(val), `"`) + `"`
+		}
+	}
+	return scheme
+}
+
+// shapeOf is a body's shape: {k1,k2} for a JSON object (its top-level keys
+// sorted), json for other JSON, text, or empty.
+func shapeOf(body []byte) string {
+	b := bytes.TrimSpace(body)
+	var m map[string]json.RawMessage
+	switch {
+	case len(b) == 0:
+		return "empty"
+	case json.Unmarshal(b, &m) == nil && m != nil:
+		return "{" + strings.Join(slices.Sorted(maps.Keys(m)), ",") + "}"
+	case json.Valid(b):
+		return "json"
+	}
+	return "text"
 }

@@ -149,11 +149,16 @@ type Options struct {
 
 	Limit            Limit
 	Retry            Retry
-	Probes           float64 // notify: share of messages (0..1) resent with the same externalId
+	Probes           float64 // share of messages (0..1) resent with the same body (notify: the same externalId; messaging, which has no key, to see what a retried send costs)
 	ProbeConcurrency int     // concurrent resends of a probed message (besides the sequential one); 0 = 2
 	ProbeInFlight    int     // copies of a probed message sent at once with its first send, before its answer
 	ProbeChangedBody bool    // a probed message is resent once more with another text (same externalId)
 	Poll             *Poll   // messaging: poll check-status after an accepted send
+	// HoldToken, for notify, keeps each client's token until the service
+	// refuses it: no early refresh before its expiry (a characterisation's
+	// token probe sends with it at growing ages to find its real lifetime).
+	// A refusal still drops it, and the send is retried once with a new one.
+	HoldToken bool
 
 	// WebhookURL, for notify, is registered for every client with
 	// POST /api/v1/webhooks before the load starts.
@@ -267,8 +272,8 @@ func (o *Options) check() error {
 	if o.Probes < 0 || o.Probes > 1 || math.IsNaN(o.Probes) {
 		bad("probes %g: want a share in [0, 1]", o.Probes)
 	}
-	if o.Probes > 0 && o.API != rundir.APINotify {
-		bad("idempotency probes are for the notify API (externalId)")
+	if o.Probes > 0 && o.API != rundir.APINotify && (o.ProbeInFlight > 0 || o.ProbeChangedBody) {
+		bad("copies in flight and a changed body are for the notify API (externalId); a messaging send is only resent")
 	}
 	if o.Poll != nil {
 		if o.API != rundir.APIMessaging {

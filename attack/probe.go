@@ -14,8 +14,18 @@ func probed(seq int64, p float64) bool {
 	return math.Floor(float64(seq)*p) > math.Floor(float64(seq-1)*p)
 }
 
+// answerID is the id a send was answered: the notificationId, or for
+// messaging the txId (a messaging resend answered another made a second
+// message: the seed has no key to make it one).
+func (e *engine) answerID(ans answer) string {
+	if e.o.API == rundir.APIMessaging {
+		return ans.TxID
+	}
+	return ans.NotificationID
+}
+
 // probe resends message m with the same body and externalId: once, then
-// ProbeConcurrency times at once, and compares the notificationIds; then,
+// ProbeConcurrency times at once, and compares the ids (answerID); then,
 // with Options.ProbeChangedBody, once with another text (its answer is the
 // service's to choose: it is recorded, not compared).
 func (e *engine) probe(m *message, want string) {
@@ -32,7 +42,7 @@ func (e *engine) probe(m *message, want string) {
 		if m.client.met != nil {
 			m.client.met.m.probes.WithLabelValues(e.o.API).Inc()
 		}
-		if kind != rundir.ProbeChangedBody && a.Outcome == rundir.OutcomeOK && ans.NotificationID != want {
+		if kind != rundir.ProbeChangedBody && a.Outcome == rundir.OutcomeOK && e.answerID(ans) != want {
 			e.mismatch(m, a)
 		}
 		e.write(m.client, a)

@@ -289,6 +289,7 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 		}
 		if o.API == rundir.APINotify {
 			cs.tok = newTokenCache(c, o.TokenURL, netguard.Client(&http.Client{Transport: &tokenRecorder{e: e, c: cs, next: rt}}))
+			cs.tok.hold = o.HoldToken
 		}
 		e.clients = append(e.clients, cs)
 		e.byID[c.ID] = cs
@@ -602,9 +603,9 @@ func (e *engine) RoundTrip(req *http.Request) (*http.Response, error) {
 			e.wg.Add(1)
 			go func() { defer e.wg.Done(); e.poll(m, ans.TxID) }()
 		}
-		if e.o.Probes > 0 && ans.NotificationID != "" && probed(m.seq, e.o.Probes) {
+		if id := e.answerID(ans); e.o.Probes > 0 && id != "" && probed(m.seq, e.o.Probes) {
 			e.wg.Add(1)
-			go func() { defer e.wg.Done(); e.probe(m, ans.NotificationID) }()
+			go func() { defer e.wg.Done(); e.probe(m, id) }()
 		}
 	}
 	if last.Code == 0 {

@@ -3,7 +3,10 @@
 // runs each as a generated scenario through the harness (the same path as a
 // run), and reads the findings — the rate limiter's burst, limit, algorithm,
 // whether 429s use quota, per-client isolation, Retry-After, the
-// notification API's idempotency, and the callbacks' retry schedule (the
+// notification API's idempotency and tokens (the real lifetime of a token
+// held past its refresh against the expires_in announced, its refresh, the
+// 401 and 403 answers' shapes), what a retried messaging send costs (a
+// second txId, a second delivery), and the callbacks' retry schedule (the
 // embedded sink refusing a chosen share of them on purpose), what the
 // sender does with a 410 Gone and its own timeout (the sink answering 410,
 // or holding its answer past the sender's patience), duplicate and

@@ -25,6 +25,9 @@ func (st *state) findings(expect []Expectation) []reports.Finding {
 	if st.base.API == rundir.APINotify {
 		fs = append(fs, st.idempotencyFindings()...)
 		fs = append(fs, st.windowFinding())
+		fs = append(fs, st.tokenFindings()...)
+	} else {
+		fs = append(fs, st.msgRetryFindings()...)
 	}
 	fs = append(fs, st.hookFindings()...)
 	fs = append(fs, st.goneFindings()...)

@@ -135,6 +135,10 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 			left -= pr.Requests
 		}
 	}
+	if pr, ok := msgRetryPlanned(o, s); ok { // the messaging API's counterpart of the idempotency probe
+		p.Probes = append(p.Probes, pr)
+		left -= pr.Requests
+	}
 	burst := int64(float64(left) * burstShare)
 	trace := int64(float64(left) * traceShare)
 	reburst := int64(float64(left) * reburstShare)
@@ -169,6 +173,8 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 	}
 	p.withGone(gone) // likewise, in what is left: among the callback probes
 	p.withFailover(s, fo)
+	tok, tokOK := tokenPlanned(o, s)
+	p.withToken(tok, tokOK, s.Target.Embedded) // last, on what the others leave, when it fits the time
 	if t := p.Takes(); t > o.MaxTime {
 		return nil, fmt.Errorf("characterise: the plan takes about %s, over --max-time %s: raise --max-time, or lower --max-window (%s)", t.Round(time.Second), o.MaxTime, o.MaxWindow)
 	}

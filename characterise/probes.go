@@ -39,6 +39,8 @@ func (st *state) sized(pr Probe, left int64) Probe {
 		pr = st.sizeStraddle(pr)
 	case probeSustain:
 		pr = st.sizeSustain(pr, left)
+	case probeToken:
+		pr = st.sizeToken(pr, left)
 	}
 	pr.Requests = min(pr.Requests, max(left, 0))
 	if st.ran == nil {
@@ -108,6 +110,8 @@ func (st *state) scenario(pr Probe) *scenarios.Scenario {
 		st.hookScenario(&s, pr)
 	case probeMsgStatus:
 		st.failoverScenario(&s, pr)
+	case probeMsgRetry:
+		st.msgRetryScenario(&s, pr)
 	case probeStraddle:
 		s.Load.Profile = "steps"
 		s.Load.Steps = st.straddleSteps(pr)

@@ -40,7 +40,8 @@ func Rules() []string {
 		RuleHookSchedule, RuleHookFirstDelay, RuleHookFactor, RuleHookCap, RuleHookAttempts, RuleHookGivesUpAfter, RuleHookRetryAfter, RuleHookDuplicates, RuleHookOutOfOrder,
 		RuleHookSignature, RuleHookSkew,
 		RuleHookGoneStops, RuleHookSenderTimeout, RuleFailoverAfterTTL, RuleStatusAgrees,
-		RuleInFlightOneEffect, RuleInFlightAnswer, RuleChangedBody, RuleRetry5xxOneEffect, RuleRetryResetOne, RuleWindow}
+		RuleInFlightOneEffect, RuleInFlightAnswer, RuleChangedBody, RuleRetry5xxOneEffect, RuleRetryResetOne, RuleWindow,
+		RuleTokenExpiresIn, RuleTokenLifetime, RuleTokenAsAnnounced, RuleTokenRefresh, RuleTokenExpired, RuleTokenForbidden, RuleMsgSecondTx, RuleMsgSecondDelivery}
 }
 
 // algorithms are the words of rate_limit.algorithm (the fitter's verdicts).
@@ -48,6 +49,9 @@ var algorithms = []string{"sliding window", "fixed window", "token bucket", algo
 
 // checkExpected says what is wrong with an expected value ("" when nothing).
 func checkExpected(rule, v string) string {
+	if msg, ok := checkTokenExpected(rule, v); ok {
+		return msg
+	}
 	switch rule {
 	case RuleBurst, RuleCapacity:
 		if n, err := strconv.Atoi(v); err != nil || n < 0 {
@@ -141,6 +145,9 @@ func judge(f *reports.Finding, e string) {
 // the finding's interval, a rate of the same window whose count is within it,
 // a list of codes as a set, a word as written.
 func matches(f *reports.Finding, e string) bool {
+	if ok, handled := matchesToken(f, e); handled {
+		return ok
+	}
 	switch f.Rule {
 	case RuleBurst, RuleCapacity, RuleSustained09, RuleSustained10, RuleSustained11, RuleHookSkew, RuleHookFirstDelay, RuleHookFactor, RuleHookCap, RuleHookAttempts, RuleHookGivesUpAfter, RuleHookDuplicates, RuleHookOutOfOrder:
 		n, _ := strconv.ParseFloat(e, 64)

@@ -116,11 +116,18 @@ func (st *state) probeRun(ctx context.Context, ho harness.Options, dir string, p
 			return nil, nil
 		}
 	}
+	if pr.Name == probeToken {
+		if err := st.tokenScenario(s, pr, dir); err != nil {
+			cp.Err = err.Error()
+			return nil, nil
+		}
+	}
+	ho.HoldToken = pr.Name == probeToken // its token is held until refused: no early refresh
 	ho.Scenario, ho.Out, ho.RunID = s, dir, pr.Name
 	ho.MaxMessages = s.MaxMessages
 	ho.MetricsAddr, ho.Quiet, ho.Checkpoint = "", true, -1
 	ho.SinkFault = st.sinkFault(pr)
-	ho.StartAt = pr.startAt // the straddle's, timed to the window's boundary
+	ho.StartAt = pr.startAt                // the straddle's, timed to the window's boundary
 	ho.PollToo = pr.Name == probeMsgStatus // its callbacks against check-status
 	res, err := harness.Run(ctx, ho)
 	if errors.Is(err, harness.ErrUnconfirmedTarget) {

@@ -220,6 +220,7 @@ func (r *partRun) attackBase(ld load, baseURL, tokenURL string, retry attack.Ret
 		ProbeConcurrency: s.Idempotency.Concurrent,
 		ProbeInFlight:    s.Idempotency.InFlight,
 		ProbeChangedBody: s.Idempotency.ChangedBody,
+		HoldToken:        r.o.HoldToken,
 		Timeout:          s.Retry.Timeout.D,
 		// The run ends delivery.grace after the load: no retry leaves, and no
 		// wait (backoff, Retry-After, the respect limiter) lasts, past it. A
@@ -363,6 +364,8 @@ func simConfig(s *scenarios.Scenario, sinkURL string) (sim.Config, error) {
 	if d := ss.TokenLifetime.D; d > 0 {
 		cfg.Notify.TokenLifetime = d
 	}
+	cfg.Notify.TokenExpiresIn = ss.TokenExpiresIn.D
+	cfg.Messaging.Dedup = ss.MessagingDedup
 	simIdempotency(&cfg, ss.Idempotency)
 
 	addClients(&cfg, s)

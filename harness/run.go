@@ -56,6 +56,9 @@ type Options struct {
 	// characterise compares the two); the report measures delivery by the
 	// callbacks alone.
 	PollToo bool
+	// HoldToken keeps each notify client's token until the service refuses
+	// it (attack.Options.HoldToken): msgload characterise's token probe.
+	HoldToken bool
 
 	MaxMessages int64 // hard cap on messages really sent, over the scenario's; 0 = scenario's
 	// ConfirmTargets are the hosts (or host:port) allowed as non-loopback

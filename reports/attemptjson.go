@@ -97,6 +97,12 @@ func fastField(in *interner, a *rundir.Attempt, key string, v []byte) bool {
 		a.Capped, ok = fastBool(v)
 	case "gave_up":
 		a.GaveUp, ok = in.fastString(v)
+	case "expires_in_s":
+		a.ExpiresIn, ok = fastFloat(v)
+	case "challenge":
+		a.Challenge, ok = in.fastString(v)
+	case "shape":
+		a.Shape, ok = in.fastString(v)
 	}
 	return ok
 }

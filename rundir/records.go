@@ -78,10 +78,16 @@ type Attempt struct {
 	RetryAfter      string    `json:"retry_after,omitempty"`      // Retry-After header as received
 	RateLimit       string    `json:"ratelimit,omitempty"`        // RateLimit header (IETF draft) as received
 	RateLimitPolicy string    `json:"ratelimit_policy,omitempty"` // RateLimit-Policy header as received
-	Mismatch        bool      `json:"mismatch,omitempty"`         // idempotency probe answered with another notificationId than the message's
+	Mismatch        bool      `json:"mismatch,omitempty"`         // idempotency probe answered with another notificationId than the message's (messaging: another txId)
 	Capped          bool      `json:"capped,omitempty"`           // a first attempt delayed by the attacker's cap on messages in flight (it was due while the cap was full)
 	GaveUp          string    `json:"gave_up,omitempty"`          // the send wanted after (or instead of) this attempt was not made: retry_after_past_end, backoff_past_end, limit_past_end (it would have left after the run's end: load duration + grace), stopped (interrupted while waiting); not sent at all when Error starts "not sent:"
+	ExpiresIn       float64   `json:"expires_in_s,omitempty"`     // token: the expires_in its answer announced, seconds (0: none announced); never the token itself
+	Challenge       string    `json:"challenge,omitempty"`        // an answer 401 or 403: its WWW-Authenticate's scheme and error parameter only (Bearer error="invalid_token"), AuthNone when it had none
+	Shape           string    `json:"shape,omitempty"`            // an answer 401 or 403: its body's shape, the top-level JSON keys sorted ({error,message,status}), or text, or empty; never a value of the body
 }
+
+// AuthNone is Attempt.Challenge of a 401 or 403 answer without WWW-Authenticate.
+const AuthNone = "none"
 
 // Late is how much later than planned the attempt left.
 func (a *Attempt) Late() time.Duration { return a.Sent.Sub(a.Intended) }

@@ -574,6 +574,21 @@ func (c *checker) retry(s *Scenario, p string) {
 	}
 }
 
+// simKnobs checks sim.tokenExpiresIn (notify, above 0) and
+// sim.messagingDedup (messaging, a known answer).
+func (c *checker) simKnobs(s *Scenario, at func(string) string) {
+	sm := &s.Sim
+	if !sm.TokenExpiresIn.IsZero() && (s.API != rundir.APINotify || sm.TokenExpiresIn.D <= 0) {
+		c.errorf(at("tokenExpiresIn"), "notify only, above 0")
+	}
+	if sm.MessagingDedup != "" {
+		if s.API != rundir.APIMessaging {
+			c.errorf(at("messagingDedup"), "the messaging API only (notify keeps an externalId: sim.idempotency)")
+		}
+		c.oneOf(at("messagingDedup"), sm.MessagingDedup, []string{"first", "409"})
+	}
+}
+
 // simIdempotency checks sim.idempotency: notify only, known answers, a
 // processing time shorter than the window.
 func (c *checker) simIdempotency(s *Scenario, id SimIdempotency, at func(string) string) {
@@ -604,6 +619,7 @@ func (c *checker) sim(s *Scenario, p string) {
 		return
 	}
 	c.oneOf(at("rateLimit.algorithm"), sm.RateLimit.Algorithm, algorithms)
+	c.simKnobs(s, at)
 	if id := sm.Idempotency; !reflect.ValueOf(id).IsZero() {
 		c.simIdempotency(s, id, at)
 	}

@@ -131,6 +131,7 @@ func (s *Scenario) Scale(f float64) {
 	d(&sm.NotifyDelay.Median)
 	d(&sm.NotifyDelay.P95)
 	d(&sm.TokenLifetime)
+	d(&sm.TokenExpiresIn)
 	d(&sm.Idempotency.Window)
 	d(&sm.Idempotency.Processing)
 	for k, p := range sm.Profiles {

@@ -168,8 +168,11 @@ type Sim struct {
 	NotifyDelay   Delay              `json:"notifyDelay,omitempty" jsonschema_description:"notify: delay to the terminal status"`
 	IncomingShare Percent            `json:"incomingShare,omitempty" jsonschema_description:"messaging: share of messages answered by the subscriber"`
 	TokenLifetime Duration           `json:"tokenLifetime,omitempty" jsonschema_description:"notify: lifetime of issued tokens"`
-	Idempotency   SimIdempotency     `json:"idempotency,omitempty"`
-	Seed          int64              `json:"seed,omitempty" jsonschema_description:"random seed of the simulator and the message generator (default 1)"`
+	// TokenExpiresIn and MessagingDedup are knobs a characterisation recovers.
+	TokenExpiresIn Duration       `json:"tokenExpiresIn,omitempty" jsonschema_description:"notify: the expires_in a token answer announces (default: tokenLifetime; another value makes the announced lifetime wrong)"`
+	MessagingDedup string         `json:"messagingDedup,omitempty" jsonschema:"enum=first,enum=409" jsonschema_description:"messaging: a send repeating an earlier one's trackData from the same account is answered with the first's txId and not sent again (first), or refused 409 (the seed's duplicate code); default: every send is a new message"`
+	Idempotency    SimIdempotency `json:"idempotency,omitempty"`
+	Seed           int64          `json:"seed,omitempty" jsonschema_description:"random seed of the simulator and the message generator (default 1)"`
 }
 
 // SimRateLimit is the simulator's limit per client.

@@ -90,7 +90,20 @@ type messagingConfig struct {
 	ShortLinkDomain string `yaml:"shortLinkDomain"`
 	// ExpiredCode is the error code of an EXPIRED status (seed: 245 or 300).
 	ExpiredCode int `yaml:"expiredCode"`
+	// Dedup is the answer to a send whose trackData repeats an earlier
+	// send's of the same account: "" (default, the seed's: a new message),
+	// DedupFirst (the first's txId, no second message) or DedupRefuse (409,
+	// the seed's "sending a duplicate message is forbidden").
+	Dedup string `yaml:"dedup"`
 }
+
+// Values of messagingConfig.Dedup, and the built-in notify client without
+// the right to send.
+const (
+	DedupFirst    = "first"
+	DedupRefuse   = "409"
+	NoRightClient = "webhook-only"
+)
 
 // Account is one messaging login.
 type Account struct {
@@ -137,6 +150,10 @@ type Delay struct {
 type notifyConfig struct {
 	Clients       []Client      `yaml:"clients"`
 	TokenLifetime time.Duration `yaml:"tokenLifetime"`
+	// TokenExpiresIn is the expires_in a token answer announces (0, default:
+	// TokenLifetime): another value makes the announced lifetime wrong, for
+	// a characterisation to find.
+	TokenExpiresIn time.Duration `yaml:"tokenExpiresIn"`
 	// Delay and Outcomes draw the terminal status of a notification; the
 	// statuses are ACCEPTED (answer) then one terminal of DELIVERED,
 	// UNDELIVERED, FAILED.
@@ -303,6 +320,8 @@ func DefaultConfig() Config {
 		cfg.Notify.Clients = append(cfg.Notify.Clients, Client{ID: fmt.Sprintf("demo-%d", i), Secret: "demo", Scopes: []string{ScopeNotification, ScopeWebhook}})
 	}
 	cfg.Notify.Clients = append(cfg.Notify.Clients, Client{ID: "notify-only", Secret: "demo", Scopes: []string{ScopeNotification}})
+	// valid credentials without the right to send: 403 (the messaging API's "blocked")
+	cfg.Notify.Clients = append(cfg.Notify.Clients, Client{ID: NoRightClient, Secret: "demo", Scopes: []string{ScopeWebhook}})
 	return cfg
 }
 
@@ -507,6 +526,9 @@ func (m *messagingConfig) validate(p *problems) {
 	if m.AuthQueryParam == "" {
 		p.bad("messaging.authQueryParam: empty")
 	}
+	if m.Dedup != "" && m.Dedup != DedupFirst && m.Dedup != DedupRefuse {
+		p.bad("messaging.dedup: %q is not %s or %s", m.Dedup, DedupFirst, DedupRefuse)
+	}
 }
 
 // validate checks the notification API's clients, token, delays and outcomes.
@@ -524,6 +546,9 @@ func (n *notifyConfig) validate(p *problems) {
 	}
 	if n.TokenLifetime <= 0 {
 		p.bad("notify.tokenLifetime: must be positive")
+	}
+	if n.TokenExpiresIn < 0 {
+		p.bad("notify.tokenExpiresIn: must not be negative")
 	}
 	if err := n.Delay.validate(); err != nil {
 		p.bad("notify.delay: %v", err)

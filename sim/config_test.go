@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +25,9 @@ func TestDefaultConfig(t *testing.T) {
 	if b := cfg.Messaging.Accounts[1]; b.Login != "blocked" || !b.NoAPIRight {
 		t.Errorf("blocked account %+v", b)
 	}
-	if len(cfg.Notify.Clients) != 11 || cfg.Notify.Clients[9].ID != "demo-10" || cfg.Notify.Clients[10].ID != "notify-only" ||
-		len(cfg.Notify.Clients[10].Scopes) != 1 || len(cfg.Notify.Clients[0].Scopes) != 2 {
+	if len(cfg.Notify.Clients) != 12 || cfg.Notify.Clients[9].ID != "demo-10" || cfg.Notify.Clients[10].ID != "notify-only" ||
+		len(cfg.Notify.Clients[10].Scopes) != 1 || len(cfg.Notify.Clients[0].Scopes) != 2 ||
+		cfg.Notify.Clients[11].ID != NoRightClient || slices.Contains(cfg.Notify.Clients[11].Scopes, ScopeNotification) {
 		t.Errorf("clients %+v", cfg.Notify.Clients)
 	}
 	if cfg.RateLimit.Requests != 100 || cfg.RateLimit.Window != time.Minute || cfg.RateLimit.Algorithm != AlgSliding || !cfg.RateLimit.RetryAfter || cfg.RateLimit.Headers {
@@ -44,12 +46,12 @@ func TestParseConfig(t *testing.T) {
 		check   func(Config) bool
 	}{
 		// An empty file keeps the defaults.
-		{"empty", "", "", func(c Config) bool { return len(c.Notify.Clients) == 11 }},
+		{"empty", "", "", func(c Config) bool { return len(c.Notify.Clients) == 12 }},
 		// A list replaces the whole default list; durations read as Go durations.
 		{"replace accounts", "messaging:\n  accounts:\n    - login: a\n      password: b\n      channels: [sms]\n  statusRetention: 90m\n", "",
 			func(c Config) bool {
 				return len(c.Messaging.Accounts) == 1 && c.Messaging.Accounts[0].Login == "a" && c.Messaging.StatusRetention == 90*time.Minute &&
-					len(c.Notify.Clients) == 11
+					len(c.Notify.Clients) == 12
 			}},
 		// A profile named replaces that channel's; the others keep theirs.
 		{"one profile", "messaging:\n  profiles:\n    sms:\n      outcomes: [{state: FAILED, code: 252, weight: 1}]\n", "",

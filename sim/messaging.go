@@ -270,7 +270,11 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	m := s.accept(acc, req)
+	m, dup := s.acceptOnce(acc, req)
+	if dup != nil {
+		s.answerDuplicate(w, obs, req, *dup)
+		return
+	}
 	if f == faultAfter500 || f == faultAfterReset {
 		obs.code = http.StatusInternalServerError
 		if f == faultAfterReset {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -153,7 +154,7 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, map[string]any{
 		"access_token": tok, "token_type": "Bearer",
-		"expires_in": int64(s.cfg.Notify.TokenLifetime / time.Second), "scope": claims.Scope,
+		"expires_in": int64(cmp.Or(s.cfg.Notify.TokenExpiresIn, s.cfg.Notify.TokenLifetime) / time.Second), "scope": claims.Scope,
 	})
 }
 

@@ -66,6 +66,9 @@ type Server struct {
 	idem     map[idemKey]*idemEntry
 	webhooks map[string]string
 
+	dupMu sync.Mutex
+	dups  map[dedupKey][16]byte // messaging.dedup: the first message of each account and trackData
+
 	pendingMsg atomic.Int64
 	pendingNt  atomic.Int64
 	// owed: accepted messages and notifications not final yet, plus those

@@ -31,7 +31,7 @@ func (g *globalState) simCommand() *cli.Command {
 		Description: "Routes: POST /messaging/v1/send, GET /messaging/v1/check-status/{txId}, POST /oauth/token,\n" +
 			"POST /api/v1/notifications, POST|GET /api/v1/webhooks, GET /metrics, /healthz, /sim/v1/truth, /sim/v1/pending.\n" +
 			"Without --config the built-in accounts serve (messaging demo/demo and blocked/blocked; notification\n" +
-			"clients demo-1 … demo-10 and notify-only, secret demo). The callback signing secret (whsec_…) comes from\n" +
+			"clients demo-1 … demo-10, notify-only and webhook-only, secret demo). The callback signing secret (whsec_…) comes from\n" +
 			envSimSigningSecret + " or --signing-secret-file, never a flag value.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8081", Usage: "listen address"},
