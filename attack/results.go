@@ -57,7 +57,7 @@ const (
 type resultsWriter struct {
 	f     *os.File // results.bin
 	bw    *bufio.Writer
-	enc   vegeta.Encoder
+	enc   *resultEncoder
 	h     selHeap // results for results.bin, not yet written
 	late  []held  // stragglers, not yet spilled
 	bytes int     // of the results h and late hold
@@ -75,7 +75,7 @@ type resultsWriter struct {
 // newResultsWriter writes into f (results.bin, empty), which Close closes.
 func newResultsWriter(f *os.File) *resultsWriter {
 	bw := bufio.NewWriterSize(f, 64<<10)
-	return &resultsWriter{f: f, bw: bw, enc: vegeta.NewEncoder(bw), chunk: sortChunkResults}
+	return &resultsWriter{f: f, bw: bw, enc: newResultEncoder(bw), chunk: sortChunkResults}
 }
 
 func resultBytes(r *vegeta.Result) int {
@@ -193,10 +193,9 @@ func (w *resultsWriter) writeMin() error {
 	x := w.h.pop()
 	w.bytes -= resultBytes(x.r)
 	w.last = x.r
-	out := *x.r
-	out.Seq = w.out // results.bin's numbering: right unless a merge renumbers
+	seq := w.out // results.bin's numbering: right unless a merge renumbers
 	w.out++
-	return w.enc.Encode(&out)
+	return w.enc.encode(x.r, seq)
 }
 
 // spillLate sorts the stragglers and writes them to the spill file as a
@@ -213,9 +212,9 @@ func (w *resultsWriter) spillLate() error {
 		w.spill, w.spillBW = f, bufio.NewWriterSize(f, 256<<10)
 	}
 	slices.SortFunc(w.late, held.compare)
-	enc := vegeta.NewEncoder(w.spillBW)
+	enc := newResultEncoder(w.spillBW)
 	for i, x := range w.late {
-		if err := enc.Encode(x.r); err != nil {
+		if err := enc.encode(x.r, x.r.Seq); err != nil {
 			return fmt.Errorf("sort vegeta results: %w", err)
 		}
 		w.bytes -= resultBytes(x.r)
@@ -292,7 +291,7 @@ func (w *resultsWriter) merge() error {
 	}
 	w.f = nf
 	bw := bufio.NewWriterSize(nf, 256<<10)
-	enc := vegeta.NewEncoder(bw)
+	enc := newResultEncoder(bw)
 	var seq uint64
 	h := make(mergeHeap, 0, len(w.runs)+1)
 	add := func(i int, f *os.File, start, end int64) error {
@@ -319,11 +318,10 @@ func (w *resultsWriter) merge() error {
 	heap.Init(&h)
 	for len(h) > 0 {
 		c := h[0]
-		c.r.Seq = seq
-		seq++
-		if err := enc.Encode(c.r); err != nil {
+		if err := enc.encode(c.r, seq); err != nil {
 			return err
 		}
+		seq++
 		if err := c.next(); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 	"unicode/utf8"
 
@@ -32,27 +33,27 @@ func decodeAttempt(in *interner, b []byte, a *rundir.Attempt) error {
 // fastAttempt reads b into a when b is in the subset decodeAttempt describes
 // (split by flatjson.Fields); false (a possibly half filled) otherwise.
 func fastAttempt(in *interner, b []byte, a *rundir.Attempt) bool {
-	return flatjson.Fields(b, func(key, v []byte) bool { return fastField(in, a, string(key), v) })
+	return flatjson.Fields(b, func(key, v []byte) bool { return fastField(in, a, key, v) })
 }
 
 // fastField sets the field of key from the raw value v.
-func fastField(in *interner, a *rundir.Attempt, key string, v []byte) bool {
+func fastField(in *interner, a *rundir.Attempt, key, v []byte) bool {
 	var ok bool
-	switch key {
+	switch string(key) { // no copy: a switch on the bytes
 	case "seq":
 		a.Seq, ok = fastInt(v)
 	case "api":
-		a.API, ok = in.fastString(v)
+		a.API, ok = in.field(fieldAPI, v)
 	case "op":
-		a.Op, ok = in.fastString(v)
+		a.Op, ok = in.field(fieldOp, v)
 	case "client":
-		a.Client, ok = in.fastString(v)
+		a.Client, ok = in.field(fieldClient, v)
 	case "attempt":
 		var x int64
 		x, ok = fastInt(v)
 		a.Attempt = int(x)
 	case "probe":
-		a.Probe, ok = in.fastString(v)
+		a.Probe, ok = in.field(fieldProbe, v)
 	case "intended":
 		ok = fastTime(v, a, 0)
 	case "sent":
@@ -70,17 +71,17 @@ func fastField(in *interner, a *rundir.Attempt, key string, v []byte) bool {
 	case "bytes_in":
 		a.BytesIn, ok = fastInt(v)
 	case "outcome":
-		a.Outcome, ok = in.fastString(v)
+		a.Outcome, ok = in.field(fieldOutcome, v)
 	case "class":
-		a.Class, ok = in.fastString(v)
+		a.Class, ok = in.field(fieldClass, v)
 	case "error":
 		a.Error, ok = fastString(v)
 	case "tx_id":
 		a.TxID, ok = fastString(v)
 	case "state":
-		a.State, ok = in.fastString(v)
+		a.State, ok = in.field(fieldState, v)
 	case "channel":
-		a.Channel, ok = in.fastString(v)
+		a.Channel, ok = in.field(fieldChannel, v)
 	case "notification_id":
 		a.NotificationID, ok = fastString(v)
 	case "external_id":
@@ -96,7 +97,7 @@ func fastField(in *interner, a *rundir.Attempt, key string, v []byte) bool {
 	case "capped":
 		a.Capped, ok = fastBool(v)
 	case "gave_up":
-		a.GaveUp, ok = in.fastString(v)
+		a.GaveUp, ok = in.field(fieldGaveUp, v)
 	case "expires_in_s":
 		a.ExpiresIn, ok = fastFloat(v)
 	case "challenge":
@@ -113,8 +114,43 @@ func fastField(in *interner, a *rundir.Attempt, key string, v []byte) bool {
 func fastString(v []byte) (string, bool) { return (*interner)(nil).fastString(v) }
 
 // interner keeps one copy of each string it saw, up to 1024 of them (a
-// hostile file cannot grow it); nil interns nothing.
-type interner struct{ m map[string]string }
+// hostile file cannot grow it); nil interns nothing. It remembers too the
+// value each interned field had on the line before (last): most lines
+// repeat it, and comparing bytes costs less than hashing them.
+type interner struct {
+	m    map[string]string
+	last [fieldCount]string
+}
+
+// The interned fields of an attempt, indexes of interner.last.
+const (
+	fieldAPI = iota
+	fieldOp
+	fieldClient
+	fieldProbe
+	fieldOutcome
+	fieldClass
+	fieldState
+	fieldChannel
+	fieldGaveUp
+	fieldCount
+)
+
+// field is fastString for the interned field f: the string the line before
+// had when the bytes are the same (it passed fastString's checks then).
+func (in *interner) field(f int, v []byte) (string, bool) {
+	if in == nil {
+		return fastString(v)
+	}
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && string(v[1:len(v)-1]) == in.last[f] {
+		return in.last[f], true
+	}
+	s, ok := in.fastString(v)
+	if ok {
+		in.last[f] = s
+	}
+	return s, ok
+}
 
 func (in *interner) fastString(v []byte) (string, bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
@@ -155,13 +191,22 @@ func fastInt(v []byte) (int64, bool) {
 	if len(d) == 0 || d[0] == '0' && len(d) > 1 {
 		return 0, false
 	}
+	var u uint64 // the magnitude, at most 1<<63 (MinInt64's)
 	for _, c := range d {
-		if c < '0' || c > '9' {
+		if c < '0' || c > '9' || u > (1<<63)/10 {
+			return 0, false
+		}
+		if u = u*10 + uint64(c-'0'); u > 1<<63 {
 			return 0, false
 		}
 	}
-	x, err := strconv.ParseInt(string(v), 10, 64)
-	return x, err == nil
+	if v[0] != '-' {
+		if u > math.MaxInt64 {
+			return 0, false
+		}
+		return int64(u), true
+	}
+	return -int64(u), true // 1<<63 gives MinInt64
 }
 
 // fastFloat is a number in JSON's grammar, parsed as json.Unmarshal does.

@@ -130,3 +130,46 @@ func FuzzDecodeAttempt(f *testing.F) {
 	f.Add([]byte(`{"seq":1,"seq":2,"mismatch":true}`))
 	f.Fuzz(func(t *testing.T, line []byte) { agree(t, line) })
 }
+
+// TestDecodeAttemptsShareInterner: lines decoded one after the other with
+// one interner (as a report reads attempts.jsonl), whose interned fields
+// repeat, change and come back, each decode to what json.Unmarshal gives
+// that line: the value remembered from the line before is never carried
+// into one that differs.
+func TestDecodeAttemptsShareInterner(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 1))
+	in := &interner{}
+	vals := []string{"", "send", "sénd", "ok", "ACCEPTED", "sms", "x\x7f"}
+	for i := range 5000 {
+		a := randAttempt(rng)
+		if rng.IntN(3) > 0 { // the same values as many lines before
+			v := func() string { return vals[rng.IntN(len(vals))] }
+			a.API, a.Op, a.Client, a.Probe, a.Outcome, a.Class, a.State, a.Channel, a.GaveUp = v(), v(), v(), v(), v(), v(), v(), v(), v()
+		}
+		line, err := json.Marshal(a)
+		if err != nil {
+			continue
+		}
+		var want, got rundir.Attempt
+		if err := json.Unmarshal(line, &want); err != nil {
+			t.Fatal(err)
+		}
+		if err := decodeAttempt(in, line, &got); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("line %d %s:\n got %+v (%v)\nwant %+v", i, line, got, err, want)
+		}
+	}
+}
+
+// BenchmarkDecodeAttempt: one attempt line as the attacker writes it,
+// decoded with an interner that saw the line before (a report's reading).
+func BenchmarkDecodeAttempt(b *testing.B) {
+	line := []byte(`{"seq":16,"api":"messaging","op":"send","client":"bench","attempt":1,"intended":"2026-11-23T15:36:16.020511443Z","sent":"2026-11-23T15:36:16.029209099Z","first_sent":"2026-11-23T15:36:16.029186637Z","code":200,"latency_s":0.033071988,"bytes_out":265,"bytes_in":101,"outcome":"ok","class":"ok","tx_id":"00000000-0000-0000-0000-000000300005","state":"ACCEPTED","channel":"sms"}`)
+	var in interner
+	b.ReportAllocs()
+	for b.Loop() {
+		var a rundir.Attempt
+		if err := decodeAttempt(&in, line, &a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

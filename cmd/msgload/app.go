@@ -33,6 +33,9 @@ type globalState struct {
 	signals func() (<-chan os.Signal, func())
 	// tty tells whether w is a terminal; nil: isTerminal (a test says yes).
 	tty func(w io.Writer) bool
+	// procs sets the process's Ps, with one spare or not (spareProc); nil:
+	// left as they are.
+	procs func(spare bool)
 }
 
 // exitError carries an exit code through urfave/cli.
@@ -95,6 +98,9 @@ func (g *globalState) app() *cli.App {
 		cmd.Before = func(c *cli.Context) error {
 			if err := g.applyEnv(c); err != nil {
 				return err
+			}
+			if cmd.Name != "run" && cmd.Name != "replay" {
+				g.setProcs(true) // run and replay decide by their scenario (runHarness)
 			}
 			if before != nil {
 				return before(c)

@@ -11,7 +11,6 @@ import (
 )
 
 func main() {
-	spareProc(os.Getenv) // one P more than the CPUs: see procs.go
 	g := &globalState{
 		stdout: os.Stdout,
 		stderr: os.Stderr,
@@ -21,6 +20,7 @@ func main() {
 			signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 			return ch, func() { signal.Stop(ch) }
 		},
+		procs: func(spare bool) { spareProc(os.Getenv, spare) }, // see procs.go
 	}
 	stop := startProfiles(os.Getenv, os.Stderr)
 	code := g.run(context.Background(), os.Args)

@@ -188,6 +188,7 @@ func capMessages(s *scenarios.Scenario, maxMessages int64) error {
 // msgload replay (cmd, in the messages).
 func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpts) error {
 	cmd := c.Command.Name
+	g.setProcs(takesCallbacks(ho.Scenario)) // the spare P serves the sink only
 	sig, stopSignals := g.signals()
 	defer stopSignals()
 	ho.Out = opts.out
