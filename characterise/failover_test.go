@@ -133,7 +133,7 @@ func TestMsgStatusPlan(t *testing.T) {
 		planned bool
 	}{
 		{failoverSource, hookOptions, "", true},
-		{failoverSource, Options{Budget: 300, MaxWindow: 4 * time.Second, MaxTime: 50 * time.Second, HookWait: 12 * time.Second}, "does not fit", false},
+		{failoverSource, Options{Budget: 300, MaxWindow: 4 * time.Second, MaxTime: 42 * time.Second, HookWait: 12 * time.Second}, "does not fit", false}, // the others take about 39 s
 		{strings.Replace(failoverSource, "delivery: { grace: 2s }", "delivery: { via: poll }", 1), hookOptions, "not planned: delivery via poll", false},
 		{simSource("n", 7, 2, "{ rate: 20/2s }", ""), hookOptions, "", false}, // notify: no such probe, no such rule
 	} {
