@@ -235,7 +235,7 @@ func analyzeListing(fsys fs.FS, name string, rawRequests bool, st *streamRun, lo
 	a.abortReason()
 	a.counts = map[string]*[2]int64{}
 	a.keepRecs = keepAllRecs || a.meta.Limit.Window.D() > 0
-	if rundir.HasTruth(a.fsys) {
+	if truthCompared(a.fsys, a.meta) {
 		a.wins, a.winClients = newDecisionSpill(), map[string]uint32{}
 		defer a.wins.close()
 	}

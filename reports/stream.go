@@ -62,10 +62,12 @@ type streamRun struct {
 // its message by this run's tag (one joined by the id the service answered
 // needs a map of the ids) and the chain is in run.json or in no callback (a
 // chain learnt from the first callback places the records of every message,
-// even those judged before it in a stream): the census finds out.
+// even those judged before it in a stream): the census finds out. A truth
+// not compared yet (truthPending: the live analysis of a run going) is no
+// obstacle.
 func twoPasses(fsys fs.FS) bool {
 	m, ok := runMeta(fsys)
-	if !ok || rundir.HasTruth(fsys) && !truthTagged(fsys) {
+	if !ok || truthCompared(fsys, m) && !truthTagged(fsys) {
 		return false
 	}
 	switch m.Delivery.Via {
@@ -149,7 +151,7 @@ func analyzeBounded(fsys fs.FS, name string, lost *lostList) (*analyzer, error) 
 // truth's join and the replies' (joinReplies), in a run with either; nil
 // without.
 func sentSpill(fsys fs.FS, c *seqCensus) *sortedSpill[sentRec] {
-	if !rundir.HasTruth(fsys) && !c.replies {
+	if m, _ := runMeta(fsys); !truthCompared(fsys, m) && !c.replies {
 		return nil
 	}
 	return newSentSpill()

@@ -29,8 +29,8 @@ const (
 // a measurement bug shows in the first run that meets it. The truth is read
 // as a stream (truthStream): truth.jsonl, or truth.json of older runs.
 func (a *analyzer) truth() error {
-	if !rundir.HasTruth(a.fsys) {
-		return nil
+	if !truthCompared(a.fsys, a.meta) {
+		return nil // none, or one still being written (livetruth.go)
 	}
 	seqOf, err := a.truthSeqs()
 	if err != nil || seqOf == nil {

@@ -297,5 +297,5 @@ func BenchmarkHandler(b *testing.B) {
 func (t *table) len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.m)
+	return t.n
 }

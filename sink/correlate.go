@@ -57,17 +57,22 @@ func (s *Sink) drawFault(out *outcome, st *msgState) {
 	out.refuse = out.provoke && f.Code != 0 && (f.Code < 200 || f.Code > 299)
 }
 
-// table is the bounded correlation state: message key hash → msgState, with the
-// oldest keys forgotten first once max is reached (a FIFO ring of hashes). Keys
-// are 64-bit hashes under a per-sink random seed: two distinct keys collide with
-// probability about n²/2⁶⁵ (3·10⁻⁸ at a million messages).
+// table is the bounded correlation state: message key hash → msgState. Keys
+// are 64-bit hashes under a per-sink random seed: two distinct keys collide
+// with probability about n²/2⁶⁵ (3·10⁻⁸ at a million messages). The newest
+// messages are in a map; every gen new ones the map is frozen into a
+// generation (table.go): 9 bytes a message instead of the map's ~70 (issue
+// 23: a run with callbacks grew by its table). Past max messages the
+// oldest generation is forgotten.
 type table struct {
 	mu      sync.Mutex
 	seed    maphash.Seed
-	m       map[uint64]msgState
-	ring    []uint64
-	next    int
+	m       map[uint64]msgState // the messages that came since the last generation was frozen
+	gens    []*generation       // older messages, the oldest first
+	dict    stateDict           // the distinct states of the generations' messages
+	n       int                 // messages remembered: the map's and the generations'
 	max     int
+	gen     int // how many new messages make a generation
 	evicted uint64
 }
 
@@ -75,7 +80,7 @@ func newTable(max int) *table {
 	if max <= 0 {
 		max = DefaultMaxTracked
 	}
-	return &table{seed: maphash.MakeSeed(), m: make(map[uint64]msgState), max: max}
+	return &table{seed: maphash.MakeSeed(), m: make(map[uint64]msgState), max: max, gen: genLen(max)}
 }
 
 func (t *table) hash(api, key string) uint64 {
@@ -88,26 +93,20 @@ func (t *table) hash(api, key string) uint64 {
 }
 
 // update runs fn on the state of (api, key) under the table lock and stores the
-// result; it reports whether an old message was evicted to make room.
-func (t *table) update(api, key string, fn func(st *msgState, existed bool)) (evicted bool) {
+// result; it returns how many old messages were forgotten to make room.
+func (t *table) update(api, key string, fn func(st *msgState, existed bool)) (evicted int) {
 	h := t.hash(api, key)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	st, ok := t.m[h]
+	st, at, ok := t.find(h)
 	fn(&st, ok)
-	if !ok {
-		if len(t.ring) < t.max {
-			t.ring = append(t.ring, h)
-		} else {
-			delete(t.m, t.ring[t.next])
-			t.ring[t.next] = h
-			t.next = (t.next + 1) % t.max
-			t.evicted++
-			evicted = true
-		}
+	if ok {
+		t.store(h, at, st)
+		return 0
 	}
 	t.m[h] = st
-	return evicted
+	t.n++
+	return t.admit()
 }
 
 // undo clears what one call set in the state of (api, key): the seen and step
@@ -117,7 +116,7 @@ func (t *table) undo(api, key string, seen uint64, steps uint8, terminal bool) {
 	h := t.hash(api, key)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	st, ok := t.m[h]
+	st, at, ok := t.find(h)
 	if !ok {
 		return
 	}
@@ -126,7 +125,7 @@ func (t *table) undo(api, key string, seen uint64, steps uint8, terminal bool) {
 	if terminal {
 		st.terminal = false
 	}
-	t.m[h] = st
+	t.store(h, at, st)
 }
 
 // lookup reports whether (api, key) is remembered.
@@ -134,7 +133,7 @@ func (t *table) lookup(api, key string) bool {
 	h := t.hash(api, key)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, ok := t.m[h]
+	_, _, ok := t.find(h)
 	return ok
 }
 

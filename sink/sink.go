@@ -45,8 +45,9 @@ type Options struct {
 	// loopback name or this address, so a DNS-rebinding page cannot read it.
 	ListenAddr string
 	// MaxTracked bounds the messages the correlation table remembers (default
-	// DefaultMaxTracked); past it the oldest are forgotten and a later event of a
-	// forgotten message is taken as a first arrival.
+	// DefaultMaxTracked); past it the oldest are forgotten, a generation at a
+	// time (a quarter of the cap, at most 65,536: table.go), and a later event
+	// of a forgotten message is taken as a first arrival.
 	MaxTracked int
 	// Fault makes the sink answer a share of valid calls with another status or
 	// after a delay, so the service retries on purpose; such events are logged
@@ -256,7 +257,7 @@ type outcome struct {
 	latency                      float64
 	hasLatency                   bool
 	stateLabel, channelLabel     string
-	evicted                      bool
+	evicted                      int // old messages the table forgot to make room for this one
 	// What the call taught the correlation table, undone when it could not
 	// be logged (forget).
 	api, key string
@@ -504,7 +505,7 @@ func (s *Sink) count(ev *rundir.Event, out *outcome) {
 	if out.hasLatency {
 		s.met.latency.WithLabelValues(ev.API, out.channelLabel, out.stateLabel).Observe(max(out.latency, 0))
 	}
-	if out.evicted {
-		s.met.evicted.Inc()
+	if out.evicted > 0 {
+		s.met.evicted.Add(float64(out.evicted))
 	}
 }
