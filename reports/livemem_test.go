@@ -44,11 +44,11 @@ func TestLiveTruthRunBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := a.s.marshal()
+	got, err := a.s.JSON()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := one.s.marshal()
+	want, err := one.s.JSON()
 	if err != nil {
 		t.Fatal(err)
 	}
