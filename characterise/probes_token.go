@@ -1,13 +1,13 @@
 package characterise
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
+	"net/http"
 	"path/filepath"
 	"time"
 
+	"github.com/msgload/msgload/replay"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 	"github.com/msgload/msgload/sim"
@@ -132,22 +132,15 @@ func (st *state) tokenScenario(s *scenarios.Scenario, pr Probe, dir string) erro
 	}
 	s.Clients = scenarios.Clients{N: len(s.Creds)}
 	path := filepath.Join(dir, tokenFile)
-	var b bytes.Buffer
-	start := time.Now().UTC()
-	line := func(v any) {
-		j, _ := json.Marshal(v)
-		b.Write(append(j, '\n'))
-	}
-	line(map[string]any{"format": "msgload-recording", "version": 1, "started": start, "upstream": "characterise"})
 	to := s.Message.Recipient
 	if !rundir.IsMSISDN(to) {
 		to = "+79990000000"
 	}
+	var reqs []replay.Synthetic
 	send := func(i int, client string, at time.Duration) {
 		body, _ := json.Marshal(map[string]any{"recipient": map[string]string{"value": to}, "notificationText": fmt.Sprintf("token %d", i),
 			"externalId": fmt.Sprintf("token-%d", i)})
-		line(map[string]any{"time": start.Add(at), "offset_ns": int64(at), "method": "POST", "path": rundir.RouteNotifications, "client": client,
-			"headers": map[string][]string{"Content-Type": {"application/json"}}, "body": string(body), "code": 200, "latency_s": 0})
+		reqs = append(reqs, replay.Synthetic{At: at, Method: http.MethodPost, Path: rundir.RouteNotifications, Client: client, Body: body})
 	}
 	send(0, heldClient, 0) // fetches the token held
 	if len(s.Creds) > 1 {
@@ -156,7 +149,7 @@ func (st *state) tokenScenario(s *scenarios.Scenario, pr Probe, dir string) erro
 	for i, d := range pr.ladder {
 		send(i+2, heldClient, d)
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	if err := replay.WriteSynthetic(path, time.Now().UTC(), "characterise", reqs); err != nil {
 		return fmt.Errorf("characterise: %w", err)
 	}
 	s.Load = scenarios.LoadSpec{Profile: "replay", File: path, Speed: 1, ExternalIDs: "new", MaxInFlight: s.Load.MaxInFlight}

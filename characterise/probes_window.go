@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/msgload/msgload/replay"
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
@@ -73,22 +74,15 @@ func ladderText(ds []time.Duration) string {
 // written into dir.
 func windowScenario(s *scenarios.Scenario, pr Probe, dir string) error {
 	path := filepath.Join(dir, windowFile)
-	var b bytes.Buffer
-	start := time.Now().UTC()
-	line := func(v any) {
-		j, _ := json.Marshal(v)
-		b.Write(append(j, '\n'))
-	}
-	line(map[string]any{"format": "msgload-recording", "version": 1, "started": start, "upstream": "characterise"})
 	to := s.Message.Recipient
 	if !rundir.IsMSISDN(to) {
 		to = "+79990000000" // the first of the default pattern's
 	}
+	var reqs []replay.Synthetic
 	send := func(i int, at time.Duration) {
 		body, _ := json.Marshal(map[string]any{"recipient": map[string]string{"value": to}, "notificationText": fmt.Sprintf("window %d", i+1),
 			"externalId": fmt.Sprintf("window-%d", i+1)})
-		line(map[string]any{"time": start.Add(at), "offset_ns": int64(at), "method": "POST", "path": rundir.RouteNotifications,
-			"headers": map[string][]string{"Content-Type": {"application/json"}}, "body": string(body), "code": 200, "latency_s": 0})
+		reqs = append(reqs, replay.Synthetic{At: at, Method: http.MethodPost, Path: rundir.RouteNotifications, Body: body})
 	}
 	for i := range pr.ladder {
 		send(i, time.Duration(i)*time.Millisecond)
@@ -96,7 +90,7 @@ func windowScenario(s *scenarios.Scenario, pr Probe, dir string) error {
 	for i, d := range pr.ladder {
 		send(i, time.Duration(i)*time.Millisecond+d)
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	if err := replay.WriteSynthetic(path, time.Now().UTC(), "characterise", reqs); err != nil {
 		return fmt.Errorf("characterise: %w", err)
 	}
 	s.Load = scenarios.LoadSpec{Profile: "replay", File: path, Speed: 1, ExternalIDs: "new", MaxInFlight: s.Load.MaxInFlight}
