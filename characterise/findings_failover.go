@@ -3,7 +3,6 @@ package characterise
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -80,7 +79,7 @@ func readFailovers(pd *probeData) ([]failedOver, int, error) {
 		}
 	}
 	expired := map[string]rundir.Event{}
-	err := rundir.ReadJSONL(filepath.Join(pd.dir, rundir.EventsFile), func(e rundir.Event) error {
+	err := pd.eachEvent(func(e rundir.Event) error {
 		if e.Kind != rundir.KindCallback || e.Corr == nil || e.Corr.State != rundir.StateExpired {
 			return nil
 		}
@@ -88,7 +87,7 @@ func readFailovers(pd *probeData) ([]failedOver, int, error) {
 			expired[e.Corr.Key] = e
 		}
 		return nil
-	}, func(int, error) {})
+	})
 	var fos []failedOver
 	ttl := float64(failoverTTL)
 	for tx, a := range sends {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"path/filepath"
 	"time"
 
 	"github.com/msgload/msgload/reports"
@@ -77,7 +76,7 @@ func readHookData(pd *probeData) (*hookData, error) {
 	}
 	h.accepted = int64(len(seqs))
 	by := map[string]*hookSeries{}
-	err := rundir.ReadJSONL(filepath.Join(pd.dir, rundir.EventsFile), func(e rundir.Event) error {
+	err := pd.eachEvent(func(e rundir.Event) error {
 		if e.Corr == nil || !e.Corr.Matched || e.Kind != rundir.KindCallback && e.Kind != rundir.KindWebhook {
 			return nil
 		}
@@ -95,7 +94,7 @@ func readHookData(pd *probeData) (*hookData, error) {
 		s.dup = s.dup || e.Corr.Duplicate
 		h.sigs = append(h.sigs, e.Sig)
 		return nil
-	}, func(int, error) {})
+	})
 	return h, err
 }
 

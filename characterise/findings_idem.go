@@ -3,7 +3,6 @@ package characterise
 import (
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -124,11 +123,7 @@ func (m *idemMsg) reallyInFlight() []rundir.Attempt {
 // idemMoreFindings are the findings of this file from the idempotency
 // probe's run (st.data's, trusted: idempotencyFindings checked it).
 func (st *state) idemMoreFindings(pd *probeData) []reports.Finding {
-	var events []rundir.Event
-	err := rundir.ReadJSONL(filepath.Join(pd.dir, rundir.EventsFile), func(e rundir.Event) error {
-		events = append(events, e)
-		return nil
-	}, func(int, error) {})
+	events, err := pd.events()
 	if err != nil {
 		return allCannot(idemRules, probeIdempotency, "its events could not be read: "+err.Error())
 	}

@@ -2,7 +2,6 @@ package characterise
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -74,11 +73,7 @@ func (st *state) msgRetryFindings() []reports.Finding {
 		}
 	}
 	fs := []reports.Finding{secondTxFinding(pd.attempts, firsts)}
-	var events []rundir.Event
-	err := rundir.ReadJSONL(filepath.Join(pd.dir, rundir.EventsFile), func(e rundir.Event) error {
-		events = append(events, e)
-		return nil
-	}, func(int, error) {})
+	events, err := pd.events()
 	if err != nil {
 		return append(fs, cannot(RuleMsgSecondDelivery, probeMsgRetry, "its events could not be read: "+err.Error()))
 	}

@@ -166,6 +166,24 @@ type probeData struct {
 	attempts    []rundir.Attempt // the sends that really left, in file order
 }
 
+// eachEvent calls fn on each event of the probe's run, in file order. A
+// line the sink could not finish is passed over here: the probe's own
+// report counts it and its verdict says so (an error verdict makes the
+// probe's findings distrusted).
+func (pd *probeData) eachEvent(fn func(rundir.Event) error) error {
+	return rundir.ReadJSONL(filepath.Join(pd.dir, rundir.EventsFile), fn, func(int, error) {})
+}
+
+// events is every event of the probe's run (eachEvent's).
+func (pd *probeData) events() ([]rundir.Event, error) {
+	var es []rundir.Event
+	err := pd.eachEvent(func(e rundir.Event) error {
+		es = append(es, e)
+		return nil
+	})
+	return es, err
+}
+
 // readSends reads the send attempts that really left (not "not sent:").
 func readSends(path string) ([]rundir.Attempt, error) {
 	var as []rundir.Attempt
