@@ -2,7 +2,6 @@ package characterise
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/msgload/msgload/reports"
@@ -34,7 +33,7 @@ func (st *state) statusFinding() reports.Finding {
 			txs = append(txs, a.TxID)
 		}
 	}
-	polled, called, err := readFinalStates(pd.dir)
+	polled, called, err := readFinalStates(pd)
 	if err != nil {
 		return cannot(rule, probeMsgStatus, "its attempts or events cannot be read: "+err.Error())
 	}
@@ -81,22 +80,22 @@ func compareStatus(txs []string, polled, called map[string]string) statusCompare
 
 // readFinalStates reads the probe's last 2xx check-status state of each
 // txId, and the state of each txId's callback the sink found final.
-func readFinalStates(dir string) (polled, called map[string]string, err error) {
+func readFinalStates(pd *probeData) (polled, called map[string]string, err error) {
 	polled, called = map[string]string{}, map[string]string{}
-	err = rundir.ReadJSONL(filepath.Join(dir, rundir.AttemptsFile), func(a rundir.Attempt) error {
+	err = pd.eachAttempt(func(a rundir.Attempt) error {
 		if a.Op == opCheckStatus && a.Code >= 200 && a.Code < 300 && a.TxID != "" && a.State != "" {
 			polled[a.TxID] = strings.ToUpper(a.State)
 		}
 		return nil
-	}, func(int, error) {})
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	err = rundir.ReadJSONL(filepath.Join(dir, rundir.EventsFile), func(e rundir.Event) error {
+	err = pd.eachEvent(func(e rundir.Event) error {
 		if e.Kind == rundir.KindCallback && e.Corr != nil && e.Corr.Terminal && called[e.Corr.Key] == "" {
 			called[e.Corr.Key] = strings.ToUpper(e.Corr.State)
 		}
 		return nil
-	}, func(int, error) {})
+	})
 	return polled, called, err
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,18 +38,20 @@ var tokenRules = []string{RuleTokenExpiresIn, RuleTokenLifetime, RuleTokenAsAnno
 func (st *state) tokenFindings() []reports.Finding {
 	pd := st.data[probeToken]
 	switch {
+	case st.plan.tokenWhy != "":
+		return allCannot(tokenRules, probeToken, st.plan.tokenWhy)
 	case pd == nil || pd.sum == nil:
-		return allCannot(tokenRules, probeToken, "the token probe did not run (the budget or --max-time left no room for two ages) or wrote no report")
+		return allCannot(tokenRules, probeToken, "the token probe did not run or wrote no report")
 	case pd.verdict == reports.VerdictError:
 		return allCannot(tokenRules, probeToken, distrusted)
 	}
 	var all []rundir.Attempt
-	err := rundir.ReadJSONL(filepath.Join(pd.dir, rundir.AttemptsFile), func(a rundir.Attempt) error {
+	err := pd.eachAttempt(func(a rundir.Attempt) error {
 		if !strings.HasPrefix(a.Error, "not sent:") {
 			all = append(all, a)
 		}
 		return nil
-	}, func(int, error) {})
+	})
 	if err != nil {
 		return allCannot(tokenRules, probeToken, "its attempts could not be read: "+err.Error())
 	}
@@ -158,6 +159,8 @@ func (h heldRun) lifetime(ladder []time.Duration) reports.Finding {
 	}
 	f := interval(RuleTokenLifetime, probeToken, lo, hi, ev...)
 	f.Value = fmt.Sprintf("%.1fs..%.1fs", lo, hi)
+	res := tokenSlack // exp is whole seconds: two runs' tokens live apart by up to one, and compare names no drift within it
+	f.Resolution = &res
 	return f
 }
 

@@ -98,6 +98,8 @@ type Plan struct {
 	goneWhy  string
 	// failWhy: why the failover probe was not planned (probes_failover.go).
 	failWhy string
+	// tokenWhy: why the token probe was not planned (probes_token.go).
+	tokenWhy string
 }
 
 // Shares of the budget.
@@ -160,9 +162,11 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 	left -= gone
 	fo := p.failoverRequests(s, left)
 	left -= fo
+	tok := p.tokenRequests(s, left)
+	left -= tok
 	if len(s.Creds) >= 2 {
 		p.Probes = append(p.Probes, Probe{Name: probeIsolation, Requests: left, Takes: burstFor(left, o.BurstRate) + probeGrace, CoolDown: cool,
-			What: fmt.Sprintf("two clients at once: each a burst past the burst found (at most %d in all, at %g/s)", left, o.BurstRate)})
+			What: fmt.Sprintf("two clients at once: each a burst past the burst found, at %g/s", o.BurstRate)}) // its requests: Print's, once the probes left out give theirs back
 	}
 	p.withHooks(hooks)
 	if t := p.Takes() + straddleTakes(o.MaxWindow) + cool; t <= o.MaxTime {
@@ -173,8 +177,7 @@ func NewPlan(f *File, o Options) (*Plan, error) {
 	}
 	p.withGone(gone) // likewise, in what is left: among the callback probes
 	p.withFailover(s, fo)
-	tok, tokOK := tokenPlanned(o, s)
-	p.withToken(tok, tokOK, s.Target.Embedded) // last, on what the others leave, when it fits the time
+	p.withToken(s, tok) // last, when it fits the time
 	if t := p.Takes(); t > o.MaxTime {
 		return nil, fmt.Errorf("characterise: the plan takes about %s, over --max-time %s: raise --max-time, or lower --max-window (%s)", t.Round(time.Second), o.MaxTime, o.MaxWindow)
 	}

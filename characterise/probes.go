@@ -28,7 +28,7 @@ func (st *state) sized(pr Probe, left int64) Probe {
 	if pr.Name == probeIsolation {
 		want := int64(0)
 		if st.burst > 0 {
-			want = 2 * (st.burst + max(5, st.burst/10))
+			want = isolationNeed(st.burst)
 		}
 		pr.Requests = min(pr.Requests, want)
 		pr.Takes = burstFor(pr.Requests, st.plan.BurstRate) + probeGrace

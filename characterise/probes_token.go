@@ -51,14 +51,24 @@ func tokenLadder(longest time.Duration, steps int) []time.Duration {
 	return ds
 }
 
+// seedLimit is the notification seed's documented rate limit (100 requests
+// a minute per integration): the burst the isolation probe is kept room for
+// before the token probe takes its requests (isolationNeed).
+const seedLimit = 100
+
+// isolationNeed is what the isolation probe sends past a burst of b: each
+// of its two clients b and a tenth more (at least 5); sized uses it when it
+// runs, from the burst found.
+func isolationNeed(b int64) int64 {
+	return 2 * (b + max(5, b/10))
+}
+
 // tokenPlanned is the token probe as planned for the notify API: ages up
 // to --max-window (the longest wait any probe makes), as many as its share
 // of the budget affords; ok false when it affords too few. Each age may
 // cost two sends (refused, then retried with a new token); one send at age
 // 0 fetches the token, and one more from a client without the right (the
-// embedded simulator's only): each of them may cost two as well. It runs
-// last, on what the probes before leave of the budget (sized then: the
-// rate-limit probes keep their shares), so its requests are not planned.
+// embedded simulator's only): each of them may cost two as well.
 func tokenPlanned(o Options, s *scenarios.Scenario) (Probe, bool) {
 	steps := min(int(float64(o.Budget)*tokenShare)/2-int(tokenFixed(s.Target.Embedded)), tokenMaxSteps)
 	if s.API != rundir.APINotify || steps < tokenMinSteps {
@@ -80,36 +90,74 @@ func tokenFixed(embedded bool) int64 {
 	return 1
 }
 
-// withLadder is the token probe sending at the ages ds: its time and
-// description (its requests, two a send, are sized when it runs).
+// withLadder is the token probe sending at the ages ds: its requests (two
+// a send: each may be refused and retried with a new token), its time and
+// description.
 func (pr Probe) withLadder(ds []time.Duration, embedded bool) Probe {
 	pr.ladder, pr.Takes = ds, ds[len(ds)-1]+probeGrace
+	pr.Requests = 2 * (tokenFixed(embedded) + int64(len(ds)))
 	pr.What = fmt.Sprintf("one client holds its first token (no early refresh) and sends with it at ages 0, %s; a refused send is retried once with a new token", ladderText(ds))
 	if embedded {
 		pr.What += "; the simulator's " + sim.NoRightClient + " client (no right to send) sends once"
 	}
-	pr.What += fmt.Sprintf(" (what the probes before leave of the budget, at most %d)", 2*(tokenFixed(embedded)+int64(len(ds))))
 	return pr
 }
 
-// withToken puts the token probe tok last in the plan when it fits
-// --max-time (its longest age shortened to fit, not under two ages).
-func (p *Plan) withToken(tok Probe, ok, embedded bool) {
+// tokenRequests is what the token probe takes of what the budget left
+// before the isolation probe's share (0 when it is not planned: tokenWhy
+// says why). Its requests are firm, planned here, never what the run
+// happens to leave: with two clients or more it takes them only when the
+// isolation probe keeps room for two clients past the seed's limit.
+func (p *Plan) tokenRequests(s *scenarios.Scenario, left int64) int64 {
+	tok, ok := tokenPlanned(p.Options, s)
+	switch {
+	case s.API != rundir.APINotify:
+		return 0
+	case !ok:
+		p.tokenWhy = fmt.Sprintf("not planned: --budget %d affords it fewer than %d ages (%g of the budget, two requests a send)", p.Budget, tokenMinSteps, tokenShare)
+		return 0
+	}
+	keep := int64(0)
+	if len(s.Creds) >= 2 {
+		keep = isolationNeed(seedLimit)
+	}
+	if left-keep < tok.Requests {
+		p.tokenWhy = fmt.Sprintf("does not fit: needs %d requests, %d left of --budget %d", tok.Requests, max(left-keep, 0), p.Budget)
+		if keep > 0 {
+			p.tokenWhy += fmt.Sprintf(" once the isolation probe keeps %d (two clients past the seed's %d a minute)", keep, seedLimit)
+		}
+		p.tokenWhy += " (raise --budget)"
+		return 0
+	}
+	return tok.Requests
+}
+
+// withToken puts the token probe, of at most n requests, last in the plan
+// when it fits --max-time (its longest age shortened to fit, not under two
+// ages), else says why not; what it does not take goes back to the
+// isolation probe.
+func (p *Plan) withToken(s *scenarios.Scenario, n int64) {
+	if n <= 0 {
+		return
+	}
+	tok, _ := tokenPlanned(p.Options, s)
 	spare := p.MaxTime - p.Takes() - probeGrace - tok.CoolDown
-	if !ok || spare < tokenFirstAge*2 {
+	if spare >= tokenFirstAge*2 && tok.ladder[len(tok.ladder)-1] > spare {
+		tok = tok.withLadder(tokenLadder(spare, len(tok.ladder)), s.Target.Embedded)
+	}
+	if spare < tokenFirstAge*2 || len(tok.ladder) < tokenMinSteps {
+		need := tok.CoolDown + tokenFirstAge*2 + probeGrace
+		p.tokenWhy = fmt.Sprintf("does not fit: needs %s, the plan leaves %s of --max-time %s (raise --max-time)", need.Round(time.Second), max(p.MaxTime-p.Takes(), 0).Round(time.Second), p.MaxTime)
+		p.giveToIsolation(n)
 		return
 	}
-	if last := tok.ladder[len(tok.ladder)-1]; last > spare {
-		tok = tok.withLadder(tokenLadder(spare, len(tok.ladder)), embedded)
-	}
-	if len(tok.ladder) < tokenMinSteps {
-		return
-	}
+	p.giveToIsolation(n - tok.Requests)
 	p.Probes = append(p.Probes, tok)
 }
 
-// sizeToken is the token probe on what the budget has left: two requests a
-// send, its ladder cut to what they afford (nothing under two ages).
+// sizeToken is the token probe on what the budget has left: its ladder cut
+// to what that affords (nothing under two ages). The plan reserved its
+// requests, so it is cut only when a probe before sent more than planned.
 func (st *state) sizeToken(pr Probe, left int64) Probe {
 	fixed := tokenFixed(st.base.Target.Embedded)
 	n := min(int64(len(pr.ladder)), max(left, 0)/2-fixed)
@@ -117,9 +165,7 @@ func (st *state) sizeToken(pr Probe, left int64) Probe {
 		pr.Requests = 0
 		return pr
 	}
-	pr = pr.withLadder(pr.ladder[:n], st.base.Target.Embedded)
-	pr.Requests = 2 * (fixed + n)
-	return pr
+	return pr.withLadder(pr.ladder[:n], st.base.Target.Embedded)
 }
 
 // tokenScenario makes s the token probe's: the file's first client (and the

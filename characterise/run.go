@@ -68,8 +68,8 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 	c := &reports.Contract{Name: base.Name, API: base.API, Target: targetName(base), Start: now().UTC().Format(time.RFC3339Nano), Budget: o.Plan.Budget}
 	st := &state{base: base, plan: o.Plan}
 	stopped := false
-	for _, pr := range o.Plan.Probes {
-		pr = st.sized(pr, o.Plan.Budget-c.Sent)
+	for i := range o.Plan.Probes {
+		pr := st.runSized(i, c.Sent)
 		cp := reports.ContractProbe{Name: pr.Name, What: pr.What, Dir: filepath.Join(dir, pr.Name), Planned: pr.Requests}
 		if stopped = stopped || ctx.Err() != nil; stopped {
 			// interrupted: the probes not run leave the contract incomplete
@@ -91,10 +91,11 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 		if err != nil {
 			return nil, err // the target may not be probed: nothing was sent
 		}
+		st.record(pr, pc)
+		st.judgeBusy(&cp)
 		c.Sent += cp.Sent
 		c.Probes = append(c.Probes, cp)
 		fmt.Fprintf(o.Progress, "probe %s: %d requests sent, run %s\n", pr.Name, cp.Sent, cp.Verdict)
-		st.record(pr, pc)
 		stopped = pc != nil && pc.interrupted // Ctrl-C: no further probe
 	}
 	c.Findings = st.findings(o.File.Expect)
@@ -104,6 +105,17 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Dir: dir, Contract: c}, nil
+}
+
+// runSized is the plan's i-th probe as it runs after sent requests: fitted
+// to what the budget still allows less what the probes after it were
+// planned (a probe sized when it runs never takes the token probe's).
+func (st *state) runSized(i int, sent int64) Probe {
+	var later int64
+	for _, pr := range st.plan.Probes[i+1:] {
+		later += pr.Requests
+	}
+	return st.sized(st.plan.Probes[i], st.plan.Budget-sent-later)
 }
 
 // probeRun runs one probe through the harness; its summary and attempts
@@ -172,6 +184,13 @@ type probeData struct {
 // probe's findings distrusted).
 func (pd *probeData) eachEvent(fn func(rundir.Event) error) error {
 	return rundir.ReadJSONL(filepath.Join(pd.dir, rundir.EventsFile), fn, func(int, error) {})
+}
+
+// eachAttempt calls fn on each attempt of the probe's run (every op, those
+// not sent too), in file order; a line cut short is passed over, as in
+// eachEvent.
+func (pd *probeData) eachAttempt(fn func(rundir.Attempt) error) error {
+	return rundir.ReadJSONL(filepath.Join(pd.dir, rundir.AttemptsFile), fn, func(int, error) {})
 }
 
 // events is every event of the probe's run (eachEvent's).

@@ -65,6 +65,10 @@ type Finding struct {
 	// PerSecond is a limit that is a rate, not a count in a window (a token
 	// bucket's refill): an expected N/window matches it by its rate.
 	PerSecond *float64 `json:"per_second,omitempty"`
+	// Resolution is how finely the service states the value (a token's exp
+	// is whole seconds: 1): two intervals that miss each other by no more
+	// than it do not tell a change.
+	Resolution *float64 `json:"resolution,omitempty"`
 	// Because says why the value is CannotTell.
 	Because  string   `json:"because,omitempty"`
 	Evidence []string `json:"evidence"`
@@ -201,7 +205,19 @@ func (c *Contract) WriteMarkdown(w io.Writer) error {
 // overlap reports whether two numbers' intervals overlap: the two
 // characterisations cannot be told apart on that rule.
 func overlap(a, b Finding) bool {
-	return a.Low != nil && a.High != nil && b.Low != nil && b.High != nil && *a.Low <= *b.High && *b.Low <= *a.High
+	if a.Low == nil || a.High == nil || b.Low == nil || b.High == nil {
+		return false
+	}
+	res := max(resolution(a), resolution(b))
+	return *a.Low <= *b.High+res && *b.Low <= *a.High+res
+}
+
+// resolution is f's Resolution, 0 when it states none.
+func resolution(f Finding) float64 {
+	if f.Resolution == nil {
+		return 0
+	}
+	return *f.Resolution
 }
 
 // ContractChange is one rule whose finding differs between two
@@ -214,7 +230,8 @@ type ContractChange struct {
 
 // ContractDrift is what changed from base to new, rule by rule, in base's
 // order then new's: a value that changed (cannot tell on one side is a
-// change; two numbers whose intervals overlap are not), and a rule found in
+// change; two numbers whose intervals overlap, or miss each other by no
+// more than their Resolution, are not), and a rule found in
 // one only.
 func ContractDrift(base, new *Contract) []ContractChange {
 	val := func(c *Contract) (map[string]string, []string, map[string]Finding) {
