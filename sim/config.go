@@ -154,6 +154,10 @@ type notifyConfig struct {
 	// TokenLifetime): another value makes the announced lifetime wrong, for
 	// a characterisation to find.
 	TokenExpiresIn time.Duration `yaml:"tokenExpiresIn"`
+	// TokenRevokeOnIssue revokes a client's earlier tokens when it is issued
+	// a new one (a still valid token is then refused 401 invalid_token);
+	// default false: every token lives its lifetime. The seed says neither.
+	TokenRevokeOnIssue bool `yaml:"tokenRevokeOnIssue"`
 	// Delay and Outcomes draw the terminal status of a notification; the
 	// statuses are ACCEPTED (answer) then one terminal of DELIVERED,
 	// UNDELIVERED, FAILED.

@@ -150,12 +150,34 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, code, map[string]string{"error": "server_error"})
 		return
 	}
+	s.issued(id, claims.ID)
 	s.met.tokens.WithLabelValues(s.met.client(id)).Inc()
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, map[string]any{
 		"access_token": tok, "token_type": "Bearer",
 		"expires_in": int64(cmp.Or(s.cfg.Notify.TokenExpiresIn, s.cfg.Notify.TokenLifetime) / time.Second), "scope": claims.Scope,
 	})
+}
+
+// issued records id's newest token (tokenRevokeOnIssue revokes the others).
+func (s *Server) issued(id, jti string) {
+	s.tokMu.Lock()
+	if s.latestTok == nil {
+		s.latestTok = map[string]string{}
+	}
+	s.latestTok[id] = jti
+	s.tokMu.Unlock()
+}
+
+// revoked reports whether a token is no longer its client's newest while
+// notify.tokenRevokeOnIssue is on.
+func (s *Server) revoked(c tokenClaims) bool {
+	if !s.cfg.Notify.TokenRevokeOnIssue {
+		return false
+	}
+	s.tokMu.Lock()
+	defer s.tokMu.Unlock()
+	return s.latestTok[c.ClientID] != c.ID
 }
 
 // bearer checks the token and scope; it answers 401/403 itself.
@@ -170,10 +192,13 @@ func (s *Server) bearer(w http.ResponseWriter, r *http.Request, scope string, f 
 	var claims tokenClaims
 	_, err := jwt.ParseWithClaims(raw, &claims, func(*jwt.Token) (any, error) { return s.jwtKey, nil },
 		jwt.WithValidMethods([]string{"HS256"}), jwt.WithExpirationRequired(), jwt.WithTimeFunc(time.Now))
-	if err != nil || s.clients[claims.ClientID] == nil {
+	if err != nil || s.clients[claims.ClientID] == nil || s.revoked(claims) {
 		msg := "invalid token"
-		if errors.Is(err, jwt.ErrTokenExpired) {
+		switch {
+		case errors.Is(err, jwt.ErrTokenExpired):
 			msg = "token expired"
+		case err == nil && s.clients[claims.ClientID] != nil:
+			msg = "token revoked"
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="sim", error="invalid_token"`)
 		writeJSON(w, http.StatusUnauthorized, notifyError{Status: 401, Error: "invalid_token", Message: msg})

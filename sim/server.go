@@ -56,6 +56,10 @@ type Server struct {
 	profiles [6]channelProfile // by channel index; the built-in one when cfg has none
 	clients  map[string]*Client
 
+	// latestTok: each client's newest token's ID (notify.tokenRevokeOnIssue)
+	tokMu     sync.Mutex
+	latestTok map[string]string
+
 	msgMu sync.RWMutex
 	msgs  map[[16]byte]*message // in flight, or settled but not stored (settled.go)
 
