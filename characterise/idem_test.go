@@ -60,6 +60,7 @@ func idemOnly(t *testing.T, f *File) *reports.Contract {
 // copy left after its first was answered on a busy machine), never wrong.
 // The small matrix runs draft-07's answers; -characterise.matrix the rest.
 func TestIdempotencyMatrix(t *testing.T) {
+	t.Parallel()
 	type tc struct {
 		name, idem, faults string
 		want               map[string]string

@@ -1,7 +1,6 @@
 package characterise
 
 import (
-	"context"
 	"fmt"
 	"net/http/httptest"
 	"os/exec"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/msgload/msgload/harness"
 	"github.com/msgload/msgload/internal/testnet"
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
@@ -81,16 +79,7 @@ delivery: { via: none }
 // Retry-After) and the straddle.
 func characteriseLimiter(t *testing.T, f *File, o Options) *Result {
 	t.Helper()
-	p, err := NewPlan(f, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Probes = slices.DeleteFunc(p.Probes, func(pr Probe) bool { return pr.Name != probeBurst && pr.Name != probeStraddle })
-	res, err := Run(context.Background(), RunOptions{Plan: p, File: f, Harness: harness.Options{Out: t.TempDir()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return characteriseOnly(t, f, o, probeBurst, probeStraddle)
 }
 
 // jitterCase is a limiter to characterise through jitter: start serves it
@@ -165,6 +154,7 @@ func jitterCases(all bool) []jitterCase {
 // -short) through the small jitter; -characterise.matrix every limiter
 // through both.
 func TestJitter(t *testing.T) {
+	t.Parallel()
 	jitters := []jitter{smallJitter}
 	if *wholeMatrix {
 		jitters = append(jitters, largeJitter)
@@ -226,6 +216,7 @@ func TestStraddleReadsThePhase(t *testing.T) {
 	if testing.Short() {
 		t.Skip("half a minute of traffic per phase: not with -short")
 	}
+	t.Parallel()
 	const w = 2 * time.Second
 	for i := range 6 {
 		t.Run(fmt.Sprintf("phase=%d-sixths", i), func(t *testing.T) {

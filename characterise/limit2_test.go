@@ -59,6 +59,7 @@ func TestWindowMax(t *testing.T) {
 // slots than it has requests — so the test holds it only to refusing). A
 // run whose plan was not held may say otherwise: not held to it.
 func TestSustainedLevels(t *testing.T) {
+	t.Parallel()
 	o := matrixOptions
 	o.Budget, o.MaxTime = 450, 10*time.Minute // the others' shares and the three levels (60); time for all, so the plan has the level probe
 	f := matrixFile(t, "sliding", false)

@@ -70,6 +70,7 @@ func msgRetryOnly(t *testing.T, f *File) *reports.Contract {
 // delivery. Cannot tell only when the probe's run did not hold its plan.
 // compare of the first two (the knob changed) names the second txId.
 func TestMsgRetryMatrix(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ dedup, tx, delivery string }{{"", yes, yes}, {"first", no, no}, {"409", no, no}}
 	cs := make([]*reports.Contract, len(cases))
 	t.Run("all", func(t *testing.T) {

@@ -20,11 +20,12 @@ import (
 // nodelay, keyed by the bearer token, in front of the simulator with its own
 // limit off (as harness's TestNginxLimitReq starts it). characterise, as
 // against a real target (a cool-down before each probe that needs a cold
-// limiter), names a token bucket of 30 per minute and capacity 6 (burst + 1).
-// About 1.5 minutes: skipped with -short, and without nginx unless CI=true.
+// limiter), names a token bucket of 30 per minute and capacity 6 (burst + 1):
+// the burst probe's rules, so it alone runs. About a minute: skipped with
+// -short, and without nginx unless CI=true.
 func TestNginxLimitReq(t *testing.T) {
 	if testing.Short() {
-		t.Skip("1.5 minutes of traffic through nginx: not with -short")
+		t.Skip("a minute of traffic through nginx: not with -short")
 	}
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
@@ -33,6 +34,7 @@ func TestNginxLimitReq(t *testing.T) {
 		}
 		t.Skip("no nginx in PATH: apt-get install -y nginx-light to run this test")
 	}
+	t.Parallel()
 	cfg := sim.DefaultConfig()
 	cfg.RateLimit.Requests = 0 // nginx limits, the simulator does not
 	sv, err := sim.New(cfg, prometheus.NewRegistry())
@@ -58,7 +60,7 @@ expect:
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := characterise(t, f, Options{Budget: 400, MaxWindow: 20 * time.Second})
+	res := characteriseOnly(t, f, Options{Budget: 400, MaxWindow: 20 * time.Second}, probeBurst)
 	var text strings.Builder
 	_ = res.Contract.Text(&text)
 	for _, fd := range res.Contract.Findings {

@@ -70,6 +70,7 @@ func tokenOnly(t *testing.T, src string) *Result {
 // accepted, and the 401 and 403 answers' shapes. A finding may be cannot
 // tell only when the probe's run says its plan was not held; never wrong.
 func TestTokenMatrix(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, expiresIn string
 		announced       float64
