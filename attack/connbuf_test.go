@@ -9,9 +9,6 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
-	"time"
-
-	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/msgload/msgload/rundir"
 )
@@ -87,77 +84,5 @@ func TestEngineConnBuffers(t *testing.T) {
 	}
 	if len(sizes.firstW) != 1 || sizes.firstW[0] > connWriteBuffer {
 		t.Errorf("first writes of the connections %v bytes, want one of at most %d", sizes.firstW, connWriteBuffer)
-	}
-}
-
-// connCount counts a test server's connections: open now, the most open at
-// once, and all it accepted.
-type connCount struct {
-	mu              sync.Mutex
-	open, peak, all int
-}
-
-func (c *connCount) state(_ net.Conn, s http.ConnState) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch s {
-	case http.StateNew:
-		c.open++
-		c.all++
-		c.peak = max(c.peak, c.open)
-	case http.StateClosed, http.StateHijacked:
-		c.open--
-	}
-}
-
-// stallService answers no send until hold of them wait at once (a stall of
-// the service: the attacker's in-flight cap fills), then all of them and
-// every later one at once.
-type stallService struct {
-	hold    int
-	mu      sync.Mutex
-	waiting int
-	release chan struct{}
-}
-
-func (s *stallService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.waiting++
-	if s.waiting == s.hold {
-		close(s.release)
-	}
-	s.mu.Unlock()
-	<-s.release
-	w.Header().Set("Content-Type", "application/json")
-	w.Write([]byte(`{"txId":"00000000-0000-4000-8000-000000000001","state":"ACCEPTED"}`))
-}
-
-// TestConnectionsAtMostInFlight: a stall of the service fills the in-flight
-// cap, and the sends capped meanwhile leave in a burst when it ends; the
-// connections the attacker holds open at once stay at most the cap (a run's
-// peak memory follows them), none opened beside the ones in flight.
-func TestConnectionsAtMostInFlight(t *testing.T) {
-	const inFlight = 32
-	s := &stallService{hold: inFlight, release: make(chan struct{})}
-	var cc connCount
-	srv := httptest.NewUnstartedServer(s)
-	srv.Config.ConnState = cc.state
-	srv.Start()
-	defer srv.Close()
-	res, err := Run(context.Background(), Options{
-		API: rundir.APIMessaging, BaseURL: srv.URL, Clients: clients("a"),
-		Pacer: Constant(vegeta.Rate{Freq: 2000, Per: time.Second}), Requests: 20 * inFlight,
-		Body: messagingBody, RunID: "conns", Out: &memRecorder{}, MaxInFlight: inFlight,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	if res.Sent != 20*inFlight || res.Capped == 0 {
-		t.Fatalf("sent %d, capped %d: want %d sent, some capped by the stall", res.Sent, res.Capped, 20*inFlight)
-	}
-	if cc.peak > inFlight || cc.all > inFlight {
-		t.Errorf("%d connections open at once, %d opened in all; want at most the %d in flight", cc.peak, cc.all, inFlight)
 	}
 }
