@@ -12,8 +12,9 @@
 # target open at once (ss, sampled every second: idle connections stay open
 # 90 s, so a burst's are seen), the messages planned and sent, the sends
 # capped by the in-flight cap and those sent late; then the growth of the
-# peak RSS and of the peak live heap in bytes a message from the first run to
-# each later one. A run whose plan did not hold (capped > 0, or more than 1 %
+# peak RSS, of the peak live heap and of the mean live heap over the last
+# minute of sending (a base the stalls move less) in bytes a message from the
+# first run to each later one. A run whose plan did not hold (capped > 0, or more than 1 %
 # of its sends late) or whose connections differ from the first run's by more
 # than 5 % is no like for like: marked so, its growth is not the goal's.
 #
@@ -82,6 +83,18 @@ gc_peak() {
   esac | sort -n | tail -1
 }
 
+# gc_last_minute LOG D: the mean heap marked live (MB, one decimal) over the
+# GCs of the last minute of sending (D-60 to D s after the process started):
+# what the run holds on a base its stalls move less than they move the peak.
+gc_last_minute() {
+  awk -v d="$2" '/^gc / {
+    t = $3; gsub(/[@s]/, "", t)
+    if (t + 0 < d - 60 || t + 0 > d) next
+    match($0, /[0-9]+->[0-9]+->[0-9]+ MB/); split(substr($0, RSTART, RLENGTH), a, "->")
+    sum += a[3] + 0; n++
+  } END { if (n) printf "%.1f", sum / n; else print 0 }' "$1"
+}
+
 # one D: a run of D seconds; appends its figures to $WORK/figures.
 one() {
   local d=$1 dir=$WORK/runs-$1 sim simpid sampler
@@ -106,10 +119,10 @@ one() {
     return 1
   fi
   jq -r --arg d "$d" --arg rss "$(tail -1 "$WORK/rss-$d")" \
-    --arg live "$(gc_peak "$WORK/gc-$d.log" live)" --arg stacks "$(gc_peak "$WORK/gc-$d.log" stacks)" \
+    --arg live "$(gc_peak "$WORK/gc-$d.log" live)" --arg held "$(gc_last_minute "$WORK/gc-$d.log" "$d")" --arg stacks "$(gc_peak "$WORK/gc-$d.log" stacks)" \
     --arg conns "$(sort -n "$WORK/conns-$d" | tail -1)" --arg load "$load" \
     '[$d, $rss, $live, $stacks, $conns, .requests.planned_messages, .requests.messages,
-      (.requests.capped // 0), (.requests.late // 0), .verdict, $load] | @tsv' "$sum" >> "$WORK/figures"
+      (.requests.capped // 0), (.requests.late // 0), .verdict, $load, $held] | @tsv' "$sum" >> "$WORK/figures"
 }
 
 : > "$WORK/figures"
@@ -118,17 +131,18 @@ for d in $DURATIONS; do
 done
 
 echo "# msgload run, delivery none, ${RATE}/s, target answers in $LATENCY; $WORK"
-echo "# growth: from the first run, in bytes a message sent (peak RSS; peak live heap, MB resolution)"
-awk -F'\t' 'BEGIN { OFS = "\t"; print "s", "peak RSS KiB", "live MB", "stacks MB", "conns", "planned", "sent", "capped", "late", "verdict", "RSS B/msg", "live B/msg", "like for like", "load at start" }
+echo "# growth: from the first run, in bytes a message sent (peak RSS; peak live heap; mean live heap of the last minute of sending; heap in MB)"
+awk -F'\t' 'BEGIN { OFS = "\t"; print "s", "peak RSS KiB", "live MB", "stacks MB", "conns", "planned", "sent", "capped", "late", "verdict", "RSS B/msg", "live B/msg", "last-minute live MB", "its B/msg", "like for like", "load at start" }
 {
   held = ($8 == 0 && $9 <= $7 / 100)
-  if (NR == 1) { rss0 = $2; live0 = $3; sent0 = $7; conns0 = $5; ok0 = held }
+  if (NR == 1) { rss0 = $2; live0 = $3; sent0 = $7; conns0 = $5; ok0 = held; held0 = $12 }
   same = (conns0 > 0 && $5 >= conns0 * 0.95 && $5 <= conns0 * 1.05)
   like = (held && ok0 && same) ? "yes" : (held ? (ok0 ? "no: connections differ" : "no: the first run did not hold its plan") : "no: plan not held")
-  g1 = g2 = "-"
+  g1 = g2 = g3 = "-"
   if (NR > 1 && $7 > sent0) {
     g1 = sprintf("%.2f", ($2 - rss0) * 1024 / ($7 - sent0))
     g2 = sprintf("%.2f", ($3 - live0) * 1048576 / ($7 - sent0))
+    g3 = sprintf("%.2f", ($12 - held0) * 1048576 / ($7 - sent0))
   }
-  print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, g1, g2, like, $11
+  print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, g1, g2, $12, g3, like, $11
 }' "$WORK/figures" | column -t -s $'\t'
