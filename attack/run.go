@@ -221,6 +221,7 @@ func newEngine(stop, abort context.Context, o *Options) *engine {
 	}
 	tr.MaxIdleConns = conns
 	tr.MaxIdleConnsPerHost = conns
+	sizeConnBuffers(tr)
 	var rt http.RoundTripper = tr
 	if o.Transport != nil {
 		rt = o.Transport

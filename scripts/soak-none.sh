@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# soak-none.sh: the run process's memory with delivery none (issue 23's goal:
+# peak RSS grows < 1 byte a message from 1 to 10 minutes), like for like.
+#
+# `msgload run` at RATE/s for each of DURATIONS seconds against `msgload sim`
+# in a second process on loopback whose every answer waits LATENCY (the
+# simulator's faults.latency): the messages in flight, and so the connections
+# the attacker opens, are rate x latency at every length instead of whatever
+# the machine's stalls of the moment made them. For each run it prints the
+# peak RSS (/usr/bin/time), the peak live heap and goroutine stacks of the Go
+# runtime (GODEBUG=gctrace=1: MB at each GC), the most connections to the
+# target open at once (ss, sampled every second: idle connections stay open
+# 90 s, so a burst's are seen), the messages planned and sent, the sends
+# capped by the in-flight cap and those sent late; then the growth of the
+# peak RSS, of the peak live heap and of the mean live heap over the last
+# minute of sending (a base the stalls move less) in bytes a message from the
+# first run to each later one. A run whose plan did not hold (capped > 0, or more than 1 %
+# of its sends late) or whose connections differ from the first run's by more
+# than 5 % is no like for like: marked so, its growth is not the goal's.
+#
+#   scripts/soak-none.sh                       1, 3 and 10 minutes at 5,000/s (~15 min)
+#   RATE=2000 DURATIONS="60 180" scripts/soak-none.sh
+#
+# Environment: RATE (5000), DURATIONS ("60 180 600"), LATENCY (20ms), PORT
+# (18081), MSGLOAD (a built binary; default: go build into WORK), WORK (a
+# directory for the run directories and logs; default: a new temporary one).
+# Needs /usr/bin/time, ss and jq. Run it on an idle machine: a run that shares
+# the cores with other work does not hold its plan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RATE=${RATE:-5000}
+DURATIONS=${DURATIONS:-"60 180 600"}
+LATENCY=${LATENCY:-20ms}
+PORT=${PORT:-18081}
+WORK=${WORK:-$(mktemp -d /tmp/soak-none.XXXXXX)}
+mkdir -p "$WORK"
+BIN=${MSGLOAD:-$WORK/msgload}
+if [ ! -x "$BIN" ]; then
+  ${GO:-go} build -o "$BIN" ./cmd/msgload
+fi
+printf 'faults: { latency: %s }\n' "$LATENCY" > "$WORK/sim.yaml"
+
+# scenario D: the delivery-none scenario of D seconds at RATE.
+scenario() {
+  cat <<EOF
+name: none$1s
+api: messaging
+target: { baseUrl: "http://127.0.0.1:$PORT" }
+auth: { login: demo, password: demo }
+load: { profile: constant, rate: $RATE/s, duration: $1s }
+message:
+  recipient: "+7999{0000000-9999999}"
+  text: "none {{.Seq}}"
+  scenario: [ { channel: sms, sender: msgload } ]
+delivery: { via: none }
+EOF
+}
+
+# wait_port: until the simulator listens (at most 10 s).
+wait_port() {
+  for _ in $(seq 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "soak-none: the simulator did not listen on $PORT" >&2
+  return 1
+}
+
+# sample_conns FILE: the connections to the target open now, once a second.
+sample_conns() {
+  while :; do
+    ss -Htn state established "( dport = :$PORT )" | wc -l >> "$1"
+    sleep 1
+  done
+}
+
+# gc_peak LOG FIELD: the largest of a gctrace figure over the run — live
+# (the heap marked live, MB) or stacks (MB).
+gc_peak() {
+  case $2 in
+  live) grep -o '[0-9]*->[0-9]*->[0-9]* MB' "$1" | sed 's/.*->\([0-9]*\) MB/\1/' ;;
+  stacks) grep -o '[0-9]* MB stacks' "$1" | cut -d' ' -f1 ;;
+  esac | sort -n | tail -1
+}
+
+# gc_last_minute LOG D: the mean heap marked live (MB, one decimal) over the
+# GCs of the last minute of sending (D-60 to D s after the process started):
+# what the run holds on a base its stalls move less than they move the peak.
+gc_last_minute() {
+  awk -v d="$2" '/^gc / {
+    t = $3; gsub(/[@s]/, "", t)
+    if (t + 0 < d - 60 || t + 0 > d) next
+    match($0, /[0-9]+->[0-9]+->[0-9]+ MB/); split(substr($0, RSTART, RLENGTH), a, "->")
+    sum += a[3] + 0; n++
+  } END { if (n) printf "%.1f", sum / n; else print 0 }' "$1"
+}
+
+# one D: a run of D seconds; appends its figures to $WORK/figures.
+one() {
+  local d=$1 dir=$WORK/runs-$1 sim simpid sampler
+  rm -rf "$dir"; mkdir -p "$dir"
+  scenario "$d" > "$WORK/none-$d.yaml"
+  "$BIN" sim --addr "127.0.0.1:$PORT" --config "$WORK/sim.yaml" > "$WORK/sim-$d.log" 2>&1 &
+  simpid=$!
+  wait_port
+  : > "$WORK/conns-$d"
+  sample_conns "$WORK/conns-$d" &
+  sampler=$!
+  local load
+  load=$(cut -d' ' -f1-3 /proc/loadavg)
+  GODEBUG=gctrace=1 /usr/bin/time -f '%M' -o "$WORK/rss-$d" \
+    "$BIN" run "$WORK/none-$d.yaml" --out "$dir" --metrics-addr "" --quiet > "$WORK/run-$d.log" 2> "$WORK/gc-$d.log" || true
+  kill "$sampler" "$simpid" 2>/dev/null || true
+  wait "$sampler" "$simpid" 2>/dev/null || true
+  local sum
+  sum=$(ls "$dir"/*/summary.json 2>/dev/null | head -1)
+  if [ -z "$sum" ]; then
+    echo "soak-none: the $d s run left no summary.json: see $WORK/run-$d.log and $WORK/gc-$d.log" >&2
+    return 1
+  fi
+  jq -r --arg d "$d" --arg rss "$(tail -1 "$WORK/rss-$d")" \
+    --arg live "$(gc_peak "$WORK/gc-$d.log" live)" --arg held "$(gc_last_minute "$WORK/gc-$d.log" "$d")" --arg stacks "$(gc_peak "$WORK/gc-$d.log" stacks)" \
+    --arg conns "$(sort -n "$WORK/conns-$d" | tail -1)" --arg load "$load" \
+    '[$d, $rss, $live, $stacks, $conns, .requests.planned_messages, .requests.messages,
+      (.requests.capped // 0), (.requests.late // 0), .verdict, $load, $held] | @tsv' "$sum" >> "$WORK/figures"
+}
+
+: > "$WORK/figures"
+for d in $DURATIONS; do
+  one "$d"
+done
+
+echo "# msgload run, delivery none, ${RATE}/s, target answers in $LATENCY; $WORK"
+echo "# growth: from the first run, in bytes a message sent (peak RSS; peak live heap; mean live heap of the last minute of sending; heap in MB)"
+awk -F'\t' 'BEGIN { OFS = "\t"; print "s", "peak RSS KiB", "live MB", "stacks MB", "conns", "planned", "sent", "capped", "late", "verdict", "RSS B/msg", "live B/msg", "last-minute live MB", "its B/msg", "like for like", "load at start" }
+{
+  held = ($8 == 0 && $9 <= $7 / 100)
+  if (NR == 1) { rss0 = $2; live0 = $3; sent0 = $7; conns0 = $5; ok0 = held; held0 = $12 }
+  same = (conns0 > 0 && $5 >= conns0 * 0.95 && $5 <= conns0 * 1.05)
+  like = (held && ok0 && same) ? "yes" : (held ? (ok0 ? "no: connections differ" : "no: the first run did not hold its plan") : "no: plan not held")
+  g1 = g2 = g3 = "-"
+  if (NR > 1 && $7 > sent0) {
+    g1 = sprintf("%.2f", ($2 - rss0) * 1024 / ($7 - sent0))
+    g2 = sprintf("%.2f", ($3 - live0) * 1048576 / ($7 - sent0))
+    g3 = sprintf("%.2f", ($12 - held0) * 1048576 / ($7 - sent0))
+  }
+  print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, g1, g2, $12, g3, like, $11
+}' "$WORK/figures" | column -t -s $'\t'
