@@ -62,7 +62,7 @@ func (s *sortedSpill[T]) writeRun(i int, recs iter.Seq[T]) error {
 	if err != nil {
 		return fmt.Errorf("spill: %w", err)
 	}
-	w := bufio.NewWriterSize(l.f, 1<<16)
+	w := s.writer(l.f)
 	b := make([]byte, s.size)
 	var n int64
 	for v := range recs {
@@ -78,6 +78,28 @@ func (s *sortedSpill[T]) writeRun(i int, recs iter.Seq[T]) error {
 	}
 	l.runs = append(l.runs, [2]int64{off, n})
 	return nil
+}
+
+// writer is the spill's one write buffer, set to write to f.
+func (s *sortedSpill[T]) writer(f *os.File) *bufio.Writer {
+	if s.w == nil {
+		s.w = bufio.NewWriterSize(f, 1<<16)
+	}
+	s.w.Reset(f)
+	return s.w
+}
+
+// reader is a read buffer of the spill's for run r, one taken from those a
+// finished merge gave back when there is one.
+func (s *sortedSpill[T]) reader(r spillRun) *bufio.Reader {
+	src := io.NewSectionReader(r.f, r.off, int64(s.size)*r.count)
+	if n := len(s.readers); n > 0 {
+		rd := s.readers[n-1]
+		s.readers = s.readers[:n-1]
+		rd.Reset(src)
+		return rd
+	}
+	return bufio.NewReaderSize(src, 1<<13)
 }
 
 // compact merges each level that holds spillFanIn runs into one run of the
@@ -126,8 +148,11 @@ func (s *sortedSpill[T]) merge(runs []spillRun) iter.Seq[T] {
 	return func(yield func(T) bool) {
 		h := &runHeap[T]{cmp: s.cmp}
 		b := make([]byte, s.size)
+		var used []*bufio.Reader
+		defer func() { s.readers = append(s.readers, used...) }()
 		for i, r := range runs {
-			c := &runCursor[T]{r: bufio.NewReaderSize(io.NewSectionReader(r.f, r.off, int64(s.size)*r.count), 1<<13), left: r.count, order: i}
+			c := &runCursor[T]{r: s.reader(r), left: r.count, order: i}
+			used = append(used, c.r)
 			if s.next(c, b) {
 				h.c = append(h.c, c)
 			}

@@ -3,6 +3,7 @@ package reports
 import (
 	"cmp"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -59,5 +60,34 @@ func TestSpillHoldsItsChunk(t *testing.T) {
 		if held := cap(s.s.buf) * 16; held > 512<<10 {
 			t.Fatalf("after %d pairs the spill holds %d bytes in memory, want at most 512 KiB", i+1, held)
 		}
+	}
+}
+
+// TestSpillReusesItsBuffers: a spill writing thousands of runs (an hour's
+// soak spills thousands of chunks, each merge of a level one more run)
+// allocates its write buffer and its merges' read buffers once, not once a
+// run: it made a 64 KiB write buffer for every run written and an 8 KiB
+// reader for every run merged, garbage that grew with the runs.
+func TestSpillReusesItsBuffers(t *testing.T) {
+	defer func(n int) { spillFanIn = n }(spillFanIn)
+	spillFanIn = 4
+	s := newIDSpill()
+	s.chunk = 3
+	defer s.close()
+	const records = 5_000
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range records {
+		if err := s.add(idRec{h: uint64(i * 7919 % 50), x: int64(i % 20), y: int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	// 1,667 chunks written and about 555 runs merged from them into the
+	// levels above: a run written or merged needs its cursor and a
+	// record's bytes, not a buffer of its own.
+	runs := records/s.chunk + records/s.chunk/3
+	if perRun := (after.TotalAlloc - before.TotalAlloc) / uint64(runs); perRun > 4<<10 {
+		t.Errorf("the spill allocated %d bytes a run written, want at most 4 KiB (its buffers reused)", perRun)
 	}
 }

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bufio"
 	"fmt"
 	"io/fs"
 	"iter"
@@ -35,6 +36,10 @@ type sortedSpill[T any] struct {
 	err    error
 	// maxOpen is the most runs a merge read at once (a test's count).
 	maxOpen int
+	// w and readers are the spill's buffers for writing and merging its
+	// runs, reused: a buffer a run was garbage that grew with the runs.
+	w       *bufio.Writer
+	readers []*bufio.Reader
 }
 
 func (s *sortedSpill[T]) add(v T) error {
@@ -95,6 +100,7 @@ func (s *sortedSpill[T]) close() {
 	}
 	s.levels = nil
 	s.buf = nil
+	s.w, s.readers = nil, nil
 }
 
 // sentRec is what the truth needs of one of the attacker's messages.
