@@ -166,6 +166,9 @@ type part struct {
 type recovery struct {
 	ref, t, e int64
 	k         int
+	// clear: every refusal sent before the acceptance was answered before
+	// it was sent, so each was decided before it (fixedPhases).
+	clear bool
 }
 
 // clockGrain is the service clock's granularity: a service that keeps time
@@ -215,7 +218,7 @@ func newDecisions(rs []Request, h hypothesis, tight bool) *decisions {
 			d.burst++
 		}
 		if refused && (len(d.recov) == 0 || d.recov[len(d.recov)-1].ref != lastRef) {
-			d.recov = append(d.recov, recovery{ref: lastRef, t: t, e: e, k: len(d.accT)})
+			d.recov = append(d.recov, recovery{ref: lastRef, t: t, e: e, k: len(d.accT), clear: lastRefE < r.Sent})
 		}
 		lastAcc = t
 		d.accT, d.accE = append(d.accT, t), append(d.accE, e)
@@ -1144,7 +1147,12 @@ func topKeys[K int | int64](m map[K]int, n int) []K {
 // fixedPhases returns window alignments to try for window w: the epoch, the
 // first decision, and the middle of the arc [lo, hi) where most recoveries
 // could have met a boundary (a fixed window reopens at one: somewhere between
-// the last refused send and the answer to the acceptance after it).
+// the last refused send and the answer to the acceptance after it). Only the
+// clear recoveries are counted when there are any: an acceptance sent before
+// a refusal's answer may have been decided before it (a burst whose answers
+// came back out of order), and such false recoveries, agreeing with each
+// other, outvoted the one true one and hid the true phase from the fit (a
+// fixed window of 20 per 2 s then lost to a sliding log of 20 per 1 s).
 func fixedPhases(all []*decisions, w int64) (phases []int64, lo, hi int64) {
 	type ev struct {
 		x int64
@@ -1152,10 +1160,14 @@ func fixedPhases(all []*decisions, w int64) (phases []int64, lo, hi int64) {
 	}
 	var evs []ev
 	first := int64(math.MaxInt64)
+	anyClear := false
+	for _, d := range all {
+		anyClear = anyClear || slices.ContainsFunc(d.recov, func(r recovery) bool { return r.clear })
+	}
 	for _, d := range all {
 		first = min(first, d.first)
 		for _, r := range d.recov {
-			if r.e-r.ref >= w {
+			if r.e-r.ref >= w || anyClear && !r.clear {
 				continue
 			}
 			a, b := ((r.ref+1)%w+w)%w, ((r.e)%w+w)%w
