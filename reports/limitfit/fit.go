@@ -650,6 +650,12 @@ func (f *fitter) fitWindows(wins []candidateWindow) {
 		bad       int64
 	}
 	var fixedWins []fixedWin
+	// A short trace's window is phased across the whole arc, not at its
+	// middle alone: one recovery of a slow trace leaves an arc as wide as the
+	// trace's spacing, the boundary anywhere in it, and only the best window
+	// is refined below — a true window missed at the middle lost to a wrong
+	// one refined (a real 20 per 2 s named 51 per 10 s).
+	short := f.decisions() < shortTrace
 	for _, cw := range wins {
 		x := cw.w
 		// Sliding log.
@@ -661,6 +667,9 @@ func (f *fitter) fitWindows(wins []candidateWindow) {
 			desc: fmt.Sprintf("%d per %s", l, fmtWindow(x))})
 		// Fixed window: aligned where the refusals end, at the first decision, or at the epoch.
 		phases, lo, hi := fixedPhases(f.all, x)
+		if short && hi > lo {
+			phases = append(phases, arcEighths(lo, hi)...)
+		}
 		fw := fixedWin{w: x, rank: cw.rank, lo: lo, hi: hi, bad: math.MaxInt64}
 		for _, ph := range phases {
 			c := f.fixedFit(x, ph, cw.rank)
@@ -694,6 +703,18 @@ func (f *fitter) fitWindows(wins []candidateWindow) {
 			lo, hi = bestPh-step, bestPh+step
 		}
 	}
+}
+
+// arcEighths is the arc [lo, hi] in eighths, its ends included (the middle
+// is fixedPhases' own).
+func arcEighths(lo, hi int64) []int64 {
+	var out []int64
+	for k := int64(0); k <= 8; k++ {
+		if k != 4 {
+			out = append(out, lo+(hi-lo)*k/8)
+		}
+	}
+	return out
 }
 
 // fitBuckets fits token buckets: refill rates at and just above the sure

@@ -1,8 +1,12 @@
 package limitfit_test
 
 import (
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/msgload/msgload/reports/limitfit"
@@ -81,5 +85,50 @@ func TestFixedPhaseOutOfOrder(t *testing.T) {
 	alg := limitfit.Classify(map[string][]limitfit.Request{"c": recs}, []string{"c"}, 0, 0)
 	if alg.Verdict != limitfit.Fixed || alg.Limit != 20 || alg.Window != 2 {
 		t.Errorf("%s %g per %gs, want fixed window 20 per 2s\n%q", alg.Verdict, alg.Limit, alg.Window, alg.Evidence)
+	}
+}
+
+// readTrace reads one client's decisions from testdata: sent (unix ns),
+// status, latency (ns) a line.
+func readTrace(t *testing.T, name string) []limitfit.Request {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []limitfit.Request
+	for line := range strings.Lines(string(b)) {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		var sent, lat int64
+		var code int16
+		if _, err := fmt.Sscanf(strings.TrimSpace(line), "%d,%d,%d", &sent, &code, &lat); err != nil {
+			t.Fatalf("%s: %q: %v", name, line, err)
+		}
+		out = append(out, limitfit.Request{Sent: sent, Code: code, RetryAfter: -1, Latency: lat})
+	}
+	return out
+}
+
+// TestRealFixedWindowTraces: characterise's burst probe against the
+// simulator's fixed window of 20 per 2 s served over HTTP, recorded on a
+// busy machine. "clumped": the second burst's answers came back out of
+// order (false recoveries outvoted the true one: named a sliding log of 20
+// per 1 s); "loaded": the one clear recovery, from the 5/s trace, left an
+// arc of 400 ms with the boundary at its end (the middle missed it, and a
+// window of 10 s refined instead: named 51 per 10 s). Each must be the
+// fixed window of 20 per 2 s, or cannot tell — never another limiter.
+func TestRealFixedWindowTraces(t *testing.T) {
+	for _, name := range []string{"fixed20per2s-clumped.csv", "fixed20per2s-loaded.csv"} {
+		t.Run(name, func(t *testing.T) {
+			alg := limitfit.Classify(map[string][]limitfit.Request{"c": readTrace(t, name)}, []string{"c"}, 0, 0)
+			if alg.Verdict != limitfit.CannotTell && (alg.Verdict != limitfit.Fixed || alg.Limit != 20 || alg.Window != 2) {
+				t.Errorf("%s %g per %gs, want fixed window 20 per 2s or cannot tell\n%q", alg.Verdict, alg.Limit, alg.Window, alg.Evidence)
+			}
+			if alg.Verdict == limitfit.CannotTell {
+				t.Logf("cannot tell: %q", alg.Evidence)
+			}
+		})
 	}
 }
