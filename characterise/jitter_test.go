@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -256,6 +258,7 @@ func TestStraddleReadsThePhase(t *testing.T) {
 			case alg.Value == reports.CannotTell:
 				t.Logf("the fit cannot tell (%s): %s: %s", alg.Because, c.Verdict, strings.Join(c.Reasons, "; "))
 			case alg.Value != "fixed window" || lim.Value != "20/2s":
+				keepTrace(t, res.Dir, fmt.Sprintf("straddle-phase-%d", i))
 				t.Fatalf("the fit named %s %s, not the fixed window of 20/2s: %q\n%s", alg.Value, lim.Value, alg.Evidence, text.String())
 			case st.Value == yes:
 			case st.Value == reports.CannotTell && !held:
@@ -265,6 +268,25 @@ func TestStraddleReadsThePhase(t *testing.T) {
 			}
 		})
 	}
+}
+
+// keepTrace copies the burst probe's attempts of the characterisation in
+// dir into $TEST_ARTIFACTS (when set) as name.jsonl: the trace a wrong fit
+// was made from, for reports/limitfit's testdata.
+func keepTrace(t *testing.T, dir, name string) {
+	out := os.Getenv("TEST_ARTIFACTS")
+	if out == "" {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(dir, probeBurst, rundir.AttemptsFile))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(out, name+".jsonl"), b, 0o644)
+	}
+	if err != nil {
+		t.Logf("the burst probe's trace not kept: %v", err)
+		return
+	}
+	t.Logf("the burst probe's trace: %s", filepath.Join(out, name+".jsonl"))
 }
 
 // windowPhase: a fixed window of 2 s turning over at 1.3 s (and 3.3 s):
