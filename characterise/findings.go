@@ -201,14 +201,15 @@ func shortDur(d time.Duration) string {
 }
 
 // retryAfterFindings: whether 429s carry Retry-After, and whether it was
-// right against the first request accepted after it (the reports' check).
+// right against the first request sent after its answer and accepted (the
+// reports' check).
 // counted: the 429s used quota. The probe does not wait out a Retry-After
 // (it keeps sending), and a limiter whose refusals use quota is pushed
 // further out by every one of them: a value judged too short was a promise
 // to a client that waits, which this one was not, so it is not evidence
 // against the value.
 func retryAfterFindings(present, missing, invalid, correct, short, long int64, counted bool) []reports.Finding {
-	ev := fmt.Sprintf("429s with Retry-After %d, without %d; invalid %d, right %d, too short %d, too long %d (against the first request accepted after it, ±1 s)", present, missing, invalid, correct, short, long)
+	ev := fmt.Sprintf("429s with Retry-After %d, without %d; invalid %d, right %d, too short %d, too long %d (against the first request sent after its answer and accepted, ±1 s)", present, missing, invalid, correct, short, long)
 	var fs []reports.Finding
 	switch {
 	case present > 0 && missing == 0:

@@ -3,7 +3,9 @@ package characterise
 import (
 	"fmt"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -209,9 +211,13 @@ func checkJitter(t *testing.T, c *reports.Contract, jc jitterCase) {
 // limit accepted within one window each time (it paused to three quarters
 // of a window after its cool-down before, at whatever phase that fell, and
 // could not tell about three times in eight). A run that did not hold its
-// plan may not tell; one whose fit named no fixed window is not held to it
-// (the fit's failing: see the case). Half a minute each, at once: skipped
-// with -short.
+// plan may not tell. The fit must name the fixed window of 20 per 2 s or
+// say it cannot tell: it named a sliding log of 20 per 1 s in 0–3 of 6
+// runs (false recoveries from out-of-order answers hid the window's phase),
+// and the straddle then said what a sliding log does. The simulator's
+// Retry-After is exact (whole seconds, rounded up): never judged wrong (it
+// was "no" whenever a burst's answers came back out of order). Half a
+// minute each, at once: skipped with -short.
 func TestStraddleReadsThePhase(t *testing.T) {
 	if testing.Short() {
 		t.Skip("half a minute of traffic per phase: not with -short")
@@ -227,25 +233,51 @@ func TestStraddleReadsThePhase(t *testing.T) {
 			c := res.Contract
 			var text strings.Builder
 			_ = c.Text(&text)
-			k := slices.IndexFunc(c.Findings, func(f reports.Finding) bool { return f.Rule == RuleStraddle })
-			a := slices.IndexFunc(c.Findings, func(f reports.Finding) bool { return f.Rule == RuleAlgorithm })
-			switch held := c.Verdict != reports.VerdictIncomplete && c.Verdict != reports.VerdictError; {
-			case a >= 0 && c.Findings[a].Value != "fixed window":
-				// The fit's own failing, not the straddle's: against a real
-				// target's fixed window it sometimes names a sliding log of half
-				// the window (tied within the answer times, chosen at the send
-				// times alone), and the straddle then says what a sliding log does.
-				t.Logf("the fit named %s: the straddle's timing is not exercised\n%s", c.Findings[a].Value, text.String())
-			case k < 0:
-				t.Fatalf("no straddle finding\n%s", text.String())
-			case c.Findings[k].Value == yes:
-			case c.Findings[k].Value == reports.CannotTell && !held:
+			find := func(rule string) reports.Finding {
+				k := slices.IndexFunc(c.Findings, func(f reports.Finding) bool { return f.Rule == rule })
+				if k < 0 {
+					t.Fatalf("no %s finding\n%s", rule, text.String())
+				}
+				return c.Findings[k]
+			}
+			alg, lim, ra, st := find(RuleAlgorithm), find(RuleLimit), find(RuleRetryAfterRight), find(RuleStraddle)
+			if ra.Value == no {
+				t.Errorf("the simulator's exact Retry-After judged wrong: %q\n%s", ra.Evidence, text.String())
+			}
+			held := c.Verdict != reports.VerdictIncomplete && c.Verdict != reports.VerdictError
+			switch {
+			case alg.Value == reports.CannotTell:
+				t.Logf("the fit cannot tell (%s): %s: %s", alg.Because, c.Verdict, strings.Join(c.Reasons, "; "))
+			case alg.Value != "fixed window" || lim.Value != "20/2s":
+				keepTrace(t, res.Dir, fmt.Sprintf("straddle-phase-%d", i))
+				t.Fatalf("the fit named %s %s, not the fixed window of 20/2s: %q\n%s", alg.Value, lim.Value, alg.Evidence, text.String())
+			case st.Value == yes:
+			case st.Value == reports.CannotTell && !held:
 				t.Logf("%s: %s", c.Verdict, strings.Join(c.Reasons, "; "))
 			default:
-				t.Errorf("straddle %s (%s)\n%s", c.Findings[k].Value, c.Findings[k].Because, text.String())
+				t.Errorf("straddle %s (%s)\n%s", st.Value, st.Because, text.String())
 			}
 		})
 	}
+}
+
+// keepTrace copies the burst probe's attempts of the characterisation in
+// dir into $TEST_ARTIFACTS (when set) as name.jsonl: the trace a wrong fit
+// was made from, for reports/limitfit's testdata.
+func keepTrace(t *testing.T, dir, name string) {
+	out := os.Getenv("TEST_ARTIFACTS")
+	if out == "" {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(dir, probeBurst, rundir.AttemptsFile))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(out, name+".jsonl"), b, 0o644)
+	}
+	if err != nil {
+		t.Logf("the burst probe's trace not kept: %v", err)
+		return
+	}
+	t.Logf("the burst probe's trace: %s", filepath.Join(out, name+".jsonl"))
 }
 
 // windowPhase: a fixed window of 2 s turning over at 1.3 s (and 3.3 s):

@@ -152,7 +152,15 @@ func checkPolicy(rl *rateLimit) {
 }
 
 // retryAfter checks each 429's Retry-After against what the client saw next,
-// with a second of slack either way for whole-second rounding.
+// with a second of slack either way for whole-second rounding. The service
+// decided the 429 between its send and its answer, and the delay counts from
+// the answer (RFC 9110: after the response is received): the first
+// acceptance that judges it is the first sent after that answer — one sent
+// while the 429 was on its way may have been decided before it (it took the
+// slot the refusal missed) and says nothing of the delay. Too long only when
+// that acceptance surely came before the delay from the 429's send (its
+// answer did); too short when requests sent within a second after the delay
+// from the 429's answer were refused and none accepted.
 func (a *analyzer) retryAfter(rs []rec) {
 	ra := &a.s.RateLimit.RetryAfter
 	const slack = int64(time.Second)
@@ -170,21 +178,11 @@ func (a *analyzer) retryAfter(rs []rec) {
 			continue
 		}
 		ra.Present++
-		until := r.Sent + int64(float64(r.RetryAfter)*1e9)
-		// The first acceptance after the 429 tells: well before until, the value was
-		// too long; within a second of it, right; later (or never) while requests in
-		// that second were refused, too short. A request the client did not send
-		// cannot judge it, so no request in that second is no verdict either way.
-		first := len(rs)
-		for j := i + 1; j < len(rs); j++ {
-			if is2xx(int(rs[j].Code)) {
-				first = j
-				break
-			}
-		}
-		long := first < len(rs) && rs[first].Sent < until-slack
+		delay, answered := int64(float64(r.RetryAfter)*1e9), r.Sent+max(r.Latency, 0)
+		first := firstAcceptedFrom(rs, i+1, answered)
+		long := first < len(rs) && rs[first].Sent+max(rs[first].Latency, 0) < r.Sent+delay-slack
 		short := false
-		if !long && (first == len(rs) || rs[first].Sent > until+slack) {
+		if until := answered + delay; !long && (first == len(rs) || rs[first].Sent > until+slack) {
 			for k := sort.Search(len(rs), func(k int) bool { return rs[k].Sent >= until }); k < len(rs) && rs[k].Sent <= until+slack; k++ {
 				short = short || rs[k].Code == 429
 			}
@@ -198,4 +196,15 @@ func (a *analyzer) retryAfter(rs []rec) {
 			ra.Correct++
 		}
 	}
+}
+
+// firstAcceptedFrom is the index of the first 2xx in rs (by send time) from
+// index from on that was sent at or after the instant at, len(rs) if none.
+func firstAcceptedFrom(rs []rec, from int, at int64) int {
+	for j := from; j < len(rs); j++ {
+		if rs[j].Sent >= at && is2xx(int(rs[j].Code)) {
+			return j
+		}
+	}
+	return len(rs)
 }

@@ -166,6 +166,9 @@ type part struct {
 type recovery struct {
 	ref, t, e int64
 	k         int
+	// clear: every refusal sent before the acceptance was answered before
+	// it was sent, so each was decided before it (fixedPhases).
+	clear bool
 }
 
 // clockGrain is the service clock's granularity: a service that keeps time
@@ -215,7 +218,7 @@ func newDecisions(rs []Request, h hypothesis, tight bool) *decisions {
 			d.burst++
 		}
 		if refused && (len(d.recov) == 0 || d.recov[len(d.recov)-1].ref != lastRef) {
-			d.recov = append(d.recov, recovery{ref: lastRef, t: t, e: e, k: len(d.accT)})
+			d.recov = append(d.recov, recovery{ref: lastRef, t: t, e: e, k: len(d.accT), clear: lastRefE < r.Sent})
 		}
 		lastAcc = t
 		d.accT, d.accE = append(d.accT, t), append(d.accE, e)
@@ -647,6 +650,12 @@ func (f *fitter) fitWindows(wins []candidateWindow) {
 		bad       int64
 	}
 	var fixedWins []fixedWin
+	// A short trace's window is phased across the whole arc, not at its
+	// middle alone: one recovery of a slow trace leaves an arc as wide as the
+	// trace's spacing, the boundary anywhere in it, and only the best window
+	// is refined below — a true window missed at the middle lost to a wrong
+	// one refined (a real 20 per 2 s named 51 per 10 s).
+	short := f.decisions() < shortTrace
 	for _, cw := range wins {
 		x := cw.w
 		// Sliding log.
@@ -658,6 +667,9 @@ func (f *fitter) fitWindows(wins []candidateWindow) {
 			desc: fmt.Sprintf("%d per %s", l, fmtWindow(x))})
 		// Fixed window: aligned where the refusals end, at the first decision, or at the epoch.
 		phases, lo, hi := fixedPhases(f.all, x)
+		if short && hi > lo {
+			phases = append(phases, arcEighths(lo, hi)...)
+		}
 		fw := fixedWin{w: x, rank: cw.rank, lo: lo, hi: hi, bad: math.MaxInt64}
 		for _, ph := range phases {
 			c := f.fixedFit(x, ph, cw.rank)
@@ -691,6 +703,18 @@ func (f *fitter) fitWindows(wins []candidateWindow) {
 			lo, hi = bestPh-step, bestPh+step
 		}
 	}
+}
+
+// arcEighths is the arc [lo, hi] in eighths, its ends included (the middle
+// is fixedPhases' own).
+func arcEighths(lo, hi int64) []int64 {
+	var out []int64
+	for k := int64(0); k <= 8; k++ {
+		if k != 4 {
+			out = append(out, lo+(hi-lo)*k/8)
+		}
+	}
+	return out
 }
 
 // fitBuckets fits token buckets: refill rates at and just above the sure
@@ -1144,7 +1168,12 @@ func topKeys[K int | int64](m map[K]int, n int) []K {
 // fixedPhases returns window alignments to try for window w: the epoch, the
 // first decision, and the middle of the arc [lo, hi) where most recoveries
 // could have met a boundary (a fixed window reopens at one: somewhere between
-// the last refused send and the answer to the acceptance after it).
+// the last refused send and the answer to the acceptance after it). Only the
+// clear recoveries are counted when there are any: an acceptance sent before
+// a refusal's answer may have been decided before it (a burst whose answers
+// came back out of order), and such false recoveries, agreeing with each
+// other, outvoted the one true one and hid the true phase from the fit (a
+// fixed window of 20 per 2 s then lost to a sliding log of 20 per 1 s).
 func fixedPhases(all []*decisions, w int64) (phases []int64, lo, hi int64) {
 	type ev struct {
 		x int64
@@ -1152,10 +1181,14 @@ func fixedPhases(all []*decisions, w int64) (phases []int64, lo, hi int64) {
 	}
 	var evs []ev
 	first := int64(math.MaxInt64)
+	anyClear := false
+	for _, d := range all {
+		anyClear = anyClear || slices.ContainsFunc(d.recov, func(r recovery) bool { return r.clear })
+	}
 	for _, d := range all {
 		first = min(first, d.first)
 		for _, r := range d.recov {
-			if r.e-r.ref >= w {
+			if r.e-r.ref >= w || anyClear && !r.clear {
 				continue
 			}
 			a, b := ((r.ref+1)%w+w)%w, ((r.e)%w+w)%w
