@@ -431,7 +431,7 @@ func (a *analyzer) tallyFates(fates map[int64]*messageFate, fg *truthFigures) {
 		if f.ids > 1 {
 			fg.reaccepted++
 		}
-		if f.end[0] == 0 || f.end[0] > dl {
+		if fg.lostByTruth(f.end, dl) {
 			fg.lost++
 			fg.noteSimLag(f.end[0], f.due, f.pending, dl)
 		}
