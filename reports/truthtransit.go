@@ -1,5 +1,7 @@
 package reports
 
+import "fmt"
+
 // A call the simulator started before the deadline can reach the sink after
 // it: the sink stamps its arrival somewhere between the call's start and its
 // answer (TruthCallback.At, Done), and a busy machine can hold it in transit
@@ -20,4 +22,22 @@ func (fg *truthFigures) lostByTruth(end [3]int64, dl int64) bool {
 		return end[0] > dl // started after it: it cannot have arrived by it
 	}
 	return end[1] > dl // not answered by it: it may have arrived after it
+}
+
+// noteTransit counts an answered call in transit at the deadline: started
+// by it, answered after it (the sink may have logged it on either side).
+func (ts *truthStream) noteTransit(at, done int64) {
+	if dl := ts.a.deadline; !dl.IsZero() && at <= dl.UnixNano() && done > dl.UnixNano() {
+		ts.inTransit++
+	}
+}
+
+// mayHaveLogged says why a true figure is a range: the unanswered calls,
+// and the answered ones in transit at the deadline.
+func (ts *truthStream) mayHaveLogged(unanswered int64) string {
+	s := Plural(unanswered, "call") + " the sink may or may not have logged"
+	if ts.inTransit > 0 {
+		s += fmt.Sprintf(", %s in transit at the deadline (the sink may have logged it before or after it)", Plural(ts.inTransit, "call"))
+	}
+	return s
 }

@@ -69,3 +69,30 @@ func TestTruthLostCallDroppedBeforeDeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestTruthLostRangeStillCatchesADrop: with a call in transit at the
+// deadline widening the true lost to 0–1, msgload dropping the callback of
+// another message answered long before the deadline (measured 2) still
+// disagrees, and the disagreement says why the truth is a range.
+func TestTruthLostRangeStillCatchesADrop(t *testing.T) {
+	r := transitRun(at(69.9), at(70.5), at(70.2))
+	r.events = append(r.events[:2], r.events[3])
+	dir := r.write(t)
+	once, err := analyzeOnce(os.DirFS(dir), dir, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bounded, err := AnalyzeFS(os.DirFS(dir), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range []*Summary{once.s, bounded} {
+		if s.Truth == nil || s.Truth.Agrees == nil || *s.Truth.Agrees {
+			t.Fatalf("pass %d: the truth agrees with a measurement that dropped a call: %+v", i, s.Truth)
+		}
+		d := strings.Join(s.Truth.Disagreements, "\n")
+		if !strings.Contains(d, "delivery.lost: measured 2, true 0 to 1") || !strings.Contains(d, "1 call in transit at the deadline") {
+			t.Errorf("pass %d: disagreements %q, want delivery.lost measured 2, true 0 to 1, with the call in transit named", i, d)
+		}
+	}
+}
