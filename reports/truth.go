@@ -128,6 +128,9 @@ type truthStream struct {
 	sent     *sortedSpill[sentRec]
 	stateIdx map[string]int
 	err      error
+	// inTransit counts the answered calls started by the deadline and
+	// answered after it (noteTransit): a reason a true figure is a range.
+	inTransit int64
 
 	trueLo, trueHi *hist                 // the true latency's two sides, with their censored values (judgeLatency)
 	trueLimit      rundir.TruthRateLimit // the simulator's limit and what used its quota (sameLimiter, judgeQuota)
@@ -184,6 +187,8 @@ func (ts *truthStream) callback(c *rundir.TruthCallback) {
 	}
 	if c.Status == 0 {
 		ts.r.Unanswered++
+	} else {
+		ts.noteTransit(c.At.UnixNano(), done.UnixNano())
 	}
 	noteLag(ts.r, c)
 	if ts.polls != nil {
@@ -431,7 +436,7 @@ func (a *analyzer) tallyFates(fates map[int64]*messageFate, fg *truthFigures) {
 		if f.ids > 1 {
 			fg.reaccepted++
 		}
-		if f.end[0] == 0 || f.end[0] > dl {
+		if fg.lostByTruth(f.end, dl) {
 			fg.lost++
 			fg.noteSimLag(f.end[0], f.due, f.pending, dl)
 		}
@@ -722,7 +727,7 @@ func (a *analyzer) judgeTruth(r *truthReport, ts *truthStream) {
 		if lo == hi {
 			count(what, lo, measured)
 		} else if measured < lo || measured > hi {
-			dis = append(dis, fmt.Sprintf("%s: measured %d, true %d to %d (%s the sink may or may not have logged)", what, measured, lo, hi, Plural(r.Unanswered, "call")))
+			dis = append(dis, fmt.Sprintf("%s: measured %d, true %d to %d (%s)", what, measured, lo, hi, ts.mayHaveLogged(r.Unanswered)))
 		}
 	}
 	if a.meta.Delivery.Via != "none" {

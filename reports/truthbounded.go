@@ -318,7 +318,7 @@ func (ts *truthStream) joinOne(f *fatePart, s *sentRec, lo, hi *hist) {
 		if f.ids > 1 {
 			fg.reaccepted++
 		}
-		if f.end[i][0] == 0 || f.end[i][0] > dl {
+		if fg.lostByTruth(f.end[i], dl) {
 			fg.lost++
 			fg.noteSimLag(f.end[i][0], f.due[i], f.pending, dl)
 		}

@@ -320,7 +320,7 @@ type TruthReport struct {
 	TrueLatencyUpper      Percentiles   `json:"true_latency_upper" expr:"true_latency_upper"`
 	MeasuredLatency       Percentiles   `json:"measured_latency" expr:"measured_latency"`               // delivery.latency, repeated for the side-by-side
 	ExpectedLost          int64         `json:"expected_lost" expr:"expected_lost"`                     // accepted messages no record ending them surely reached the sink by the deadline
-	ExpectedLostMin       int64         `json:"expected_lost_min" expr:"expected_lost_min"`             // the same if every unanswered call reached it
+	ExpectedLostMin       int64         `json:"expected_lost_min" expr:"expected_lost_min"`             // the same if every unanswered call reached it, and every call started by the deadline reached it by then
 	MeasuredLost          int64         `json:"measured_lost" expr:"measured_lost"`                     //
 	ExpectedDuplicates    int64         `json:"expected_duplicates" expr:"expected_duplicates"`         // second arrivals of a (id, channel, state) after a 2xx
 	ExpectedDuplicatesMax int64         `json:"expected_duplicates_max" expr:"expected_duplicates_max"` // the same if every unanswered call reached the sink
