@@ -176,9 +176,9 @@ func (e *engine) roundTrip(req *http.Request, a *rundir.Attempt) (resp *http.Res
 func (e *engine) answered(a *rundir.Attempt, resp *http.Response, data []byte, err error) answer {
 	a.Code = resp.StatusCode
 	a.BytesIn = int64(len(data))
-	a.RetryAfter = resp.Header.Get("Retry-After")
-	a.RateLimit = resp.Header.Get("RateLimit")
-	a.RateLimitPolicy = resp.Header.Get("RateLimit-Policy")
+	a.RetryAfter = headerValue(resp.Header, hdrRetryAfter)
+	a.RateLimit = headerValue(resp.Header, hdrRateLimit)
+	a.RateLimitPolicy = headerValue(resp.Header, hdrRateLimitPolicy)
 	a.Outcome, a.Class = rundir.Classify(resp.StatusCode, nil)
 	ans := parseAnswer(data)
 	if err != nil { // the body broke off: the service answered, the answer is partial
@@ -203,6 +203,24 @@ func (e *engine) answered(a *rundir.Attempt, resp *http.Response, data []byte, e
 		a.Channel = ans.Channel
 	}
 	return ans
+}
+
+// The answer's headers answered records, in the canonical form the transport
+// stores them in (http.CanonicalHeaderKey: "RateLimit" is "Ratelimit").
+const (
+	hdrRetryAfter      = "Retry-After"
+	hdrRateLimit       = "Ratelimit"
+	hdrRateLimitPolicy = "Ratelimit-Policy"
+)
+
+// headerValue is h.Get(key) for a key already canonical: Get canonicalises
+// its key on every call, and "RateLimit" and "RateLimit-Policy", not
+// canonical as spelt, cost a new string each (two allocations a request).
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // write counts a in the metrics and progress and hands it to the recorder.
