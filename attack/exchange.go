@@ -121,14 +121,15 @@ func (e *engine) buildRequest(ctx context.Context, c *clientState, a *rundir.Att
 			return nil, "", false
 		}
 	}
-	if body != nil && req.Header.Get("Content-Type") == "" {
-		req.Header.Set("Content-Type", "application/json")
+	hv := new(headerValues)
+	if body != nil && headerValue(req.Header, "Content-Type") == "" {
+		hv.set(req.Header, "Content-Type", "application/json")
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
+	if headerValue(req.Header, "Accept") == "" {
+		hv.set(req.Header, "Accept", "application/json")
 	}
 	if c.tok == nil {
-		req.Header.Set("Authorization", c.basic)
+		hv.set(req.Header, "Authorization", c.basic)
 		return req, "", true
 	}
 	bearer, err = c.tok.token(ctx)
@@ -143,8 +144,25 @@ func (e *engine) buildRequest(ctx context.Context, c *clientState, a *rundir.Att
 		}
 		return nil, "", false
 	}
-	req.Header.Set("Authorization", "Bearer "+bearer)
+	hv.set(req.Header, "Authorization", "Bearer "+bearer)
 	return req, bearer, true
+}
+
+// headerValues holds the values of the (at most three) headers buildRequest
+// sets on a request, in one allocation: Header.Set makes a slice for each.
+// Each request has its own; each value's slice has capacity 1, so that an
+// append to one header's values moves them rather than write over the next.
+type headerValues struct {
+	v [3]string
+	n int
+}
+
+// set is h.Set(key, v) for a canonical key.
+func (hv *headerValues) set(h http.Header, key, v string) {
+	i := hv.n
+	hv.v[i] = v
+	h[key] = hv.v[i : i+1 : i+1]
+	hv.n++
 }
 
 // roundTrip sends req, counting it in flight, and reads the answer's body (at
