@@ -121,14 +121,15 @@ func (e *engine) buildRequest(ctx context.Context, c *clientState, a *rundir.Att
 			return nil, "", false
 		}
 	}
-	if body != nil && req.Header.Get("Content-Type") == "" {
-		req.Header.Set("Content-Type", "application/json")
+	hv := new(headerValues)
+	if body != nil && headerValue(req.Header, "Content-Type") == "" {
+		hv.set(req.Header, "Content-Type", "application/json")
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
+	if headerValue(req.Header, "Accept") == "" {
+		hv.set(req.Header, "Accept", "application/json")
 	}
 	if c.tok == nil {
-		req.Header.Set("Authorization", c.basic)
+		hv.set(req.Header, "Authorization", c.basic)
 		return req, "", true
 	}
 	bearer, err = c.tok.token(ctx)
@@ -143,8 +144,25 @@ func (e *engine) buildRequest(ctx context.Context, c *clientState, a *rundir.Att
 		}
 		return nil, "", false
 	}
-	req.Header.Set("Authorization", "Bearer "+bearer)
+	hv.set(req.Header, "Authorization", "Bearer "+bearer)
 	return req, bearer, true
+}
+
+// headerValues holds the values of the (at most three) headers buildRequest
+// sets on a request, in one allocation: Header.Set makes a slice for each.
+// Each request has its own; each value's slice has capacity 1, so that an
+// append to one header's values moves them rather than write over the next.
+type headerValues struct {
+	v [3]string
+	n int
+}
+
+// set is h.Set(key, v) for a canonical key.
+func (hv *headerValues) set(h http.Header, key, v string) {
+	i := hv.n
+	hv.v[i] = v
+	h[key] = hv.v[i : i+1 : i+1]
+	hv.n++
 }
 
 // roundTrip sends req, counting it in flight, and reads the answer's body (at
@@ -176,9 +194,9 @@ func (e *engine) roundTrip(req *http.Request, a *rundir.Attempt) (resp *http.Res
 func (e *engine) answered(a *rundir.Attempt, resp *http.Response, data []byte, err error) answer {
 	a.Code = resp.StatusCode
 	a.BytesIn = int64(len(data))
-	a.RetryAfter = resp.Header.Get("Retry-After")
-	a.RateLimit = resp.Header.Get("RateLimit")
-	a.RateLimitPolicy = resp.Header.Get("RateLimit-Policy")
+	a.RetryAfter = headerValue(resp.Header, hdrRetryAfter)
+	a.RateLimit = headerValue(resp.Header, hdrRateLimit)
+	a.RateLimitPolicy = headerValue(resp.Header, hdrRateLimitPolicy)
 	a.Outcome, a.Class = rundir.Classify(resp.StatusCode, nil)
 	ans := parseAnswer(data)
 	if err != nil { // the body broke off: the service answered, the answer is partial
@@ -203,6 +221,24 @@ func (e *engine) answered(a *rundir.Attempt, resp *http.Response, data []byte, e
 		a.Channel = ans.Channel
 	}
 	return ans
+}
+
+// The answer's headers answered records, in the canonical form the transport
+// stores them in (http.CanonicalHeaderKey: "RateLimit" is "Ratelimit").
+const (
+	hdrRetryAfter      = "Retry-After"
+	hdrRateLimit       = "Ratelimit"
+	hdrRateLimitPolicy = "Ratelimit-Policy"
+)
+
+// headerValue is h.Get(key) for a key already canonical: Get canonicalises
+// its key on every call, and "RateLimit" and "RateLimit-Policy", not
+// canonical as spelt, cost a new string each (two allocations a request).
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // write counts a in the metrics and progress and hands it to the recorder.
