@@ -27,19 +27,27 @@ import (
 // entry), only for runs against a real target, and at most maxIndexed ids:
 // past that, an untagged final status of a message not indexed is not
 // counted, and the wait lasts until the grace period ends (longer, never
-// shorter, than needed).
+// shorter, than needed). A message that has its final status needs its ids
+// no more (another final of it changes nothing): they are swept out each time
+// the index doubles (issue 23: it held every id of the run), so it holds
+// about the messages still waiting. The sequences' bits are a byte a
+// sequence in pages (seqPages), not a map entry.
 type tally struct {
 	run   string
 	part  string // rundir.Tag.Part of this part's messages
 	seed  maphash.Seed
 	chain rundir.Chain // the scenario's failover chain (messaging), set before the attack
 
-	mu       sync.Mutex
-	ids      map[uint64]int64 // hash of an id of a send → its sequence
-	msgs     map[int64]uint8  // sequence → msgAccepted | msgFinal | the chain item it is on << itemShift
-	accepted int64            // sequences with msgAccepted
-	done     int64            // sequences with both bits
+	mu        sync.Mutex
+	ids       map[uint64]int64 // hash of an id of a send → its sequence, while it is not done
+	nextSweep int              // the size of ids at which the done ones are swept out
+	msgs      seqPages         // sequence → msgAccepted | msgFinal | the chain item it is on << itemShift
+	accepted  int64            // sequences with msgAccepted
+	done      int64            // sequences with both bits
 }
+
+// minSweep is the least size of the tally's index at which it is swept.
+const minSweep = 4096
 
 // maxIndexed bounds the ids the tally remembers (about 170 MB at the cap).
 const maxIndexed = 1 << 22
@@ -52,19 +60,19 @@ const (
 )
 
 func newTally(run, part string) *tally {
-	return &tally{run: run, part: part, seed: maphash.MakeSeed(), ids: map[uint64]int64{}, msgs: map[int64]uint8{}}
+	return &tally{run: run, part: part, seed: maphash.MakeSeed(), ids: map[uint64]int64{}, nextSweep: minSweep}
 }
 
 func (t *tally) hash(id string) uint64 { return maphash.String(t.seed, id) }
 
 // mark sets bit on seq; call with mu held.
 func (t *tally) mark(seq int64, bit uint8) {
-	old := t.msgs[seq]
+	old := t.msgs.get(seq)
 	now := old | bit
 	if now == old {
 		return
 	}
-	t.msgs[seq] = now
+	t.msgs.set(seq, now)
 	if bit == msgAccepted {
 		t.accepted++
 	}
@@ -85,6 +93,9 @@ func (t *tally) attempt(a *rundir.Attempt) {
 		if id != "" && len(t.ids) < maxIndexed {
 			t.ids[t.hash(id)] = a.Seq
 		}
+	}
+	if len(t.ids) >= t.nextSweep {
+		t.sweep()
 	}
 	if a.Code >= 200 && a.Code < 300 && (a.Class == rundir.ClassOK || a.Class == "") { // the report's rule: a 2xx that is the API's answer
 		t.mark(a.Seq, msgAccepted)
@@ -119,17 +130,31 @@ func (t *tally) event(e *rundir.Event) {
 	// so the sink's own judgement of it is by state alone.
 	final := e.Kind == rundir.KindWebhook
 	if !final {
-		v := t.msgs[seq]
+		v := t.msgs.get(seq)
 		cur := int(v >> itemShift)
 		i := t.chain.Place(c.Channel, c.State, cur)
 		if t.chain.FailsOver(c.State, i) && i+1 > cur && i+1 < 64 {
-			t.msgs[seq] = v&(msgAccepted|msgFinal) | uint8(i+1)<<itemShift
+			t.msgs.set(seq, v&(msgAccepted|msgFinal)|uint8(i+1)<<itemShift)
 		}
 		final = t.chain.Ends(c.State, i)
 	}
 	if final {
 		t.mark(seq, msgFinal)
 	}
+}
+
+// sweep drops the ids of the messages that are done, into a new map (a map
+// does not shrink), and sets the next sweep at twice what is left; call with
+// mu held.
+func (t *tally) sweep() {
+	kept := make(map[uint64]int64, len(t.ids)/2)
+	for h, seq := range t.ids {
+		if t.msgs.get(seq)&(msgAccepted|msgFinal) != msgAccepted|msgFinal {
+			kept[h] = seq
+		}
+	}
+	t.ids = kept
+	t.nextSweep = max(minSweep, 2*len(kept))
 }
 
 // complete reports whether every accepted message has a final status.
@@ -148,4 +173,31 @@ type tallyRecorder struct {
 func (r tallyRecorder) Record(a *rundir.Attempt, res *vegeta.Result) error {
 	r.t.attempt(a)
 	return r.Recorder.Record(a, res)
+}
+
+// tallyPage is how many sequences a page of seqPages holds.
+const tallyPage = 4096
+
+// seqPages is a byte a sequence, in pages made as sequences land in them
+// (a part's sequences are dense from 1).
+type seqPages map[int64]*[tallyPage]uint8
+
+func (p seqPages) get(seq int64) uint8 {
+	if pg := p[seq/tallyPage]; pg != nil {
+		return pg[seq%tallyPage]
+	}
+	return 0
+}
+
+// set gives seq the byte v; seqPages is made by its first set.
+func (p *seqPages) set(seq int64, v uint8) {
+	if *p == nil {
+		*p = seqPages{}
+	}
+	pg := (*p)[seq/tallyPage]
+	if pg == nil {
+		pg = new([tallyPage]uint8)
+		(*p)[seq/tallyPage] = pg
+	}
+	pg[seq%tallyPage] = v
 }

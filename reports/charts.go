@@ -62,6 +62,11 @@ func newCharts(start time.Time, m rundir.Meta) *charts {
 	if end.IsZero() {
 		end = m.AttackEnd.Add(m.Delivery.Grace.D())
 	}
+	if m.End.IsZero() && m.AttackEnd.IsZero() && m.Planned.Duration > 0 {
+		// A run still going (its checkpoints) or killed: as wide as its plan
+		// makes them, not a second each (a hist each, up to 4·maxBuckets).
+		end = start.Add(m.Planned.Duration.D() + m.Delivery.Grace.D())
+	}
 	if !start.IsZero() && end.After(start) {
 		w := (end.Sub(start) + maxBuckets*time.Second - 1) / (maxBuckets * time.Second)
 		c.width = max(w*time.Second, time.Second)

@@ -74,6 +74,12 @@ type table struct {
 	max     int
 	gen     int // how many new messages make a generation
 	evicted uint64
+	// spill holds the frozen generations' hashes and states (spill.go),
+	// opened at the first freeze in spillDir ($TMPDIR when ""); noSpill
+	// after it could not be opened, or once closed.
+	spill    *spillFile
+	spillDir string
+	noSpill  bool
 }
 
 func newTable(max int) *table {

@@ -187,9 +187,13 @@ func New(opts Options, reg prometheus.Registerer) (*Sink, error) {
 	return s, nil
 }
 
-// Close writes what is queued, fsyncs and closes the log. Calls arriving after
-// Close are answered 503.
-func (s *Sink) Close() error { return s.log.close() }
+// Close writes what is queued, fsyncs and closes the log, and closes the
+// correlation table's spill file. Calls arriving after Close are answered 503.
+func (s *Sink) Close() error {
+	err := s.log.close()
+	s.tab.close()
+	return err
+}
 
 // Stats returns the counts so far.
 func (s *Sink) Stats() Stats {

@@ -23,11 +23,14 @@ func genLen(limit int) int {
 
 // generation is a frozen part of the table: its hashes sorted, each with the
 // index of its state in the table's stateDict, or stateOver when the
-// dictionary was full (the state is then in over).
+// dictionary was full (the state is then in over). Once spilled (spill.go)
+// keys and state are nil and disk says where they are.
 type generation struct {
 	keys  []uint64
 	state []uint8
 	over  map[uint64]msgState
+	n     int      // its messages
+	disk  *spilled // nil while in memory
 }
 
 // stateOver marks a generation's message whose state is in its over map.
@@ -69,14 +72,37 @@ func (t *table) find(h uint64) (msgState, slot, bool) {
 	}
 	for j := len(t.gens) - 1; j >= 0; j-- {
 		g := t.gens[j]
-		if i, ok := slices.BinarySearch(g.keys, h); ok {
-			if g.state[i] == stateOver {
+		if i, id, ok := t.findIn(j, h); ok {
+			if id == stateOver {
 				return g.over[h], slot{g, i}, true
 			}
-			return t.dict.states[g.state[i]], slot{g, i}, true
+			return t.dict.states[id], slot{g, i}, true
 		}
 	}
 	return msgState{}, slot{}, false
+}
+
+// findIn looks hash h up in generation j: its index there and state number.
+// A spilled generation that cannot be read is forgotten (counted as evicted:
+// a later event of its messages is a first arrival, as past the cap).
+func (t *table) findIn(j int, h uint64) (int, uint8, bool) {
+	g := t.gens[j]
+	if g.disk == nil {
+		i, ok := slices.BinarySearch(g.keys, h)
+		if !ok {
+			return 0, 0, false
+		}
+		return i, g.state[i], true
+	}
+	if t.spill == nil {
+		return 0, 0, false // closed
+	}
+	i, id, ok, err := t.spill.find(g.disk, g.n, h)
+	if err != nil {
+		t.forget(j)
+		return 0, 0, false
+	}
+	return i, id, ok
 }
 
 // store puts st back where find found hash h; call with mu held.
@@ -85,21 +111,31 @@ func (t *table) store(h uint64, at slot, st msgState) {
 		t.m[h] = st
 		return
 	}
-	at.g.set(at.i, st, &t.dict)
-}
-
-// set gives the message at i the state st.
-func (g *generation) set(i int, st msgState, d *stateDict) {
-	if id, ok := d.id(st); ok {
-		g.state[i] = id
-		delete(g.over, g.keys[i])
+	id := at.g.set(h, st, &t.dict)
+	if at.g.disk == nil {
+		at.g.state[at.i] = id
 		return
 	}
-	g.state[i] = stateOver
+	if t.spill == nil {
+		return // closed
+	}
+	if err := t.spill.setState(at.g.disk, at.i, id); err != nil {
+		t.forget(slices.Index(t.gens, at.g))
+	}
+}
+
+// set keeps st, the new state of hash h, in over when the dictionary is full,
+// and returns its state number.
+func (g *generation) set(h uint64, st msgState, d *stateDict) uint8 {
+	if id, ok := d.id(st); ok {
+		delete(g.over, h)
+		return id
+	}
 	if g.over == nil {
 		g.over = map[uint64]msgState{}
 	}
-	g.over[g.keys[i]] = st
+	g.over[h] = st
+	return stateOver
 }
 
 // admit freezes the map once it holds a generation, and forgets the oldest
@@ -111,26 +147,80 @@ func (t *table) admit() int {
 	}
 	forgot := 0
 	for t.n > t.max && len(t.gens) > 0 {
-		n := len(t.gens[0].keys)
-		t.gens[0] = nil
-		t.gens = t.gens[1:]
-		t.n -= n
-		forgot += n
+		forgot += t.forget(0)
 	}
-	t.evicted += uint64(forgot)
 	return forgot
+}
+
+// forget drops generation j (its region of the spill file is reused) and
+// returns how many messages went with it.
+func (t *table) forget(j int) int {
+	if j < 0 {
+		return 0
+	}
+	g := t.gens[j]
+	if g.disk != nil && t.spill != nil {
+		t.spill.give(g.disk.off, regionSize(g.n))
+	}
+	t.gens = slices.Delete(t.gens, j, j+1)
+	t.n -= g.n
+	t.evicted += uint64(g.n)
+	return g.n
 }
 
 // freeze makes the map's messages a generation and empties the map.
 func (t *table) freeze() {
-	g := &generation{keys: make([]uint64, 0, len(t.m)), state: make([]uint8, len(t.m))}
+	g := &generation{keys: make([]uint64, 0, len(t.m)), state: make([]uint8, len(t.m)), n: len(t.m)}
 	for h := range t.m {
 		g.keys = append(g.keys, h)
 	}
 	slices.Sort(g.keys)
 	for i, h := range g.keys {
-		g.set(i, t.m[h], &t.dict)
+		g.state[i] = g.set(h, t.m[h], &t.dict)
 	}
+	t.spillGen(g)
 	t.gens = append(t.gens, g)
 	clear(t.m)
+}
+
+// spillGen moves a frozen generation's hashes and states to the spill file;
+// when the file cannot be opened or written it stays in memory, as before.
+func (t *table) spillGen(g *generation) {
+	if t.spill == nil && !t.noSpill {
+		sf, err := openSpill(t.spillDir)
+		t.spill, t.noSpill = sf, err != nil
+	}
+	if t.spill == nil {
+		return
+	}
+	sp, err := t.spill.write(g.keys, g.state)
+	if err != nil {
+		return
+	}
+	g.disk, g.keys, g.state = sp, nil, nil
+}
+
+// close closes the spill file; spilled messages are then not found (only
+// calls the closed sink refuses look them up).
+func (t *table) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.spill != nil {
+		t.spill.f.Close()
+		t.spill = nil
+	}
+	t.noSpill = true
+}
+
+// frozenBytes is what the generations hold in memory (tests: issue 23's
+// count of what grows with the messages).
+func (t *table) frozenBytes() int {
+	b := 0
+	for _, g := range t.gens {
+		b += 8*len(g.keys) + len(g.state) + 40*len(g.over)
+		if g.disk != nil {
+			b += 8 * (len(g.disk.fences) + len(g.disk.filter))
+		}
+	}
+	return b
 }
