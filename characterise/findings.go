@@ -65,11 +65,22 @@ func found(rule, probe, v string, evidence ...string) reports.Finding {
 	return reports.Finding{Rule: rule, Value: v, Probe: probe, Evidence: append([]string{}, evidence...)}
 }
 
-// interval is a finding of a number within [lo, hi].
+// interval is a finding of a number within [lo, hi], its ends written to
+// a thousandth outward (the lower down, the upper up): rounding to the
+// nearest could leave out the very value the measurement allows.
 func interval(rule, probe string, lo, hi float64, evidence ...string) reports.Finding {
+	// + 0: an end a hair below zero rounds up to 0, not -0
+	lo, hi = math.Floor(lo*1000)/1000+0, math.Ceil(hi*1000)/1000+0
 	f := found(rule, probe, strconv.FormatFloat(lo, 'f', -1, 64), evidence...)
 	f.Low, f.High = &lo, &hi
 	return f
+}
+
+// pointIn sets an interval finding's point value to x to a hundredth,
+// kept within the interval its own rounding could step out of.
+func pointIn(f *reports.Finding, x float64) {
+	v := min(max(math.Round(x*100)/100, *f.Low), *f.High)
+	f.Value = fmt.Sprintf("%g", v+0)
 }
 
 // burstFound is the cold burst: low accepted before the first 429 (by send
