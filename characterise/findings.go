@@ -321,6 +321,8 @@ func (st *state) idempotencyFindings() []reports.Finding {
 	seq, seqEv := sameID(pd.attempts, "sequential")
 	conc, concEv := sameID(pd.attempts, "concurrent")
 	fs := []reports.Finding{idFinding(RuleRetrySameID, seq, seqEv), idFinding(RuleCopiesSameID, conc, concEv)}
+	doubt := resendDoubts(pd.attempts)
+	doubt.doubtIDs(fs)
 	codes := codesOf(pd.attempts, "concurrent")
 	if codes == "" {
 		fs = append(fs, cannot(RuleCopiesAnswer, probeIdempotency, "no copy was answered", concEv))
@@ -332,12 +334,17 @@ func (st *state) idempotencyFindings() []reports.Finding {
 	switch {
 	case !d.Measured || d.Received == 0:
 		fs = append(fs, cannot(RuleOneDelivery, probeIdempotency, "no delivery was observed (delivery via "+d.Via+")", dev))
+	case pd.sum.Idempotency.DuplicateDeliveries > 0 && doubt.late > 0:
+		// the second id may be the late resend's: a new key to the service
+		fs = append(fs, cannot(RuleOneDelivery, probeIdempotency, doubt.lateWhy()+" (the deliveries': no)", dev))
 	case pd.sum.Idempotency.DuplicateDeliveries > 0:
 		fs = append(fs, found(RuleOneDelivery, probeIdempotency, no, dev))
 	default:
 		fs = append(fs, found(RuleOneDelivery, probeIdempotency, yes, dev))
 	}
-	return append(fs, st.idemMoreFindings(pd)...)
+	fs = append(fs, st.idemMoreFindings(pd)...)
+	doubt.noteUnanswered(fs)
+	return fs
 }
 
 // sameID counts the probes of kind answered 2xx and those answered with
