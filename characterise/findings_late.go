@@ -34,21 +34,27 @@ func resendDoubts(as []rundir.Attempt) resendDoubt {
 			answered[a.Seq] = a.Sent.Add(time.Duration(a.Latency * float64(time.Second)))
 		}
 	}
-	var d resendDoubt
+	// each accepted first is resent once and idemCopies times at once (and
+	// with another body, when the body has a text to change: counted when
+	// one such resend was recorded): one not recorded was never sent
+	per := 1 + idemCopies
+	if slices.ContainsFunc(as, func(a rundir.Attempt) bool { return a.Probe == rundir.ProbeChangedBody }) {
+		per += idemChanged
+	}
+	d := resendDoubt{planned: len(answered) * per}
+	d.unanswered = d.planned
 	for _, a := range as {
 		end, ok := answered[a.Seq]
-		if !ok || !slices.Contains(resendKinds, a.Probe) {
+		if !ok || !slices.Contains(resendKinds, a.Probe) || a.Code == 0 {
 			continue
 		}
-		d.planned++
-		switch after := a.Sent.Sub(end); {
-		case a.Code == 0:
-			d.unanswered++
-		case a.Mismatch && after > idemLate:
+		d.unanswered--
+		if after := a.Sent.Sub(end); a.Mismatch && after > idemLate {
 			d.late++
 			d.latest = max(d.latest, after)
 		}
 	}
+	d.unanswered = max(d.unanswered, 0)
 	return d
 }
 
@@ -67,7 +73,7 @@ func (d resendDoubt) unansweredWhy() string {
 	if d.unanswered == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d of the %d resends after an accepted first were not answered (the run ended before them, or the connection failed)", d.unanswered, d.planned)
+	return fmt.Sprintf("%d of the %d resends after an accepted first were not answered (never sent: the run ended before them, or no answer came)", d.unanswered, d.planned)
 }
 
 // doubtIDs makes the resend rules' findings cannot tell when a late resend

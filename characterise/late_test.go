@@ -16,9 +16,9 @@ func idemRun(lateS float64, mismatch bool, code int) []rundir.Attempt {
 	t0 := time.Date(2026, 11, 26, 16, 0, 0, 0, time.UTC)
 	after := t0.Add(100*time.Millisecond + time.Duration(lateS*float64(time.Second)))
 	as := []rundir.Attempt{{Op: "send", Seq: 1, Attempt: 1, Code: 200, NotificationID: "n-1", Sent: t0, Latency: 0.1}}
-	for i, kind := range []string{"sequential", "concurrent", "concurrent"} {
+	for i, kind := range []string{"sequential", "concurrent", "concurrent", rundir.ProbeChangedBody} {
 		a := rundir.Attempt{Op: "send", Seq: 1, Attempt: 4 + i, Probe: kind, Sent: after, Latency: 0.01, Code: code}
-		if code == 200 {
+		if code == 200 && kind != rundir.ProbeChangedBody {
 			a.NotificationID, a.Mismatch = "n-1", mismatch
 			if mismatch {
 				a.NotificationID = "n-2"
@@ -73,6 +73,9 @@ func TestLateResendIsNoEvidence(t *testing.T) {
 func TestUnansweredResendsAreTheMachines(t *testing.T) {
 	t.Parallel()
 	st := idemState(t, true, idemRun(0, false, 0))
+	if d := resendDoubts(idemRun(0, false, 200)[:2]); d.unanswered != 2 || d.planned != 3 { // the copies never sent
+		t.Errorf("the resend but not its copies recorded: %+v, want 2 of 3 unanswered", d)
+	}
 	fs := st.idempotencyFindings()
 	if fs[0].Value != reports.CannotTell || !strings.Contains(fs[0].Because, "not answered") {
 		t.Errorf("%s = %s (%s), want cannot tell naming the unanswered resends", fs[0].Rule, fs[0].Value, fs[0].Because)
