@@ -277,6 +277,7 @@ func (st *state) hookFindings() []reports.Finding {
 		return allCannot(hookRules(), probeHookRetry, "its events.jsonl cannot be read: "+err.Error())
 	}
 	fs := scheduleFindings(readSchedule(h))
+	st.doubtHook(fs)
 	fs = append(fs, st.retryAfterHonoured())
 	return append(fs, duplicateFinding(h), orderFinding(h), signatureFinding(h), skewFinding(h))
 }
