@@ -65,11 +65,22 @@ func found(rule, probe, v string, evidence ...string) reports.Finding {
 	return reports.Finding{Rule: rule, Value: v, Probe: probe, Evidence: append([]string{}, evidence...)}
 }
 
-// interval is a finding of a number within [lo, hi].
+// interval is a finding of a number within [lo, hi], its ends written to
+// a thousandth outward (the lower down, the upper up): rounding to the
+// nearest could leave out the very value the measurement allows.
 func interval(rule, probe string, lo, hi float64, evidence ...string) reports.Finding {
+	// + 0: an end a hair below zero rounds up to 0, not -0
+	lo, hi = math.Floor(lo*1000)/1000+0, math.Ceil(hi*1000)/1000+0
 	f := found(rule, probe, strconv.FormatFloat(lo, 'f', -1, 64), evidence...)
 	f.Low, f.High = &lo, &hi
 	return f
+}
+
+// pointIn sets an interval finding's point value to x to a hundredth,
+// kept within the interval its own rounding could step out of.
+func pointIn(f *reports.Finding, x float64) {
+	v := min(max(math.Round(x*100)/100, *f.Low), *f.High)
+	f.Value = fmt.Sprintf("%g", v+0)
 }
 
 // burstFound is the cold burst: low accepted before the first 429 (by send
@@ -311,6 +322,8 @@ func (st *state) idempotencyFindings() []reports.Finding {
 	seq, seqEv := sameID(pd.attempts, "sequential")
 	conc, concEv := sameID(pd.attempts, "concurrent")
 	fs := []reports.Finding{idFinding(RuleRetrySameID, seq, seqEv), idFinding(RuleCopiesSameID, conc, concEv)}
+	doubt := resendDoubts(pd.attempts)
+	doubt.doubtIDs(fs)
 	codes := codesOf(pd.attempts, "concurrent")
 	if codes == "" {
 		fs = append(fs, cannot(RuleCopiesAnswer, probeIdempotency, "no copy was answered", concEv))
@@ -322,12 +335,17 @@ func (st *state) idempotencyFindings() []reports.Finding {
 	switch {
 	case !d.Measured || d.Received == 0:
 		fs = append(fs, cannot(RuleOneDelivery, probeIdempotency, "no delivery was observed (delivery via "+d.Via+")", dev))
+	case pd.sum.Idempotency.DuplicateDeliveries > 0 && doubt.late > 0:
+		// the second id may be the late resend's: a new key to the service
+		fs = append(fs, cannot(RuleOneDelivery, probeIdempotency, doubt.lateWhy()+" (the deliveries': no)", dev))
 	case pd.sum.Idempotency.DuplicateDeliveries > 0:
 		fs = append(fs, found(RuleOneDelivery, probeIdempotency, no, dev))
 	default:
 		fs = append(fs, found(RuleOneDelivery, probeIdempotency, yes, dev))
 	}
-	return append(fs, st.idemMoreFindings(pd)...)
+	fs = append(fs, st.idemMoreFindings(pd)...)
+	doubt.noteUnanswered(fs)
+	return fs
 }
 
 // sameID counts the probes of kind answered 2xx and those answered with

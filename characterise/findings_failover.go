@@ -44,6 +44,12 @@ func (st *state) failoverFinding() reports.Finding {
 	if len(fos) == 0 {
 		return cannot(rule, probeMsgStatus, "no message's first channel expired (each was seen, failed or still pending within the wait)", ev)
 	}
+	return failoverInterval(fos, ev)
+}
+
+// failoverInterval is the interval every failover fell in, its value the
+// median failover's estimate.
+func failoverInterval(fos []failedOver, ev string) reports.Finding {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	var at []float64
 	for _, f := range fos {
@@ -52,9 +58,8 @@ func (st *state) failoverFinding() reports.Finding {
 	}
 	slices.Sort(at)
 	ev += "; " + failoverSide(lo, hi)
-	// + 0: a failover a hair before the ttl rounds to 0, not -0
-	f := interval(rule, probeMsgStatus, round3(lo)+0, round3(hi)+0, ev)
-	f.Value = num(at[len(at)/2])
+	f := interval(RuleFailoverAfterTTL, probeMsgStatus, lo, hi, ev)
+	pointIn(&f, at[len(at)/2])
 	return f
 }
 

@@ -128,7 +128,7 @@ func (st *state) senderTimeout() reports.Finding {
 	ev += fmt.Sprintf("; the shortest gap from the first try to the second %.3f s, less the first wait after a 503 %.3f s", gap, b)
 	lo := max(gap-b-slack(gap), 0)
 	hi := min(gap-max(b-slack(b), 0), hold)
-	f := interval(rule, probeHookTimeout, round3(lo), round3(max(hi, lo)), ev)
-	f.Value = num(max(gap-b, 0))
+	f := interval(rule, probeHookTimeout, lo, max(hi, lo), ev)
+	pointIn(&f, max(gap-b, 0))
 	return f
 }

@@ -277,6 +277,7 @@ func (st *state) hookFindings() []reports.Finding {
 		return allCannot(hookRules(), probeHookRetry, "its events.jsonl cannot be read: "+err.Error())
 	}
 	fs := scheduleFindings(readSchedule(h))
+	st.doubtHook(fs)
 	fs = append(fs, st.retryAfterHonoured())
 	return append(fs, duplicateFinding(h), orderFinding(h), signatureFinding(h), skewFinding(h))
 }
@@ -323,7 +324,7 @@ func skewFinding(h *hookData) reports.Finding {
 	if n == 0 {
 		return cannot(RuleHookSkew, probeHookRetry, "no call was signed")
 	}
-	return interval(RuleHookSkew, probeHookRetry, round3(lo), round3(hi), fmt.Sprintf("%d signed calls", n))
+	return interval(RuleHookSkew, probeHookRetry, lo, hi, fmt.Sprintf("%d signed calls", n))
 }
 
 // scheduleFindings: the schedule, its first wait, factor and cap, and when
@@ -348,8 +349,8 @@ func scheduleFindings(sc *schedule) []reports.Finding {
 	}
 	switch sc.kind {
 	case scheduleFixed, scheduleExponential:
-		f := interval(RuleHookFactor, probeHookRetry, round3(sc.factorLo), round3(sc.fHi), ev)
-		f.Value = num(sc.factor)
+		f := interval(RuleHookFactor, probeHookRetry, sc.factorLo, sc.fHi, ev)
+		pointIn(&f, sc.factor)
 		fs = append(fs, f)
 	case scheduleNone:
 		fs = append(fs, cannot(RuleHookFactor, probeHookRetry, "the sender does not retry", ev))
@@ -368,8 +369,8 @@ func scheduleFindings(sc *schedule) []reports.Finding {
 	att := interval(RuleHookAttempts, probeHookRetry, float64(sc.attLo), float64(sc.attHi), ev)
 	// the span holds the overheads of every try: the sender's own is at
 	// least the shortest less its slack
-	span := interval(RuleHookGivesUpAfter, probeHookRetry, round3(max(sc.spanLo-slack(sc.spanLo), 0)), round3(sc.spanHi), ev)
-	span.Value = num(sc.spanLo)
+	span := interval(RuleHookGivesUpAfter, probeHookRetry, max(sc.spanLo-slack(sc.spanLo), 0), sc.spanHi, ev)
+	pointIn(&span, sc.spanLo)
 	return append(fs, att, span)
 }
 
@@ -377,8 +378,8 @@ func scheduleFindings(sc *schedule) []reports.Finding {
 // down to what overheads may have added to it.
 func waitFinding(rule string, seen float64, ev string) reports.Finding {
 	lo := max(0, seen-slack(seen))
-	f := interval(rule, probeHookRetry, round3(lo), round3(seen), ev)
-	f.Value = num(round3(seen))
+	f := interval(rule, probeHookRetry, lo, seen, ev)
+	pointIn(&f, seen)
 	return f
 }
 
@@ -476,7 +477,7 @@ func rateFinding(rule string, k, n, missing int64, ev string) reports.Finding {
 		return cannot(rule, probeHookRetry, "no control message's callback to count", ev)
 	}
 	lo, hi := float64(k)/float64(n), float64(k+missing)/float64(n)
-	return interval(rule, probeHookRetry, round3(lo), round3(hi), ev)
+	return interval(rule, probeHookRetry, lo, hi, ev)
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -487,8 +488,6 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
-
-func num(x float64) string { return fmt.Sprintf("%g", math.Round(x*100)/100) }
 
 func fmtDelays(d []float64) string {
 	out := make([]float64, len(d))

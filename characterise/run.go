@@ -93,6 +93,9 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 		}
 		st.record(pr, pc)
 		st.judgeBusy(&cp)
+		st.judgeBusyResends(&cp)
+		st.judgeBusyHook(&cp)
+		st.judgeBunched(&cp)
 		c.Sent += cp.Sent
 		c.Probes = append(c.Probes, cp)
 		fmt.Fprintf(o.Progress, "probe %s: %d requests sent, run %s\n", pr.Name, cp.Sent, cp.Verdict)

@@ -130,11 +130,21 @@ func (st *state) sustainFindings() []reports.Finding {
 		// be judged at a rate nobody planned
 		return allCannot(sustainRules, probeSustain, "the sustained probe's run did not hold its plan (incomplete): the levels were not sent at their rates")
 	}
+	return sp.levelFindings(pd.attempts)
+}
+
+// levelFindings is each level's finding from the probe's attempts.
+func (sp sustainPlan) levelFindings(as []rundir.Attempt) []reports.Finding {
 	fs := make([]reports.Finding, 0, len(sp.levels))
 	from := int64(0)
 	for i, n := range sp.levels {
 		from += sp.drain
-		fs = append(fs, levelFinding(sustainRules[i], sustainLevels[i], sp, n, levelSends(pd.attempts, from, from+n)))
+		sends := levelSends(as, from, from+n)
+		f := levelFinding(sustainRules[i], sustainLevels[i], sp, n, sends)
+		if why := bunched(as, sends, sp.w).why(sp.w); why != "" && f.Value != reports.CannotTell {
+			f = cannot(f.Rule, probeSustain, why+" (the share: "+f.Value+")", f.Evidence...)
+		}
+		fs = append(fs, f)
 		from += n
 	}
 	return fs
