@@ -90,7 +90,7 @@ func (f *fitter) unseparated(top candidate, fits []candidate, alg *Result) bool 
 	if !ok || significant(top, r) {
 		return false
 	}
-	alg.Evidence = append(alg.Evidence, fmt.Sprintf("%s %s or %s %s fit equally well (%d contradictions each within the answer times); at the send times alone the first contradicts %d, the second %d: a lead within chance (it must exceed twice the square root of their sum), so the traffic did not tell them apart",
-		top.algo, top.desc, r.algo, r.desc, top.bad, top.tight, r.tight))
+	alg.Evidence = append(alg.Evidence, fmt.Sprintf("%s %s or %s %s fit equally well (%d contradictions each within the answer times); at the send times alone the first contradicts %d, the second %d, of %d the two judge differently: a lead within chance (it must exceed twice the square root of those), so the traffic did not tell them apart",
+		top.algo, top.desc, r.algo, r.desc, top.bad, top.tight, r.tight, discordant(top, r)))
 	return true
 }
