@@ -40,7 +40,8 @@ func sameLimiter(c, o candidate) bool {
 // against 5 is the least that counts). Within the answer times both fit; at
 // the send times each contradicts the decisions the jitter put on its wrong
 // side, so a lead of a decision or two is where the jitter fell, not which
-// limiter decided (a real fixed window of 20 per 2 s lost so to 18 per 1 s).
+// limiter decided; with no lead at all the smaller window won, and a real
+// fixed window of 20 per 2 s was named 18 per 1 s (TestNoRivalNamedByChance).
 func significant(top, rival candidate) bool {
 	lead := float64(rival.tight - top.tight)
 	return lead > 2*math.Sqrt(float64(discordant(top, rival)))
