@@ -517,7 +517,8 @@ var commonWindows = []time.Duration{time.Second, 2 * time.Second, 3 * time.Secon
 type candidate struct {
 	algo     string
 	bad      int64
-	tight    int64 // contradictions at the send times alone (fitter.tight)
+	tight    int64    // contradictions at the send times alone (fitter.tight)
+	tset     []uint64 // which decisions those are, a bit each (a short trace's windows; see discordant)
 	limit    int
 	capacity float64
 	window   int64 // ns; token bucket: capacity / rate
@@ -569,12 +570,14 @@ type fitter struct {
 	span      int64 // the longest time a client's decisions span
 	low, up   []int // bounds of the limit, reused across fits
 	best      map[string]candidate
-	topBad    int64     // the contradictions of the best candidate (verdict)
-	top       candidate // the best candidate (verdict)
+	tried     []candidate // every candidate fitted: top's rivals (unseparated)
+	topBad    int64       // the contradictions of the best candidate (verdict)
+	top       candidate   // the best candidate (verdict)
 }
 
 // keep keeps c when it is the best of its Result so far.
 func (f *fitter) keep(c candidate) {
+	f.tried = append(f.tried, c)
 	if b, ok := f.best[c.algo]; !ok || c.better(b) {
 		f.best[c.algo] = c
 	}
@@ -663,7 +666,7 @@ func (f *fitter) fitWindows(wins []candidateWindow) {
 		f.low, f.up = f.fill(f.all, f.cnt, f.low, f.up, sliding)
 		l, bad := bestLimit(f.low, f.up)
 		tight := f.tightBad(l, sliding)
-		f.keep(candidate{algo: Sliding, bad: bad, tight: tight, limit: l, window: x, rank: cw.rank, scenario: x == f.w,
+		f.keep(candidate{algo: Sliding, bad: bad, tight: tight, tset: f.tightSet(l), limit: l, window: x, rank: cw.rank, scenario: x == f.w,
 			desc: fmt.Sprintf("%d per %s", l, fmtWindow(x))})
 		// Fixed window: aligned where the refusals end, at the first decision, or at the epoch.
 		phases, lo, hi := fixedPhases(f.all, x)
@@ -927,6 +930,7 @@ func (f *fitter) verdict(alg Result) Result {
 		if fits[1].limit == top.limit && fits[1].window == top.window {
 			setLimit(top) // both agree on the limit and the window
 		}
+	case f.unseparated(top, fits, &alg):
 	default:
 		alg.Verdict = top.algo
 		switch {
@@ -969,7 +973,7 @@ func (f *fitter) fixedFit(w, ph int64, rank int) candidate {
 	f.low, f.up = f.fill(f.all, f.cnt, f.low, f.up, fixed)
 	l, bad := bestLimit(f.low, f.up)
 	tight := f.tightBad(l, fixed)
-	return candidate{algo: Fixed, bad: bad, tight: tight, limit: l, window: w, rank: rank, scenario: w == f.w,
+	return candidate{algo: Fixed, bad: bad, tight: tight, tset: f.tightSet(l), limit: l, window: w, rank: rank, scenario: w == f.w,
 		desc: fmt.Sprintf("%d per %s", l, fmtWindow(w))}
 }
 
