@@ -130,7 +130,7 @@ func TestSlowAnswersWhose(t *testing.T) {
 		}
 		st := &state{base: f.Scenario, plan: &Plan{Options: Options{BurstRate: 100}}, data: map[string]*probeData{probeBurst: {attempts: as}}}
 		cp := reports.ContractProbe{Name: probeBurst, Verdict: reports.VerdictPass}
-		st.judgeBusy(&cp)
+		st.judgeEnvironment(&cp)
 		why := st.fitDoubt()
 		busy := strings.HasPrefix(why, "the machine was too busy: the embedded simulator answered the burst in a median of 30ms against the 10ms spacing")
 		if busy != embedded || why == "" || (cp.Verdict == reports.VerdictIncomplete) != embedded {

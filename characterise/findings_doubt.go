@@ -18,7 +18,7 @@ import (
 // bucket's rate 10 % off, and a fixed window for a bucket whose 429s used
 // quota: the algorithm, limit and capacity are then cannot tell, and the
 // straddle judged by them. Against the embedded simulator the reason is
-// the environment's (busyEmbedded; judgeBusy makes the run incomplete).
+// the environment's (busyEmbedded; judgeEnvironment makes the run incomplete).
 func (st *state) fitDoubt() string {
 	median, spacing, slow := st.burstAnswers()
 	switch {
@@ -57,22 +57,50 @@ func (st *state) burstAnswers() (median, spacing time.Duration, slow bool) {
 // simulator: it runs in msgload's own process, so its answers are slow only
 // when the machine is (never the service's).
 func busyEmbedded(median, spacing time.Duration) string {
-	return fmt.Sprintf("the machine was too busy: the embedded simulator answered the burst in a median of %s against the %s spacing; rerun on a quieter machine",
-		median.Round(time.Millisecond), spacing)
+	return tooBusy(fmt.Sprintf("the embedded simulator answered the burst in a median of %s against the %s spacing",
+		median.Round(time.Millisecond), spacing))
 }
 
-// judgeBusy makes the burst probe's run incomplete, for the environment,
-// when the embedded simulator answered it slower than its spacing: its
-// fit's names are then cannot tell (fitDoubt), and a characterisation that
-// could not tell them for the machine's sake must not pass. A real
-// target's slow answers are the service's: its run stands.
-func (st *state) judgeBusy(cp *reports.ContractProbe) {
-	if cp.Name != probeBurst || !st.base.Target.Embedded || cp.Verdict != reports.VerdictPass {
+// tooBusy is the one wording of the environment's reason when the machine,
+// not the service, left a probe's figures in doubt.
+func tooBusy(why string) string {
+	return "the machine was too busy: " + why + "; rerun on a quieter machine"
+}
+
+// environmentWhy is the environment's reason a probe's run must not pass
+// ("" when none): the embedded simulator's slow burst answers (busyEmbedded;
+// a real target's are the service's), its late or unanswered resends
+// (busyResends), its late callbacks (busyHookWhy), a sustained level's
+// bunched sends (bunchedWhy, against any target: the generator's).
+func (st *state) environmentWhy(probe string) string {
+	switch probe {
+	case probeBurst:
+		if !st.base.Target.Embedded {
+			return "" // a real target's slow answers are the service's
+		}
+		if median, spacing, slow := st.burstAnswers(); slow {
+			return busyEmbedded(median, spacing)
+		}
+	case probeIdempotency:
+		return st.busyResends()
+	case probeHookRetry:
+		return st.busyHookWhy()
+	case probeSustain:
+		return st.bunchedWhy()
+	}
+	return ""
+}
+
+// judgeEnvironment makes a probe's run incomplete, for the environment,
+// when environmentWhy has a reason: its findings are then cannot tell for
+// the machine's sake, and a characterisation that could not tell them for
+// that must not pass.
+func (st *state) judgeEnvironment(cp *reports.ContractProbe) {
+	if cp.Verdict != reports.VerdictPass {
 		return
 	}
-	if median, spacing, slow := st.burstAnswers(); slow {
-		cp.Verdict = reports.VerdictIncomplete
-		cp.Reasons = append(slices.Clip(cp.Reasons), busyEmbedded(median, spacing)) // not the summary's own slice
+	if why := st.environmentWhy(cp.Name); why != "" {
+		cp.Verdict, cp.Reasons = reports.VerdictIncomplete, append(slices.Clip(cp.Reasons), why) // not the summary's own slice
 	}
 }
 

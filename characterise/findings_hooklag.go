@@ -2,7 +2,6 @@ package characterise
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/msgload/msgload/reports"
 )
@@ -32,7 +31,7 @@ func (st *state) busyHookWhy() string {
 	if lag <= waitSlack.Seconds() {
 		return ""
 	}
-	return fmt.Sprintf("the machine was too busy: the embedded simulator's callbacks started up to %.1f s late (truth.sim_lag), stretching the waits the sender's schedule is read from; rerun on a quieter machine", lag)
+	return tooBusy(fmt.Sprintf("the embedded simulator's callbacks started up to %.1f s late (truth.sim_lag), stretching the waits the sender's schedule is read from", lag))
 }
 
 // doubtHook gives the rules of when the sender gives up the environment's
@@ -46,18 +45,5 @@ func (st *state) doubtHook(fs []reports.Finding) {
 		if f.Value == reports.CannotTell && (f.Rule == RuleHookAttempts || f.Rule == RuleHookGivesUpAfter) {
 			fs[i].Because = why + " (" + f.Because + ")"
 		}
-	}
-}
-
-// judgeBusyHook makes the callback probe's run incomplete, for the
-// environment, when the simulator's own lag may explain a sender that
-// seemed still to retry (busyHookWhy): the characterisation could not tell
-// for the machine's sake and must not pass.
-func (st *state) judgeBusyHook(cp *reports.ContractProbe) {
-	if cp.Name != probeHookRetry || cp.Verdict != reports.VerdictPass {
-		return
-	}
-	if why := st.busyHookWhy(); why != "" {
-		cp.Verdict, cp.Reasons = reports.VerdictIncomplete, append(slices.Clip(cp.Reasons), why) // not the summary's own slice
 	}
 }

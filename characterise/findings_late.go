@@ -96,19 +96,6 @@ func (d resendDoubt) noteUnanswered(fs []reports.Finding) {
 	}
 }
 
-// judgeBusyResends makes the idempotency probe's run incomplete, for the
-// environment, when against the embedded simulator a resend left late or
-// got no answer (busyResends): its findings of the resends are then cannot
-// tell for the machine's sake, and the characterisation must not pass.
-func (st *state) judgeBusyResends(cp *reports.ContractProbe) {
-	if cp.Name != probeIdempotency || cp.Verdict != reports.VerdictPass {
-		return
-	}
-	if why := st.busyResends(); why != "" {
-		cp.Verdict, cp.Reasons = reports.VerdictIncomplete, append(slices.Clip(cp.Reasons), why) // not the summary's own slice
-	}
-}
-
 // busyResends is the environment's reason for the idempotency probe's
 // resends against the embedded simulator ("" when none): a resend sent
 // late, or never answered, is the machine's (msgload's generator or the
@@ -123,5 +110,5 @@ func (st *state) busyResends() string {
 	if why == "" {
 		return ""
 	}
-	return "the machine was too busy: " + why + "; rerun on a quieter machine"
+	return tooBusy(why)
 }

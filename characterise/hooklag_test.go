@@ -28,7 +28,7 @@ func TestHookSimLagIsTheMachines(t *testing.T) {
 		fs := scheduleFindings(sc)
 		st.doubtHook(fs)
 		cp := reports.ContractProbe{Name: probeHookRetry, Verdict: reports.VerdictPass}
-		st.judgeBusyHook(&cp)
+		st.judgeEnvironment(&cp)
 		want := c.lag > 1 && c.embedded
 		for _, fd := range fs {
 			if fd.Rule == RuleHookAttempts && strings.HasPrefix(fd.Because, "the machine was too busy") != want {

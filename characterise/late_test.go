@@ -59,7 +59,7 @@ func TestLateResendIsNoEvidence(t *testing.T) {
 			}
 		}
 		cp := reports.ContractProbe{Name: probeIdempotency, Verdict: reports.VerdictPass}
-		st.judgeBusyResends(&cp)
+		st.judgeEnvironment(&cp)
 		if want := late && c.embedded; (cp.Verdict == reports.VerdictIncomplete) != want || (want && !strings.Contains(strings.Join(cp.Reasons, ";"), "the machine was too busy")) {
 			t.Errorf("resent %gs late, embedded %v: run %s %q", c.lateS, c.embedded, cp.Verdict, cp.Reasons)
 		}
@@ -81,7 +81,7 @@ func TestUnansweredResendsAreTheMachines(t *testing.T) {
 		t.Errorf("%s = %s (%s), want cannot tell naming the unanswered resends", fs[0].Rule, fs[0].Value, fs[0].Because)
 	}
 	cp := reports.ContractProbe{Name: probeIdempotency, Verdict: reports.VerdictPass}
-	st.judgeBusyResends(&cp)
+	st.judgeEnvironment(&cp)
 	if cp.Verdict != reports.VerdictIncomplete {
 		t.Errorf("run %s %q, want incomplete", cp.Verdict, cp.Reasons)
 	}

@@ -92,10 +92,7 @@ func Run(ctx context.Context, o RunOptions) (*Result, error) {
 			return nil, err // the target may not be probed: nothing was sent
 		}
 		st.record(pr, pc)
-		st.judgeBusy(&cp)
-		st.judgeBusyResends(&cp)
-		st.judgeBusyHook(&cp)
-		st.judgeBunched(&cp)
+		st.judgeEnvironment(&cp)
 		c.Sent += cp.Sent
 		c.Probes = append(c.Probes, cp)
 		fmt.Fprintf(o.Progress, "probe %s: %d requests sent, run %s\n", pr.Name, cp.Sent, cp.Verdict)

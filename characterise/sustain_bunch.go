@@ -2,10 +2,8 @@ package characterise
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
-	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
 )
 
@@ -88,21 +86,20 @@ func (sp sustainPlan) bunchWhy(as []rundir.Attempt) string {
 	return ""
 }
 
-// judgeBunched makes the sustained probe's run incomplete, for the
-// environment (msgload's generator fell behind), when a level's sends
-// bunched: its share is cannot tell, and the characterisation that could
-// not tell it for that must not pass — against any target: the bunch is
-// the generator's, never the service's.
-func (st *state) judgeBunched(cp *reports.ContractProbe) {
+// bunchedWhy is the reason the sustained probe's run must not pass ("" when
+// none): a level's sends bunched, so its share is cannot tell — against any
+// target, the bunch being the generator's, never the service's.
+func (st *state) bunchedWhy() string {
 	pd := st.data[probeSustain]
-	if cp.Name != probeSustain || cp.Verdict != reports.VerdictPass || pd == nil {
-		return
+	if pd == nil {
+		return ""
 	}
 	sp, ok := st.sustainOf()
 	if !ok {
-		return
+		return ""
 	}
 	if why := sp.bunchWhy(pd.attempts); why != "" {
-		cp.Verdict, cp.Reasons = reports.VerdictIncomplete, append(slices.Clip(cp.Reasons), "the plan was not held: "+why) // not the summary's own slice
+		return "the plan was not held: " + why
 	}
+	return ""
 }
