@@ -374,9 +374,9 @@ func (r *partRun) prepareAttack(baseURL, tokenURL, sinkURL string, cs *closeStac
 		}
 		return nil
 	})
-	m, err := attack.NewMetrics(r.reg, 20)
+	m, err := r.attackMetrics()
 	if err != nil {
-		return load{}, attack.Options{}, rundir.Meta{}, fmt.Errorf("attack metrics: %w", err)
+		return load{}, attack.Options{}, rundir.Meta{}, err
 	}
 
 	ao, meta, err := r.attackOptions(ld, baseURL, tokenURL, sinkURL)
@@ -388,6 +388,21 @@ func (r *partRun) prepareAttack(baseURL, tokenURL, sinkURL string, cs *closeStac
 		ao.Out = tallyRecorder{Recorder: rec, t: r.tally}
 	}
 	return ld, ao, meta, nil
+}
+
+// attackMetrics registers the attack's metrics when the run serves /metrics;
+// a run that serves them nowhere (--metrics-addr "") gets none (nil): nobody
+// could read them, and observing them cost about 1.5 µs of CPU a request
+// (issue 25).
+func (r *partRun) attackMetrics() (*attack.Metrics, error) {
+	if r.metricsAddr == "" {
+		return nil, nil
+	}
+	m, err := attack.NewMetrics(r.reg, 20)
+	if err != nil {
+		return nil, fmt.Errorf("attack metrics: %w", err)
+	}
+	return m, nil
 }
 
 // startAtInstant waits for the run's start instant, when a sharded run sets
