@@ -105,3 +105,29 @@ func TestMetricsRegisterTwice(t *testing.T) {
 		t.Fatal("second registration succeeded")
 	}
 }
+
+// BenchmarkRequestMetrics is what the metrics cost one accepted send: the
+// in-flight gauge up and down, the sent counter, the send lag, the request
+// counter and the duration (native histograms). A run that serves /metrics
+// nowhere does none of it (harness: TestAttackMetricsOnlyWhenServed).
+//
+//	go test ./attack -run '^$' -bench BenchmarkRequestMetrics
+func BenchmarkRequestMetrics(b *testing.B) {
+	m, err := NewMetrics(prometheus.NewRegistry(), 20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := m.forClient(rundir.APIMessaging, "c1")
+	inFlight := m.inFlight.WithLabelValues(rundir.APIMessaging)
+	lag := m.lag.WithLabelValues(rundir.APIMessaging)
+	dur := m.duration.WithLabelValues(rundir.APIMessaging, OpSend)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		inFlight.Add(1)
+		inFlight.Add(-1)
+		c.sent.Inc()
+		lag.Observe(float64(i%1000) * 1e-6)
+		c.request(OpSend, http.StatusOK).Inc()
+		dur.Observe(0.002 + float64(i%5000)*1e-6)
+	}
+}
