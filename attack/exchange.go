@@ -31,12 +31,38 @@ func putAnswer(b *bytes.Buffer) {
 }
 
 func (e *engine) attempt(m *message, op string, n int) *rundir.Attempt {
-	a := &rundir.Attempt{Seq: m.seq, API: e.o.API, Op: op, Client: m.client.ID, Attempt: n,
+	a := new(rundir.Attempt)
+	e.fillAttempt(a, m, op, n)
+	return a
+}
+
+// fillAttempt sets a to attempt n of op for message m, every other field zero.
+func (e *engine) fillAttempt(a *rundir.Attempt, m *message, op string, n int) {
+	*a = rundir.Attempt{Seq: m.seq, API: e.o.API, Op: op, Client: m.client.ID, Attempt: n,
 		FirstSent: m.first, ExternalID: m.extID}
 	if e.o.API == rundir.APIMessaging && op == OpSend && len(e.o.Chain) > 0 {
 		a.Channel, _, _ = strings.Cut(e.o.Chain[0], ":") // the first item's channel
 	}
+}
+
+// sendAttempts holds the attempts of the sends (send's, not the probes',
+// polls' or webhooks', which outlive their recording): a send's attempt is
+// done with once recorded (the Recorder keeps no pointer to it) and its
+// outcome read, and a new one a request was ~440 bytes for the collector.
+var sendAttempts = sync.Pool{New: func() any { return new(rundir.Attempt) }}
+
+// sendAttempt is attempt n of message m's send, from sendAttempts; the caller
+// hands it back with doneAttempt when nothing reads it any more.
+func (e *engine) sendAttempt(m *message, n int) *rundir.Attempt {
+	a := sendAttempts.Get().(*rundir.Attempt)
+	e.fillAttempt(a, m, OpSend, n)
 	return a
+}
+
+// doneAttempt hands a back to sendAttempts, its strings let go.
+func doneAttempt(a *rundir.Attempt) {
+	*a = rundir.Attempt{}
+	sendAttempts.Put(a)
 }
 
 // exchange makes one HTTP request for a, after the client's limiter (respect

@@ -23,7 +23,8 @@ const (
 var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // Recorder receives every attempt with its vegeta result. Record is called
-// from many goroutines at once.
+// from many goroutines at once. a is the engine's to reuse once Record
+// returns (a send's attempts are pooled): a Recorder keeps a copy, never a.
 type Recorder interface {
 	Record(a *rundir.Attempt, r *vegeta.Result) error
 }

@@ -609,11 +609,13 @@ func (e *engine) RoundTrip(req *http.Request) (*http.Response, error) {
 			go func() { defer e.wg.Done(); e.probe(m, id) }()
 		}
 	}
-	if last.Code == 0 {
-		return nil, errors.New(last.Error)
+	code, failed := last.Code, last.Error
+	doneAttempt(last)
+	if code == 0 {
+		return nil, errors.New(failed)
 	}
 	// vegeta's result of the hit is dropped (Run): no headers to hand over.
-	return &http.Response{StatusCode: last.Code, Status: strconv.Itoa(last.Code), Body: http.NoBody,
+	return &http.Response{StatusCode: code, Status: strconv.Itoa(code), Body: http.NoBody,
 		Request: req, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}, nil
 }
 
@@ -632,7 +634,7 @@ func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer)
 			num = int(m.nums.Add(1)) // shared with the message's repeats
 		}
 		m.attempts = num
-		a := e.attempt(m, OpSend, num)
+		a := e.sendAttempt(m, num) // RoundTrip hands the last back; send the others
 		a.Intended = intended
 		var reuse *http.Request
 		slot := noSlot
@@ -707,5 +709,6 @@ func (e *engine) send(m *message, first *http.Request) (*rundir.Attempt, answer)
 			return a, ans
 		}
 		e.write(c, a)
+		doneAttempt(a)
 	}
 }
