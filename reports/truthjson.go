@@ -25,6 +25,7 @@ type truthDecoder struct {
 	cb    rundir.TruthCallback
 	msg   rundir.TruthMessage
 	steps []rundir.TruthStep
+	flat  []byte // objectFields' copy of a message line
 }
 
 const (
@@ -58,7 +59,7 @@ func (d *truthDecoder) fast(b []byte, rec *rundir.TruthRecord) bool {
 	case bytes.HasPrefix(b, []byte(truthMessagePrefix)):
 		d.msg, d.steps = rundir.TruthMessage{}, d.steps[:0]
 		var seen uint16
-		if !objectFields(b[len(truthMessagePrefix):len(b)-1], func(k, v []byte) bool { return d.messageField(&seen, k, v) }) {
+		if !objectFields(b[len(truthMessagePrefix):len(b)-1], &d.flat, func(k, v []byte) bool { return d.messageField(&seen, k, v) }) {
 			return false
 		}
 		rec.Type, rec.Message = rundir.TruthRecMessage, &d.msg
@@ -213,11 +214,13 @@ func fastDuration(v []byte, d *rundir.Duration) bool {
 }
 
 // objectFields is flatjson.Fields on an object some of whose values may be
-// arrays of flat objects (given raw, brackets included): the rest of b is
-// split by flatjson.Fields with each array replaced by a number of its
-// length's digits, the same bytes otherwise.
-func objectFields(b []byte, f func(key, v []byte) bool) bool {
-	var arrays [][2]int // where each array stands in b
+// arrays of flat objects (given raw, brackets included), up to 4 of them:
+// the rest of b is split by flatjson.Fields in a copy (in buf, reused) with
+// each array replaced by a number of as many digits, the same bytes
+// otherwise.
+func objectFields(b []byte, buf *[]byte, f func(key, v []byte) bool) bool {
+	var arrays [4][2]int // where each array stands in b
+	na := 0
 	flat := b
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
@@ -229,13 +232,15 @@ func objectFields(b []byte, f func(key, v []byte) bool) bool {
 			i += j + 1 // flatjson refuses an escape: a quote always closes
 		case '[':
 			j := arrayEnd(b, i)
-			if j < 0 {
+			if j < 0 || na == len(arrays) {
 				return false
 			}
-			if len(arrays) == 0 {
-				flat = bytes.Clone(b)
+			if na == 0 {
+				*buf = append((*buf)[:0], b...)
+				flat = *buf
 			}
-			arrays = append(arrays, [2]int{i, j})
+			arrays[na] = [2]int{i, j}
+			na++
 			for k := i; k < j; k++ {
 				flat[k] = '0'
 			}
@@ -243,14 +248,15 @@ func objectFields(b []byte, f func(key, v []byte) bool) bool {
 			i = j - 1
 		}
 	}
+	next := 0
 	return flatjson.Fields(flat, func(k, v []byte) bool {
-		if at := cap(flat) - cap(v); len(v) > 0 && v[0] == '1' && len(arrays) > 0 && arrays[0][0] == at {
-			a := arrays[0]
-			arrays = arrays[1:]
+		if at := cap(flat) - cap(v); next < na && arrays[next][0] == at && len(v) > 0 {
+			a := arrays[next]
+			next++
 			return len(v) == a[1]-a[0] && f(k, b[a[0]:a[1]])
 		}
 		return f(k, v)
-	}) && len(arrays) == 0
+	}) && next == na
 }
 
 // arrayEnd is the index after the ']' closing the array that opens at b[i],

@@ -39,7 +39,7 @@ var ErrTruthUnfinished = errors.New("truth.jsonl has no end record: the simulato
 // DecodeTruthRecords calls fn for every record of a truth.jsonl stream, in
 // order. A line that does not decode, or a stream with no end record, is an
 // error (ErrTruthUnfinished for the latter): a truth with holes would be
-// judged as if complete.
+// judged as if complete. The record is valid until fn returns.
 func DecodeTruthRecords(r io.Reader, fn func(*TruthRecord) error) error {
 	return decodeTruthRecords(r, unmarshalTruth, fn)
 }
@@ -54,12 +54,14 @@ func unmarshalTruth(b []byte, rec *TruthRecord) error { return json.Unmarshal(b,
 func decodeTruthRecords(r io.Reader, decode TruthDecoder, fn func(*TruthRecord) error) error {
 	ended := false
 	var bad error
+	var cur TruthRecord // one for every line: fn keeps nothing of it past its call
 	err := DecodeJSONLFunc(r, decode, func(rec TruthRecord) error {
 		if ended {
 			return fmt.Errorf("%s: a record after the end record", TruthStreamFile)
 		}
 		ended = rec.Type == TruthRecEnd
-		return fn(&rec)
+		cur = rec
+		return fn(&cur)
 	}, func(line int, err error) {
 		if bad == nil {
 			bad = fmt.Errorf("%s: line %d: %w", TruthStreamFile, line, err)
