@@ -240,7 +240,6 @@ func analyzeListing(fsys fs.FS, name string, rawRequests bool, st *streamRun, lo
 		defer a.wins.close()
 	}
 	a.ch = newCharts(a.start, a.meta)
-	a.ch.newLat = func() *hist { return a.newHist(true) }
 	if len(a.meta.Chain) <= 30 {
 		a.chain = rundir.ParseChain(a.meta.Chain)
 	}

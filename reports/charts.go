@@ -16,15 +16,10 @@ type charts struct {
 	width  time.Duration
 	n      int                      // buckets used
 	codes  map[string]map[int]int64 // code class → bucket → requests
-	lat    map[int]*hist            // request latency per time bucket, exact
+	lat    map[int]*chartHist       // request latency per time bucket (charthist.go)
 	events map[string]map[int]int64 // event kind → bucket → events
 
 	ChartSeries // filled by finish
-
-	// newLat makes a bucket's latency hist: the analysis's (a bounded one in
-	// a run analysed in passes, whose memory does not grow with the
-	// requests), else one that keeps the values compactly.
-	newLat func() *hist
 }
 
 // ChartSeries are the series of a run's charts, for the writers
@@ -55,7 +50,7 @@ func (s *Summary) Charts() *ChartSeries {
 
 func newCharts(start time.Time, m rundir.Meta) *charts {
 	c := &charts{base: start, width: time.Second,
-		codes: map[string]map[int]int64{}, lat: map[int]*hist{},
+		codes: map[string]map[int]int64{}, lat: map[int]*chartHist{},
 		events: map[string]map[int]int64{}}
 	c.Window = map[string][][2]float64{}
 	end := m.End
@@ -121,19 +116,10 @@ func (c *charts) attempt(at *rundir.Attempt) {
 	c.codes[k][i]++
 	h := c.lat[i]
 	if h == nil {
-		h = c.latHist()
+		h = new(chartHist)
 		c.lat[i] = h
 	}
 	h.observe(at.Latency)
-}
-
-// latHist is a new hist of a bucket's request latency: only its
-// percentiles are drawn.
-func (c *charts) latHist() *hist {
-	if c.newLat != nil {
-		return c.newLat()
-	}
-	return newCompactHist()
 }
 
 func (c *charts) event(e *rundir.Event) {

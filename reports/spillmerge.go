@@ -99,7 +99,10 @@ func (s *sortedSpill[T]) reader(r spillRun) *bufio.Reader {
 		rd.Reset(src)
 		return rd
 	}
-	return bufio.NewReaderSize(src, 1<<13)
+	// 4 KiB, a page: a merge of spillFanIn runs in each of a report's
+	// spills holds one a run (8 KiB each was 2 MB at the end of a 10-minute
+	// run with a truth, growing with the runs up to the fan-in).
+	return bufio.NewReaderSize(src, 1<<12)
 }
 
 // compact merges each level that holds spillFanIn runs into one run of the

@@ -437,10 +437,9 @@ func TestHashSpillTwice(t *testing.T) {
 }
 
 // TestBoundedChartsHoldNoValues: the request latency drawn per time bucket
-// (report.html) keeps no value one by one in a run analysed in passes: a
-// compact hist lists every value of a second or more (timeouts, a slow
-// service), 4 bytes a request for the whole run. The series drawn are the
-// same as the one-pass analysis's.
+// (report.html) is the same in a run analysed in passes as in the one-pass
+// analysis; both keep a fixed summary a bucket (chartHist,
+// TestChartHistHeldFixed), no value one by one.
 func TestBoundedChartsHoldNoValues(t *testing.T) {
 	dir := genStream(10_000, 2, "none", 2).write(t) // 1% timeouts of 30 s, latencies of 1 to 4 s
 	if !twoPasses(os.DirFS(dir)) {
@@ -452,11 +451,6 @@ func TestBoundedChartsHoldNoValues(t *testing.T) {
 	}
 	if len(a.ch.lat) == 0 {
 		t.Fatal("no latency charted")
-	}
-	for i, h := range a.ch.lat {
-		if len(h.us) > 0 || len(h.v) > 0 || h.counted != nil {
-			t.Fatalf("bucket %d holds %d values and %d as floats (counted: %v): want counts only", i, len(h.us), len(h.v), h.counted != nil)
-		}
 	}
 	once, err := analyzeOnce(os.DirFS(dir), dir, false, nil)
 	if err != nil {

@@ -76,8 +76,10 @@ func (a *analyzer) truth() error {
 // unfinished truth.jsonl (no end record: the simulator never closed) of a run
 // that was interrupted or has no end — a killed run, whose messages in flight
 // are missing. An unfinished truth of a run that ended is a torn raw file.
+// fn keeps nothing of a record past its call: the next line reuses it
+// (truthjson.go).
 func (a *analyzer) readTruth(fn func(*rundir.TruthRecord) error) (bool, error) {
-	found, err := rundir.OpenTruth(a.fsys, fn)
+	found, err := rundir.OpenTruthFunc(a.fsys, new(truthDecoder).decode, fn)
 	switch {
 	case !found:
 		return false, nil

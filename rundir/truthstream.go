@@ -39,16 +39,29 @@ var ErrTruthUnfinished = errors.New("truth.jsonl has no end record: the simulato
 // DecodeTruthRecords calls fn for every record of a truth.jsonl stream, in
 // order. A line that does not decode, or a stream with no end record, is an
 // error (ErrTruthUnfinished for the latter): a truth with holes would be
-// judged as if complete.
+// judged as if complete. The record is valid until fn returns.
 func DecodeTruthRecords(r io.Reader, fn func(*TruthRecord) error) error {
+	return decodeTruthRecords(r, unmarshalTruth, fn)
+}
+
+// TruthDecoder decodes one line of truth.jsonl into a zeroed record; it must
+// do what json.Unmarshal does (DecodeJSONLFunc). What it sets may be reused
+// for the next line: a reader keeps nothing of a record past its fn.
+type TruthDecoder func(line []byte, rec *TruthRecord) error
+
+func unmarshalTruth(b []byte, rec *TruthRecord) error { return json.Unmarshal(b, rec) }
+
+func decodeTruthRecords(r io.Reader, decode TruthDecoder, fn func(*TruthRecord) error) error {
 	ended := false
 	var bad error
-	err := DecodeJSONL(r, func(rec TruthRecord) error {
+	var cur TruthRecord // one for every line: fn keeps nothing of it past its call
+	err := DecodeJSONLFunc(r, decode, func(rec TruthRecord) error {
 		if ended {
 			return fmt.Errorf("%s: a record after the end record", TruthStreamFile)
 		}
 		ended = rec.Type == TruthRecEnd
-		return fn(&rec)
+		cur = rec
+		return fn(&cur)
 	}, func(line int, err error) {
 		if bad == nil {
 			bad = fmt.Errorf("%s: line %d: %w", TruthStreamFile, line, err)
@@ -124,10 +137,16 @@ func ReadTruth(fsys fs.FS) (*Truth, error) {
 // stream, or truth.json (older runs) through Truth.Records — and reports
 // whether the run has either file.
 func OpenTruth(fsys fs.FS, fn func(*TruthRecord) error) (bool, error) {
+	return OpenTruthFunc(fsys, unmarshalTruth, fn)
+}
+
+// OpenTruthFunc is OpenTruth reading truth.jsonl's lines with decode (the
+// report's own decoder: reports/truthjson.go).
+func OpenTruthFunc(fsys fs.FS, decode TruthDecoder, fn func(*TruthRecord) error) (bool, error) {
 	f, err := OpenRegularFS(fsys, TruthStreamFile)
 	if err == nil {
 		defer f.Close()
-		return true, DecodeTruthRecords(f, fn)
+		return true, decodeTruthRecords(f, decode, fn)
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return true, err
