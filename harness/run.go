@@ -105,8 +105,8 @@ type Options struct {
 	// while the run goes (live.go): 0 is a minute, a negative value none.
 	Checkpoint time.Duration
 	// LiveEvery is how often the abortOnFail thresholds are judged live
-	// during the attack (0: every 2 s); an analysis that takes long spaces
-	// them further (live.go).
+	// during the attack (0: every 2 s); an analysis that takes longer (it
+	// is paced to a quarter of a core) delays the next (live.go).
 	LiveEvery time.Duration
 
 	Now func() time.Time // default time.Now
