@@ -100,9 +100,10 @@ func deref(p *float64) any {
 
 // TestDriftWindowsHoldFewBytes: a soak's drift keeps two latency counts a
 // window (a minute) for as long as the run goes; 10 minutes at 1,000/s with
-// latencies spread over three orders of magnitude hold at most 12 KiB a
-// window — the buckets that hold a value, 8 bytes each. A map of them held
-// about 20 KiB a window (0.35 bytes a message, growing with the run).
+// latencies spread over three orders of magnitude hold at most 16 KiB a
+// window — the buckets that hold a value, 8 bytes each (about 10 KB; the
+// bound leaves room for what else the process allocates meanwhile). A map
+// of them held 33 KB a window (0.55 bytes a message, growing with the run).
 func TestDriftWindowsHoldFewBytes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 1))
 	start := time.Unix(1_700_000_000, 0)
@@ -121,8 +122,8 @@ func TestDriftWindowsHoldFewBytes(t *testing.T) {
 	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 	perWin := held / windows
 	t.Logf("%d bytes a window of %d values", perWin, perWindow)
-	if perWin > 12<<10 {
-		t.Errorf("the drift holds %d bytes a window of %d values, want at most 12 KiB", perWin, perWindow)
+	if perWin > 16<<10 {
+		t.Errorf("the drift holds %d bytes a window of %d values, want at most 16 KiB", perWin, perWindow)
 	}
 	runtime.KeepAlive(d)
 }
