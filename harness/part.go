@@ -24,7 +24,8 @@ import (
 	"github.com/msgload/msgload/sink"
 )
 
-// reportGCPercent is the GOGC of a one-part run while its report is built.
+// reportGCPercent is the GOGC of a one-part run while its report is built,
+// and of any run while its live loop analyses it (liveLoop.analyze).
 const reportGCPercent = 25
 
 // gracePoll is how often the grace wait looks whether everything arrived.

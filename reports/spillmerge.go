@@ -16,12 +16,23 @@ import (
 // the spill — before, it read every chunk at once, a reader of 8 KiB each
 // and a scan of every run's head for each record: an hour's soak with a
 // truth spills thousands of chunks. Each record is written once a level
-// (the levels grow as log₆₄ of the chunks: two or three for an 18 M-message
+// (the levels grow as log₁₆ of the chunks: three or four for an 18 M-message
 // soak).
+//
+// The merge holds a read buffer of spillReadBuf bytes for every run left on
+// any level: up to spillFanIn − 1 a level. Levels of 64 runs of 8 KiB made
+// that 504 KiB a spill before a level filled — a checkpoint at minute 8 of
+// a run at 1,000 messages a second held 1 MB of them for two spills, about
+// 2 bytes a message, growing with the run. Levels of 16 and buffers of
+// 4 KiB hold at most 60 KiB a level; each record is written once more in an
+// hour's soak (a level more), a few MB of sequential I/O.
 
 // spillFanIn is how many runs a level holds before they are merged into one
 // of the next; a test lowers it.
-var spillFanIn = 64
+var spillFanIn = 16
+
+// spillReadBuf is the size of a merge's read buffer for one run.
+const spillReadBuf = 4 << 10
 
 // spillLevel is a temporary file of sorted runs, each merged from
 // spillFanIn runs of the level below (level 0: the chunks).
@@ -99,10 +110,7 @@ func (s *sortedSpill[T]) reader(r spillRun) *bufio.Reader {
 		rd.Reset(src)
 		return rd
 	}
-	// 4 KiB, a page: a merge of spillFanIn runs in each of a report's
-	// spills holds one a run (8 KiB each was 2 MB at the end of a 10-minute
-	// run with a truth, growing with the runs up to the fan-in).
-	return bufio.NewReaderSize(src, 1<<12)
+	return bufio.NewReaderSize(src, spillReadBuf)
 }
 
 // compact merges each level that holds spillFanIn runs into one run of the

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# soak-callbacks.sh: the run process's memory with callbacks (issue 23's goal:
+# peak RSS grows < 10 bytes a message from 1 to 10 minutes).
+#
+# `msgload run` of scripts/callbacks-1000.yaml — the embedded simulator, the
+# embedded sink, every message called back: attacker, simulator, sink, live
+# analysis, checkpoints and the end's report in one process — at RATE/s for
+# each of DURATIONS seconds, each REPEAT times (one run a length does not
+# settle a few bytes a message: two runs of one length have lain 8–18 MB
+# apart). For each run it prints the peak RSS (/usr/bin/time), when it came
+# (VmRSS sampled every second: a checkpoint is every minute), the peak live
+# heap (GODEBUG=gctrace=1: MB marked live at each GC), the messages planned
+# and sent, the sends capped and late, how far the simulator fell behind
+# (truth.sim_lag.max), the verdict and the load at the start; then for each
+# length the median of its runs that held their plan, and the growth of that
+# median peak RSS and peak live heap in bytes a message from the first length
+# to each later one. A run that did not hold its plan (sends capped, more than
+# 1 % late, the simulator 1 s or more behind, or no verdict pass) is no valid
+# point: marked so and left out of the medians.
+#
+#   scripts/soak-callbacks.sh                      60, 150 and 600 s at 1,000/s (~15 min)
+#   REPEAT=3 DURATIONS="60 150" scripts/soak-callbacks.sh
+#
+# Environment: RATE (1000), DURATIONS ("60 150 600"), REPEAT (1), MSGLOAD (a
+# built binary; default: go build into WORK), WORK (a directory for the run
+# directories and logs; default: a new temporary one). Needs /usr/bin/time
+# and jq. Run it on an idle machine: a run that shares the cores with other
+# work does not hold its plan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RATE=${RATE:-1000}
+DURATIONS=${DURATIONS:-"60 150 600"}
+REPEAT=${REPEAT:-1}
+WORK=${WORK:-$(mktemp -d /tmp/soak-callbacks.XXXXXX)}
+mkdir -p "$WORK"
+BIN=${MSGLOAD:-$WORK/msgload}
+if [ ! -x "$BIN" ]; then
+  ${GO:-go} build -o "$BIN" ./cmd/msgload
+fi
+
+# scenario D: scripts/callbacks-1000.yaml at RATE for D seconds.
+scenario() {
+  sed -e "s|rate: [0-9]*/s|rate: $RATE/s|" -e "s|duration: [0-9]*s|duration: $1s|" scripts/callbacks-1000.yaml
+}
+
+# sample_rss PID FILE: seconds since the start and VmRSS (KiB), once a second.
+sample_rss() {
+  local start=$SECONDS
+  while kill -0 "$1" 2>/dev/null; do
+    awk -v t=$((SECONDS - start)) '/^VmRSS/ { print t, $2 }' "/proc/$1/status" 2>/dev/null >> "$2" || true
+    sleep 1
+  done
+}
+
+# gc_peak LOG: the largest heap marked live at a GC (MB).
+gc_peak() {
+  grep -o '[0-9]*->[0-9]*->[0-9]* MB' "$1" | sed 's/.*->\([0-9]*\) MB/\1/' | sort -n | tail -1
+}
+
+# one D I: the I-th run of D seconds; appends its figures to $WORK/figures.
+one() {
+  local d=$1 i=$2 tag=$1s-$2 dir=$WORK/runs-$1s-$2
+  rm -rf "$dir"; mkdir -p "$dir"
+  scenario "$d" > "$WORK/cb-$d.yaml"
+  local load
+  load=$(cut -d' ' -f1-3 /proc/loadavg)
+  : > "$WORK/vmrss-$tag"
+  GODEBUG=gctrace=1 /usr/bin/time -f '%M' -o "$WORK/rss-$tag" \
+    "$BIN" run "$WORK/cb-$d.yaml" --out "$dir" --metrics-addr "" --quiet > "$WORK/run-$tag.log" 2> "$WORK/gc-$tag.log" &
+  local tpid=$! pid=""
+  for _ in $(seq 50); do
+    pid=$(pgrep -P "$tpid" | head -1 || true)
+    [ -n "$pid" ] && break
+    sleep 0.1
+  done
+  [ -n "$pid" ] && sample_rss "$pid" "$WORK/vmrss-$tag"
+  wait "$tpid" || true
+  local sum
+  sum=$(ls "$dir"/*/summary.json 2>/dev/null | head -1)
+  if [ -z "$sum" ]; then
+    echo "soak-callbacks: the $tag run left no summary.json: see $WORK/run-$tag.log and $WORK/gc-$tag.log" >&2
+    return 1
+  fi
+  local when
+  when=$(sort -k2 -n "$WORK/vmrss-$tag" | tail -1 | cut -d' ' -f1)
+  jq -r --arg d "$d" --arg i "$i" --arg rss "$(tail -1 "$WORK/rss-$tag")" --arg when "${when:--}" \
+    --arg live "$(gc_peak "$WORK/gc-$tag.log")" --arg load "$load" \
+    '[$d, $i, $rss, $when, $live, .requests.planned_messages, .requests.messages,
+      (.requests.capped // 0), (.requests.late // 0), (.truth.sim_lag.max // 0), .verdict, $load] | @tsv' "$sum" >> "$WORK/figures"
+}
+
+: > "$WORK/figures"
+for d in $DURATIONS; do
+  for i in $(seq "$REPEAT"); do
+    one "$d" "$i"
+  done
+done
+
+echo "# msgload run, callbacks on the embedded simulator, ${RATE}/s; $WORK"
+awk -F'\t' 'BEGIN { OFS = "\t"; print "s", "run", "peak RSS KiB", "at s", "live MB", "planned", "sent", "capped", "late", "sim lag s", "verdict", "valid point", "load at start" }
+{
+  ok = ($8 == 0 && $9 <= $7 / 100 && $10 < 1 && $11 == "pass")
+  print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, ok ? "yes" : "no: plan not held", $12
+}' "$WORK/figures" | column -t -s $'\t'
+echo "# medians of the valid runs of each length; growth from the first length, in bytes a message sent"
+awk -F'\t' '
+function median(list,   n, a, i, j, t) {
+  n = split(list, a, " ")
+  for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+  return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+($8 == 0 && $9 <= $7 / 100 && $10 < 1 && $11 == "pass") {
+  if (!($1 in rss)) order[++k] = $1
+  rss[$1] = rss[$1] " " $3; live[$1] = live[$1] " " $5; sent[$1] = sent[$1] " " $7; runs[$1]++
+}
+END {
+  OFS = "\t"; print "s", "valid runs", "median peak RSS KiB", "median live MB", "median sent", "RSS B/msg", "live B/msg"
+  for (x = 1; x <= k; x++) {
+    d = order[x]; r = median(rss[d]); l = median(live[d]); s = median(sent[d])
+    g1 = g2 = "-"
+    if (x > 1 && s > s0) { g1 = sprintf("%.1f", (r - r0) * 1024 / (s - s0)); g2 = sprintf("%.1f", (l - l0) * 1048576 / (s - s0)) }
+    if (x == 1) { r0 = r; l0 = l; s0 = s }
+    print d, runs[d], r, l, s, g1, g2
+  }
+}' "$WORK/figures" | column -t -s $'\t'
