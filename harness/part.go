@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,9 +26,13 @@ import (
 	"github.com/msgload/msgload/sink"
 )
 
-// reportGCPercent is the GOGC of a one-part run while its report is built,
-// and of any run while its live loop analyses it (liveLoop.analyze).
-const reportGCPercent = 25
+// reportMemHeadroom is what a one-part run's report, and any run's live
+// analysis (liveLoop.analyze), may hold beyond the memory the run held when
+// it started (lowerGC): twice the runtime's
+// minimum heap (4 MB). Without it the limit would be the heap of the moment
+// plus the runtime's own memory, and a small report would be collected
+// without end (a 1-message run's: 40 collections at a 1 MB goal).
+const reportMemHeadroom = 8 << 20
 
 // gracePoll is how often the grace wait looks whether everything arrived.
 const gracePoll = 250 * time.Millisecond
@@ -534,11 +540,10 @@ func (r *partRun) writeReplayReport(ld load, interrupted bool) {
 // summary for the run's own.
 func (r *partRun) buildReports() error {
 	if !r.multi {
-		// The report holds a few words a message until it is written, and
-		// reading the raw files leaves garbage: at the default GOGC the heap
+		// Reading the raw files leaves garbage: at the default GOGC the heap
 		// may reach twice what is live, and that was the whole run's peak of
-		// memory after a long run (issue 16). Collecting at 25 % growth costs
-		// a few more short collections here, after the attack. Not when other
+		// memory after a long run (issue 16). The report is collected within
+		// the memory the attack left held instead (lowerGC). Not when other
 		// parts may still be attacking: the setting is the process's.
 		defer lowerGC()()
 	}
@@ -550,32 +555,54 @@ func (r *partRun) buildReports() error {
 	return nil
 }
 
-// lowGC counts the reports being built at the lowered GOGC in this process:
-// runs of one process may overlap (a program or a test running several), and
-// the setting is the process's, so the first lowers it and the last restores
-// what it was before.
+// lowGC counts the reports being built under the lowered memory limit in
+// this process: runs of one process may overlap (a program or a test running
+// several), and the limit is the process's, so the first sets it and the
+// last restores what it was before.
 var lowGC struct {
 	sync.Mutex
 	n     int
-	saved int
+	saved int64
 }
 
-// lowerGC sets the process's GOGC to reportGCPercent until the returned
-// function is called.
+// lowerGC sets the process's soft memory limit to the memory the runtime
+// holds now (the attack's heap, not yet given back) and reportMemHeadroom
+// until the returned function is called: the report is collected within
+// about what the run already held, so it does not make the run's peak by
+// more than the headroom. GOGC stays the process's: lowering it (25, before) also lowered the
+// runtime's minimum heap from 4 MB to 1 MB, and a small report was collected
+// again and again (two collections for a 1-message run's report, nine for a
+// 25,000-message one's, against one and three). A limit already set
+// (GOMEMLIMIT) is the user's and left alone.
 func lowerGC() (restore func()) {
 	lowGC.Lock()
 	defer lowGC.Unlock()
 	if lowGC.n == 0 {
-		lowGC.saved = debug.SetGCPercent(reportGCPercent)
+		lowGC.saved = debug.SetMemoryLimit(-1)
+		if lowGC.saved == math.MaxInt64 {
+			debug.SetMemoryLimit(heldMemory() + reportMemHeadroom)
+		}
 	}
 	lowGC.n++
 	return func() {
 		lowGC.Lock()
 		defer lowGC.Unlock()
 		if lowGC.n--; lowGC.n == 0 {
-			debug.SetGCPercent(lowGC.saved)
+			debug.SetMemoryLimit(lowGC.saved)
 		}
 	}
+}
+
+// heldMemory is the memory the Go runtime holds from the system now, counted
+// as the soft memory limit counts it (all its classes but the heap it has
+// released).
+func heldMemory() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(min(s[0].Value.Uint64()-s[1].Value.Uint64(), math.MaxInt64))
 }
 
 // arrivedAll tells the grace wait when nothing more is to come. Against the

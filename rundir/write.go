@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 )
 
 // FileMode is the mode of every file msgload writes in a run directory:
@@ -55,7 +56,20 @@ func (a *AtomicFile) Commit() error {
 		return fmt.Errorf("write %s: already committed or aborted", filepath.Base(a.path))
 	}
 	a.done = true
-	name := filepath.Base(a.path)
+	if err := a.commitFile(); err != nil {
+		return err
+	}
+	if err := syncDir(filepath.Dir(a.path)); err != nil {
+		return fmt.Errorf("write %s: sync directory: %w", filepath.Base(a.path), err)
+	}
+	return nil
+}
+
+// commitFile syncs, closes and renames the temporary file onto path: the
+// bytes are on stable storage before the name points at them, so a crash
+// leaves the old file or the whole new one; the rename itself is durable
+// once the directory is synced (Commit, or a DirBatch's Sync).
+func (a *AtomicFile) commitFile() error {
 	err := a.File.Sync()
 	if cerr := a.File.Close(); err == nil {
 		err = cerr
@@ -65,10 +79,7 @@ func (a *AtomicFile) Commit() error {
 	}
 	if err != nil {
 		os.Remove(a.File.Name())
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := syncDir(filepath.Dir(a.path)); err != nil {
-		return fmt.Errorf("write %s: sync directory: %w", name, err)
+		return fmt.Errorf("write %s: %w", filepath.Base(a.path), err)
 	}
 	return nil
 }
@@ -97,8 +108,62 @@ func WriteFile(path string, data []byte) error {
 	return f.Commit()
 }
 
+// DirBatch writes several files into one directory, each whole or not at
+// all as WriteFile does, and syncs the directory once, in Sync, instead of
+// after every rename: the files are acknowledged together (a report's
+// summary.json, charts and renderings are read once the build returns), so
+// one directory sync makes every rename durable before that. Each file's own
+// bytes are still synced before its rename.
+type DirBatch struct {
+	dir     string
+	pending bool // a rename not yet covered by a directory sync
+}
+
+// NewDirBatch starts a batch of files written into dir.
+func NewDirBatch(dir string) *DirBatch { return &DirBatch{dir: dir} }
+
+// WriteFile writes data to name in the batch's directory atomically; the
+// rename is durable after Sync.
+func (b *DirBatch) WriteFile(name string, data []byte) error {
+	f, err := CreateAtomic(filepath.Join(b.dir, name))
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	f.done = true
+	if err := f.commitFile(); err != nil {
+		return err
+	}
+	b.pending = true
+	return nil
+}
+
+// Sync makes every rename of the batch durable: one directory sync, none
+// when nothing was written since the last.
+func (b *DirBatch) Sync() error {
+	if !b.pending {
+		return nil
+	}
+	if err := syncDir(b.dir); err != nil {
+		return fmt.Errorf("write %s: sync directory: %w", filepath.Base(b.dir), err)
+	}
+	b.pending = false
+	return nil
+}
+
+// dirSyncs counts the directory syncs this process made (DirSyncs).
+var dirSyncs atomic.Int64
+
+// DirSyncs is how many directory syncs this process has made: tests count
+// them to check that a batch of files costs one.
+func DirSyncs() int64 { return dirSyncs.Load() }
+
 // syncDir flushes a directory's entries (a rename into it) to stable storage.
 func syncDir(dir string) error {
+	dirSyncs.Add(1)
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -53,3 +53,32 @@ func TestAtomicFileAbortKeepsOld(t *testing.T) {
 		t.Errorf("%d entries in the directory, want the file alone", len(ents))
 	}
 }
+
+func TestDirBatchSyncsOnceForItsFiles(t *testing.T) {
+	dir := t.TempDir()
+	b := NewDirBatch(dir)
+	before := DirSyncs()
+	for _, name := range []string{"a.json", "b.json"} {
+		if err := b.WriteFile(name, []byte(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := DirSyncs() - before; n != 0 {
+		t.Errorf("%d directory syncs before Sync, want none", n)
+	}
+	if err := b.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if n := DirSyncs() - before; n != 1 {
+		t.Errorf("%d directory syncs for the batch, want 1 (a second Sync with nothing new makes none)", n)
+	}
+	for _, name := range []string{"a.json", "b.json"} {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || string(got) != name {
+			t.Errorf("%s: %q %v", name, got, err)
+		}
+	}
+}

@@ -35,23 +35,28 @@ func WriteFiles(dir string, s *reports.Summary) error {
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
 	}
-	if err := (view{s}).writeChartFiles(dir); err != nil {
+	b := rundir.NewDirBatch(dir)
+	if err := (view{s}).writeChartFiles(b, dir); err != nil {
 		return err
 	}
 	if err := s.WriteBaseline(dir); err != nil {
 		return err
 	}
-	return writeReportFiles(dir, js, view{s})
+	if err := writeReportFiles(b, js, view{s}); err != nil {
+		return err
+	}
+	return b.Sync()
 }
 
 // writeChartFiles writes rundir.ChartFile of every chart that applies, and
-// removes a chart file of an earlier build that no longer does.
-func (s view) writeChartFiles(dir string) error {
+// removes a chart file of an earlier build that no longer does. The renames
+// are durable once b is synced.
+func (s view) writeChartFiles(b *rundir.DirBatch, dir string) error {
 	keep := map[string]bool{}
 	for _, c := range s.chartSpecs() {
 		name := rundir.ChartFile(c.id)
 		keep[name] = true
-		if err := rundir.WriteFile(filepath.Join(dir, name), c.svg(true)); err != nil {
+		if err := b.WriteFile(name, c.svg(true)); err != nil {
 			return err
 		}
 	}
@@ -74,8 +79,9 @@ type reportWriter interface {
 }
 
 // writeReportFiles writes summary.json (js) and the three reports r renders
-// into dir, each file whole or not at all.
-func writeReportFiles(dir string, js []byte, r reportWriter) error {
+// into b's directory, each file whole or not at all; the caller syncs b once
+// for them all.
+func writeReportFiles(b *rundir.DirBatch, js []byte, r reportWriter) error {
 	for _, f := range []struct {
 		name  string
 		write func(*bytes.Buffer) error
@@ -85,11 +91,11 @@ func writeReportFiles(dir string, js []byte, r reportWriter) error {
 		{rundir.MarkdownFile, func(b *bytes.Buffer) error { return r.WriteMarkdown(b) }},
 		{rundir.JUnitFile, func(b *bytes.Buffer) error { return r.WriteJUnit(b) }},
 	} {
-		var b bytes.Buffer
-		if err := f.write(&b); err != nil {
+		var buf bytes.Buffer
+		if err := f.write(&buf); err != nil {
 			return fmt.Errorf("render %s: %w", f.name, err)
 		}
-		if err := rundir.WriteFile(filepath.Join(dir, f.name), b.Bytes()); err != nil {
+		if err := b.WriteFile(f.name, buf.Bytes()); err != nil {
 			return err
 		}
 	}

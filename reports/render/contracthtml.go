@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/msgload/msgload/reports"
 )
@@ -12,8 +13,10 @@ import (
 // contractTmpl is report.html of a characterisation: the verdict, one table
 // row per rule (what was found with its interval or why it cannot be told,
 // what was expected, the verdict, the evidence), then the probes — in the
-// run report's style (its head, its verdict colours).
-var contractTmpl = template.Must(template.New("contract").Funcs(tmplFuncs).Parse(htmlHead + `<h1>msgload — contract of {{.C.Name}} <span class="v {{.Class}}">{{.Verdict}}</span></h1>
+// run report's style (its head, its verdict colours). Parsed on first use,
+// as htmlTmpl: every msgload process links it, only characterise writes it.
+var contractTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("contract").Funcs(tmplFuncs).Parse(htmlHead + `<h1>msgload — contract of {{.C.Name}} <span class="v {{.Class}}">{{.Verdict}}</span></h1>
 <p class="muted">{{.C.API}} API, target {{.C.Target}}; {{.C.Sent}} of {{.C.Budget}} requests of the budget sent; {{.C.Start}} – {{.C.End}}</p>
 {{if .C.Reasons}}<ul class="reasons">{{range .C.Reasons}}<li>{{inline .}}</li>{{end}}</ul>{{end}}
 <h2>Contract</h2>
@@ -27,6 +30,7 @@ var contractTmpl = template.Must(template.New("contract").Funcs(tmplFuncs).Parse
 <p class="muted">Each probe is a run of its own, with its report, in its directory; contract.json holds every finding.</p>
 </body></html>
 `))
+})
 
 // contractRow is one rule as the page shows it.
 type contractRow struct {
@@ -49,6 +53,6 @@ func ContractHTML(w io.Writer, c *reports.Contract) error {
 		rows = append(rows, contractRow{Rule: f.Rule, Found: strings.TrimSpace(found), Because: f.Because, Expected: f.Expected,
 			Verdict: strings.ToUpper(f.Verdict), Class: strings.ToLower(f.Verdict), Reason: f.Reason, Evidence: f.Evidence})
 	}
-	return contractTmpl.Execute(w, map[string]any{"C": c, "Rows": rows, "Verdict": strings.ToUpper(c.Verdict), "Class": strings.ToLower(c.Verdict),
+	return contractTmpl().Execute(w, map[string]any{"C": c, "Rows": rows, "Verdict": strings.ToUpper(c.Verdict), "Class": strings.ToLower(c.Verdict),
 		"Title": "msgload contract " + c.Name})
 }

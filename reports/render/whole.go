@@ -11,6 +11,7 @@ import (
 
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/reports/summary"
+	"github.com/msgload/msgload/rundir"
 )
 
 // wholeView is the whole run's summary (a run with parts) as the writers
@@ -86,7 +87,11 @@ func writeRunFiles(dir string, w *reports.RunSummary) error {
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
 	}
-	return writeReportFiles(dir, js, wholeView{w})
+	b := rundir.NewDirBatch(dir)
+	if err := writeReportFiles(b, js, wholeView{w}); err != nil {
+		return err
+	}
+	return b.Sync()
 }
 
 // wholeTested says what the whole run was.
