@@ -231,7 +231,7 @@ func (l *liveLoop) sleep(d time.Duration) bool {
 // analyze is one live analysis of the part's directory as it is:
 // reports.Analyze (the analysis `msgload report` runs), its reading paced so
 // that the sends never wait for it (gentle), failing at once when the loop
-// stops, and at the lowered GOGC of the run's own report (lowerGC). The
+// stops, and under the soft memory limit of the run's own report (lowerGC). The
 // analysis's state is bounded, but it decodes every line again and drops it:
 // at the default GOGC the heap may reach twice what is live, attacker's,
 // sink's and analysis's together, and each checkpoint was the run's peak of

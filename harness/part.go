@@ -27,8 +27,8 @@ import (
 )
 
 // reportMemHeadroom is what a one-part run's report, and any run's live
-// analysis (liveLoop.analyze), may hold beyond the memory the run held when
-// it started (lowerGC): twice the runtime's
+// analysis (liveLoop.analyze), may hold beyond the memory the process held
+// when the report or the analysis began (lowerGC): twice the runtime's
 // minimum heap (4 MB). Without it the limit would be the heap of the moment
 // plus the runtime's own memory, and a small report would be collected
 // without end (a 1-message run's: 40 collections at a 1 MB goal).

@@ -95,17 +95,13 @@ func (a *AtomicFile) Abort() {
 	os.Remove(a.File.Name())
 }
 
-// WriteFile writes data to path atomically (CreateAtomic, Commit).
+// WriteFile writes data to path atomically: a batch of one file (DirBatch).
 func WriteFile(path string, data []byte) error {
-	f, err := CreateAtomic(path)
-	if err != nil {
+	b := NewDirBatch(filepath.Dir(path))
+	if err := b.WriteFile(filepath.Base(path), data); err != nil {
 		return err
 	}
-	defer f.Abort()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	return f.Commit()
+	return b.Sync()
 }
 
 // DirBatch writes several files into one directory, each whole or not at
@@ -116,7 +112,7 @@ func WriteFile(path string, data []byte) error {
 // bytes are still synced before its rename.
 type DirBatch struct {
 	dir     string
-	pending bool // a rename not yet covered by a directory sync
+	pending string // the last file renamed in and not yet covered by a directory sync ("" none)
 }
 
 // NewDirBatch starts a batch of files written into dir.
@@ -137,20 +133,20 @@ func (b *DirBatch) WriteFile(name string, data []byte) error {
 	if err := f.commitFile(); err != nil {
 		return err
 	}
-	b.pending = true
+	b.pending = name
 	return nil
 }
 
 // Sync makes every rename of the batch durable: one directory sync, none
 // when nothing was written since the last.
 func (b *DirBatch) Sync() error {
-	if !b.pending {
+	if b.pending == "" {
 		return nil
 	}
 	if err := syncDir(b.dir); err != nil {
-		return fmt.Errorf("write %s: sync directory: %w", filepath.Base(b.dir), err)
+		return fmt.Errorf("write %s: sync directory: %w", b.pending, err)
 	}
-	b.pending = false
+	b.pending = ""
 	return nil
 }
 
