@@ -2,9 +2,14 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"math"
+	"os"
+	"path/filepath"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"testing"
@@ -117,4 +122,74 @@ delivery: { via: none }
 	if v := debug.SetGCPercent(own); v != own {
 		t.Errorf("GOGC %d after the run, want the process's own %d", v, own)
 	}
+}
+
+// The soft memory limit a live analysis runs under follows the attack, which
+// sends all the while: what the rest of the process comes to hold while the
+// analysis reads (here 32 MB kept, as a stall's connections in flight would
+// be) raises it at the analysis's next pause, so that it still leaves the
+// headroom above what is held and the collector is not left without room.
+// Metamorphic: when nothing grows the limit stays what was set. The process's
+// own limit is back after. (The collector's CPU is too noisy to assert on:
+// the limit is.)
+func TestLiveAnalysisLimitFollowsTheAttack(t *testing.T) {
+	// slack is what the runtime's own bookkeeping may move between two reads.
+	const slack = 1 << 20
+	beforeLimit := debug.SetMemoryLimit(math.MaxInt64)
+	defer debug.SetMemoryLimit(beforeLimit)
+	defer func(f func(fs.FS, string) (*reports.Summary, error)) { liveAnalysis = f }(liveAnalysis)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, grow := range []int{0, 32 << 20} {
+		var set, after, held int64
+		liveAnalysis = func(fsys fs.FS, _ string) (*reports.Summary, error) {
+			set = debug.SetMemoryLimit(-1)
+			kept := make([]byte, grow) // the attack's growth
+			debug.FreeOSMemory()       // a collection finds it live; the free heap given back, what is held is kept
+			held = heldByRuntime()
+			f, err := fsys.Open("a")
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			if _, err := f.Read(make([]byte, 8)); err != nil { // a chunk read: the pause
+				return nil, err
+			}
+			after = debug.SetMemoryLimit(-1)
+			runtime.KeepAlive(kept)
+			return nil, errors.New("looked at the limit")
+		}
+		slept := func(time.Duration) bool { return true }
+		l := &liveLoop{r: &partRun{dir: dir}, pace: func() *gentle { return newGentle(1, time.Now, slept) }}
+		// The limit is set against the live heap of now, with no free heap
+		// held beside it: room that growth could use without a raise.
+		debug.FreeOSMemory()
+		if _, err := l.analyze(); err == nil || set == 0 {
+			t.Fatalf("the analysis did not run: %v", err)
+		}
+		if set == math.MaxInt64 {
+			t.Fatal("no memory limit set during the live analysis")
+		}
+		t.Logf("grew %d MB: limit %d at the start, %d after the pause; held %d", grow>>20, set, after, held)
+		if grow == 0 && after != set {
+			t.Errorf("nothing grew, and the limit went from %d to %d", set, after)
+		}
+		if grow > 0 && after < held+reportMemHeadroom-slack {
+			t.Errorf("the process came to hold %d bytes (%d MB more) during the analysis, and the limit stayed at %d: want at least %d, the headroom above what is held",
+				held, grow>>20, after, held+reportMemHeadroom)
+		}
+		if v := debug.SetMemoryLimit(-1); v != math.MaxInt64 {
+			t.Errorf("memory limit %d after the analysis, want none (the process's)", v)
+		}
+	}
+}
+
+// heldByRuntime is what the soft memory limit counts (runtime/debug's
+// SetMemoryLimit): all the runtime's memory but the heap it released.
+func heldByRuntime() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
 }

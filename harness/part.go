@@ -28,7 +28,8 @@ import (
 
 // reportMemHeadroom is what a one-part run's report, and any run's live
 // analysis (liveLoop.analyze), may hold beyond the memory the process held
-// when the report or the analysis began (lowerGC): twice the runtime's
+// when the report or the analysis began (lowerGC; for a live analysis, and
+// what the process came to retain since, followGC): twice the runtime's
 // minimum heap (4 MB). Without it the limit would be the heap of the moment
 // plus the runtime's own memory, and a small report would be collected
 // without end (a 1-message run's: 40 collections at a 1 MB goal).
@@ -558,18 +559,23 @@ func (r *partRun) buildReports() error {
 // lowGC counts the reports being built under the lowered memory limit in
 // this process: runs of one process may overlap (a program or a test running
 // several), and the limit is the process's, so the first sets it and the
-// last restores what it was before.
+// last restores what it was before. room and limit are what followGC follows
+// the process's growth with (room 0: the limit is the user's, not followed).
 var lowGC struct {
 	sync.Mutex
 	n     int
 	saved int64
+	room  int64 // the limit less the retained memory when the limit was set
+	limit int64 // the limit set now
 }
 
 // lowerGC sets the process's soft memory limit to the memory the runtime
 // holds now (the attack's heap, not yet given back) and reportMemHeadroom
 // until the returned function is called: the report is collected within
 // about what the run already held, so it does not make the run's peak by
-// more than the headroom. GOGC stays the process's: lowering it (25, before) also lowered the
+// more than the headroom. While it is set, followGC raises it as the rest of
+// the process grows (a live analysis's pauses call it). GOGC stays the
+// process's: lowering it (25, before) also lowered the
 // runtime's minimum heap from 4 MB to 1 MB, and a small report was collected
 // again and again (two collections for a 1-message run's report, nine for a
 // 25,000-message one's, against one and three). A limit already set
@@ -580,7 +586,10 @@ func lowerGC() (restore func()) {
 	if lowGC.n == 0 {
 		lowGC.saved = debug.SetMemoryLimit(-1)
 		if lowGC.saved == math.MaxInt64 {
-			debug.SetMemoryLimit(heldMemory() + reportMemHeadroom)
+			held, retained := memoryNow()
+			lowGC.limit = held + reportMemHeadroom
+			lowGC.room = lowGC.limit - retained
+			debug.SetMemoryLimit(lowGC.limit)
 		}
 	}
 	lowGC.n++
@@ -588,21 +597,75 @@ func lowerGC() (restore func()) {
 		lowGC.Lock()
 		defer lowGC.Unlock()
 		if lowGC.n--; lowGC.n == 0 {
+			lowGC.room = 0
 			debug.SetMemoryLimit(lowGC.saved)
 		}
 	}
 }
 
-// heldMemory is the memory the Go runtime holds from the system now, counted
-// as the soft memory limit counts it (all its classes but the heap it has
-// released).
-func heldMemory() int64 {
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
-		return 0
+// followStep is the growth of the retained memory followGC lets pass: the
+// runtime's memory beside the heap moves by kilobytes all the time
+// (metadata, spans' unused ends); the limit follows growth, not that noise,
+// so while nothing grows it stays what lowerGC set.
+const followStep = 1 << 20
+
+// followGC raises the soft memory limit lowerGC set so that the collector's
+// room — the limit less the memory no collection can give back (retained) —
+// is never less than when the limit was set, less followStep. A live
+// analysis runs for minutes while the attack sends: with the limit fixed at
+// its start, a stall that leaves hundreds of connections in flight (+25 MB)
+// took the heap up to the limit, and the collector ran nearly continuously
+// (up to half the CPU, its limiter's cap) just when the sends were behind.
+//
+// Why this rule bounds what the analysis adds and nothing else: the retained
+// memory is the heap the last collection found live and the runtime's memory
+// beside the heap, as the runtime's own limit-based goal counts it (total
+// less released, free and heap objects). The analysis's garbage — every line
+// decoded again and dropped, gigabytes in a long run — is never in it, so it
+// never raises the limit: it is still collected within the room, which is
+// at least reportMemHeadroom. What grows in it (the attack's connections and
+// their stacks, the analysis's own bounded state) raises the limit by that
+// growth once: each collection still frees at least the room, so the
+// collector works per byte allocated about what it did when the analysis
+// began. Raising it by (1+GOGC/100) times the live heap instead would put
+// it above GOGC's own goal, where it never binds. Never lowered here; the
+// restore of lowerGC puts back exactly what was before.
+func followGC() {
+	lowGC.Lock()
+	defer lowGC.Unlock()
+	if lowGC.n == 0 || lowGC.room <= 0 {
+		return
 	}
-	return int64(min(s[0].Value.Uint64()-s[1].Value.Uint64(), math.MaxInt64))
+	_, retained := memoryNow()
+	if want := retained + lowGC.room; want > lowGC.limit+followStep {
+		lowGC.limit = want
+		debug.SetMemoryLimit(want)
+	}
+}
+
+// memoryNow is the memory the Go runtime holds from the system now, counted
+// as the soft memory limit counts it (all its classes but the heap it has
+// released), and of it what no collection can give back: the heap the last
+// collection found live and the runtime's memory beside the heap. One
+// runtime/metrics read: cheap, no stop of the world (ReadMemStats stops it).
+func memoryNow() (held, retained int64) {
+	s := []metrics.Sample{
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+	}
+	metrics.Read(s)
+	var v [5]int64
+	for i := range s {
+		if s[i].Value.Kind() != metrics.KindUint64 {
+			return 0, 0
+		}
+		v[i] = int64(min(s[i].Value.Uint64(), math.MaxInt64))
+	}
+	held = v[0] - v[1]
+	return held, max(held-v[2]-v[3]+v[4], 0)
 }
 
 // arrivedAll tells the grace wait when nothing more is to come. Against the
