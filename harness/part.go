@@ -603,33 +603,34 @@ func lowerGC() (restore func()) {
 	}
 }
 
-// followStep is the growth of the retained memory followGC lets pass: the
-// runtime's memory beside the heap moves by kilobytes all the time
-// (metadata, spans' unused ends); the limit follows growth, not that noise,
-// so while nothing grows it stays what lowerGC set.
-const followStep = 1 << 20
-
-// followGC raises the soft memory limit lowerGC set so that the collector's
+// followGC raises the soft memory limit lowerGC set when the collector's
 // room — the limit less the memory no collection can give back (retained) —
-// is never less than when the limit was set, less followStep. A live
-// analysis runs for minutes while the attack sends: with the limit fixed at
-// its start, a stall that leaves hundreds of connections in flight (+25 MB)
-// took the heap up to the limit, and the collector ran nearly continuously
-// (up to half the CPU, its limiter's cap) just when the sends were behind.
+// fell under half of what it was when the limit was set: it gives the room
+// back whole (limit = retained + the room at the start). So at every pause
+// the room is at least half the start's, itself at least reportMemHeadroom.
+// A live analysis runs for minutes while the attack sends: with the limit
+// fixed at its start, a stall that leaves hundreds of connections in flight
+// (+25 MB) would take the heap up to the limit, and the collector would run
+// nearly continuously (up to half the CPU, its limiter's cap) just when the
+// sends are behind.
 //
 // Why this rule bounds what the analysis adds and nothing else: the retained
 // memory is the heap the last collection found live and the runtime's memory
 // beside the heap, as the runtime's own limit-based goal counts it (total
 // less released, free and heap objects). The analysis's garbage — every line
-// decoded again and dropped, gigabytes in a long run — is never in it, so it
-// never raises the limit: it is still collected within the room, which is
-// at least reportMemHeadroom. What grows in it (the attack's connections and
-// their stacks, the analysis's own bounded state) raises the limit by that
-// growth once: each collection still frees at least the room, so the
-// collector works per byte allocated about what it did when the analysis
-// began. Raising it by (1+GOGC/100) times the live heap instead would put
-// it above GOGC's own goal, where it never binds. Never lowered here; the
-// restore of lowerGC puts back exactly what was before.
+// decoded again and dropped, gigabytes in a long run — is not in it, so it
+// does not raise the limit: it is still collected within the room. Except
+// what it allocated while a collection was marking, which that collection
+// counts live: the pacer starts a collection with at most about 30 % of the
+// room left for that, under the half that raises the limit (the half also
+// lets the runtime's kilobytes of bookkeeping pass). What grows in it and
+// stays (the attack's connections and their stacks, the analysis's own
+// bounded state) raises the limit by that growth once: each collection
+// still frees at least half the room, so the collector works per byte
+// allocated at most about twice what it did when the analysis began, never
+// continuously. Raising it to (1+GOGC/100) times the live heap instead would
+// put it above GOGC's own goal, where it never binds. Never lowered here;
+// the restore of lowerGC puts back exactly what was before.
 func followGC() {
 	lowGC.Lock()
 	defer lowGC.Unlock()
@@ -637,9 +638,9 @@ func followGC() {
 		return
 	}
 	_, retained := memoryNow()
-	if want := retained + lowGC.room; want > lowGC.limit+followStep {
-		lowGC.limit = want
-		debug.SetMemoryLimit(want)
+	if lowGC.limit-retained < lowGC.room/2 {
+		lowGC.limit = retained + lowGC.room
+		debug.SetMemoryLimit(lowGC.limit)
 	}
 }
 
