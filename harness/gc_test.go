@@ -132,9 +132,8 @@ delivery: { via: none }
 // Metamorphic: when nothing grows the limit stays what was set, and so it
 // does when the analysis made 32 MB of garbage (as it does, decoding every
 // line again), held by the runtime until it gives it back: a limit raised by
-// that would never bind. The process's own
-// limit is back after. (The collector's CPU is too noisy to assert on: the
-// limit is.)
+// that would never bind. The process's own limit is back after. (The
+// collector's CPU is too noisy to assert on: the limit is.)
 func TestLiveAnalysisLimitFollowsTheAttack(t *testing.T) {
 	// slack is what the runtime's own bookkeeping may move between two reads.
 	const slack = 1 << 20
