@@ -33,8 +33,8 @@ func TestLowerGCOverlapping(t *testing.T) {
 	gogc := func() int { v := debug.SetGCPercent(-1); debug.SetGCPercent(v); return v }
 	limit := func() int64 { return debug.SetMemoryLimit(-1) }
 
-	restoreA := lowerGC()
-	restoreB := lowerGC()
+	restoreA := lowerGC(reportMemHeadroom)
+	restoreB := lowerGC(reportMemHeadroom)
 	if got := gogc(); got != own {
 		t.Errorf("GOGC %d while two reports are built, want the process's %d", got, own)
 	}
@@ -59,7 +59,7 @@ func TestLowerGCKeepsTheUsersLimit(t *testing.T) {
 	const users = 3 << 30
 	before := debug.SetMemoryLimit(users)
 	defer debug.SetMemoryLimit(before)
-	restore := lowerGC()
+	restore := lowerGC(reportMemHeadroom)
 	if got := debug.SetMemoryLimit(-1); got != users {
 		t.Errorf("memory limit %d while a report is built, want the user's %d", got, users)
 	}
@@ -206,4 +206,60 @@ func heldByRuntime() int64 {
 	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	metrics.Read(s)
 	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+}
+
+// A live analysis runs beside the attack, whose heap already holds the
+// collector's room for its own garbage: the analysis works in that room
+// (its limit is what the process holds, lowerGC with no extra) instead of
+// adding reportMemHeadroom to the run's peak, as the run's own report after
+// the attack does. A checkpoint during a soak's attack made its peak ~8 MB
+// over the attack's (issue 23). The floor is kept: when the process holds
+// less free heap than the headroom, the room is the headroom above what it
+// retains (TestLiveAnalysisLimitFollowsTheAttack).
+func TestLiveAnalysisWorksInTheAttacksRoom(t *testing.T) {
+	const slack = 1 << 20
+	beforeLimit := debug.SetMemoryLimit(math.MaxInt64)
+	defer debug.SetMemoryLimit(beforeLimit)
+	defer func(f func(fs.FS, string) (*reports.Summary, error)) { liveAnalysis = f }(liveAnalysis)
+	var set, held, retained int64
+	liveAnalysis = func(fs.FS, string) (*reports.Summary, error) {
+		set = debug.SetMemoryLimit(-1)
+		held, retained = memoryNow()
+		return nil, errors.New("looked at the limit")
+	}
+	// The attack's room: 64 MB of its garbage collected, the free heap
+	// still held by the runtime (not given back), as between two of its
+	// collections.
+	debug.FreeOSMemory()
+	junk := make([]byte, 64<<20)
+	for i := range junk {
+		junk[i] = 1 // touched: held, as the attack's heap is
+	}
+	runtime.KeepAlive(junk)
+	junk = nil
+	runtime.GC()
+	l := &liveLoop{r: &partRun{dir: t.TempDir()}, pace: func() *gentle {
+		return newGentle(1, time.Now, func(time.Duration) bool { return true })
+	}}
+	if _, err := l.analyze(); err == nil || set == 0 {
+		t.Fatalf("the analysis did not run: %v", err)
+	}
+	t.Logf("limit %d MB, held %d MB, retained %d MB", set>>20, held>>20, retained>>20)
+	if held-retained < reportMemHeadroom+2*slack {
+		t.Skipf("the runtime gave the free heap back before the analysis (held %d, retained %d): no room to look at", held, retained)
+	}
+	if set > held+slack {
+		t.Errorf("live analysis beside the attack: limit %d, want at most what is held, %d (the attack's own room, %d MB free): not %d MB more",
+			set, held, (held-retained)>>20, reportMemHeadroom>>20)
+	}
+	if set < retained+reportMemHeadroom {
+		t.Errorf("limit %d under what is retained and the headroom, %d", set, retained+reportMemHeadroom)
+	}
+	restore := lowerGC(reportMemHeadroom) // the run's own report, after the attack
+	got := debug.SetMemoryLimit(-1)
+	nowHeld, _ := memoryNow()
+	restore()
+	if got < nowHeld+reportMemHeadroom-slack {
+		t.Errorf("the run's report: limit %d, want what is held and the headroom, %d", got, nowHeld+reportMemHeadroom)
+	}
 }

@@ -231,7 +231,8 @@ func (l *liveLoop) sleep(d time.Duration) bool {
 // analyze is one live analysis of the part's directory as it is:
 // reports.Analyze (the analysis `msgload report` runs), its reading paced so
 // that the sends never wait for it (gentle), failing at once when the loop
-// stops, and under the soft memory limit of the run's own report (lowerGC). The
+// stops, and under a soft memory limit within what the process holds
+// (lowerGC with no extra: the attack's own room for its garbage). The
 // analysis's state is bounded, but it decodes every line again and drops it:
 // at the default GOGC the heap may reach twice what is live, attacker's,
 // sink's and analysis's together, and each checkpoint was the run's peak of
@@ -243,7 +244,7 @@ func (l *liveLoop) sleep(d time.Duration) bool {
 // hold (connections in flight in a stall) must not leave the collector
 // without room just when the sends are behind.
 func (l *liveLoop) analyze() (*reports.Summary, error) {
-	defer lowerGC()()
+	defer lowerGC(0)()
 	g := l.gentle()
 	g.follow = followGC
 	return liveAnalysis(gentleFS{fsys: os.DirFS(l.r.dir), g: g}, l.r.dir)
