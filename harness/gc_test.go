@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/scenarios"
 )
 
@@ -33,8 +34,8 @@ func TestLowerGCOverlapping(t *testing.T) {
 	gogc := func() int { v := debug.SetGCPercent(-1); debug.SetGCPercent(v); return v }
 	limit := func() int64 { return debug.SetMemoryLimit(-1) }
 
-	restoreA := lowerGC(reportMemHeadroom)
-	restoreB := lowerGC(reportMemHeadroom)
+	restoreA := lowerGC()
+	restoreB := lowerGC()
 	if got := gogc(); got != own {
 		t.Errorf("GOGC %d while two reports are built, want the process's %d", got, own)
 	}
@@ -59,7 +60,7 @@ func TestLowerGCKeepsTheUsersLimit(t *testing.T) {
 	const users = 3 << 30
 	before := debug.SetMemoryLimit(users)
 	defer debug.SetMemoryLimit(before)
-	restore := lowerGC(reportMemHeadroom)
+	restore := lowerGC()
 	if got := debug.SetMemoryLimit(-1); got != users {
 		t.Errorf("memory limit %d while a report is built, want the user's %d", got, users)
 	}
@@ -255,11 +256,68 @@ func TestLiveAnalysisWorksInTheAttacksRoom(t *testing.T) {
 	if set < retained+reportMemHeadroom {
 		t.Errorf("limit %d under what is retained and the headroom, %d", set, retained+reportMemHeadroom)
 	}
-	restore := lowerGC(reportMemHeadroom) // the run's own report, after the attack
-	got := debug.SetMemoryLimit(-1)
-	nowHeld, _ := memoryNow()
-	restore()
-	if got < nowHeld+reportMemHeadroom-slack {
-		t.Errorf("the run's report: limit %d, want what is held and the headroom, %d", got, nowHeld+reportMemHeadroom)
+}
+
+// The run's own report, built after the attack, works in the room the
+// attack's heap left (lowerGC), and its limit follows the process while it
+// is built (followEvery): what it comes to hold (its bounded state) raises
+// the limit instead of leaving the collector without room.
+func TestRunReportLimitFollows(t *testing.T) {
+	debug.FreeOSMemory()
+	beforeLimit := debug.SetMemoryLimit(math.MaxInt64)
+	defer debug.SetMemoryLimit(beforeLimit)
+	defer func(f func(string) (*reports.Summary, error)) { buildDir = f }(buildDir)
+	var (
+		set, raised, retained int64
+		seen                  bool
+	)
+	buildDir = func(dir string) (*reports.Summary, error) {
+		seen = true
+		set = debug.SetMemoryLimit(-1)
+		// The report's state, as if it grew past the whole room the limit
+		// left: without a raise the collector would run without end.
+		_, before := memoryNow()
+		kept := make([]byte, max(set-before, 0)+reportMemHeadroom)
+		for i := range kept {
+			kept[i] = 1
+		}
+		runtime.GC() // a collection finds it live
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if raised = debug.SetMemoryLimit(-1); raised > set {
+				break
+			}
+		}
+		_, retained = memoryNow()
+		runtime.KeepAlive(kept)
+		return render.Build(dir)
+	}
+	src := `
+name: reportgc
+api: notify
+target: embedded
+load: { profile: constant, rate: 20/s, requests: 10 }
+message: { recipient: "+79990000001", text: "x" }
+delivery: { via: none }
+`
+	s, err := scenarios.Parse("reportgc.yaml", "", []byte(src), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	if _, err := Run(context.Background(), Options{Scenario: s, Out: t.TempDir(), Stderr: &stderr, Checkpoint: -1}); err != nil {
+		t.Fatal(err, stderr.String())
+	}
+	if !seen {
+		t.Fatal("the run's report was not built through buildDir")
+	}
+	t.Logf("limit %d MB at the start, %d MB after the room and 8 MB kept; retained %d MB", set>>20, raised>>20, retained>>20)
+	if set == math.MaxInt64 {
+		t.Fatal("no memory limit set while the run's report was built")
+	}
+	if raised <= set || raised-retained < reportMemHeadroom/2 {
+		t.Errorf("the report came to keep more than its room: limit %d (%d at the start), retained %d, want it raised, at least %d above", raised, set, retained, reportMemHeadroom/2)
+	}
+	if v := debug.SetMemoryLimit(-1); v != math.MaxInt64 {
+		t.Errorf("memory limit %d after the run, want none (the process's)", v)
 	}
 }

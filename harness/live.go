@@ -244,7 +244,7 @@ func (l *liveLoop) sleep(d time.Duration) bool {
 // hold (connections in flight in a stall) must not leave the collector
 // without room just when the sends are behind.
 func (l *liveLoop) analyze() (*reports.Summary, error) {
-	defer lowerGC(0)()
+	defer lowerGC()()
 	g := l.gentle()
 	g.follow = followGC
 	return liveAnalysis(gentleFS{fsys: os.DirFS(l.r.dir), g: g}, l.r.dir)

@@ -26,14 +26,13 @@ import (
 	"github.com/msgload/msgload/sink"
 )
 
-// reportMemHeadroom is what a one-part run's report may hold beyond the
-// memory the process held when the report began, and the least room any
-// report or live analysis (liveLoop.analyze) has above what the process
-// retains (lowerGC; for a live analysis, and what the process came to
-// retain since, followGC): twice the runtime's minimum heap (4 MB). Without
-// it the limit would be the heap of the moment plus the runtime's own
-// memory, and a small report would be collected without end (a 1-message
-// run's: 40 collections at a 1 MB goal).
+// reportMemHeadroom is the least room the collector has above what the
+// process retains while the run's report or a live analysis is built under
+// the lowered memory limit (lowerGC; followGC keeps it as the process
+// grows): twice the runtime's minimum heap (4 MB). Without it the limit
+// would be the heap of the moment plus the runtime's own memory, and a small
+// report would be collected without end (a 1-message run's: 40 collections
+// at a 1 MB goal).
 const reportMemHeadroom = 8 << 20
 
 // gracePoll is how often the grace wait looks whether everything arrived.
@@ -545,16 +544,49 @@ func (r *partRun) buildReports() error {
 		// Reading the raw files leaves garbage: at the default GOGC the heap
 		// may reach twice what is live, and that was the whole run's peak of
 		// memory after a long run (issue 16). The report is collected within
-		// the memory the attack left held instead (lowerGC). Not when other
-		// parts may still be attacking: the setting is the process's.
-		defer lowerGC(reportMemHeadroom)()
+		// the memory the attack left held instead (lowerGC: the attack's
+		// heap, mostly garbage once it ended, is the report's room; its
+		// growth followed, followGC). Not when other parts may still be
+		// attacking: the setting is the process's.
+		restore := lowerGC()
+		stop := followEvery(reportFollow)
+		defer func() { stop(); restore() }()
 	}
-	sum, err := render.Build(r.dir)
+	sum, err := buildDir(r.dir)
 	if err != nil {
 		return fmt.Errorf("build reports: %w", err)
 	}
 	r.summary = sum
 	return nil
+}
+
+// buildDir builds a part's reports (render.Build); a test looks at the
+// memory limit it runs under.
+var buildDir = render.Build
+
+// reportFollow is how often followGC looks at the process's memory while the
+// run's own report is built (it reads the files itself, with no pause to
+// follow at).
+const reportFollow = 50 * time.Millisecond
+
+// followEvery calls followGC every d until the returned function is called.
+func followEvery(d time.Duration) (stop func()) {
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				followGC()
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
 }
 
 // lowGC counts the reports being built under the lowered memory limit in
@@ -571,35 +603,37 @@ var lowGC struct {
 }
 
 // lowerGC sets the process's soft memory limit to the memory the runtime
-// holds now (the attack's heap, not yet given back) and extra, but never
-// under what no collection can give back and reportMemHeadroom, until the
-// returned function is called: the report is collected within about what
-// the run already held, so it does not make the run's peak by more than
-// extra. The run's own report, once the attack is over, has extra =
-// reportMemHeadroom. A live analysis has none (liveLoop.analyze): it runs
-// beside the attack, whose heap already holds the collector's room for its
-// own garbage (what GOGC lets it reach between two collections), and the
-// analysis works in that room, its collections coming more often, instead
-// of adding to the peak: a checkpoint at minute 9 of a 10-minute soak
-// raised the run's peak by ~8 MB over a run without one (issue 23: 58,224
-// KiB against the attack's 48–50 MB; the attack alone stayed flat), so a
-// run long enough to checkpoint during its attack looked like one that grew.
-// The floor of reportMemHeadroom above what is retained keeps the
-// collector's room when the process holds little free heap (a small run).
-// While it is set, followGC raises it as the rest of the process grows (a
-// live analysis's pauses call it). GOGC stays the process's: lowering it
-// (25, before) also lowered the runtime's minimum heap from 4 MB to 1 MB,
-// and a small report was collected again and again (two collections for a
-// 1-message run's report, nine for a 25,000-message one's, against one and
-// three). A limit already set (GOMEMLIMIT) is the user's and left alone.
-func lowerGC(extra int64) (restore func()) {
+// holds now (the attack's heap, not yet given back), but never under what no
+// collection can give back and reportMemHeadroom, until the returned
+// function is called: an analysis is collected within what the run already
+// held, so it does not make the run's peak. A live analysis
+// (liveLoop.analyze) runs beside the attack, whose heap already holds the
+// collector's room for its own garbage (what GOGC lets it reach between two
+// collections), and the run's own report (buildReports) comes after it, when
+// that heap is mostly garbage; each works in that room, its collections
+// coming more often, instead of adding to the peak: with 8 MB above what was
+// held, a checkpoint at minute 9 of a 10-minute soak raised the run's peak
+// by ~8 MB over a run without one (issue 23: 58,224 KiB against the attack's
+// 48–50 MB; the attack alone stayed flat), so a run long enough to
+// checkpoint during its attack looked like one that grew. The floor of
+// reportMemHeadroom above what is retained keeps the collector's room when
+// the process holds little free heap (a small run). While it is set,
+// followGC raises it as the rest of the process grows (a live analysis's
+// pauses call it, and a ticker while the run's report is built,
+// followEvery), and with it the analysis's own bounded state. GOGC stays the
+// process's: lowering it (25, before) also lowered the runtime's minimum
+// heap from 4 MB to 1 MB, and a small report was collected again and again
+// (two collections for a 1-message run's report, nine for a 25,000-message
+// one's, against one and three). A limit already set (GOMEMLIMIT) is the
+// user's and left alone.
+func lowerGC() (restore func()) {
 	lowGC.Lock()
 	defer lowGC.Unlock()
 	if lowGC.n == 0 {
 		lowGC.saved = debug.SetMemoryLimit(-1)
 		if lowGC.saved == math.MaxInt64 {
 			held, retained := memoryNow()
-			lowGC.limit = max(held+extra, retained+reportMemHeadroom)
+			lowGC.limit = max(held, retained+reportMemHeadroom)
 			lowGC.room = lowGC.limit - retained
 			debug.SetMemoryLimit(lowGC.limit)
 		}
