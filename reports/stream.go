@@ -300,7 +300,7 @@ var errFeedStopped = errors.New("feed stopped")
 func (a *analyzer) openEvents() *eventFeed {
 	f := &eventFeed{}
 	f.next, f.stop = iter.Pull(func(yield func(rundir.Event) bool) {
-		f.err = readJSONL(a.fsys, rundir.EventsFile, func(e rundir.Event) error {
+		f.err = readEventsFile(a.fsys, func(e rundir.Event) error {
 			if !yield(e) {
 				return errFeedStopped
 			}
@@ -591,7 +591,7 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 	poll := m.Delivery.Via == "poll"
 	own := &analyzer{meta: m}
 	chain := len(m.Chain) > 0 && len(m.Chain) <= 30 && rundir.ParseChain(m.Chain) != nil
-	err = readJSONL(fsys, rundir.EventsFile, func(e rundir.Event) error {
+	err = readEventsFile(fsys, func(e rundir.Event) error {
 		if e.Corr == nil {
 			return nil
 		}
