@@ -121,6 +121,7 @@ type truthStream struct {
 	seqOf       func(m *rundir.TruthMessage) int64
 	polls       map[int64][]pollObs // poll mode: the answered polls per sequence
 	pending     map[string]idArrivals
+	free        []idArrivals // judged ids' arrivals, emptied for the next ids (truthrecycle.go)
 	windows     []rundir.TruthWindow
 	window      int64 // the limiter window's length, ns
 	sure, maybe truthFigures
@@ -198,7 +199,7 @@ func (ts *truthStream) callback(c *rundir.TruthCallback) {
 	}
 	as := ts.pending[c.ID]
 	if as == nil {
-		as = idArrivals{}
+		as = ts.newArrivals()
 		ts.pending[c.ID] = as
 	}
 	k := [2]string{c.Channel, c.State}
@@ -218,6 +219,7 @@ func (ts *truthStream) message(m *rundir.TruthMessage) {
 		as = ts.pending[m.ID]
 		delete(ts.pending, m.ID)
 		sortArrivals(as)
+		defer ts.recycle(as) // judged below; nothing keeps them
 	}
 	seq := ts.seqOf(m)
 	for _, fg := range []*truthFigures{&ts.sure, &ts.maybe} {
