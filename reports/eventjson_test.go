@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -214,14 +215,7 @@ func callbackLine(i int) string {
 // 1.7 of the 3.5 GB of garbage of a report on a 10-minute run).
 func TestEventReadAllocatesLittle(t *testing.T) {
 	const n = 2_000
-	var b strings.Builder
-	for i := range n {
-		b.WriteString(callbackLine(i) + "\n")
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, rundir.EventsFile), []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir := callbacksDir(t, n)
 	lines := 0
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -240,6 +234,46 @@ func TestEventReadAllocatesLittle(t *testing.T) {
 	perLine := float64(after.TotalAlloc-before.TotalAlloc-1<<16) / float64(n)
 	if perLine > 100 {
 		t.Errorf("reading events.jsonl allocated %.0f bytes a line: want at most 100 (the txId)", perLine)
+	}
+}
+
+// callbacksDir is a directory whose events.jsonl holds n callbackLines.
+func callbacksDir(t testing.TB, n int) string {
+	t.Helper()
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(callbackLine(i) + "\n")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, rundir.EventsFile), []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestEventFeedAllocatesLittle: the feed a run analysed in passes reads its
+// events through (eventFeed) allocates no more a line than reading them
+// does: an event handed on is not copied to the heap.
+func TestEventFeedAllocatesLittle(t *testing.T) {
+	const n = 2_000
+	a := &analyzer{fsys: os.DirFS(callbacksDir(t, n))}
+	lines := 0
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f := a.openEvents()
+	f.until(math.MaxInt64, func(e *rundir.Event) {
+		if e.Corr != nil && e.Corr.Seq > 0 {
+			lines++
+		}
+	})
+	err := f.close()
+	runtime.ReadMemStats(&after)
+	if err != nil || lines != n {
+		t.Fatalf("read %d callbacks (%v): want %d", lines, err, n)
+	}
+	perLine := float64(after.TotalAlloc-before.TotalAlloc-1<<16) / float64(n)
+	if perLine > 100 {
+		t.Errorf("the feed of events.jsonl allocated %.0f bytes a line: want at most 100 (the txId)", perLine)
 	}
 }
 

@@ -312,11 +312,11 @@ func (a *analyzer) openEvents() *eventFeed {
 }
 
 // until reads with fn every event that arrived before t (unix ns), and any
-// that cannot be placed in time.
+// that cannot be placed in time. fn is given the head itself, read over by
+// the next: a copy of it would be made on the heap for every event.
 func (f *eventFeed) until(t int64, fn func(*rundir.Event)) {
 	for f.ok && (!sane(f.head.ReceivedAt) || f.head.ReceivedAt.UnixNano() < t) {
-		e := f.head
-		fn(&e)
+		fn(&f.head)
 		f.head, f.ok = f.next()
 	}
 }
