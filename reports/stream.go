@@ -52,6 +52,7 @@ type streamRun struct {
 	// attempts that answered one.
 	answered, quoted *sortedSpill[idRec]
 	order            int64
+	free             []*flight // landed messages' flights, emptied for the next (newFlight)
 }
 
 // twoPasses says whether the run is analysed in bounded memory: delivery
@@ -428,7 +429,7 @@ func (a *analyzer) flight(seq int64) *flight {
 	if a.fly == nil {
 		a.fly = map[int64]*flight{}
 	}
-	f := &flight{want: want}
+	f := a.st.newFlight(want)
 	a.fly[seq] = f
 	a.st.maxFlying = max(a.st.maxFlying, len(a.fly))
 	return f
@@ -456,6 +457,7 @@ func (a *analyzer) land(seq int64, f *flight) {
 	}
 	if f != &a.one {
 		delete(a.fly, seq)
+		a.st.keepFlight(f)
 	}
 }
 
