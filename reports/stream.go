@@ -473,6 +473,9 @@ func (a *analyzer) landAll() {
 	for _, seq := range seqs {
 		a.land(seq, a.fly[seq])
 	}
+	if a.st != nil {
+		a.st.free = nil // no message is read after: not held with the summary
+	}
 }
 
 // message is the state of message seq for its attempt: its flight in a run

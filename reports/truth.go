@@ -249,6 +249,7 @@ func (ts *truthStream) message(m *rundir.TruthMessage) {
 // messages by sequence in a run analysed in passes: joinFates) and sets the
 // bounds of the true latency.
 func (ts *truthStream) finish() (*truthReport, error) {
+	ts.free = nil // no call is read after
 	for _, as := range ts.pending {
 		sortArrivals(as)
 		ts.sure.dups += duplicateArrivals(as, false)
