@@ -696,9 +696,9 @@ func (a *analyzer) simTagSeq(m *rundir.TruthMessage) int64 {
 	if m.API != rundir.APIMessaging {
 		return 0
 	}
-	f := strings.Split(m.ExternalID, ".")
+	f, nf := splitTag(m.ExternalID)
 	var run, part, seq string
-	switch len(f) {
+	switch nf {
 	case 2:
 		run, seq = f[0], f[1]
 	case 3:
@@ -714,6 +714,23 @@ func (a *analyzer) simTagSeq(m *rundir.TruthMessage) int64 {
 		return 0
 	}
 	return n
+}
+
+// splitTag is strings.Split(tag, ".") of a tag of up to 3 fields, without
+// a slice made for every true message; n is 4 when there are more.
+func splitTag(tag string) (f [3]string, n int) {
+	for {
+		i := strings.IndexByte(tag, '.')
+		if i < 0 {
+			f[n] = tag
+			return f, n + 1
+		}
+		if n == 2 {
+			return f, 4
+		}
+		f[n], tag = tag[:i], tag[i+1:]
+		n++
+	}
 }
 
 // judgeTruth sets Agrees and lists every figure that disagrees.
