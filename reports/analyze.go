@@ -383,6 +383,10 @@ func (a *analyzer) retryable(at *rundir.Attempt) bool {
 	return a.retryOn[strconv.Itoa(at.Code)]
 }
 
+// errOwnTagged skips a line scanEventKeys has no use for, undecoded (no
+// bad-line count is kept there).
+var errOwnTagged = errors.New("tagged with this run")
+
 // scanEventKeys finds the ids of the events that carry no tag of this run and
 // part (untagged, or another run's tag), so that reading attempts can remember
 // just those ids (the join by id: rundir.Event.ServiceID).
@@ -390,15 +394,14 @@ func (a *analyzer) scanEventKeys() error {
 	if a.st != nil {
 		return nil // a run analysed in passes: its replies are joined on disk (replyjoin.go), its callbacks tagged (countSeqs)
 	}
-	err := readJSONL(a.fsys, rundir.EventsFile, func(line json.RawMessage) error {
+	d := &eventDecoder{}
+	err := readJSONLFunc(a.fsys, rundir.EventsFile, func(line []byte, e *rundir.Event) error {
 		// Most lines carry this run's tag and quote no message: skip them undecoded.
 		if a.ownTagged(line) && !bytes.Contains(line, []byte(`"outgoing_tx_id"`)) {
-			return nil
+			return errOwnTagged
 		}
-		var e rundir.Event
-		if json.Unmarshal(line, &e) != nil {
-			return nil
-		}
+		return d.decode(line, e)
+	}, func(e rundir.Event) error {
 		c := e.Corr
 		if c == nil {
 			return nil
@@ -775,7 +778,7 @@ func (a *analyzer) readEvents() error {
 		a.feed = nil
 		bad, err = f.bad, f.close()
 	} else {
-		err = readJSONL(a.fsys, rundir.EventsFile, func(e rundir.Event) error {
+		err = readEventsFile(a.fsys, func(e rundir.Event) error {
 			a.event(&e)
 			return nil
 		}, func(int, error) { bad++ })

@@ -52,6 +52,7 @@ type streamRun struct {
 	// attempts that answered one.
 	answered, quoted *sortedSpill[idRec]
 	order            int64
+	free             []*flight // landed messages' flights, emptied for the next (newFlight)
 }
 
 // twoPasses says whether the run is analysed in bounded memory: delivery
@@ -300,7 +301,7 @@ var errFeedStopped = errors.New("feed stopped")
 func (a *analyzer) openEvents() *eventFeed {
 	f := &eventFeed{}
 	f.next, f.stop = iter.Pull(func(yield func(rundir.Event) bool) {
-		f.err = readJSONL(a.fsys, rundir.EventsFile, func(e rundir.Event) error {
+		f.err = readEventsFile(a.fsys, func(e rundir.Event) error {
 			if !yield(e) {
 				return errFeedStopped
 			}
@@ -312,11 +313,11 @@ func (a *analyzer) openEvents() *eventFeed {
 }
 
 // until reads with fn every event that arrived before t (unix ns), and any
-// that cannot be placed in time.
+// that cannot be placed in time. fn is given the head itself, read over by
+// the next: a copy of it would be made on the heap for every event.
 func (f *eventFeed) until(t int64, fn func(*rundir.Event)) {
 	for f.ok && (!sane(f.head.ReceivedAt) || f.head.ReceivedAt.UnixNano() < t) {
-		e := f.head
-		fn(&e)
+		fn(&f.head)
 		f.head, f.ok = f.next()
 	}
 }
@@ -428,7 +429,7 @@ func (a *analyzer) flight(seq int64) *flight {
 	if a.fly == nil {
 		a.fly = map[int64]*flight{}
 	}
-	f := &flight{want: want}
+	f := a.st.newFlight(want)
 	a.fly[seq] = f
 	a.st.maxFlying = max(a.st.maxFlying, len(a.fly))
 	return f
@@ -456,6 +457,7 @@ func (a *analyzer) land(seq int64, f *flight) {
 	}
 	if f != &a.one {
 		delete(a.fly, seq)
+		a.st.keepFlight(f)
 	}
 }
 
@@ -470,6 +472,9 @@ func (a *analyzer) landAll() {
 	slices.Sort(seqs)
 	for _, seq := range seqs {
 		a.land(seq, a.fly[seq])
+	}
+	if a.st != nil {
+		a.st.free = nil // no message is read after: not held with the summary
 	}
 }
 
@@ -591,7 +596,7 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 	poll := m.Delivery.Via == "poll"
 	own := &analyzer{meta: m}
 	chain := len(m.Chain) > 0 && len(m.Chain) <= 30 && rundir.ParseChain(m.Chain) != nil
-	err = readJSONL(fsys, rundir.EventsFile, func(e rundir.Event) error {
+	err = readEventsFile(fsys, func(e rundir.Event) error {
 		if e.Corr == nil {
 			return nil
 		}

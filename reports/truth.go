@@ -121,6 +121,7 @@ type truthStream struct {
 	seqOf       func(m *rundir.TruthMessage) int64
 	polls       map[int64][]pollObs // poll mode: the answered polls per sequence
 	pending     map[string]idArrivals
+	free        []idArrivals // judged ids' arrivals, emptied for the next ids (truthrecycle.go)
 	windows     []rundir.TruthWindow
 	window      int64 // the limiter window's length, ns
 	sure, maybe truthFigures
@@ -198,7 +199,7 @@ func (ts *truthStream) callback(c *rundir.TruthCallback) {
 	}
 	as := ts.pending[c.ID]
 	if as == nil {
-		as = idArrivals{}
+		as = ts.newArrivals()
 		ts.pending[c.ID] = as
 	}
 	k := [2]string{c.Channel, c.State}
@@ -218,6 +219,7 @@ func (ts *truthStream) message(m *rundir.TruthMessage) {
 		as = ts.pending[m.ID]
 		delete(ts.pending, m.ID)
 		sortArrivals(as)
+		defer ts.recycle(as) // judged below; nothing keeps them
 	}
 	seq := ts.seqOf(m)
 	for _, fg := range []*truthFigures{&ts.sure, &ts.maybe} {
@@ -247,6 +249,7 @@ func (ts *truthStream) message(m *rundir.TruthMessage) {
 // messages by sequence in a run analysed in passes: joinFates) and sets the
 // bounds of the true latency.
 func (ts *truthStream) finish() (*truthReport, error) {
+	ts.free = nil // no call is read after
 	for _, as := range ts.pending {
 		sortArrivals(as)
 		ts.sure.dups += duplicateArrivals(as, false)
@@ -693,9 +696,9 @@ func (a *analyzer) simTagSeq(m *rundir.TruthMessage) int64 {
 	if m.API != rundir.APIMessaging {
 		return 0
 	}
-	f := strings.Split(m.ExternalID, ".")
+	f, nf := splitTag(m.ExternalID)
 	var run, part, seq string
-	switch len(f) {
+	switch nf {
 	case 2:
 		run, seq = f[0], f[1]
 	case 3:
@@ -711,6 +714,23 @@ func (a *analyzer) simTagSeq(m *rundir.TruthMessage) int64 {
 		return 0
 	}
 	return n
+}
+
+// splitTag is strings.Split(tag, ".") of a tag of up to 3 fields, without
+// a slice made for every true message; n is 4 when there are more.
+func splitTag(tag string) (f [3]string, n int) {
+	for {
+		i := strings.IndexByte(tag, '.')
+		if i < 0 {
+			f[n] = tag
+			return f, n + 1
+		}
+		if n == 2 {
+			return f, 4
+		}
+		f[n], tag = tag[:i], tag[i+1:]
+		n++
+	}
 }
 
 // judgeTruth sets Agrees and lists every figure that disagrees.
