@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"strings"
 	"sync"
 	"testing"
@@ -129,7 +128,7 @@ delivery: { via: none }
 // sends all the while: what the rest of the process comes to hold while the
 // analysis reads (here 32 MB kept, as a stall's connections in flight would
 // be) raises it at the analysis's next pause, so that it still leaves the
-// headroom above what is held and the collector is not left without room.
+// headroom above what is retained and the collector is not left without room.
 // Metamorphic: when nothing grows the limit stays what was set, and so it
 // does when the analysis made 32 MB of garbage (as it does, decoding every
 // line again), held by the runtime until it gives it back: a limit raised by
@@ -147,12 +146,12 @@ func TestLiveAnalysisLimitFollowsTheAttack(t *testing.T) {
 	}
 	for _, c := range []struct{ grow, garbage int }{{0, 0}, {0, 32 << 20}, {32 << 20, 0}} {
 		grow := c.grow
-		var set, after, held int64
+		var set, after, held, retained int64
 		liveAnalysis = func(fsys fs.FS, _ string) (*reports.Summary, error) {
 			set = debug.SetMemoryLimit(-1)
 			kept := make([]byte, grow) // the attack's growth
 			debug.FreeOSMemory()       // a collection finds it live; the free heap given back, what is held is kept
-			held = heldByRuntime()
+			held, retained = memoryNow()
 			if c.garbage > 0 {
 				// The analysis's: decoded, dropped, collected, held by the
 				// runtime until it gives it back. Collected while nothing
@@ -187,13 +186,13 @@ func TestLiveAnalysisLimitFollowsTheAttack(t *testing.T) {
 		if set == math.MaxInt64 {
 			t.Fatal("no memory limit set during the live analysis")
 		}
-		t.Logf("grew %d MB, %d MB of garbage: limit %d at the start, %d after the pause; held %d", grow>>20, c.garbage>>20, set, after, held)
+		t.Logf("grew %d MB, %d MB of garbage: limit %d at the start, %d after the pause; held %d, retained %d", grow>>20, c.garbage>>20, set, after, held, retained)
 		if grow == 0 && after != set {
 			t.Errorf("nothing grew (%d MB of garbage made), and the limit went from %d to %d", c.garbage>>20, set, after)
 		}
-		if grow > 0 && after < held+reportMemHeadroom-slack {
-			t.Errorf("the process came to hold %d bytes (%d MB more) during the analysis, and the limit stayed at %d: want at least %d, the headroom above what is held",
-				held, grow>>20, after, held+reportMemHeadroom)
+		if grow > 0 && after < retained+reportMemHeadroom-slack {
+			t.Errorf("the process came to retain %d bytes (%d MB more) during the analysis, and the limit stayed at %d: want at least %d, the headroom above what is retained",
+				retained, grow>>20, after, retained+reportMemHeadroom)
 		}
 		if v := debug.SetMemoryLimit(-1); v != math.MaxInt64 {
 			t.Errorf("memory limit %d after the analysis, want none (the process's)", v)
@@ -201,17 +200,9 @@ func TestLiveAnalysisLimitFollowsTheAttack(t *testing.T) {
 	}
 }
 
-// heldByRuntime is what the soft memory limit counts (runtime/debug's
-// SetMemoryLimit): all the runtime's memory but the heap it released.
-func heldByRuntime() int64 {
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
-	metrics.Read(s)
-	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
-}
-
 // A live analysis runs beside the attack, whose heap already holds the
 // collector's room for its own garbage: the analysis works in that room
-// (its limit is what the process holds, lowerGC with no extra) instead of
+// (its limit is what the process holds, lowerGC) instead of
 // adding reportMemHeadroom to the run's peak, as the run's own report after
 // the attack does. A checkpoint during a soak's attack made its peak ~8 MB
 // over the attack's (issue 23). The floor is kept: when the process holds
