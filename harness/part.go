@@ -611,11 +611,14 @@ var lowGC struct {
 // collector's room for its own garbage (what GOGC lets it reach between two
 // collections), and the run's own report (buildReports) comes after it, when
 // that heap is mostly garbage; each works in that room, its collections
-// coming more often, instead of adding to the peak: with 8 MB above what was
-// held, a checkpoint at minute 9 of a 10-minute soak raised the run's peak
-// by ~8 MB over a run without one (issue 23: 58,224 KiB against the attack's
-// 48–50 MB; the attack alone stayed flat), so a run long enough to
-// checkpoint during its attack looked like one that grew. The floor of
+// coming more often, instead of adding 8 MB of room to the peak: with 8 MB
+// above what was held, a checkpoint at minute 9 of a 10-minute soak raised
+// the run's peak by ~8 MB over a run without one (issue 23: 58,224 KiB
+// against the attack's 48–50 MB; the attack alone stayed flat), so a run
+// long enough to checkpoint during its attack looked like one that grew.
+// What an analysis still adds is its bounded state as followGC lets it
+// through (a checkpoint at minute 8 of that run: heap 24 MB against 20
+// between checkpoints, RSS ~3 MB more while it ran). The floor of
 // reportMemHeadroom above what is retained keeps the collector's room when
 // the process holds little free heap (a small run). While it is set,
 // followGC raises it as the rest of the process grows (a live analysis's
