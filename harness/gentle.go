@@ -33,9 +33,6 @@ type gentle struct {
 	sleep func(time.Duration) bool // false: the loop stopped while it slept
 	began time.Time
 	slept time.Duration
-	// follow, when set, is called at each pause, before its sleep: the live
-	// loop follows the process's memory there (followGC), at every chunk read.
-	follow func()
 }
 
 // errLiveStopped ends a paced analysis whose live loop stopped: the run's
@@ -51,12 +48,8 @@ func newGentle(share float64, now func() time.Time, sleep func(time.Duration) bo
 
 // pause sleeps what the analysis owes: the wall time since it began, less
 // what it slept, is its work, which must be at most share of the wall time.
-// The sleep is measured, not assumed: one that overran is credited. It calls
-// follow first, if set.
+// The sleep is measured, not assumed: one that overran is credited.
 func (g *gentle) pause() error {
-	if g.follow != nil {
-		g.follow()
-	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	at := g.now()

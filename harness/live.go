@@ -239,15 +239,13 @@ func (l *liveLoop) sleep(d time.Duration) bool {
 // memory — so what the analysis held a message more at minute 10 than at
 // minute 1 counted twice in the peak (issue 23). Its cost: more short
 // collections while it reads; a run of under a minute (no checkpoint)
-// without abortOnFail never has one. The limit follows the attack at each
-// pause (followGC): the attack sends all the while, and what it comes to
+// without abortOnFail never has one. The limit follows the attack while it
+// is set (followGC): the attack sends all the while, and what it comes to
 // hold (connections in flight in a stall) must not leave the collector
 // without room just when the sends are behind.
 func (l *liveLoop) analyze() (*reports.Summary, error) {
 	defer lowerGC()()
-	g := l.gentle()
-	g.follow = followGC
-	return liveAnalysis(gentleFS{fsys: os.DirFS(l.r.dir), g: g}, l.r.dir)
+	return liveAnalysis(gentleFS{fsys: os.DirFS(l.r.dir), g: l.gentle()}, l.r.dir)
 }
 
 // liveAnalysis is the analysis the live loop runs (reports.AnalyzeFS); a test

@@ -548,9 +548,7 @@ func (r *partRun) buildReports() error {
 		// heap, mostly garbage once it ended, is the report's room; its
 		// growth followed, followGC). Not when other parts may still be
 		// attacking: the setting is the process's.
-		restore := lowerGC()
-		stop := followEvery(reportFollow)
-		defer func() { stop(); restore() }()
+		defer lowerGC()()
 	}
 	sum, err := buildDir(r.dir)
 	if err != nil {
@@ -564,10 +562,9 @@ func (r *partRun) buildReports() error {
 // memory limit it runs under.
 var buildDir = render.Build
 
-// reportFollow is how often followGC looks at the process's memory while the
-// run's own report is built (it reads the files itself, with no pause to
-// follow at).
-const reportFollow = 50 * time.Millisecond
+// followInterval is how often followGC looks at the process's memory while
+// the lowered limit is set (followEvery).
+const followInterval = 50 * time.Millisecond
 
 // followEvery calls followGC every d until the returned function is called.
 func followEvery(d time.Duration) (stop func()) {
@@ -596,10 +593,11 @@ func followEvery(d time.Duration) (stop func()) {
 // the process's growth with (room 0: the limit is the user's, not followed).
 var lowGC struct {
 	sync.Mutex
-	n     int
-	saved int64
-	room  int64 // the limit less the retained memory when the limit was set
-	limit int64 // the limit set now
+	n       int
+	saved   int64
+	unwatch func() // stops the follower lowerGC started (followEvery)
+	room    int64  // the limit less the retained memory when the limit was set
+	limit   int64  // the limit set now
 }
 
 // lowerGC sets the process's soft memory limit to the memory the runtime
@@ -621,9 +619,10 @@ var lowGC struct {
 // between checkpoints, RSS ~3 MB more while it ran). The floor of
 // reportMemHeadroom above what is retained keeps the collector's room when
 // the process holds little free heap (a small run). While it is set,
-// followGC raises it as the rest of the process grows (a live analysis's
-// pauses call it, and a ticker while the run's report is built,
-// followEvery), and with it the analysis's own bounded state. GOGC stays the
+// followGC raises it as the rest of the process grows (lowerGC's own
+// follower calls it every followInterval while the limit is set, whoever
+// set it: the live analysis, paced, and the run's report alike), and with it
+// the analysis's own bounded state. GOGC stays the
 // process's: lowering it (25, before) also lowered the runtime's minimum
 // heap from 4 MB to 1 MB, and a small report was collected again and again
 // (two collections for a 1-message run's report, nine for a 25,000-message
@@ -639,15 +638,21 @@ func lowerGC() (restore func()) {
 			lowGC.limit = max(held, retained+reportMemHeadroom)
 			lowGC.room = lowGC.limit - retained
 			debug.SetMemoryLimit(lowGC.limit)
+			lowGC.unwatch = followEvery(followInterval)
 		}
 	}
 	lowGC.n++
 	return func() {
 		lowGC.Lock()
-		defer lowGC.Unlock()
+		var unwatch func()
 		if lowGC.n--; lowGC.n == 0 {
 			lowGC.room = 0
 			debug.SetMemoryLimit(lowGC.saved)
+			unwatch, lowGC.unwatch = lowGC.unwatch, nil
+		}
+		lowGC.Unlock()
+		if unwatch != nil {
+			unwatch() // outside the lock: followGC takes it
 		}
 	}
 }
@@ -655,7 +660,7 @@ func lowerGC() (restore func()) {
 // followGC raises the soft memory limit lowerGC set when the collector's
 // room — the limit less the memory no collection can give back (retained) —
 // fell under half of what it was when the limit was set: it gives the room
-// back whole (limit = retained + the room at the start). So at every pause
+// back whole (limit = retained + the room at the start). So at every look
 // the room is at least half the start's, itself at least reportMemHeadroom.
 // A live analysis runs for minutes while the attack sends: with the limit
 // fixed at its start, a stall that leaves hundreds of connections in flight
