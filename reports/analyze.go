@@ -285,12 +285,8 @@ func analyzeListing(fsys fs.FS, name string, rawRequests bool, st *streamRun, lo
 	return a, nil
 }
 
-// readJSONL is rundir.ReadJSONL over a file system: a missing file reads as empty.
-func readJSONL[T any](fsys fs.FS, name string, fn func(T) error, bad func(line int, err error)) error {
-	return readJSONLFunc(fsys, name, func(b []byte, v *T) error { return json.Unmarshal(b, v) }, fn, bad)
-}
-
-// readJSONLFunc is readJSONL with its own decoder of a line (rundir.DecodeJSONLFunc).
+// readJSONLFunc is rundir.DecodeJSONLFunc over a file system, with its own
+// decoder of a line: a missing file reads as empty.
 func readJSONLFunc[T any](fsys fs.FS, name string, decode func([]byte, *T) error, fn func(T) error, bad func(line int, err error)) error {
 	f, err := rundir.OpenRegularFS(fsys, name)
 	if errors.Is(err, fs.ErrNotExist) {

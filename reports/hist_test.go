@@ -157,7 +157,9 @@ func writeResultsBin(t *testing.T, dir string) []float64 {
 	enc := vegeta.NewEncoder(f)
 	var lats []float64
 	var seq uint64
-	err = readJSONL(os.DirFS(dir), rundir.AttemptsFile, func(a rundir.Attempt) error {
+	in := &interner{}
+	decode := func(b []byte, a *rundir.Attempt) error { return decodeAttempt(in, b, a) }
+	err = readJSONLFunc(os.DirFS(dir), rundir.AttemptsFile, decode, func(a rundir.Attempt) error {
 		lats = append(lats, a.Latency)
 		r := vegeta.Result{Attack: "t", Seq: seq, Code: uint16(a.Code), Timestamp: a.Sent,
 			Latency: time.Duration(a.Latency * 1e9), Method: "POST", URL: "http://127.0.0.1/api"}
