@@ -46,7 +46,7 @@ type Options struct {
 	ListenAddr string
 	// MaxTracked bounds the messages the correlation table remembers (default
 	// DefaultMaxTracked); past it the oldest are forgotten, a generation at a
-	// time (a quarter of the cap, at most 65,536: table.go), and a later event
+	// time (a quarter of the cap, at most 16,384: table.go), and a later event
 	// of a forgotten message is taken as a first arrival.
 	MaxTracked int
 	// Fault makes the sink answer a share of valid calls with another status or
