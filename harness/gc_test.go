@@ -302,7 +302,7 @@ delivery: { via: none }
 	if !seen {
 		t.Fatal("the run's report was not built through buildDir")
 	}
-	t.Logf("limit %d MB at the start, %d MB after the room and 8 MB kept; retained %d MB", set>>20, raised>>20, retained>>20)
+	t.Logf("limit %d MB at the start, %d MB after the room and the headroom kept; retained %d MB", set>>20, raised>>20, retained>>20)
 	if set == math.MaxInt64 {
 		t.Fatal("no memory limit set while the run's report was built")
 	}

@@ -636,13 +636,18 @@ type hashSpill struct {
 	s *sortedSpill[[2]uint64]
 }
 
-// spillChunk is how many pairs a hashSpill holds in memory (512 KiB), and
+// spillChunk is how many pairs a hashSpill holds in memory (128 KiB), and
 // sets the chunks of the other spills (a quarter or a sixteenth of it, by
 // the size of their records); a test lowers it. A spill is full within the
-// first 32,768 messages, so the report's memory does not grow from one to
+// first 8,192 messages, so the report's memory does not grow from one to
 // three minutes of a run at 1,000 a second as its chunks fill (at 131,072
-// pairs, 2 MiB, it did: TestSpillHoldsItsChunk).
-var spillChunk = 1 << 15
+// pairs, 2 MiB, it did: TestSpillHoldsItsChunk). At 32,768 (before) the
+// spills held 1.5 MB of a checkpoint's 3.5 MB at minute 8 of a 1,000/s run
+// with callbacks, and a checkpoint during the attack adds what it holds to
+// the run's peak (issue 23); smaller chunks make more sorted runs, merged
+// sixteen at a time (spillmerge.go): an 18 M-message soak's answered ids are
+// 2,200 runs, three levels.
+var spillChunk = 1 << 13
 
 func (s *hashSpill) add(h uint64, seq int64) error {
 	if s.s == nil {
