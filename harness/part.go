@@ -622,8 +622,8 @@ var lowGC struct {
 // against the attack's 48–50 MB; the attack alone stayed flat), so a run
 // long enough to checkpoint during its attack looked like one that grew.
 // What an analysis still adds is its bounded state as followGC lets it
-// through (a checkpoint at minute 8 of that run: heap 24 MB against 20
-// between checkpoints, RSS ~3 MB more while it ran). The floor of
+// through (a checkpoint at minute 8 of a 1,000/s run with callbacks: RSS
+// 1–2 MB more while it ran, with the floor at 4 MB; 5–6 MB at 8 MB). The floor of
 // reportMemHeadroom above what is retained keeps the collector's room when
 // the process holds little free heap (a small run). While it is set,
 // followGC raises it as the rest of the process grows (lowerGC's own
