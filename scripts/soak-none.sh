@@ -2,9 +2,13 @@
 # soak-none.sh: the run process's memory with delivery none (issue 23's goal:
 # peak RSS grows < 1 byte a message from 1 to 10 minutes), like for like.
 #
-# `msgload run` at RATE/s for each of DURATIONS seconds against `msgload sim`
-# in a second process on loopback whose every answer waits LATENCY (the
-# simulator's faults.latency): the messages in flight, and so the connections
+# `msgload run` at RATE/s for each of DURATIONS seconds against a target in a
+# second process on loopback whose every answer waits LATENCY: `msgload sim`
+# (TARGET=sim, the simulator's faults.latency) or nginx answering the send
+# with a new txId after echo_sleep (TARGET=nginx: the echo module, Debian's
+# libnginx-mod-http-echo; a target that costs the two cores little, so that
+# the attacker has them: the simulator's own work at 5,000/s left this
+# machine's attacker 2-3 % late). The messages in flight, and so the connections
 # the attacker opens, are rate x latency at every length instead of whatever
 # the machine's stalls of the moment made them. For each run it prints the
 # peak RSS (/usr/bin/time), the peak live heap and goroutine stacks of the Go
@@ -20,14 +24,16 @@
 #
 #   scripts/soak-none.sh                       1, 3 and 10 minutes at 5,000/s (~15 min)
 #   RATE=2000 DURATIONS="60 180" scripts/soak-none.sh
+#   TARGET=nginx scripts/soak-none.sh          the same against nginx
 #
-# Environment: RATE (5000), DURATIONS ("60 180 600"), LATENCY (20ms), PORT
+# Environment: TARGET (sim), RATE (5000), DURATIONS ("60 180 600"), LATENCY (20ms), PORT
 # (18081), MSGLOAD (a built binary; default: go build into WORK), WORK (a
 # directory for the run directories and logs; default: a new temporary one).
 # Needs /usr/bin/time, ss and jq. Run it on an idle machine: a run that shares
 # the cores with other work does not hold its plan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+TARGET=${TARGET:-sim}
 RATE=${RATE:-5000}
 DURATIONS=${DURATIONS:-"60 180 600"}
 LATENCY=${LATENCY:-20ms}
@@ -39,6 +45,58 @@ if [ ! -x "$BIN" ]; then
   ${GO:-go} build -o "$BIN" ./cmd/msgload
 fi
 printf 'faults: { latency: %s }\n' "$LATENCY" > "$WORK/sim.yaml"
+ECHO_MODULE=${ECHO_MODULE:-/usr/lib/nginx/modules/ngx_http_echo_module.so}
+
+# nginx_conf: nginx answering POST /messaging/v1/send as the API does (200,
+# a new uuid txId from $request_id, state ACCEPTED) after LATENCY.
+nginx_conf() {
+  local n=$WORK/nginx secs
+  secs=$(awk -v l="$LATENCY" 'BEGIN { if (l ~ /ms$/) { sub(/ms$/, "", l); print l / 1000 } else { sub(/s$/, "", l); print l + 0 } }')
+  mkdir -p "$n"
+  cat > "$n/nginx.conf" <<EOF
+load_module $ECHO_MODULE;
+worker_processes 1;
+daemon off;
+pid $n/nginx.pid;
+error_log $n/error.log warn;
+events { worker_connections 8192; }
+http {
+  access_log off;
+  client_body_temp_path $n/body;
+  proxy_temp_path $n/proxy;
+  fastcgi_temp_path $n/fcgi;
+  uwsgi_temp_path $n/uwsgi;
+  scgi_temp_path $n/scgi;
+  keepalive_requests 100000000;
+  keepalive_timeout 120s;
+  map \$request_id \$uuid {
+    "~^(?<a>.{8})(?<b>.{4})(?<c>.{4})(?<d>.{4})(?<e>.{12})\$" "\$a-\$b-\$c-\$d-\$e";
+  }
+  server {
+    listen 127.0.0.1:$PORT;
+    location = /messaging/v1/send {
+      default_type application/json;
+      echo_read_request_body;
+      echo_sleep $secs;
+      echo -n '{"txId":"\$uuid","updatedAt":"\$time_iso8601","state":"ACCEPTED","error":{"code":0,"message":"ok"}}';
+    }
+  }
+}
+EOF
+}
+
+# start_target D: starts the target of the D-second run in the background
+# (its pid in simpid).
+start_target() {
+  case $TARGET in
+  sim) "$BIN" sim --addr "127.0.0.1:$PORT" --config "$WORK/sim.yaml" > "$WORK/sim-$1.log" 2>&1 & ;;
+  nginx)
+    [ -f "$WORK/nginx/nginx.conf" ] || nginx_conf
+    nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" > "$WORK/sim-$1.log" 2>&1 & ;;
+  *) echo "soak-none: TARGET is sim or nginx, not $TARGET" >&2; exit 2 ;;
+  esac
+  simpid=$!
+}
 
 # scenario D: the delivery-none scenario of D seconds at RATE.
 scenario() {
@@ -62,7 +120,7 @@ wait_port() {
     (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && return 0
     sleep 0.1
   done
-  echo "soak-none: the simulator did not listen on $PORT" >&2
+  echo "soak-none: the target ($TARGET) did not listen on $PORT" >&2
   return 1
 }
 
@@ -100,8 +158,7 @@ one() {
   local d=$1 dir=$WORK/runs-$1 sim simpid sampler
   rm -rf "$dir"; mkdir -p "$dir"
   scenario "$d" > "$WORK/none-$d.yaml"
-  "$BIN" sim --addr "127.0.0.1:$PORT" --config "$WORK/sim.yaml" > "$WORK/sim-$d.log" 2>&1 &
-  simpid=$!
+  start_target "$d"
   wait_port
   : > "$WORK/conns-$d"
   sample_conns "$WORK/conns-$d" &
@@ -130,7 +187,7 @@ for d in $DURATIONS; do
   one "$d"
 done
 
-echo "# msgload run, delivery none, ${RATE}/s, target answers in $LATENCY; $WORK"
+echo "# msgload run, delivery none, ${RATE}/s, target ($TARGET) answers in $LATENCY; $WORK"
 echo "# growth: from the first run, in bytes a message sent (peak RSS; peak live heap; mean live heap of the last minute of sending; heap in MB)"
 awk -F'\t' 'BEGIN { OFS = "\t"; print "s", "peak RSS KiB", "live MB", "stacks MB", "conns", "planned", "sent", "capped", "late", "verdict", "RSS B/msg", "live B/msg", "last-minute live MB", "its B/msg", "like for like", "load at start" }
 {
