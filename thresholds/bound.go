@@ -31,8 +31,8 @@ func (e *Expr) UpperBound() (path []any, ok bool) {
 	return p, p != nil
 }
 
-// isNumber says whether n is a number literal (a rewritten duration or
-// percentage is one).
+// isNumber says whether n is a number literal (a rewritten duration,
+// percentage or size is one).
 func isNumber(n ast.Node) bool {
 	switch x := n.(type) {
 	case *ast.IntegerNode, *ast.FloatNode:

@@ -9,10 +9,20 @@ import (
 
 // Threshold expressions read summary fields by their JSON names
 // (delivery.latency.p95, requests.codes["429"]); a duration literal (30s, 250ms,
-// 1m) stands for its seconds and a percentage (1%) for its fraction, since
-// summary.json keeps latencies in seconds and shares as fractions.
+// 1m) stands for its seconds, a percentage (1%) for its fraction and a size
+// (512kB, 1.5MiB) for its bytes, since summary.json keeps latencies in seconds,
+// shares as fractions and memory in bytes.
 
-// rewriteLiterals turns duration and percentage literals outside string
+// sizeUnits are the byte units a size literal may end in, matched exactly:
+// case tells 1m (a minute) from 1MB, and 1Mb (bits or bytes?) is refused
+// rather than guessed.
+var sizeUnits = map[string]float64{
+	"B":  1,
+	"kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9,
+	"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30,
+}
+
+// rewriteLiterals turns duration, percentage and size literals outside string
 // literals into plain numbers.
 func rewriteLiterals(src string) (string, error) {
 	var b strings.Builder
@@ -45,10 +55,19 @@ func rewriteLiterals(src string) (string, error) {
 			}
 			unit := src[j:k]
 			switch {
+			case sizeUnits[unit] != 0:
+				// The whole unit text must be a size unit: 1MB30s is not a
+				// compound and falls to the error below.
+				f, err := strconv.ParseFloat(strings.ReplaceAll(num, "_", ""), 64)
+				if err != nil {
+					return "", fmt.Errorf("%q: not a size", num+unit)
+				}
+				b.WriteString(strconv.FormatFloat(f*sizeUnits[unit], 'g', -1, 64))
+				i = k
 			case unit != "":
 				d, err := time.ParseDuration(num + unit)
 				if err != nil {
-					return "", fmt.Errorf("%q: not a number or a duration", num+unit)
+					return "", fmt.Errorf("%q: not a number, a duration or a size", num+unit)
 				}
 				b.WriteString(strconv.FormatFloat(d.Seconds(), 'g', -1, 64))
 				i = k
@@ -83,8 +102,8 @@ func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 func isIdent(c byte) bool  { return isDigit(c) || isLetter(c) || c == '_' }
 
 // Number is the value a literal of the language stands for: 30s → 30 (seconds),
-// 1% → 0.01, 1_000 → 1000. The report reads a threshold's bound with it to draw
-// the bound on a chart.
+// 1% → 0.01, 1MB → 1e6 (bytes), 1_000 → 1000. The report reads a threshold's
+// bound with it to draw the bound on a chart.
 func Number(lit string) (float64, error) {
 	code, err := rewriteLiterals(lit)
 	if err != nil {

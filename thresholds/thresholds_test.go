@@ -44,10 +44,33 @@ func TestRewriteLiterals(t *testing.T) {
 		{`requests.codes["429"] > 0`, `requests.codes["429"] > 0`},           // map keys untouched
 		{"delivery.latency.p95 < p99x", "delivery.latency.p95 < p99x"},       // digits inside names untouched
 		{`rate_limit.clients[0].sent > 1`, `rate_limit.clients[0].sent > 1`}, // plain numbers untouched
+		{"x < 1m", "x < 60"},                                                 // m is a minute, not a size
+		{"x < 1ms", "x < 0.001"},                                             // ms a millisecond
+		{"x < 1us + 1µs", "x < 1e-06 + 1e-06"},                               // microseconds, both spellings
+		{"x < 1B", "x < 1"},                                                  // sizes: bytes
+		{"x < 1kB + 1KB", "x < 1000 + 1000"},                                 // both spellings of 1000
+		{"x < 1MB + 1GB", "x < 1e+06 + 1e+09"},                               // powers of 1000
+		{"x < 1KiB + 1MiB", "x < 1024 + 1.048576e+06"},                       // powers of 1024
+		{"x < 1GiB", "x < 1.073741824e+09"},                                  // 1024³
+		{"x < 1.5MiB", "x < 1.572864e+06"},                                   // decimal size
+		{"x < 1_000kB", "x < 1e+06"},                                         // underscores in a size
+		{"drift.memory_slope < 1MB/10m", "drift.memory_slope < 1e+06/600"},   // bytes per second
+		{"x1MB < 1", "x1MB < 1"},                                             // a unit glued to a name is no literal
+		{`run.scenario == "1MB"`, `run.scenario == "1MB"`},                   // strings untouched
 	} {
 		got, err := rewriteLiterals(tc.in)
 		if err != nil || got != tc.want {
 			t.Errorf("%q: got %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"x < 1MX", `"1MX": not a number, a duration or a size`},
+		{"x < 1Mb", `"1Mb": not a number, a duration or a size`},       // units are case-sensitive
+		{"x < 1MB30s", `"1MB30s": not a number, a duration or a size`}, // a size is no compound
+		{"x < 1.2.3MB", `"1.2.3MB": not a size`},
+	} {
+		if got, err := rewriteLiterals(tc.in); err == nil || err.Error() != tc.want {
+			t.Errorf("%q: got %q, %v; want the error %q", tc.in, got, err, tc.want)
 		}
 	}
 }
@@ -56,12 +79,13 @@ func TestNumber(t *testing.T) {
 	for _, tc := range []struct {
 		lit  string
 		want float64
-	}{{"30s", 30}, {"250ms", 0.25}, {"1m30s", 90}, {"1%", 0.01}, {"1_000", 1000}, {"2.5", 2.5}} {
+	}{{"30s", 30}, {"250ms", 0.25}, {"1m30s", 90}, {"1%", 0.01}, {"1_000", 1000}, {"2.5", 2.5},
+		{"1MB", 1e6}, {"1.5MiB", 1.5 * 1024 * 1024}, {"1_000kB", 1e6}, {"1GiB", 1 << 30}} {
 		if got, err := Number(tc.lit); err != nil || got != tc.want {
 			t.Errorf("%s: got %v, %v; want %v", tc.lit, got, err, tc.want)
 		}
 	}
-	for _, lit := range []string{"3x", "abc", `"5s"`} {
+	for _, lit := range []string{"3x", "abc", `"5s"`, "1MX", "1Mb", "1mb", "1MB30s", "1m30MB"} {
 		if got, err := Number(lit); err == nil {
 			t.Errorf("%s: got %v, want an error", lit, got)
 		}
@@ -81,6 +105,9 @@ func TestRunAndLeft(t *testing.T) {
 		{"delivery.latency.p95 < 30s", true, 12, true},
 		{"delivery.latency.p95 < 500ms", false, 12, true},
 		{"delivery.lost / delivery.expected < 1%", true, 0.005, true},
+		{"delivery.latency.p95 < 1MB/10m", true, 12, true}, // a size per duration compiles
+		{"1MB/10m > 1666", true, 1e6 / 600.0, true},        // 1 MB per 10 minutes in bytes per second
+		{"delivery.expected >= 1kB", false, 200, true},
 		{`codes["429"] > 0`, true, 3, true},
 		{`codes["503"] == 0`, true, 0, true},                             // an absent key reads as zero
 		{"delivery.expected > 0 && delivery.lost == 0", false, 0, false}, // not a comparison: no figure
