@@ -28,6 +28,10 @@ const (
 	// --merge), never by a checkpoint, and absent when delivery was not
 	// measured.
 	LostFile = "lost.jsonl"
+	// TargetMemoryFile is the target's memory as its metrics endpoint told
+	// it during the attack (scenario target.metrics), one MemorySample a
+	// line, each written when it was taken: the drift's memory_slope.
+	TargetMemoryFile = "target-memory.jsonl"
 )
 
 // ChartFile is the name of a chart's SVG file beside report.md: chart-latency

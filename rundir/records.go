@@ -236,6 +236,27 @@ type Meta struct {
 	// Aborted is set when an abortOnFail threshold, judged live, stopped
 	// the attack (the run ends fail, reports say by which and when).
 	Aborted *Abort `json:"aborted,omitempty"`
+	// TargetMemory is where the run sampled its target's memory
+	// (TargetMemoryFile); nil when the scenario names no target.metrics.
+	TargetMemory *MemorySource `json:"target_memory,omitempty"`
+}
+
+// MemorySource is where and how a run sampled its target's memory: a
+// Prometheus metrics endpoint (its URL with any password redacted), the
+// metric read there (the sum of its series) and how often.
+type MemorySource struct {
+	URL    string   `json:"url"`
+	Metric string   `json:"metric"`
+	Every  Duration `json:"every"`
+}
+
+// MemorySample is one look at the target's memory: Bytes as the metric said
+// it, or Error when the endpoint could not be read or did not have it (a
+// sample missing, never 0 bytes).
+type MemorySample struct {
+	At    time.Time `json:"at"`
+	Bytes *float64  `json:"bytes,omitempty"`
+	Error string    `json:"error,omitempty"`
 }
 
 // Abort is what stopped a run's attack early: an abortOnFail threshold that

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +19,11 @@ import (
 )
 
 func reflectValue(s *Scenario) reflect.Value { return reflect.ValueOf(s).Elem() }
+
+// memoryMetricPattern is a Prometheus metric name (target.memoryMetric).
+const memoryMetricPattern = `^[a-zA-Z_:][a-zA-Z0-9_:]*$`
+
+var memoryMetricRe = regexp.MustCompile(memoryMetricPattern)
 
 func loadIsZero(l LoadSpec) bool {
 	return reflect.ValueOf(l).IsZero()
@@ -100,6 +106,13 @@ func (c *checker) target(s *Scenario, p string, notify bool) {
 			c.url(at("target.tokenUrl"), s.Target.TokenURL, true)
 		} else if s.Target.TokenURL != "" {
 			c.errorf(at("target.tokenUrl"), "only the notify API has a token endpoint")
+		}
+		c.url(at("target.metrics"), s.Target.Metrics, false)
+		switch m := s.Target.MemoryMetric; {
+		case m != "" && s.Target.Metrics == "":
+			c.errorf(at("target.memoryMetric"), "needs target.metrics, the endpoint to read it at")
+		case m != "" && !memoryMetricRe.MatchString(m):
+			c.errorf(at("target.memoryMetric"), "%q is not a Prometheus metric name (letters, digits, _ and :, not starting with a digit)", m)
 		}
 	}
 	for _, h := range s.Confirm {

@@ -386,11 +386,11 @@ func suggestField(k string, idx map[string]int) string {
 	return fmt.Sprintf(" (did you mean %q?)", best)
 }
 
-// decodeNode reads "embedded" or { baseUrl, tokenUrl }.
+// decodeNode reads "embedded" or { baseUrl, tokenUrl, metrics, memoryMetric }.
 func (t *Target) decodeNode(d *decoder, n ast.Node, path string) {
 	if s, ok := scalar(n); ok {
 		if s != "embedded" {
-			d.errorf(n, path, "want embedded or a mapping { baseUrl, tokenUrl }, got %q", s)
+			d.errorf(n, path, "want embedded or a mapping { baseUrl, tokenUrl, metrics, memoryMetric }, got %q", s)
 			return
 		}
 		*t = Target{Embedded: true}
@@ -412,7 +412,9 @@ func (t Target) MarshalYAML() (any, error) {
 }
 
 // IsZero reports whether no target is set.
-func (t Target) IsZero() bool { return !t.Embedded && t.BaseURL == "" && t.TokenURL == "" }
+func (t Target) IsZero() bool {
+	return !t.Embedded && t.BaseURL == "" && t.TokenURL == "" && t.Metrics == "" && t.MemoryMetric == ""
+}
 
 // decodeNode reads a count or a list of credentials.
 func (c *Clients) decodeNode(d *decoder, n ast.Node, path string) {

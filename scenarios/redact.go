@@ -46,6 +46,7 @@ func (s *Scenario) redactedCopy() *Scenario {
 	}
 	c.Target.BaseURL = redactURL(c.Target.BaseURL)
 	c.Target.TokenURL = redactURL(c.Target.TokenURL)
+	c.Target.Metrics = redactURL(c.Target.Metrics)
 	c.Sink = redactURL(c.Sink)
 	c.Message.Callback = redactURL(c.Message.Callback)
 	if c.Parts != nil {

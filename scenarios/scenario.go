@@ -59,7 +59,29 @@ type Target struct {
 	Embedded bool   `json:"-"`
 	BaseURL  string `json:"baseUrl,omitempty" jsonschema_description:"base URL of the API (messaging: {base_url}; notify: {notify_base_url})"`
 	TokenURL string `json:"tokenUrl,omitempty" jsonschema_description:"token endpoint of the identity provider (notify only)"`
+	// Metrics is the target's Prometheus metrics endpoint: the run samples
+	// MemoryMetric there during the attack (rundir.TargetMemoryFile) and the
+	// drift of a soak fits its slope (drift.memory_slope).
+	Metrics      string `json:"metrics,omitempty" jsonschema_description:"the target's Prometheus metrics endpoint (text format): its memory is sampled during the attack for the drift's memory_slope"`
+	MemoryMetric string `json:"memoryMetric,omitempty" jsonschema_description:"the metric read at metrics, the sum of its series (default process_resident_memory_bytes)"`
 }
+
+// DefaultMemoryMetric is the metric read at target.metrics when the scenario
+// names none: the resident memory every Prometheus client library's process
+// collector exports.
+const DefaultMemoryMetric = "process_resident_memory_bytes"
+
+// MemoryMetricName is the metric the run reads at target.metrics.
+func (t Target) MemoryMetricName() string {
+	if t.MemoryMetric != "" {
+		return t.MemoryMetric
+	}
+	return DefaultMemoryMetric
+}
+
+// RedactedMetrics is target.metrics with any password in it redacted, as
+// run.json records it.
+func (t Target) RedactedMetrics() string { return redactURL(t.Metrics) }
 
 // Auth holds the credentials. Secrets come from the environment (${VAR}).
 type Auth struct {

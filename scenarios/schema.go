@@ -11,6 +11,8 @@ func (Target) JSONSchema() *jsonschema.Schema {
 	props := jsonschema.NewProperties()
 	props.Set("baseUrl", &jsonschema.Schema{Type: "string", Format: "uri", Description: "base URL of the API"})
 	props.Set("tokenUrl", &jsonschema.Schema{Type: "string", Format: "uri", Description: "token endpoint (notify only)"})
+	props.Set("metrics", &jsonschema.Schema{Type: "string", Format: "uri", Description: "the target's Prometheus metrics endpoint: its memory is sampled during the attack (drift.memory_slope)"})
+	props.Set("memoryMetric", &jsonschema.Schema{Type: "string", Pattern: memoryMetricPattern, Default: DefaultMemoryMetric, Description: "the metric read at metrics, the sum of its series"})
 	return &jsonschema.Schema{
 		Description: "embedded (the built-in simulator) or the addresses of a real service",
 		OneOf: []*jsonschema.Schema{
