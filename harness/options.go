@@ -274,6 +274,9 @@ func (r *partRun) partMeta(ld load, plan scenarios.Plan, limit attack.Limit, max
 		Retry:      rundir.Retry{On: slices.Clone(s.Retry.On), Max: s.Retry.Max, Backoff: rundir.Duration(s.Retry.Backoff.D)},
 		Probes:     s.Idempotency.Probes.F,
 	}
+	if s.Target.Metrics != "" {
+		meta.TargetMemory = &rundir.MemorySource{URL: s.Target.RedactedMetrics(), Metric: s.Target.MemoryMetricName(), Every: rundir.Duration(cmp.Or(r.o.MemoryEvery, defaultMemoryEvery))}
+	}
 	if maxMsgs > 0 && meta.Planned.Requests > maxMsgs {
 		// --max-messages is a deliberate cap, not a shortfall: the plan is what it lets go.
 		meta.Planned.Requests = maxMsgs

@@ -201,7 +201,9 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	}
 	r.live = r.startLive(time.Now())
 	defer r.live.stop() // on an early return; the normal path stops it after the grace wait
-	attackErr := r.attack(stopCtx, abortCtx, ao, &meta, metaPath)
+	stopMemory := r.sampleTargetMemory(meta.TargetMemory)
+	defer stopMemory()
+	attackErr := r.attack(stopCtx, abortCtx, ao, &meta, metaPath, stopMemory)
 	r.waitForCallbacks()
 	if !meta.Interrupted && cmp.Or(r.userStop, stopCtx).Err() != nil {
 		// interrupted in the grace wait: the process is being stopped (its
@@ -449,12 +451,13 @@ func (r *partRun) startAtInstant(stopCtx context.Context, meta *rundir.Meta, met
 // run goes on, since what was sent is still waited for and reported; one that
 // failed before sending anything is returned, for the caller to fail the part
 // with once what was started is closed.
-func (r *partRun) attack(stopCtx, abortCtx context.Context, ao attack.Options, meta *rundir.Meta, metaPath string) error {
+func (r *partRun) attack(stopCtx, abortCtx context.Context, ao attack.Options, meta *rundir.Meta, metaPath string, attackOver func()) error {
 	r.phase.Store("attack")
 	// On the first interrupt what was sent goes to disk at once (a pod gets
 	// SIGKILL some seconds after SIGTERM), and again when the attack is over.
 	stopFlush := context.AfterFunc(stopCtx, func() { _ = r.rec.Flush() })
 	res, aerr := attack.RunWithAbort(stopCtx, abortCtx, ao)
+	attackOver() // the target's memory: its last sample at the attack's end
 	stopFlush()
 	_ = r.rec.Flush()
 	r.phase.Store("grace")

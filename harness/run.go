@@ -108,6 +108,9 @@ type Options struct {
 	// during the attack (0: every 2 s); an analysis that takes longer (it
 	// is paced to a quarter of a core) delays the next (live.go).
 	LiveEvery time.Duration
+	// MemoryEvery is how often the target's memory is sampled when the
+	// scenario names its metrics endpoint (target.metrics); 0: every 10 s.
+	MemoryEvery time.Duration
 
 	Now func() time.Time // default time.Now
 }
