@@ -30,9 +30,16 @@ import (
 //
 // Memory: each window keeps its latencies in log buckets 1 % wide (a p95
 // within 0.5 % of the exact one), a few hundred counts a window, never the
-// values. The target's memory is not fitted: neither a real target nor the
-// embedded simulator exposes it to the report (the simulator's Prometheus
-// metrics are not recorded in the run directory), so memory_slope is null.
+// values.
+//
+// The target's memory (memory_slope, bytes per second) is fitted the same
+// way over the mean of each window's samples of target-memory.jsonl, which
+// the run writes when the scenario names the target's metrics endpoint
+// (target.metrics; harness/targetmem.go). A sample that failed is missing,
+// never 0 bytes: a window without a sample is no point of the fit, and the
+// notes say how many failed. Without the endpoint (the embedded simulator
+// shares msgload's process: its memory is not the target's) memory_slope is
+// null.
 var (
 	driftMinRun    = 10 * time.Minute // shorter runs have no drift (null)
 	driftWindow    = time.Minute
@@ -117,6 +124,8 @@ type driftWin struct {
 	errs      int64
 	del       logCounts
 	delCensor int64
+	memSum    float64 // the target's memory: the sum and count of the window's samples
+	memN      int64
 }
 
 // driftRec gathers the windows while the run is read.
@@ -189,11 +198,13 @@ func (a *analyzer) finishDrift() {
 			wins[i] = *w
 		}
 	}
+	mem := a.targetMemory(wins, driftWindow)
 	width := driftWindow
 	for len(wins) > driftMaxWindow {
 		wins, width = mergePairs(wins), 2*width
 	}
 	dr := fitDrift(wins, width.Seconds(), a.s.Delivery.Measured)
+	dr.Notes = append(dr.Notes, mem...)
 	a.s.Drift = dr
 	a.s.Requests.Latency.P95Slope = dr.RequestsLatencyP95
 	a.s.Delivery.Latency.P95Slope = dr.DeliveryLatencyP95
@@ -211,6 +222,7 @@ func mergePairs(wins []driftWin) []driftWin {
 		o.del.merge(&x.del)
 		o.del.merge(&y.del)
 		o.total, o.errs, o.delCensor = x.total+y.total, x.errs+y.errs, x.delCensor+y.delCensor
+		o.memSum, o.memN = x.memSum+y.memSum, x.memN+y.memN
 	}
 	return out
 }
@@ -218,7 +230,7 @@ func mergePairs(wins []driftWin) []driftWin {
 // fitDrift fits the slopes over the windows (x: each window's middle).
 func fitDrift(wins []driftWin, width float64, delivery bool) *drift {
 	dr := &drift{Window: width, Windows: len(wins), Method: "theil-sen", RequestsLatencyP95Wins: make([]*float64, 0, len(wins))}
-	var req, errs, del [][2]float64
+	var req, errs, del, mem [][2]float64
 	censoredP95 := 0
 	for i := range wins {
 		w := &wins[i]
@@ -233,6 +245,9 @@ func fitDrift(wins []driftWin, width float64, delivery bool) *drift {
 		if w.total > 0 {
 			errs = append(errs, [2]float64{x, float64(w.errs) / float64(w.total)})
 		}
+		if w.memN > 0 {
+			mem = append(mem, [2]float64{x, w.memSum / float64(w.memN)})
+		}
 		if all := w.del.n + w.delCensor; all > 0 {
 			if v, ok := w.del.quantile(0.95, all); ok {
 				del = append(del, [2]float64{x, v})
@@ -243,6 +258,7 @@ func fitDrift(wins []driftWin, width float64, delivery bool) *drift {
 	}
 	dr.RequestsLatencyP95 = theilSen(req)
 	dr.ErrorRate = theilSen(errs)
+	dr.Memory = theilSen(mem)
 	if delivery && censoredP95 == 0 {
 		dr.DeliveryLatencyP95 = theilSen(del)
 	} else if delivery {
@@ -297,8 +313,8 @@ func (s *Summary) driftNoData(p []any) string {
 	if s.Drift == nil {
 		return fmt.Sprintf("the drift is fitted only over a run of at least %s", driftMinRun)
 	}
-	if thresholds.PathString(p) == "drift.memory_slope" {
-		return "the target's memory is not recorded in the run directory"
+	if thresholds.PathString(p) == "drift.memory_slope" && s.Drift.Memory == nil {
+		return cmp.Or(s.memoryNoData, "no slope of the target's memory (no target.metrics in the scenario, or fewer than three windows with a sample)")
 	}
 	if v := s.slopeAt(p); v == nil {
 		return "no slope (fewer than three windows with data, or a p95 that is only a lower bound)"
@@ -315,6 +331,8 @@ func (s *Summary) slopeAt(p []any) *float64 {
 		return s.Delivery.Latency.P95Slope
 	case "requests.error_rate_slope", "drift.error_rate_slope":
 		return s.Requests.ErrorRateSlope
+	case "drift.memory_slope":
+		return s.Drift.Memory
 	}
-	return nil // memory_slope, or a slope of a figure with none
+	return nil // a slope of a figure with none
 }

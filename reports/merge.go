@@ -119,6 +119,9 @@ func Merge(out string, dirs []string, o MergeOptions) (*Summary, error) {
 	if err := mergeTruth(out, shards); err != nil {
 		return nil, err
 	}
+	if err := mergeTargetMemory(out, shards); err != nil {
+		return nil, err
+	}
 	if err := mergeResults(out, shards); err != nil {
 		return nil, err
 	}
@@ -436,6 +439,29 @@ func mergeAttempts(out string, shards []shardDir) error {
 	return writeLines(out, rundir.AttemptsFile, func(emit func([]byte) error) error {
 		for _, s := range shards {
 			if err := eachLine(filepath.Join(s.dir, rundir.AttemptsFile), func(line []byte) error { return emit(line) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// mergeTargetMemory concatenates the shards' samples of the target's memory
+// (each sampled the one target; the drift takes each window's mean of them
+// all), when any shard sampled it; a shard whose file is missing adds none.
+func mergeTargetMemory(out string, shards []shardDir) error {
+	var from []string
+	for _, s := range shards {
+		if _, err := os.Stat(filepath.Join(s.dir, rundir.TargetMemoryFile)); s.meta.TargetMemory != nil && err == nil {
+			from = append(from, filepath.Join(s.dir, rundir.TargetMemoryFile))
+		}
+	}
+	if len(from) == 0 {
+		return nil
+	}
+	return writeLines(out, rundir.TargetMemoryFile, func(emit func([]byte) error) error {
+		for _, path := range from {
+			if err := eachLine(path, emit); err != nil {
 				return err
 			}
 		}

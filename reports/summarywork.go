@@ -76,6 +76,7 @@ type Summary struct {
 	problems       []string  // raw files missing or unreadable: the verdict is error
 	early          []Reason  // reasons found while reading (a shard killed or missing, a run with no end), with whose they are
 	missing        []string  // the raw files behind problems: their figures have no data (nodata.go)
+	memoryNoData   string    // why drift.memory_slope is null in a run long enough for drift (targetmem.go)
 	dir            string    // the run directory it was read from, for the reasons' commands
 	ops            opsRec    // the errors table's index while the attempts are read (ops.go)
 	baseline       *baseline // the comparison against --baseline, for the card and compare.json (baseline.go)

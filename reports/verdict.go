@@ -91,6 +91,9 @@ func (a *analyzer) checkRawFiles() {
 	if a.meta.Target == "embedded" && !a.meta.Interrupted && !a.meta.End.IsZero() {
 		need = append(need, truthFileOf(a.fsys))
 	}
+	if a.meta.TargetMemory != nil && !a.meta.End.IsZero() {
+		need = append(need, rundir.TargetMemoryFile) // written from the attack's start, a line a sample
+	}
 	hidden := map[string]bool{}
 	for _, name := range need {
 		f, err := rundir.OpenRegularFS(a.fsys, name)

@@ -28,7 +28,20 @@ func driftText(d *summary.Drift) string {
 	}
 	ms := func(x float64) string { return strconv.FormatFloat(x*1000, 'g', 3, 64) + " ms" }
 	pct := func(x float64) string { return strconv.FormatFloat(x*100, 'g', 3, 64) + " points" }
-	return fmt.Sprintf("%s; %s; %s (%d windows of %s, Theil–Sen)",
+	mem := ""
+	if d.Memory != nil {
+		// Only a run that sampled its target's memory has the slope; the
+		// notes say when samples were missing.
+		mem = "; " + part("target memory", d.Memory, mb)
+	}
+	notes := ""
+	for _, n := range d.Notes {
+		notes += "; " + n
+	}
+	return fmt.Sprintf("%s; %s; %s%s (%d windows of %s, Theil–Sen)%s",
 		part("request p95", d.RequestsLatencyP95, ms), part("delivery p95", d.DeliveryLatencyP95, ms),
-		part("error share", d.ErrorRate, pct), d.Windows, time.Duration(d.Window*float64(time.Second)))
+		part("error share", d.ErrorRate, pct), mem, d.Windows, time.Duration(d.Window*float64(time.Second)), notes)
 }
+
+// mb is a number of bytes in MB (10⁶ bytes, three significant digits).
+func mb(x float64) string { return strconv.FormatFloat(x/1e6, 'g', 3, 64) + " MB" }

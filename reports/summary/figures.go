@@ -104,7 +104,7 @@ type Drift struct {
 	RequestsLatencyP95     *float64   `json:"requests_latency_p95_slope" expr:"requests_latency_p95_slope"` // s per s
 	DeliveryLatencyP95     *float64   `json:"delivery_latency_p95_slope" expr:"delivery_latency_p95_slope"` // s per s
 	ErrorRate              *float64   `json:"error_rate_slope" expr:"error_rate_slope"`                     // fraction per s
-	Memory                 *float64   `json:"memory_slope" expr:"memory_slope"`                             // always null: not exposed
+	Memory                 *float64   `json:"memory_slope" expr:"memory_slope"`                             // bytes per s: the target's memory (target.metrics), null without it
 	RequestsLatencyP95Wins []*float64 `json:"requests_latency_p95" expr:"-"`                                // the request p95 of each window (null: none)
 	Notes                  []string   `json:"notes,omitempty" expr:"-"`
 }

@@ -1,0 +1,78 @@
+package reports
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// targetMemory adds the samples of the target's memory (target-memory.jsonl,
+// written when the scenario names target.metrics) to the drift's windows
+// (wins[i] covers [start + i·width, start + (i+1)·width)): each window's sum
+// and count, for the fit of memory_slope over the windows' means. It returns
+// the drift's notes on them (samples that failed, lines that did not decode)
+// and sets why memory_slope has no data when it will have none.
+func (a *analyzer) targetMemory(wins []driftWin, width time.Duration) []string {
+	src := a.meta.TargetMemory
+	if src == nil {
+		if a.meta.Target == "embedded" {
+			a.s.memoryNoData = "the embedded simulator shares msgload's process: the target's memory is not sampled"
+		} else {
+			a.s.memoryNoData = "the scenario names no target.metrics: the target's memory is not sampled"
+		}
+		return nil
+	}
+	var taken, failed, bad, outside int64
+	var lastErr string
+	err := readJSONLFunc(a.fsys, rundir.TargetMemoryFile, func(b []byte, m *rundir.MemorySample) error { return json.Unmarshal(b, m) }, func(m rundir.MemorySample) error {
+		taken++
+		if m.Bytes == nil {
+			failed++
+			lastErr = m.Error
+			return nil
+		}
+		if !sane(m.At) || m.At.Before(a.start) {
+			outside++
+			return nil
+		}
+		i := int(m.At.Sub(a.start) / width)
+		if i >= len(wins) {
+			outside++ // after the last whole window
+			return nil
+		}
+		wins[i].memSum += *m.Bytes
+		wins[i].memN++
+		return nil
+	}, func(int, error) { bad++ })
+	var notes []string
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		notes = append(notes, fmt.Sprintf("target memory: %s cannot be read: %v", rundir.TargetMemoryFile, err))
+		a.s.memoryNoData = fmt.Sprintf("%s cannot be read: %v", rundir.TargetMemoryFile, err)
+		return notes
+	}
+	if taken == 0 && bad == 0 {
+		a.s.memoryNoData = fmt.Sprintf("no sample of the target's memory (%s) in %s", src.Metric, rundir.TargetMemoryFile)
+	}
+	if failed > 0 {
+		notes = append(notes, fmt.Sprintf("target memory: %d of %d samples of %s at %s failed (missing, not 0 bytes; the last: %s)", failed, taken, src.Metric, src.URL, lastErr))
+	}
+	if bad > 0 {
+		notes = append(notes, fmt.Sprintf("target memory: %d lines of %s did not decode", bad, rundir.TargetMemoryFile))
+	}
+	with := 0
+	for i := range wins {
+		if wins[i].memN > 0 {
+			with++
+		}
+	}
+	if with < 3 && a.s.memoryNoData == "" {
+		a.s.memoryNoData = fmt.Sprintf("the target's memory was read in %d of %d windows (%d of %d samples failed): a slope needs three", with, len(wins), failed, taken)
+	}
+	return notes
+}
