@@ -118,6 +118,10 @@ func TestDriftTargetMemory(t *testing.T) {
 		if s.Thresholds[0].OK || !s.Thresholds[1].OK {
 			t.Errorf("%s: 2,000 B/s against < 1MB/10m (1,667 B/s) and < 2MB/10m (3,333 B/s): %+v", name, s.Thresholds)
 		}
+		// The value a threshold shows is the slope, not its truth (1).
+		if v := s.Thresholds[1].Value; math.Abs(v-*s.Drift.Memory) > 1e-6*math.Abs(v) {
+			t.Errorf("%s: threshold value %g, the slope %g", name, v, *s.Drift.Memory)
+		}
 	}
 	check("in order", samples, 0)
 

@@ -93,6 +93,11 @@ func toFloat(v any) (float64, bool) {
 		return x, true
 	case float32:
 		return float64(x), true
+	case *float64: // a figure that may be null (the drift's slopes)
+		if x == nil {
+			return 0, false
+		}
+		return toFloat(*x)
 	case bool:
 		if x {
 			return 1, true
