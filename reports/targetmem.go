@@ -13,9 +13,10 @@ import (
 // targetMemory adds the samples of the target's memory (target-memory.jsonl,
 // written when the scenario names target.metrics) to the drift's windows
 // (wins[i] covers [start + i·width, start + (i+1)·width)): each window's sum
-// and count, for the fit of memory_slope over the windows' means. It returns
-// the drift's notes on them (samples that failed, lines that did not decode)
-// and sets why memory_slope has no data when it will have none.
+// and count, for the fit of memory_slope over the windows' means — none when
+// fewer than three windows, or fewer than half of them, hold a sample. It
+// returns the drift's notes on them (samples that failed, lines that did not
+// decode) and sets why memory_slope has no data when it will have none.
 func (a *analyzer) targetMemory(wins []driftWin, width time.Duration) []string {
 	src := a.meta.TargetMemory
 	if src == nil {
@@ -26,7 +27,7 @@ func (a *analyzer) targetMemory(wins []driftWin, width time.Duration) []string {
 		}
 		return nil
 	}
-	var taken, failed, bad, outside int64
+	var taken, failed, bad int64
 	var lastErr string
 	err := readJSONLFunc(a.fsys, rundir.TargetMemoryFile, func(b []byte, m *rundir.MemorySample) error { return json.Unmarshal(b, m) }, func(m rundir.MemorySample) error {
 		taken++
@@ -36,13 +37,11 @@ func (a *analyzer) targetMemory(wins []driftWin, width time.Duration) []string {
 			return nil
 		}
 		if !sane(m.At) || m.At.Before(a.start) {
-			outside++
 			return nil
 		}
 		i := int(m.At.Sub(a.start) / width)
 		if i >= len(wins) {
-			outside++ // after the last whole window
-			return nil
+			return nil // after the last whole window
 		}
 		wins[i].memSum += *m.Bytes
 		wins[i].memN++
@@ -71,8 +70,13 @@ func (a *analyzer) targetMemory(wins []driftWin, width time.Duration) []string {
 			with++
 		}
 	}
-	if with < 3 && a.s.memoryNoData == "" {
-		a.s.memoryNoData = fmt.Sprintf("the target's memory was read in %d of %d windows (%d of %d samples failed): a slope needs three", with, len(wins), failed, taken)
+	if (with < 3 || 2*with < len(wins)) && a.s.memoryNoData == "" {
+		// A gate does not pass on a slope of a few minutes of the run: the
+		// windows missing are missing, not flat.
+		a.s.memoryNoData = fmt.Sprintf("the target's memory was read in %d of %d windows (%d of %d samples failed): a slope needs three and at least half of them", with, len(wins), failed, taken)
+		for i := range wins {
+			wins[i].memN, wins[i].memSum = 0, 0
+		}
 	}
 	return notes
 }

@@ -168,6 +168,29 @@ func TestDriftTargetMemoryMissing(t *testing.T) {
 			t.Error("a run whose target memory was never read passes a threshold on it")
 		}
 	})
+	t.Run("samples in 5 of 12 minutes", func(t *testing.T) {
+		r := memRun()
+		dir := r.write(t)
+		var some []rundir.MemorySample
+		for _, s := range memSamples(12) {
+			if s.At.Sub(t0) < 5*time.Minute {
+				some = append(some, s)
+			} else {
+				some = append(some, rundir.MemorySample{At: s.At, Error: "GET http://127.0.0.1:9100/metrics: connection refused"})
+			}
+		}
+		writeMem(t, dir, some)
+		s := analyzed(t, dir)
+		if s.Drift == nil || s.Drift.Memory != nil {
+			t.Fatalf("five minutes of twelve sampled: memory slope %v, want null", s.Drift)
+		}
+		if err := s.Evaluate([]string{"drift.memory_slope < 1GB/10m"}); err != nil {
+			t.Fatal(err)
+		}
+		if th := s.Thresholds[0]; th.OK || !strings.Contains(th.Error, "read in 5 of 12 windows") {
+			t.Errorf("threshold on a slope of five minutes of twelve: %+v", th)
+		}
+	})
 	t.Run("file lost", func(t *testing.T) {
 		s := analyzed(t, memRun().write(t)) // run.json says it sampled; no file
 		if s.Drift == nil || s.Drift.Memory != nil {
