@@ -42,13 +42,14 @@ func (g *globalState) simCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-retry-after", Usage: "answer 429 without Retry-After"},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed of every random draw; 0 draws one"},
 			&cli.StringFlag{Name: "signing-secret-file", Usage: "file holding a Standard Webhooks secret (whsec_…) to sign callbacks and webhooks"},
+			&cli.StringFlag{Name: "truth", Usage: "stream the ground truth to this file (truth.jsonl's records) as it becomes final, instead of keeping it in memory: a soak against the simulator stays flat"},
 		},
 		Action: func(c *cli.Context) error {
 			cfg, addr, err := g.simConfig(c)
 			if err != nil {
 				return badInput(err)
 			}
-			return g.runSim(c.Context, cfg, addr)
+			return g.runSim(c.Context, cfg, addr, c.String("truth"))
 		},
 	}
 }
@@ -102,8 +103,12 @@ func (g *globalState) simConfig(c *cli.Context) (sim.Config, string, error) {
 	return cfg, addr, errors.Join(problems...)
 }
 
-// runSim serves until an interrupt (Ctrl-C, SIGTERM).
-func (g *globalState) runSim(parent context.Context, cfg sim.Config, addr string) error {
+// runSim serves until an interrupt (Ctrl-C, SIGTERM). With truth set the
+// simulator streams its ground truth to that file as it becomes final
+// (Server.StreamTruth): kept in memory it grows ~640 bytes a message up to
+// truthCap, which a soak against the simulator reads as the target's
+// memory growing (drift.memory_slope: 20 MB per 10 minutes at 50/s).
+func (g *globalState) runSim(parent context.Context, cfg sim.Config, addr, truth string) error {
 	ctx, stop := g.untilInterrupt(parent)
 	defer stop()
 	reg := prometheus.NewRegistry()
@@ -114,6 +119,11 @@ func (g *globalState) runSim(parent context.Context, cfg sim.Config, addr string
 		return badInput(err)
 	}
 	defer s.Close()
+	if truth != "" {
+		if err := s.StreamTruth(truth); err != nil {
+			return badInput(fmt.Errorf("--truth: %w", err))
+		}
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true}))
 	mux.Handle("/", s.Handler())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/msgload/msgload/internal/testnet"
+	"github.com/msgload/msgload/rundir"
 )
 
 func TestSimCommandBadInput(t *testing.T) {
@@ -66,5 +68,63 @@ func TestSimCommandServes(t *testing.T) {
 	}
 	if code, stderr := stop(); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
+
+// TestSimCommandStreamsTruth: `msgload sim --truth FILE` writes its ground
+// truth to FILE as truth.jsonl's records (a message's once it is settled,
+// the end record at the stop), and GET /sim/v1/truth still answers it whole
+// while it serves; a file that cannot be made is bad input.
+func TestSimCommandStreamsTruth(t *testing.T) {
+	if code, _, stderr := runProgram(t, nil, nil, "sim", "--addr", testnet.FreeAddr(t), "--truth", filepath.Join(t.TempDir(), "no", "such", "dir", "truth.jsonl")); code != exitBadInput || !strings.Contains(stderr, "--truth") {
+		t.Fatalf("--truth in a missing directory: exit %d, %q", code, stderr)
+	}
+	addr := testnet.FreeAddr(t)
+	path := filepath.Join(t.TempDir(), "truth.jsonl")
+	stop := serveCommand(t, nil, addr, "sim", "--addr", addr, "--seed", "3", "--truth", path)
+	base := "http://" + addr
+	const sends = 3
+	for range sends {
+		req, _ := http.NewRequest(http.MethodPost, base+"/messaging/v1/send", strings.NewReader(
+			`{"scenario":[{"channel":"sms","recipient":{"type":"MSISDN","value":"+79991234567"},"sender":"Acme"}]}`))
+		req.SetBasicAuth("demo", "demo")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("send: %v %v", err, resp)
+		}
+		resp.Body.Close()
+	}
+	resp, err := http.Get(base + "/sim/v1/truth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live rundir.Truth
+	err = json.NewDecoder(resp.Body).Decode(&live)
+	resp.Body.Close()
+	if err != nil || len(live.Messages) != sends {
+		t.Fatalf("GET /sim/v1/truth while streaming: %d messages, %v; want %d", len(live.Messages), err, sends)
+	}
+	if code, stderr := stop(); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	msgs, ended := 0, false
+	if err := rundir.DecodeTruthRecords(f, func(rec *rundir.TruthRecord) error {
+		switch rec.Type {
+		case rundir.TruthRecMessage:
+			msgs++
+		case rundir.TruthRecEnd:
+			ended = true
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if msgs != sends || !ended {
+		t.Fatalf("%s: %d message records, end %v; want %d and an end", path, msgs, ended, sends)
 	}
 }
