@@ -49,15 +49,8 @@ func TestSimCommandServes(t *testing.T) {
 	addr := testnet.FreeAddr(t)
 	stop := serveCommand(t, map[string]string{"MSGLOAD_SIM_RATE_LIMIT": "10/1s"}, addr, "sim", "--addr", addr, "--seed", "3")
 	base := "http://" + addr
-	req, _ := http.NewRequest(http.MethodPost, base+"/messaging/v1/send", strings.NewReader(
-		`{"scenario":[{"channel":"sms","recipient":{"type":"MSISDN","value":"+79991234567"},"sender":"Acme"}]}`))
-	req.SetBasicAuth("demo", "demo")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("send: %v %v", err, resp)
-	}
-	resp.Body.Close()
-	resp, err = http.Get(base + "/metrics")
+	sendOne(t, base)
+	resp, err := http.Get(base + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,14 +78,7 @@ func TestSimCommandStreamsTruth(t *testing.T) {
 	base := "http://" + addr
 	const sends = 3
 	for range sends {
-		req, _ := http.NewRequest(http.MethodPost, base+"/messaging/v1/send", strings.NewReader(
-			`{"scenario":[{"channel":"sms","recipient":{"type":"MSISDN","value":"+79991234567"},"sender":"Acme"}]}`))
-		req.SetBasicAuth("demo", "demo")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("send: %v %v", err, resp)
-		}
-		resp.Body.Close()
+		sendOne(t, base)
 	}
 	resp, err := http.Get(base + "/sim/v1/truth")
 	if err != nil {
@@ -127,4 +113,18 @@ func TestSimCommandStreamsTruth(t *testing.T) {
 	if msgs != sends || !ended {
 		t.Fatalf("%s: %d message records, end %v; want %d and an end", path, msgs, ended, sends)
 	}
+}
+
+// sendOne sends one messaging send as the built-in demo account to the
+// simulator at base and requires it accepted.
+func sendOne(t *testing.T, base string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/messaging/v1/send", strings.NewReader(
+		`{"scenario":[{"channel":"sms","recipient":{"type":"MSISDN","value":"+79991234567"},"sender":"Acme"}]}`))
+	req.SetBasicAuth("demo", "demo")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("send: %v %v", err, resp)
+	}
+	resp.Body.Close()
 }
