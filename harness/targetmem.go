@@ -74,7 +74,7 @@ func (r *partRun) sampleTargetMemory(src *rundir.MemorySource) (stop func()) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		at := time.Now().UTC()
-		b, err := readMemory(ctx, client, r.s.Target.Metrics, src.Metric)
+		b, err := readMemory(ctx, client, r.s.Target.Metrics, src.URL, src.Metric)
 		if err != nil {
 			return rundir.MemorySample{At: at, Error: err.Error()}
 		}
@@ -114,11 +114,12 @@ func (r *partRun) sampleTargetMemory(src *rundir.MemorySource) (stop func()) {
 }
 
 // readMemory reads metric at the endpoint rawURL: the sum of its series'
-// values. An error never carries a password of the URL.
-func readMemory(ctx context.Context, c *http.Client, rawURL, metric string) (float64, error) {
+// values. An error names the endpoint as shown (its URL redacted by the
+// scenario's rule, as run.json has it), never with its secrets.
+func readMemory(ctx context.Context, c *http.Client, rawURL, shown, metric string) (float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		return 0, fmt.Errorf("GET %s: %v", redacted(rawURL), err)
+		return 0, fmt.Errorf("GET %s: %v", shown, err)
 	}
 	req.Header.Set("Accept", memoryAccept)
 	resp, err := c.Do(req)
@@ -127,27 +128,18 @@ func readMemory(ctx context.Context, c *http.Client, rawURL, metric string) (flo
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return 0, fmt.Errorf("GET %s: %v", redacted(rawURL), err)
+		return 0, fmt.Errorf("GET %s: %v", shown, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxMetricsBytes))
-		return 0, fmt.Errorf("GET %s: HTTP %d", redacted(rawURL), resp.StatusCode)
+		return 0, fmt.Errorf("GET %s: HTTP %d", shown, resp.StatusCode)
 	}
 	v, err := memoryFromMetrics(io.LimitReader(resp.Body, maxMetricsBytes), metric)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %v", redacted(rawURL), err)
+		return 0, fmt.Errorf("%s: %v", shown, err)
 	}
 	return v, nil
-}
-
-// redacted is rawURL with any password replaced.
-func redacted(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "the target.metrics URL"
-	}
-	return u.Redacted()
 }
 
 // memoryFromMetrics is the sum of metric's series in a metrics page in the

@@ -2,9 +2,7 @@ package reports
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"time"
 
 	"github.com/msgload/msgload/rundir"
@@ -48,9 +46,7 @@ func (a *analyzer) targetMemory(wins []driftWin, width time.Duration) []string {
 		return nil
 	}, func(int, error) { bad++ })
 	var notes []string
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
+	if err != nil { // a missing file reads as empty: no sample, said below
 		notes = append(notes, fmt.Sprintf("target memory: %s cannot be read: %v", rundir.TargetMemoryFile, err))
 		a.s.memoryNoData = fmt.Sprintf("%s cannot be read: %v", rundir.TargetMemoryFile, err)
 		return notes
