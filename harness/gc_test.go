@@ -2,8 +2,6 @@ package harness
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -69,27 +67,14 @@ func TestLowerGCKeepsTheUsersLimit(t *testing.T) {
 	}
 }
 
-// The live loop's analyses (checkpoints, abortOnFail) run under the soft
-// memory limit of the run's own report (lowerGC): each decodes every line
-// again, and at the default GOGC alone a checkpoint lifted the heap to twice
-// what was live — the run's peak of memory, growing twice as fast as the live
-// state (issue 23). The process's own setting is back once the run is over.
-func TestLiveAnalysisLowersGC(t *testing.T) {
+// The live loop's analyses (checkpoints, abortOnFail) run in a child process
+// (livechild.go): the run's own process keeps its GOGC and its memory limit
+// all through a run that checkpoints every 100 ms, and the checkpoints come —
+// summary.json marked partial while the run goes.
+func TestLiveAnalysisLeavesTheRunsGC(t *testing.T) {
 	const own = 137
 	before := debug.SetGCPercent(own)
 	defer debug.SetGCPercent(before)
-	var (
-		mu   sync.Mutex
-		seen []int64
-	)
-	defer func(f func(fs.FS, string) (*reports.Summary, error)) { liveAnalysis = f }(liveAnalysis)
-	liveAnalysis = func(fsys fs.FS, dir string) (*reports.Summary, error) {
-		v := debug.SetMemoryLimit(-1)
-		mu.Lock()
-		seen = append(seen, v)
-		mu.Unlock()
-		return reports.AnalyzeFS(fsys, dir)
-	}
 	src := `
 name: lowgc
 api: notify
@@ -102,18 +87,51 @@ delivery: { via: none }
 	if err != nil {
 		t.Fatal(err)
 	}
+	out := t.TempDir()
+	var (
+		mu      sync.Mutex
+		limits  []int64
+		partial bool
+	)
+	stop := make(chan struct{})
+	looked := make(chan struct{})
+	go func() {
+		defer close(looked)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			v := debug.SetMemoryLimit(-1)
+			found := false
+			if ms, _ := filepath.Glob(filepath.Join(out, "*", "summary.json")); len(ms) > 0 {
+				b, _ := os.ReadFile(ms[0])
+				found = strings.Contains(string(b), `"partial": true`)
+			}
+			mu.Lock()
+			limits = append(limits, v)
+			partial = partial || found
+			mu.Unlock()
+		}
+	}()
 	var stderr strings.Builder
-	if _, err := Run(context.Background(), Options{Scenario: s, Out: t.TempDir(), Stderr: &stderr, Checkpoint: 100 * time.Millisecond}); err != nil {
+	_, err = Run(context.Background(), Options{Scenario: s, Out: out, Stderr: &stderr, Checkpoint: 100 * time.Millisecond})
+	close(stop)
+	<-looked
+	if err != nil {
 		t.Fatal(err, stderr.String())
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(seen) == 0 {
-		t.Fatal("no checkpoint was taken in a run of 2 s with one every 100 ms")
+	if !partial {
+		t.Fatalf("no partial summary.json seen in a run of 2 s with a checkpoint every 100 ms:\n%s", stderr.String())
 	}
-	for i, v := range seen {
-		if v < reportMemHeadroom || v == math.MaxInt64 {
-			t.Fatalf("live analysis %d of %d ran with the memory limit %d, want one set, at least %d", i+1, len(seen), v, reportMemHeadroom)
+	for _, v := range limits {
+		// The run's own report after the attack lowers it (lowerGC); the
+		// checkpoints before it never do.
+		if v != math.MaxInt64 && v < reportMemHeadroom {
+			t.Fatalf("memory limit %d during the run", v)
 		}
 	}
 	if v := debug.SetMemoryLimit(-1); v != math.MaxInt64 {
@@ -124,9 +142,9 @@ delivery: { via: none }
 	}
 }
 
-// The soft memory limit a live analysis runs under follows the attack, which
-// sends all the while: what the rest of the process comes to hold while the
-// analysis reads (here 32 MB kept, as a stall's connections in flight would
+// The soft memory limit the run's report runs under (lowerGC) follows the
+// rest of the process, which may still be sending (another part's attack):
+// what it comes to hold while the report reads (here 32 MB kept, as a stall's connections in flight would
 // be) raises it within a few of the follower's looks, so that it still leaves the
 // headroom above what is retained and the collector is not left without room.
 // Metamorphic: when nothing grows the limit stays what was set, and so it
@@ -134,20 +152,15 @@ delivery: { via: none }
 // line again), held by the runtime until it gives it back: a limit raised by
 // that would never bind. The process's own limit is back after. (The
 // collector's CPU is too noisy to assert on: the limit is.)
-func TestLiveAnalysisLimitFollowsTheAttack(t *testing.T) {
+func TestLowerGCLimitFollowsTheProcess(t *testing.T) {
 	// slack is what the runtime's own bookkeeping may move between two reads.
 	const slack = 1 << 20
 	beforeLimit := debug.SetMemoryLimit(math.MaxInt64)
 	defer debug.SetMemoryLimit(beforeLimit)
-	defer func(f func(fs.FS, string) (*reports.Summary, error)) { liveAnalysis = f }(liveAnalysis)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "a"), []byte("x\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct{ grow, garbage int }{{0, 0}, {0, 32 << 20}, {32 << 20, 0}} {
 		grow := c.grow
 		var set, after, held, retained int64
-		liveAnalysis = func(fsys fs.FS, _ string) (*reports.Summary, error) {
+		analysis := func() {
 			set = debug.SetMemoryLimit(-1)
 			kept := make([]byte, grow) // the attack's growth
 			debug.FreeOSMemory()       // a collection finds it live; the free heap given back, what is held is kept
@@ -174,18 +187,15 @@ func TestLiveAnalysisLimitFollowsTheAttack(t *testing.T) {
 				}
 			}
 			runtime.KeepAlive(kept)
-			return nil, errors.New("looked at the limit")
 		}
-		slept := func(time.Duration) bool { return true }
-		l := &liveLoop{r: &partRun{dir: dir}, pace: func() *gentle { return newGentle(1, time.Now, slept) }}
 		// The limit is set against the live heap of now, with no free heap
 		// held beside it: room that growth could use without a raise.
 		debug.FreeOSMemory()
-		if _, err := l.analyze(); err == nil || set == 0 {
-			t.Fatalf("the analysis did not run: %v", err)
-		}
+		restore := lowerGC()
+		analysis()
+		restore()
 		if set == math.MaxInt64 {
-			t.Fatal("no memory limit set during the live analysis")
+			t.Fatal("no memory limit set during the report")
 		}
 		t.Logf("grew %d MB, %d MB of garbage: limit %d at the start, %d after the pause; held %d, retained %d", grow>>20, c.garbage>>20, set, after, held, retained)
 		if grow == 0 && after != set {
@@ -201,25 +211,17 @@ func TestLiveAnalysisLimitFollowsTheAttack(t *testing.T) {
 	}
 }
 
-// A live analysis runs beside the attack, whose heap already holds the
-// collector's room for its own garbage: the analysis works in that room
-// (its limit is what the process holds, lowerGC) instead of
-// adding reportMemHeadroom to the run's peak, as the run's own report after
-// the attack does. A checkpoint during a soak's attack made its peak ~8 MB
-// over the attack's (issue 23). The floor is kept: when the process holds
+// The run's report comes after the attack, whose heap still holds the
+// collector's room for its garbage: the report works in that room (its
+// limit is what the process holds, lowerGC) instead of adding
+// reportMemHeadroom to the run's peak. The floor is kept: when the process holds
 // less free heap than the headroom, the room is the headroom above what it
-// retains (TestLiveAnalysisLimitFollowsTheAttack).
-func TestLiveAnalysisWorksInTheAttacksRoom(t *testing.T) {
+// retains (TestLowerGCLimitFollowsTheProcess).
+func TestLowerGCWorksInTheAttacksRoom(t *testing.T) {
 	const slack = 1 << 20
 	beforeLimit := debug.SetMemoryLimit(math.MaxInt64)
 	defer debug.SetMemoryLimit(beforeLimit)
-	defer func(f func(fs.FS, string) (*reports.Summary, error)) { liveAnalysis = f }(liveAnalysis)
 	var set, held, retained int64
-	liveAnalysis = func(fs.FS, string) (*reports.Summary, error) {
-		set = debug.SetMemoryLimit(-1)
-		held, retained = memoryNow()
-		return nil, errors.New("looked at the limit")
-	}
 	// The attack's room: 64 MB of its garbage collected, the free heap
 	// still held by the runtime (not given back), as between two of its
 	// collections.
@@ -231,18 +233,16 @@ func TestLiveAnalysisWorksInTheAttacksRoom(t *testing.T) {
 	runtime.KeepAlive(junk)
 	junk = nil
 	runtime.GC()
-	l := &liveLoop{r: &partRun{dir: t.TempDir()}, pace: func() *gentle {
-		return newGentle(1, time.Now, func(time.Duration) bool { return true })
-	}}
-	if _, err := l.analyze(); err == nil || set == 0 {
-		t.Fatalf("the analysis did not run: %v", err)
-	}
+	restore := lowerGC()
+	set = debug.SetMemoryLimit(-1)
+	held, retained = memoryNow()
+	restore()
 	t.Logf("limit %d MB, held %d MB, retained %d MB", set>>20, held>>20, retained>>20)
 	if held-retained < reportMemHeadroom+2*slack {
 		t.Skipf("the runtime gave the free heap back before the analysis (held %d, retained %d): no room to look at", held, retained)
 	}
 	if set > held+slack {
-		t.Errorf("live analysis beside the attack: limit %d, want at most what is held, %d (the attack's own room, %d MB free): not %d MB more",
+		t.Errorf("report after the attack: limit %d, want at most what is held, %d (the attack's own room, %d MB free): not %d MB more",
 			set, held, (held-retained)>>20, reportMemHeadroom>>20)
 	}
 	if set < retained+reportMemHeadroom {

@@ -2,8 +2,10 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,7 +16,8 @@ import (
 
 // While a part runs, its live loop analyses the part's directory as it is —
 // reports.Analyze over what the attacker and the sink flushed so far, the one
-// analysis `msgload report` runs — and does two things with it:
+// analysis `msgload report` runs, in a child process at the lowest CPU
+// priority (livechild.go) — and does two things with it:
 //
 //   - it judges the scenario's abortOnFail thresholds (reports.LiveThreshold)
 //     every few seconds during the attack, after each one's delayAbortEval;
@@ -23,23 +26,18 @@ import (
 //     and run.json records which threshold and when (rundir.Abort): the run
 //     ends fail;
 //   - every checkpoint period (a minute by default) it rewrites summary.json
-//     marked partial (reports.Summary.WritePartial), so that a run killed
+//     marked partial (reports.Summary.PartialJSON), so that a run killed
 //     later still leaves its figures.
 //
-// Each analysis reads every raw file again, so its work grows with the run.
-// It is paced (gentle.go): it works at most liveShare (a quarter) of one core
-// at every moment, sleeping between the chunks it reads, so that the sends
-// never wait for a burst of a whole core. The trade is its length: an
-// analysis takes four times its work on the wall clock, more when the
-// machine is busy. One starts at most every period (LiveEvery, Checkpoint)
-// from the start of the last, and right after it when it took longer: the
-// loop then works a quarter of a core for as long as the run goes, never
-// more. So in a long run checkpoints and judgements come less often than
-// asked: a checkpoint of a 5,000/s run reads the 300,000 lines of each
-// minute so far, and once one analysis takes more than a minute at a
-// quarter of a core they come back to back; an abortOnFail threshold is
-// judged on what the last analysis read, so it stops the sends within about
-// two analyses' length of failing.
+// Each analysis reads every raw file again, so its work grows with the run:
+// on an otherwise idle core ~5–8 µs a line, 15 s of CPU at minute 9 of a
+// 5,000/s run. One starts at most every period (LiveEvery, Checkpoint) from
+// the start of the last, and right after it when it took longer. An
+// abortOnFail threshold is judged on what the last analysis read, so it
+// stops the sends within about two analyses' length of failing: as long as
+// the attack leaves a core idle, that is the analysis's CPU time; on a
+// machine the attack fills, the analysis gets what the kernel gives the
+// least priority, and comes later.
 
 // Defaults of the live loop (Options.LiveEvery, Options.Checkpoint).
 const (
@@ -102,9 +100,8 @@ type liveLoop struct {
 	stopc      chan struct{}
 	done       chan struct{}
 	stopOnce   sync.Once
-	// pace paces one analysis (gentle.go); nil: liveShare of the wall
-	// clock, sleeping until the loop stops.
-	pace func() *gentle
+	told       bool   // a failed analysis was told on stderr
+	exe        string // the executable a live analysis runs in (livechild.go)
 }
 
 // startLive starts the part's live loop, or returns nil when there is nothing
@@ -112,7 +109,12 @@ type liveLoop struct {
 // checked by the scenario's validation; one that does not compile here is
 // told on stderr and not judged live.
 func (r *partRun) startLive(start time.Time) *liveLoop {
-	l := &liveLoop{r: r, start: start, stopc: make(chan struct{}), done: make(chan struct{})}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(r.o.Stderr, "msgload: %s: no live analysis (no checkpoint, no abortOnFail judged during the run): this program's executable: %v\n", r.s.Name, err)
+		return nil
+	}
+	l := &liveLoop{r: r, start: start, stopc: make(chan struct{}), done: make(chan struct{}), exe: exe}
 	for _, t := range r.s.Thresholds {
 		if !t.AbortOnFail {
 			continue
@@ -193,64 +195,62 @@ func (l *liveLoop) loop() {
 		if checkpoint {
 			nextCheckpoint = now.Add(l.checkpoint)
 		}
-		s, err := l.analyze()
+		var due []int
+		if judge {
+			due = l.dueRules(now)
+		}
+		reply, err := l.analyze(due, checkpoint)
 		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				l.failed(err)
+			}
 			continue // run.json being rewritten, say: the next tick tries again
 		}
 		if judge {
-			l.judge(s)
+			l.judge(due, reply.States)
 		}
 		if checkpoint {
-			if err := s.WritePartial(l.r.dir); err != nil {
+			if err := rundir.WriteFile(filepath.Join(l.r.dir, rundir.SummaryFile), reply.Partial); err != nil {
 				fmt.Fprintf(l.r.o.Stderr, "msgload: %s: checkpoint: %v\n", l.r.s.Name, err)
 			}
 		}
 	}
 }
 
-// gentle is the pace of one analysis.
-func (l *liveLoop) gentle() *gentle {
-	if l.pace != nil {
-		return l.pace()
+// failed tells a live analysis's failure on stderr, once: the loop tries
+// again at its next tick, and an error that repeats every two seconds would
+// bury the progress line.
+func (l *liveLoop) failed(err error) {
+	if l.told {
+		return
 	}
-	return newGentle(liveShare, time.Now, l.sleep)
+	l.told = true
+	fmt.Fprintf(l.r.o.Stderr, "msgload: %s: live analysis: %v (tried again at the next checkpoint or judgement)\n", l.r.s.Name, err)
 }
 
-// sleep sleeps d, or less when the loop stops; it says whether it slept d.
-func (l *liveLoop) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-l.stopc:
-		return false
+// analyze runs one live analysis of the part's directory as it is in a
+// child process (livechild.go): the thresholds of the rules due judged, and
+// the partial summary.json when checkpoint. It is killed when the loop stops.
+func (l *liveLoop) analyze(due []int, checkpoint bool) (liveReply, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-l.stopc:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	req := liveRequest{Dir: l.r.dir, Via: l.r.s.Delivery.Via, Checkpoint: checkpoint}
+	for _, i := range due {
+		req.Thresholds = append(req.Thresholds, l.rules[i].th.Expr())
 	}
+	reply, err := runLiveChild(ctx, l.exe, req)
+	if err == nil && len(reply.States) != len(due) {
+		err = fmt.Errorf("live analysis: %d thresholds judged of %d asked", len(reply.States), len(due))
+	}
+	return reply, err
 }
-
-// analyze is one live analysis of the part's directory as it is:
-// reports.Analyze (the analysis `msgload report` runs), its reading paced so
-// that the sends never wait for it (gentle), failing at once when the loop
-// stops, and under a soft memory limit within what the process holds
-// (lowerGC with no extra: the attack's own room for its garbage). The
-// analysis's state is bounded, but it decodes every line again and drops it:
-// at the default GOGC the heap may reach twice what is live, attacker's,
-// sink's and analysis's together, and each checkpoint was the run's peak of
-// memory — so what the analysis held a message more at minute 10 than at
-// minute 1 counted twice in the peak (issue 23). Its cost: more short
-// collections while it reads; a run of under a minute (no checkpoint)
-// without abortOnFail never has one. The limit follows the attack while it
-// is set (followGC): the attack sends all the while, and what it comes to
-// hold (connections in flight in a stall) must not leave the collector
-// without room just when the sends are behind.
-func (l *liveLoop) analyze() (*reports.Summary, error) {
-	defer lowerGC()()
-	return liveAnalysis(gentleFS{fsys: os.DirFS(l.r.dir), g: l.gentle()}, l.r.dir)
-}
-
-// liveAnalysis is the analysis the live loop runs (reports.AnalyzeFS); a test
-// looks at what the process is set to while it runs.
-var liveAnalysis = reports.AnalyzeFS
 
 // attacking says whether the part's attack is under way: thresholds are
 // judged live only then (in the grace wait there is nothing left to stop).
@@ -261,31 +261,37 @@ func (l *liveLoop) attacking() bool {
 
 // due says whether any threshold's delayAbortEval is over at now.
 func (l *liveLoop) due(now time.Time) bool {
-	for _, rule := range l.rules {
-		if now.Sub(l.start) >= rule.delay {
-			return true
-		}
-	}
-	return false
+	return len(l.dueRules(now)) > 0
 }
 
-// judge evaluates the thresholds whose delay is over on s, shows the live
-// verdict, and stops the run's sends on the first that fails.
-func (l *liveLoop) judge(s *reports.Summary) {
-	now := time.Now()
-	states := make([]reports.LiveState, 0, len(l.rules))
-	for _, rule := range l.rules {
-		if now.Sub(l.start) < rule.delay {
-			states = append(states, reports.LiveState{Expr: rule.th.Expr()})
-			continue
-		}
-		st := rule.th.Judge(s)
-		states = append(states, st)
-		if st.Known && !st.OK {
-			l.abort(rule.th, st)
+// dueRules are the rules whose delayAbortEval is over at now, by index.
+func (l *liveLoop) dueRules(now time.Time) []int {
+	var due []int
+	for i, rule := range l.rules {
+		if now.Sub(l.start) >= rule.delay {
+			due = append(due, i)
 		}
 	}
-	l.line.Store(reports.LiveLine(states))
+	return due
+}
+
+// judge shows the live verdict of the rules due (states: the analysis's
+// judgement of each, in their order; the others are not judged yet), and
+// stops the run's sends on the first that fails.
+func (l *liveLoop) judge(due []int, states []reports.LiveState) {
+	all := make([]reports.LiveState, len(l.rules))
+	for i, rule := range l.rules {
+		all[i] = reports.LiveState{Expr: rule.th.Expr()}
+	}
+	for k, i := range due {
+		st := states[k]
+		st.Expr = l.rules[i].th.Expr()
+		all[i] = st
+		if st.Known && !st.OK {
+			l.abort(l.rules[i].th, st)
+		}
+	}
+	l.line.Store(reports.LiveLine(all))
 }
 
 // abort stops the run's sends for the failing threshold th, unless another

@@ -106,7 +106,8 @@ type Options struct {
 	Checkpoint time.Duration
 	// LiveEvery is how often the abortOnFail thresholds are judged live
 	// during the attack (0: every 2 s); an analysis that takes longer (it
-	// is paced to a quarter of a core) delays the next (live.go).
+	// runs in a child process at the least priority) delays the next
+	// (live.go, livechild.go).
 	LiveEvery time.Duration
 	// MemoryEvery is how often the target's memory is sampled when the
 	// scenario names its metrics endpoint (target.metrics); 0: every 10 s.

@@ -142,6 +142,16 @@ const partialText = "partial: the run is still going; these are its figures so f
 // would read as lost); `msgload report DIR` of a killed run judges them on
 // what it recorded.
 func (s *Summary) WritePartial(dir string) error {
+	js, err := s.PartialJSON()
+	if err != nil {
+		return err
+	}
+	return rundir.WriteFile(filepath.Join(dir, rundir.SummaryFile), js)
+}
+
+// PartialJSON is the summary.json WritePartial writes: what the run's live
+// analysis, in its own process (harness), hands the run to write.
+func (s *Summary) PartialJSON() ([]byte, error) {
 	early := s.early[:0:0]
 	for _, r := range s.early {
 		if r.Text != noEndText { // of course it has no end yet
@@ -155,7 +165,7 @@ func (s *Summary) WritePartial(dir string) error {
 	s.decide()
 	js, err := s.JSON()
 	if err != nil {
-		return fmt.Errorf("encode summary: %w", err)
+		return nil, fmt.Errorf("encode summary: %w", err)
 	}
-	return rundir.WriteFile(filepath.Join(dir, rundir.SummaryFile), js)
+	return js, nil
 }

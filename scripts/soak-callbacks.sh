@@ -3,20 +3,23 @@
 # peak RSS grows < 10 bytes a message from 1 to 10 minutes).
 #
 # `msgload run` of scripts/callbacks-1000.yaml — the embedded simulator, the
-# embedded sink, every message called back: attacker, simulator, sink, live
-# analysis, checkpoints and the end's report in one process — at RATE/s for
-# each of DURATIONS seconds, each REPEAT times (one run a length does not
-# settle a few bytes a message: two runs of one length have lain 8–18 MB
-# apart). For each run it prints the peak RSS (/usr/bin/time), when it came
-# (VmRSS sampled every second: a checkpoint is every minute), the peak live
-# heap (GODEBUG=gctrace=1: MB marked live at each GC), the messages planned
-# and sent, the sends capped and late, how far the simulator fell behind
-# (truth.sim_lag.max), the verdict and the load at the start; then for each
-# length the median of its runs that held their plan, and the growth of that
-# median peak RSS and peak live heap in bytes a message from the first length
-# to each later one. A run that did not hold its plan (sends capped, more than
-# 1 % late, the simulator 1 s or more behind, or no verdict pass) is no valid
-# point: marked so and left out of the medians.
+# embedded sink, every message called back: attacker, simulator, sink and the
+# end's report in one process, the live analysis (checkpoints) in a child
+# process of it (harness/livechild.go) — at RATE/s for each of DURATIONS
+# seconds, each REPEAT times (one run a length does not settle a few bytes a
+# message: two runs of one length have lain 8–18 MB apart). For each run it
+# prints the peak RSS (/usr/bin/time: the largest of the process and any
+# child it waited for), the process's own VmHWM, the most the process and
+# its children held together (VmRSS summed, and Pss summed: the executable's
+# pages counted once) and when (sampled every 0.2 s), the peak live heap
+# (GODEBUG=gctrace=1: MB marked live at each GC of the run's process), the
+# messages planned and sent, the sends capped and late, how far the
+# simulator fell behind (truth.sim_lag.max), the verdict and the load at the
+# start; then for each length the median of its runs that held their plan,
+# and the growth of those medians in bytes a message from the first length
+# to each later one. A run that did not hold its plan (sends capped, more
+# than 1 % late, the simulator 1 s or more behind, or no verdict pass) is no
+# valid point: marked so and left out of the medians.
 #
 #   scripts/soak-callbacks.sh                      60, 150 and 600 s at 1,000/s (~15 min)
 #   REPEAT=3 DURATIONS="60 150" scripts/soak-callbacks.sh
@@ -43,12 +46,22 @@ scenario() {
   sed -e "s|rate: [0-9]*/s|rate: $RATE/s|" -e "s|duration: [0-9]*s|duration: $1s|" scripts/callbacks-1000.yaml
 }
 
-# sample_rss PID FILE: seconds since the start and VmRSS (KiB), once a second.
+# sample_rss PID FILE: every 0.2 s, seconds since the start, the process's
+# VmRSS and VmHWM, and the VmRSS and Pss of it and its children together
+# (KiB): the live analysis runs in a child process (harness/livechild.go), so
+# the run's memory is the tree's. Pss shares the executable's pages the two
+# map between them; the RSS sum counts them twice.
 sample_rss() {
-  local start=$SECONDS
+  local start=$EPOCHREALTIME
   while kill -0 "$1" 2>/dev/null; do
-    awk -v t=$((SECONDS - start)) '/^VmRSS/ { print t, $2 }' "/proc/$1/status" 2>/dev/null >> "$2" || true
-    sleep 1
+    local rss hwm trss=0 tpss=0 p
+    read -r rss hwm < <(awk '/^VmRSS/ { r = $2 } /^VmHWM/ { h = $2 } END { print r + 0, h + 0 }' "/proc/$1/status" 2>/dev/null || echo "0 0")
+    for p in "$1" $(pgrep -P "$1" || true); do
+      trss=$((trss + $(awk '/^VmRSS/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0)))
+      tpss=$((tpss + $(awk '/^Pss:/ { print $2 }' "/proc/$p/smaps_rollup" 2>/dev/null || echo 0)))
+    done
+    [ "$rss" -gt 0 ] && echo "$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') $rss $hwm $trss $tpss" >> "$2"
+    sleep 0.2
   done
 }
 
@@ -81,12 +94,15 @@ one() {
     echo "soak-callbacks: the $tag run left no summary.json: see $WORK/run-$tag.log and $WORK/gc-$tag.log" >&2
     return 1
   fi
-  local when
-  when=$(sort -k2 -n "$WORK/vmrss-$tag" | tail -1 | cut -d' ' -f1)
+  local when hwm trss tpss
+  when=$(sort -k4 -n "$WORK/vmrss-$tag" | tail -1 | cut -d' ' -f1)
+  hwm=$(sort -k3 -n "$WORK/vmrss-$tag" | tail -1 | cut -d' ' -f3)
+  trss=$(sort -k4 -n "$WORK/vmrss-$tag" | tail -1 | cut -d' ' -f4)
+  tpss=$(sort -k5 -n "$WORK/vmrss-$tag" | tail -1 | cut -d' ' -f5)
   jq -r --arg d "$d" --arg i "$i" --arg rss "$(tail -1 "$WORK/rss-$tag")" --arg when "${when:--}" \
-    --arg live "$(gc_peak "$WORK/gc-$tag.log")" --arg load "$load" \
+    --arg live "$(gc_peak "$WORK/gc-$tag.log")" --arg load "$load" --arg hwm "${hwm:-0}" --arg trss "${trss:-0}" --arg tpss "${tpss:-0}" \
     '[$d, $i, $rss, $when, $live, .requests.planned_messages, .requests.messages,
-      (.requests.capped // 0), (.requests.late // 0), (.truth.sim_lag.max // 0), .verdict, $load] | @tsv' "$sum" >> "$WORK/figures"
+      (.requests.capped // 0), (.requests.late // 0), (.truth.sim_lag.max // 0), .verdict, $load, $hwm, $trss, $tpss] | @tsv' "$sum" >> "$WORK/figures"
 }
 
 : > "$WORK/figures"
@@ -97,10 +113,10 @@ for d in $DURATIONS; do
 done
 
 echo "# msgload run, callbacks on the embedded simulator, ${RATE}/s; $WORK"
-awk -F'\t' 'BEGIN { OFS = "\t"; print "s", "run", "peak RSS KiB", "at s", "live MB", "planned", "sent", "capped", "late", "sim lag s", "verdict", "valid point", "load at start" }
+awk -F'\t' 'BEGIN { OFS = "\t"; print "s", "run", "peak RSS KiB", "own HWM KiB", "tree RSS KiB", "tree PSS KiB", "tree peak at s", "live MB", "planned", "sent", "capped", "late", "sim lag s", "verdict", "valid point", "load at start" }
 {
   ok = ($8 == 0 && $9 <= $7 / 100 && $10 < 1 && $11 == "pass")
-  print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, ok ? "yes" : "no: plan not held", $12
+  print $1, $2, $3, $13, $14, $15, $4, $5, $6, $7, $8, $9, $10, $11, ok ? "yes" : "no: plan not held", $12
 }' "$WORK/figures" | column -t -s $'\t'
 echo "# medians of the valid runs of each length; growth from the first length, in bytes a message sent"
 awk -F'\t' '
@@ -112,14 +128,18 @@ function median(list,   n, a, i, j, t) {
 ($8 == 0 && $9 <= $7 / 100 && $10 < 1 && $11 == "pass") {
   if (!($1 in rss)) order[++k] = $1
   rss[$1] = rss[$1] " " $3; live[$1] = live[$1] " " $5; sent[$1] = sent[$1] " " $7; runs[$1]++
+  tree[$1] = tree[$1] " " $14; pss[$1] = pss[$1] " " $15
 }
 END {
-  OFS = "\t"; print "s", "valid runs", "median peak RSS KiB", "median live MB", "median sent", "RSS B/msg", "live B/msg"
+  OFS = "\t"; print "s", "valid runs", "median peak RSS KiB", "median tree RSS KiB", "median tree PSS KiB", "median live MB", "median sent", "RSS B/msg", "tree RSS B/msg", "tree PSS B/msg", "live B/msg"
   for (x = 1; x <= k; x++) {
-    d = order[x]; r = median(rss[d]); l = median(live[d]); s = median(sent[d])
-    g1 = g2 = "-"
-    if (x > 1 && s > s0) { g1 = sprintf("%.1f", (r - r0) * 1024 / (s - s0)); g2 = sprintf("%.1f", (l - l0) * 1048576 / (s - s0)) }
-    if (x == 1) { r0 = r; l0 = l; s0 = s }
-    print d, runs[d], r, l, s, g1, g2
+    d = order[x]; r = median(rss[d]); l = median(live[d]); s = median(sent[d]); tr = median(tree[d]); tp = median(pss[d])
+    g1 = g2 = g3 = g4 = "-"
+    if (x > 1 && s > s0) {
+      g1 = sprintf("%.1f", (r - r0) * 1024 / (s - s0)); g2 = sprintf("%.1f", (l - l0) * 1048576 / (s - s0))
+      g3 = sprintf("%.1f", (tr - tr0) * 1024 / (s - s0)); g4 = sprintf("%.1f", (tp - tp0) * 1024 / (s - s0))
+    }
+    if (x == 1) { r0 = r; l0 = l; s0 = s; tr0 = tr; tp0 = tp }
+    print d, runs[d], r, tr, tp, l, s, g1, g3, g4, g2
   }
 }' "$WORK/figures" | column -t -s $'\t'

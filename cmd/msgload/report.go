@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/msgload/msgload/internal/memlimit"
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/rundir"
@@ -31,7 +32,7 @@ func (g *globalState) reportCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "sink-log", Usage: "with --merge: the events come from these sink logs (`FILE` events.jsonl, or a sink's data directory), one per sink replica, instead of the shards' copies; the run's tagged events and the untagged ones of its window"},
 		}, bl.flags()...),
 		Action: func(c *cli.Context) error {
-			defer limitReportMemory()()
+			defer memlimit.ForReport()()
 			quiet := c.Bool("quiet")
 			var args []string
 			for _, a := range c.Args().Slice() { // flags after RUN_DIR too

@@ -1,4 +1,4 @@
-package main
+package memlimit
 
 import (
 	"math"
@@ -34,7 +34,7 @@ func TestReportMemoryLimit(t *testing.T) {
 func TestReportMemoryLimitSetAndRestored(t *testing.T) {
 	prev := debug.SetMemoryLimit(math.MaxInt64)
 	defer debug.SetMemoryLimit(prev)
-	stop := limitReportMemory()
+	stop := ForReport()
 	if got := debug.SetMemoryLimit(-1); got == math.MaxInt64 || got < reportMemFloor {
 		t.Errorf("while reporting the memory limit is %d, want at least %d and set", got, reportMemFloor)
 	}
@@ -43,7 +43,7 @@ func TestReportMemoryLimitSetAndRestored(t *testing.T) {
 		t.Errorf("after the report the memory limit is %d, want none (as before)", got)
 	}
 	debug.SetMemoryLimit(64 << 20)
-	stop = limitReportMemory()
+	stop = ForReport()
 	if got := debug.SetMemoryLimit(-1); got != 64<<20 {
 		t.Errorf("with GOMEMLIMIT set the report changed the limit to %d", got)
 	}

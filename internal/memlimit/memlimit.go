@@ -1,4 +1,4 @@
-package main
+package memlimit
 
 import (
 	"math"
@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// The analysis of `msgload report` holds a bounded state (issue 23: spills'
+// The analysis of a run directory alone in a process (`msgload report`, the
+// run's live analysis: harness) holds a bounded state (issue 23: spills'
 // chunks, hists, the census; a few MB), but reads gigabytes of JSON lines:
 // ~8 KB of garbage a message, decoded and dropped. With the collector's
 // default headroom (GOGC=100: the heap may reach twice what was live) its
@@ -32,10 +33,10 @@ func memoryLimitFor(live uint64) int64 {
 	return max(reportMemFloor, 2*int64(min(live, math.MaxInt64/4))+reportMemSlack)
 }
 
-// limitReportMemory sets the report's soft memory limit and follows the live
+// ForReport sets the report's soft memory limit and follows the live
 // heap until the returned stop is called, which puts back the limit before.
 // A limit already set (GOMEMLIMIT) is the user's and left alone.
-func limitReportMemory() (stop func()) {
+func ForReport() (stop func()) {
 	prev := debug.SetMemoryLimit(-1)
 	if prev != math.MaxInt64 {
 		return func() {}

@@ -1,0 +1,169 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/msgload/msgload/internal/memlimit"
+	"github.com/msgload/msgload/reports"
+)
+
+// The live analysis runs in a process of its own: the executable that runs
+// the run, started again with liveChildEnv set (the init below: any program
+// that links harness — msgload, a test binary — can be its own live
+// analyser). The child runs reports.Analyze over the part's directory, the
+// one analysis `msgload report` runs, under the report's memory limit
+// (memlimit.ForReport), judges the abortOnFail thresholds it is given on it
+// (reports.LiveThreshold), and answers with their states and, for a
+// checkpoint, the partial summary.json (reports.Summary.PartialJSON), which
+// the run writes. It only reads the run directory.
+//
+// Why a process (issue 23): in the run's own process each analysis decoded
+// every line so far again beside the attack; its state and garbage came on
+// top of the attack's heap, and from about minute 9 of a 1,000/s run with
+// callbacks the process was analysing all the time — the run's peak of
+// memory grew 16.8 bytes a message from 1 to 10 minutes while the attack
+// alone stayed flat. Paced to a quarter of a core so that the sends never
+// waited for it, an analysis took four times its work: a minute at minute 9,
+// and an abortOnFail threshold was judged that late. In a child the
+// analysis's memory is the child's, given back whole when it exits, and the
+// child runs at the lowest CPU priority (niceness liveNice, every thread of
+// it): the kernel gives the attack the cores first, and the analysis any
+// core the attack leaves idle at full speed. The child is killed when the
+// run's process dies (Linux: PR_SET_PDEATHSIG) and when the live loop stops.
+
+// liveChildEnv set in a process's environment makes it a live analysis (its
+// request on standard input) instead of the program it is.
+const liveChildEnv = "MSGLOAD_LIVE_ANALYSIS_CHILD"
+
+// liveNice is the niceness of a live analysis: the least priority.
+const liveNice = 19
+
+func init() {
+	if os.Getenv(liveChildEnv) != "1" {
+		return
+	}
+	os.Exit(serveLiveChild(os.Stdin, os.Stdout))
+}
+
+// liveRequest is what the run asks of one live analysis.
+type liveRequest struct {
+	Dir        string   `json:"dir"`
+	Via        string   `json:"via"`                  // the scenario's delivery.via (reports.CompileLive)
+	Thresholds []string `json:"thresholds,omitempty"` // the abortOnFail thresholds to judge, as written
+	Checkpoint bool     `json:"checkpoint,omitempty"` // answer the partial summary.json
+}
+
+// liveReply is a live analysis's answer.
+type liveReply struct {
+	States  []reports.LiveState `json:"states,omitempty"`  // one a threshold asked, in its order
+	Partial []byte              `json:"partial,omitempty"` // the checkpoint's summary.json, as written
+	Error   string              `json:"error,omitempty"`   // the analysis failed (the run tries again later)
+	// What the child ran under, for a test to see: its niceness, and the
+	// soft memory limit during the analysis (MaxInt64: none).
+	Nice        int   `json:"nice"`
+	MemoryLimit int64 `json:"memory_limit"`
+}
+
+// serveLiveChild reads a liveRequest from in, analyses, and writes the
+// liveReply to out; the exit status is 2 when there was no request to read.
+func serveLiveChild(in io.Reader, out io.Writer) int {
+	lowerPriority(liveNice)
+	var req liveRequest
+	if err := json.NewDecoder(in).Decode(&req); err != nil || req.Dir == "" {
+		fmt.Fprintf(os.Stderr, "msgload: %s is set, but standard input holds no live analysis request (%v)\n", liveChildEnv, err)
+		return 2
+	}
+	reply := liveAnalyze(req)
+	reply.Nice = niceness()
+	if err := json.NewEncoder(out).Encode(reply); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// liveAnalyze is one live analysis as the child runs it.
+func liveAnalyze(req liveRequest) (reply liveReply) {
+	defer memlimit.ForReport()()
+	reply.MemoryLimit = debug.SetMemoryLimit(-1)
+	s, err := reports.Analyze(req.Dir)
+	if err != nil {
+		reply.Error = err.Error()
+		return reply
+	}
+	for _, src := range req.Thresholds {
+		th, err := reports.CompileLive(src, req.Via)
+		if err != nil {
+			reply.States = append(reply.States, reports.LiveState{Expr: src, Why: err.Error()})
+			continue
+		}
+		st := th.Judge(s)
+		if math.IsNaN(st.Value) || math.IsInf(st.Value, 0) {
+			st.Known, st.Value, st.Why = false, 0, "its figure has no value yet"
+		}
+		reply.States = append(reply.States, st)
+	}
+	if req.Checkpoint {
+		if reply.Partial, err = s.PartialJSON(); err != nil {
+			reply.Error = err.Error()
+		}
+	}
+	return reply
+}
+
+// liveChildStderr is how much of a child's standard error a failure quotes.
+const liveChildStderr = 4 << 10
+
+// runLiveChild runs one live analysis in a child process of exe, killed
+// when ctx ends.
+func runLiveChild(ctx context.Context, exe string, req liveRequest) (liveReply, error) {
+	in, err := json.Marshal(req)
+	if err != nil {
+		return liveReply{}, err
+	}
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), liveChildEnv+"=1")
+	cmd.Stdin = bytes.NewReader(in)
+	var out bytes.Buffer
+	errs := &capped{max: liveChildStderr}
+	cmd.Stdout, cmd.Stderr = &out, errs
+	cmd.SysProcAttr = liveChildAttr()
+	cmd.WaitDelay = time.Second
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return liveReply{}, ctx.Err()
+		}
+		return liveReply{}, fmt.Errorf("live analysis (%s): %w: %s", exe, err, strings.TrimSpace(errs.b.String()))
+	}
+	var reply liveReply
+	if err := json.Unmarshal(out.Bytes(), &reply); err != nil {
+		return liveReply{}, fmt.Errorf("live analysis (%s): its answer: %w", exe, err)
+	}
+	if reply.Error != "" {
+		return reply, errors.New(reply.Error)
+	}
+	return reply, nil
+}
+
+// capped keeps the first max bytes written to it.
+type capped struct {
+	b   bytes.Buffer
+	max int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.max - c.b.Len(); room > 0 {
+		c.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}

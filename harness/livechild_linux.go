@@ -1,0 +1,51 @@
+package harness
+
+import (
+	"os"
+	"strconv"
+	"syscall"
+)
+
+// liveChildAttr kills a live analysis when the thread that started it, and
+// so the run's process, dies (PR_SET_PDEATHSIG): a killed run leaves no
+// analysis reading its directory.
+func liveChildAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
+// lowerPriority sets every thread of this process to niceness nice. On Linux
+// the niceness is a thread's own, and a new thread takes its creator's: the
+// threads the runtime started before this are set one by one, again until
+// no new one appeared.
+func lowerPriority(nice int) {
+	seen := map[int]bool{}
+	for range 5 {
+		tasks, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			syscall.Setpriority(syscall.PRIO_PROCESS, 0, nice)
+			return
+		}
+		fresh := false
+		for _, t := range tasks {
+			tid, err := strconv.Atoi(t.Name())
+			if err != nil || seen[tid] {
+				continue
+			}
+			seen[tid], fresh = true, true
+			syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice)
+		}
+		if !fresh {
+			return
+		}
+	}
+}
+
+// niceness is the calling thread's niceness (the kernel's getpriority
+// answers 20 less it).
+func niceness() int {
+	p, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
+	if err != nil {
+		return 0
+	}
+	return 20 - p
+}

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package harness
+
+import "syscall"
+
+// liveChildAttr: no parent-death signal outside Linux; the live loop kills
+// its child when it stops.
+func liveChildAttr() *syscall.SysProcAttr { return nil }
+
+// lowerPriority: the live analysis keeps the priority it was started with
+// outside Linux.
+func lowerPriority(int) {}
+
+// niceness is not looked at outside Linux.
+func niceness() int { return 0 }
