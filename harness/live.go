@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -109,7 +108,7 @@ type liveLoop struct {
 // checked by the scenario's validation; one that does not compile here is
 // told on stderr and not judged live.
 func (r *partRun) startLive(start time.Time) *liveLoop {
-	exe, err := os.Executable()
+	exe, err := liveExecutable()
 	if err != nil {
 		fmt.Fprintf(r.o.Stderr, "msgload: %s: no live analysis (no checkpoint, no abortOnFail judged during the run): this program's executable: %v\n", r.s.Name, err)
 		return nil

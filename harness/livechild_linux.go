@@ -13,6 +13,18 @@ func liveChildAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
 
+// liveExecutable is the program a live analysis runs: /proc/self/exe, the
+// run's own executable as it was started — still itself if the file was
+// replaced (an upgrade) or removed while the run goes, where its path would
+// name another program or none.
+func liveExecutable() (string, error) {
+	const self = "/proc/self/exe"
+	if _, err := os.Stat(self); err != nil {
+		return os.Executable()
+	}
+	return self, nil
+}
+
 // lowerPriority sets every thread of this process to niceness nice. On Linux
 // the niceness is a thread's own, and a new thread takes its creator's: the
 // threads the runtime started before this are set one by one, again until

@@ -2,7 +2,10 @@
 
 package harness
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 // liveChildAttr: no parent-death signal outside Linux; the live loop kills
 // its child when it stops.
@@ -14,3 +17,6 @@ func lowerPriority(int) {}
 
 // niceness is not looked at outside Linux.
 func niceness() int { return 0 }
+
+// liveExecutable is the program a live analysis runs: this one.
+func liveExecutable() (string, error) { return os.Executable() }

@@ -24,7 +24,7 @@ import (
 // priority, under the report's soft memory limit, while this process's own
 // limit was untouched.
 func TestLiveAnalysisIsReportsAnalysis(t *testing.T) {
-	exe, err := os.Executable()
+	exe, err := liveExecutable()
 	if err != nil {
 		t.Skipf("no executable to run the live analysis in: %v", err)
 	}
@@ -74,7 +74,7 @@ func TestLiveAnalysisIsReportsAnalysis(t *testing.T) {
 // A live analysis that fails — a directory that is no run — says why and
 // leaves no state; a child given no request exits 2 and says what it lacks.
 func TestLiveAnalysisFails(t *testing.T) {
-	exe, err := os.Executable()
+	exe, err := liveExecutable()
 	if err != nil {
 		t.Skipf("no executable to run the live analysis in: %v", err)
 	}

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 
 PKGS=" $* "
-[ $# -eq 0 ] && PKGS=" sim sink attack whole replay reports "
+[ $# -eq 0 ] && PKGS=" sim sink attack whole replay reports harness "
 run() { echo; echo "\$ $*"; "$@"; }
 for p in $PKGS; do
   case $p in
@@ -40,7 +40,12 @@ for p in $PKGS; do
     run env MSGLOAD_BENCH_MESSAGES=${MSGLOAD_BENCH_MESSAGES:-1000000} $GO test ./reports -run '^$' -bench '^BenchmarkAnalyzeCallbacks$' -benchtime 1x -timeout 60m
     # The same with the embedded simulator's ground truth (truth.jsonl streamed).
     run env MSGLOAD_BENCH_MESSAGES=${MSGLOAD_BENCH_MESSAGES:-1000000} $GO test ./reports -run '^$' -bench '^BenchmarkAnalyzeTruth$' -benchtime 1x -timeout 60m ;;
+  harness)
+    # How soon abortOnFail stops a run once its threshold can no longer pass (issue 23): 200/s,
+    # crossed at about 50 s; MSGLOAD_BENCH_ABORT_RATE=1000 MSGLOAD_BENCH_ABORT_BOUND=54000 for minute 8 at 1,000/s.
+    run env MSGLOAD_BENCH_ABORT_RATE=${MSGLOAD_BENCH_ABORT_RATE:-200} MSGLOAD_BENCH_ABORT_BOUND=${MSGLOAD_BENCH_ABORT_BOUND:-1000} \
+      $GO test ./harness -run '^$' -bench '^BenchmarkAbortLag$' -benchtime 1x -timeout 30m ;;
   *)
-    echo "bench.sh: unknown package $p (sim, sink, attack, whole, replay, reports)" >&2; exit 2 ;;
+    echo "bench.sh: unknown package $p (sim, sink, attack, whole, replay, reports, harness)" >&2; exit 2 ;;
   esac
 done

@@ -11,7 +11,8 @@
 # prints the peak RSS (/usr/bin/time: the largest of the process and any
 # child it waited for), the process's own VmHWM, the most the process and
 # its children held together (VmRSS summed, and Pss summed: the executable's
-# pages counted once) and when (sampled every 0.2 s), the peak live heap
+# pages counted once) and when (sampled every SAMPLE_EVERY s, default 1;
+# the live analyses' spans in WORK/analyses-D-I), the peak live heap
 # (GODEBUG=gctrace=1: MB marked live at each GC of the run's process), the
 # messages planned and sent, the sends capped and late, how far the
 # simulator fell behind (truth.sim_lag.max), the verdict and the load at the
@@ -24,13 +25,14 @@
 #   scripts/soak-callbacks.sh                      60, 150 and 600 s at 1,000/s (~15 min)
 #   REPEAT=3 DURATIONS="60 150" scripts/soak-callbacks.sh
 #
-# Environment: RATE (1000), DURATIONS ("60 150 600"), REPEAT (1), MSGLOAD (a
+# Environment: RATE (1000), DURATIONS ("60 150 600"), REPEAT (1), SAMPLE_EVERY (1), MSGLOAD (a
 # built binary; default: go build into WORK), WORK (a directory for the run
 # directories and logs; default: a new temporary one). Needs /usr/bin/time
 # and jq. Run it on an idle machine: a run that shares the cores with other
 # work does not hold its plan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/memsample.sh
 RATE=${RATE:-1000}
 DURATIONS=${DURATIONS:-"60 150 600"}
 REPEAT=${REPEAT:-1}
@@ -44,25 +46,6 @@ fi
 # scenario D: scripts/callbacks-1000.yaml at RATE for D seconds.
 scenario() {
   sed -e "s|rate: [0-9]*/s|rate: $RATE/s|" -e "s|duration: [0-9]*s|duration: $1s|" scripts/callbacks-1000.yaml
-}
-
-# sample_rss PID FILE: every 0.2 s, seconds since the start, the process's
-# VmRSS and VmHWM, and the VmRSS and Pss of it and its children together
-# (KiB): the live analysis runs in a child process (harness/livechild.go), so
-# the run's memory is the tree's. Pss shares the executable's pages the two
-# map between them; the RSS sum counts them twice.
-sample_rss() {
-  local start=$EPOCHREALTIME
-  while kill -0 "$1" 2>/dev/null; do
-    local rss hwm trss=0 tpss=0 p
-    read -r rss hwm < <(awk '/^VmRSS/ { r = $2 } /^VmHWM/ { h = $2 } END { print r + 0, h + 0 }' "/proc/$1/status" 2>/dev/null || echo "0 0")
-    for p in "$1" $(pgrep -P "$1" || true); do
-      trss=$((trss + $(awk '/^VmRSS/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0)))
-      tpss=$((tpss + $(awk '/^Pss:/ { print $2 }' "/proc/$p/smaps_rollup" 2>/dev/null || echo 0)))
-    done
-    [ "$rss" -gt 0 ] && echo "$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') $rss $hwm $trss $tpss" >> "$2"
-    sleep 0.2
-  done
 }
 
 # gc_peak LOG: the largest heap marked live at a GC (MB).
@@ -86,7 +69,7 @@ one() {
     [ -n "$pid" ] && break
     sleep 0.1
   done
-  [ -n "$pid" ] && sample_rss "$pid" "$WORK/vmrss-$tag"
+  [ -n "$pid" ] && sample_tree "$pid" "$WORK/vmrss-$tag"
   wait "$tpid" || true
   local sum
   sum=$(ls "$dir"/*/summary.json 2>/dev/null | head -1)
@@ -95,10 +78,8 @@ one() {
     return 1
   fi
   local when hwm trss tpss
-  when=$(sort -k4 -n "$WORK/vmrss-$tag" | tail -1 | cut -d' ' -f1)
-  hwm=$(sort -k3 -n "$WORK/vmrss-$tag" | tail -1 | cut -d' ' -f3)
-  trss=$(sort -k4 -n "$WORK/vmrss-$tag" | tail -1 | cut -d' ' -f4)
-  tpss=$(sort -k5 -n "$WORK/vmrss-$tag" | tail -1 | cut -d' ' -f5)
+  read -r hwm trss tpss when < <(tree_peaks "$WORK/vmrss-$tag")
+  child_spans "$WORK/vmrss-$tag" > "$WORK/analyses-$tag"
   jq -r --arg d "$d" --arg i "$i" --arg rss "$(tail -1 "$WORK/rss-$tag")" --arg when "${when:--}" \
     --arg live "$(gc_peak "$WORK/gc-$tag.log")" --arg load "$load" --arg hwm "${hwm:-0}" --arg trss "${trss:-0}" --arg tpss "${tpss:-0}" \
     '[$d, $i, $rss, $when, $live, .requests.planned_messages, .requests.messages,

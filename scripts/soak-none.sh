@@ -11,8 +11,11 @@
 # machine's attacker 2-3 % late). The messages in flight, and so the connections
 # the attacker opens, are rate x latency at every length instead of whatever
 # the machine's stalls of the moment made them. For each run it prints the
-# peak RSS (/usr/bin/time), the peak live heap and goroutine stacks of the Go
-# runtime (GODEBUG=gctrace=1: MB at each GC), the most connections to the
+# peak RSS (/usr/bin/time: the largest of the process and any child it
+# waited for), the most the process and its children held together (VmRSS
+# summed every SAMPLE_EVERY s, default 1: the live analysis is a child,
+# harness/livechild.go; the spans when one ran are in WORK/analyses-D), the
+# peak live heap and goroutine stacks of the Go runtime (GODEBUG=gctrace=1: MB at each GC), the most connections to the
 # target open at once (ss, sampled every second: idle connections stay open
 # 90 s, so a burst's are seen), the messages planned and sent, the sends
 # capped by the in-flight cap and those sent late; then the growth of the
@@ -26,13 +29,14 @@
 #   RATE=2000 DURATIONS="60 180" scripts/soak-none.sh
 #   TARGET=nginx scripts/soak-none.sh          the same against nginx
 #
-# Environment: TARGET (sim), RATE (5000), DURATIONS ("60 180 600"), LATENCY (20ms), PORT
+# Environment: TARGET (sim), RATE (5000), DURATIONS ("60 180 600"), LATENCY (20ms), SAMPLE_EVERY (1), PORT
 # (18081), MSGLOAD (a built binary; default: go build into WORK), WORK (a
 # directory for the run directories and logs; default: a new temporary one).
 # Needs /usr/bin/time, ss and jq. Run it on an idle machine: a run that shares
 # the cores with other work does not hold its plan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/memsample.sh
 TARGET=${TARGET:-sim}
 RATE=${RATE:-5000}
 DURATIONS=${DURATIONS:-"60 180 600"}
@@ -165,8 +169,17 @@ one() {
   sampler=$!
   local load
   load=$(cut -d' ' -f1-3 /proc/loadavg)
+  : > "$WORK/tree-$d"
   GODEBUG=gctrace=1 /usr/bin/time -f '%M' -o "$WORK/rss-$d" \
-    "$BIN" run "$WORK/none-$d.yaml" --out "$dir" --metrics-addr "" --quiet > "$WORK/run-$d.log" 2> "$WORK/gc-$d.log" || true
+    "$BIN" run "$WORK/none-$d.yaml" --out "$dir" --metrics-addr "" --quiet > "$WORK/run-$d.log" 2> "$WORK/gc-$d.log" &
+  local tpid=$! pid=""
+  for _ in $(seq 50); do
+    pid=$(pgrep -P "$tpid" | head -1 || true)
+    [ -n "$pid" ] && break
+    sleep 0.1
+  done
+  [ -n "$pid" ] && sample_tree "$pid" "$WORK/tree-$d"
+  wait "$tpid" || true
   kill "$sampler" "$simpid" 2>/dev/null || true
   wait "$sampler" "$simpid" 2>/dev/null || true
   local sum
@@ -177,9 +190,10 @@ one() {
   fi
   jq -r --arg d "$d" --arg rss "$(tail -1 "$WORK/rss-$d")" \
     --arg live "$(gc_peak "$WORK/gc-$d.log" live)" --arg held "$(gc_last_minute "$WORK/gc-$d.log" "$d")" --arg stacks "$(gc_peak "$WORK/gc-$d.log" stacks)" \
-    --arg conns "$(sort -n "$WORK/conns-$d" | tail -1)" --arg load "$load" \
+    --arg conns "$(sort -n "$WORK/conns-$d" | tail -1)" --arg load "$load" --arg tree "$(tree_peaks "$WORK/tree-$d" | cut -d' ' -f2)" \
     '[$d, $rss, $live, $stacks, $conns, .requests.planned_messages, .requests.messages,
-      (.requests.capped // 0), (.requests.late // 0), .verdict, $load, $held] | @tsv' "$sum" >> "$WORK/figures"
+      (.requests.capped // 0), (.requests.late // 0), .verdict, $load, $held, $tree] | @tsv' "$sum" >> "$WORK/figures"
+  child_spans "$WORK/tree-$d" > "$WORK/analyses-$d"
 }
 
 : > "$WORK/figures"
@@ -189,17 +203,18 @@ done
 
 echo "# msgload run, delivery none, ${RATE}/s, target ($TARGET) answers in $LATENCY; $WORK"
 echo "# growth: from the first run, in bytes a message sent (peak RSS; peak live heap; mean live heap of the last minute of sending; heap in MB)"
-awk -F'\t' 'BEGIN { OFS = "\t"; print "s", "peak RSS KiB", "live MB", "stacks MB", "conns", "planned", "sent", "capped", "late", "verdict", "RSS B/msg", "live B/msg", "last-minute live MB", "its B/msg", "like for like", "load at start" }
+awk -F'\t' 'BEGIN { OFS = "\t"; print "s", "peak RSS KiB", "tree RSS KiB", "live MB", "stacks MB", "conns", "planned", "sent", "capped", "late", "verdict", "RSS B/msg", "tree B/msg", "live B/msg", "last-minute live MB", "its B/msg", "like for like", "load at start" }
 {
   held = ($8 == 0 && $9 <= $7 / 100)
-  if (NR == 1) { rss0 = $2; live0 = $3; sent0 = $7; conns0 = $5; ok0 = held; held0 = $12 }
+  if (NR == 1) { rss0 = $2; live0 = $3; sent0 = $7; conns0 = $5; ok0 = held; held0 = $12; tree0 = $13 }
   same = (conns0 > 0 && $5 >= conns0 * 0.95 && $5 <= conns0 * 1.05)
   like = (held && ok0 && same) ? "yes" : (held ? (ok0 ? "no: connections differ" : "no: the first run did not hold its plan") : "no: plan not held")
-  g1 = g2 = g3 = "-"
+  g1 = g2 = g3 = g4 = "-"
   if (NR > 1 && $7 > sent0) {
     g1 = sprintf("%.2f", ($2 - rss0) * 1024 / ($7 - sent0))
+    g4 = sprintf("%.2f", ($13 - tree0) * 1024 / ($7 - sent0))
     g2 = sprintf("%.2f", ($3 - live0) * 1048576 / ($7 - sent0))
     g3 = sprintf("%.2f", ($12 - held0) * 1048576 / ($7 - sent0))
   }
-  print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, g1, g2, $12, g3, like, $11
+  print $1, $2, $13, $3, $4, $5, $6, $7, $8, $9, $10, g1, g4, g2, $12, g3, like, $11
 }' "$WORK/figures" | column -t -s $'\t'

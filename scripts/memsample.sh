@@ -1,0 +1,42 @@
+# memsample.sh: sourced by the soak scripts.
+#
+# sample_tree PID FILE: every SAMPLE_EVERY seconds (default 1) while PID
+# lives, a line of seconds since the start, the process's VmRSS and VmHWM,
+# and the VmRSS and Pss of it and its children together (KiB). A run's live
+# analysis runs in a child process (harness/livechild.go), so the run's
+# memory is the tree's; Pss shares the executable's pages the two map between
+# them, the VmRSS sum counts them twice. Three programs a look (pgrep and
+# two awk), so that the sampler takes little of the cores the run needs.
+sample_tree() {
+  local start=${EPOCHREALTIME/./} every=${SAMPLE_EVERY:-1}
+  while kill -0 "$1" 2>/dev/null; do
+    local kids line
+    kids=$(pgrep -P "$1" | sed 's|.*|/proc/&/status|' | tr '\n' ' ' || true)
+    # a child gone between pgrep and awk, or a zombie, has no VmRSS: counted 0
+    line=$(awk -v own="/proc/$1/status" '/^VmRSS/ { t += $2; if (FILENAME == own) r = $2 } /^VmHWM/ && FILENAME == own { h = $2 }
+      END { print r + 0, h + 0, t + 0 }' "/proc/$1/status" $kids 2>/dev/null || true)
+    local pss
+    pss=$(awk '/^Pss:/ { t += $2 } END { print t + 0 }' "/proc/$1/smaps_rollup" ${kids//status/smaps_rollup} 2>/dev/null || echo 0)
+    local tenths=$(((${EPOCHREALTIME/./} - start) / 100000))
+    [ -n "$line" ] && [ "${line%% *}" != 0 ] && echo "$((tenths / 10)).$((tenths % 10)) $line ${pss:-0}" >> "$2"
+    sleep "$every"
+  done
+}
+
+# tree_peaks FILE: the most of each column of sample_tree's FILE — "HWM
+# treeRSS treePSS atSeconds" (at: when the tree's RSS was at its most).
+tree_peaks() {
+  awk '{ if ($3 > h) h = $3; if ($4 > r) { r = $4; at = $1 } if ($5 > p) p = $5 }
+       END { printf "%d %d %d %s\n", h, r, p, (at == "" ? "-" : at) }' "$1"
+}
+
+# child_spans FILE: the spans when a child ran beside the process (the tree's
+# RSS over the process's by more than 4 MB: the two are read a moment apart,
+# and the process's own growth between the reads is no child), as
+# "start-end" seconds, one a line: the live analyses, seen at SAMPLE_EVERY.
+child_spans() {
+  awk '{ on = ($4 > $2 + 4096) }
+       on && !was { s = $1 } !on && was { print s "-" prev }
+       { was = on; prev = $1 }
+       END { if (was) print s "-" prev }' "$1"
+}
