@@ -468,7 +468,8 @@ func setExpected(r *truthReport, sure, maybe truthFigures) {
 // trueLatency returns the bounds of the true latency, by the measured one's
 // rule (DESIGN.md: every accepted message counts): from the earliest possible
 // arrival of an ending record (lower) to the latest its first arrival can have
-// been (upper: the answer of the first sure one, else of the last maybe one).
+// been (upper: the answer of the first sure one; with only unanswered calls,
+// none may have arrived: censored).
 // A message the attacker saw accepted whose ending record did not reach the
 // sink by the deadline — none did, or only after it — is censored at the time
 // it was waited for (first send to the deadline), as finishDelivery does: the
@@ -515,12 +516,16 @@ func (a *analyzer) trueLatencyOf(lo, hi *hist, first int64, se, e *[3]int64) {
 		put(hi, 0)
 		return
 	}
-	up := e[2] // only unanswered calls: the first arrival was one of them
-	if se != nil {
-		up = se[1]
-	}
 	put(lo, e[0])
-	put(hi, max(up, e[1]))
+	if se == nil {
+		// Only unanswered calls: the first arrival was one of them, or none
+		// came — the sink may have read none of them (a connection reset
+		// on the way), and the message is then lost, censored at the
+		// deadline, as the sure judgement counts it.
+		put(hi, 0)
+		return
+	}
+	put(hi, max(se[1], e[1]))
 }
 
 // failoverSteps sets the true failover steps (the range between the sure and

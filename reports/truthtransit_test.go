@@ -96,3 +96,29 @@ func TestTruthLostRangeStillCatchesADrop(t *testing.T) {
 		}
 	}
 }
+
+// TestTruthUnansweredCallMayNotHaveArrived: the only call of message 4's
+// final status went unanswered (status 0: its connection reset on the way,
+// TestFaults' reset_peer-request) 20 s before the deadline, and the sink
+// never logged it. The truth cannot tell whether it arrived: lost ranges
+// over 0 to 1, and the true latency's upper side is censored at the
+// deadline, so the measurement (lost, censored) agrees in both truth
+// comparisons. Before, the upper side took the call as arrived and the
+// truth disagreed: "delivery.latency.censored: measured 1, true 0" (a CI
+// flake of TestFaults/sim-sink/reset_peer-request).
+func TestTruthUnansweredCallMayNotHaveArrived(t *testing.T) {
+	r := transitRun(at(50), at(50.5), time.Time{})
+	r.truth.Callbacks[3].Status = 0
+	for i, s := range lagVerdicts(t, r.write(t)) {
+		tr := s.Truth
+		if tr.ExpectedLostMin != 0 || tr.ExpectedLost != 1 {
+			t.Errorf("pass %d: true lost %d to %d, want 0 to 1", i, tr.ExpectedLostMin, tr.ExpectedLost)
+		}
+		if tr.Agrees == nil || !*tr.Agrees {
+			t.Errorf("pass %d: the truth disagrees with a measurement that lost an unanswered call: %v", i, tr.Disagreements)
+		}
+		if hi := tr.TrueLatencyUpper; hi.Censored != 1 {
+			t.Errorf("pass %d: the true latency's upper side %+v, want the message censored", i, hi)
+		}
+	}
+}
