@@ -23,6 +23,25 @@ sample_tree() {
   done
 }
 
+# run_sampled RSS TREE LOG ERR CMD...: runs CMD under GODEBUG=gctrace=1 and
+# /usr/bin/time (its peak RSS into RSS), standard output into LOG and
+# standard error (the gctrace) into ERR, sampling it and its children into
+# TREE (sample_tree) until it ends; its failure is the run's to report.
+run_sampled() {
+  local rss=$1 tree=$2 log=$3 err=$4
+  shift 4
+  : > "$tree"
+  GODEBUG=gctrace=1 /usr/bin/time -f '%M' -o "$rss" "$@" > "$log" 2> "$err" &
+  local tpid=$! pid=""
+  for _ in $(seq 50); do
+    pid=$(pgrep -P "$tpid" | head -1 || true)
+    [ -n "$pid" ] && break
+    sleep 0.1
+  done
+  [ -n "$pid" ] && sample_tree "$pid" "$tree"
+  wait "$tpid" || true
+}
+
 # tree_peaks FILE: the most of each column of sample_tree's FILE — "HWM
 # treeRSS treePSS atSeconds" (at: when the tree's RSS was at its most).
 tree_peaks() {

@@ -60,17 +60,8 @@ one() {
   scenario "$d" > "$WORK/cb-$d.yaml"
   local load
   load=$(cut -d' ' -f1-3 /proc/loadavg)
-  : > "$WORK/vmrss-$tag"
-  GODEBUG=gctrace=1 /usr/bin/time -f '%M' -o "$WORK/rss-$tag" \
-    "$BIN" run "$WORK/cb-$d.yaml" --out "$dir" --metrics-addr "" --quiet > "$WORK/run-$tag.log" 2> "$WORK/gc-$tag.log" &
-  local tpid=$! pid=""
-  for _ in $(seq 50); do
-    pid=$(pgrep -P "$tpid" | head -1 || true)
-    [ -n "$pid" ] && break
-    sleep 0.1
-  done
-  [ -n "$pid" ] && sample_tree "$pid" "$WORK/vmrss-$tag"
-  wait "$tpid" || true
+  run_sampled "$WORK/rss-$tag" "$WORK/vmrss-$tag" "$WORK/run-$tag.log" "$WORK/gc-$tag.log" \
+    "$BIN" run "$WORK/cb-$d.yaml" --out "$dir" --metrics-addr "" --quiet
   local sum
   sum=$(ls "$dir"/*/summary.json 2>/dev/null | head -1)
   if [ -z "$sum" ]; then

@@ -169,17 +169,8 @@ one() {
   sampler=$!
   local load
   load=$(cut -d' ' -f1-3 /proc/loadavg)
-  : > "$WORK/tree-$d"
-  GODEBUG=gctrace=1 /usr/bin/time -f '%M' -o "$WORK/rss-$d" \
-    "$BIN" run "$WORK/none-$d.yaml" --out "$dir" --metrics-addr "" --quiet > "$WORK/run-$d.log" 2> "$WORK/gc-$d.log" &
-  local tpid=$! pid=""
-  for _ in $(seq 50); do
-    pid=$(pgrep -P "$tpid" | head -1 || true)
-    [ -n "$pid" ] && break
-    sleep 0.1
-  done
-  [ -n "$pid" ] && sample_tree "$pid" "$WORK/tree-$d"
-  wait "$tpid" || true
+  run_sampled "$WORK/rss-$d" "$WORK/tree-$d" "$WORK/run-$d.log" "$WORK/gc-$d.log" \
+    "$BIN" run "$WORK/none-$d.yaml" --out "$dir" --metrics-addr "" --quiet
   kill "$sampler" "$simpid" 2>/dev/null || true
   wait "$sampler" "$simpid" 2>/dev/null || true
   local sum
