@@ -92,13 +92,13 @@ type liveRule struct {
 type liveLoop struct {
 	r          *partRun
 	rules      []liveRule
-	every      time.Duration // between live judgements of the thresholds (0: none)
-	checkpoint time.Duration // between checkpoints (0: none)
-	start      time.Time     // the attack's start by the wall clock (time.Now): delayAbortEval counts from it
-	line       atomic.Value  // string: the live verdict for the progress line
-	stopc      chan struct{}
+	every      time.Duration   // between live judgements of the thresholds (0: none)
+	checkpoint time.Duration   // between checkpoints (0: none)
+	start      time.Time       // the attack's start by the wall clock (time.Now): delayAbortEval counts from it
+	line       atomic.Value    // string: the live verdict for the progress line
+	ctx        context.Context // ended by stop: the loop ends, an analysis under way is killed
+	cancel     context.CancelFunc
 	done       chan struct{}
-	stopOnce   sync.Once
 	told       bool   // a failed analysis was told on stderr
 	exe        string // the executable a live analysis runs in (livechild.go)
 }
@@ -113,7 +113,8 @@ func (r *partRun) startLive(start time.Time) *liveLoop {
 		fmt.Fprintf(r.o.Stderr, "msgload: %s: no live analysis (no checkpoint, no abortOnFail judged during the run): this program's executable: %v\n", r.s.Name, err)
 		return nil
 	}
-	l := &liveLoop{r: r, start: start, stopc: make(chan struct{}), done: make(chan struct{}), exe: exe}
+	l := &liveLoop{r: r, start: start, done: make(chan struct{}), exe: exe}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
 	for _, t := range r.s.Thresholds {
 		if !t.AbortOnFail {
 			continue
@@ -150,13 +151,13 @@ func (r *partRun) startLive(start time.Time) *liveLoop {
 	return l
 }
 
-// stop ends the loop and waits for an analysis under way, so that nothing
-// writes summary.json after it (the run's own reports come next).
+// stop ends the loop, kills an analysis under way and waits for the loop, so
+// that nothing writes summary.json after it (the run's own reports come next).
 func (l *liveLoop) stop() {
 	if l == nil {
 		return
 	}
-	l.stopOnce.Do(func() { close(l.stopc) })
+	l.cancel()
 	<-l.done
 }
 
@@ -178,12 +179,16 @@ func (l *liveLoop) loop() {
 	nextCheckpoint := l.start.Add(l.checkpoint)
 	for {
 		select {
-		case <-l.stopc:
+		case <-l.ctx.Done():
 			return
 		case <-t.C:
 		}
 		now := time.Now() // the loop's own clock: Options.Now may be a test's
-		judge := l.every > 0 && !now.Before(nextJudge) && l.attacking() && l.due(now)
+		var due []int     // the rules to judge now
+		if l.every > 0 && !now.Before(nextJudge) && l.attacking() {
+			due = l.dueRules(now)
+		}
+		judge := len(due) > 0
 		checkpoint := l.checkpoint > 0 && !now.Before(nextCheckpoint)
 		if !judge && !checkpoint {
 			continue
@@ -193,10 +198,6 @@ func (l *liveLoop) loop() {
 		}
 		if checkpoint {
 			nextCheckpoint = now.Add(l.checkpoint)
-		}
-		var due []int
-		if judge {
-			due = l.dueRules(now)
 		}
 		reply, err := l.analyze(due, checkpoint)
 		if err != nil {
@@ -231,20 +232,11 @@ func (l *liveLoop) failed(err error) {
 // child process (livechild.go): the thresholds of the rules due judged, and
 // the partial summary.json when checkpoint. It is killed when the loop stops.
 func (l *liveLoop) analyze(due []int, checkpoint bool) (liveReply, error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-l.stopc:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	req := liveRequest{Dir: l.r.dir, Via: l.r.s.Delivery.Via, Checkpoint: checkpoint}
 	for _, i := range due {
 		req.Thresholds = append(req.Thresholds, l.rules[i].th.Expr())
 	}
-	reply, err := runLiveChild(ctx, l.exe, req)
+	reply, err := runLiveChild(l.ctx, l.exe, req)
 	if err == nil && len(reply.States) != len(due) {
 		err = fmt.Errorf("live analysis: %d thresholds judged of %d asked", len(reply.States), len(due))
 	}
@@ -256,11 +248,6 @@ func (l *liveLoop) analyze(due []int, checkpoint bool) (liveReply, error) {
 func (l *liveLoop) attacking() bool {
 	ph, _ := l.r.phase.Load().(string)
 	return ph == "attack"
-}
-
-// due says whether any threshold's delayAbortEval is over at now.
-func (l *liveLoop) due(now time.Time) bool {
-	return len(l.dueRules(now)) > 0
 }
 
 // dueRules are the rules whose delayAbortEval is over at now, by index.

@@ -101,10 +101,11 @@ func TestLiveAnalysisKilledOnStop(t *testing.T) {
 	if err := os.WriteFile(exe, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	l := &liveLoop{r: &partRun{dir: dirs[0], s: &scenarios.Scenario{}}, stopc: make(chan struct{}), exe: exe}
+	l := &liveLoop{r: &partRun{dir: dirs[0], s: &scenarios.Scenario{}}, exe: exe}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { _, err := l.analyze(nil, true); done <- err }()
-	close(l.stopc)
+	l.cancel()
 	select {
 	case err := <-done:
 		if !errors.Is(err, context.Canceled) {
