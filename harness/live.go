@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -210,7 +209,7 @@ func (l *liveLoop) loop() {
 			l.judge(due, reply.States)
 		}
 		if checkpoint {
-			if err := rundir.WriteFile(filepath.Join(l.r.dir, rundir.SummaryFile), reply.Partial); err != nil {
+			if err := reports.WriteCheckpoint(l.r.dir, reply.Partial); err != nil {
 				fmt.Fprintf(l.r.o.Stderr, "msgload: %s: checkpoint: %v\n", l.r.s.Name, err)
 			}
 		}

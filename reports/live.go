@@ -132,25 +132,15 @@ func (a *analyzer) abortReason() {
 		""))
 }
 
-// partialText is the reason of a checkpoint (WritePartial).
+// partialText is the reason of a checkpoint (PartialJSON).
 const partialText = "partial: the run is still going; these are its figures so far (a checkpoint: the run's end rewrites summary.json whole)"
 
-// WritePartial writes s, the analysis of a run directory while its run goes,
-// as a checkpoint: summary.json marked partial, verdict incomplete, rewritten
-// atomically, so that a run killed later still leaves its figures. The
+// PartialJSON is s, the analysis of a run directory while its run goes, as
+// a checkpoint's summary.json: marked partial, verdict incomplete. The
 // thresholds are not judged on a checkpoint (the messages still in flight
 // would read as lost); `msgload report DIR` of a killed run judges them on
-// what it recorded.
-func (s *Summary) WritePartial(dir string) error {
-	js, err := s.PartialJSON()
-	if err != nil {
-		return err
-	}
-	return rundir.WriteFile(filepath.Join(dir, rundir.SummaryFile), js)
-}
-
-// PartialJSON is the summary.json WritePartial writes: what the run's live
-// analysis, in its own process (harness), hands the run to write.
+// what it recorded. The run's live analysis, in its own process (harness),
+// hands it to the run, which writes it (WriteCheckpoint).
 func (s *Summary) PartialJSON() ([]byte, error) {
 	early := s.early[:0:0]
 	for _, r := range s.early {
@@ -168,4 +158,10 @@ func (s *Summary) PartialJSON() ([]byte, error) {
 		return nil, fmt.Errorf("encode summary: %w", err)
 	}
 	return js, nil
+}
+
+// WriteCheckpoint rewrites the run directory's summary.json atomically with
+// partial (PartialJSON), so that a run killed later still leaves its figures.
+func WriteCheckpoint(dir string, partial []byte) error {
+	return rundir.WriteFile(filepath.Join(dir, rundir.SummaryFile), partial)
 }

@@ -121,7 +121,7 @@ func TestAbortedRunFails(t *testing.T) {
 // A checkpoint: summary.json of a run still going is partial, incomplete
 // with the reason, and has the figures so far; the run's end (Build)
 // rewrites it whole.
-func TestWritePartial(t *testing.T) {
+func TestWriteCheckpoint(t *testing.T) {
 	r := plannedRun(100, 10, 40, 0, 0.01)
 	r.meta.AttackEnd, r.meta.End = time.Time{}, time.Time{}
 	dir := r.write(t)
@@ -129,7 +129,11 @@ func TestWritePartial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.WritePartial(dir); err != nil {
+	js, err := s.PartialJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCheckpoint(dir, js); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, rundir.SummaryFile))

@@ -198,7 +198,7 @@ func checkLostJQ(t *testing.T, dir, line string, wantLost, wantLate map[int64]bo
 	}
 }
 
-// TestLostFileOnlyByABuild: a live checkpoint (Analyze, WritePartial)
+// TestLostFileOnlyByABuild: a live checkpoint (Analyze, PartialJSON, WriteCheckpoint)
 // writes no lost.jsonl; a build of a run whose delivery was not measured
 // removes the one of an earlier build (nothing was waited for: none lost).
 func TestLostFileOnlyByABuild(t *testing.T) {
@@ -207,7 +207,11 @@ func TestLostFileOnlyByABuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.WritePartial(dir); err != nil {
+	js, err := s.PartialJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCheckpoint(dir, js); err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(dir, rundir.LostFile)

@@ -28,7 +28,7 @@ type Summary struct {
 	Drift          *Drift       `json:"drift" expr:"drift"` // null in a run shorter than driftMinRun (drift.go)
 	Thresholds     []Threshold  `json:"thresholds" expr:"-"`
 	Warnings       []string     `json:"warnings,omitempty" expr:"-"`
-	// Partial marks a checkpoint written while the run goes (WritePartial):
+	// Partial marks a checkpoint written while the run goes (reports.PartialJSON):
 	// the figures so far, verdict incomplete; the run's end rewrites it whole.
 	Partial bool `json:"partial,omitempty" expr:"-"`
 	// LatencyResolution is the resolution of every latency figure, in
