@@ -1,18 +1,15 @@
 package harness
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/msgload/msgload/rundir"
-	"github.com/msgload/msgload/scenarios"
 )
 
 // abortLagSource: messaging at RATE/s for up to 20 minutes on the embedded
@@ -58,21 +55,12 @@ func BenchmarkAbortLag(b *testing.B) {
 	bound := benchEnvInt(b, "MSGLOAD_BENCH_ABORT_BOUND", 1000)
 	for range b.N {
 		src := fmt.Sprintf(abortLagSource, rate, bound)
-		s, err := scenarios.Parse("abortlag.yaml", "", []byte(strings.ReplaceAll(src, "%%", "%")), func(string) string { return "" })
-		if err != nil {
-			b.Fatal(err)
-		}
-		var stderr strings.Builder
-		res, err := Run(context.Background(), Options{Scenario: s, Out: b.TempDir(), Stderr: &stderr})
-		if err != nil {
-			b.Fatal(err)
-		}
-		p := res.Parts[0]
+		p, stderr := runSource(b, "abortlag.yaml", "", src)
 		if p.Err != nil || p.Summary == nil || p.Summary.Run.Aborted == nil {
-			b.Fatalf("run not aborted: %v\n%s", p.Err, stderr.String())
+			b.Fatalf("run not aborted: %v\n%s", p.Err, stderr)
 		}
 		var answered []time.Time
-		err = rundir.ReadJSONL(filepath.Join(p.Dir, rundir.AttemptsFile), func(at rundir.Attempt) error {
+		err := rundir.ReadJSONL(filepath.Join(p.Dir, rundir.AttemptsFile), func(at rundir.Attempt) error {
 			if at.Code == 500 {
 				answered = append(answered, at.Sent.Add(time.Duration(at.Latency*float64(time.Second))))
 			}
@@ -95,7 +83,7 @@ func BenchmarkAbortLag(b *testing.B) {
 		b.ReportMetric(float64(p.Summary.Requests.Messages), "messages")
 		b.ReportMetric(crossed.Sub(start).Seconds(), "s-crossed")
 		b.Logf("bound %d crossed %.1f s into the run; stopped %.1f s later; %d messages sent, %d planned a second; verdict %s",
-			bound, crossed.Sub(start).Seconds(), lag.Seconds(), p.Summary.Requests.Messages, rate, res.Verdict())
+			bound, crossed.Sub(start).Seconds(), lag.Seconds(), p.Summary.Requests.Messages, rate, p.Summary.Verdict)
 	}
 }
 

@@ -11,9 +11,9 @@ import (
 )
 
 // runSource parses src as the scenario file name in dir (no environment) and
-// runs it into a temporary directory; a parse or run error fails the test. It
-// returns the first part and what the run wrote on stderr.
-func runSource(t *testing.T, name, dir, src string) (Part, string) {
+// runs it into a temporary directory; a parse or run error fails the test (or
+// the benchmark). It returns the first part and what the run wrote on stderr.
+func runSource(t testing.TB, name, dir, src string) (Part, string) {
 	t.Helper()
 	s, err := scenarios.Parse(name, dir, []byte(src), func(string) string { return "" })
 	if err != nil {
