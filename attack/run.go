@@ -365,11 +365,19 @@ func (s *schedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bo
 			due = min(s.next+max(w, 0), elapsed)
 		}
 	}
-	if d := s.e.o.Duration; s.counted() && d > 0 && due > d+time.Microsecond {
-		// The profile ends before the count (a duration or steps shorter
-		// than Requests at their rates): the plan is the hits due by its end
-		// (the last one at it; a microsecond for the rounding of N / rate).
-		s.e.loadEnded()
+	if d := s.e.o.Duration; d > 0 && due > d+time.Microsecond {
+		// The plan is the hits due by the profile's end (the last one at it;
+		// a microsecond for the rounding of N / rate), as scenarios.Plan
+		// counts them. vegeta's loop checks the clock before it asks, so
+		// without this the hit due an interval after the end left too: one
+		// more than planned whenever the check ran on time.
+		if s.counted() {
+			// The profile ends before the count (a duration or steps
+			// shorter than Requests at their rates).
+			s.e.loadEnded()
+		}
+		// A duration's plan ends at the start plus the duration whatever
+		// the last hit's time (its end was set at the first hit).
 		return 0, true
 	}
 	s.next = due

@@ -427,3 +427,47 @@ func TestRetries(t *testing.T) {
 		})
 	}
 }
+
+// TestDurationPlanSendsItsCount: a plan of a duration sends the hits its
+// schedule has due within it — rate × duration, as the plan counts them
+// (scenarios.Plan) — and not one more due just after the end. vegeta's loop
+// checks the clock before it asks the pacer, so a hit due a tick after the
+// duration left when the check ran on time: 180,001 sends of 180,000
+// planned in a 60 s run at 3,000/s that kept its plan.
+func TestDurationPlanSendsItsCount(t *testing.T) {
+	sec := time.Second
+	for _, tc := range []struct {
+		name string
+		p    vegeta.Pacer
+		du   time.Duration
+		want int64
+	}{
+		{"constant", Constant(vegeta.Rate{Freq: 20, Per: sec}), 2 * sec, 40},
+		{"constant, a rate the nanosecond does not divide", Constant(vegeta.Rate{Freq: 30, Per: sec}), 2 * sec, 60},
+		{"ramp", NewRamp(vegeta.Rate{}, vegeta.Rate{Freq: 40, Per: sec}, 2*sec), 2 * sec, 40},
+		{"steps", Steps{{vegeta.Rate{Freq: 10, Per: sec}, sec}, {vegeta.Rate{Freq: 30, Per: sec}, sec}}, 2 * sec, 40},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFakeService(t)
+				rec := &memRecorder{}
+				res, err := Run(context.Background(), Options{
+					API: rundir.APIMessaging, BaseURL: "http://svc.test", Clients: clients("a"),
+					Pacer: tc.p, Duration: tc.du,
+					Body: messagingBody, RunID: "du", Out: rec, Transport: handlerTransport{f},
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Sent != tc.want || int64(len(f.sends)) != tc.want {
+					t.Errorf("sent %d, service got %d; want %d", res.Sent, len(f.sends), tc.want)
+				}
+				for _, a := range rec.ops(OpSend) {
+					if at := a.Intended.Sub(res.Start); at > tc.du {
+						t.Errorf("seq %d intended %v after the start, after the plan's %v", a.Seq, at, tc.du)
+					}
+				}
+			})
+		})
+	}
+}
