@@ -60,6 +60,17 @@ type LiveState struct {
 	Why   string  // why it is not Known
 }
 
+// Sends says whether the threshold reads only figures of the sends, so
+// that AnalyzeSends judges it as Analyze does.
+func (l *LiveThreshold) Sends() bool {
+	for _, p := range l.c.Paths {
+		if !fromSends(p) {
+			return false
+		}
+	}
+	return true
+}
+
 // Expr is the threshold as written.
 func (l *LiveThreshold) Expr() string { return l.c.String() }
 

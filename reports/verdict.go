@@ -278,10 +278,9 @@ func (s *Summary) missingRaw(p []any) string {
 		case rundir.AttemptsFile: // every figure but what run.json says
 			from = head != "run" && head != "schema" && head != "ok"
 		case rundir.EventsFile:
-			from = head == "delivery" || head == "outcomes" || head == "incoming" ||
-				head == "idempotency" && len(p) > 1 && p[1] == "duplicate_deliveries"
+			from = fromEvents(p)
 		case rundir.TruthFile, rundir.TruthStreamFile:
-			from = head == "truth"
+			from = fromTruth(p)
 		}
 		if from {
 			return name + " is missing or unreadable, so this figure was not measured"

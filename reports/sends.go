@@ -1,0 +1,55 @@
+package reports
+
+import (
+	"os"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// The sends alone (issue 23). The figures of what the run sent — requests.*,
+// rate_limit.*, idempotency.* but duplicate_deliveries — come from
+// attempts.jsonl and run.json only (missingRaw names what comes from the
+// other files); a run with callbacks has twice as many bytes of events as of
+// attempts, and an analysis reads them all again each time. AnalyzeSends is
+// Analyze with the sink's events.jsonl and the simulator's truth hidden, as
+// a run directory that lacked them would read (maskFS): the same analysis,
+// the same figures of the sends, from a third of the bytes. The live loop
+// judges an abortOnFail threshold on the sends with it (harness/livechild.go)
+// so that its judgement, and the stop, come sooner in a long soak; the
+// delivery figures of such an analysis say their file is missing, and the
+// summary is shown to nobody.
+
+// sendsHidden are the files AnalyzeSends does not read.
+var sendsHidden = map[string]bool{rundir.EventsFile: true, rundir.TruthStreamFile: true, rundir.TruthFile: true}
+
+// AnalyzeSends is Analyze of the run directory's sends alone: every figure
+// that fromSends says comes from them is the one Analyze gives.
+func AnalyzeSends(dir string) (*Summary, error) {
+	return AnalyzeFS(maskFS{os.DirFS(dir), sendsHidden}, dir)
+}
+
+// fromEvents says whether the figure at path p comes from the sink's
+// events.jsonl.
+func fromEvents(p []any) bool {
+	head, _ := p[0].(string)
+	return head == "delivery" || head == "outcomes" || head == "incoming" ||
+		head == "idempotency" && len(p) > 1 && p[1] == "duplicate_deliveries"
+}
+
+// fromTruth says whether the figure at path p comes from the simulator's
+// truth.
+func fromTruth(p []any) bool {
+	head, _ := p[0].(string)
+	return head == "truth"
+}
+
+// fromSends says whether the figure at path p comes from the records of the
+// sends alone (AnalyzeSends): those of requests, rate_limit and idempotency
+// but the sink's duplicate_deliveries.
+func fromSends(p []any) bool {
+	if len(p) == 0 || fromEvents(p) {
+		return false
+	}
+	head, _ := p[0].(string)
+	return head == "requests" || head == "rate_limit" || head == "idempotency"
+}
