@@ -35,7 +35,13 @@ import (
 // stops the sends within about two analyses' length of failing: as long as
 // the attack leaves a core idle, that is the analysis's CPU time; on a
 // machine the attack fills, the analysis gets what the kernel gives the
-// least priority, and comes later.
+// least priority, and comes later. Two things keep that length short in a
+// soak: a judgement of thresholds on figures of the sends (requests.*,
+// rate_limit.*, idempotency.*) reads the sends alone (reports.AnalyzeSends:
+// attempts.jsonl, a third of a run with callbacks's bytes), and a checkpoint,
+// which reads everything, runs in a child of its own beside the judgements
+// instead of holding them back (one analysis serves both only when the
+// judgement reads everything too).
 
 // Defaults of the live loop (Options.LiveEvery, Options.Checkpoint).
 const (
@@ -98,8 +104,13 @@ type liveLoop struct {
 	ctx        context.Context // ended by stop: the loop ends, an analysis under way is killed
 	cancel     context.CancelFunc
 	done       chan struct{}
-	told       bool   // a failed analysis was told on stderr
-	exe        string // the executable a live analysis runs in (livechild.go)
+	mu         sync.Mutex // told, and the loop's writes to stderr
+	told       bool       // a failed analysis was told on stderr
+	// A checkpoint runs beside the judgements (loop): checkpointing while
+	// its analysis runs, checkpoints until it has written.
+	checkpointing atomic.Bool
+	checkpoints   sync.WaitGroup
+	exe           string // the executable a live analysis runs in (livechild.go)
 }
 
 // startLive starts the part's live loop, or returns nil when there is nothing
@@ -172,6 +183,7 @@ func (l *liveLoop) liveLine() string {
 
 func (l *liveLoop) loop() {
 	defer close(l.done)
+	defer l.checkpoints.Wait() // nothing writes summary.json after stop
 	t := time.NewTicker(liveTick)
 	defer t.Stop()
 	nextJudge := l.start
@@ -188,31 +200,62 @@ func (l *liveLoop) loop() {
 			due = l.dueRules(now)
 		}
 		judge := len(due) > 0
-		checkpoint := l.checkpoint > 0 && !now.Before(nextCheckpoint)
-		if !judge && !checkpoint {
-			continue
-		}
+		// A checkpoint is due at its period, unless the last one still runs
+		// (the period counts from its start).
+		checkpoint := l.checkpoint > 0 && !now.Before(nextCheckpoint) && !l.checkpointing.Load()
 		if judge {
 			nextJudge = now.Add(l.every) // or right after this one, when it takes longer
 		}
 		if checkpoint {
 			nextCheckpoint = now.Add(l.checkpoint)
 		}
-		reply, err := l.analyze(due, checkpoint)
-		if err != nil {
-			if !errors.Is(err, context.Canceled) {
-				l.failed(err)
+		switch {
+		case judge && checkpoint && !l.sends(due):
+			// Both read everything: one analysis for the two.
+			if reply, ok := l.try(due, true); ok {
+				l.judge(due, reply.States)
+				l.writeCheckpoint(reply.Partial)
 			}
-			continue // run.json being rewritten, say: the next tick tries again
+			continue
+		case checkpoint:
+			// In a child of its own beside the judgements, which read the
+			// sends alone: a long checkpoint (every line so far) does not
+			// hold back an abortOnFail stop.
+			l.checkpointing.Store(true)
+			l.checkpoints.Add(1)
+			go func() {
+				defer l.checkpoints.Done()
+				defer l.checkpointing.Store(false)
+				if reply, ok := l.try(nil, true); ok {
+					l.writeCheckpoint(reply.Partial)
+				}
+			}()
 		}
 		if judge {
-			l.judge(due, reply.States)
-		}
-		if checkpoint {
-			if err := reports.WriteCheckpoint(l.r.dir, reply.Partial); err != nil {
-				fmt.Fprintf(l.r.o.Stderr, "msgload: %s: checkpoint: %v\n", l.r.s.Name, err)
+			if reply, ok := l.try(due, false); ok {
+				l.judge(due, reply.States)
 			}
 		}
+	}
+}
+
+// sends says whether the rules due read only figures of the sends (their
+// live analysis reads the sends alone: livechild.go).
+func (l *liveLoop) sends(due []int) bool {
+	for _, i := range due {
+		if !l.rules[i].th.Sends() {
+			return false
+		}
+	}
+	return true
+}
+
+// writeCheckpoint rewrites summary.json with a checkpoint's partial summary.
+func (l *liveLoop) writeCheckpoint(partial []byte) {
+	if err := reports.WriteCheckpoint(l.r.dir, partial); err != nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		fmt.Fprintf(l.r.o.Stderr, "msgload: %s: checkpoint: %v\n", l.r.s.Name, err)
 	}
 }
 
@@ -220,6 +263,8 @@ func (l *liveLoop) loop() {
 // again at its next tick, and an error that repeats every two seconds would
 // bury the progress line.
 func (l *liveLoop) failed(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.told {
 		return
 	}
@@ -240,6 +285,19 @@ func (l *liveLoop) analyze(due []int, checkpoint bool) (liveReply, error) {
 		err = fmt.Errorf("live analysis: %d thresholds judged of %d asked", len(reply.States), len(due))
 	}
 	return reply, err
+}
+
+// try is analyze, its failure told (failed): run.json being rewritten, say —
+// the next tick tries again.
+func (l *liveLoop) try(due []int, checkpoint bool) (liveReply, bool) {
+	reply, err := l.analyze(due, checkpoint)
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			l.failed(err)
+		}
+		return reply, false
+	}
+	return reply, true
 }
 
 // attacking says whether the part's attack is under way: thresholds are

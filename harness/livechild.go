@@ -69,10 +69,13 @@ type liveReply struct {
 	States  []reports.LiveState `json:"states,omitempty"`  // one a threshold asked, in its order
 	Partial []byte              `json:"partial,omitempty"` // the checkpoint's summary.json, as written
 	Error   string              `json:"error,omitempty"`   // the analysis failed (the run tries again later)
-	// What the child ran under, for a test to see: its niceness, and the
-	// soft memory limit during the analysis (MaxInt64: none).
-	Nice        int   `json:"nice"`
-	MemoryLimit int64 `json:"memory_limit"`
+	// What the child read and ran under, for a test to see: "sends" when it
+	// read the sends alone (reports.AnalyzeSends), "all" otherwise; its
+	// niceness, and the soft memory limit during the analysis (MaxInt64:
+	// none).
+	Read        string `json:"read"`
+	Nice        int    `json:"nice"`
+	MemoryLimit int64  `json:"memory_limit"`
 }
 
 // serveLiveChild reads a liveRequest from in, analyses, and writes the
@@ -92,19 +95,34 @@ func serveLiveChild(in io.Reader, out io.Writer) int {
 	return 0
 }
 
-// liveAnalyze is one live analysis as the child runs it.
+// liveAnalyze is one live analysis as the child runs it. A judgement
+// alone, of thresholds that all read figures of the sends, reads the sends
+// alone (reports.AnalyzeSends: the same figures, from a third of a run with
+// callbacks's bytes); a checkpoint reads everything.
 func liveAnalyze(req liveRequest) (reply liveReply) {
 	defer memlimit.ForReport()()
 	reply.MemoryLimit = debug.SetMemoryLimit(-1)
-	s, err := reports.Analyze(req.Dir)
+	ths := make([]*reports.LiveThreshold, len(req.Thresholds))
+	errs := make([]error, len(req.Thresholds))
+	sends := !req.Checkpoint
+	for i, src := range req.Thresholds {
+		ths[i], errs[i] = reports.CompileLive(src, req.Via)
+		sends = sends && errs[i] == nil && ths[i].Sends()
+	}
+	analyze, read := reports.Analyze, "all"
+	if sends {
+		analyze, read = reports.AnalyzeSends, "sends"
+	}
+	reply.Read = read
+	s, err := analyze(req.Dir)
 	if err != nil {
 		reply.Error = err.Error()
 		return reply
 	}
-	for _, src := range req.Thresholds {
-		th, err := reports.CompileLive(src, req.Via)
-		if err != nil {
-			reply.States = append(reply.States, reports.LiveState{Expr: src, Why: err.Error()})
+	for i, src := range req.Thresholds {
+		th := ths[i]
+		if errs[i] != nil {
+			reply.States = append(reply.States, reports.LiveState{Expr: src, Why: errs[i].Error()})
 			continue
 		}
 		st := th.Judge(s)

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,6 +59,29 @@ func TestLiveAnalysisIsReportsAnalysis(t *testing.T) {
 			}
 			if hold, fail := reply.States[0], reply.States[1]; !hold.Known || !hold.OK || !fail.Known || fail.OK || fail.Value != float64(s.Requests.Messages) {
 				t.Errorf("judged %+v and %+v: want %q to hold and %q to fail at %d", hold, fail, ths[0], ths[1], s.Requests.Messages)
+			}
+			if reply.Read != "all" {
+				t.Errorf("a checkpoint read %q, want all", reply.Read)
+			}
+			// A judgement alone of thresholds on the sends reads the sends
+			// alone (reports.AnalyzeSends, whose figures are Analyze's:
+			// reports.TestSendsAloneSameFigures), and judges the same.
+			alone, err := runLiveChild(context.Background(), exe, liveRequest{Dir: dir, Via: s.Delivery.Via, Thresholds: ths})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if alone.Read != "sends" || alone.Partial != nil || len(alone.States) != 2 || alone.States[0] != reply.States[0] || alone.States[1] != reply.States[1] {
+				t.Errorf("a judgement alone read %q, judged %+v (partial %d bytes); want the sends alone, judged %+v, no partial", alone.Read, alone.States, len(alone.Partial), reply.States)
+			}
+			if s.Delivery.Via == "sink" {
+				// One on a figure of the sink's reads everything.
+				both, err := runLiveChild(context.Background(), exe, liveRequest{Dir: dir, Via: "sink", Thresholds: append(ths, "delivery.duplicates < 1000000")})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if both.Read != "all" || len(both.States) != 3 || !both.States[2].Known {
+					t.Errorf("a judgement of delivery.duplicates read %q, judged %+v; want all, known", both.Read, both.States)
+				}
 			}
 			if runtime.GOOS == "linux" && reply.Nice != liveNice {
 				t.Errorf("the live analysis ran at niceness %d, want %d (the least priority: the attack's sends first)", reply.Nice, liveNice)
@@ -125,4 +150,72 @@ func firstDiff(a, b []byte) string {
 		}
 	}
 	return "one is longer"
+}
+
+// TestCheckpointBesideJudgements: a checkpoint's analysis reads every line
+// so far, and in a long soak takes long; it runs in a child of its own
+// beside the judgements of abortOnFail thresholds on the sends, so that it
+// does not hold back their stop. Here the checkpoint never answers (a
+// wrapper sleeps in place of the analysis when asked for one) while the
+// judgements run the real analysis: the threshold must trip while the
+// checkpoint still runs, and stopping the loop kills it. Nothing is timed:
+// the checkpoint answers only when killed.
+func TestCheckpointBesideJudgements(t *testing.T) {
+	real, err := os.Executable() // the wrapper's /proc/self/exe is its shell
+	if err != nil {
+		t.Skipf("no executable to run the live analysis in: %v", err)
+	}
+	dirs, _ := filepath.Glob(filepath.Join("..", "reports", "testdata", "runs", "*"))
+	if len(dirs) == 0 {
+		t.Fatal("no run directories in reports' testdata")
+	}
+	tmp := t.TempDir()
+	started := filepath.Join(tmp, "checkpoint-started")
+	wrapper := filepath.Join(tmp, "analysis")
+	script := "#!/bin/sh\nin=$(cat)\ncase \"$in\" in *'\"checkpoint\":true'*) : > " + started + "; exec sleep 600;; esac\nprintf '%s' \"$in\" | exec " + real + "\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	th, err := reports.CompileLive("requests.messages < 0", "sink")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stopSends := context.WithCancel(context.Background())
+	defer stopSends()
+	var stderr strings.Builder
+	r := &partRun{dir: dirs[0], s: &scenarios.Scenario{Name: "x"}, o: &Options{Stderr: &lockedWriter{w: &stderr}, Now: time.Now}, stops: &thresholdStop{cancel: stopSends}}
+	r.phase.Store("attack")
+	l := &liveLoop{r: r, rules: []liveRule{{th: th}}, every: 50 * time.Millisecond, checkpoint: 10 * time.Millisecond,
+		start: time.Now(), done: make(chan struct{}), exe: wrapper}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	go l.loop()
+	defer l.stop()
+	select {
+	case <-ctx.Done(): // the threshold tripped
+	case <-time.After(5 * time.Minute): // a bound for the failure's message, not a timing
+		t.Fatalf("the threshold did not trip in 5 minutes while the checkpoint ran: the judgement waits behind it\n%s", stderr.String())
+	}
+	if _, err := os.Stat(started); err != nil || !l.checkpointing.Load() {
+		t.Fatalf("the threshold tripped with the checkpoint started %v (%v), running %v: want it tripped while the checkpoint runs", err == nil, err, l.checkpointing.Load())
+	}
+	if a := r.stops.get(); a == nil || a.Threshold != "requests.messages < 0" || !a.Final {
+		t.Fatalf("stopped by %+v", a)
+	}
+	l.stop()
+	if l.checkpointing.Load() {
+		t.Error("the checkpoint's analysis still runs after the loop stopped")
+	}
+}
+
+// lockedWriter serialises writes to w (the loop and its checkpoint write
+// stderr from two goroutines).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
