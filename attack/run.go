@@ -108,8 +108,9 @@ type engine struct {
 	// repeated holds seq → *message: the messages repeats may follow (Options.RepeatOf).
 	repeated sync.Map
 
-	errOnce sync.Once
-	err     error
+	errOnce   sync.Once
+	err       error
+	stopSends context.CancelFunc // fail's stop of the sends
 
 	inFlight interface{ Add(float64) }
 	planned  interface{ Set(float64) }
@@ -133,7 +134,11 @@ func RunWithAbort(ctx, abort context.Context, o Options) (RunResult, error) {
 	if err := o.check(); err != nil {
 		return RunResult{}, err
 	}
+	// A failure of the run's own (fail) stops the sends as ctx does.
+	ctx, stopSends := context.WithCancel(ctx)
+	defer stopSends()
 	e := newEngine(ctx, abort, &o)
+	e.stopSends = stopSends
 	defer e.haltCancel()
 	defer e.deadlines.release()
 	if o.API == rundir.APINotify && o.WebhookURL != "" {
@@ -311,8 +316,16 @@ func over(ctx context.Context) bool {
 }
 
 // fail keeps the first error that ends the run.
+// fail keeps err, the first failure of the run's own (Run returns it), and
+// stops the sends: a message whose body cannot be built or whose attempt
+// cannot be recorded — a full disk — is not sent blind for the rest of the
+// plan (retries and polls of what was sent go on until abort, unrecorded
+// as well).
 func (e *engine) fail(err error) {
 	e.errOnce.Do(func() { e.err = err })
+	if e.stopSends != nil {
+		e.stopSends()
+	}
 }
 
 // schedPacer wraps the scenario's pacer: it stops after max hits, and writes

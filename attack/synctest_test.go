@@ -2,6 +2,7 @@ package attack
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -470,4 +471,47 @@ func TestDurationPlanSendsItsCount(t *testing.T) {
 			})
 		})
 	}
+}
+
+// failingRecorder records its first n attempts, then fails every record as
+// a full disk does.
+type failingRecorder struct {
+	memRecorder
+	n int
+}
+
+var errDiskFull = errors.New("write attempt log: no space left on device")
+
+func (f *failingRecorder) Record(a *rundir.Attempt, r *vegeta.Result) error {
+	f.mu.Lock()
+	full := len(f.attempts) >= f.n
+	f.mu.Unlock()
+	if full {
+		return errDiskFull
+	}
+	return f.memRecorder.Record(a, r)
+}
+
+// TestRecordFailureStopsTheSends: an attempt that cannot be recorded (a full
+// disk) stops the sends — the rest of the plan is not sent blind, unmeasured
+// — and the run returns the failure. A soak whose disk fills at hour 20 of 24
+// does not load the service four more hours with nothing recorded.
+func TestRecordFailureStopsTheSends(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeService(t)
+		rec := &failingRecorder{n: 10}
+		res, err := Run(context.Background(), Options{
+			API: rundir.APIMessaging, BaseURL: "http://svc.test", Clients: clients("a"),
+			Pacer: Constant(vegeta.Rate{Freq: 20, Per: time.Second}), Duration: 10 * time.Second,
+			Body: messagingBody, RunID: "full", Out: rec, Transport: handlerTransport{f},
+		})
+		if !errors.Is(err, errDiskFull) {
+			t.Fatalf("run returned %v, want the record's failure", err)
+		}
+		// The message whose record failed was sent; at most the sends
+		// already under way when it failed follow it.
+		if res.Sent > 12 || len(f.sends) > 12 || !res.Stopped {
+			t.Fatalf("sent %d (the service got %d) of 200 planned, stopped %v, after the 11th record failed: want the sends stopped", res.Sent, len(f.sends), res.Stopped)
+		}
+	})
 }
