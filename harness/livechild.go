@@ -37,17 +37,34 @@ import (
 // waited for it, an analysis took four times its work: a minute at minute 9,
 // and an abortOnFail threshold was judged that late. In a child the
 // analysis's memory is the child's, given back whole when it exits, and the
-// child runs at the lowest CPU priority (niceness liveNice, every thread of
-// it): the kernel gives the attack the cores first, and the analysis any
-// core the attack leaves idle at full speed. The child is killed when the
+// child runs at the lowest CPU priorities (niceness liveNice for a
+// checkpoint, judgeNice for a judgement alone, every thread of it): the
+// kernel gives the attack the cores first, and the analysis any core the
+// attack leaves idle at full speed. The child is killed when the
 // run's process dies (Linux: PR_SET_PDEATHSIG) and when the live loop stops.
 
 // liveChildEnv set in a process's environment makes it a live analysis (its
 // request on standard input) instead of the program it is.
 const liveChildEnv = "MSGLOAD_LIVE_ANALYSIS_CHILD"
 
-// liveNice is the niceness of a live analysis: the least priority.
-const liveNice = 19
+// liveNice is the niceness of a checkpoint's analysis: the least priority.
+// judgeNice is a judgement's alone: the least but one step, so that when a
+// checkpoint reads every line so far beside it (live.go) the judgement gets
+// most of what the attack leaves idle (the kernel's weights: 36 against 15)
+// and a stop comes sooner; the attack's weight is 1,024. Neither is ever
+// above the run's own niceness (lowerPriority).
+const (
+	liveNice  = 19
+	judgeNice = 15
+)
+
+// niceFor is the niceness of the analysis req asks for.
+func niceFor(req liveRequest) int {
+	if req.Checkpoint {
+		return liveNice
+	}
+	return judgeNice
+}
 
 func init() {
 	if os.Getenv(liveChildEnv) != "1" {
@@ -81,12 +98,12 @@ type liveReply struct {
 // serveLiveChild reads a liveRequest from in, analyses, and writes the
 // liveReply to out; the exit status is 2 when there was no request to read.
 func serveLiveChild(in io.Reader, out io.Writer) int {
-	lowerPriority(liveNice)
 	var req liveRequest
 	if err := json.NewDecoder(in).Decode(&req); err != nil || req.Dir == "" {
 		fmt.Fprintf(os.Stderr, "msgload: %s is set, but standard input holds no live analysis request (%v)\n", liveChildEnv, err)
 		return 2
 	}
+	lowerPriority(niceFor(req))
 	reply := liveAnalyze(req)
 	reply.Nice = niceness()
 	if err := json.NewEncoder(out).Encode(reply); err != nil {

@@ -30,6 +30,7 @@ func liveExecutable() (string, error) {
 // threads the runtime started before this are set one by one, again until
 // no new one appeared.
 func lowerPriority(nice int) {
+	nice = max(nice, niceness()) // never above the priority it was started with
 	seen := map[int]bool{}
 	for range 5 {
 		tasks, err := os.ReadDir("/proc/self/task")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -69,6 +70,9 @@ func TestLiveAnalysisIsReportsAnalysis(t *testing.T) {
 			alone, err := runLiveChild(context.Background(), exe, liveRequest{Dir: dir, Via: s.Delivery.Via, Thresholds: ths})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if runtime.GOOS == "linux" && niceness() <= judgeNice && alone.Nice != judgeNice {
+				t.Errorf("a judgement alone ran at niceness %d, want %d (above a checkpoint's, under the attack's)", alone.Nice, judgeNice)
 			}
 			if alone.Read != "sends" || alone.Partial != nil || len(alone.States) != 2 || alone.States[0] != reply.States[0] || alone.States[1] != reply.States[1] {
 				t.Errorf("a judgement alone read %q, judged %+v (partial %d bytes); want the sends alone, judged %+v, no partial", alone.Read, alone.States, len(alone.Partial), reply.States)
@@ -218,4 +222,35 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// A live analysis never runs at a higher priority than the run that started
+// it: under `nice -n 17`, a judgement (15 otherwise) stays at 17.
+func TestLiveAnalysisNeverAboveTheRun(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("niceness is set on Linux only")
+	}
+	nice, err := exec.LookPath("nice")
+	if err != nil {
+		t.Skipf("no nice(1): %v", err)
+	}
+	real, err := os.Executable()
+	if err != nil {
+		t.Skipf("no executable: %v", err)
+	}
+	dirs, _ := filepath.Glob(filepath.Join("..", "reports", "testdata", "runs", "*"))
+	if len(dirs) == 0 {
+		t.Fatal("no run directories in reports' testdata")
+	}
+	wrapper := filepath.Join(t.TempDir(), "analysis")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec "+nice+" -n 17 "+real+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := runLiveChild(context.Background(), wrapper, liveRequest{Dir: dirs[0], Via: "sink", Thresholds: []string{"requests.messages >= 0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := max(17, niceness()); reply.Nice != want {
+		t.Errorf("the judgement of a run at niceness 17 ran at %d, want %d", reply.Nice, want)
+	}
 }
