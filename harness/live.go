@@ -35,13 +35,15 @@ import (
 // stops the sends within about two analyses' length of failing: as long as
 // the attack leaves a core idle, that is the analysis's CPU time; on a
 // machine the attack fills, the analysis gets what the kernel gives the
-// least priority, and comes later. Two things keep that length short in a
+// least priority, and comes later. Three things keep that length short in a
 // soak: a judgement of thresholds on figures of the sends (requests.*,
 // rate_limit.*, idempotency.*) reads the sends alone (reports.AnalyzeSends:
-// attempts.jsonl, a third of a run with callbacks's bytes), and a checkpoint,
+// attempts.jsonl, a third of a run with callbacks's bytes); a checkpoint,
 // which reads everything, runs in a child of its own beside the judgements
 // instead of holding them back (one analysis serves both only when the
-// judgement reads everything too).
+// judgement reads everything too); and a judgement runs at a higher
+// niceness than a checkpoint's (livechild.go: judgeNice, liveNice), so that
+// beside one it gets most of the idle core.
 
 // Defaults of the live loop (Options.LiveEvery, Options.Checkpoint).
 const (
