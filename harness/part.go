@@ -216,8 +216,14 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	// Close what is embedded (simulator, then sink), then the attempt log.
 	r.phase.Store("report")
 	err = cs.closeAll()
-	r.finishRemoteCopy(sinkURL)
+	// The run ends here, what is embedded closed. A standalone sink's events
+	// are copied up to this instant after it (finishRemoteCopy), so that the
+	// copy holds every call the sink acknowledged before run.json's end —
+	// the window `msgload report --merge` reads sink logs by (mergeSinkLogs).
+	// The end was set after the copy before: a call the sink acknowledged
+	// after the copy's last read and before the end was in neither.
 	meta.End = r.o.Now().UTC()
+	r.finishRemoteCopy(sinkURL)
 	if werr := writeJSON(metaPath, meta); werr != nil && err == nil {
 		err = werr
 	}
@@ -508,7 +514,7 @@ func (r *partRun) finishRemoteCopy(sinkURL string) {
 	if r.remote == nil {
 		return
 	}
-	r.remote.to = time.Now() // the end of the wait (what is embedded is closed): the window's end
+	r.remote.to = time.Now() // the run's end (run.json's, set just before): the window's end
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	// a second interrupt stops the copy too: it waited out the 2 minutes
 	stopOnAbort := make(chan struct{})
