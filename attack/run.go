@@ -315,7 +315,6 @@ func over(ctx context.Context) bool {
 	}
 }
 
-// fail keeps the first error that ends the run.
 // fail keeps err, the first failure of the run's own (Run returns it), and
 // stops the sends: a message whose body cannot be built or whose attempt
 // cannot be recorded — a full disk — is not sent blind for the rest of the

@@ -106,8 +106,7 @@ type liveLoop struct {
 	ctx        context.Context // ended by stop: the loop ends, an analysis under way is killed
 	cancel     context.CancelFunc
 	done       chan struct{}
-	mu         sync.Mutex // told, and the loop's writes to stderr
-	told       bool       // a failed analysis was told on stderr
+	told       atomic.Bool // a failed analysis was told on stderr (by the loop or a checkpoint)
 	// A checkpoint runs beside the judgements (loop): checkpointing while
 	// its analysis runs, checkpoints until it has written.
 	checkpointing atomic.Bool
@@ -255,8 +254,6 @@ func (l *liveLoop) sends(due []int) bool {
 // writeCheckpoint rewrites summary.json with a checkpoint's partial summary.
 func (l *liveLoop) writeCheckpoint(partial []byte) {
 	if err := reports.WriteCheckpoint(l.r.dir, partial); err != nil {
-		l.mu.Lock()
-		defer l.mu.Unlock()
 		fmt.Fprintf(l.r.o.Stderr, "msgload: %s: checkpoint: %v\n", l.r.s.Name, err)
 	}
 }
@@ -265,12 +262,9 @@ func (l *liveLoop) writeCheckpoint(partial []byte) {
 // again at its next tick, and an error that repeats every two seconds would
 // bury the progress line.
 func (l *liveLoop) failed(err error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.told {
+	if !l.told.CompareAndSwap(false, true) {
 		return
 	}
-	l.told = true
 	fmt.Fprintf(l.r.o.Stderr, "msgload: %s: live analysis: %v (tried again at the next checkpoint or judgement)\n", l.r.s.Name, err)
 }
 
