@@ -32,6 +32,8 @@ require (
 
 require github.com/throttled/throttled/v2 v2.15.0
 
+require github.com/dustin/go-humanize v1.1.0
+
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect

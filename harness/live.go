@@ -54,41 +54,6 @@ const (
 // liveTick is how often the loop looks whether an analysis is due.
 const liveTick = 250 * time.Millisecond
 
-// thresholdStop stops the sends of every part of a run, once, when an
-// abortOnFail threshold of one of them fails live, and keeps what stopped them.
-type thresholdStop struct {
-	cancel context.CancelFunc
-	mu     sync.Mutex
-	abort  *rundir.Abort
-}
-
-// trip records a and stops the sends, unless another threshold already did;
-// it reports whether a was the first.
-func (t *thresholdStop) trip(a rundir.Abort) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.abort != nil {
-		return false
-	}
-	t.abort = &a
-	t.cancel()
-	return true
-}
-
-// get is what stopped the sends, or nil.
-func (t *thresholdStop) get() *rundir.Abort {
-	if t == nil {
-		return nil
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.abort == nil {
-		return nil
-	}
-	a := *t.abort
-	return &a
-}
-
 // liveRule is one abortOnFail threshold of a part and its delayAbortEval.
 type liveRule struct {
 	th    *reports.LiveThreshold

@@ -187,7 +187,7 @@ func TestCheckpointBesideJudgements(t *testing.T) {
 	ctx, stopSends := context.WithCancel(context.Background())
 	defer stopSends()
 	var stderr strings.Builder
-	r := &partRun{dir: dirs[0], s: &scenarios.Scenario{Name: "x"}, o: &Options{Stderr: &lockedWriter{w: &stderr}, Now: time.Now}, stops: &thresholdStop{cancel: stopSends}}
+	r := &partRun{dir: dirs[0], s: &scenarios.Scenario{Name: "x"}, o: &Options{Stderr: &lockedWriter{w: &stderr}, Now: time.Now}, stops: &sendStop{cancel: stopSends}}
 	r.phase.Store("attack")
 	l := &liveLoop{r: r, rules: []liveRule{{th: th}}, every: 50 * time.Millisecond, checkpoint: 10 * time.Millisecond,
 		start: time.Now(), done: make(chan struct{}), exe: wrapper}

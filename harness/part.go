@@ -114,7 +114,7 @@ type partRun struct {
 	// the attack's own context is also cancelled by stops, when an
 	// abortOnFail threshold fails live, which is no interrupt.
 	userStop context.Context
-	stops    *thresholdStop
+	stops    *sendStop
 	live     *liveLoop // the live judgement of thresholds and checkpoints (live.go); nil when none
 
 	summary *reports.Summary
@@ -223,6 +223,7 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	// The end was set after the copy before: a call the sink acknowledged
 	// after the copy's last read and before the end was in neither.
 	meta.End = r.o.Now().UTC()
+	meta.DiskLow = r.stops.diskLow() // also when the disk ran low in the grace wait
 	r.finishRemoteCopy(sinkURL)
 	if werr := writeJSON(metaPath, meta); werr != nil && err == nil {
 		err = werr
@@ -476,6 +477,7 @@ func (r *partRun) attack(stopCtx, abortCtx context.Context, ao attack.Options, m
 	}
 	meta.Interrupted = cmp.Or(r.userStop, stopCtx).Err() != nil
 	meta.Aborted = r.stops.get()
+	meta.DiskLow = r.stops.diskLow()
 	if aerr != nil && !errors.Is(aerr, attack.ErrMaxMessages) && res.Sent > 0 {
 		// Keep going: what was sent is still waited for and reported.
 		fmt.Fprintf(r.o.Stderr, "msgload: %s: attack: %v\n", r.s.Name, aerr)

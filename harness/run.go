@@ -113,6 +113,15 @@ type Options struct {
 	// scenario names its metrics endpoint (target.metrics); 0: every 10 s.
 	MemoryEvery time.Duration
 
+	// DiskReserve is the free space, in bytes, the run keeps on its
+	// directory's disk (disk.go): less at the start refuses the run
+	// (ErrDiskReserve), less during it stops the sends (rundir.DiskLow).
+	// 0 is rundir.DefaultDiskReserve, a negative value none.
+	DiskReserve int64
+	// DiskFree tells the free space of the disk holding a path (default
+	// rundir.FreeBytes): tests give a disk that fills.
+	DiskFree func(path string) (uint64, error)
+
 	Now func() time.Time // default time.Now
 }
 
@@ -206,6 +215,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			_ = metrics.shutdown(2 * time.Second)
 		}
 	}
+	planned := int64(0)
+	for _, p := range parts {
+		planned += p.Plan().DiskBytes
+	}
+	if err := checkDisk(&o, planned); err != nil {
+		closeMetrics()
+		return nil, err
+	}
 	res, red, err := startRunDir(o, id, shard)
 	if err != nil {
 		closeMetrics()
@@ -223,9 +240,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// fails live (stops), which is not an interrupt.
 	sendCtx, stopSends := context.WithCancel(sig.stopCtx)
 	defer stopSends()
-	runners := newRunners(&o, parts, runnerShared{id: id, res: res, red: red, shard: shard, reg: reg, sig: sig,
-		stops: &thresholdStop{cancel: stopSends}})
+	stops := &sendStop{cancel: stopSends}
+	runners := newRunners(&o, parts, runnerShared{id: id, res: res, red: red, shard: shard, reg: reg, sig: sig, stops: stops})
+	diskCtx, unwatchDisk := context.WithCancel(context.Background())
+	diskDone := make(chan struct{})
+	go func() {
+		defer close(diskDone)
+		watchDisk(diskCtx, &o, res.Dir, stops)
+	}()
 	runSideBySide(&o, runners, sendCtx, sig.abortCtx)
+	unwatchDisk()
+	<-diskDone
 
 	res.Interrupted = isClosed(sig.stopSig) || ctx.Err() != nil
 	res.Aborted = sig.abortCtx.Err() != nil
@@ -397,7 +422,7 @@ type runnerShared struct {
 	shard *rundir.Shard
 	reg   *prometheus.Registry
 	sig   runSignals
-	stops *thresholdStop
+	stops *sendStop
 }
 
 // newRunners are the parts' runs: each in its own directory (the run's when

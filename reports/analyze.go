@@ -233,6 +233,7 @@ func analyzeListing(fsys fs.FS, name string, rawRequests bool, st *streamRun, lo
 	a.checkRawFiles()
 	a.unfinishedReasons()
 	a.abortReason()
+	a.diskReason()
 	a.counts = map[string]*[2]int64{}
 	a.keepRecs = keepAllRecs || a.meta.Limit.Window.D() > 0
 	if truthCompared(a.fsys, a.meta) {
@@ -336,7 +337,7 @@ func (a *analyzer) readMeta() error {
 		Clients: len(m.Clients), Profile: m.Planned.Profile, PlannedDur: m.Planned.Duration.D().Seconds(),
 		Start: ts(m.Start), AttackEnd: ts(m.AttackEnd), End: ts(m.End), Interrupted: m.Interrupted,
 		DeliveryVia: via, Grace: m.Delivery.Grace.D().Seconds(),
-		Shard: m.Shard, Merged: m.Merged, Aborted: m.Aborted,
+		Shard: m.Shard, Merged: m.Merged, Aborted: m.Aborted, DiskLow: m.DiskLow,
 	}
 	if !m.Start.IsZero() && !end.IsZero() && end.After(m.Start) {
 		a.s.Run.Duration = round6(end.Sub(m.Start).Seconds())

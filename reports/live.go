@@ -2,8 +2,11 @@ package reports
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
+
+	"github.com/dustin/go-humanize"
 
 	"github.com/msgload/msgload/reports/summary"
 	"github.com/msgload/msgload/rundir"
@@ -141,6 +144,40 @@ func (a *analyzer) abortReason() {
 	a.s.early = append(a.s.early, reason(WhoseService, verdictFail,
 		fmt.Sprintf("the run was aborted at %s by the abortOnFail threshold %s%s (value %s): %s; the figures cover what ran until then and its grace period", when, ab.Threshold, where, Num(ab.Value), why),
 		""))
+}
+
+// diskReason adds the reason of a run whose disk ran low (run.json
+// disk_low): the environment's, incomplete. The disk guard stopped its sends
+// (harness/disk.go), so its plan was not sent; when the disk ran low in the
+// grace period, the callbacks then may not have been written.
+func (a *analyzer) diskReason() {
+	d := a.meta.DiskLow
+	if d == nil {
+		return
+	}
+	when := ts(d.At)
+	if !a.meta.Start.IsZero() && d.At.After(a.meta.Start) {
+		when += fmt.Sprintf(" (%s after the start)", dur(d.At.Sub(a.meta.Start).Seconds()))
+	}
+	free, reserve := DiskSizes(d.Free, d.Reserve)
+	what := "its sends were stopped there; the figures cover what ran until then and its grace period"
+	if !a.meta.AttackEnd.IsZero() && d.At.After(a.meta.AttackEnd) {
+		what = "in the grace period, after the sends: callbacks that came then may not have been written"
+	}
+	a.s.early = append(a.s.early, reason(WhoseEnvironment, VerdictIncomplete,
+		fmt.Sprintf("the run's disk ran low at %s: %s had %s free, under the %s reserve the run keeps; %s", when, d.Path, free, reserve, what),
+		"free space on that disk (the plan's size: msgload validate), or write the run directory to a larger one (--out), and run again"))
+}
+
+// DiskSizes are the free space and the reserve of a disk for people, in
+// binary units (200 MiB, 256 MiB), or in bytes when those would read the
+// same (59 GiB under 59 GiB).
+func DiskSizes(free, reserve uint64) (string, string) {
+	f, r := humanize.IBytes(free), humanize.IBytes(reserve)
+	if f == r && free != reserve {
+		return humanize.Comma(int64(min(free, math.MaxInt64))) + " bytes", humanize.Comma(int64(min(reserve, math.MaxInt64))) + " bytes"
+	}
+	return f, r
 }
 
 // partialText is the reason of a checkpoint (PartialJSON).

@@ -168,27 +168,44 @@ func TestWriteCheckpoint(t *testing.T) {
 	}
 }
 
-// A shard an abortOnFail threshold stopped stops the merged run too: the
-// merge carries the first abort into the merged run.json, and its verdict
-// fails with the reason.
-func TestMergeKeepsTheAbort(t *testing.T) {
-	dirs, _, _ := shardedRun(t)
-	p := filepath.Join(dirs[1], rundir.MetaFile)
-	var m rundir.Meta
-	b, err := os.ReadFile(p)
-	if err == nil {
-		err = json.Unmarshal(b, &m)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Aborted = &rundir.Abort{Threshold: "idempotency.mismatches == 0", At: t0.Add(30 * time.Second), Value: 1, Final: true}
-	writeJSON(t, p, m)
-	s, err := Merge(filepath.Join(t.TempDir(), "merged"), dirs, MergeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Run.Aborted == nil || s.Verdict != verdictFail || reasonWith(s, "by the abortOnFail threshold idempotency.mismatches == 0") == nil {
-		t.Errorf("merged: aborted %+v, verdict %s, reasons %q", s.Run.Aborted, s.Verdict, s.VerdictReasons)
+// What stopped a shard's sends stops the merged run too: the merge carries
+// the first abort (an abortOnFail threshold: fail) and the first disk_low (its
+// disk ran low: incomplete) into the merged run.json, and the verdict says so.
+func TestMergeKeepsWhatStoppedAShard(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		stop    func(m *rundir.Meta, dir string)
+		stopped func(s *Summary) bool
+		verdict string
+		reason  string
+	}{
+		{"abort", func(m *rundir.Meta, _ string) {
+			m.Aborted = &rundir.Abort{Threshold: "idempotency.mismatches == 0", At: t0.Add(30 * time.Second), Value: 1, Final: true}
+		}, func(s *Summary) bool { return s.Run.Aborted != nil }, verdictFail, "by the abortOnFail threshold idempotency.mismatches == 0"},
+		{"disk", func(m *rundir.Meta, dir string) {
+			m.DiskLow = &rundir.DiskLow{At: t0.Add(30 * time.Second), Path: dir, Free: 1 << 20, Reserve: 256 << 20}
+		}, func(s *Summary) bool { return s.Run.DiskLow != nil }, VerdictIncomplete, "the run's disk ran low"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dirs, _, _ := shardedRun(t)
+			p := filepath.Join(dirs[1], rundir.MetaFile)
+			var m rundir.Meta
+			b, err := os.ReadFile(p)
+			if err == nil {
+				err = json.Unmarshal(b, &m)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.stop(&m, dirs[1])
+			writeJSON(t, p, m)
+			s, err := Merge(filepath.Join(t.TempDir(), "merged"), dirs, MergeOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.stopped(s) || s.Verdict != tt.verdict || reasonWith(s, tt.reason) == nil {
+				t.Errorf("merged: run %+v, verdict %s, reasons %q", s.Run, s.Verdict, s.VerdictReasons)
+			}
+		})
 	}
 }

@@ -149,7 +149,7 @@ func mergeMeta(shards []shardDir, dirs []string) rundir.Meta {
 	m.Shard = nil
 	m.Planned.Requests, m.Planned.Rate = 0, 0
 	m.Clients = nil
-	m.Aborted = nil
+	m.Aborted, m.DiskLow = nil, nil
 	merged := &rundir.Merged{Shards: sh.Count, By: sh.By, Dirs: slices.Clone(dirs), Indexes: []int{}}
 	have := map[int]bool{}
 	for _, s := range shards {
@@ -173,6 +173,9 @@ func mergeMeta(shards []shardDir, dirs []string) rundir.Meta {
 		m.Planned.Duration = max(m.Planned.Duration, x.Planned.Duration)
 		if ab := x.Aborted; ab != nil && (m.Aborted == nil || ab.At.Before(m.Aborted.At)) {
 			m.Aborted = ab // an abortOnFail threshold stopped a shard: the first one stopped the run
+		}
+		if d := x.DiskLow; d != nil && (m.DiskLow == nil || d.At.Before(m.DiskLow.At)) {
+			m.DiskLow = d // a shard's disk ran low: the run is incomplete (the first one said)
 		}
 	}
 	for i := 0; i < sh.Count; i++ {

@@ -236,6 +236,10 @@ type Meta struct {
 	// Aborted is set when an abortOnFail threshold, judged live, stopped
 	// the attack (the run ends fail, reports say by which and when).
 	Aborted *Abort `json:"aborted,omitempty"`
+	// DiskLow is set when the run's sends were stopped because its
+	// directory's disk had less free than the reserve the run keeps: the run
+	// is incomplete, for the environment's reason.
+	DiskLow *DiskLow `json:"disk_low,omitempty"`
 	// TargetMemory is where the run sampled its target's memory
 	// (TargetMemoryFile); nil when the scenario names no target.metrics.
 	TargetMemory *MemorySource `json:"target_memory,omitempty"`

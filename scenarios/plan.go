@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // Plan is what a scenario will do, computed without sending anything: the dry
@@ -22,8 +24,14 @@ type Plan struct {
 	LimitEnforced      Rate          // the limit the embedded simulator enforces (sim.rateLimit.rate), or Limit
 	Mode               string        // respect | exceed
 	Expected429        float64       // share of first attempts expected to be answered 429
-	Clients            []clientPlan
-	Parts              []Plan // a file with parts: one plan per part, the fields above are totals
+	// DiskBytes is about what the run writes to its directory: a send's
+	// records for each request, a callback for each message accepted (via
+	// the sink), the embedded simulator's truth of each message
+	// (rundir.SendBytes, CallbackBytes, TruthBytes, TruthCallbackBytes). A message called back
+	// or polled more than once writes more.
+	DiskBytes int64
+	Clients   []clientPlan
+	Parts     []Plan // a file with parts: one plan per part, the fields above are totals
 }
 
 // clientPlan is one client's share of the plan.
@@ -142,7 +150,21 @@ func (s *Scenario) Plan() Plan {
 		p.Expected429 = min(1, rejectedPerClient*float64(n)/(float64(p.Messages)*overhead))
 	}
 	p.Clients = s.clientPlans(&p, n, scale, clientPeak)
+	p.DiskBytes = s.diskBytes(&p)
 	return p
+}
+
+// diskBytes is p.DiskBytes: about what a run of the plan writes.
+func (s *Scenario) diskBytes(p *Plan) int64 {
+	called := 0.0 // messages called back
+	if s.Delivery.Via != "none" && s.Delivery.Via != "poll" {
+		called = float64(p.Messages) * (1 - p.Expected429)
+	}
+	b := float64(p.Attempts)*rundir.SendBytes + called*rundir.CallbackBytes
+	if s.Target.Embedded {
+		b += float64(p.Messages)*rundir.TruthBytes + called*rundir.TruthCallbackBytes
+	}
+	return int64(math.Round(b))
 }
 
 // planParts is the plan of a scenario with parts: the parts' plans, their
@@ -172,6 +194,7 @@ func (p *Plan) add(q Plan) {
 	p.Probes += q.Probes
 	p.Retries += q.Retries
 	p.Attempts += q.Attempts
+	p.DiskBytes += q.DiskBytes
 	p.RatePerSecond += q.RatePerSecond
 	p.PeakPerSecond += q.PeakPerSecond
 	p.Duration = max(p.Duration, q.Duration)

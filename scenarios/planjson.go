@@ -21,6 +21,7 @@ type PlanJSON struct {
 	LimitEnforced *LimitJSON       `json:"limit_enforced"` // what the embedded simulator enforces; null: none
 	Mode          string           `json:"mode"`           // respect | exceed
 	Expected429   float64          `json:"expected_429"`   // share of first attempts expected to get 429
+	DiskBytes     int64            `json:"disk_bytes"`     // about what the run writes to its directory
 	Clients       []clientPlanJSON `json:"clients"`
 	Parts         []PlanJSON       `json:"parts,omitempty"` // a file with parts: one plan each, the above are totals
 }
@@ -63,7 +64,7 @@ func (p Plan) JSON() PlanJSON {
 		Rate: round6(p.RatePerSecond), PeakRate: round6(p.PeakPerSecond),
 		Requests: p.Requests, Messages: p.Messages, Probes: p.Probes, Retries: p.Retries, Attempts: p.Attempts,
 		Limit: limitJSON(p.Limit), LimitEnforced: limitJSON(p.LimitEnforced), Mode: p.Mode,
-		Expected429: round6(p.Expected429), Clients: []clientPlanJSON{},
+		Expected429: round6(p.Expected429), DiskBytes: p.DiskBytes, Clients: []clientPlanJSON{},
 	}
 	for _, c := range p.Clients {
 		j.Clients = append(j.Clients, clientPlanJSON{ClientID: c.ID, Requests: c.Requests, Rate: round6(c.RatePerSecond),

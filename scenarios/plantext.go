@@ -5,6 +5,8 @@ import (
 	"io"
 	"text/tabwriter"
 	"time"
+
+	"github.com/dustin/go-humanize"
 )
 
 // WriteText prints the plan for people: per client the messages, the rate
@@ -18,6 +20,7 @@ func (p Plan) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(ew, "total: %d messages planned, %d really sent, %d requests with probes and retries, longest part %s, expected 429: %.1f%%\n",
 			p.Requests, p.Messages, p.Attempts, shortDuration(roundDuration(p.Duration)), p.Expected429*100)
+		fmt.Fprintf(ew, "disk: %s\n", diskText(p.DiskBytes))
 		return ew.err
 	}
 	p.writeOne(ew, "")
@@ -61,6 +64,12 @@ func (p Plan) writeOne(w io.Writer, indent string) {
 		fmt.Fprintf(w, " (+%d idempotency probes, +%d retries expected: %d requests)", p.Probes, p.Retries, p.Attempts)
 	}
 	fmt.Fprintf(w, ", expected 429: %.1f%%\n", p.Expected429*100)
+	fmt.Fprintf(w, "%sdisk: %s\n", indent, diskText(p.DiskBytes))
+}
+
+// diskText says what a run of the plan writes to its directory.
+func diskText(b int64) string {
+	return fmt.Sprintf("the run directory grows by about %s (more with retries, polls, several callbacks a message)", humanize.Bytes(uint64(max(b, 0))))
 }
 
 func roundDuration(d time.Duration) time.Duration {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
@@ -35,6 +37,8 @@ type runOpts struct {
 
 	// checkpoint is how often summary.json is rewritten (partial) while the run goes; 0: never.
 	checkpoint time.Duration
+	// diskReserve is --disk-reserve as given (a size: 256MiB, 2GB; 0: none).
+	diskReserve string
 
 	// baseline: run --baseline (not a flag of replay).
 	baseline baselineOpts
@@ -48,6 +52,7 @@ func (o *runOpts) flags() []cli.Flag {
 		&cli.Int64Flag{Name: "max-messages", Usage: "hard cap of `N` messages really sent (a safety for paid traffic); 0: the scenario's maxMessages", Destination: &o.maxMessages},
 		&cli.StringSliceFlag{Name: "confirm-target", Usage: "`HOST` that may be attacked although it is neither embedded nor loopback (repeatable, or a,b: a token endpoint on another host needs its host too)"},
 		&cli.DurationFlag{Name: "checkpoint", Value: time.Minute, Usage: "while the run goes, rewrite summary.json (marked partial: the figures so far) every `DURATION`, so a run killed later leaves its figures; 0 for never", Destination: &o.checkpoint},
+		&cli.StringFlag{Name: "disk-reserve", Value: "256MiB", Usage: "keep `SIZE` (256MiB, 2GB, …) free on the run directory's disk: a run is refused when less is free at its start, and its sends stop when less is left (run.json disk_low; the run ends incomplete, with its grace period and reports); 0 for none", Destination: &o.diskReserve},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress line and no summary: only the final lines (where the run is) and errors", Destination: &o.quiet},
 		&cli.BoolFlag{Name: "json", Usage: "print the final summary.json on stdout (the terminal summary goes to stderr)", Destination: &o.json},
 	}
@@ -202,6 +207,11 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 	if ho.Checkpoint <= 0 {
 		ho.Checkpoint = -1 // --checkpoint 0: never (the harness's 0 is its default)
 	}
+	reserve, err := diskReserve(opts.diskReserve)
+	if err != nil {
+		return badInput(fmt.Errorf("%s: --disk-reserve %q: %w", cmd, opts.diskReserve, err))
+	}
+	ho.DiskReserve = reserve
 	ho.ConfirmTargets = confirmTargets(c)
 	ho.SinkReadToken = g.getenv(envSinkReadToken)
 	ho.Version, ho.Commit, ho.CommitTime = buildVCS()
@@ -220,6 +230,10 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 		if errors.Is(err, harness.ErrShardDirExists) {
 			// Not bad input: the run is incomplete (the environment ran
 			// this shard twice), and what the first pod flushed is merged.
+			return &exitError{code: exitIncomplete, err: fmt.Errorf("%s: %w", cmd, err)}
+		}
+		if errors.Is(err, harness.ErrDiskReserve) {
+			// Not bad input: the environment's disk is full.
 			return &exitError{code: exitIncomplete, err: fmt.Errorf("%s: %w", cmd, err)}
 		}
 		if errors.Is(err, harness.ErrUnconfirmedTarget) || errors.Is(err, harness.ErrShard) {
@@ -369,4 +383,21 @@ func confirmTargets(c *cli.Context) []string {
 		out = append(out, scenarios.SplitHosts(v)...)
 	}
 	return out
+}
+
+// diskReserve reads --disk-reserve: a size in bytes with an optional unit
+// (256MiB, 2GB, 1.5GiB; humanize.ParseBytes), as harness.Options.DiskReserve
+// takes it: 0 given is none (-1).
+func diskReserve(v string) (int64, error) {
+	n, err := humanize.ParseBytes(v)
+	if err != nil {
+		return 0, fmt.Errorf("want a size such as 256MiB or 2GB, or 0 for none")
+	}
+	if n == 0 {
+		return -1, nil
+	}
+	if n > math.MaxInt64 {
+		return 0, fmt.Errorf("too large")
+	}
+	return int64(n), nil
 }

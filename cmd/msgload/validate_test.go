@@ -87,7 +87,7 @@ func TestValidateJSONShape(t *testing.T) {
 	}
 	p := plans[0]
 	keys := []string{"name", "api", "profile", "duration_s", "rate", "peak_rate", "requests", "messages", "probes",
-		"retries", "attempts", "limit", "limit_enforced", "mode", "expected_429", "clients"}
+		"retries", "attempts", "limit", "limit_enforced", "mode", "expected_429", "disk_bytes", "clients"}
 	for _, k := range keys {
 		if _, ok := p[k]; !ok {
 			t.Errorf("no %q in %v", k, p)

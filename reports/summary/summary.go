@@ -66,6 +66,9 @@ type RunInfo struct {
 	Merged *rundir.Merged `json:"merged,omitempty" expr:"merged"`
 	// Aborted: an abortOnFail threshold stopped the attack (run.json aborted).
 	Aborted *rundir.Abort `json:"aborted,omitempty" expr:"-"`
+	// DiskLow: the run's disk ran low and its sends were stopped (run.json
+	// disk_low): the run is incomplete.
+	DiskLow *rundir.DiskLow `json:"disk_low,omitempty" expr:"-"`
 }
 
 // Percentiles are latencies in seconds, exact nearest-rank (hist.go). With

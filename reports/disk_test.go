@@ -1,0 +1,75 @@
+package reports
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// A run whose disk ran low (run.json disk_low: the harness's disk guard
+// stopped its sends) is incomplete, the environment's reason, with when and
+// how much was free — never pass, never blamed on the service; that it sent
+// a tenth of its plan is said by that reason, not as a load not held. The
+// same run without disk_low is incomplete for its shortfall: the disk's
+// reason replaces it, it does not hide a shortfall of another cause.
+func TestDiskLowIsIncomplete(t *testing.T) {
+	r := plannedRun(100, 10, 10, 0, 0.01)
+	s, _ := build(t, r)
+	if loadReason(s) == nil || s.Verdict != VerdictIncomplete {
+		t.Fatalf("without disk_low: verdict %s, reasons %q: a tenth of the plan sent is a load not held", s.Verdict, s.VerdictReasons)
+	}
+	r.meta.DiskLow = &rundir.DiskLow{At: t0.Add(1500 * time.Millisecond), Path: "/data/runs/x", Free: 200 << 20, Reserve: 256 << 20}
+	s, f := build(t, r)
+	requireVerdict(t, s, VerdictIncomplete, "the run's disk ran low")
+	x := reasonWith(s, "the run's disk ran low")
+	if x == nil || x.Whose != WhoseEnvironment || !strings.Contains(x.Text, "(1.50s after the start)") ||
+		!strings.Contains(x.Text, "/data/runs/x had 200 MiB free, under the 256 MiB reserve") || !strings.Contains(x.Text, "its sends were stopped") {
+		t.Fatalf("reasons %+v", s.Reasons)
+	}
+	if loadReason(s) != nil {
+		t.Errorf("reasons %q: the disk's stop is said once, not again as a load not held", s.VerdictReasons)
+	}
+	if ExitCode(s.Verdict) == 0 {
+		t.Error("a run stopped by a low disk exits 0")
+	}
+	var js struct {
+		Run struct {
+			DiskLow *rundir.DiskLow `json:"disk_low"`
+		} `json:"run"`
+	}
+	if err := json.Unmarshal([]byte(f[rundir.SummaryFile]), &js); err != nil || js.Run.DiskLow == nil || js.Run.DiskLow.Free != 200<<20 {
+		t.Errorf("summary.json run.disk_low %+v (%v)", js.Run.DiskLow, err)
+	}
+}
+
+// A run that sent its whole plan and whose disk ran low only in the grace
+// period is incomplete too: the callbacks that came then may not have been
+// written, so its delivery figures are not vouched for.
+func TestDiskLowInTheGraceIsIncomplete(t *testing.T) {
+	r := plannedRun(10, 10, 10, 0, 0.01)
+	s, _ := build(t, r)
+	requireVerdict(t, s, VerdictPass, "")
+	r.meta.DiskLow = &rundir.DiskLow{At: r.meta.AttackEnd.Add(time.Second), Path: "/data/runs/x", Free: 1 << 20, Reserve: 256 << 20}
+	s, _ = build(t, r)
+	requireVerdict(t, s, VerdictIncomplete, "in the grace period, after the sends")
+}
+
+// DiskSizes reads in binary units, and in bytes when the two would read the
+// same: "59 GiB free, under the 59 GiB reserve" says nothing.
+func TestDiskSizes(t *testing.T) {
+	for _, tt := range []struct {
+		free, reserve uint64
+		f, r          string
+	}{
+		{200 << 20, 256 << 20, "200 MiB", "256 MiB"},
+		{59<<30 + 1000, 59<<30 + 4000, "63,350,768,616 bytes", "63,350,771,616 bytes"},
+		{1 << 20, 1 << 20, "1.0 MiB", "1.0 MiB"},
+	} {
+		if f, r := DiskSizes(tt.free, tt.reserve); f != tt.f || r != tt.r {
+			t.Errorf("DiskSizes(%d, %d) = %q, %q; want %q, %q", tt.free, tt.reserve, f, r, tt.f, tt.r)
+		}
+	}
+}
