@@ -7,6 +7,8 @@ import (
 	"io"
 	"iter"
 	"os"
+
+	"github.com/msgload/msgload/internal/tempfile"
 )
 
 // A sortedSpill's runs on disk are merged in levels (issue 23): a chunk
@@ -41,11 +43,10 @@ type spillLevel struct {
 	runs [][2]int64 // offset and count of each run in f, oldest first
 }
 
-// remove closes and removes the level's file.
+// remove closes the level's file (unlinked: its space comes back).
 func (l *spillLevel) remove() {
 	if l.f != nil {
 		l.f.Close()
-		os.Remove(l.f.Name())
 		l.f = nil
 	}
 }
@@ -63,7 +64,7 @@ func (s *sortedSpill[T]) writeRun(i int, recs iter.Seq[T]) error {
 	}
 	l := s.levels[i]
 	if l.f == nil {
-		f, err := os.CreateTemp("", "msgload-spill-*")
+		f, err := tempfile.Unlinked("", "msgload-spill-*") // nothing left behind by a killed process (a live analysis's child)
 		if err != nil {
 			return fmt.Errorf("spill: %w", err)
 		}

@@ -3,6 +3,7 @@ package reports
 import (
 	"cmp"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
 	"testing"
@@ -120,5 +121,37 @@ func TestSpillMergeBuffersBounded(t *testing.T) {
 			t.Errorf("%d chunks: the spill holds %d KiB of read buffers, want at most 128 KiB", chunks, held>>10)
 		}
 		s.close()
+	}
+}
+
+// TestSpillLeavesNothingBehind: a spill's files are unlinked from the
+// moment they are made (internal/tempfile), so that a process killed with
+// its spill open — the live analysis's child, killed when its run stops —
+// leaves nothing in $TMPDIR: here the directory is empty while the spill
+// holds thousands of records on disk, and the records read back.
+func TestSpillLeavesNothingBehind(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("an open file cannot be removed on Windows")
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	s := newIDSpill()
+	s.chunk = 3
+	defer s.close()
+	for i := range 5_000 {
+		if err := s.add(idRec{h: uint64(i % 7), y: int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	for range s.sorted() {
+		if n++; n == 2_500 {
+			if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+				t.Fatalf("while the spill is open, $TMPDIR holds %d files (%s …)", len(ents), ents[0].Name())
+			}
+		}
+	}
+	if s.err != nil || n != 5_000 || len(s.levels) == 0 {
+		t.Fatalf("read back %d of 5,000 records from %d levels: %v", n, len(s.levels), s.err)
 	}
 }

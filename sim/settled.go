@@ -5,6 +5,8 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
+
+	"github.com/msgload/msgload/internal/tempfile"
 )
 
 // settledStore keeps what check-status answers for a message whose final
@@ -39,28 +41,16 @@ const (
 // temporary directory, $TMPDIR, when ""), unlinked at once so that nothing is left
 // behind, even by a killed process.
 func newSettledStore(dir string) (*settledStore, error) {
-	slots, err := unlinkedTemp(dir, "msgload-sim-status-*")
+	slots, err := tempfile.Unlinked(dir, "msgload-sim-status-*")
 	if err != nil {
 		return nil, err
 	}
-	data, err := unlinkedTemp(dir, "msgload-sim-trackdata-*")
+	data, err := tempfile.Unlinked(dir, "msgload-sim-trackdata-*")
 	if err != nil {
 		slots.Close()
 		return nil, err
 	}
 	return &settledStore{slots: slots, data: data, queue: make(chan settledItem, 4096), done: make(chan struct{})}, nil
-}
-
-func unlinkedTemp(dir, pattern string) (*os.File, error) {
-	f, err := os.CreateTemp(dir, pattern)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.Remove(f.Name()); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
 }
 
 // number gives the next message number and writes it into id's last 6 bytes

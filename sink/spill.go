@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"os"
 	"slices"
+
+	"github.com/msgload/msgload/internal/tempfile"
 )
 
 // Frozen generations on disk (issue 23). In memory a generation cost 9 bytes
@@ -48,12 +50,8 @@ type spillFile struct {
 // openSpill opens an unlinked temporary file in dir ($TMPDIR when ""), so
 // that nothing is left behind even by a killed process.
 func openSpill(dir string) (*spillFile, error) {
-	f, err := os.CreateTemp(dir, "msgload-sink-table-*")
+	f, err := tempfile.Unlinked(dir, "msgload-sink-table-*")
 	if err != nil {
-		return nil, err
-	}
-	if err := os.Remove(f.Name()); err != nil {
-		f.Close()
 		return nil, err
 	}
 	return &spillFile{f: f, free: map[int64][]int64{}, buf: make([]byte, 9*spillBlock)}, nil

@@ -227,22 +227,7 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 
 	res, err := harness.Run(c.Context, ho)
 	if err != nil {
-		if errors.Is(err, harness.ErrShardDirExists) {
-			// Not bad input: the run is incomplete (the environment ran
-			// this shard twice), and what the first pod flushed is merged.
-			return &exitError{code: exitIncomplete, err: fmt.Errorf("%s: %w", cmd, err)}
-		}
-		if errors.Is(err, harness.ErrDiskReserve) {
-			// Not bad input: the environment's disk is full.
-			return &exitError{code: exitIncomplete, err: fmt.Errorf("%s: %w", cmd, err)}
-		}
-		if errors.Is(err, harness.ErrUnconfirmedTarget) || errors.Is(err, harness.ErrShard) {
-			return badInput(err)
-		}
-		if errors.Is(err, harness.ErrMetricsAddr) {
-			return badInput(fmt.Errorf("%s: --metrics-addr %s (or $%s): %w", cmd, opts.metricsAddr, envName(cmd, "metrics-addr"), err))
-		}
-		return &exitError{code: exitBadInput, err: fmt.Errorf("%s: %w", cmd, err)}
+		return startError(cmd, err, opts)
 	}
 	if len(res.Parts) == 1 && res.Parts[0].Summary != nil {
 		if err := opts.baseline.apply(res.Parts[0].Summary, res.Parts[0].Dir); err != nil {
@@ -297,6 +282,26 @@ func (g *globalState) runHarness(c *cli.Context, ho harness.Options, opts runOpt
 		return &exitError{code: reports.ExitCode(v), err: fmt.Errorf("%s %s: %s; see %s", cmd, strings.ToUpper(v), verdictReasons(res.Parts), res.Dir)}
 	}
 	return nil
+}
+
+// startError is the exit of a run that could not start (harness.Run's
+// error): bad input, or incomplete when the environment kept it from
+// starting.
+func startError(cmd string, err error, opts runOpts) error {
+	switch {
+	case errors.Is(err, harness.ErrShardDirExists):
+		// Not bad input: the run is incomplete (the environment ran this
+		// shard twice), and what the first pod flushed is merged.
+		return &exitError{code: exitIncomplete, err: fmt.Errorf("%s: %w", cmd, err)}
+	case errors.Is(err, harness.ErrDiskReserve):
+		// Not bad input: the environment's disk is full.
+		return &exitError{code: exitIncomplete, err: fmt.Errorf("%s: %w", cmd, err)}
+	case errors.Is(err, harness.ErrUnconfirmedTarget) || errors.Is(err, harness.ErrShard):
+		return badInput(err)
+	case errors.Is(err, harness.ErrMetricsAddr):
+		return badInput(fmt.Errorf("%s: --metrics-addr %s (or $%s): %w", cmd, opts.metricsAddr, envName(cmd, "metrics-addr"), err))
+	}
+	return &exitError{code: exitBadInput, err: fmt.Errorf("%s: %w", cmd, err)}
 }
 
 // oneArg checks that exactly one argument was given; a word that looks like a
