@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -201,5 +202,45 @@ sim: { rateLimit: { rate: 100000/1m } }
 			}
 			t.Logf("plan %d bytes, raw files %d", plan, raw)
 		})
+	}
+}
+
+// On a real disk that fills — a 3 MiB tmpfs, mounted when the test may
+// (root) — a run at 300/s with callbacks and the embedded simulator's truth
+// keeps 1 MiB free: its sends stop within the first 3 MiB, and everything is
+// written in what is left: run.json with disk_low, the reports, verdict
+// incomplete. Without the guard the same disk ended the run as an error
+// with no report (the attempt log could not be written).
+func TestDiskLowOnARealDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", mnt).Run() })
+	src := strings.NewReplacer("rate: 20/s, duration: 10m", "rate: 300/s, duration: 60s", "delivery: { via: none }", "delivery: { via: sink, grace: 10s }").Replace(diskSource)
+	s, err := scenarios.Parse("disk.yaml", "", []byte(src), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	res, err := Run(context.Background(), Options{Scenario: s, Out: filepath.Join(mnt, "runs"), Stderr: &lockedWriter{w: &stderr}, DiskReserve: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Parts[0]
+	if p.Err != nil || p.Summary == nil {
+		t.Fatalf("part: %v\n%s", p.Err, stderr.String())
+	}
+	sum := p.Summary
+	if sum.Run.DiskLow == nil || sum.Verdict != reports.VerdictIncomplete || sum.Requests.Messages >= sum.Requests.PlannedCount {
+		t.Fatalf("disk_low %+v, verdict %s, sent %d of %d\n%s", sum.Run.DiskLow, sum.Verdict, sum.Requests.Messages, sum.Requests.PlannedCount, stderr.String())
+	}
+	for _, f := range []string{rundir.SummaryFile, "report.html", "report.md", "junit.xml", rundir.MetaFile} {
+		if st, err := os.Stat(filepath.Join(p.Dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
 	}
 }

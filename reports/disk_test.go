@@ -73,3 +73,37 @@ func TestDiskSizes(t *testing.T) {
 		}
 	}
 }
+
+// A run whose embedded sink could not write some calls (run.json
+// sink_write_errors) is judged by what is missing: when every accepted
+// message has its final status (the senders sent them again) it passes with
+// a warning; when a message has none, its callback may be one the sink
+// failed, so the loss is not the service's alone — incomplete, the
+// environment's, not the service's fail the threshold on lost says alone.
+func TestSinkWriteErrors(t *testing.T) {
+	r := plannedRun(10, 10, 10, 0, 0.01)
+	r.meta.SinkWriteErrors = 2
+	s, _ := build(t, r)
+	requireVerdict(t, s, VerdictPass, "")
+	if !strings.Contains(strings.Join(s.Warnings, "|"), "could not write 2 calls sent to it") {
+		t.Errorf("warnings %q", s.Warnings)
+	}
+	if s.Run.SinkWriteErrors != 2 {
+		t.Errorf("run.sink_write_errors %d", s.Run.SinkWriteErrors)
+	}
+
+	lost := plannedRun(10, 10, 10, 0, 0.01)
+	lost.events = lost.events[:len(lost.events)-1] // the last message's callback never came
+	lost.meta.Thresholds = []string{"delivery.lost == 0"}
+	s, _ = build(t, lost)
+	requireVerdict(t, s, verdictFail, "delivery.lost")
+	if reasonWith(s, "could not write") != nil {
+		t.Errorf("reasons %q: no write error, yet the sink is named", s.VerdictReasons)
+	}
+	lost.meta.SinkWriteErrors = 1
+	s, _ = build(t, lost)
+	requireVerdict(t, s, VerdictIncomplete, "the embedded sink could not write 1 call sent to it (it answered it 500 or 503")
+	if x := reasonWith(s, "1 accepted message has no final status: its callbacks may be among those calls"); x == nil || x.Whose != WhoseEnvironment {
+		t.Errorf("reasons %+v", s.Reasons)
+	}
+}

@@ -169,6 +169,31 @@ func (a *analyzer) diskReason() {
 		"free space on that disk (the plan's size: msgload validate), or write the run directory to a larger one (--out), and run again"))
 }
 
+// sinkWriteReason says what the embedded sink's write failures (run.json
+// sink_write_errors) do to the figures: it answered those calls 500 or 503,
+// so their senders may have retried them. When every accepted message has
+// its final status nothing is missing: a warning. When some have none,
+// their callbacks may be among the calls the sink failed — the environment's
+// (a full or failing disk), not the service's loss — so the run is
+// incomplete, whatever the thresholds on delivery say.
+func (a *analyzer) sinkWriteReason() {
+	n := a.meta.SinkWriteErrors
+	if n <= 0 || !a.s.Delivery.Measured {
+		return
+	}
+	what := fmt.Sprintf("the embedded sink could not write %s sent to it (it answered %s 500 or 503: a full or failing disk, or stalled storage)",
+		Plural(n, "call"), map[bool]string{true: "it", false: "them"}[n == 1])
+	lost := a.s.Delivery.Lost
+	if lost == 0 {
+		a.s.Warnings = append(a.s.Warnings, what+"; their senders sent them again: every accepted message has its final status")
+		return
+	}
+	a.s.early = append(a.s.early, reason(WhoseEnvironment, VerdictIncomplete,
+		fmt.Sprintf("%s, and %s no final status: %s callbacks may be among those calls, so the delivery figures (lost, latency) are not the service's alone",
+			what, map[bool]string{true: "1 accepted message has", false: Plural(lost, "accepted message") + " have"}[lost == 1], map[bool]string{true: "its", false: "their"}[lost == 1]),
+		"find why the sink could not write (its disk's free space, errors in the system log) and run again"))
+}
+
 // DiskSizes are the free space and the reserve of a disk for people, in
 // binary units (200 MiB, 256 MiB), or in bytes when those would read the
 // same (59 GiB under 59 GiB).

@@ -149,7 +149,7 @@ func mergeMeta(shards []shardDir, dirs []string) rundir.Meta {
 	m.Shard = nil
 	m.Planned.Requests, m.Planned.Rate = 0, 0
 	m.Clients = nil
-	m.Aborted, m.DiskLow = nil, nil
+	m.Aborted, m.DiskLow, m.SinkWriteErrors = nil, nil, 0
 	merged := &rundir.Merged{Shards: sh.Count, By: sh.By, Dirs: slices.Clone(dirs), Indexes: []int{}}
 	have := map[int]bool{}
 	for _, s := range shards {
@@ -174,6 +174,7 @@ func mergeMeta(shards []shardDir, dirs []string) rundir.Meta {
 		if ab := x.Aborted; ab != nil && (m.Aborted == nil || ab.At.Before(m.Aborted.At)) {
 			m.Aborted = ab // an abortOnFail threshold stopped a shard: the first one stopped the run
 		}
+		m.SinkWriteErrors += x.SinkWriteErrors
 		if d := x.DiskLow; d != nil && (m.DiskLow == nil || d.At.Before(m.DiskLow.At)) {
 			m.DiskLow = d // a shard's disk ran low: the run is incomplete (the first one said)
 		}
