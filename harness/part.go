@@ -230,7 +230,9 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	// after the copy's last read and before the end was in neither.
 	meta.End = r.o.Now().UTC()
 	meta.DiskLow = r.stops.diskLow() // also when the disk ran low in the grace wait
-	r.finishRemoteCopy(sinkURL)
+	if n := r.finishRemoteCopy(sinkURL); n > 0 {
+		meta.SinkWriteErrors = n
+	}
 	if werr := writeJSON(metaPath, meta); werr != nil && err == nil {
 		err = werr
 	}
@@ -460,6 +462,7 @@ func (r *partRun) startAtInstant(stopCtx context.Context, meta *rundir.Meta, met
 	meta.Start = r.o.Now().UTC()
 	if r.remote != nil {
 		r.remote.from = time.Now() // the window of the untagged events the run copies
+		r.remote.baseErrors = r.remote.writeErrors(stopCtx)
 	}
 	return writeJSON(metaPath, *meta)
 }
@@ -523,9 +526,9 @@ func (r *partRun) waitForCallbacks() {
 // over and closes the copy. A failure is only told on stderr: the report
 // still gets built, counting what did not arrive as lost, and says how to
 // build it again from a copy of the sink's log.
-func (r *partRun) finishRemoteCopy(sinkURL string) {
+func (r *partRun) finishRemoteCopy(sinkURL string) (writeErrors int64) {
 	if r.remote == nil {
-		return
+		return 0
 	}
 	r.remote.to = time.Now() // the run's end (run.json's, set just before): the window's end
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -546,6 +549,11 @@ func (r *partRun) finishRemoteCopy(sinkURL string) {
 	} else {
 		fmt.Fprintf(r.o.Stderr, "msgload: %s: %d events copied from the sink %s\n", r.s.Name, r.remote.events.Load(), sinkURL)
 	}
+	n, known := r.remote.sinkWriteErrors(context.Background())
+	if !known {
+		fmt.Fprintf(r.o.Stderr, "msgload: %s: the sink's count of calls it could not write (GET %s/v1/stats) was not read at the run's start and end: a full disk of the sink's would not be told apart from calls the service never made\n", r.s.Name, sinkURL)
+	}
+	return n
 }
 
 // writeReplayReport writes replay.json of a replay run: what was recorded

@@ -54,6 +54,9 @@ type remoteLog struct {
 	after  int64
 	events atomic.Int64
 	closed bool
+	// baseErrors is the sink's count of calls it could not write when the
+	// run began (/v1/stats write_errors), -1 when it could not be read.
+	baseErrors int64
 }
 
 // copyFile is what the copy writes to: the run's events.jsonl (a test's
@@ -171,6 +174,44 @@ func (l *remoteLog) pull(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// writeErrors is the standalone sink's count of calls it could not write
+// since it started (GET /v1/stats write_errors), -1 when it cannot be read.
+// The run records its growth over the run's window (sinkWriteErrors): the
+// calls a full or failing disk of the sink's cost it — and any other run's
+// the same sink served then, which can only make the run's verdict stricter.
+func (l *remoteLog) writeErrors(ctx context.Context) int64 {
+	ctx, cancel := context.WithTimeout(ctx, remoteRead)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.sinkURL+"/v1/stats", nil)
+	if err != nil {
+		return -1
+	}
+	if l.token != "" {
+		req.Header.Set("Authorization", "Bearer "+l.token)
+	}
+	resp, err := l.client.Do(req)
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	var st sink.Stats
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&st) != nil {
+		return -1
+	}
+	return st.WriteErrors
+}
+
+// sinkWriteErrors is how many calls the sink could not write during the run
+// (its count's growth since baseErrors); 0 when either count is unknown or
+// the sink restarted (its count went down), said on stderr by the caller.
+func (l *remoteLog) sinkWriteErrors(ctx context.Context) (int64, bool) {
+	now := l.writeErrors(ctx)
+	if l.baseErrors < 0 || now < l.baseErrors {
+		return 0, false
+	}
+	return now - l.baseErrors, true
 }
 
 // errSinkRefused means the sink's read API refused the credentials: trying

@@ -233,3 +233,49 @@ func TestFinishOutlivesALostAnswer(t *testing.T) {
 		t.Fatalf("%d reads: the lost answer was not tried again", r)
 	}
 }
+
+// A standalone sink that could not write calls during the run (its
+// /v1/stats write_errors grew: here a wrapper adds 3 once the run's first
+// webhook came) has them in run.json (sink_write_errors: the growth over the
+// run's window, not the count the sink had before it) and the summary warns,
+// every message having its final status.
+func TestStandaloneSinkWriteErrors(t *testing.T) {
+	k, err := sink.New(sink.Options{LogPath: filepath.Join(t.TempDir(), "events.jsonl")}, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	h := k.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/stats" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		st := k.Stats()
+		st.WriteErrors = 7 // failures before the run: not the run's
+		if st.Webhooks > 0 {
+			st.WriteErrors += 3
+		}
+		json.NewEncoder(w).Encode(st)
+	}))
+	defer srv.Close()
+	src := fmt.Sprintf(`name: remote-sink
+api: notify
+target: embedded
+sink: %s
+load: { rate: 20/s, requests: 6 }
+limit: { rate: 100/1m, mode: respect }
+message: { recipient: "+79990000001", text: "x {{.Seq}}" }
+delivery: { grace: 15s }
+`, srv.URL)
+	p, stderr := runSource(t, "remote.yaml", t.TempDir(), src)
+	if p.Summary == nil {
+		t.Fatalf("no summary: %v\n%s", p.Err, stderr)
+	}
+	if got := readMeta(t, p.Dir).SinkWriteErrors; got != 3 {
+		t.Errorf("run.json sink_write_errors %d, want the 3 of the run's window\n%s", got, stderr)
+	}
+	if !strings.Contains(strings.Join(p.Summary.Warnings, "|"), "could not write 3 calls") {
+		t.Errorf("warnings %q", p.Summary.Warnings)
+	}
+}

@@ -102,7 +102,7 @@ func TestSinkWriteErrors(t *testing.T) {
 	}
 	lost.meta.SinkWriteErrors = 1
 	s, _ = build(t, lost)
-	requireVerdict(t, s, VerdictIncomplete, "the embedded sink could not write 1 call sent to it (it answered it 500 or 503")
+	requireVerdict(t, s, VerdictIncomplete, "the sink could not write 1 call sent to it (it answered it 500 or 503")
 	if x := reasonWith(s, "1 accepted message has no final status: its callbacks may be among those calls"); x == nil || x.Whose != WhoseEnvironment {
 		t.Errorf("reasons %+v", s.Reasons)
 	}

@@ -181,7 +181,7 @@ func (a *analyzer) sinkWriteReason() {
 	if n <= 0 || !a.s.Delivery.Measured {
 		return
 	}
-	what := fmt.Sprintf("the embedded sink could not write %s sent to it (it answered %s 500 or 503: a full or failing disk, or stalled storage)",
+	what := fmt.Sprintf("the sink could not write %s sent to it (it answered %s 500 or 503: a full or failing disk, or stalled storage)",
 		Plural(n, "call"), map[bool]string{true: "it", false: "them"}[n == 1])
 	lost := a.s.Delivery.Lost
 	if lost == 0 {

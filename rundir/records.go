@@ -240,10 +240,12 @@ type Meta struct {
 	// directory's disk had less free than the reserve the run keeps: the run
 	// is incomplete, for the environment's reason.
 	DiskLow *DiskLow `json:"disk_low,omitempty"`
-	// SinkWriteErrors are the calls the embedded sink could not write to
-	// events.jsonl during the run (a full or failing disk, stalled storage):
-	// it answered them 500 or 503, so the sender may have retried them — or
+	// SinkWriteErrors are the calls the run's sink could not write to its
+	// log during the run (a full or failing disk, stalled storage): it
+	// answered them 500 or 503, so the sender may have retried them — or
 	// not, and their messages read as lost for a reason of the environment's.
+	// A standalone sink's is its count's growth over the run's window (the
+	// calls of other runs it served then included).
 	SinkWriteErrors int64 `json:"sink_write_errors,omitempty"`
 	// TargetMemory is where the run sampled its target's memory
 	// (TargetMemoryFile); nil when the scenario names no target.metrics.
