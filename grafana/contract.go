@@ -46,6 +46,7 @@ var contractMetrics = map[string]string{
 	"msgload_sink_malformed_total":             counter,
 	"msgload_sink_unauthorized_total":          counter,
 	"msgload_sink_refused_total":               counter,
+	"msgload_sink_write_errors_total":          counter,
 	"msgload_sink_incoming_total":              counter,
 	"msgload_sink_failover_steps_total":        counter,
 	"msgload_sink_log_write_duration_seconds":  histogram,

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/msgload/msgload/rundir"
 )
@@ -266,6 +267,10 @@ func TestLogFaultsUnderLoad(t *testing.T) {
 				st.Duplicates != 0 || st.TerminalMatched != int64(len(acked)) {
 				t.Errorf("stats: events %d write errors %d duplicates %d terminal %d; want %d, %d, 0, %d",
 					st.Events, st.WriteErrors, st.Duplicates, st.TerminalMatched, len(acked), refused, len(acked))
+			}
+			// The metric Grafana shows is the same count, each a write that failed.
+			if got := testutil.ToFloat64(h.s.met.notWritten.WithLabelValues(notWrittenFailed)); got != float64(refused) {
+				t.Errorf("msgload_sink_write_errors_total{reason=failed} %v, want the %d refused", got, refused)
 			}
 		})
 	}

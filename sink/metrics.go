@@ -14,6 +14,13 @@ const (
 	refusedMethod   = "method"
 )
 
+// Why a call was not written (label reason of msgload_sink_write_errors_total).
+const (
+	notWrittenFailed  = "failed"  // the write or its fsync failed: a full or failing disk (500)
+	notWrittenStalled = "stalled" // the log did not take it in time: stalled storage (503)
+	notWrittenClosed  = "closed"  // the sink was closing (503)
+)
+
 // maxLabelValues bounds the distinct values a free-form label (a notification
 // status) may take; later values are reported as "other".
 const maxLabelValues = 20
@@ -27,6 +34,7 @@ type metrics struct {
 	malformed    *prometheus.CounterVec
 	unauthorized *prometheus.CounterVec
 	refused      *prometheus.CounterVec
+	notWritten   *prometheus.CounterVec
 	incoming     *prometheus.CounterVec
 	failover     *prometheus.CounterVec
 	evicted      prometheus.Counter
@@ -77,6 +85,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "msgload_sink_refused_total",
 			Help: "Calls refused before their body was taken, by reason: too_large (413), auth (401), method (405).",
 		}, []string{"route", "reason"}),
+		notWritten: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "msgload_sink_write_errors_total",
+			Help: "Calls the sink could not write to its event log, by reason: failed (the write or its fsync failed, a full or failing disk: answered 500), stalled (the storage did not take it in time: 503), closed (the sink was closing: 503). The sender may send them again; a run's report makes a message left without its final status then the environment's.",
+		}, []string{"reason"}),
 		incoming: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "msgload_sink_incoming_total",
 			Help: "Valid incoming messages, by channel.",
@@ -104,7 +116,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		statuses: map[string]bool{},
 	}
 	for _, c := range []prometheus.Collector{m.events, m.latency, m.duplicates, m.redelivered, m.unmatched, m.malformed,
-		m.unauthorized, m.refused, m.incoming, m.failover, m.evicted, m.writeDur, m.batchSize} {
+		m.unauthorized, m.refused, m.notWritten, m.incoming, m.failover, m.evicted, m.writeDur, m.batchSize} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -121,6 +133,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		for _, reason := range []string{refusedTooLarge, refusedAuth, refusedMethod} {
 			m.refused.WithLabelValues(r, reason)
 		}
+	}
+	for _, reason := range []string{notWrittenFailed, notWrittenStalled, notWrittenClosed} {
+		m.notWritten.WithLabelValues(reason)
 	}
 	for c := range incomingChannels {
 		m.incoming.WithLabelValues(c)

@@ -448,11 +448,15 @@ func (s *Sink) write(w http.ResponseWriter, ev *rundir.Event, out *outcome) bool
 	}
 	if err != nil {
 		s.c.writeErrors.Add(1)
-		if errors.Is(err, errClosed) {
+		switch {
+		case errors.Is(err, errClosed):
+			s.met.notWritten.WithLabelValues(notWrittenClosed).Inc()
 			http.Error(w, "sink closed", http.StatusServiceUnavailable)
-		} else if errors.Is(err, errLogStalled) {
+		case errors.Is(err, errLogStalled):
+			s.met.notWritten.WithLabelValues(notWrittenStalled).Inc()
 			http.Error(w, "event log stalled: try again", http.StatusServiceUnavailable)
-		} else {
+		default:
+			s.met.notWritten.WithLabelValues(notWrittenFailed).Inc()
 			http.Error(w, "event log write failed", http.StatusInternalServerError)
 		}
 		return false
