@@ -38,6 +38,8 @@ var contractMetrics = map[string]string{
 	"msgload_run_info":                     gauge,
 	"msgload_run_start_timestamp_seconds":  gauge,
 	"msgload_run_end_timestamp_seconds":    gauge,
+	"msgload_run_disk_free_bytes":          gauge, // harness: the run directory's disk
+	"msgload_run_disk_reserve_bytes":       gauge,
 	// sink
 	"msgload_sink_events_total":                counter,
 	"msgload_delivery_latency_seconds":         histogram,

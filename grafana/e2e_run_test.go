@@ -12,6 +12,7 @@ import (
 
 	"github.com/msgload/msgload/attack"
 	"github.com/msgload/msgload/attack/message"
+	"github.com/msgload/msgload/harness"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 	"github.com/msgload/msgload/sim"
@@ -101,6 +102,11 @@ func startRun(t *testing.T) *testRun {
 	attackReg := prometheus.NewRegistry()
 	met, err := attack.NewMetrics(attackReg, 20)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// The run directory's disk, served by the run's process with its run_id
+	// as harness serves it.
+	if err := harness.DiskMetrics(prometheus.WrapRegistererWith(prometheus.Labels{"run_id": e2eRunID}, attackReg), t.TempDir(), 256<<20, nil); err != nil {
 		t.Fatal(err)
 	}
 	attackSrc := serve(t, "msgload-attack", attackReg, nil)

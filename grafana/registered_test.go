@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/msgload/msgload/attack"
+	"github.com/msgload/msgload/harness"
 	"github.com/msgload/msgload/sim"
 	"github.com/msgload/msgload/sink"
 )
@@ -65,6 +66,7 @@ func registeredMetrics(t *testing.T) (names map[string]bool, regs []*prometheus.
 			return err
 		},
 		func(r prometheus.Registerer) error { _, err := attack.NewMetrics(r, 20); return err },
+		func(r prometheus.Registerer) error { return harness.DiskMetrics(r, t.TempDir(), 256<<20, nil) },
 	} {
 		reg := prometheus.NewRegistry()
 		if err := build(&describing{Registerer: reg, names: names}); err != nil {
@@ -92,7 +94,7 @@ func TestDashboardsUseRegisteredMetrics(t *testing.T) {
 	}
 	sort.Strings(missing)
 	for _, n := range missing {
-		t.Errorf("contract metric %s is registered by none of sim, sink, attack", n)
+		t.Errorf("contract metric %s is registered by none of sim, sink, attack, harness", n)
 	}
 	ds, err := loadDashboards(Files)
 	if err != nil {

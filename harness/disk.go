@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/dustin/go-humanize"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
@@ -120,4 +122,39 @@ func watchDisk(ctx context.Context, o *Options, dir string, stops *sendStop) {
 			dir, f, r)
 		return
 	}
+}
+
+// registerDisk serves the part's disk on /metrics with the run's labels, as
+// the embedded sink's series (DiskMetrics).
+func (r *partRun) registerDisk() {
+	if r.reg == nil {
+		return
+	}
+	_ = DiskMetrics(r.embeddedReg(), r.dir, r.o.diskReserve(), r.o.diskFree) // registered already (a test's registry): left as it is
+}
+
+// DiskMetrics registers a run directory's disk on reg:
+// msgload_run_disk_free_bytes, the free space of dir's disk read at each
+// scrape (free, rundir.FreeBytes when nil), and
+// msgload_run_disk_reserve_bytes, the reserve the run keeps (0: none), so
+// that the overview dashboard shows a soak's disk going down to the line
+// under which its sends stop.
+func DiskMetrics(reg prometheus.Registerer, dir string, reserve uint64, free func(string) (uint64, error)) error {
+	if free == nil {
+		free = rundir.FreeBytes
+	}
+	err := reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "msgload_run_disk_free_bytes",
+		Help: "Bytes free on the disk of the run directory, read at each scrape; the sends stop when it falls under msgload_run_disk_reserve_bytes.",
+	}, func() float64 {
+		n, err := free(dir)
+		if err != nil {
+			return math.NaN()
+		}
+		return float64(n)
+	}))
+	return errors.Join(err, reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "msgload_run_disk_reserve_bytes",
+		Help: "Bytes the run keeps free on the disk of its directory (msgload run --disk-reserve; 0: none).",
+	}, func() float64 { return float64(reserve) })))
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/rundir"
@@ -241,6 +243,33 @@ func TestDiskLowOnARealDisk(t *testing.T) {
 	for _, f := range []string{rundir.SummaryFile, "report.html", "report.md", "junit.xml", rundir.MetaFile} {
 		if st, err := os.Stat(filepath.Join(p.Dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// The part's disk is on /metrics with the run's labels: the free space read
+// at each scrape (a disk that fills reads lower at the next), and the
+// reserve.
+func TestDiskOnMetrics(t *testing.T) {
+	disk := &fillingDisk{after: 1, high: 5 << 30, low: 300 << 20}
+	reg := prometheus.NewRegistry()
+	r := &partRun{id: "run-1", dir: t.TempDir(), reg: reg, o: &Options{DiskFree: disk.free, DiskReserve: 256 << 20}}
+	r.registerDisk()
+	for _, want := range []float64{5 << 30, 300 << 20} {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, mf := range mfs {
+			m := mf.GetMetric()[0]
+			if l := m.GetLabel(); len(l) != 1 || l[0].GetName() != "run_id" || l[0].GetValue() != "run-1" {
+				t.Errorf("%s labels %v, want run_id=run-1", mf.GetName(), l)
+			}
+			got[mf.GetName()] = m.GetGauge().GetValue()
+		}
+		if got["msgload_run_disk_free_bytes"] != want || got["msgload_run_disk_reserve_bytes"] != 256<<20 {
+			t.Errorf("scraped %v, want free %v and the reserve", got, want)
 		}
 	}
 }

@@ -170,6 +170,7 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	if err := r.writePartScenario(); err != nil {
 		return err
 	}
+	r.registerDisk()
 	var cs closeStack
 	defer func() {
 		if cerr := cs.closeAll(); err == nil {
