@@ -2,11 +2,8 @@ package reports
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
 	"strings"
-
-	"github.com/dustin/go-humanize"
 
 	"github.com/msgload/msgload/reports/summary"
 	"github.com/msgload/msgload/rundir"
@@ -144,65 +141,6 @@ func (a *analyzer) abortReason() {
 	a.s.early = append(a.s.early, reason(WhoseService, verdictFail,
 		fmt.Sprintf("the run was aborted at %s by the abortOnFail threshold %s%s (value %s): %s; the figures cover what ran until then and its grace period", when, ab.Threshold, where, Num(ab.Value), why),
 		""))
-}
-
-// diskReason adds the reason of a run whose disk ran low (run.json
-// disk_low): the environment's, incomplete. The disk guard stopped its sends
-// (harness/disk.go), so its plan was not sent; when the disk ran low in the
-// grace period, the callbacks then may not have been written.
-func (a *analyzer) diskReason() {
-	d := a.meta.DiskLow
-	if d == nil {
-		return
-	}
-	when := ts(d.At)
-	if !a.meta.Start.IsZero() && d.At.After(a.meta.Start) {
-		when += fmt.Sprintf(" (%s after the start)", dur(d.At.Sub(a.meta.Start).Seconds()))
-	}
-	free, reserve := DiskSizes(d.Free, d.Reserve)
-	what := "its sends were stopped there; the figures cover what ran until then and its grace period"
-	if !a.meta.AttackEnd.IsZero() && d.At.After(a.meta.AttackEnd) {
-		what = "in the grace period, after the sends: callbacks that came then may not have been written"
-	}
-	a.s.early = append(a.s.early, reason(WhoseEnvironment, VerdictIncomplete,
-		fmt.Sprintf("the run's disk ran low at %s: %s had %s free, under the %s reserve the run keeps; %s", when, d.Path, free, reserve, what),
-		"free space on that disk (the plan's size: msgload validate), or write the run directory to a larger one (--out), and run again"))
-}
-
-// sinkWriteReason says what the embedded sink's write failures (run.json
-// sink_write_errors) do to the figures: it answered those calls 500 or 503,
-// so their senders may have retried them. When every accepted message has
-// its final status nothing is missing: a warning. When some have none,
-// their callbacks may be among the calls the sink failed — the environment's
-// (a full or failing disk), not the service's loss — so the run is
-// incomplete, whatever the thresholds on delivery say.
-func (a *analyzer) sinkWriteReason() {
-	n := a.meta.SinkWriteErrors
-	if n <= 0 || !a.s.Delivery.Measured {
-		return
-	}
-	what := fmt.Sprintf("the sink could not write %s sent to it (it answered %s 500 or 503: a full or failing disk, or stalled storage)",
-		Plural(n, "call"), map[bool]string{true: "it", false: "them"}[n == 1])
-	lost := a.s.Delivery.Lost
-	if lost == 0 {
-		a.s.Warnings = append(a.s.Warnings, what+"; their senders sent them again: every accepted message has its final status")
-		return
-	}
-	a.s.early = append(a.s.early, reason(WhoseEnvironment, VerdictIncomplete,
-		fmt.Sprintf("%s, and %s no final status: %s callbacks may be among those calls, so the delivery figures (lost, latency) are not the service's alone",
-			what, map[bool]string{true: "1 accepted message has", false: Plural(lost, "accepted message") + " have"}[lost == 1], map[bool]string{true: "its", false: "their"}[lost == 1]),
-		"find why the sink could not write (its disk's free space, errors in the system log) and run again"))
-}
-
-// DiskSizes are the free space and the reserve of a disk for people, in
-// binary units (200 MiB, 256 MiB), or in bytes when those would read the
-// same (59 GiB under 59 GiB).
-func DiskSizes(free, reserve uint64) (string, string) {
-	f, r := humanize.IBytes(free), humanize.IBytes(reserve)
-	if f == r && free != reserve {
-		return humanize.Comma(int64(min(free, math.MaxInt64))) + " bytes", humanize.Comma(int64(min(reserve, math.MaxInt64))) + " bytes"
-	}
-	return f, r
 }
 
 // partialText is the reason of a checkpoint (PartialJSON).
