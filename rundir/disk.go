@@ -20,7 +20,8 @@ const (
 // DefaultDiskReserve is the free space a run keeps on its directory's disk
 // by default: when less is left, its sends stop (DiskLow), so that what it
 // recorded, its grace period's callbacks and its reports still fit. At
-// 5,000 sends a second with callbacks (~6 MB/s) it is 40 seconds of writes.
+// 5,000 sends a second with callbacks (6–9 MB/s, without and with the
+// embedded simulator's truth) it is 30–45 seconds of writes.
 const DefaultDiskReserve = 256 << 20
 
 // DiskLow is what stopped a run's sends when its directory's disk ran low:
