@@ -202,7 +202,7 @@ func TestCheckpointBesideJudgements(t *testing.T) {
 	if _, err := os.Stat(started); err != nil || !l.checkpointing.Load() {
 		t.Fatalf("the threshold tripped with the checkpoint started %v (%v), running %v: want it tripped while the checkpoint runs", err == nil, err, l.checkpointing.Load())
 	}
-	if a := r.stops.get(); a == nil || a.Threshold != "requests.messages < 0" || !a.Final {
+	if a, _ := r.stops.stopped(); a == nil || a.Threshold != "requests.messages < 0" || !a.Final {
 		t.Fatalf("stopped by %+v", a)
 	}
 	l.stop()

@@ -230,7 +230,7 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	// The end was set after the copy before: a call the sink acknowledged
 	// after the copy's last read and before the end was in neither.
 	meta.End = r.o.Now().UTC()
-	meta.DiskLow = r.stops.diskLow() // also when the disk ran low in the grace wait
+	_, meta.DiskLow = r.stops.stopped() // also when the disk ran low in the grace wait
 	if n := r.finishRemoteCopy(sinkURL); n > 0 {
 		meta.SinkWriteErrors = n
 	}
@@ -491,8 +491,7 @@ func (r *partRun) attack(stopCtx, abortCtx context.Context, ao attack.Options, m
 		meta.Start = res.Start.UTC()
 	}
 	meta.Interrupted = cmp.Or(r.userStop, stopCtx).Err() != nil
-	meta.Aborted = r.stops.get()
-	meta.DiskLow = r.stops.diskLow()
+	meta.Aborted, meta.DiskLow = r.stops.stopped()
 	if aerr != nil && !errors.Is(aerr, attack.ErrMaxMessages) && res.Sent > 0 {
 		// Keep going: what was sent is still waited for and reported.
 		fmt.Fprintf(r.o.Stderr, "msgload: %s: attack: %v\n", r.s.Name, aerr)

@@ -117,14 +117,7 @@ func (l *remoteLog) pull(ctx context.Context) error {
 		if !l.to.IsZero() {
 			q.Set("to", l.to.UTC().Format(time.RFC3339Nano))
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.sinkURL+"/v1/events?"+q.Encode(), nil)
-		if err != nil {
-			return fmt.Errorf("events from the sink: %w", err)
-		}
-		if l.token != "" {
-			req.Header.Set("Authorization", "Bearer "+l.token)
-		}
-		resp, err := l.client.Do(req)
+		resp, err := l.get(ctx, "/v1/events?"+q.Encode())
 		if err != nil {
 			return fmt.Errorf("events from the sink: %w", err)
 		}
@@ -176,6 +169,19 @@ func (l *remoteLog) pull(ctx context.Context) error {
 	}
 }
 
+// get asks the sink's read API for path (and query), with the read token
+// when the run has one.
+func (l *remoteLog) get(ctx context.Context, path string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.sinkURL+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if l.token != "" {
+		req.Header.Set("Authorization", "Bearer "+l.token)
+	}
+	return l.client.Do(req)
+}
+
 // writeErrors is the standalone sink's count of calls it could not write
 // since it started (GET /v1/stats write_errors), -1 when it cannot be read.
 // The run records its growth over the run's window (sinkWriteErrors): the
@@ -184,14 +190,7 @@ func (l *remoteLog) pull(ctx context.Context) error {
 func (l *remoteLog) writeErrors(ctx context.Context) int64 {
 	ctx, cancel := context.WithTimeout(ctx, remoteRead)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.sinkURL+"/v1/stats", nil)
-	if err != nil {
-		return -1
-	}
-	if l.token != "" {
-		req.Header.Set("Authorization", "Bearer "+l.token)
-	}
-	resp, err := l.client.Do(req)
+	resp, err := l.get(ctx, "/v1/stats")
 	if err != nil {
 		return -1
 	}

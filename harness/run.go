@@ -243,14 +243,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	stops := &sendStop{cancel: stopSends}
 	runners := newRunners(&o, parts, runnerShared{id: id, res: res, red: red, shard: shard, reg: reg, sig: sig, stops: stops})
 	diskCtx, unwatchDisk := context.WithCancel(context.Background())
-	diskDone := make(chan struct{})
-	go func() {
-		defer close(diskDone)
-		watchDisk(diskCtx, &o, res.Dir, stops)
-	}()
+	var disk sync.WaitGroup
+	disk.Go(func() { watchDisk(diskCtx, &o, res.Dir, stops) })
 	runSideBySide(&o, runners, sendCtx, sig.abortCtx)
 	unwatchDisk()
-	<-diskDone
+	disk.Wait()
 
 	res.Interrupted = isClosed(sig.stopSig) || ctx.Err() != nil
 	res.Aborted = sig.abortCtx.Err() != nil

@@ -40,30 +40,14 @@ func (t *sendStop) tripDisk(d rundir.DiskLow) {
 	t.cancel()
 }
 
-// get is the threshold that stopped the sends, or nil.
-func (t *sendStop) get() *rundir.Abort {
+// stopped is what stopped the sends: the threshold that failed live and
+// what the disk guard saw, each nil when it did not. Each is set once and
+// never changed after, so the two are shared, not copied.
+func (t *sendStop) stopped() (*rundir.Abort, *rundir.DiskLow) {
 	if t == nil {
-		return nil
+		return nil, nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.abort == nil {
-		return nil
-	}
-	a := *t.abort
-	return &a
-}
-
-// diskLow is what the disk guard saw when it stopped the sends, or nil.
-func (t *sendStop) diskLow() *rundir.DiskLow {
-	if t == nil {
-		return nil
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.disk == nil {
-		return nil
-	}
-	d := *t.disk
-	return &d
+	return t.abort, t.disk
 }

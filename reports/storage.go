@@ -49,7 +49,7 @@ func (a *analyzer) sinkWriteReason() {
 		return
 	}
 	what := fmt.Sprintf("the sink could not write %s sent to it (it answered %s 500 or 503: a full or failing disk, or stalled storage)",
-		Plural(n, "call"), map[bool]string{true: "it", false: "them"}[n == 1])
+		Plural(n, "call"), oneOr(n, "it", "them"))
 	lost := a.s.Delivery.Lost
 	if lost == 0 {
 		a.s.Warnings = append(a.s.Warnings, what+"; their senders sent them again: every accepted message has its final status")
@@ -57,7 +57,7 @@ func (a *analyzer) sinkWriteReason() {
 	}
 	a.s.early = append(a.s.early, reason(WhoseEnvironment, VerdictIncomplete,
 		fmt.Sprintf("%s, and %s no final status: %s callbacks may be among those calls, so the delivery figures (lost, latency) are not the service's alone",
-			what, map[bool]string{true: "1 accepted message has", false: Plural(lost, "accepted message") + " have"}[lost == 1], map[bool]string{true: "its", false: "their"}[lost == 1]),
+			what, Plural(lost, "accepted message")+oneOr(lost, " has", " have"), oneOr(lost, "its", "their")),
 		"find why the sink could not write (its disk's free space, errors in the system log) and run again"))
 }
 

@@ -192,7 +192,7 @@ func (s *Summary) decide() {
 		// is not the attacker's. Either way its latency is no measurement.
 		dir := s.runDir()
 		rs = append(rs, reason(WhoseMeasurement, VerdictError,
-			fmt.Sprintf("%s ended before %s first send (delivery.before_send): the join or the clocks are wrong, and the delivery latencies cannot be trusted", Plural(n, "message"), map[bool]string{true: "its", false: "their"}[n == 1]),
+			fmt.Sprintf("%s ended before %s first send (delivery.before_send): the join or the clocks are wrong, and the delivery latencies cannot be trusted", Plural(n, "message"), oneOr(n, "its", "their")),
 			fmt.Sprintf("if the sink runs on another machine, synchronise the clocks (NTP) and run again; otherwise this is a msgload bug: `msgload report %s` reproduces it, attach %s to an issue of msgload", dir, dir)))
 	}
 	if n := s.Requests.Duplicates; n > 0 {

@@ -25,6 +25,15 @@ func MDEscape(s string) string { return mdEscaper.Replace(s) }
 // allocations) for every cell of report.md. A Replacer is safe for concurrent use.
 var mdEscaper = strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;")
 
+// oneOr is one when n is 1, else many: the word that agrees with a count
+// ("has"/"have", "its"/"their").
+func oneOr(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // Plural is "1 attempt", "2 attempts".
 func Plural(n int64, noun string) string {
 	if n == 1 {

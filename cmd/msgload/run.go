@@ -396,13 +396,13 @@ func confirmTargets(c *cli.Context) []string {
 func diskReserve(v string) (int64, error) {
 	n, err := humanize.ParseBytes(v)
 	if err != nil {
-		return 0, fmt.Errorf("want a size such as 256MiB or 2GB, or 0 for none")
+		return 0, errors.New("want a size such as 256MiB or 2GB, or 0 for none")
 	}
 	if n == 0 {
 		return -1, nil
 	}
 	if n > math.MaxInt64 {
-		return 0, fmt.Errorf("too large")
+		return 0, errors.New("too large")
 	}
 	return int64(n), nil
 }
