@@ -53,10 +53,15 @@ func (e *engine) startInFlight(m *message) *inFlight {
 
 // finish waits for the copies and writes them, each compared with the id
 // the message's own send was answered (want; "" when it was not accepted:
-// then nothing is compared).
-func (fl *inFlight) finish(e *engine, m *message, want string) {
+// then nothing is compared). It returns the id a copy was accepted with (""
+// for none): a copy the service took first holds the key, and the own send
+// is the one answered 409 (sim's inFlight: "409").
+func (fl *inFlight) finish(e *engine, m *message, want string) (accepted string) {
 	fl.wg.Wait()
 	for _, c := range fl.got {
+		if accepted == "" && c.a.Outcome == rundir.OutcomeOK {
+			accepted = c.id
+		}
 		e.prog.Probes.Add(1)
 		if m.client.met != nil {
 			m.client.met.m.probes.WithLabelValues(e.o.API).Inc()
@@ -66,6 +71,7 @@ func (fl *inFlight) finish(e *engine, m *message, want string) {
 		}
 		e.write(m.client, c.a)
 	}
+	return accepted
 }
 
 // mismatch marks a: a probe answered with another notificationId than its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -69,4 +70,67 @@ func TestProbeInFlightAndChangedBody(t *testing.T) {
 			t.Errorf("externalId %s: texts %v, want its own and the changed one", ext, ts)
 		}
 	}
+}
+
+// A copy in flight the service took first holds the key: the own send is
+// the one answered 409 (the simulator's inFlight: "409"), and the message is
+// still probed after the answer — its resends compared with the copy's id.
+// Which of the three sends arrives first is the scheduler's: the service
+// here answers the third arrival of each message, so the own send is
+// refused in about two messages of three; before the probes followed only
+// an accepted own send, 30 messages all probed was a 1 in 3^30 chance.
+func TestProbeFollowsACopyThatTookTheKey(t *testing.T) {
+	f := newFakeService(t)
+	f.fail = func(_ int64, arrival int, _ *http.Request) int {
+		if arrival <= 2 { // the first two of the own send and its 2 copies
+			return 409
+		}
+		return 0
+	}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	rec := &memRecorder{}
+	const n = 30
+	res, err := Run(context.Background(), Options{
+		API: rundir.APINotify, BaseURL: srv.URL, TokenURL: srv.URL + "/token", Clients: clients("c1"),
+		Pacer: Constant(vegeta.Rate{Freq: 200, Per: time.Second}), Requests: n,
+		Body: func(seq int64, _ string, tag rundir.Tag) ([]byte, error) {
+			return json.Marshal(map[string]any{"externalId": tag.ExternalID(), "notificationText": fmt.Sprint("hello ", seq)})
+		}, RunID: "r", Out: rec, Probes: 1, ProbeConcurrency: 1, ProbeInFlight: 2, ProbeChangedBody: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Mismatches != 0 {
+		t.Errorf("%d mismatches: the resends were compared with another id than the key's", res.Mismatches)
+	}
+	type seen struct{ ownRefused, seq, changed bool }
+	by := map[int64]*seen{}
+	for _, a := range rec.ops(OpSend) {
+		s := by[a.Seq]
+		if s == nil {
+			s = &seen{}
+			by[a.Seq] = s
+		}
+		switch a.Probe {
+		case "":
+			s.ownRefused = a.Code == 409
+		case probeSequential:
+			s.seq = a.Code == 200
+		case rundir.ProbeChangedBody:
+			s.changed = true
+		}
+	}
+	refused := 0
+	for seq := int64(1); seq <= n; seq++ {
+		s := by[seq]
+		if s == nil || !s.seq || !s.changed {
+			t.Errorf("message %d: %+v, want its sequential resend answered 200 and its changed body sent", seq, s)
+			continue
+		}
+		if s.ownRefused {
+			refused++
+		}
+	}
+	t.Logf("%d of %d own sends refused 409 (a copy took the key)", refused, n)
 }

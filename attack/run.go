@@ -615,8 +615,14 @@ func (e *engine) RoundTrip(req *http.Request) (*http.Response, error) {
 		fl = e.startInFlight(m)
 	}
 	last, ans := e.send(m, req)
+	probeID := "" // the id the key holds: the resends after the answer are compared with it
+	if last.Outcome == rundir.OutcomeOK {
+		probeID = e.answerID(ans)
+	}
 	if fl != nil {
-		fl.finish(e, m, ans.NotificationID)
+		if id := fl.finish(e, m, ans.NotificationID); probeID == "" {
+			probeID = id // a copy in flight got there first: the key's answer is its
+		}
 	}
 	if last.Outcome == rundir.OutcomeOK && !m.repeat {
 		e.prog.Accepted.Add(1)
@@ -624,10 +630,10 @@ func (e *engine) RoundTrip(req *http.Request) (*http.Response, error) {
 			e.wg.Add(1)
 			go func() { defer e.wg.Done(); e.poll(m, ans.TxID) }()
 		}
-		if id := e.answerID(ans); e.o.Probes > 0 && id != "" && probed(m.seq, e.o.Probes) {
-			e.wg.Add(1)
-			go func() { defer e.wg.Done(); e.probe(m, id) }()
-		}
+	}
+	if !m.repeat && e.o.Probes > 0 && probeID != "" && probed(m.seq, e.o.Probes) {
+		e.wg.Add(1)
+		go func() { defer e.wg.Done(); e.probe(m, probeID) }()
 	}
 	code, failed := last.Code, last.Error
 	doneAttempt(last)

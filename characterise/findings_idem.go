@@ -95,6 +95,18 @@ func (m *idemMsg) effects() (n int, seen bool) {
 	return len(ids), len(m.delivered) > 0
 }
 
+// keyID is the notificationId the message's externalId holds: its own
+// send's, or — when a copy in flight got there first and the own send was
+// answered 409 — that copy's ("" when none was accepted).
+func (m *idemMsg) keyID() string {
+	for _, a := range slices.Concat(m.own, m.inFlight) {
+		if is2xx(a.Code) && a.NotificationID != "" {
+			return a.NotificationID
+		}
+	}
+	return ""
+}
+
 func is2xx(c int) bool { return c >= 200 && c < 300 }
 
 // firstAnswered is when the message's first send was answered (zero when
@@ -204,12 +216,7 @@ func changedFinding(list []*idemMsg) reports.Finding {
 	var vs []string
 	n, limited := 0, 0
 	for _, m := range list {
-		want := ""
-		for _, a := range m.own {
-			if is2xx(a.Code) && a.NotificationID != "" {
-				want = a.NotificationID
-			}
-		}
+		want := m.keyID()
 		for _, a := range m.changed {
 			n++
 			switch {

@@ -128,6 +128,14 @@ func TestChangedBodyIgnoresTheLimiter(t *testing.T) {
 	if f.Value != changedFirst || !strings.Contains(f.Evidence[0], "1 refused 429") {
 		t.Errorf("changed_body_answer %q (%q), want %q with the 429 named as not counted", f.Value, f.Evidence, changedFirst)
 	}
+	// A copy in flight took the key and the own send was answered 409: the
+	// changed body answered the copy's id got the first result, not a new one.
+	took := &idemMsg{own: []rundir.Attempt{{Seq: 3, Attempt: 1, Code: 409}},
+		inFlight: []rundir.Attempt{{Seq: 3, Attempt: 4, Code: 200, NotificationID: "n-3", Probe: rundir.ProbeInFlight}},
+		changed:  []rundir.Attempt{{Seq: 3, Attempt: 7, Code: 200, NotificationID: "n-3"}}}
+	if f := changedFinding([]*idemMsg{took}); f.Value != changedFirst {
+		t.Errorf("a copy held the key: changed_body_answer %q (%q), want %q", f.Value, f.Evidence, changedFirst)
+	}
 	list = list[:1] // only the refused one: nothing the key answered
 	if f := changedFinding(list); f.Value != reports.CannotTell {
 		t.Errorf("only a 429: %q, want cannot tell", f.Value)
