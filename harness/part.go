@@ -231,8 +231,8 @@ func (r *partRun) runErr(stopCtx, abortCtx context.Context) (err error) {
 	// after the copy's last read and before the end was in neither.
 	meta.End = r.o.Now().UTC()
 	_, meta.DiskLow = r.stops.stopped() // also when the disk ran low in the grace wait
-	if n := r.finishRemoteCopy(sinkURL); n > 0 {
-		meta.SinkWriteErrors = n
+	if n, unread := r.finishRemoteCopy(sinkURL); r.remote != nil {
+		meta.SinkWriteErrors, meta.SinkUnread = n, unread
 	}
 	if werr := writeJSON(metaPath, meta); werr != nil && err == nil {
 		err = werr
@@ -463,7 +463,7 @@ func (r *partRun) startAtInstant(stopCtx context.Context, meta *rundir.Meta, met
 	meta.Start = r.o.Now().UTC()
 	if r.remote != nil {
 		r.remote.from = time.Now() // the window of the untagged events the run copies
-		r.remote.baseErrors = r.remote.writeErrors(stopCtx)
+		r.remote.baseErrors, r.remote.baseErr = r.remote.writeErrors(stopCtx)
 	}
 	return writeJSON(metaPath, *meta)
 }
@@ -523,13 +523,16 @@ func (r *partRun) waitForCallbacks() {
 }
 
 // finishRemoteCopy copies a standalone sink's last events once the wait is
-// over and closes the copy. A failure is only told on stderr: the report
-// still gets built, counting what did not arrive as lost, and says how to
-// build it again from a copy of the sink's log.
-func (r *partRun) finishRemoteCopy(sinkURL string) (writeErrors int64) {
+// over and closes the copy, and reads the calls the sink could not write
+// during the run. What could not be read is returned (run.json sink_unread):
+// the report still gets built, and its verdict says the figures it touches
+// are not known (never a pass on them); stderr says how to build it again
+// from a copy of the sink's log.
+func (r *partRun) finishRemoteCopy(sinkURL string) (writeErrors int64, unread *rundir.SinkUnread) {
 	if r.remote == nil {
-		return 0
+		return 0, nil
 	}
+	var un rundir.SinkUnread
 	r.remote.to = time.Now() // the run's end (run.json's, set just before): the window's end
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	// a second interrupt stops the copy too: it waited out the 2 minutes
@@ -545,15 +548,20 @@ func (r *partRun) finishRemoteCopy(sinkURL string) (writeErrors int64) {
 	close(stopOnAbort)
 	cancel()
 	if ferr != nil {
-		fmt.Fprintf(r.o.Stderr, "msgload: %s: %v; the report counts what did not arrive as lost (copy events.jsonl from the sink and run msgload report %s)\n", r.s.Name, ferr, r.dir)
+		un.Events = fmt.Sprintf("%d events copied, then: %v", r.remote.events.Load(), ferr)
+		fmt.Fprintf(r.o.Stderr, "msgload: %s: %v; the report cannot tell what did not arrive from what was not copied (copy events.jsonl from the sink and run msgload report %s)\n", r.s.Name, ferr, r.dir)
 	} else {
 		fmt.Fprintf(r.o.Stderr, "msgload: %s: %d events copied from the sink %s\n", r.s.Name, r.remote.events.Load(), sinkURL)
 	}
-	n, known := r.remote.sinkWriteErrors(context.Background())
-	if !known {
-		fmt.Fprintf(r.o.Stderr, "msgload: %s: the sink's count of calls it could not write (GET %s/v1/stats) was not read at the run's start and end: a full disk of the sink's would not be told apart from calls the service never made\n", r.s.Name, sinkURL)
+	n, werr := r.remote.sinkWriteErrors(context.Background())
+	if werr != nil {
+		un.WriteErrors = werr.Error()
+		fmt.Fprintf(r.o.Stderr, "msgload: %s: the sink's count of calls it could not write (GET %s/v1/stats) is unknown, %v: a full disk of the sink's cannot be told apart from calls the service never made\n", r.s.Name, sinkURL, werr)
 	}
-	return n
+	if un == (rundir.SinkUnread{}) {
+		return n, nil
+	}
+	return n, &un
 }
 
 // writeReplayReport writes replay.json of a replay run: what was recorded

@@ -55,8 +55,9 @@ type remoteLog struct {
 	events atomic.Int64
 	closed bool
 	// baseErrors is the sink's count of calls it could not write when the
-	// run began (/v1/stats write_errors), -1 when it could not be read.
+	// run began (/v1/stats write_errors); baseErr why it could not be read.
 	baseErrors int64
+	baseErr    error
 }
 
 // copyFile is what the copy writes to: the run's events.jsonl (a test's
@@ -183,34 +184,43 @@ func (l *remoteLog) get(ctx context.Context, path string) (*http.Response, error
 }
 
 // writeErrors is the standalone sink's count of calls it could not write
-// since it started (GET /v1/stats write_errors), -1 when it cannot be read.
+// since it started (GET /v1/stats write_errors), or why it cannot be read.
 // The run records its growth over the run's window (sinkWriteErrors): the
 // calls a full or failing disk of the sink's cost it — and any other run's
 // the same sink served then, which can only make the run's verdict stricter.
-func (l *remoteLog) writeErrors(ctx context.Context) int64 {
+func (l *remoteLog) writeErrors(ctx context.Context) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, remoteRead)
 	defer cancel()
 	resp, err := l.get(ctx, "/v1/stats")
 	if err != nil {
-		return -1
+		return 0, err
 	}
 	defer resp.Body.Close()
-	var st sink.Stats
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&st) != nil {
-		return -1
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET /v1/stats answered %s", resp.Status)
 	}
-	return st.WriteErrors
+	var st sink.Stats
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&st); err != nil {
+		return 0, fmt.Errorf("GET /v1/stats: %w", err)
+	}
+	return st.WriteErrors, nil
 }
 
 // sinkWriteErrors is how many calls the sink could not write during the run
-// (its count's growth since baseErrors); 0 when either count is unknown or
-// the sink restarted (its count went down), said on stderr by the caller.
-func (l *remoteLog) sinkWriteErrors(ctx context.Context) (int64, bool) {
-	now := l.writeErrors(ctx)
-	if l.baseErrors < 0 || now < l.baseErrors {
-		return 0, false
+// (its count's growth since baseErrors), or why that is unknown: either
+// count unread, or the count went down (the sink restarted in the run).
+func (l *remoteLog) sinkWriteErrors(ctx context.Context) (int64, error) {
+	if l.baseErr != nil {
+		return 0, fmt.Errorf("at the run's start: %w", l.baseErr)
 	}
-	return now - l.baseErrors, true
+	now, err := l.writeErrors(ctx)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("at the run's end: %w", err)
+	case now < l.baseErrors:
+		return 0, fmt.Errorf("its count went down from %d to %d: the sink restarted during the run", l.baseErrors, now)
+	}
+	return now - l.baseErrors, nil
 }
 
 // errSinkRefused means the sink's read API refused the credentials: trying

@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/sim"
 	"github.com/msgload/msgload/sink"
@@ -277,5 +278,71 @@ delivery: { grace: 15s }
 	}
 	if !strings.Contains(strings.Join(p.Summary.Warnings, "|"), "could not write 3 calls") {
 		t.Errorf("warnings %q", p.Summary.Warnings)
+	}
+}
+
+// A standalone sink the run could not read is unknown, never 0: its count of
+// write failures answered 503 at the run's end, and its events refused (401)
+// to the copy. run.json sink_unread says both, and the verdict is incomplete
+// (the events after the refusal are in no figure), the environment's.
+func TestStandaloneSinkUnread(t *testing.T) {
+	k, err := sink.New(sink.Options{LogPath: filepath.Join(t.TempDir(), "events.jsonl")}, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	h := k.Handler()
+	var refuse atomic.Bool // the events' read API, once the sends are over
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/v1/stats" && k.Stats().Webhooks > 0:
+			http.Error(w, "stats are down", http.StatusServiceUnavailable)
+		case r.URL.Path == "/v1/events" && refuse.Load():
+			http.Error(w, "no", http.StatusUnauthorized)
+		default:
+			if r.URL.Path != "/v1/events" && r.URL.Path != "/v1/stats" && k.Stats().Webhooks >= 3 {
+				refuse.Store(true)
+			}
+			h.ServeHTTP(w, r)
+		}
+	}))
+	defer srv.Close()
+	src := fmt.Sprintf(`name: remote-sink-unread
+api: notify
+target: embedded
+sink: %s
+load: { rate: 20/s, requests: 6 }
+limit: { rate: 100/1m, mode: respect }
+message: { recipient: "+79990000001", text: "x {{.Seq}}" }
+delivery: { grace: 5s }
+`, srv.URL)
+	p, stderr := runSource(t, "remote.yaml", t.TempDir(), src)
+	if p.Summary == nil {
+		t.Fatalf("no summary: %v\n%s", p.Err, stderr)
+	}
+	u := readMeta(t, p.Dir).SinkUnread
+	if u == nil || !strings.Contains(u.WriteErrors, "at the run's end: GET /v1/stats answered 503") || !strings.Contains(u.Events, "refused the credentials") {
+		t.Fatalf("run.json sink_unread %+v\n%s", u, stderr)
+	}
+	s := p.Summary
+	if s.Verdict != reports.VerdictIncomplete {
+		t.Errorf("verdict %s %q, want incomplete", s.Verdict, s.VerdictReasons)
+	}
+	found := false
+	for _, x := range s.Reasons {
+		found = found || (x.Whose == reports.WhoseEnvironment && strings.Contains(x.Text, "the copy of the sink's events did not finish"))
+	}
+	if !found {
+		t.Errorf("reasons %+v", s.Reasons)
+	}
+	// The truth counts the calls the sink answered as arrived: the delivery
+	// figures are not compared with it, never called a msgload bug.
+	if s.Truth == nil || !strings.Contains(s.Truth.DeliveryNotCompared, "copy of the sink's events did not finish") {
+		t.Errorf("truth %+v", s.Truth)
+	}
+	for _, x := range s.Reasons {
+		if x.Whose == reports.WhoseMeasurement {
+			t.Errorf("a reason of msgload's own: %+v", x)
+		}
 	}
 }

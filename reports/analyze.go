@@ -269,6 +269,7 @@ func analyzeListing(fsys fs.FS, name string, rawRequests bool, st *streamRun, lo
 	a.finishRequests()
 	a.finishDelivery()
 	a.sinkWriteReason()
+	a.sinkUnreadReason()
 	a.finishDrift()
 	o := &a.s.Outcomes
 	o.Messages, o.Accepted, o.RetryMax = a.s.Requests.Messages, a.s.Requests.Accepted, a.meta.Retry.Max
@@ -338,7 +339,7 @@ func (a *analyzer) readMeta() error {
 		Clients: len(m.Clients), Profile: m.Planned.Profile, PlannedDur: m.Planned.Duration.D().Seconds(),
 		Start: ts(m.Start), AttackEnd: ts(m.AttackEnd), End: ts(m.End), Interrupted: m.Interrupted,
 		DeliveryVia: via, Grace: m.Delivery.Grace.D().Seconds(),
-		Shard: m.Shard, Merged: m.Merged, Aborted: m.Aborted, DiskLow: m.DiskLow, SinkWriteErrors: m.SinkWriteErrors,
+		Shard: m.Shard, Merged: m.Merged, Aborted: m.Aborted, DiskLow: m.DiskLow, SinkWriteErrors: m.SinkWriteErrors, SinkUnread: m.SinkUnread,
 	}
 	if !m.Start.IsZero() && !end.IsZero() && end.After(m.Start) {
 		a.s.Run.Duration = round6(end.Sub(m.Start).Seconds())

@@ -169,8 +169,9 @@ func TestWriteCheckpoint(t *testing.T) {
 }
 
 // What stopped a shard's sends stops the merged run too: the merge carries
-// the first abort (an abortOnFail threshold: fail) and the first disk_low (its
-// disk ran low: incomplete) into the merged run.json, and the verdict says so.
+// the first abort (an abortOnFail threshold: fail), the first disk_low (its
+// disk ran low: incomplete) and the first sink_unread (its sink's events not
+// all copied: incomplete) into the merged run.json, and the verdict says so.
 func TestMergeKeepsWhatStoppedAShard(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
@@ -185,6 +186,9 @@ func TestMergeKeepsWhatStoppedAShard(t *testing.T) {
 		{"disk", func(m *rundir.Meta, dir string) {
 			m.DiskLow = &rundir.DiskLow{At: t0.Add(30 * time.Second), Path: dir, Free: 1 << 20, Reserve: 256 << 20}
 		}, func(s *Summary) bool { return s.Run.DiskLow != nil }, VerdictIncomplete, "the run's disk ran low"},
+		{"sink unread", func(m *rundir.Meta, _ string) {
+			m.SinkUnread = &rundir.SinkUnread{Events: "12 events copied, then: connection reset by peer"}
+		}, func(s *Summary) bool { return s.Run.SinkUnread != nil }, VerdictIncomplete, "the copy of the sink's events did not finish (12 events copied"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dirs, _, _ := shardedRun(t)

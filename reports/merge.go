@@ -149,7 +149,7 @@ func mergeMeta(shards []shardDir, dirs []string) rundir.Meta {
 	m.Shard = nil
 	m.Planned.Requests, m.Planned.Rate = 0, 0
 	m.Clients = nil
-	m.Aborted, m.DiskLow, m.SinkWriteErrors = nil, nil, 0
+	m.Aborted, m.DiskLow, m.SinkWriteErrors, m.SinkUnread = nil, nil, 0, nil
 	merged := &rundir.Merged{Shards: sh.Count, By: sh.By, Dirs: slices.Clone(dirs), Indexes: []int{}}
 	have := map[int]bool{}
 	for _, s := range shards {
@@ -175,6 +175,9 @@ func mergeMeta(shards []shardDir, dirs []string) rundir.Meta {
 			m.Aborted = ab // an abortOnFail threshold stopped a shard: the first one stopped the run
 		}
 		m.SinkWriteErrors += x.SinkWriteErrors
+		if x.SinkUnread != nil && m.SinkUnread == nil {
+			m.SinkUnread = x.SinkUnread // a shard's sink was not all read: the run's was not either (the first one said)
+		}
 		if d := x.DiskLow; d != nil && (m.DiskLow == nil || d.At.Before(m.DiskLow.At)) {
 			m.DiskLow = d // a shard's disk ran low: the run is incomplete (the first one said)
 		}

@@ -7,11 +7,12 @@ import (
 	"github.com/dustin/go-humanize"
 )
 
-// The run's storage (issue 23: what a soak does to the disk). Two records
+// The run's storage (issue 23: what a soak does to the disk). Three records
 // of run.json say the environment's storage failed the run: disk_low, the
-// disk guard stopped its sends (harness/disk.go), and sink_write_errors, the
-// calls its sink could not write. Both make the run incomplete when they can
-// have changed a figure — never pass, and never the service's fail.
+// disk guard stopped its sends (harness/disk.go), sink_write_errors, the
+// calls its sink could not write, and sink_unread, what the run could not
+// read of a standalone sink. Each makes the run incomplete when it can have
+// changed a figure — never pass, and never the service's fail.
 
 // diskReason adds the reason of a run whose disk ran low (run.json
 // disk_low): the environment's, incomplete. The disk guard stopped its sends
@@ -70,4 +71,36 @@ func DiskSizes(free, reserve uint64) (string, string) {
 		return humanize.Comma(int64(min(free, math.MaxInt64))) + " bytes", humanize.Comma(int64(min(reserve, math.MaxInt64))) + " bytes"
 	}
 	return f, r
+}
+
+// sinkUnreadReason says what the run could not read of its standalone sink
+// (run.json sink_unread) leaves unknown. Events the copy did not reach read
+// as calls never made: fewer duplicates, late events or callbacks than the
+// sink took, so the run is incomplete whatever else it shows. An unread
+// count of write failures hides a sink that could not write callbacks: with
+// every accepted message's final status nothing is missing (a warning);
+// with some missing, their loss may be the sink's, not the service's.
+func (a *analyzer) sinkUnreadReason() {
+	u := a.meta.SinkUnread
+	if u == nil {
+		return
+	}
+	if u.Events != "" {
+		a.s.early = append(a.s.early, reason(WhoseEnvironment, VerdictIncomplete,
+			"the copy of the sink's events did not finish ("+u.Events+"): the callbacks, duplicates and late events the sink took after it are not in the figures",
+			"copy events.jsonl from the sink into the run directory and run msgload report on it again; find why the sink's read API failed"))
+	}
+	if u.WriteErrors == "" || !a.s.Delivery.Measured {
+		return
+	}
+	what := "the sink's count of calls it could not write is unknown (" + u.WriteErrors + ")"
+	lost := a.s.Delivery.Lost
+	if lost == 0 {
+		a.s.Warnings = append(a.s.Warnings, what+"; every accepted message has its final status all the same")
+		return
+	}
+	a.s.early = append(a.s.early, reason(WhoseEnvironment, VerdictIncomplete,
+		fmt.Sprintf("%s, and %s no final status: %s callbacks may be among calls the sink could not write, so the delivery figures (lost, latency) are not known to be the service's",
+			what, Plural(lost, "accepted message")+oneOr(lost, " has", " have"), oneOr(lost, "its", "their")),
+		"make the sink's GET /v1/stats readable with the run's credentials (and the sink run through the whole run), and run again"))
 }

@@ -107,3 +107,40 @@ func TestSinkWriteErrors(t *testing.T) {
 		t.Errorf("reasons %+v", s.Reasons)
 	}
 }
+
+// What the run could not read of its standalone sink (run.json
+// sink_unread) is unknown, never 0: a copy of its events that did not
+// finish leaves the events after it out of every figure (incomplete, even
+// with nothing lost: a duplicate or a late event may be among them); an
+// unread count of write failures makes a loss possibly the sink's
+// (incomplete) and is only a warning when nothing is missing.
+func TestSinkUnread(t *testing.T) {
+	r := plannedRun(10, 10, 10, 0, 0.01)
+	r.meta.SinkUnread = &rundir.SinkUnread{WriteErrors: "at the run's end: GET /v1/stats answered 401 Unauthorized"}
+	s, _ := build(t, r)
+	requireVerdict(t, s, VerdictPass, "")
+	if !strings.Contains(strings.Join(s.Warnings, "|"), "count of calls it could not write is unknown (at the run's end: GET /v1/stats answered 401") {
+		t.Errorf("warnings %q", s.Warnings)
+	}
+	if s.Run.SinkUnread == nil || s.Run.SinkUnread.WriteErrors == "" {
+		t.Errorf("run.sink_unread %+v", s.Run.SinkUnread)
+	}
+
+	lost := plannedRun(10, 10, 10, 0, 0.01)
+	lost.events = lost.events[:len(lost.events)-1] // the last message's callback never came
+	lost.meta.Thresholds = []string{"delivery.lost == 0"}
+	lost.meta.SinkUnread = r.meta.SinkUnread
+	s, _ = build(t, lost)
+	requireVerdict(t, s, VerdictIncomplete, "count of calls it could not write is unknown")
+	if x := reasonWith(s, "1 accepted message has no final status: its callbacks may be among calls the sink could not write"); x == nil || x.Whose != WhoseEnvironment {
+		t.Errorf("reasons %+v", s.Reasons)
+	}
+
+	copied := plannedRun(10, 10, 10, 0, 0.01)
+	copied.meta.SinkUnread = &rundir.SinkUnread{Events: "40 events copied, then: connection refused"}
+	s, _ = build(t, copied)
+	requireVerdict(t, s, VerdictIncomplete, "the copy of the sink's events did not finish (40 events copied")
+	if x := reasonWith(s, "copy of the sink's events did not finish"); x == nil || x.Whose != WhoseEnvironment {
+		t.Errorf("reasons %+v", s.Reasons)
+	}
+}

@@ -247,6 +247,11 @@ type Meta struct {
 	// A standalone sink's is its count's growth over the run's window (the
 	// calls of other runs it served then included).
 	SinkWriteErrors int64 `json:"sink_write_errors,omitempty"`
+	// SinkUnread says what the run could not read of a standalone sink:
+	// the events missing from its copy read as never sent, and an unread
+	// count of write failures is unknown, not 0. nil: all was read (an
+	// embedded sink's always is).
+	SinkUnread *SinkUnread `json:"sink_unread,omitempty"`
 	// TargetMemory is where the run sampled its target's memory
 	// (TargetMemoryFile); nil when the scenario names no target.metrics.
 	TargetMemory *MemorySource `json:"target_memory,omitempty"`
@@ -359,3 +364,15 @@ const DefaultMaxInFlight = 1024
 // NoInFlightCap is load.maxInFlight (and attack.Options.MaxInFlight) for no
 // cap on messages in flight; run.json's max_in_flight is then 0.
 const NoInFlightCap = -1
+
+// SinkUnread is what the run could not read of its standalone sink
+// (Meta.SinkUnread), each field why ("" when it was read).
+type SinkUnread struct {
+	// Events: the copy of the sink's events (GET /v1/events) did not
+	// finish; events.jsonl holds what was copied before.
+	Events string `json:"events,omitempty"`
+	// WriteErrors: the sink's count of calls it could not write (GET
+	// /v1/stats) was not read at the run's start or end, or went down (the
+	// sink restarted): sink_write_errors is unknown.
+	WriteErrors string `json:"write_errors,omitempty"`
+}

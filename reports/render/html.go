@@ -204,7 +204,7 @@ const partBody = `{{define "part"}}<section class="card" id="{{.Prefix}}card">
 {{if .Steps}}<h3>Failover steps</h3>
 <table><tr><th>Step</th><th>Messages</th><th>p50</th><th>p95</th></tr>{{range .Steps}}<tr><td>{{.Name}}</td><td>{{.Count}}</td><td>{{.P50}}</td><td>{{.P95}}</td></tr>{{end}}</table>{{end}}
 {{with .S.Truth}}<h3>Against the simulator's ground truth</h3>
-{{if .Agrees}}{{if deref .Agrees}}<p>The measurements agree with the truth.</p>{{else}}<p class="bad">The measurements disagree with the truth:</p><ul>{{range .Disagreements}}<li>{{.}}</li>{{end}}</ul>{{end}}{{else}}<p>Not compared: {{range .Disagreements}}{{.}} {{end}}</p>{{end}}
+{{if .Agrees}}{{if deref .Agrees}}<p>The measurements agree with the truth{{if .DeliveryNotCompared}}, but the delivery figures were not compared: {{.DeliveryNotCompared}}{{end}}.</p>{{else}}<p class="bad">The measurements disagree with the truth:</p><ul>{{range .Disagreements}}<li>{{.}}</li>{{end}}</ul>{{end}}{{else}}<p>Not compared: {{range .Disagreements}}{{.}} {{end}}</p>{{end}}
 <p>Simulator limiter: {{.Algorithm}}. Messages: {{.Messages}}. Lost expected (no record ending the message reached the sink by the deadline) {{.ExpectedLost}}, measured {{.MeasuredLost}}. Duplicate callbacks expected {{.ExpectedDuplicates}}, measured {{.MeasuredDuplicates}}. Messages delivered twice (ended under two ids) expected {{.ExpectedDuplicateDeliveries}}, measured {{.MeasuredDuplicateDeliveries}}. Duplicate sends downstream {{.DuplicateSends}}. Limiter windows where measured and true counts differ: {{.WindowMismatches}} of {{len .Windows}}.</p>{{end}}{{end}}`
 
 var tmplFuncs = template.FuncMap{"deref": func(b *bool) bool { return b != nil && *b }, "inline": inlineHTML,

@@ -521,6 +521,8 @@ func truthAgrees(t *summary.TruthReport) string {
 	switch {
 	case t.Agrees == nil:
 		return "not compared (" + strings.Join(t.Disagreements, "; ") + ")"
+	case *t.Agrees && t.DeliveryNotCompared != "":
+		return "yes, but the delivery figures were not compared: " + t.DeliveryNotCompared
 	case *t.Agrees:
 		return "yes"
 	}

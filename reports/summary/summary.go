@@ -72,6 +72,10 @@ type RunInfo struct {
 	// SinkWriteErrors: the calls the embedded sink could not write during
 	// the run (run.json sink_write_errors), answered 500 or 503.
 	SinkWriteErrors int64 `json:"sink_write_errors,omitempty" expr:"-"`
+	// SinkUnread: what the run could not read of its standalone sink — the
+	// copy of its events, its count of write failures (run.json
+	// sink_unread); the verdict says what that leaves unknown.
+	SinkUnread *rundir.SinkUnread `json:"sink_unread,omitempty" expr:"-"`
 }
 
 // Percentiles are latencies in seconds, exact nearest-rank (hist.go). With
@@ -315,7 +319,12 @@ type TruthReport struct {
 	// the tolerance (counts: at all); null when the truth was not compared.
 	Agrees        *bool    `json:"agrees" expr:"agrees"`
 	Disagreements []string `json:"disagreements,omitempty" expr:"disagreements"`
-	Algorithm     string   `json:"algorithm" expr:"algorithm"`
+	// DeliveryNotCompared is why the delivery figures were not compared
+	// with the truth: the sink's log is known or may be incomplete
+	// (run.sink_write_errors, run.sink_unread), so a difference would be
+	// the environment's, not a msgload bug. The other figures still are.
+	DeliveryNotCompared string `json:"delivery_not_compared,omitempty" expr:"delivery_not_compared"`
+	Algorithm           string `json:"algorithm" expr:"algorithm"`
 	Truncated     bool     `json:"truncated" expr:"truncated"`
 	Messages      int64    `json:"messages" expr:"messages"`
 	// TrueLatency runs from the first attempt's send to the start of the
