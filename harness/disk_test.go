@@ -192,6 +192,16 @@ sim: { rateLimit: { rate: 100000/1m } }
 				t.Fatalf("%v\n%s", err, stderr.String())
 			}
 			dir := res.Parts[0].Dir
+			// The plan's size is of a plan held and every callback come: on a
+			// busy machine that missed either, the verdict must say so and the
+			// size says nothing.
+			if sum := res.Parts[0].Summary; sum.Requests.Messages < 150 || sum.Delivery.Lost > 0 {
+				if sum.Verdict == reports.VerdictPass {
+					t.Fatalf("%d of 150 messages sent, %d lost, yet the verdict passes", sum.Requests.Messages, sum.Delivery.Lost)
+				}
+				t.Logf("the machine did not keep up (%d of 150 sent, %d lost; %s): the size is not compared", sum.Requests.Messages, sum.Delivery.Lost, sum.Verdict)
+				return
+			}
 			var raw int64
 			for _, f := range []string{rundir.AttemptsFile, rundir.ResultsFile, rundir.EventsFile, rundir.TruthStreamFile} {
 				if st, err := os.Stat(filepath.Join(dir, f)); err == nil {
