@@ -325,8 +325,8 @@ type TruthReport struct {
 	// the environment's, not a msgload bug. The other figures still are.
 	DeliveryNotCompared string `json:"delivery_not_compared,omitempty" expr:"delivery_not_compared"`
 	Algorithm           string `json:"algorithm" expr:"algorithm"`
-	Truncated     bool     `json:"truncated" expr:"truncated"`
-	Messages      int64    `json:"messages" expr:"messages"`
+	Truncated           bool   `json:"truncated" expr:"truncated"`
+	Messages            int64  `json:"messages" expr:"messages"`
 	// TrueLatency runs from the first attempt's send to the start of the
 	// simulator's first call of a record that ends the message;
 	// TrueLatencyUpper to that call's answer. The measured latency must lie
