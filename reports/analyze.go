@@ -689,12 +689,14 @@ func (a *analyzer) acceptedSend(at *rundir.Attempt, m *msg) {
 	if id != "" && at.Probe != rundir.ProbeChangedBody { // another body may be another notification: the service's choice
 		h := hashID(id)
 		a.ownID(h, at.Seq, m)
-		if m.idHash == 0 {
+		switch {
+		case m.idHash == 0:
 			m.idHash = h
-		} else if m.idHash != h && !m.mismatch {
+		case at.API == rundir.APINotify || at.Probe != "":
 			// Only notifications promise one id per externalId; a messaging
 			// retry is a new message (its second delivery shows as a duplicate).
-			if at.API == rundir.APINotify || at.Probe != "" {
+			s.Idempotency.Compared++
+			if m.idHash != h && !m.mismatch {
 				m.mismatch = true
 				s.Idempotency.Mismatches++
 			}

@@ -69,6 +69,10 @@ func TestLiveJudge(t *testing.T) {
 	if st := judge(`requests.codes["500"] == 0`, s); !st.Known || !st.OK {
 		t.Errorf("a code not seen yet is a count of 0: %+v", st)
 	}
+	if st := judge("idempotency.mismatches == 0", s); st.Known || !strings.Contains(st.Why, "no resend was answered with an id to compare") {
+		t.Errorf("nothing compared yet, judged: %+v", st)
+	}
+	s.Idempotency.Compared = 3
 	if st := judge("idempotency.mismatches == 0", s); !st.Known || !st.OK || st.Final {
 		t.Errorf("no mismatch: %+v", st)
 	}

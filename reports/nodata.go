@@ -19,7 +19,10 @@ import (
 //   - delivery.received, .lost and .late when no message was accepted (there
 //     was nothing to deliver or lose);
 //   - requests.error_rate when no request was made, requests.achieved_rate
-//     when no message was sent.
+//     when no message was sent;
+//   - idempotency.mismatches when no resend was answered with an id to
+//     compare with its message's first (idempotency.compared 0): a scenario
+//     with no probes and no retry answered 2xx tested nothing.
 //
 // A latency figure that is only a lower bound (p95_at_least: its rank falls
 // among the messages with no final status by the end of the wait) fails
@@ -53,6 +56,9 @@ func (s *Summary) noData(p []any) string {
 		case p[0] == "delivery" && (name == "received" || name == "lost" || name == "late") && s.Delivery.Expected == 0:
 			return "no message was accepted, so none could be delivered or lost"
 		}
+	}
+	if len(p) == 2 && p[0] == "idempotency" && p[1] == "mismatches" && s.Idempotency.Compared == 0 && s.Idempotency.Mismatches == 0 {
+		return "no resend was answered with an id to compare (idempotency.compared 0: " + Plural(s.Idempotency.Probes, "probe") + " sent; idempotency: { probes: N% } in the scenario resends under the same key)"
 	}
 	if len(p) == 2 && p[0] == "requests" && p[1] == "error_rate" && s.Requests.Total == 0 {
 		return "no request was made"

@@ -222,9 +222,13 @@ type Algorithm struct {
 
 // Idempotency covers retries, probes and what they revealed.
 type Idempotency struct {
-	Probes              int64 `json:"probes" expr:"probes"`
-	Retries             int64 `json:"retries" expr:"retries"`
-	Mismatches          int64 `json:"mismatches" expr:"mismatches"`
+	Probes     int64 `json:"probes" expr:"probes"`
+	Retries    int64 `json:"retries" expr:"retries"`
+	Mismatches int64 `json:"mismatches" expr:"mismatches"`
+	// Compared counts the accepted answers compared with their message's
+	// first id: resends (probes, copies, retries) answered 2xx with an id.
+	// With none, mismatches has no data: nothing was compared.
+	Compared            int64 `json:"compared" expr:"compared"`
 	DuplicateDeliveries int64 `json:"duplicate_deliveries" expr:"duplicate_deliveries"` // messages that ended under a second id: delivered twice
 	// IDCollisions counts accepted messages answered with an id (txId,
 	// notificationId) the service had already given another message.
