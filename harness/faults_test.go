@@ -268,6 +268,7 @@ load: { rate: %d/s, requests: %d }
 limit: { rate: 100/1m, mode: respect }
 message: { recipient: "+7999{0000000-0000999}", text: "fault {{.Seq}}" }
 retry: { on: [500, 503, timeout], max: 4, backoff: 200ms, maxBackoff: 1s, timeout: 2s }
+idempotency: { probes: 20%% }
 delivery: { grace: %s }
 thresholds: [ "delivery.malformed == 0", "idempotency.mismatches == 0", "idempotency.duplicate_deliveries == 0" ]
 `, link, c.name, e.simURL, e.simURL, e.sinkURL, faultRate, faultMessages, faultGrace)

@@ -157,6 +157,7 @@ target: embedded
 load: { profile: constant, rate: 20/s, requests: 60 }
 limit: { rate: 100000/1m, mode: respect }
 message: { recipient: "+79990000001", text: "x" }
+idempotency: { probes: 10% }
 delivery: { via: none }
 sim: { rateLimit: { rate: 100000/1m } }
 thresholds:
