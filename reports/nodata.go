@@ -22,7 +22,10 @@ import (
 //     when no message was sent;
 //   - idempotency.mismatches when no resend was answered with an id to
 //     compare with its message's first (idempotency.compared 0): a scenario
-//     with no probes and no retry answered 2xx tested nothing.
+//     with no probes and no retry answered 2xx tested nothing;
+//   - the counts over the sink's events (delivery.duplicates, .malformed,
+//     .unauthorized, .unmatched, idempotency.duplicate_deliveries) when
+//     delivery is via the sink and it logged no event at all.
 //
 // A latency figure that is only a lower bound (p95_at_least: its rank falls
 // among the messages with no final status by the end of the wait) fails
@@ -57,6 +60,9 @@ func (s *Summary) noData(p []any) string {
 			return "no message was accepted, so none could be delivered or lost"
 		}
 	}
+	if why := s.noEvents(p); why != "" {
+		return why
+	}
 	if len(p) == 2 && p[0] == "idempotency" && p[1] == "mismatches" && s.Idempotency.Compared == 0 && s.Idempotency.Mismatches == 0 {
 		return "no resend was answered with an id to compare (idempotency.compared 0: " + Plural(s.Idempotency.Probes, "probe") + " sent; idempotency: { probes: N% } in the scenario resends under the same key)"
 	}
@@ -70,6 +76,29 @@ func (s *Summary) noData(p []any) string {
 		return "nothing was recorded (count 0)"
 	}
 	return ""
+}
+
+// eventCounts are the figures counted over the sink's events: with no
+// event at all none of them could be observed.
+var eventCounts = map[[2]string]bool{
+	{"delivery", "duplicates"}: true, {"delivery", "malformed"}: true, {"delivery", "unauthorized"}: true,
+	{"delivery", "unmatched"}: true, {"idempotency", "duplicate_deliveries"}: true,
+}
+
+// noEvents says why a figure counted over the sink's events has no data: a
+// run with delivery via the sink whose sink logged no event at all (the
+// service sent nothing, or could not reach it). delivery.duplicates == 0
+// passed on such a run, every message lost.
+func (s *Summary) noEvents(p []any) string {
+	if len(p) != 2 || s.Delivery.Via != "sink" || !s.Delivery.Measured || s.Delivery.Events > 0 {
+		return ""
+	}
+	a, _ := p[0].(string)
+	b, _ := p[1].(string)
+	if !eventCounts[[2]string{a, b}] {
+		return ""
+	}
+	return "the sink logged no event at all (delivery.events 0): no callback came, so none could be observed"
 }
 
 // lowerBound says why the latency figure at path p (label, as written) is

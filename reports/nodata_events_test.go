@@ -1,0 +1,26 @@
+package reports
+
+import (
+	"strings"
+	"testing"
+)
+
+// A run whose sink logged no event at all observed no callback: the counts
+// over the events (delivery.duplicates, .malformed, …) have no data, and a
+// threshold on them fails — delivery.duplicates == 0 passed on a run whose
+// every accepted message was lost. With the events there, they are data.
+func TestNoEventsNoEventCounts(t *testing.T) {
+	for _, expr := range []string{"delivery.duplicates == 0", "delivery.malformed == 0", "delivery.unmatched == 0", "idempotency.duplicate_deliveries == 0"} {
+		r := plannedRun(10, 10, 10, 0, 0.01)
+		r.meta.Thresholds = []string{expr}
+		s, _ := build(t, r)
+		requireVerdict(t, s, VerdictPass, "")
+
+		r.events = nil // the service sent nothing, or could not reach the sink
+		s, _ = build(t, r)
+		requireVerdict(t, s, verdictFail, "")
+		if th := s.Thresholds[0]; th.OK || !strings.Contains(th.Error, "the sink logged no event at all") {
+			t.Errorf("%s with no event: %+v", expr, th)
+		}
+	}
+}
