@@ -3,6 +3,8 @@ package reports
 import (
 	"strings"
 	"testing"
+
+	"github.com/msgload/msgload/rundir"
 )
 
 // A run whose sink logged no event at all observed no callback: the counts
@@ -22,5 +24,23 @@ func TestNoEventsNoEventCounts(t *testing.T) {
 		if th := s.Thresholds[0]; th.OK || !strings.Contains(th.Error, "the sink logged no event at all") {
 			t.Errorf("%s with no event: %+v", expr, th)
 		}
+	}
+}
+
+// With no limit window in run.json nothing is counted against a limit:
+// rate_limit.excess_accepted has no data (it read 0, and passed).
+func TestNoLimitNoExcess(t *testing.T) {
+	r := plannedRun(10, 10, 10, 0, 0.01)
+	r.meta.Thresholds = []string{"rate_limit.excess_accepted == 0"}
+	if r.meta.Limit.Window.D() <= 0 {
+		t.Fatalf("the planned run has no limit: %+v", r.meta.Limit)
+	}
+	s, _ := build(t, r)
+	requireVerdict(t, s, VerdictPass, "")
+	r.meta.Limit = rundir.Limit{}
+	s, _ = build(t, r)
+	requireVerdict(t, s, verdictFail, "")
+	if th := s.Thresholds[0]; th.OK || !strings.Contains(th.Error, "knows no rate limit") {
+		t.Errorf("no limit: %+v", th)
 	}
 }
