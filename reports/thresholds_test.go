@@ -14,7 +14,7 @@ func TestThresholds(t *testing.T) {
 	s.Delivery.Latency.Count, s.Delivery.Latency.P95 = 150, 12
 	s.Delivery.Lost, s.Delivery.Expected = 1, 200
 	s.Requests.Codes = map[string]int64{"200": 199, "429": 3}
-	s.RateLimit.ExcessAccepted = 4
+	s.RateLimit.ExcessAccepted, s.RateLimit.Window = 4, 60
 	s.RateLimit.Algorithm.Verdict = algoFixed
 	s.Delivery.ByChannel = map[string]percentiles{"sms": {Count: 3, P99: 40}}
 	s.RateLimit.Clients = []clientLimit{{ClientID: "a", Rejected429: 3}, {ClientID: "b", Rejected429: 4}}
