@@ -25,6 +25,8 @@ import (
 //     with no probes and no retry answered 2xx tested nothing;
 //   - rate_limit.excess_accepted and .max_accepted_per_window when the run
 //     knows no limit window (no limit: in the scenario): nothing was counted;
+//   - rate_limit.retry_after.missing, .invalid, .too_short and .too_long
+//     when no request was refused 429 (a Retry-After is a 429's);
 //   - the counts over the sink's events (delivery.duplicates, .malformed,
 //     .unauthorized, .unmatched, idempotency.duplicate_deliveries) when
 //     delivery is via the sink and it logged no event at all.
@@ -67,6 +69,11 @@ func (s *Summary) noData(p []any) string {
 	}
 	if len(p) == 2 && p[0] == "rate_limit" && (p[1] == "excess_accepted" || p[1] == "max_accepted_per_window") && s.RateLimit.Window <= 0 {
 		return "the run knows no rate limit (limit: in the scenario) to count the accepted against"
+	}
+	if len(p) == 3 && p[0] == "rate_limit" && p[1] == "retry_after" && s.RateLimit.Rejected429 == 0 {
+		if name, _ := p[2].(string); name == "missing" || name == "invalid" || name == "too_short" || name == "too_long" {
+			return "no request was refused 429, so no Retry-After could be checked"
+		}
 	}
 	if len(p) == 2 && p[0] == "idempotency" && p[1] == "mismatches" && s.Idempotency.Compared == 0 && s.Idempotency.Mismatches == 0 {
 		return "no resend was answered with an id to compare (idempotency.compared 0: " + Plural(s.Idempotency.Probes, "probe") + " sent; idempotency: { probes: N% } in the scenario resends under the same key)"

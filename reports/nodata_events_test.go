@@ -44,3 +44,22 @@ func TestNoLimitNoExcess(t *testing.T) {
 		t.Errorf("no limit: %+v", th)
 	}
 }
+
+// The Retry-After counts are counts over the 429s: with none, no data.
+func TestNo429NoRetryAfter(t *testing.T) {
+	r := plannedRun(10, 10, 10, 0, 0.01)
+	r.meta.Thresholds = []string{"rate_limit.retry_after.missing == 0", "rate_limit.retry_after.too_short == 0"}
+	s, _ := build(t, r)
+	requireVerdict(t, s, verdictFail, "")
+	for _, th := range s.Thresholds {
+		if th.OK || !strings.Contains(th.Error, "no request was refused 429") {
+			t.Errorf("no 429: %+v", th)
+		}
+	}
+	r = gen429(200, 3, "none") // 429s with a Retry-After: data
+	r.meta.Thresholds = []string{"rate_limit.retry_after.missing == 0"}
+	s, _ = build(t, r)
+	if s.RateLimit.Rejected429 == 0 || !s.Thresholds[0].OK {
+		t.Errorf("with %d 429s: %+v", s.RateLimit.Rejected429, s.Thresholds[0])
+	}
+}
