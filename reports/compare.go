@@ -156,28 +156,23 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 	// had) when random, else by the rule.
 	dcount := func(name string, b, n int64, per func(*Summary) int64, random, regressOnRise bool) {
 		bm, nm := base.Delivery.Measured, new.Delivery.Measured
-		if bm && nm {
-			if random {
-				add(countRow(name, b, per(base), n, per(new), regressOnRise, tol))
-			} else {
-				count(name, b, n, regressOnRise)
-			}
+		switch {
+		case bm && nm && random:
+			add(countRow(name, b, per(base), n, per(new), regressOnRise, tol))
+		case bm && nm:
+			count(name, b, n, regressOnRise)
+		default:
+			add(noDataRow(name, b, n, bm, nm))
+		}
+	}
+	// hcount is a count that has data only where has says (a count over
+	// nothing is no data: nodata.go).
+	hcount := func(name string, b, n int64, has func(*Summary) bool) {
+		if bh, nh := has(base), has(new); !bh || !nh {
+			add(noDataRow(name, b, n, bh, nh))
 			return
 		}
-		r := row{Name: name, Base: notMeasured, New: notMeasured, Verdict: rowSame, DecidedBy: decidedNoData}
-		if bm {
-			r.Base = fmt.Sprint(b)
-		}
-		if nm {
-			r.New = fmt.Sprint(n)
-		}
-		switch {
-		case bm && !nm:
-			r.Verdict = RowRegression
-		case nm && !bm:
-			r.Verdict = rowChanged
-		}
-		add(r)
+		count(name, b, n, true)
 	}
 	info := func(name string, b, n int64) {
 		r := row{Name: name, Base: fmt.Sprint(b), New: fmt.Sprint(n), Delta: fmt.Sprintf("%+d", n-b), Verdict: rowSame, DecidedBy: decidedRule}
@@ -200,15 +195,36 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 	dcount("delivery lost", base.Delivery.Lost, new.Delivery.Lost, expected, true, true)
 	dcount("delivery duplicates", base.Delivery.Duplicates, new.Delivery.Duplicates, callbacks, true, true)
 	add(countRow("duplicate deliveries", base.Idempotency.DuplicateDeliveries, accepted(base), new.Idempotency.DuplicateDeliveries, accepted(new), true, tol))
-	count("idempotency mismatches", base.Idempotency.Mismatches, new.Idempotency.Mismatches, true)
+	hcount("idempotency mismatches", base.Idempotency.Mismatches, new.Idempotency.Mismatches, func(s *Summary) bool {
+		return s.Idempotency.Compared > 0 || s.Idempotency.Mismatches > 0
+	})
 	dcount("unmatched callbacks", base.Delivery.Unmatched, new.Delivery.Unmatched, callbacks, true, false)
 	dcount("malformed callbacks", base.Delivery.Malformed, new.Delivery.Malformed, nil, false, true)
-	count("excess accepted", base.RateLimit.ExcessAccepted, new.RateLimit.ExcessAccepted, true)
+	hcount("excess accepted", base.RateLimit.ExcessAccepted, new.RateLimit.ExcessAccepted, func(s *Summary) bool { return s.RateLimit.Window > 0 })
 	for _, r := range rateLimitRows(base, new) {
 		add(r)
 	}
 	add(verdictRow(base, new))
 	return c
+}
+
+// noDataRow is the row of a count one run or both have no data for ("not
+// measured"): a regression when NEW lost it, a change when NEW gained it.
+func noDataRow(name string, b, n int64, bHas, nHas bool) row {
+	r := row{Name: name, Base: notMeasured, New: notMeasured, Verdict: rowSame, DecidedBy: decidedNoData}
+	if bHas {
+		r.Base = fmt.Sprint(b)
+	}
+	if nHas {
+		r.New = fmt.Sprint(n)
+	}
+	switch {
+	case bHas && !nHas:
+		r.Verdict = RowRegression
+	case nHas && !bHas:
+		r.Verdict = rowChanged
+	}
+	return r
 }
 
 // rateLimitRows compare the 429 answers (a service that started or stopped

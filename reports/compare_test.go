@@ -21,8 +21,9 @@ func TestCompareRegressions(t *testing.T) {
 		s.Requests.Latency = percentiles{Count: 10, P50: 0.1, P95: 0.2, P99: 0.3}
 		s.Delivery.Latency = percentiles{Count: 10, P50: 1, P95: 2, P99: 3}
 		s.Delivery.Via, s.Delivery.Measured = "sink", true
-		s.RateLimit.Rejected429 = 10
+		s.RateLimit.Rejected429, s.RateLimit.Window = 10, 60
 		s.RateLimit.Algorithm.Verdict = algoFixed
+		s.Idempotency.Compared = 5
 		return s
 	}
 	for _, tc := range []struct {
@@ -44,6 +45,9 @@ func TestCompareRegressions(t *testing.T) {
 		// The limiter was not exercised in the new run: no named verdict to differ from.
 		{"limiter not exercised", func(s *Summary) { s.RateLimit.Algorithm.Verdict = algoNotExercised }, false, "limiter", rowChanged},
 		{"more accepted beyond the limit", func(s *Summary) { s.RateLimit.ExcessAccepted = 3 }, true, "excess accepted", RowRegression},
+		// A count over nothing is no data: NEW lost it.
+		{"no answer compared", func(s *Summary) { s.Idempotency.Compared = 0 }, true, "idempotency mismatches", RowRegression},
+		{"no limit known", func(s *Summary) { s.RateLimit.Window = 0 }, true, "excess accepted", RowRegression},
 		{"nothing delivered: no data is a regression", func(s *Summary) { s.Delivery.Latency = percentiles{} }, true, "delivery latency p95", RowRegression},
 		{"delivery no longer measured", func(s *Summary) { s.Delivery.Via, s.Delivery.Measured = "none", false }, true, "delivery lost", RowRegression},
 	} {
