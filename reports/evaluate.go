@@ -47,6 +47,12 @@ func judgeThreshold(c *compiled, s *Summary) Threshold {
 		t.Error = err.Error()
 		return t
 	}
+	if ok {
+		if names, why := s.outcomeBound(c); why != "" {
+			t.NoData, t.Error = names, boundsError(nil, []string{why})
+			return t
+		}
+	}
 	t.OK = ok
 	if t.OK {
 		t.Value = 1
