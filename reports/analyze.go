@@ -597,17 +597,26 @@ func (a *analyzer) countRequest(at *rundir.Attempt, op string) {
 		}
 		r.GaveUp[at.GaveUp]++
 	}
-	a.reqLat.observe(at.Latency)
+	// A request with no answer (code 0: a timeout, a reset, no connection)
+	// has no latency but "more than it was waited for": censored, ranked
+	// after every answer, as a message with no final status is in the
+	// delivery latency — never a fast value that pulls the percentiles down.
+	lat := a.reqLat.observe
+	latIntended := a.reqLatIntended.observe
+	if at.Code == 0 {
+		lat, latIntended = a.reqLat.censor, a.reqLatIntended.censor
+	}
+	lat(at.Latency)
 	a.drift.request(at)
 	if !at.Intended.IsZero() && !at.Sent.IsZero() {
 		late := at.Late()
-		a.reqLatIntended.observe(at.Latency + late.Seconds())
+		latIntended(at.Latency + late.Seconds())
 		a.lag.observe(max(late.Seconds(), 0))
 		if late > lateAfter {
 			r.Late++
 		}
 	} else {
-		a.reqLatIntended.observe(at.Latency)
+		latIntended(at.Latency)
 	}
 	if at.Probe != "" {
 		s.Idempotency.Probes++

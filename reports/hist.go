@@ -121,25 +121,30 @@ func (h *hist) observe(sec float64) {
 			}
 			return
 		}
-		// Out of uint32's range: the rounded values as seconds from now on
-		// (round6 of one is itself).
-		h.compact = false
-		h.v = make([]float64, 0, h.n()+1)
-		if c := h.counted; c != nil {
-			for i, p := range c.pages {
-				for j := 0; p != nil && j < countPage; j++ {
-					for range p[j] {
-						h.v = append(h.v, float64(i*countPage+j)/1e6)
-					}
+		h.toFloat() // out of uint32's range
+	}
+	h.v = append(h.v, sec)
+}
+
+// toFloat turns a compact hist into a float hist of its rounded values, as
+// seconds (round6 of one is itself: it reports the same to the bit), for a
+// value out of uint32's range or a censored one (censor).
+func (h *hist) toFloat() {
+	v := make([]float64, 0, h.n()+1)
+	if c := h.counted; c != nil {
+		for i, p := range c.pages {
+			for j := 0; p != nil && j < countPage; j++ {
+				for range p[j] {
+					v = append(v, float64(i*countPage+j)/1e6)
 				}
 			}
 		}
-		for _, u := range h.us {
-			h.v = append(h.v, float64(u)/1e6)
-		}
-		h.us, h.counted = nil, nil
 	}
-	h.v = append(h.v, sec)
+	for _, u := range h.us {
+		v = append(v, float64(u)/1e6)
+	}
+	h.compact, h.v, h.us, h.counted = false, v, nil, nil
+	h.sorted = false
 }
 
 // n is how many values were recorded.
@@ -215,10 +220,10 @@ func (h *hist) sort() {
 // final status by the end of the wait, sec being how long it was waited for
 // (from its first send to the deadline). A negative or NaN sec records as 0
 // (nothing is known of it). Censored values rank after every observed value
-// (percentiles); only a hist of float values (newHist) takes them.
+// (percentiles); a compact hist turns into a float hist for them (toFloat).
 func (h *hist) censor(sec float64) {
 	if h.compact {
-		panic("reports: censor on a compact hist")
+		h.toFloat()
 	}
 	if math.IsNaN(sec) || sec < 0 {
 		sec = 0
