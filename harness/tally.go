@@ -14,7 +14,9 @@ import (
 // message has a final status. The unit is the message (the scenario's
 // sequence), not the id the service gave it: a retry after an unknown outcome
 // ("processed, then reset") makes a second txId for the same message, and a
-// final status for either ends it. Accepted is counted as the report counts
+// final status for either ends it — but while any send's outcome is unknown
+// the wait is never ended early (unsure): the other id's callbacks may still
+// come. Accepted is counted as the report counts
 // it (a send of the sequence answered 2xx), so the wait and the report agree.
 //
 // Events carrying this run's and part's tag give their sequence; the others
@@ -44,6 +46,14 @@ type tally struct {
 	msgs      seqPages         // sequence → msgAccepted | msgFinal | the chain item it is on << itemShift
 	accepted  int64            // sequences with msgAccepted
 	done      int64            // sequences with both bits
+	// unsure: a send had an unknown outcome (a timeout, a reset, a 2xx that
+	// was not the API's answer): the service may have made a message of it
+	// under an id the run never got, whose callbacks — a duplicate delivery,
+	// a failover — still come after the final status of the message's other
+	// id. The wait then lasts the whole grace period: ended at the first
+	// final status, it missed them (and idempotency.duplicate_deliveries
+	// read 0).
+	unsure bool
 }
 
 // minSweep is the least size of the tally's index at which it is swept.
@@ -99,6 +109,9 @@ func (t *tally) attempt(a *rundir.Attempt) {
 	}
 	if a.Code >= 200 && a.Code < 300 && (a.Class == rundir.ClassOK || a.Class == "") { // the report's rule: a 2xx that is the API's answer
 		t.mark(a.Seq, msgAccepted)
+	}
+	if a.Outcome == rundir.OutcomeUnknown {
+		t.unsure = true
 	}
 }
 
@@ -157,11 +170,12 @@ func (t *tally) sweep() {
 	t.nextSweep = max(minSweep, 2*len(kept))
 }
 
-// complete reports whether every accepted message has a final status.
+// complete reports whether every accepted message has a final status, and
+// no send had an unknown outcome (unsure).
 func (t *tally) complete() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.done >= t.accepted
+	return t.done >= t.accepted && !t.unsure
 }
 
 // tallyRecorder hands every attempt to the tally before the run's recorder.

@@ -105,3 +105,36 @@ func (t *tally) counts() (accepted, done int64) {
 	defer t.mu.Unlock()
 	return t.accepted, t.done
 }
+
+// A send whose outcome is unknown (a timeout, a reset) may have made a
+// message under an id the run never got: its callbacks — a second delivery,
+// a failover step — come after the final status of the id the retry got, so
+// the wait is not ended early (it ended at the first final status and missed
+// them: a duplicate delivery read 0, a step the truth showed read absent).
+func TestTallyWaitsOutAnUnknownOutcome(t *testing.T) {
+	tl := newTally("r1", "")
+	tl.chain = rundir.Chain{{Channel: "sms"}}
+	final := func(seq int64) {
+		tl.event(&rundir.Event{Kind: rundir.KindCallback, Corr: &rundir.Correlation{Run: "r1", Seq: seq, State: rundir.StateDelivered, Channel: "sms"}})
+	}
+	tl.attempt(&rundir.Attempt{Seq: 1, Op: "send", Code: 200, Class: rundir.ClassOK, Outcome: rundir.OutcomeOK, TxID: "tx-1"})
+	final(1)
+	if !tl.complete() {
+		t.Fatal("every send answered and every message final: not complete")
+	}
+	tl.attempt(&rundir.Attempt{Seq: 2, Op: "send", Code: 0, Class: rundir.ClassTimeout, Outcome: rundir.OutcomeUnknown})
+	tl.attempt(&rundir.Attempt{Seq: 2, Attempt: 2, Op: "send", Code: 200, Class: rundir.ClassOK, Outcome: rundir.OutcomeOK, TxID: "tx-2b"})
+	final(2)
+	if tl.complete() {
+		t.Error("message 2's first send timed out (its outcome unknown), yet the wait would end at the retry's final status")
+	}
+	// A send that reached nothing (no connection) made no message: no doubt.
+	tl2 := newTally("r1", "")
+	tl2.chain = tl.chain
+	tl2.attempt(&rundir.Attempt{Seq: 1, Op: "send", Code: 0, Class: "conn", Outcome: rundir.OutcomeFail})
+	tl2.attempt(&rundir.Attempt{Seq: 1, Attempt: 2, Op: "send", Code: 200, Class: rundir.ClassOK, Outcome: rundir.OutcomeOK, TxID: "tx-1"})
+	tl2.event(&rundir.Event{Kind: rundir.KindCallback, Corr: &rundir.Correlation{Run: "r1", Seq: 1, State: rundir.StateDelivered, Channel: "sms"}})
+	if !tl2.complete() {
+		t.Error("a send that never connected made the wait last the whole grace period")
+	}
+}
