@@ -15,7 +15,7 @@ import (
 // values summary.json's latency percentiles are computed from, and what
 // compare's significance tests read.
 type Samples struct {
-	Request  []float64 // every request: requests.latency
+	Request  []float64 // every request: requests.latency; +Inf for each one with no answer (censored), ranked last
 	Delivery []float64 // every accepted message: delivery.latency; +Inf for each censored one (no final status by the deadline), ranked last
 }
 
@@ -47,6 +47,9 @@ func ReadSamples(dir string) (*Samples, error) {
 	slices.Sort(s.Delivery)
 	for range a.delivery.cens {
 		s.Delivery = append(s.Delivery, math.Inf(1))
+	}
+	for range a.reqLat.cens { // the requests with no answer, ranked last as in requests.latency
+		s.Request = append(s.Request, math.Inf(1))
 	}
 	return s, nil
 }
