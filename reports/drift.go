@@ -120,6 +120,7 @@ func (c *logCounts) quantile(q float64, n int64) (float64, bool) {
 // driftWin is what one window holds.
 type driftWin struct {
 	req       logCounts
+	reqCensor int64 // requests with no answer: ranked after the answered, as in requests.latency
 	total     int64
 	errs      int64
 	del       logCounts
@@ -163,6 +164,10 @@ func (d *driftRec) request(at *rundir.Attempt) {
 	w.total++
 	if at.Class != "" && at.Class != rundir.ClassOK || at.Class == "" && !is2xx(at.Code) {
 		w.errs++
+	}
+	if at.Code == 0 {
+		w.reqCensor++
+		return
 	}
 	w.req.add(at.Latency)
 }
@@ -221,7 +226,7 @@ func mergePairs(wins []driftWin) []driftWin {
 		o.req.merge(&y.req)
 		o.del.merge(&x.del)
 		o.del.merge(&y.del)
-		o.total, o.errs, o.delCensor = x.total+y.total, x.errs+y.errs, x.delCensor+y.delCensor
+		o.total, o.errs, o.delCensor, o.reqCensor = x.total+y.total, x.errs+y.errs, x.delCensor+y.delCensor, x.reqCensor+y.reqCensor
 		o.memSum, o.memN = x.memSum+y.memSum, x.memN+y.memN
 	}
 	return out
@@ -231,15 +236,18 @@ func mergePairs(wins []driftWin) []driftWin {
 func fitDrift(wins []driftWin, width float64, delivery bool) *drift {
 	dr := &drift{Window: width, Windows: len(wins), Method: "theil-sen", RequestsLatencyP95Wins: make([]*float64, 0, len(wins))}
 	var req, errs, del, mem [][2]float64
-	censoredP95 := 0
+	censoredP95, censoredReq := 0, 0
 	for i := range wins {
 		w := &wins[i]
 		x := (float64(i) + 0.5) * width
-		if v, ok := w.req.quantile(0.95, w.req.n); ok {
+		if v, ok := w.req.quantile(0.95, w.req.n+w.reqCensor); ok {
 			req = append(req, [2]float64{x, v})
 			r := round6(v)
 			dr.RequestsLatencyP95Wins = append(dr.RequestsLatencyP95Wins, &r)
 		} else {
+			if w.reqCensor > 0 {
+				censoredReq++
+			}
 			dr.RequestsLatencyP95Wins = append(dr.RequestsLatencyP95Wins, nil)
 		}
 		if w.total > 0 {
@@ -256,7 +264,11 @@ func fitDrift(wins []driftWin, width float64, delivery bool) *drift {
 			}
 		}
 	}
-	dr.RequestsLatencyP95 = theilSen(req)
+	if censoredReq == 0 {
+		dr.RequestsLatencyP95 = theilSen(req)
+	} else {
+		dr.Notes = append(dr.Notes, fmt.Sprintf("request latency: in %d of %d windows the p95 falls among requests with no answer (only a lower bound): no slope", censoredReq, len(wins)))
+	}
 	dr.ErrorRate = theilSen(errs)
 	dr.Memory = theilSen(mem)
 	if delivery && censoredP95 == 0 {

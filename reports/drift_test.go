@@ -127,3 +127,28 @@ func TestDriftWindowsHoldFewBytes(t *testing.T) {
 	}
 	runtime.KeepAlive(d)
 }
+
+// A minute whose requests went a tenth unanswered (timeouts) has its p95
+// among them: only a lower bound, so the request latency has no slope and a
+// threshold on it fails "no data", as the delivery's does over censored
+// messages. Read as values, the timeouts made a slope of the timeout.
+func TestDriftRequestsCensored(t *testing.T) {
+	flat := func(float64) float64 { return 0.05 }
+	r := driftRun(10, flat, func(float64) float64 { return 1 }, 0)
+	for i := range r.attempts {
+		if a := &r.attempts[i]; a.Sent.Sub(t0) >= 7*time.Minute && a.Sent.Sub(t0) < 8*time.Minute && i%10 == 0 {
+			a.Code, a.Latency = 0, 30
+			a.Outcome, a.Class = rundir.OutcomeUnknown, rundir.ClassTimeout
+		}
+	}
+	s := analyzed(t, r.write(t))
+	if s.Drift == nil || s.Requests.Latency.P95Slope != nil || !strings.Contains(strings.Join(s.Drift.Notes, "|"), "falls among requests with no answer") {
+		t.Fatalf("a minute with a tenth unanswered: slope %v, drift %+v", s.Requests.Latency.P95Slope, s.Drift)
+	}
+	if err := s.Evaluate([]string{"requests.latency.p95_slope < 1ms/10m"}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Thresholds[0].OK || len(s.Thresholds[0].NoData) == 0 {
+		t.Errorf("threshold on a slope with no data: %+v", s.Thresholds[0])
+	}
+}
