@@ -241,38 +241,20 @@ func TestFinishOutlivesALostAnswer(t *testing.T) {
 // run's window, not the count the sink had before it) and the summary warns,
 // every message having its final status.
 func TestStandaloneSinkWriteErrors(t *testing.T) {
-	k, err := sink.New(sink.Options{LogPath: filepath.Join(t.TempDir(), "events.jsonl")}, prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
-	h := k.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/stats" {
-			h.ServeHTTP(w, r)
-			return
+	p, stderr := runBehindSink(t, "remote-sink", "15s", func(k *sink.Sink, h http.Handler) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/v1/stats" {
+				h.ServeHTTP(w, r)
+				return
+			}
+			st := k.Stats()
+			st.WriteErrors = 7 // failures before the run: not the run's
+			if st.Webhooks > 0 {
+				st.WriteErrors += 3
+			}
+			json.NewEncoder(w).Encode(st)
 		}
-		st := k.Stats()
-		st.WriteErrors = 7 // failures before the run: not the run's
-		if st.Webhooks > 0 {
-			st.WriteErrors += 3
-		}
-		json.NewEncoder(w).Encode(st)
-	}))
-	defer srv.Close()
-	src := fmt.Sprintf(`name: remote-sink
-api: notify
-target: embedded
-sink: %s
-load: { rate: 20/s, requests: 6 }
-limit: { rate: 100/1m, mode: respect }
-message: { recipient: "+79990000001", text: "x {{.Seq}}" }
-delivery: { grace: 15s }
-`, srv.URL)
-	p, stderr := runSource(t, "remote.yaml", t.TempDir(), src)
-	if p.Summary == nil {
-		t.Fatalf("no summary: %v\n%s", p.Err, stderr)
-	}
+	})
 	if got := readMeta(t, p.Dir).SinkWriteErrors; got != 3 {
 		t.Errorf("run.json sink_write_errors %d, want the 3 of the run's window\n%s", got, stderr)
 	}
@@ -286,40 +268,22 @@ delivery: { grace: 15s }
 // to the copy. run.json sink_unread says both, and the verdict is incomplete
 // (the events after the refusal are in no figure), the environment's.
 func TestStandaloneSinkUnread(t *testing.T) {
-	k, err := sink.New(sink.Options{LogPath: filepath.Join(t.TempDir(), "events.jsonl")}, prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
-	h := k.Handler()
 	var refuse atomic.Bool // the events' read API, once the sends are over
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.URL.Path == "/v1/stats" && k.Stats().Webhooks > 0:
-			http.Error(w, "stats are down", http.StatusServiceUnavailable)
-		case r.URL.Path == "/v1/events" && refuse.Load():
-			http.Error(w, "no", http.StatusUnauthorized)
-		default:
-			if r.URL.Path != "/v1/events" && r.URL.Path != "/v1/stats" && k.Stats().Webhooks >= 3 {
-				refuse.Store(true)
+	p, stderr := runBehindSink(t, "remote-sink-unread", "5s", func(k *sink.Sink, h http.Handler) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.URL.Path == "/v1/stats" && k.Stats().Webhooks > 0:
+				http.Error(w, "stats are down", http.StatusServiceUnavailable)
+			case r.URL.Path == "/v1/events" && refuse.Load():
+				http.Error(w, "no", http.StatusUnauthorized)
+			default:
+				if r.URL.Path != "/v1/events" && r.URL.Path != "/v1/stats" && k.Stats().Webhooks >= 3 {
+					refuse.Store(true)
+				}
+				h.ServeHTTP(w, r)
 			}
-			h.ServeHTTP(w, r)
 		}
-	}))
-	defer srv.Close()
-	src := fmt.Sprintf(`name: remote-sink-unread
-api: notify
-target: embedded
-sink: %s
-load: { rate: 20/s, requests: 6 }
-limit: { rate: 100/1m, mode: respect }
-message: { recipient: "+79990000001", text: "x {{.Seq}}" }
-delivery: { grace: 5s }
-`, srv.URL)
-	p, stderr := runSource(t, "remote.yaml", t.TempDir(), src)
-	if p.Summary == nil {
-		t.Fatalf("no summary: %v\n%s", p.Err, stderr)
-	}
+	})
 	u := readMeta(t, p.Dir).SinkUnread
 	if u == nil || !strings.Contains(u.WriteErrors, "at the run's end: GET /v1/stats answered 503") || !strings.Contains(u.Events, "refused the credentials") {
 		t.Fatalf("run.json sink_unread %+v\n%s", u, stderr)
@@ -345,4 +309,32 @@ delivery: { grace: 5s }
 			t.Errorf("a reason of msgload's own: %+v", x)
 		}
 	}
+}
+
+// runBehindSink runs a 6-notification scenario (grace as given) against the
+// embedded simulator, its webhooks to a standalone sink (sink.New) served
+// through front, which gets the sink and its handler to answer or pass on.
+func runBehindSink(t *testing.T, name, grace string, front func(k *sink.Sink, h http.Handler) http.HandlerFunc) (Part, string) {
+	t.Helper()
+	k, err := sink.New(sink.Options{LogPath: filepath.Join(t.TempDir(), "events.jsonl")}, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { k.Close() })
+	srv := httptest.NewServer(front(k, k.Handler()))
+	t.Cleanup(srv.Close)
+	src := fmt.Sprintf(`name: %s
+api: notify
+target: embedded
+sink: %s
+load: { rate: 20/s, requests: 6 }
+limit: { rate: 100/1m, mode: respect }
+message: { recipient: "+79990000001", text: "x {{.Seq}}" }
+delivery: { grace: %s }
+`, name, srv.URL, grace)
+	p, stderr := runSource(t, "remote.yaml", t.TempDir(), src)
+	if p.Summary == nil {
+		t.Fatalf("no summary: %v\n%s", p.Err, stderr)
+	}
+	return p, stderr
 }

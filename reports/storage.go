@@ -51,15 +51,24 @@ func (a *analyzer) sinkWriteReason() {
 	}
 	what := fmt.Sprintf("the sink could not write %s sent to it (it answered %s 500 or 503: a full or failing disk, or stalled storage)",
 		Plural(n, "call"), oneOr(n, "it", "them"))
+	a.sinkLogReason(what, "their senders sent them again: every accepted message has its final status", "those calls",
+		"find why the sink could not write (its disk's free space, errors in the system log) and run again")
+}
+
+// sinkLogReason says what a doubt about the sink's log (what) does to the
+// verdict: a warning (what; ok) when every accepted message has its final
+// status — nothing is missing — and the run incomplete, the environment's,
+// when some have none: their callbacks may be among the calls the sink did
+// not log (among), so their loss is not known to be the service's.
+func (a *analyzer) sinkLogReason(what, ok, among, next string) {
 	lost := a.s.Delivery.Lost
 	if lost == 0 {
-		a.s.Warnings = append(a.s.Warnings, what+"; their senders sent them again: every accepted message has its final status")
+		a.s.Warnings = append(a.s.Warnings, what+"; "+ok)
 		return
 	}
 	a.s.early = append(a.s.early, reason(WhoseEnvironment, VerdictIncomplete,
-		fmt.Sprintf("%s, and %s no final status: %s callbacks may be among those calls, so the delivery figures (lost, latency) are not the service's alone",
-			what, Plural(lost, "accepted message")+oneOr(lost, " has", " have"), oneOr(lost, "its", "their")),
-		"find why the sink could not write (its disk's free space, errors in the system log) and run again"))
+		fmt.Sprintf("%s, and %s no final status: %s callbacks may be among %s, so the delivery figures (lost, latency) are not known to be the service's",
+			what, Plural(lost, "accepted message")+oneOr(lost, " has", " have"), oneOr(lost, "its", "their"), among), next))
 }
 
 // DiskSizes are the free space and the reserve of a disk for people, in
@@ -93,14 +102,7 @@ func (a *analyzer) sinkUnreadReason() {
 	if u.WriteErrors == "" || !a.s.Delivery.Measured {
 		return
 	}
-	what := "the sink's count of calls it could not write is unknown (" + u.WriteErrors + ")"
-	lost := a.s.Delivery.Lost
-	if lost == 0 {
-		a.s.Warnings = append(a.s.Warnings, what+"; every accepted message has its final status all the same")
-		return
-	}
-	a.s.early = append(a.s.early, reason(WhoseEnvironment, VerdictIncomplete,
-		fmt.Sprintf("%s, and %s no final status: %s callbacks may be among calls the sink could not write, so the delivery figures (lost, latency) are not known to be the service's",
-			what, Plural(lost, "accepted message")+oneOr(lost, " has", " have"), oneOr(lost, "its", "their")),
-		"make the sink's GET /v1/stats readable with the run's credentials (and the sink run through the whole run), and run again"))
+	a.sinkLogReason("the sink's count of calls it could not write is unknown ("+u.WriteErrors+")",
+		"every accepted message has its final status all the same", "calls the sink could not write",
+		"make the sink's GET /v1/stats readable with the run's credentials (and the sink run through the whole run), and run again")
 }
