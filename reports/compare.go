@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/msgload/msgload/reports/summary"
 )
 
 // Tolerance is how much worse NEW may be than BASE before compare calls it a
@@ -453,7 +455,11 @@ func latencyRow(name string, bp, np percentiles, q float64, ev latencyEvidence, 
 		return r
 	case bLow || nLow:
 		r.DecidedBy = decidedBound
-		return boundRow(r, bp, np, b, n, bLow, nLow)
+		what := summary.NoFinalStatus
+		if strings.HasPrefix(name, "request") {
+			what = summary.NoAnswer
+		}
+		return boundRow(r, bp, np, b, n, bLow, nLow, what)
 	case ev.why != "":
 		return untestedRow(r, b, n, floor, tol, ev.why)
 	}
@@ -522,17 +528,17 @@ func untestedRow(r row, b, n, floor float64, tol Tolerance, why string) row {
 //   - BASE a bound, NEW a value: "better" when NEW's value is at or below
 //     BASE's bound, else "changed" (BASE's true value is unknown);
 //   - both bounds: "inconclusive" (delivery lost says how many more).
-func boundRow(r row, bp, np percentiles, b, n float64, bLow, nLow bool) row {
+func boundRow(r row, bp, np percentiles, b, n float64, bLow, nLow bool, what string) row {
 	r.Delta = ""
 	switch {
 	case nLow && !bLow:
 		r.Verdict = RowRegression
-		r.Note = "NEW's is only a lower bound" + np.CensoredNote()
+		r.Note = "NEW's is only a lower bound" + np.CensoredNoteOf(what)
 		if n > b {
 			r.Note += ", already above BASE's"
 		}
 	case bLow && !nLow:
-		r.Verdict, r.Note = rowChanged, "BASE's is only a lower bound"+bp.CensoredNote()
+		r.Verdict, r.Note = rowChanged, "BASE's is only a lower bound"+bp.CensoredNoteOf(what)
 		if n <= b {
 			r.Verdict = rowBetter
 		}

@@ -62,6 +62,33 @@ func TestNothingDeliveredIsNoData(t *testing.T) {
 	}
 }
 
+// Requests with no answer: the request latency's percentiles that fall
+// among them are lower bounds in every report, said as requests with no
+// answer (never "0", never "without a final status"), and a threshold on
+// one fails.
+func TestUnansweredRequestsAreLowerBounds(t *testing.T) {
+	r := newRun(rundir.APIMessaging)
+	r.meta.Delivery.Via = "none"
+	r.meta.Thresholds = []string{"requests.latency.p95 < 10s"}
+	r.send(1, "c1", 1, 200, 0.01)
+	for seq := int64(2); seq <= 3; seq++ {
+		a := r.send(seq, "c1", float64(seq), 0, 2)
+		a.Outcome, a.Class = rundir.OutcomeUnknown, rundir.ClassTimeout
+	}
+	s, f := build(t, r)
+	if v := jsonAt(t, f[rundir.SummaryFile], "requests", "latency", "p95"); v != nil {
+		t.Errorf("requests.latency.p95 = %v, want null", v)
+	}
+	if th := threshold(t, s, "requests.latency.p95 < 10s"); th.OK || !strings.Contains(th.Error, "requests.latency.p95 is at least 2.00s (2 of 3 requests with no answer)") {
+		t.Errorf("%+v, want a failure on a lower bound", th)
+	}
+	for _, name := range []string{"terminal", rundir.MarkdownFile, rundir.HTMLFile} {
+		if !strings.Contains(f[name], "&gt; 2.00s (2 of 3 with no answer)") && !strings.Contains(f[name], "> 2.00s (2 of 3 with no answer)") {
+			t.Errorf("%s does not say the request latency is a lower bound:\n%s", name, f[name])
+		}
+	}
+}
+
 // delivery: none: the delivery counts are null and the reports say "not
 // measured"; the 25,000-lost of the issue cannot appear.
 func TestDeliveryNotMeasured(t *testing.T) {

@@ -37,8 +37,8 @@ func (s view) keyFigures() []keyFigure {
 	kf := []keyFigure{
 		{"requests", fmt.Sprintf("%d (%d messages, %s)", r.Total, r.Messages, s.errorsFigure())},
 		s.rateFigure(),
-		{"request latency p50 / p95 / p99 / max", latencies(r.Latency, r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.Max)},
-		{"from intended send p99", fmt.Sprintf("%s (%d late starts)", r.LatencyIntended.Show(r.LatencyIntended.P99), r.Late)},
+		{"request latency p50 / p95 / p99 / max", showLatenciesOf(r.Latency, summary.NoAnswer, "p50", "p95", "p99", "max")},
+		{"from intended send p99", fmt.Sprintf("%s (%d late starts)", r.LatencyIntended.ShowFigure("p99"), r.Late)},
 	}
 	if rl.Limit > 0 || rl.Rejected429 > 0 { // a rate limit to speak of
 		kf = append(kf, keyFigure{"429 answers", fmt.Sprintf("%d (excess accepted %d, limiter: %s)", rl.Rejected429, rl.ExcessAccepted, rl.Algorithm.Verdict)})
@@ -109,22 +109,16 @@ func (s view) deliveredFigure() string {
 	return fmt.Sprintf("%d / %d (%s)", o.Delivered, d.Expected, strings.Join(parts, ", "))
 }
 
-// latencies shows figures of p joined by " / ", or one "no data" when p is empty.
-func latencies(p percentiles, vs ...float64) string {
-	if !p.Has() {
-		return noData
-	}
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		out[i] = dur(v)
-	}
-	return strings.Join(out, " / ")
-}
-
 // showLatencies shows the figures names of p joined by " / ", a lower bound
 // as "> 5.00s", then how many had no final status ("> 5.00s / > 5.00s (38 of
 // 40 without a final status)"); one "no data" when p is empty.
 func showLatencies(p percentiles, names ...string) string {
+	return showLatenciesOf(p, summary.NoFinalStatus, names...)
+}
+
+// showLatenciesOf is showLatencies with what the censored values lacked
+// (summary.NoFinalStatus, summary.NoAnswer).
+func showLatenciesOf(p percentiles, what string, names ...string) string {
 	if !p.Has() {
 		return noData
 	}
@@ -132,7 +126,7 @@ func showLatencies(p percentiles, names ...string) string {
 	for i, n := range names {
 		out[i] = p.ShowFigure(n)
 	}
-	return strings.Join(out, " / ") + p.CensoredNote()
+	return strings.Join(out, " / ") + p.CensoredNoteOf(what)
 }
 
 // measuredCount shows a delivery count, or "not measured".

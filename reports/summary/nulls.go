@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // A figure with no data is null in summary.json, "no data" in the reports, and
@@ -86,12 +87,23 @@ func (p Percentiles) ShowFigure(name string) string {
 
 // CensoredNote is "(38 of 40 without a final status)" when p has censored
 // values, else "".
-func (p Percentiles) CensoredNote() string {
+func (p Percentiles) CensoredNote() string { return p.CensoredNoteOf(NoFinalStatus) }
+
+// CensoredNoteOf is CensoredNote with what the censored values lacked: a
+// final status (a delivery latency: NoFinalStatus) or an answer (a request
+// latency: NoAnswer).
+func (p Percentiles) CensoredNoteOf(what string) string {
 	if p.Censored == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (%d of %d without a final status)", p.Censored, p.Count)
+	return fmt.Sprintf(" (%d of %d %s)", p.Censored, p.Count, what)
 }
+
+// What a censored value lacked, for CensoredNoteOf.
+const (
+	NoFinalStatus = "without a final status"
+	NoAnswer      = "with no answer"
+)
 
 // CountText is p's count for the tables: "40", or "40 (38 without a final
 // status)".
@@ -110,7 +122,10 @@ func (p Percentiles) LowerBoundWhy(name, label string) string {
 	if !lower {
 		return ""
 	}
-	return fmt.Sprintf("%s is at least %s (%d of %d without a final status by the end of the wait)", label, Dur(v), p.Censored, p.Count)
+	if strings.HasPrefix(label, "requests.") { // a request latency: its censored requests got no answer
+		return fmt.Sprintf("%s is at least %s (%d of %d requests %s)", label, Dur(v), p.Censored, p.Count, NoAnswer)
+	}
+	return fmt.Sprintf("%s is at least %s (%d of %d %s by the end of the wait)", label, Dur(v), p.Censored, p.Count, NoFinalStatus)
 }
 
 // Show formats one of p's figures for people, or "no data".
