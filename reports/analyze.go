@@ -274,9 +274,11 @@ func analyzeListing(fsys fs.FS, name string, rawRequests bool, st *streamRun, lo
 	o := &a.s.Outcomes
 	o.Messages, o.Accepted, o.RetryMax = a.s.Requests.Messages, a.s.Requests.Accepted, a.meta.Retry.Max
 	o.Measured = a.s.Delivery.Measured
+	a.s.Idempotency.Measured = a.s.Delivery.Measured
 	if !a.s.Delivery.Measured {
 		a.s.Delivery.ClearCounts() // delivery: none: nothing was waited for, nothing is lost
 		o.ClearCounts()
+		a.s.Idempotency.DuplicateDeliveries = 0 // null in summary.json
 	}
 	a.rateLimit()
 	if err := a.truth(); err != nil {

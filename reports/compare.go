@@ -196,7 +196,11 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 	accepted := func(s *Summary) int64 { return s.Requests.Accepted }
 	dcount("delivery lost", base.Delivery.Lost, new.Delivery.Lost, expected, true, true)
 	dcount("delivery duplicates", base.Delivery.Duplicates, new.Delivery.Duplicates, callbacks, true, true)
-	add(countRow("duplicate deliveries", base.Idempotency.DuplicateDeliveries, accepted(base), new.Idempotency.DuplicateDeliveries, accepted(new), true, tol))
+	if bm, nm := base.Idempotency.Measured, new.Idempotency.Measured; bm && nm {
+		add(countRow("duplicate deliveries", base.Idempotency.DuplicateDeliveries, accepted(base), new.Idempotency.DuplicateDeliveries, accepted(new), true, tol))
+	} else {
+		add(noDataRow("duplicate deliveries", base.Idempotency.DuplicateDeliveries, new.Idempotency.DuplicateDeliveries, bm, nm))
+	}
 	hcount("idempotency mismatches", base.Idempotency.Mismatches, new.Idempotency.Mismatches, func(s *Summary) bool {
 		return s.Idempotency.Compared > 0 || s.Idempotency.Mismatches > 0
 	})

@@ -23,7 +23,7 @@ func TestCompareRegressions(t *testing.T) {
 		s.Delivery.Via, s.Delivery.Measured = "sink", true
 		s.RateLimit.Rejected429, s.RateLimit.Window = 10, 60
 		s.RateLimit.Algorithm.Verdict = algoFixed
-		s.Idempotency.Compared = 5
+		s.Idempotency.Compared, s.Idempotency.Measured = 5, true
 		return s
 	}
 	for _, tc := range []struct {
@@ -48,6 +48,7 @@ func TestCompareRegressions(t *testing.T) {
 		// A count over nothing is no data: NEW lost it.
 		{"no answer compared", func(s *Summary) { s.Idempotency.Compared = 0 }, true, "idempotency mismatches", RowRegression},
 		{"no limit known", func(s *Summary) { s.RateLimit.Window = 0 }, true, "excess accepted", RowRegression},
+		{"duplicate deliveries not measured", func(s *Summary) { s.Idempotency.Measured = false }, true, "duplicate deliveries", RowRegression},
 		{"nothing delivered: no data is a regression", func(s *Summary) { s.Delivery.Latency = percentiles{} }, true, "delivery latency p95", RowRegression},
 		{"delivery no longer measured", func(s *Summary) { s.Delivery.Via, s.Delivery.Measured = "none", false }, true, "delivery lost", RowRegression},
 	} {

@@ -57,7 +57,15 @@ func (s view) keyFigures() []keyFigure {
 	if o := s.Outcomes; o.NotAccepted > 0 {
 		kf = append(kf, keyFigure{"not accepted", fmt.Sprintf("%d of %d (%s)", o.NotAccepted, o.Messages, strings.Join(notAcceptedWhy(o), ", "))})
 	}
-	kf = append(kf, keyFigure{"idempotency probes / answers compared / mismatches / duplicate deliveries", fmt.Sprintf("%d / %d / %d / %d", s.Idempotency.Probes, s.Idempotency.Compared, s.Idempotency.Mismatches, s.Idempotency.DuplicateDeliveries)})
+	id := s.Idempotency
+	mismatches, dups := strconv.FormatInt(id.Mismatches, 10), strconv.FormatInt(id.DuplicateDeliveries, 10)
+	if id.Compared == 0 && id.Mismatches == 0 {
+		mismatches = noData // nothing compared (reports/nodata.go)
+	}
+	if !id.Measured {
+		dups = notMeasured
+	}
+	kf = append(kf, keyFigure{"idempotency probes / answers compared / mismatches / duplicate deliveries", fmt.Sprintf("%d / %d / %s / %s", id.Probes, id.Compared, mismatches, dups)})
 	if d.Unconfirmed > 0 || d.Refused > 0 || d.Redelivered > 0 { // a delay fault redelivers without refusing
 		kf = append(kf, keyFigure{"unconfirmed / refused on purpose / redelivered (retry p50)", fmt.Sprintf("%d / %d / %d (%s)", d.Unconfirmed, d.Refused, d.Redelivered, d.RetryDelay.Show(d.RetryDelay.P50))})
 	}

@@ -84,6 +84,35 @@ func (o Outcomes) MarshalJSON() ([]byte, error) {
 	return nullKeys(b, OutcomeDeliveryCounts)
 }
 
+// MarshalJSON writes the idempotency figures, duplicate_deliveries null
+// when delivery was not measured.
+func (i Idempotency) MarshalJSON() ([]byte, error) {
+	type plain Idempotency
+	b, err := json.Marshal(plain(i))
+	if err != nil || i.Measured {
+		return b, err
+	}
+	return nullKeys(b, []string{"duplicate_deliveries"})
+}
+
+// UnmarshalJSON reads the idempotency figures: duplicate_deliveries null
+// (or absent) is not measured.
+func (i *Idempotency) UnmarshalJSON(b []byte) error {
+	type plain Idempotency
+	var v struct {
+		plain
+		Dup *int64 `json:"duplicate_deliveries"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*i = Idempotency(v.plain)
+	if v.Dup != nil {
+		i.DuplicateDeliveries, i.Measured = *v.Dup, true
+	}
+	return nil
+}
+
 // UnmarshalJSON reads the outcomes; counts that are null read as 0.
 func (o *Outcomes) UnmarshalJSON(b []byte) error {
 	type plain Outcomes

@@ -229,10 +229,14 @@ type Idempotency struct {
 	// first id: resends (probes, copies, retries) answered 2xx with an id.
 	// With none, mismatches has no data: nothing was compared.
 	Compared            int64 `json:"compared" expr:"compared"`
-	DuplicateDeliveries int64 `json:"duplicate_deliveries" expr:"duplicate_deliveries"` // messages that ended under a second id: delivered twice
+	DuplicateDeliveries int64 `json:"duplicate_deliveries" expr:"duplicate_deliveries"` // messages that ended under a second id: delivered twice; null when delivery was not measured
 	// IDCollisions counts accepted messages answered with an id (txId,
 	// notificationId) the service had already given another message.
 	IDCollisions int64 `json:"id_collisions" expr:"id_collisions"`
+	// Measured: delivery was measured, so DuplicateDeliveries has data
+	// (null in summary.json otherwise: the callbacks that came by chance
+	// during a run that waited for none are no count).
+	Measured bool `json:"-" expr:"-"`
 }
 
 // Delivery covers what happened to accepted messages after the send.
