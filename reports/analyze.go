@@ -603,22 +603,18 @@ func (a *analyzer) countRequest(at *rundir.Attempt, op string) {
 	// has no latency but "more than it was waited for": censored, ranked
 	// after every answer, as a message with no final status is in the
 	// delivery latency — never a fast value that pulls the percentiles down.
-	lat := a.reqLat.observe
-	latIntended := a.reqLatIntended.observe
-	if at.Code == 0 {
-		lat, latIntended = a.reqLat.censor, a.reqLatIntended.censor
-	}
-	lat(at.Latency)
+	noAnswer := at.Code == 0
+	a.reqLat.add(at.Latency, noAnswer)
 	a.drift.request(at)
 	if !at.Intended.IsZero() && !at.Sent.IsZero() {
 		late := at.Late()
-		latIntended(at.Latency + late.Seconds())
+		a.reqLatIntended.add(at.Latency+late.Seconds(), noAnswer)
 		a.lag.observe(max(late.Seconds(), 0))
 		if late > lateAfter {
 			r.Late++
 		}
 	} else {
-		latIntended(at.Latency)
+		a.reqLatIntended.add(at.Latency, noAnswer)
 	}
 	if at.Probe != "" {
 		s.Idempotency.Probes++

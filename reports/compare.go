@@ -148,6 +148,7 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 	} else {
 		req.why, del.why = "not tested: no raw latencies", "not tested: no raw latencies"
 	}
+	req.lacked, del.lacked = summary.NoAnswer, summary.NoFinalStatus
 	// count is a count that is never drawn at random: any rise is one.
 	count := func(name string, b, n int64, regressOnRise bool) {
 		add(ruleCountRow(name, b, n, regressOnRise))
@@ -201,9 +202,7 @@ func CompareRuns(baseRun, newRun Run, tol Tolerance) Comparison {
 	} else {
 		add(noDataRow("duplicate deliveries", base.Idempotency.DuplicateDeliveries, new.Idempotency.DuplicateDeliveries, bm, nm))
 	}
-	hcount("idempotency mismatches", base.Idempotency.Mismatches, new.Idempotency.Mismatches, func(s *Summary) bool {
-		return s.Idempotency.Compared > 0 || s.Idempotency.Mismatches > 0
-	})
+	hcount("idempotency mismatches", base.Idempotency.Mismatches, new.Idempotency.Mismatches, func(s *Summary) bool { return s.Idempotency.MismatchesMeasured() })
 	dcount("unmatched callbacks", base.Delivery.Unmatched, new.Delivery.Unmatched, callbacks, true, false)
 	dcount("malformed callbacks", base.Delivery.Malformed, new.Delivery.Malformed, nil, false, true)
 	hcount("excess accepted", base.RateLimit.ExcessAccepted, new.RateLimit.ExcessAccepted, func(s *Summary) bool { return s.RateLimit.Window > 0 })
@@ -412,6 +411,7 @@ type latencyEvidence struct {
 	base, new []float64
 	mw        mannWhitney
 	why       string // "not tested: …" when the latency cannot be tested
+	lacked    string // what a censored value lacked (summary.NoAnswer, NoFinalStatus)
 }
 
 // newLatencyEvidence runs the rank test on one latency's raw values of both
@@ -459,11 +459,7 @@ func latencyRow(name string, bp, np percentiles, q float64, ev latencyEvidence, 
 		return r
 	case bLow || nLow:
 		r.DecidedBy = decidedBound
-		what := summary.NoFinalStatus
-		if strings.HasPrefix(name, "request") {
-			what = summary.NoAnswer
-		}
-		return boundRow(r, bp, np, b, n, bLow, nLow, what)
+		return boundRow(r, bp, np, b, n, bLow, nLow, ev.lacked)
 	case ev.why != "":
 		return untestedRow(r, b, n, floor, tol, ev.why)
 	}

@@ -236,6 +236,15 @@ func (h *hist) censor(sec float64) {
 	h.sorted = false
 }
 
+// add records sec, censored (censor) or observed (observe).
+func (h *hist) add(sec float64, censored bool) {
+	if censored {
+		h.censor(sec)
+		return
+	}
+	h.observe(sec)
+}
+
 // total is how many values were recorded, observed and censored.
 func (h *hist) total() int { return h.n() + h.censored() }
 

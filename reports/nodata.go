@@ -75,7 +75,7 @@ func (s *Summary) noData(p []any) string {
 			return "no request was refused 429, so no Retry-After could be checked"
 		}
 	}
-	if len(p) == 2 && p[0] == "idempotency" && p[1] == "mismatches" && s.Idempotency.Compared == 0 && s.Idempotency.Mismatches == 0 {
+	if len(p) == 2 && p[0] == "idempotency" && p[1] == "mismatches" && !s.Idempotency.MismatchesMeasured() {
 		return "no resend was answered with an id to compare (idempotency.compared 0: " + Plural(s.Idempotency.Probes, "probe") + " sent; idempotency: { probes: N% } in the scenario resends under the same key)"
 	}
 	if len(p) == 2 && p[0] == "requests" && p[1] == "error_rate" && s.Requests.Total == 0 {

@@ -59,7 +59,7 @@ func (s view) keyFigures() []keyFigure {
 	}
 	id := s.Idempotency
 	mismatches, dups := strconv.FormatInt(id.Mismatches, 10), strconv.FormatInt(id.DuplicateDeliveries, 10)
-	if id.Compared == 0 && id.Mismatches == 0 {
+	if !id.MismatchesMeasured() {
 		mismatches = noData // nothing compared (reports/nodata.go)
 	}
 	if !id.Measured {

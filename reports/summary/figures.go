@@ -84,6 +84,10 @@ func (o Outcomes) MarshalJSON() ([]byte, error) {
 	return nullKeys(b, OutcomeDeliveryCounts)
 }
 
+// MismatchesMeasured says whether mismatches has data: some answer was set
+// beside its message's first id (Compared), or the attacker flagged one.
+func (i Idempotency) MismatchesMeasured() bool { return i.Compared > 0 || i.Mismatches > 0 }
+
 // MarshalJSON writes the idempotency figures, duplicate_deliveries null
 // when delivery was not measured.
 func (i Idempotency) MarshalJSON() ([]byte, error) {

@@ -99,6 +99,15 @@ func (p Percentiles) CensoredNoteOf(what string) string {
 	return fmt.Sprintf(" (%d of %d %s)", p.Censored, p.Count, what)
 }
 
+// Lacked is what a censored value of the latency at path lacked: an answer
+// for a request latency (requests.…), else a final status.
+func Lacked(path string) string {
+	if strings.HasPrefix(path, "requests.") {
+		return NoAnswer
+	}
+	return NoFinalStatus
+}
+
 // What a censored value lacked, for CensoredNoteOf.
 const (
 	NoFinalStatus = "without a final status"
@@ -122,7 +131,7 @@ func (p Percentiles) LowerBoundWhy(name, label string) string {
 	if !lower {
 		return ""
 	}
-	if strings.HasPrefix(label, "requests.") { // a request latency: its censored requests got no answer
+	if Lacked(label) == NoAnswer {
 		return fmt.Sprintf("%s is at least %s (%d of %d requests %s)", label, Dur(v), p.Censored, p.Count, NoAnswer)
 	}
 	return fmt.Sprintf("%s is at least %s (%d of %d %s by the end of the wait)", label, Dur(v), p.Censored, p.Count, NoFinalStatus)
