@@ -44,7 +44,7 @@ func driftRun(minutes int, reqAt, delAt func(sec float64) float64, errEvery int)
 // its slope (fraction per second).
 func TestDriftFlat(t *testing.T) {
 	for _, th := range []string{"requests.latency.p95_slope < 1ms/10m", "delivery.latency.p95_slope < 10ms/10m", "requests.error_rate_slope < 1%/10m", "drift.requests_latency_p95_slope < 1ms/10m"} {
-		if err := summary.CheckThresholdFor(th, "sink"); err != nil {
+		if err := summary.CheckThresholdFor(th, summary.Scope{Via: "sink"}); err != nil {
 			t.Errorf("%s: refused: %v", th, err)
 		}
 	}

@@ -39,7 +39,7 @@ type LiveThreshold struct {
 // is via via (summary.CheckLive: a threshold the report accepts, reading only
 // figures known live), and says whether it is final once failed.
 func CompileLive(src, via string) (*LiveThreshold, error) {
-	c, err := summary.CheckLive(src, via)
+	c, err := summary.CheckLive(src, summary.Scope{Via: via})
 	if err != nil {
 		return nil, err
 	}

@@ -96,12 +96,12 @@ func TestCheckThresholdExplains(t *testing.T) {
 		{"excess_acepted == 0", "unknown name excess_acepted, did you mean rate_limit.excess_accepted? (it has: "},
 		{"zzzzzzzz == 0", "unknown name zzzzzzzz (it has: delivery,"},
 	} {
-		err := summary.CheckThresholdFor(tc.src, "")
+		err := summary.CheckThresholdFor(tc.src, summary.Scope{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "reports.") {
 			t.Errorf("%s: %v; want it to say %q in summary.json's names", tc.src, err, tc.want)
 		}
 	}
-	if err := summary.CheckThresholdFor("delivery.latency.p95 < 30s && rate_limit.excess_accepted == 0", ""); err != nil {
+	if err := summary.CheckThresholdFor("delivery.latency.p95 < 30s && rate_limit.excess_accepted == 0", summary.Scope{}); err != nil {
 		t.Errorf("a good threshold: %v", err)
 	}
 }

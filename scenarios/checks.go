@@ -505,6 +505,7 @@ func (c *checker) delivery(s *Scenario, p string, notify bool) {
 // thresholds checks each expression where it is written, so a mistyped
 // threshold stops the run before it starts.
 func (c *checker) thresholds(s *Scenario, p string) {
+	sc := s.thresholdScope()
 	for i, t := range s.Thresholds {
 		at := fmt.Sprintf("%s[%d]", joinPath(p, "thresholds"), i)
 		expr := at
@@ -517,14 +518,26 @@ func (c *checker) thresholds(s *Scenario, p string) {
 		case !t.AbortOnFail && !t.DelayAbortEval.IsZero():
 			c.errorf(at+".delayAbortEval", "delayAbortEval delays the live judgement of abortOnFail: set abortOnFail: true, or drop it")
 		case t.AbortOnFail:
-			if err := summary.CheckLiveThreshold(t.Expr, s.Delivery.Via); err != nil {
+			if err := summary.CheckLiveThreshold(t.Expr, sc); err != nil {
 				c.errorf(expr, "threshold %q: %s", t.Expr, oneLine(err.Error()))
 			}
 		default:
-			if err := summary.CheckThresholdFor(t.Expr, s.Delivery.Via); err != nil {
+			if err := summary.CheckThresholdFor(t.Expr, sc); err != nil {
 				c.errorf(expr, "threshold %q: %s", t.Expr, oneLine(err.Error()))
 			}
 		}
+	}
+}
+
+// thresholdScope is what every run of s can measure (its defaults set): a
+// threshold on a figure none of them can is refused before the run.
+func (s *Scenario) thresholdScope() summary.Scope {
+	id := s.Idempotency
+	probes := !id.Probes.IsZero() || id.Concurrent > 0 || id.InFlight > 0 || id.ChangedBody
+	return summary.Scope{
+		Via:      s.Delivery.Via,
+		NoLimit:  s.Limit.Rate.IsZero(),
+		NoResend: !probes && s.Retry.Max == 0 && s.Load.Profile != "replay",
 	}
 }
 

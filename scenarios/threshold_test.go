@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -75,5 +76,55 @@ thresholds:
 		if !strings.Contains(got, w) {
 			t.Errorf("missing %q in:\n%s", w, got)
 		}
+	}
+}
+
+// A threshold on a figure that no run of the scenario can measure fails "no
+// data" at the end of every run: validation refuses it where it is written,
+// before an hour's soak is spent on it. The same threshold is accepted as
+// soon as the scenario measures it.
+func TestThresholdNeverMeasured(t *testing.T) {
+	base := `name: nm
+api: %s
+target: embedded
+clients: 1
+load: { profile: constant, rate: 2/s, requests: 4 }
+message: { recipient: "+79990000000", text: "x"%s }
+%s
+thresholds:
+  - "requests.error_rate < 1%%"
+  - %s
+`
+	cases := []struct {
+		name, api, extra, more, expr string
+		want                         string // "" accepted
+	}{
+		{"mismatches no resend", "notify", "", "retry: { max: 0 }", "idempotency.mismatches == 0",
+			`nm.yaml:10:5: thresholds[1]: threshold "idempotency.mismatches == 0": idempotency.mismatches: nothing in the scenario resends a message under its key`},
+		{"mismatches live", "notify", "", "retry: { on: [500] }", "{ expr: idempotency.mismatches == 0, abortOnFail: true }",
+			`nm.yaml:10:13: thresholds[1].expr: threshold "idempotency.mismatches == 0": idempotency.mismatches: nothing in the scenario resends`},
+		{"mismatches probes", "notify", "", "retry: { max: 0 }\nidempotency: { probes: 10% }", "idempotency.mismatches == 0", ""},
+		{"mismatches in flight", "notify", "", "retry: { max: 0 }\nidempotency: { inFlight: 1 }", "idempotency.mismatches == 0", ""},
+		{"mismatches default retry", "notify", "", "", "idempotency.mismatches == 0", ""},
+		{"excess no limit", "messaging", `, scenario: [ { channel: sms, sender: s } ]`, "", "rate_limit.excess_accepted == 0",
+			`nm.yaml:10:5: thresholds[1]: threshold "rate_limit.excess_accepted == 0": rate_limit.excess_accepted: the scenario names no rate limit`},
+		{"max per window no limit", "messaging", `, scenario: [ { channel: sms, sender: s } ]`, "", "rate_limit.max_accepted_per_window <= 5",
+			"names no rate limit"},
+		{"excess limit", "messaging", `, scenario: [ { channel: sms, sender: s } ]`, "limit: { rate: 100/1m }", "rate_limit.excess_accepted == 0", ""},
+		{"notify default limit", "notify", "", "", "rate_limit.excess_accepted == 0", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := fmt.Sprintf(base, tc.api, tc.extra, tc.more, tc.expr)
+			_, err := Parse("nm.yaml", "", []byte(src), env(nil))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused:\n%v\n%s", err, src)
+			case tc.want != "" && err == nil:
+				t.Fatalf("accepted, want %q:\n%s", tc.want, src)
+			case tc.want != "" && !strings.Contains(err.Error(), tc.want):
+				t.Fatalf("got:\n%v\nwant %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -48,11 +48,11 @@ func Grows(p []any) bool {
 	return len(p) == 3 && growingCount[thresholds.PathString(p[:2])+"[]"]
 }
 
-// CheckLive compiles an abortOnFail threshold for a scenario whose delivery
-// is via via: it must be a threshold the report accepts (CheckThresholdFor)
-// and read only figures known live.
-func CheckLive(src, via string) (*Compiled, error) {
-	if err := CheckThresholdFor(src, via); err != nil {
+// CheckLive compiles an abortOnFail threshold for a scenario of scope sc:
+// it must be a threshold the report accepts (CheckThresholdFor) and read
+// only figures known live.
+func CheckLive(src string, sc Scope) (*Compiled, error) {
+	if err := CheckThresholdFor(src, sc); err != nil {
 		return nil, err
 	}
 	c, err := checkThreshold(src)
@@ -68,7 +68,7 @@ func CheckLive(src, via string) (*Compiled, error) {
 }
 
 // CheckLiveThreshold is CheckLive's error alone, for scenario validation.
-func CheckLiveThreshold(src, via string) error {
-	_, err := CheckLive(src, via)
+func CheckLiveThreshold(src string, sc Scope) error {
+	_, err := CheckLive(src, sc)
 	return err
 }

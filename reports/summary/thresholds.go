@@ -47,11 +47,12 @@ func (c *Compiled) Left(s *Summary) (float64, bool) { return c.expr.Left(*s) }
 // unknown field, a syntax error, a result that is not true or false, a latency
 // read through a computed path), or nil: the rule the report's evaluation
 // applies, which scenario validation calls so that such a threshold stops the
-// run before it starts, not after its load. For a scenario whose delivery is
-// via via (sink, poll, none; "" = sink) it also refuses a threshold on a
-// figure the report calls not measured (a delivery figure of delivery: none),
-// which could never be judged.
-func CheckThresholdFor(src, via string) error {
+// run before it starts, not after its load. For a scenario of scope sc it
+// also refuses a threshold on a figure no run of it can measure (sc.why: a
+// delivery figure of delivery: none, the excess over a limit the scenario
+// does not name, the answers to resends it never makes), which would fail
+// "no data" at the end of every run — an hour's soak lost to a typo.
+func CheckThresholdFor(src string, sc Scope) error {
 	c, err := checkThreshold(src)
 	if err != nil {
 		return err
@@ -59,14 +60,49 @@ func CheckThresholdFor(src, via string) error {
 	var at []any // the longest path read that is not measured: the figure, not its object
 	var why string
 	for _, p := range c.Paths {
-		if w := Unmeasured(p, via); w != "" && len(p) > len(at) {
+		if w := sc.why(p); w != "" && len(p) > len(at) {
 			at, why = p, w
 		}
 	}
 	if at == nil {
 		return nil
 	}
-	return fmt.Errorf("%s: %s, so no run of this scenario can judge it; measure delivery (delivery.via: sink or poll) or drop the threshold", thresholds.PathString(at), why)
+	return fmt.Errorf("%s: %s", thresholds.PathString(at), why)
+}
+
+// Scope is what runs of a scenario can measure at all, for CheckThresholdFor.
+// Its zero value but Via measures everything the delivery does.
+type Scope struct {
+	Via string // delivery.via: sink, poll, none ("" = sink)
+	// NoLimit: the scenario names no rate limit (limit.rate), so a run
+	// counts no accepted request against a window (rate_limit.excess_accepted
+	// and .max_accepted_per_window have no data).
+	NoLimit bool
+	// NoResend: nothing in the scenario sends a message twice under its key
+	// (no idempotency probes, retry.max 0, no recording replayed), so no
+	// answer is ever compared with its message's first (idempotency.mismatches
+	// has no data).
+	NoResend bool
+}
+
+// why says why no run of scope sc can judge the figure at p, and what to do,
+// or "".
+func (sc Scope) why(p []any) string {
+	if w := Unmeasured(p, sc.Via); w != "" {
+		return w + ", so no run of this scenario can judge it; measure delivery (delivery.via: sink or poll) or drop the threshold"
+	}
+	if len(p) != 2 {
+		return ""
+	}
+	head, _ := p[0].(string)
+	name, _ := p[1].(string)
+	switch {
+	case sc.NoLimit && head == "rate_limit" && (name == "excess_accepted" || name == "max_accepted_per_window"):
+		return "the scenario names no rate limit to count the accepted requests against, so no run of it can judge it; add limit: { rate: N/1m } or drop the threshold"
+	case sc.NoResend && head == "idempotency" && name == "mismatches":
+		return "nothing in the scenario resends a message under its key (no idempotency probes, retry.max 0), so no answer is ever compared and no run of it can judge it; add idempotency: { probes: 10% } or a retry, or drop the threshold"
+	}
+	return ""
 }
 
 // checkThreshold compiles one threshold expression against the summary's
