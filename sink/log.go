@@ -69,9 +69,11 @@ type logReq struct {
 	done chan error
 }
 
-// logFile is what the event log needs of its file. *os.File (opened O_APPEND)
-// is the one in use; tests put a file that fails on purpose in its place.
-type logFile interface {
+// LogFile is what the event log needs of its file. *os.File (opened O_APPEND)
+// is the one in use; tests put a file that fails on purpose in its place
+// (Options.WrapLog). Its methods are called one at a time: by the log's
+// writer goroutine, then by its close.
+type LogFile interface {
 	Write(p []byte) (int, error)
 	Sync() error
 	Truncate(size int64) error
@@ -88,7 +90,7 @@ type logFile interface {
 // is written. Until that cut succeeds, every commit fails (the calls are
 // answered 500 and retried by the service) rather than append to a torn line.
 type eventLog struct {
-	f     logFile
+	f     LogFile
 	mode  FsyncMode
 	queue chan *logReq
 
@@ -119,7 +121,7 @@ type eventLog struct {
 // openLog opens (or creates) path for appending. A last line cut by a crash is
 // ended with a newline first, so the next event starts a line of its own.
 // wrap, when set (tests), replaces the file the log writes through.
-func openLog(path string, mode FsyncMode, writeDur, batchSize prometheus.Observer, wrap func(*os.File) logFile) (*eventLog, error) {
+func openLog(path string, mode FsyncMode, writeDur, batchSize prometheus.Observer, wrap func(*os.File) LogFile) (*eventLog, error) {
 	_, statErr := os.Stat(path)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, rundir.FileMode)
 	if err != nil {
@@ -142,7 +144,7 @@ func openLog(path string, mode FsyncMode, writeDur, batchSize prometheus.Observe
 		f.Close()
 		return nil, fmt.Errorf("event log %s: %w", path, err)
 	}
-	var lf logFile = f
+	var lf LogFile = f
 	if wrap != nil {
 		lf = wrap(f)
 	}

@@ -108,7 +108,7 @@ func TestLogCutsBackAfterFailures(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), rundir.EventsFile)
 			ff := &faultyFile{}
-			l, err := openLog(path, mode, nopObserver, nopObserver, func(f *os.File) logFile { ff.File = f; return ff })
+			l, err := openLog(path, mode, nopObserver, nopObserver, func(f *os.File) LogFile { ff.File = f; return ff })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -198,7 +198,7 @@ func TestLogFaultsUnderLoad(t *testing.T) {
 				}
 				return pass
 			})
-			h := newHarness(t, Options{Fsync: mode, wrapLog: func(f *os.File) logFile { ff.File = f; return ff }})
+			h := newHarness(t, Options{Fsync: mode, WrapLog: func(f *os.File) LogFile { ff.File = f; return ff }})
 			const writers, each, tries = 8, 40, 50
 			var mu sync.Mutex
 			acked := map[string]int{}
@@ -403,7 +403,7 @@ func fill(t *testing.T, path string) {
 // stays at a line boundary after the cut.
 func TestReadAPISeesOnlyAcknowledged(t *testing.T) {
 	ff := &faultyFile{}
-	h := newHarness(t, Options{wrapLog: func(f *os.File) logFile { ff.File = f; return ff }})
+	h := newHarness(t, Options{WrapLog: func(f *os.File) LogFile { ff.File = f; return ff }})
 	page := func(after int64) EventsPage {
 		t.Helper()
 		resp, err := http.Get(fmt.Sprintf("%s/v1/events?after=%d", h.srv.URL, after))
@@ -458,7 +458,7 @@ func TestReadAPISeesOnlyAcknowledged(t *testing.T) {
 // sink out of service) and calls 500; once a cut succeeds, both are back.
 func TestHealthzWhileLogBroken(t *testing.T) {
 	ff := &faultyFile{}
-	h := newHarness(t, Options{wrapLog: func(f *os.File) logFile { ff.File = f; return ff }})
+	h := newHarness(t, Options{WrapLog: func(f *os.File) LogFile { ff.File = f; return ff }})
 	ff.set(func(op string) fault {
 		switch op {
 		case "write":

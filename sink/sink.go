@@ -58,9 +58,11 @@ type Options struct {
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
 
-	// wrapLog, when set (tests), puts a file that fails on purpose between the
-	// log and its *os.File.
-	wrapLog func(*os.File) logFile
+	// WrapLog, when set (tests only; nil in production), puts a file that
+	// fails on purpose between the log and its *os.File: the sink's own tests
+	// and, through harness.Options.SinkWrapLog, a whole run's embedded sink
+	// on a failing disk. The log calls it once, with the opened file.
+	WrapLog func(*os.File) LogFile
 }
 
 // Fault is a deliberate misbehaviour of the sink (DESIGN: make the service retry
@@ -175,7 +177,7 @@ func New(opts Options, reg prometheus.Registerer) (*Sink, error) {
 			return nil, fmt.Errorf("create event log directory: %w", err)
 		}
 	}
-	lg, err := openLog(opts.LogPath, opts.Fsync, met.writeDur, met.batchSize, opts.wrapLog)
+	lg, err := openLog(opts.LogPath, opts.Fsync, met.writeDur, met.batchSize, opts.WrapLog)
 	if err != nil {
 		return nil, err
 	}

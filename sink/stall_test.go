@@ -67,7 +67,7 @@ func returns(t *testing.T, what string, fn func()) {
 func TestSinkOnStalledStorage(t *testing.T) {
 	shortBounds(t)
 	sf := &stallFile{release: make(chan struct{})}
-	h := newHarness(t, Options{wrapLog: func(f *os.File) logFile { sf.File = f; return sf }})
+	h := newHarness(t, Options{WrapLog: func(f *os.File) LogFile { sf.File = f; return sf }})
 	t.Cleanup(func() { close(sf.release) })
 	code := 0
 	returns(t, "a POST", func() { code = h.post("/callback", status(txID(1), "DELIVERED", "sms", nil), nil) })
@@ -91,7 +91,7 @@ func TestHealthzOnFullDisk(t *testing.T) {
 	unhealthyFor = time.Minute // the failure is recent for the whole test
 	sf := &stallFile{}
 	sf.full.Store(true)
-	h := newHarness(t, Options{wrapLog: func(f *os.File) logFile { sf.File = f; return sf }})
+	h := newHarness(t, Options{WrapLog: func(f *os.File) LogFile { sf.File = f; return sf }})
 	if code := h.post("/callback", status(txID(1), "DELIVERED", "sms", nil), nil); code != http.StatusInternalServerError {
 		t.Fatalf("POST on a full disk: %d, want 500", code)
 	}
