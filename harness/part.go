@@ -299,7 +299,7 @@ func (r *partRun) startSink(cs *closeStack) (sinkURL string, err error) {
 	s := r.s
 	switch s.Sink {
 	case "", "embedded":
-		ko := sink.Options{LogPath: filepath.Join(r.dir, rundir.EventsFile), RunID: r.id, Part: r.part}
+		ko := sink.Options{LogPath: filepath.Join(r.dir, rundir.EventsFile), RunID: r.id, Part: r.part, WrapLog: r.o.SinkWrapLog}
 		if r.o.SinkFault != nil {
 			ko.Fault = *r.o.SinkFault
 		}

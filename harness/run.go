@@ -50,6 +50,11 @@ type Options struct {
 	// grace wait then runs whole: the sender's silence after its last try is
 	// what says it gave up.
 	SinkFault *sink.Fault
+	// SinkWrapLog (tests only; nil in production) is the embedded sink's
+	// sink.Options.WrapLog: a file that fails on purpose under its event
+	// log, to run a whole scenario on a full or failing disk. Each part's
+	// sink calls it once.
+	SinkWrapLog func(*os.File) sink.LogFile
 	// PollToo (messaging, delivery via the sink): every accepted message is
 	// also polled by check-status every delivery.pollInterval, as with
 	// delivery via poll, while its callbacks come to the sink (msgload
