@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -28,6 +29,41 @@ func decodeAttempt(in *interner, b []byte, a *rundir.Attempt) error {
 	}
 	*a = rundir.Attempt{}
 	return json.Unmarshal(b, a)
+}
+
+// seqKey is Seq's key in attempts.jsonl.
+var seqKey = []byte("seq")
+
+// decodeSeq reads the sequence of one line of attempts.jsonl into a.Seq,
+// for the census (stream.go), and fails only where the line cannot decode:
+// a line decodeAttempt reads gives its Seq, and one it cannot read may too
+// (a value out of its type, a time that does not parse: never converted
+// here). So the census counts
+// every record the analysis reads and at most a few more; a message with a
+// record counted but unread is settled at the end (landAll), never twice.
+// The census is a third of a bounded analysis's passes, and converting the
+// values it does not need (times, floats, strings) most of a line's cost.
+// A key that is not "seq" but reads as it (json.Unmarshal matches keys
+// without regard to case: "SEQ", "ſeq"), or a line not in flatjson's subset,
+// is decoded in full.
+func decodeSeq(in *interner, b []byte, a *rundir.Attempt) error {
+	var seq int64
+	fast := flatjson.Fields(b, func(key, v []byte) bool {
+		if len(key) < 3 || len(key) > 3*utf8.UTFMax || !bytes.EqualFold(key, seqKey) {
+			return true // not Seq's field, whatever its value
+		}
+		var ok bool
+		if string(key) == "seq" {
+			seq, ok = fastInt(v)
+		}
+		return ok
+	})
+	if fast {
+		*a = rundir.Attempt{Seq: seq}
+		return nil
+	}
+	*a = rundir.Attempt{}
+	return decodeAttempt(in, b, a)
 }
 
 // fastAttempt reads b into a when b is in the subset decodeAttempt describes

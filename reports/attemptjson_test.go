@@ -38,6 +38,12 @@ func agree(t testing.TB, line []byte) bool {
 	if werr == nil && !reflect.DeepEqual(got, want) {
 		t.Fatalf("%q:\n got %+v\nwant %+v", line, got, want)
 	}
+	// The census's reading (decodeSeq) never misses a line that decodes nor
+	// reads another sequence from it; it may take one that does not.
+	var seq rundir.Attempt
+	if serr := decodeSeq(&interner{}, line, &seq); werr == nil && (serr != nil || seq.Seq != want.Seq) {
+		t.Fatalf("%q: decodeSeq gave seq %d (%v), json.Unmarshal %d", line, seq.Seq, serr, want.Seq)
+	}
 	return fast
 }
 
@@ -83,6 +89,8 @@ func TestDecodeAttemptAgreesWithJSON(t *testing.T) {
 		`{"api":null}`, `{"api":"a\"b"}`, `{"api":"\u00e9"}`, "{\"api\":\"\xff\"}", "{\"api\":\"a\tb\"}", `{"mismatch":true}`,
 		`{"mismatch":1}`, `{"capped":false}`, `{"unknown":{"a":[1,2]}}`, `{"api":"x"`, `{"api":}`, `{"":1}`, `{"seq":-}`,
 		`{"attempt":2,"code":429,"retry_after":"7"}`, `{"bytes_in":-5}`, `{"latency_s":0.000312,"bytes_out":265}`,
+		`{"Seq":4}`, `{"sEq":5,"seq":6}`, `{"seq":6,"sEq":5}`, "{\"\u017feq\":7}", `{"s\u0065q":8}`, `{"seq":null}`, `{"seq":"9"}`,
+		`{"seq":10,"code":"x"}`, `{"seq":11,"sent":"yesterday"}`, `{"seqs":12}`, `{"se":13}`,
 	}
 	for _, l := range extra {
 		agree(t, []byte(l))

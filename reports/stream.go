@@ -578,7 +578,7 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 	}
 	var strs interner
 	err := readJSONLFunc(fsys, rundir.AttemptsFile, func(b []byte, at *rundir.Attempt) error {
-		return decodeAttempt(&strs, b, at)
+		return decodeSeq(&strs, b, at)
 	}, func(at rundir.Attempt) error {
 		if at.Seq > 0 {
 			c.add(at.Seq)

@@ -633,3 +633,67 @@ func passState(t *testing.T, dir string) *streamRun {
 	}
 	return st
 }
+
+// TestCensusCountsALineTheAnalysisCannotRead: the census reads only each
+// line's sequence (decodeSeq), so it counts a line that names one but does
+// not decode (a time that does not parse, a value of the wrong type, a torn
+// last line) as a record. The message it names then waits for a record that
+// never comes and is settled at the end (landAll), never twice: the bounded
+// analysis still gives the one pass's summary.json byte for byte.
+func TestCensusCountsALineTheAnalysisCannotRead(t *testing.T) {
+	for _, sh := range []streamShape{streamShapes[0], streamShapes[1], streamShapes[6]} {
+		t.Run(sh.name, func(t *testing.T) {
+			dir := sh.gen(2_000).write(t)
+			p := filepath.Join(dir, rundir.AttemptsFile)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := bytes.SplitAfter(b, []byte("\n"))
+			bad := [][]byte{
+				[]byte(`{"seq":7,"op":"send","attempt":2,"sent":"yesterday","code":200}` + "\n"),
+				[]byte(`{"seq":8,"code":"two hundred"}` + "\n"),
+				[]byte(`{"seq":1999,"op":"send","attempt":1,"sent":"2026-11-23T15:36:16Z","code":2` + "\n"), // torn
+				[]byte(`{"seq":5000,"latency_s":"slow"}` + "\n"),                                              // a message never sent
+			}
+			var out []byte
+			for i, l := range lines {
+				out = append(out, l...)
+				if i%500 == 250 && len(bad) > 0 {
+					out, bad = append(out, bad[0]...), bad[1:]
+				}
+			}
+			for _, l := range bad {
+				out = append(out, l...)
+			}
+			if err := os.WriteFile(p, out, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			census, err := countSeqs(os.DirFS(dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if census.get(5000) != 1 || census.get(8) < 2 {
+				t.Fatalf("the census did not count the unreadable lines: seq 5000 %d, seq 8 %d", census.get(5000), census.get(8))
+			}
+			once, err := analyzeOnce(os.DirFS(dir), dir, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := marshalled(t, once.s)
+			if !twoPasses(os.DirFS(dir)) {
+				t.Fatal("not analysed in passes")
+			}
+			got, err := AnalyzeFS(os.DirFS(dir), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := marshalled(t, got); !bytes.Equal(g, want) {
+				t.Errorf("summary.json differs from the one-pass analysis's: %s", firstDiff(g, want))
+			}
+			if got.Requests.BadLines != 4 {
+				t.Errorf("bad lines %d, want the 4 written", got.Requests.BadLines)
+			}
+		})
+	}
+}
