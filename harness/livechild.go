@@ -87,7 +87,9 @@ type liveReply struct {
 	Partial []byte              `json:"partial,omitempty"` // the checkpoint's summary.json, as written
 	Error   string              `json:"error,omitempty"`   // the analysis failed (the run tries again later)
 	// What the child read and ran under, for a test to see: "sends" when it
-	// read the sends alone (reports.AnalyzeSends), "all" otherwise; its
+	// read the sends alone (reports.AnalyzeSends), "counts" when it read
+	// them in the counting passes alone (reports.AnalyzeSendsCounting), "all"
+	// otherwise; its
 	// niceness, and the soft memory limit during the analysis (MaxInt64:
 	// none).
 	Read        string `json:"read"`
@@ -115,19 +117,27 @@ func serveLiveChild(in io.Reader, out io.Writer) int {
 // liveAnalyze is one live analysis as the child runs it. A judgement
 // alone, of thresholds that all read figures of the sends, reads the sends
 // alone (reports.AnalyzeSends: the same figures, from a third of a run with
-// callbacks's bytes); a checkpoint reads everything.
+// callbacks's bytes), and when none reads a percentile or the id collisions
+// (reports.LiveThreshold.Counted: a count, a share, a max, a mean), only
+// as far as the pass that counts them (reports.AnalyzeSendsCounting: two
+// readings of attempts.jsonl instead of three, the first of them only each
+// line's sequence); a checkpoint reads everything.
 func liveAnalyze(req liveRequest) (reply liveReply) {
 	defer memlimit.ForReport()()
 	reply.MemoryLimit = debug.SetMemoryLimit(-1)
 	ths := make([]*reports.LiveThreshold, len(req.Thresholds))
 	errs := make([]error, len(req.Thresholds))
-	sends := !req.Checkpoint
+	sends, counted := !req.Checkpoint, !req.Checkpoint
 	for i, src := range req.Thresholds {
 		ths[i], errs[i] = reports.CompileLive(src, req.Via)
 		sends = sends && errs[i] == nil && ths[i].Sends()
+		counted = counted && errs[i] == nil && ths[i].Counted()
 	}
 	analyze, read := reports.Analyze, "all"
-	if sends {
+	switch {
+	case sends && counted:
+		analyze, read = reports.AnalyzeSendsCounting, "counts"
+	case sends:
 		analyze, read = reports.AnalyzeSends, "sends"
 	}
 	reply.Read = read

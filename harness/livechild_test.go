@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -64,9 +65,12 @@ func TestLiveAnalysisIsReportsAnalysis(t *testing.T) {
 			if reply.Read != "all" {
 				t.Errorf("a checkpoint read %q, want all", reply.Read)
 			}
-			// A judgement alone of thresholds on the sends reads the sends
-			// alone (reports.AnalyzeSends, whose figures are Analyze's:
-			// reports.TestSendsAloneSameFigures), and judges the same.
+			// A judgement alone of thresholds on counts of the sends reads
+			// the sends alone, in the counting passes alone
+			// (reports.AnalyzeSendsCounting, whose counted figures are
+			// Analyze's: reports.TestCountingPassFigures), and judges the
+			// same; with a percentile among them, the sends alone in full
+			// (reports.AnalyzeSends: reports.TestSendsAloneSameFigures).
 			alone, err := runLiveChild(context.Background(), exe, liveRequest{Dir: dir, Via: s.Delivery.Via, Thresholds: ths})
 			if err != nil {
 				t.Fatal(err)
@@ -74,8 +78,16 @@ func TestLiveAnalysisIsReportsAnalysis(t *testing.T) {
 			if runtime.GOOS == "linux" && niceness() <= judgeNice && alone.Nice != judgeNice {
 				t.Errorf("a judgement alone ran at niceness %d, want %d (above a checkpoint's, under the attack's)", alone.Nice, judgeNice)
 			}
-			if alone.Read != "sends" || alone.Partial != nil || len(alone.States) != 2 || alone.States[0] != reply.States[0] || alone.States[1] != reply.States[1] {
-				t.Errorf("a judgement alone read %q, judged %+v (partial %d bytes); want the sends alone, judged %+v, no partial", alone.Read, alone.States, len(alone.Partial), reply.States)
+			if alone.Read != "counts" || alone.Partial != nil || len(alone.States) != 2 || alone.States[0] != reply.States[0] || alone.States[1] != reply.States[1] {
+				t.Errorf("a judgement alone read %q, judged %+v (partial %d bytes); want the sends' counts alone, judged %+v, no partial", alone.Read, alone.States, len(alone.Partial), reply.States)
+			}
+			pct := append(slices.Clone(ths), "requests.latency.max >= 0 || requests.latency.p95 >= 0")
+			withPct, err := runLiveChild(context.Background(), exe, liveRequest{Dir: dir, Via: s.Delivery.Via, Thresholds: pct})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if withPct.Read != "sends" || len(withPct.States) != 3 || withPct.States[0] != reply.States[0] {
+				t.Errorf("a judgement of a percentile read %q, judged %+v; want the sends alone in full", withPct.Read, withPct.States)
 			}
 			if s.Delivery.Via == "sink" {
 				// One on a figure of the sink's reads everything.

@@ -203,7 +203,7 @@ func analyze(fsys fs.FS, name string) (*analyzer, error) { return analyzeKeep(fs
 // lost, when not nil, gets every lost message (a build's lost.jsonl).
 func analyzeKeep(fsys fs.FS, name string, rawRequests bool, lost *lostList) (*analyzer, error) {
 	if !rawRequests && twoPasses(fsys) && !readOnce(fsys, lost) {
-		return analyzeBounded(fsys, name, lost)
+		return analyzeBounded(fsys, name, lost, false)
 	}
 	return analyzeListing(fsys, name, rawRequests, nil, lost)
 }

@@ -71,6 +71,18 @@ func (l *LiveThreshold) Sends() bool {
 	return true
 }
 
+// Counted says whether the threshold reads only figures the counting pass
+// gives exactly (Counted), so that AnalyzeSendsCounting judges it as
+// AnalyzeSends does.
+func (l *LiveThreshold) Counted() bool {
+	for _, p := range l.c.Paths {
+		if !Counted(p) {
+			return false
+		}
+	}
+	return true
+}
+
 // Expr is the threshold as written.
 func (l *LiveThreshold) Expr() string { return l.c.String() }
 

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"os"
+	"strings"
 
 	"github.com/msgload/msgload/rundir"
 )
@@ -26,6 +27,47 @@ var sendsHidden = map[string]bool{rundir.EventsFile: true, rundir.TruthStreamFil
 // that fromSends says comes from them is the one Analyze gives.
 func AnalyzeSends(dir string) (*Summary, error) {
 	return AnalyzeFS(maskFS{os.DirFS(dir), sendsHidden}, dir)
+}
+
+// AnalyzeSendsCounting is AnalyzeSends stopped after the pass of a bounded
+// analysis that counts (stream.go: the census, then the analysis whose hists
+// only count; the third pass, which keeps the values of the buckets holding
+// each wanted rank and checks the ids answered twice, is not read). Its
+// summary has every figure of the sends that pass gives exactly (Counted:
+// every count, share, max and mean; TestCountingPassFigures) and no
+// percentile or id collision: it is for a live judgement of thresholds that
+// read only those (LiveThreshold.Counted), at two passes' cost instead of
+// three — the judgement comes sooner in a long soak. A run small enough to
+// be read once, or not analysed in passes, gets the whole analysis.
+func AnalyzeSendsCounting(dir string) (*Summary, error) {
+	fsys := maskFS{os.DirFS(dir), sendsHidden}
+	if !twoPasses(fsys) || readOnce(fsys, nil) {
+		return AnalyzeFS(fsys, dir)
+	}
+	a, err := analyzeBounded(fsys, dir, nil, true)
+	if err != nil {
+		return nil, err
+	}
+	return a.s, nil
+}
+
+// Counted says whether the figure at path p is exact after the counting
+// pass (AnalyzeSendsCounting): not a percentile of a latency or its bound
+// (the values are the third pass's), not a drift slope (its windows'
+// percentiles), not idempotency.id_collisions (the ids answered twice are
+// checked in the third pass).
+func Counted(p []any) bool {
+	if len(p) == 0 {
+		return false
+	}
+	last, _ := p[len(p)-1].(string)
+	switch {
+	case last == "p50" || last == "p90" || last == "p95" || last == "p99",
+		strings.HasSuffix(last, "_at_least"), strings.HasSuffix(last, "_slope"),
+		len(p) == 2 && p[0] == "idempotency" && last == "id_collisions":
+		return false
+	}
+	return true
 }
 
 // fromEvents says whether the figure at path p comes from the sink's

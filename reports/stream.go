@@ -99,8 +99,10 @@ var errOnePass = errors.New("a callback to read in one pass")
 
 // analyzeBounded analyses a run in the passes above, each over
 // attempts.jsonl and events.jsonl as long as they were when the first began
-// (prefixFS). Only the last pass lists the lost messages (lost).
-func analyzeBounded(fsys fs.FS, name string, lost *lostList) (*analyzer, error) {
+// (prefixFS). Only the last pass lists the lost messages (lost). counting
+// stops after the pass that counts (AnalyzeSendsCounting): its summary has
+// every figure but the percentiles and the id collisions.
+func analyzeBounded(fsys fs.FS, name string, lost *lostList, counting bool) (*analyzer, error) {
 	cut := prefixFS{FS: fsys, size: map[string]int64{}}
 	for _, f := range []string{rundir.AttemptsFile, rundir.EventsFile} {
 		if st, err := fs.Stat(fsys, f); err == nil {
@@ -116,14 +118,20 @@ func analyzeBounded(fsys fs.FS, name string, lost *lostList) (*analyzer, error) 
 		return analyzeListing(fsys, name, false, nil, lost)
 	}
 	first := &streamRun{census: census, ids: &hashSpill{}, sent: sentSpill(fsys, census)}
+	if counting {
+		first.ids = nil // no id is checked: the collisions are the last pass's
+	}
 	defer first.ids.close()
-	_, err = analyzeOnce(fsys, name, false, first)
+	counted, err := analyzeOnce(fsys, name, false, first)
 	first.closeSent()
 	if err != nil {
 		return nil, err
 	}
 	if first.err != nil {
 		return nil, first.err
+	}
+	if counting {
+		return counted, nil
 	}
 	second := &streamRun{census: census, sent: sentSpill(fsys, census)}
 	defer second.closeSent()
@@ -681,7 +689,7 @@ func (s *hashSpill) twice() (map[uint64]struct{}, error) {
 
 // close removes the spill's file.
 func (s *hashSpill) close() {
-	if s.s != nil {
+	if s != nil && s.s != nil {
 		s.s.close()
 	}
 }

@@ -445,7 +445,7 @@ func TestBoundedChartsHoldNoValues(t *testing.T) {
 	if !twoPasses(os.DirFS(dir)) {
 		t.Fatal("not analysed in passes")
 	}
-	a, err := analyzeBounded(os.DirFS(dir), dir, nil)
+	a, err := analyzeBounded(os.DirFS(dir), dir, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
