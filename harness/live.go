@@ -38,7 +38,9 @@ import (
 // least priority, and comes later. Three things keep that length short in a
 // soak: a judgement of thresholds on figures of the sends (requests.*,
 // rate_limit.*, idempotency.*) reads the sends alone (reports.AnalyzeSends:
-// attempts.jsonl, a third of a run with callbacks's bytes); a checkpoint,
+// attempts.jsonl, a third of a run with callbacks's bytes), and when none
+// of them reads a percentile or the id collisions, only as far as the pass
+// that counts (reports.AnalyzeSendsCounting: a third of the CPU); a checkpoint,
 // which reads everything, runs in a child of its own beside the judgements
 // instead of holding them back (one analysis serves both only when the
 // judgement reads everything too); and a judgement runs at a higher
