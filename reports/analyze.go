@@ -599,11 +599,7 @@ func (a *analyzer) countRequest(at *rundir.Attempt, op string) {
 		}
 		r.GaveUp[at.GaveUp]++
 	}
-	// A request with no answer (code 0: a timeout, a reset, no connection)
-	// has no latency but "more than it was waited for": censored, ranked
-	// after every answer, as a message with no final status is in the
-	// delivery latency — never a fast value that pulls the percentiles down.
-	noAnswer := at.Code == 0
+	noAnswer := unanswered(at)
 	a.reqLat.add(at.Latency, noAnswer)
 	a.drift.request(at)
 	if !at.Intended.IsZero() && !at.Sent.IsZero() {
@@ -633,6 +629,17 @@ func (a *analyzer) countRequest(at *rundir.Attempt, op string) {
 		h.RateLimitPolicy++
 	}
 }
+
+// unanswered is the one rule of a request latency without a value: a
+// request with no answer (code 0: a timeout, a reset, no connection) has no
+// latency but "more than it was waited for". It is censored, ranked after
+// every answer, as a message with no final status is in the delivery
+// latency — never a fast value that pulls the figures down, nor a timeout
+// read as a latency equal to it — wherever a request latency is figured:
+// requests.latency and latency_intended (countRequest), the drift's windows
+// (drift.go), the per-operation table (ops.go) and the latency chart's
+// points (charts.go).
+func unanswered(at *rundir.Attempt) bool { return at.Code == 0 }
 
 // sendAttempt takes a send into its message: its first send, its last try and
 // whether it gave up, the ids the service answered.
@@ -759,6 +766,7 @@ func (a *analyzer) finishRequests() {
 	r.Latency = a.reqLat.percentiles()
 	r.LatencyIntended = a.reqLatIntended.percentiles()
 	r.SendLag = a.lag.percentiles()
+	a.s.finishOps()
 	var errs int64
 	for _, n := range r.Errors {
 		errs += n

@@ -165,7 +165,7 @@ func (d *driftRec) request(at *rundir.Attempt) {
 	if at.Class != "" && at.Class != rundir.ClassOK || at.Class == "" && !is2xx(at.Code) {
 		w.errs++
 	}
-	if at.Code == 0 {
+	if unanswered(at) {
 		w.reqCensor++
 		return
 	}

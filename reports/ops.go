@@ -49,10 +49,11 @@ func (s *Summary) addOp(at *rundir.Attempt) {
 	r := &s.Requests
 	f := opRow(&r.Operations, op)
 	f.Requests++
-	ns := int64(at.Latency * 1e9)
-	f.LatencyNs += ns
-	f.LatencyMean = round6(float64(f.LatencyNs) / float64(f.Requests) / 1e9)
-	f.LatencyMax = max(f.LatencyMax, at.Latency)
+	f.LatencyNs += int64(at.Latency * 1e9)
+	f.LatencyTop = max(f.LatencyTop, at.Latency)
+	if unanswered(at) {
+		f.Censored++ // its latency is only more than its wait (analyze.go)
+	}
 	class := at.Class
 	if class == "" && !is2xx(at.Code) {
 		_, class = rundir.Classify(at.Code, nil)
@@ -67,6 +68,25 @@ func (s *Summary) addOp(at *rundir.Attempt) {
 		f.Errors++
 	}
 	s.ops.addError(&r.ErrorTable, op, class, at)
+}
+
+// finishOps sets each operation's mean and max latency from its sum and
+// largest value, by the rule of requests.latency (hist.censoredPercentiles):
+// exact when every attempt was answered; with one censored (no answer), the
+// mean and max of the latencies and waits together are only lower bounds —
+// the value 0 (null in summary.json) and its _at_least field set.
+func (s *Summary) finishOps() {
+	for i := range s.Requests.Operations {
+		f := &s.Requests.Operations[i]
+		mean, mx := round6(float64(f.LatencyNs)/float64(f.Requests)/1e9), f.LatencyTop
+		f.LatencyMeanAtLeast, f.LatencyMaxAtLeast = nil, nil
+		if f.Censored == 0 {
+			f.LatencyMean, f.LatencyMax = mean, mx
+			continue
+		}
+		f.LatencyMean, f.LatencyMax = 0, 0
+		f.LatencyMeanAtLeast, f.LatencyMaxAtLeast = &mean, &mx
+	}
 }
 
 // opRow finds op's row, adding it in its place (opOrder) the first time.

@@ -43,15 +43,26 @@ func messageText(e summary.ErrorRow) string {
 	return "(no text; class " + e.Class + ")"
 }
 
-// opCells are a per-operation row's cells: operation, requests, ok, 429,
-// errors, error share, mean and max latency.
+// opCells are a per-operation row's cells: operation, requests (with those
+// that had no answer), ok, 429, errors, error share, mean and max latency —
+// "> 2.00 s" when only a lower bound, as requests.latency's are shown.
 func opCells(f summary.OpFigure) []string {
 	share := "–"
 	if f.Requests > 0 {
 		share = reports.Percent(float64(f.Errors+f.Rejected429), float64(f.Requests))
 	}
-	return []string{opLabel(f.Op), strconv.FormatInt(f.Requests, 10), strconv.FormatInt(f.OK, 10),
-		strconv.FormatInt(f.Rejected429, 10), strconv.FormatInt(f.Errors, 10), share, spacedDur(f.LatencyMean), spacedDur(f.LatencyMax)}
+	return []string{opLabel(f.Op), f.RequestsText(), strconv.FormatInt(f.OK, 10),
+		strconv.FormatInt(f.Rejected429, 10), strconv.FormatInt(f.Errors, 10), share, opLatency(f, "mean"), opLatency(f, "max")}
+}
+
+// opLatency is a row's mean or max latency for people: "1.2 ms", or "> 2.00 s"
+// when some attempt had no answer.
+func opLatency(f summary.OpFigure, name string) string {
+	v, lower := f.Latency(name)
+	if lower {
+		return "> " + spacedDur(v)
+	}
+	return spacedDur(v)
 }
 
 // opHeads are the per-operation table's headings.

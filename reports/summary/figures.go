@@ -143,15 +143,51 @@ type Drift struct {
 }
 
 // OpFigure is one operation's row (summary.json requests.operations[]).
+//
+// Its latencies follow requests.latency's rule (Percentiles): an attempt
+// with no answer (code 0: a timeout, a reset) has no latency, only "more
+// than it was waited for". Censored counts such attempts; the mean and max
+// run over the answered latencies and the censored ones' waits, and as soon
+// as one is censored they are only lower bounds: the field is 0 here (null
+// in summary.json) and its _at_least field holds the bound.
 type OpFigure struct {
-	Op          string  `json:"op"`           // send, check_status, token, webhook
-	Requests    int64   `json:"requests"`     // attempts of this operation
-	OK          int64   `json:"ok"`           // answered with the API's answer (class ok)
-	Rejected429 int64   `json:"rejected_429"` // answered 429
-	Errors      int64   `json:"errors"`       // every other class: 4xx, 5xx, timeouts, resets, bad answers
-	LatencyMean float64 `json:"latency_mean_s"`
-	LatencyMax  float64 `json:"latency_max_s"`
-	LatencyNs   int64   `json:"-"` // the sum, in whole nanoseconds: the mean does not depend on the order read
+	Op                 string   `json:"op"`           // send, check_status, token, webhook
+	Requests           int64    `json:"requests"`     // attempts of this operation
+	OK                 int64    `json:"ok"`           // answered with the API's answer (class ok)
+	Rejected429        int64    `json:"rejected_429"` // answered 429
+	Errors             int64    `json:"errors"`       // every other class: 4xx, 5xx, timeouts, resets, bad answers
+	Censored           int64    `json:"censored"`     // of the requests, those with no answer (code 0): their latency is censored
+	LatencyMean        float64  `json:"latency_mean_s"`
+	LatencyMeanAtLeast *float64 `json:"latency_mean_s_at_least,omitempty"`
+	LatencyMax         float64  `json:"latency_max_s"`
+	LatencyMaxAtLeast  *float64 `json:"latency_max_s_at_least,omitempty"`
+	LatencyNs          int64    `json:"-"` // the sum, in whole nanoseconds, waits included: the mean does not depend on the order read
+	LatencyTop         float64  `json:"-"` // the largest latency or wait, at least 0
+}
+
+// Latency returns the row's mean or max latency (name "mean" or "max") and
+// whether it is only a lower bound (then v is the bound: the figure is more),
+// as Percentiles.Figure does.
+func (f OpFigure) Latency(name string) (v float64, lower bool) {
+	if name == "max" {
+		return figure(f.LatencyMax, f.LatencyMaxAtLeast)
+	}
+	return figure(f.LatencyMean, f.LatencyMeanAtLeast)
+}
+
+// RequestsText is the row's requests for the tables: "40", or "40 (3 with
+// no answer)".
+func (f OpFigure) RequestsText() string { return countText(f.Requests, f.Censored, NoAnswer) }
+
+// MarshalJSON writes the row, its mean and max latency null when they are
+// only lower bounds (their _at_least fields beside them hold the bounds).
+func (f OpFigure) MarshalJSON() ([]byte, error) {
+	type plain OpFigure
+	b, err := json.Marshal(plain(f))
+	if err != nil || f.Censored == 0 {
+		return b, err
+	}
+	return nullKeys(b, []string{"latency_mean_s", "latency_max_s"})
 }
 
 // ErrorRow is one row of the errors table (summary.json requests.error_table[]):

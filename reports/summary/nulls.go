@@ -66,6 +66,12 @@ func (p Percentiles) Figure(name string) (v float64, lower bool) {
 	case "mean":
 		exact, bound = p.Mean, p.MeanAtLeast
 	}
+	return figure(exact, bound)
+}
+
+// figure is a figure held as its value and, when it is only a lower bound,
+// the bound (its _at_least field): the bound and true when there is one.
+func figure(exact float64, bound *float64) (v float64, lower bool) {
 	if bound != nil {
 		return *bound, true
 	}
@@ -116,11 +122,15 @@ const (
 
 // CountText is p's count for the tables: "40", or "40 (38 without a final
 // status)".
-func (p Percentiles) CountText() string {
-	if p.Censored == 0 {
-		return strconv.FormatInt(p.Count, 10)
+func (p Percentiles) CountText() string { return countText(p.Count, p.Censored, NoFinalStatus) }
+
+// countText is a count of values for the tables, with how many of them were
+// censored and what they lacked: "40", or "40 (38 without a final status)".
+func countText(count, censored int64, what string) string {
+	if censored == 0 {
+		return strconv.FormatInt(count, 10)
 	}
-	return fmt.Sprintf("%d (%d without a final status)", p.Count, p.Censored)
+	return fmt.Sprintf("%d (%d %s)", count, censored, what)
 }
 
 // LowerBoundWhy says why figure name of p is only a lower bound, or "" when
