@@ -88,8 +88,9 @@ type liveReply struct {
 	Error   string              `json:"error,omitempty"`   // the analysis failed (the run tries again later)
 	// What the child read and ran under, for a test to see: "sends" when it
 	// read the sends alone (reports.AnalyzeSends), "counts" when it read
-	// them in the counting passes alone (reports.AnalyzeSendsCounting), "all"
-	// otherwise; its
+	// them in the counting passes alone (reports.AnalyzeSendsCounting),
+	// "counts, then sends" when a percentile there was too near its bound,
+	// "all" otherwise; its
 	// niceness, and the soft memory limit during the analysis (MaxInt64:
 	// none).
 	Read        string `json:"read"`
@@ -117,11 +118,13 @@ func serveLiveChild(in io.Reader, out io.Writer) int {
 // liveAnalyze is one live analysis as the child runs it. A judgement
 // alone, of thresholds that all read figures of the sends, reads the sends
 // alone (reports.AnalyzeSends: the same figures, from a third of a run with
-// callbacks's bytes), and when none reads a percentile or the id collisions
-// (reports.LiveThreshold.Counted: a count, a share, a max, a mean), only
-// as far as the pass that counts them (reports.AnalyzeSendsCounting: two
-// readings of attempts.jsonl instead of three, the first of them only each
-// line's sequence); a checkpoint reads everything.
+// callbacks's bytes), and when none reads the id collisions or a drift
+// slope (reports.LiveThreshold.Counted: a count, a share, a max, a mean, a
+// percentile), only as far as the pass that counts them
+// (reports.AnalyzeSendsCounting: two readings of attempts.jsonl instead of
+// three, the first of them only each line's sequence; a percentile is known
+// there to 0.1 %, and one that close to its bound sends the judgement to
+// AnalyzeSends); a checkpoint reads everything.
 func liveAnalyze(req liveRequest) (reply liveReply) {
 	defer memlimit.ForReport()()
 	reply.MemoryLimit = debug.SetMemoryLimit(-1)
@@ -140,30 +143,48 @@ func liveAnalyze(req liveRequest) (reply liveReply) {
 	case sends:
 		analyze, read = reports.AnalyzeSends, "sends"
 	}
-	reply.Read = read
 	s, err := analyze(req.Dir)
 	if err != nil {
 		reply.Error = err.Error()
 		return reply
 	}
-	for i, src := range req.Thresholds {
-		th := ths[i]
-		if errs[i] != nil {
-			reply.States = append(reply.States, reports.LiveState{Expr: src, Why: errs[i].Error()})
-			continue
+	var undecided bool
+	reply.States, undecided = judgeAll(req.Thresholds, ths, errs, s)
+	if undecided {
+		// A percentile within its span of a bound (0.1 %): the third
+		// pass, which keeps the values of the wanted buckets, judges.
+		if s, err = reports.AnalyzeSends(req.Dir); err != nil {
+			reply.Error = err.Error()
+			return reply
 		}
-		st := th.Judge(s)
-		if math.IsNaN(st.Value) || math.IsInf(st.Value, 0) {
-			st.Known, st.Value, st.Why = false, 0, "its figure has no value yet"
-		}
-		reply.States = append(reply.States, st)
+		reply.States, _ = judgeAll(req.Thresholds, ths, errs, s)
+		read = "counts, then sends"
 	}
+	reply.Read = read
 	if req.Checkpoint {
 		if reply.Partial, err = s.PartialJSON(); err != nil {
 			reply.Error = err.Error()
 		}
 	}
 	return reply
+}
+
+// judgeAll judges each threshold srcs[i] (compiled ths[i], or errs[i]) on
+// s, and says whether one is undecided on the counting pass's spans.
+func judgeAll(srcs []string, ths []*reports.LiveThreshold, errs []error, s *reports.Summary) (states []reports.LiveState, undecided bool) {
+	for i, src := range srcs {
+		if errs[i] != nil {
+			states = append(states, reports.LiveState{Expr: src, Why: errs[i].Error()})
+			continue
+		}
+		st := ths[i].Judge(s)
+		if math.IsNaN(st.Value) || math.IsInf(st.Value, 0) {
+			st.Known, st.Value, st.Why = false, 0, "its figure has no value yet"
+		}
+		undecided = undecided || st.Undecided
+		states = append(states, st)
+	}
+	return states, undecided
 }
 
 // liveChildStderr is how much of a child's standard error a failure quotes.

@@ -3,9 +3,12 @@ package harness
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +21,7 @@ import (
 	"time"
 
 	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/rundir"
 	"github.com/msgload/msgload/scenarios"
 )
 
@@ -69,8 +73,9 @@ func TestLiveAnalysisIsReportsAnalysis(t *testing.T) {
 			// the sends alone, in the counting passes alone
 			// (reports.AnalyzeSendsCounting, whose counted figures are
 			// Analyze's: reports.TestCountingPassFigures), and judges the
-			// same; with a percentile among them, the sends alone in full
-			// (reports.AnalyzeSends: reports.TestSendsAloneSameFigures).
+			// same; with the id collisions among them (the third pass's),
+			// the sends alone in full (reports.AnalyzeSends:
+			// reports.TestSendsAloneSameFigures).
 			alone, err := runLiveChild(context.Background(), exe, liveRequest{Dir: dir, Via: s.Delivery.Via, Thresholds: ths})
 			if err != nil {
 				t.Fatal(err)
@@ -81,13 +86,13 @@ func TestLiveAnalysisIsReportsAnalysis(t *testing.T) {
 			if alone.Read != "counts" || alone.Partial != nil || len(alone.States) != 2 || alone.States[0] != reply.States[0] || alone.States[1] != reply.States[1] {
 				t.Errorf("a judgement alone read %q, judged %+v (partial %d bytes); want the sends' counts alone, judged %+v, no partial", alone.Read, alone.States, len(alone.Partial), reply.States)
 			}
-			pct := append(slices.Clone(ths), "requests.latency.max >= 0 || requests.latency.p95 >= 0")
-			withPct, err := runLiveChild(context.Background(), exe, liveRequest{Dir: dir, Via: s.Delivery.Via, Thresholds: pct})
+			ids := append(slices.Clone(ths), "idempotency.id_collisions == 0")
+			withIDs, err := runLiveChild(context.Background(), exe, liveRequest{Dir: dir, Via: s.Delivery.Via, Thresholds: ids})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if withPct.Read != "sends" || len(withPct.States) != 3 || withPct.States[0] != reply.States[0] {
-				t.Errorf("a judgement of a percentile read %q, judged %+v; want the sends alone in full", withPct.Read, withPct.States)
+			if withIDs.Read != "sends" || len(withIDs.States) != 3 || withIDs.States[0] != reply.States[0] || !withIDs.States[2].Known {
+				t.Errorf("a judgement of the id collisions read %q, judged %+v; want the sends alone in full", withIDs.Read, withIDs.States)
 			}
 			if s.Delivery.Via == "sink" {
 				// One on a figure of the sink's reads everything.
@@ -264,5 +269,69 @@ func TestLiveAnalysisNeverAboveTheRun(t *testing.T) {
 	}
 	if want := max(17, niceness()); reply.Nice != want {
 		t.Errorf("the judgement of a run at niceness 17 ran at %d, want %d", reply.Nice, want)
+	}
+}
+
+// A judgement of a percentile reads the sends only as far as the pass that
+// counts them, where the percentile is known to its bucket (0.1 %); a bound
+// inside that bucket sends the judgement on to the whole analysis of the
+// sends, which judges it as reports.AnalyzeSends does. A run of 70,000
+// sends, large enough to be read in passes.
+func TestLiveJudgementOfAPercentileAtItsBound(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	const n = 70_000
+	meta := rundir.Meta{ID: "pct", Scenario: "pct", API: rundir.APIMessaging, Target: "embedded", Start: start,
+		AttackEnd: start.Add(n * time.Millisecond), End: start.Add(n*time.Millisecond + time.Second), Clients: []string{"c"},
+		Planned:  rundir.Plan{Profile: "constant", Rate: 1000, Requests: n, Duration: rundir.Duration(n * time.Millisecond)},
+		Delivery: rundir.Delivery{Via: "none"}}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, rundir.MetaFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var lines bytes.Buffer
+	rng := rand.New(rand.NewPCG(41, 1))
+	for i := range n {
+		at := start.Add(time.Duration(i) * time.Millisecond)
+		a := rundir.Attempt{Seq: int64(i + 1), API: rundir.APIMessaging, Op: "send", Client: "c", Attempt: 1, Intended: at, Sent: at, FirstSent: at,
+			Code: 200, Latency: 0.005 + rng.Float64()*0.05, Outcome: "ok", Class: rundir.ClassOK, TxID: fmt.Sprintf("tx-%d", i), State: "ACCEPTED", Channel: "sms"}
+		l, err := json.Marshal(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines.Write(append(l, '\n'))
+	}
+	if err := os.WriteFile(filepath.Join(dir, rundir.AttemptsFile), lines.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := reports.AnalyzeSends(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p50 := whole.Requests.Latency.P50
+	far := []string{fmt.Sprintf("requests.latency.p50 < %.6f", 2*p50), fmt.Sprintf("requests.latency.p50 < %.6f", p50/2)}
+	near := []string{fmt.Sprintf("requests.latency.p50 < %.6f", p50), fmt.Sprintf("requests.latency.p50 <= %.6f", p50)}
+	for _, c := range []struct {
+		ths  []string
+		read string
+	}{{far, "counts"}, {append(far, near...), "counts, then sends"}} {
+		reply := liveAnalyze(liveRequest{Dir: dir, Via: "none", Thresholds: c.ths})
+		if reply.Error != "" || reply.Read != c.read {
+			t.Fatalf("%q: read %q (error %q), want %q", c.ths, reply.Read, reply.Error, c.read)
+		}
+		for i, src := range c.ths {
+			th, err := reports.CompileLive(src, "none")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, got := th.Judge(whole), reply.States[i]
+			got.Value, want.Value = 0, 0 // a value from the counting pass is its span's low end
+			if got != want {
+				t.Errorf("%s: judged %+v, want %+v (reports.AnalyzeSends)", src, got, want)
+			}
+		}
 	}
 }

@@ -110,6 +110,21 @@ func findBucket(c, d *bucketCounts, r int64) (bucket int, within int64) {
 	return -1, 0
 }
 
+// span is the least and the most the r-th smallest value (1-based) can be,
+// in seconds, from the counts alone (the first pass: its bucket's ends).
+func (b *bounded) span(r int64, merged bool) (lo, hi float64) {
+	d := &noCounts
+	if merged {
+		d = &b.cens
+	}
+	k, _ := findBucket(&b.obs, d, r)
+	if k < 0 {
+		return math.NaN(), math.NaN()
+	}
+	s, j := uint(k/(2*bucketSub)), uint64(k%(2*bucketSub))
+	return float64(j<<s) / 1e6, float64((j+1)<<s-1) / 1e6
+}
+
 // toMicros is a value in seconds as the µs it is reported in (round6), a
 // negative or NaN value as 0.
 func toMicros(sec float64) uint64 {

@@ -3,6 +3,8 @@ package reports
 import (
 	"math"
 	"slices"
+
+	"github.com/msgload/msgload/reports/summary"
 )
 
 // hist keeps every recorded duration so that the percentiles it gives are
@@ -317,7 +319,7 @@ func (h *hist) percentiles() percentiles {
 	if h.censored() > 0 {
 		return h.censoredPercentiles()
 	}
-	return percentiles{
+	p := percentiles{
 		Count: int64(h.n()),
 		P50:   h.quantile(50),
 		P90:   h.quantile(90),
@@ -326,6 +328,32 @@ func (h *hist) percentiles() percentiles {
 		Max:   round6(h.max),
 		Mean:  round6(h.sum / float64(h.n())),
 	}
+	h.spans(&p)
+	return p
+}
+
+// spans gives p, of a bounded hist's counting pass (no plan: its ranks are
+// known only to their bucket), where each percentile lies (Spans) when it
+// falls among the observed values, and, when it falls among the censored,
+// its lower bound as the least its bucket holds: a lower bound still, as
+// the merged rank-th value is at least that.
+func (h *hist) spans(p *percentiles) {
+	b := h.bk
+	if b == nil || b.plan != nil {
+		return
+	}
+	sp := new(summary.Spans)
+	bounds := [4]**float64{&p.P50AtLeast, &p.P90AtLeast, &p.P95AtLeast, &p.P99AtLeast}
+	for i, q := range []float64{50, 90, 95, 99} {
+		r := int64(rank(q, h.total()))
+		if r > int64(h.n()) {
+			lo, _ := b.span(r, true)
+			*bounds[i] = &lo
+			continue
+		}
+		sp[i][0], sp[i][1] = b.span(r, false)
+	}
+	p.Spans = sp
 }
 
 // censoredPercentiles are the percentiles of a hist with censored values:
@@ -350,6 +378,7 @@ func (h *hist) censoredPercentiles() percentiles {
 	mean := sum / float64(h.total())
 	mx, mean = round6(mx), round6(mean)
 	p.MaxAtLeast, p.MeanAtLeast = &mx, &mean
+	h.spans(&p)
 	return p
 }
 

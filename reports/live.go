@@ -58,6 +58,10 @@ type LiveState struct {
 	Final bool    // it fails and can no longer pass (a growing count over its bound)
 	Value float64 // the left side of the comparison, when Known
 	Why   string  // why it is not Known
+	// Undecided: a percentile it reads is known only to its span (the
+	// counting pass), and the threshold holds at one end and fails at the
+	// other: the whole analysis judges it.
+	Undecided bool
 }
 
 // Sends says whether the threshold reads only figures of the sends, so
@@ -72,8 +76,8 @@ func (l *LiveThreshold) Sends() bool {
 }
 
 // Counted says whether the threshold reads only figures the counting pass
-// gives exactly (Counted), so that AnalyzeSendsCounting judges it as
-// AnalyzeSends does.
+// gives (Counted), so that on AnalyzeSendsCounting it is judged as on
+// AnalyzeSends, or Undecided.
 func (l *LiveThreshold) Counted() bool {
 	for _, p := range l.c.Paths {
 		if !Counted(p) {
@@ -90,8 +94,19 @@ func (l *LiveThreshold) Expr() string { return l.c.String() }
 func (l *LiveThreshold) Final() bool { return l.final }
 
 // Judge evaluates the threshold on a live summary (Analyze of a run
-// directory while the run goes).
+// directory while the run goes). On the counting pass's summary
+// (AnalyzeSendsCounting) a percentile it reads is known only to its span:
+// it is judged at every corner (spans.go), and Undecided when they
+// disagree.
 func (l *LiveThreshold) Judge(s *Summary) LiveState {
+	if cs, ok := spannedReads(l.c, s); ok {
+		return l.judgeCorners(s, cs)
+	}
+	return l.judge(s)
+}
+
+// judge is Judge on figures that are all known.
+func (l *LiveThreshold) judge(s *Summary) LiveState {
 	t := evalThreshold(l.c, s)
 	st := LiveState{Expr: t.Expr}
 	if len(t.NoData) > 0 || t.Error != "" {

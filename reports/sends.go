@@ -33,9 +33,10 @@ func AnalyzeSends(dir string) (*Summary, error) {
 // analysis that counts (stream.go: the census, then the analysis whose hists
 // only count; the third pass, which keeps the values of the buckets holding
 // each wanted rank and checks the ids answered twice, is not read). Its
-// summary has every figure of the sends that pass gives exactly (Counted:
-// every count, share, max and mean; TestCountingPassFigures) and no
-// percentile or id collision: it is for a live judgement of thresholds that
+// summary has every figure of the sends that pass gives exactly (every
+// count, share, max and mean), each percentile's span (summary.Spans: the
+// bucket holding its rank; its value NaN) and no id collision
+// (TestCountingPassFigures): it is for a live judgement of thresholds that
 // read only those (LiveThreshold.Counted), at two passes' cost instead of
 // three — the judgement comes sooner in a long soak. A run small enough to
 // be read once, or not analysed in passes, gets the whole analysis.
@@ -51,19 +52,19 @@ func AnalyzeSendsCounting(dir string) (*Summary, error) {
 	return a.s, nil
 }
 
-// Counted says whether the figure at path p is exact after the counting
-// pass (AnalyzeSendsCounting): not a percentile of a latency or its bound
-// (the values are the third pass's), not a drift slope (its windows'
-// percentiles), not idempotency.id_collisions (the ids answered twice are
-// checked in the third pass).
+// Counted says whether the counting pass (AnalyzeSendsCounting) gives the
+// figure at path p: exactly, or for a percentile (p50, p90, p95, p99) its
+// span, on which a live threshold is judged at the corners (spans.go). Not
+// given: a percentile's lower bound as written (_at_least), a drift slope
+// (its windows' percentiles), idempotency.id_collisions (the ids answered
+// twice are checked in the third pass).
 func Counted(p []any) bool {
 	if len(p) == 0 {
 		return false
 	}
 	last, _ := p[len(p)-1].(string)
 	switch {
-	case last == "p50" || last == "p90" || last == "p95" || last == "p99",
-		strings.HasSuffix(last, "_at_least"), strings.HasSuffix(last, "_slope"),
+	case strings.HasSuffix(last, "_at_least"), strings.HasSuffix(last, "_slope"),
 		len(p) == 2 && p[0] == "idempotency" && last == "id_collisions":
 		return false
 	}

@@ -102,7 +102,16 @@ type Percentiles struct {
 	Mean        float64  `json:"mean" expr:"mean"`
 	MeanAtLeast *float64 `json:"mean_at_least,omitempty" expr:"-"`
 	P95Slope    *float64 `json:"p95_slope,omitempty" expr:"p95_slope"` // the p95's drift, s per s (drift.go): requests.latency, delivery.latency of a soak
+	// Spans, set only by the counting pass of a bounded analysis (a live
+	// judgement: reports.AnalyzeSendsCounting), are where P50, P90, P95 and
+	// P99 lie when that pass gives no value (NaN): the least and the most
+	// the nearest-rank value can be, the bucket of the counts holding its
+	// rank (1/1024 of the value wide). Never in summary.json.
+	Spans *Spans `json:"-" expr:"-"`
 }
+
+// Spans are the [least, most] of P50, P90, P95 and P99, in seconds.
+type Spans [4][2]float64
 
 // Requests covers every HTTP request the attacker made.
 type Requests struct {
