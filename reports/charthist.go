@@ -13,9 +13,14 @@ import (
 // (chartResolution). Its size is the same whatever the values' spread or
 // count (issue 23: the exact hists a bucket kept grew with the spread, pages
 // of counts made as values landed in them — most of the report's live heap).
+//
+// A request with no answer is censored (unanswered, analyze.go): counted in
+// cens, ranked after every answered value, as requests.latency ranks it. A
+// point whose rank falls among them is not known: NaN, a gap in the line.
 type chartHist struct {
 	counts   [chartLen]uint32
 	n        int64
+	cens     int64  // requests with no answer: latency only more than their wait
 	min, max uint64 // µs: a point never lies outside the values
 }
 
@@ -66,13 +71,21 @@ func (h *chartHist) observe(sec float64) {
 	h.n++
 }
 
+// censor counts a request with no answer.
+func (h *chartHist) censor() { h.cens++ }
+
 // quantile is the nearest-rank value at q (0..100) in seconds, within
-// chartResolution; NaN with no value (a gap in the line, never 0).
+// chartResolution, over the answered and the censored values, the censored
+// ranked last; NaN with no value or when the rank falls among the censored
+// (a gap in the line, never 0 nor the wait).
 func (h *chartHist) quantile(q float64) float64 {
 	if h.n == 0 {
 		return math.NaN()
 	}
-	r := int64(rank(q, int(h.n)))
+	r := int64(rank(q, int(h.n+h.cens)))
+	if r > h.n {
+		return math.NaN()
+	}
 	for b, k := range h.counts {
 		if r -= int64(k); r <= 0 {
 			return float64(min(max(chartMid(b), h.min), h.max)) / 1e6

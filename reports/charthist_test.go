@@ -62,3 +62,69 @@ func TestChartPointsWithinResolution(t *testing.T) {
 		}
 	}
 }
+
+// TestChartPointsCensorTheUnanswered: a chart bucket's latency points rank
+// its requests with no answer (code 0) after its answers, as
+// requests.latency does: a percentile whose rank falls among them is not
+// drawn (NaN, a gap, counted in LatCensored), never the timeout's wait nor a
+// reset's fast failure; one whose rank falls among the answers is their
+// value. The oracle ranks the raw values written here.
+func TestChartPointsCensorTheUnanswered(t *testing.T) {
+	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	c := newCharts(start, rundir.Meta{Start: start, End: start.Add(time.Minute)})
+	type bucket struct {
+		answered       int
+		timeouts, rsts int
+	}
+	buckets := map[int]bucket{
+		0: {answered: 94, timeouts: 6},  // 6 % timeouts: p95 and p99 unknown, p50 a value
+		2: {answered: 199, timeouts: 1}, // 0.5 %: every point a value
+		4: {rsts: 5},                    // only resets: no point, not a fast one
+		6: {answered: 50, rsts: 1},      // 2 %: p99 unknown
+	}
+	answered := map[int][]uint64{}
+	for b, k := range buckets {
+		for i := range k.answered + k.timeouts + k.rsts {
+			at := &rundir.Attempt{Sent: start.Add(time.Duration(b)*time.Second + time.Duration(i)*time.Millisecond), Code: 202, Latency: 0.01 + 0.001*float64(i%40)}
+			switch {
+			case i < k.timeouts:
+				at.Code, at.Class, at.Latency = 0, rundir.ClassTimeout, 30
+			case i < k.timeouts+k.rsts:
+				at.Code, at.Class, at.Latency = 0, rundir.ClassReset, 0.0005
+			default:
+				answered[b] = append(answered[b], toMicros(at.Latency))
+			}
+			c.attempt(at)
+		}
+	}
+	c.finish(&analyzer{s: &Summary{}})
+	gaps := 0
+	for b, k := range buckets {
+		vs := answered[b]
+		slices.Sort(vs)
+		for _, p := range []struct {
+			q   float64
+			got []float64
+		}{{50, c.LatP50}, {95, c.LatP95}, {99, c.LatP99}} {
+			r := rank(p.q, k.answered+k.timeouts+k.rsts)
+			got := p.got[b]
+			if r > len(vs) {
+				gaps++
+				if !math.IsNaN(got) {
+					t.Errorf("bucket %d (%d answered, %d timeouts, %d resets): p%v %v s, want a gap (rank %d among the unanswered)", b, k.answered, k.timeouts, k.rsts, p.q, got, r)
+				}
+				continue
+			}
+			want := float64(vs[r-1]) / 1e6
+			if math.IsNaN(got) || math.Abs(got-want) > want*chartResolution+1e-6 {
+				t.Errorf("bucket %d: p%v %v s, want %v (rank %d of %d answered)", b, p.q, got, want, r, len(vs))
+			}
+		}
+	}
+	if gaps != 6 || c.LatCensored != gaps {
+		t.Errorf("LatCensored %d, %d points among the unanswered (want 6)", c.LatCensored, gaps)
+	}
+	if !math.IsNaN(c.LatP95[0]) {
+		t.Errorf("bucket with 6 %% timeouts charted p95 %v s", c.LatP95[0])
+	}
+}

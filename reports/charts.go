@@ -37,6 +37,10 @@ type ChartSeries struct {
 	DeliveryCDF map[string][][2]float64 // channel → (latency s, share 0..1)
 	Funnel      []funnelStage
 	Chain       int // items in run.json's chain: a funnel needs more than one
+	// LatCensored counts the points of LatP50, LatP95 and LatP99 that are
+	// NaN (a gap) though their bucket had requests: the percentile's rank
+	// fell among the requests with no answer (chartHist), its value unknown.
+	LatCensored int
 }
 
 // Charts are the run's chart series; nil for a summary read from
@@ -119,6 +123,10 @@ func (c *charts) attempt(at *rundir.Attempt) {
 		h = new(chartHist)
 		c.lat[i] = h
 	}
+	if unanswered(at) {
+		h.censor() // ranked after the answers, as in requests.latency
+		return
+	}
 	h.observe(at.Latency)
 }
 
@@ -185,13 +193,22 @@ func (c *charts) finish(a *analyzer) {
 	for k, m := range c.events {
 		c.Events[k] = series(m)
 	}
-	// A bucket without requests has no latency: NaN, a gap in the line (never 0).
+	// A bucket without requests has no latency: NaN, a gap in the line (never
+	// 0); nor has a percentile whose rank falls among the requests with no
+	// answer (chartHist.quantile), counted in LatCensored.
 	c.LatP50, c.LatP95, c.LatP99 = nanSeries(c.n), nanSeries(c.n), nanSeries(c.n)
 	for i, h := range c.lat {
-		if i < c.n {
-			c.LatP50[i] = h.quantile(50)
-			c.LatP95[i] = h.quantile(95)
-			c.LatP99[i] = h.quantile(99)
+		if i >= c.n {
+			continue
+		}
+		for _, p := range []struct {
+			q  float64
+			to []float64
+		}{{50, c.LatP50}, {95, c.LatP95}, {99, c.LatP99}} {
+			p.to[i] = h.quantile(p.q)
+			if math.IsNaN(p.to[i]) && h.cens > 0 {
+				c.LatCensored++
+			}
 		}
 	}
 	c.Limit = float64(a.meta.Limit.Requests)

@@ -262,3 +262,37 @@ func TestThresholdFarAboveDataIsAnArrow(t *testing.T) {
 		})
 	}
 }
+
+// TestLatencyChartSaysWhatAGapMeans: when some point of the request latency
+// chart is not drawn because its rank fell among requests with no answer
+// (their latency unknown), the chart says what a gap means — under its
+// legend in the SVG file, in its list in report.html, under its link in
+// report.md; a run whose every request was answered has no such line.
+func TestLatencyChartSaysWhatAGapMeans(t *testing.T) {
+	const note = "A gap means no requests, or a percentile among requests with no answer, whose latency is unknown (6 points)."
+	for _, tc := range []struct {
+		name string
+		r    *run
+		want bool
+	}{{"timeouts", opsRun(), true}, {"answered", passingRun(), false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := tc.r.write(t)
+			s, f := buildDir(t, dir)
+			if c := s.Charts(); c == nil || (c.LatCensored > 0) != tc.want {
+				t.Fatalf("charts %+v: want censored points %v", c, tc.want)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, rundir.ChartFile("chart-latency")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := xml.Unmarshal(b, new(struct{})); err != nil {
+				t.Fatalf("the SVG does not parse: %v", err)
+			}
+			for name, text := range map[string]string{"chart-latency.svg": string(b), rundir.HTMLFile: f[rundir.HTMLFile], rundir.MarkdownFile: f[rundir.MarkdownFile]} {
+				if got := strings.Contains(text, note); got != tc.want {
+					t.Errorf("%s says what a gap means: %v, want %v", name, got, tc.want)
+				}
+			}
+		})
+	}
+}

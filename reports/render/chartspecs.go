@@ -44,7 +44,7 @@ func (s view) chartSpecs() []chartSpec {
 			}
 		}
 		out = append(out, chartSpec{id: "chart-latency", title: "Request latency percentiles over time", xlabel: "seconds since start", ylabel: "latency",
-			xunit: unitCount, yunit: unitSeconds, lines: lat, marks: marks})
+			xunit: unitCount, yunit: unitSeconds, lines: lat, marks: marks, note: latencyGapNote(c.LatCensored)})
 	}
 	// The sliding window only tells something of a limit that refused or was exceeded.
 	if c.Limit > 0 && len(c.Window) > 0 && (s.RateLimit.Rejected429 > 0 || s.RateLimit.ExcessAccepted > 0) {
@@ -87,6 +87,16 @@ func (s view) chartSpecs() []chartSpec {
 	return out
 }
 
+// latencyGapNote says what a gap in the request latency chart means when
+// some are not for want of requests: n points whose rank fell among
+// requests with no answer (reports.ChartSeries.LatCensored), "" when none.
+func latencyGapNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("A gap means no requests, or a percentile among requests with no answer, whose latency is unknown (%s).", plural(int64(n), "point"))
+}
+
 func funnelHasData(f []funnelStage) bool {
 	for _, st := range f {
 		if st.Reached > 0 || st.Terminal > 0 {
@@ -107,6 +117,9 @@ func (s view) writeChartLinks(b *strings.Builder) {
 	b.WriteString("\n### Charts\n\n")
 	for _, c := range specs {
 		fmt.Fprintf(b, "![%s](%s)\n\n", mdEscape(c.title), rundir.ChartFile(c.id))
+		if c.note != "" {
+			fmt.Fprintf(b, "%s\n\n", mdEscape(c.note))
+		}
 	}
 }
 

@@ -108,6 +108,7 @@ type chartSpec struct {
 	marks          []chartMark
 	funnel         []funnelStage // a funnel chart: bars, no lines
 	isFunnel       bool
+	note           string // what the chart's reader must know to read it (a gap's meaning), under its legend
 }
 
 // seriesStyle gives p50, p95 and p99 a colour and a dash of their own (so they
@@ -306,7 +307,7 @@ func (c chartSpec) html(prefix string) template.HTML {
 	}
 	var b strings.Builder
 	b.WriteString(`<figure class="chart" id="` + id + `" data-kind="lines"><figcaption>` + title + `</figcaption><div class="plot"></div>`)
-	if placed := c.placeMarks(); len(placed) > 0 {
+	if placed := c.placeMarks(); len(placed) > 0 || c.note != "" {
 		b.WriteString(`<ul class="marks">`)
 		for _, m := range placed {
 			cls := "threshold"
@@ -317,6 +318,9 @@ func (c chartSpec) html(prefix string) template.HTML {
 				cls += " off"
 			}
 			b.WriteString(`<li class="` + cls + `">` + template.HTMLEscapeString(m.note(c.unitOf(m))) + `</li>`)
+		}
+		if c.note != "" {
+			b.WriteString(`<li class="note">` + template.HTMLEscapeString(c.note) + `</li>`)
 		}
 		b.WriteString(`</ul>`)
 	}

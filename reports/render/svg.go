@@ -219,13 +219,20 @@ func (c chartSpec) svgLines() string {
 	if _, _, points := c.extent(); points == 0 {
 		title += " — no data in this run"
 	}
-	svgOpen(&b, title, svgH+float64(len(rows))*svgLegendH, true)
+	h := svgH + float64(len(rows))*svgLegendH
+	if c.note != "" {
+		h += svgLegendH
+	}
+	svgOpen(&b, title, h, true)
 	c.svgAxes(&b, f)
 	c.svgSeries(&b, f)
 	for _, m := range placed {
 		c.svgMark(&b, m, f)
 	}
 	writeLegend(&b, rows, svgH-4)
+	if c.note != "" { // a line of its own under the legend
+		fmt.Fprintf(&b, `<text class="note" x="%.1f" y="%.1f" font-size="11" fill="#4a5568">%s</text>`, svgLeft, svgH+float64(len(rows))*svgLegendH, esc(c.note))
+	}
 	b.WriteString(`</svg>`)
 	return b.String()
 }
