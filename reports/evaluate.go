@@ -12,11 +12,26 @@ import (
 // evalThreshold judges one compiled threshold (summary.Compiled, the contract's check)
 // against s, with the no-data rule (nodata.go); a failing one is the
 // environment's when the embedded simulator's own lag touched what it reads
-// (simLagTouches).
+// (simLagTouches), or it reads delivery figures while the sink's log is in
+// doubt and messages are lost (sinkDoubt: their loss and latency are not
+// known to be the service's).
 func evalThreshold(c *compiled, s *Summary) Threshold {
 	t := judgeThreshold(c, s)
 	t.SimLagOnly = !t.OK && simLagTouches(c, s)
+	t.SinkLogOnly = !t.OK && !t.SimLagOnly && s.sinkDoubt != "" && readsDelivery(c)
 	return t
+}
+
+// readsDelivery says whether c reads a figure of the messages' delivery
+// (delivery.*, outcomes.*): what the callbacks, or their absence, make.
+func readsDelivery(c *compiled) bool {
+	for _, p := range c.Paths {
+		name := thresholds.PathString(p)
+		if strings.HasPrefix(name, "delivery.") || strings.HasPrefix(name, "outcomes.") {
+			return true
+		}
+	}
+	return false
 }
 
 // judgeThreshold is evalThreshold without the simulator's lag.

@@ -2,11 +2,9 @@ package reports
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/msgload/msgload/reports/summary"
 	"github.com/msgload/msgload/rundir"
-	"github.com/msgload/msgload/thresholds"
 )
 
 // simLag is truth.sim_lag (the contract's summary.SimLag).
@@ -144,11 +142,5 @@ func simLagTouches(c *compiled, s *Summary) bool {
 	if t := s.Truth; t == nil || t.SimLag == nil || t.SimLag.Messages == 0 {
 		return false
 	}
-	for _, p := range c.Paths {
-		name := thresholds.PathString(p)
-		if strings.HasPrefix(name, "delivery.") || strings.HasPrefix(name, "outcomes.") {
-			return true
-		}
-	}
-	return holdsWithoutSimLag(c, s)
+	return readsDelivery(c) || holdsWithoutSimLag(c, s)
 }

@@ -66,6 +66,7 @@ func (a *analyzer) sinkLogReason(what, ok, among, next string) {
 		a.s.Warnings = append(a.s.Warnings, what+"; "+ok)
 		return
 	}
+	a.s.sinkDoubt = what
 	a.s.early = append(a.s.early, reason(WhoseEnvironment, VerdictIncomplete,
 		fmt.Sprintf("%s, and %s no final status: %s callbacks may be among %s, so the delivery figures (lost, latency) are not known to be the service's",
 			what, Plural(lost, "accepted message")+oneOr(lost, " has", " have"), oneOr(lost, "its", "their"), among), next))

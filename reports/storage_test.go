@@ -106,6 +106,30 @@ func TestSinkWriteErrors(t *testing.T) {
 	if x := reasonWith(s, "1 accepted message has no final status: its callbacks may be among those calls"); x == nil || x.Whose != WhoseEnvironment {
 		t.Errorf("reasons %+v", s.Reasons)
 	}
+	// The threshold on the loss fails, but the loss is not known to be the
+	// service's: no reason of the service's says it is.
+	noServiceReason(t, s, "delivery.lost == 0")
+	// A threshold on a figure of the sends still judges the service.
+	lost.meta.Thresholds = []string{"delivery.lost == 0", "requests.messages < 5"}
+	s, _ = build(t, lost)
+	if x := reasonWith(s, "threshold requests.messages < 5 does not hold"); x == nil || x.Whose != WhoseService {
+		t.Errorf("reasons %+v: the sends' threshold is not the service's", s.Reasons)
+	}
+}
+
+// noServiceReason checks that the failing threshold expr is said to be
+// the environment's, not the service's.
+func noServiceReason(t *testing.T, s *Summary, expr string) {
+	t.Helper()
+	x := reasonWith(s, "threshold "+expr+" does not hold")
+	if x == nil || x.Whose != WhoseEnvironment || x.Verdict != VerdictIncomplete || !strings.Contains(x.Text, "so it does not judge the service") {
+		t.Errorf("the failing threshold %s: reason %+v, want the environment's (the sink's log in doubt)", expr, x)
+	}
+	for _, r := range s.Reasons {
+		if r.Whose == WhoseService {
+			t.Errorf("a service reason with the sink's log in doubt and no threshold of the sends failing: %+v", r)
+		}
+	}
 }
 
 // What the run could not read of its standalone sink (run.json
@@ -135,6 +159,7 @@ func TestSinkUnread(t *testing.T) {
 	if x := reasonWith(s, "1 accepted message has no final status: its callbacks may be among calls the sink could not write"); x == nil || x.Whose != WhoseEnvironment {
 		t.Errorf("reasons %+v", s.Reasons)
 	}
+	noServiceReason(t, s, "delivery.lost == 0")
 
 	copied := plannedRun(10, 10, 10, 0, 0.01)
 	copied.meta.SinkUnread = &rundir.SinkUnread{Events: "40 events copied, then: connection refused"}

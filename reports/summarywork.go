@@ -75,6 +75,7 @@ type Summary struct {
 	thresholdExprs []string  // from run.json
 	problems       []string  // raw files missing or unreadable: the verdict is error
 	early          []Reason  // reasons found while reading (a shard killed or missing, a run with no end), with whose they are
+	sinkDoubt      string    // the sink's log is doubtful and messages have no final status: what sinkLogReason said (storage.go)
 	missing        []string  // the raw files behind problems: their figures have no data (nodata.go)
 	memoryNoData   string    // why drift.memory_slope is null in a run long enough for drift (targetmem.go)
 	dir            string    // the run directory it was read from, for the reasons' commands

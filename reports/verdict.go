@@ -242,6 +242,9 @@ func (s *Summary) thresholdReasons() []Reason {
 		case t.SimLagOnly:
 			rs = append(rs, simLagged(reason(WhoseEnvironment, VerdictIncomplete, fmt.Sprintf("threshold %s does not hold: %s — but it reads figures the embedded simulator changed by falling behind its own schedule (truth.sim_lag: %s late or lost only because of it), so it does not judge the service", t.Expr, ThresholdText(t), Plural(s.Truth.SimLag.Messages, "message")),
 				"run again on a less busy machine, or at a lower rate")))
+		case t.SinkLogOnly:
+			rs = append(rs, reason(WhoseEnvironment, VerdictIncomplete, fmt.Sprintf("threshold %s does not hold: %s — but it reads delivery figures, and %s with messages lost (above), so it does not judge the service", t.Expr, ThresholdText(t), s.sinkDoubt),
+				"find why the sink could not log every call and run again"))
 		case len(t.NoData) > 0:
 			rs = append(rs, reason(WhoseService, verdictFail, fmt.Sprintf("threshold %s has %s", t.Expr, t.Error), nextNoData))
 		case t.Error != "":

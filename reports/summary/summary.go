@@ -327,6 +327,11 @@ type Threshold struct {
 	// made late by falling behind (reports/simlag.go): not the service's.
 	// Working state of the verdict, not in summary.json.
 	SimLagOnly bool `json:"-"`
+	// SinkLogOnly: it fails on delivery figures while the sink's log is in
+	// doubt and messages have no final status (reports/storage.go): their
+	// callbacks may be among the calls the sink did not log, so the failure
+	// is not known to be the service's. Working state, not in summary.json.
+	SinkLogOnly bool `json:"-"`
 }
 
 // TruthReport puts the measured figures beside the embedded simulator's ground
