@@ -654,7 +654,7 @@ func TestCensusCountsALineTheAnalysisCannotRead(t *testing.T) {
 				[]byte(`{"seq":7,"op":"send","attempt":2,"sent":"yesterday","code":200}` + "\n"),
 				[]byte(`{"seq":8,"code":"two hundred"}` + "\n"),
 				[]byte(`{"seq":1999,"op":"send","attempt":1,"sent":"2026-11-23T15:36:16Z","code":2` + "\n"), // torn
-				[]byte(`{"seq":5000,"latency_s":"slow"}` + "\n"),                                              // a message never sent
+				[]byte(`{"seq":5000,"latency_s":"slow"}` + "\n"),                                            // a message never sent
 			}
 			var out []byte
 			for i, l := range lines {
