@@ -279,3 +279,36 @@ func diffLeaves(p []any, a, b any, out *[][]any) {
 		}
 	}
 }
+
+// A threshold judged on a percentile's span is judged at every value the
+// span holds, not only at its ends: one that is not monotone in the
+// percentile (it fails at one microsecond inside the span and holds at
+// both ends) is Undecided, never judged on the ends alone.
+func TestSpanJudgedAtEveryValue(t *testing.T) {
+	defer func(b, l int64) { onePassBytes, onePassLines = b, l }(onePassBytes, onePassLines)
+	onePassBytes, onePassLines = 0, 0
+	dir := streamShapes[0].gen(5_000).write(t)
+	counting, err := AnalyzeSendsCounting(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := counting.Requests.Latency.Spans
+	if sp == nil || toMicros(sp[2][1])-toMicros(sp[2][0]) < 2 {
+		t.Fatalf("p95's span %v: too narrow for a value strictly inside", sp)
+	}
+	inside := float64(toMicros(sp[2][0])+1) / 1e6
+	for src, undecided := range map[string]bool{
+		fmt.Sprintf("requests.latency.p95 != %.6f", inside):            true,
+		fmt.Sprintf("requests.latency.p95 != %.6f", sp[2][1]+0.001):    false,
+		fmt.Sprintf("requests.latency.p95 > %.6f", sp[2][0]-0.000001):  false,
+		fmt.Sprintf("requests.latency.p95 >= %.6f", sp[2][0]+0.000001): true,
+	} {
+		th, err := CompileLive(src, "none")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := th.Judge(counting); st.Undecided != undecided {
+			t.Errorf("%s on the span [%.6f, %.6f]: %+v, want undecided %v", src, sp[2][0], sp[2][1], st, undecided)
+		}
+	}
+}

@@ -8,19 +8,20 @@ import (
 
 // A percentile of the counting pass (AnalyzeSendsCounting) is known only to
 // its span: the bucket of the counts holding its rank, 1/1024 of the value
-// wide (summary.Spans). A live threshold that reads one is judged at every
-// corner — each such percentile at the least and at the most it can be,
-// in every combination — and is known when every corner judges it alike:
-// exactly the judgement of the value itself for any threshold monotone in
-// each percentile (a comparison, a sum, a difference). When the corners
-// disagree the threshold is Undecided, and the whole analysis (its third
-// pass keeps the values of the wanted buckets) judges it. A threshold with
-// a percentile near its bound (within 0.1 %) is the only one that costs the
-// third pass.
+// wide (summary.Spans), whose every value is a whole microsecond (the
+// resolution of every figure). A live threshold that reads one is judged
+// at every value the span holds — each such percentile at each of its
+// microseconds, in every combination: a few dozen to a few thousand
+// judgements — and is known when every one judges it alike: then the
+// value's own judgement is that, whatever the threshold's shape. When they
+// disagree (its bound is inside the span: within 0.1 % of the value), or
+// there are more than maxSpanJudgements of them, the threshold is
+// Undecided, and the whole analysis (its third pass keeps the values of the
+// wanted buckets) judges it.
 
-// maxSpanned is the most percentiles a threshold judged at its corners
-// reads (2^4 judgements); one that reads more is Undecided.
-const maxSpanned = 4
+// maxSpanJudgements is the most judgements of one threshold at the values
+// its spans hold (a percentile of 10 s lies in a span of 8,192 µs).
+const maxSpanJudgements = 1 << 14
 
 // spanned is a percentile a threshold reads whose value the counting pass
 // did not give: where it is in the summary, and its span.
@@ -54,27 +55,37 @@ func percentileField(p *percentiles, q int) reflect.Value {
 	return reflect.ValueOf(p).Elem().FieldByName("P" + []string{"50", "90", "95", "99"}[q])
 }
 
-// judgeCorners judges l on s with each of cs at each end of its span.
+// judgeCorners judges l on s with each of cs at each value its span
+// holds, in every combination.
 func (l *LiveThreshold) judgeCorners(s *Summary, cs []spanned) LiveState {
 	undecided := LiveState{Expr: l.Expr(), Undecided: true,
 		Why: "a percentile it reads is only known within 0.1 % yet, and its bound is there: judged on the whole analysis"}
-	if len(cs) > maxSpanned {
-		return undecided
+	lo, n := make([]uint64, len(cs)), make([]uint64, len(cs))
+	total := uint64(1)
+	for i, sp := range cs {
+		lo[i] = toMicros(sp.lo)
+		hi := toMicros(sp.hi)
+		if hi < lo[i] {
+			return undecided
+		}
+		n[i] = hi - lo[i] + 1
+		if total *= n[i]; total > maxSpanJudgements {
+			return undecided
+		}
 	}
 	var first LiveState
-	for corner := range 1 << len(cs) {
+	for j := range total {
 		c := *s
+		k := j // its digits, one a span, are each percentile's microsecond
 		for i, sp := range cs {
-			v := sp.lo
-			if corner>>i&1 == 1 {
-				v = sp.hi
-			}
-			if !setPercentile(&c, sp, v) {
+			us := lo[i] + k%n[i]
+			k /= n[i]
+			if !setPercentile(&c, sp, float64(us)/1e6) {
 				return undecided
 			}
 		}
 		st := l.judge(&c)
-		if corner == 0 {
+		if j == 0 {
 			first = st
 			continue
 		}
