@@ -96,11 +96,11 @@ func (l *LiveThreshold) Final() bool { return l.final }
 // Judge evaluates the threshold on a live summary (Analyze of a run
 // directory while the run goes). On the counting pass's summary
 // (AnalyzeSendsCounting) a percentile it reads is known only to its span:
-// it is judged at every corner (spans.go), and Undecided when they
-// disagree.
+// it is judged at every value the span holds (spans.go), and Undecided when
+// they disagree.
 func (l *LiveThreshold) Judge(s *Summary) LiveState {
 	if cs, ok := spannedReads(l.c, s); ok {
-		return l.judgeCorners(s, cs)
+		return l.judgeSpans(s, cs)
 	}
 	return l.judge(s)
 }

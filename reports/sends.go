@@ -54,7 +54,7 @@ func AnalyzeSendsCounting(dir string) (*Summary, error) {
 
 // Counted says whether the counting pass (AnalyzeSendsCounting) gives the
 // figure at path p: exactly, or for a percentile (p50, p90, p95, p99) its
-// span, on which a live threshold is judged at the corners (spans.go). Not
+// span, at whose every value a live threshold is judged (spans.go). Not
 // given: a percentile's lower bound as written (_at_least), a drift slope
 // (its windows' percentiles), idempotency.id_collisions (the ids answered
 // twice are checked in the third pass).

@@ -55,9 +55,9 @@ func percentileField(p *percentiles, q int) reflect.Value {
 	return reflect.ValueOf(p).Elem().FieldByName("P" + []string{"50", "90", "95", "99"}[q])
 }
 
-// judgeCorners judges l on s with each of cs at each value its span
+// judgeSpans judges l on s with each of cs at each value its span
 // holds, in every combination.
-func (l *LiveThreshold) judgeCorners(s *Summary, cs []spanned) LiveState {
+func (l *LiveThreshold) judgeSpans(s *Summary, cs []spanned) LiveState {
 	undecided := LiveState{Expr: l.Expr(), Undecided: true,
 		Why: "a percentile it reads is only known within 0.1 % yet, and its bound is there: judged on the whole analysis"}
 	lo, n := make([]uint64, len(cs)), make([]uint64, len(cs))
