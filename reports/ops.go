@@ -78,7 +78,7 @@ func (s *Summary) addOp(at *rundir.Attempt) {
 func (s *Summary) finishOps() {
 	for i := range s.Requests.Operations {
 		f := &s.Requests.Operations[i]
-		mean, mx := round6(float64(f.LatencyNs)/float64(f.Requests)/1e9), f.LatencyTop
+		mean, mx := round6(float64(f.LatencyNs)/float64(f.Requests)/1e9), round6(f.LatencyTop) // to the µs, as requests.latency.max
 		f.LatencyMeanAtLeast, f.LatencyMaxAtLeast = nil, nil
 		if f.Censored == 0 {
 			f.LatencyMean, f.LatencyMax = mean, mx
