@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -294,5 +296,34 @@ func TestLatencyChartSaysWhatAGapMeans(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A point with a gap on each side (the latency chart's second between two
+// whose p95 fell among requests with no answer) is drawn as a dot: as a path
+// it would be one move, which draws nothing. Points with a neighbour stay
+// on their line, and a gap still breaks it.
+func TestLonePointIsDrawn(t *testing.T) {
+	nan := math.NaN()
+	c := chartSpec{id: "chart-latency", lines: []line{{name: "p95", pts: [][2]float64{
+		{0, 1}, {1, 2}, {2, nan}, {3, 4}, {4, nan}, {5, 6}, {6, 7}, {7, nan}, {8, 9},
+	}}}}
+	f := frame{xmin: 0, xmax: 8, ytop: 10}
+	var b strings.Builder
+	c.svgSeries(&b, f)
+	svg := b.String()
+	if err := xml.Unmarshal([]byte("<g>"+svg+"</g>"), new(struct{})); err != nil {
+		t.Fatalf("not XML: %v\n%s", err, svg)
+	}
+	if n := strings.Count(svg, "<circle "); n != 2 {
+		t.Errorf("%d dots, want the 2 lone points (x 3 and 8):\n%s", n, svg)
+	}
+	for _, x := range []float64{3, 8} {
+		if !strings.Contains(svg, fmt.Sprintf(`cx="%.1f"`, f.sx(x))) {
+			t.Errorf("no dot at x %v:\n%s", x, svg)
+		}
+	}
+	if m := strings.Count(svg, "M"); m != 2 {
+		t.Errorf("%d moves in the path, want 2 (the two runs of points):\n%s", m, svg)
 	}
 }

@@ -255,27 +255,35 @@ func (c chartSpec) svgAxes(b *strings.Builder, f frame) {
 }
 
 // svgSeries draws each line as a path; a NaN y breaks it (no data is a gap).
+// A point with a gap on each side would be a path of one move, which draws
+// nothing: it is drawn as a dot of the line's colour.
 func (c chartSpec) svgSeries(b *strings.Builder, f frame) {
 	for i, l := range c.lines {
 		var d strings.Builder
-		pen := false
-		for _, p := range l.pts {
-			if !finite(p[0]) || !finite(p[1]) {
-				pen = false
+		var lone [][2]float64
+		drawn := func(j int) bool { return j >= 0 && j < len(l.pts) && finite(l.pts[j][0]) && finite(l.pts[j][1]) }
+		for j, p := range l.pts {
+			if !drawn(j) {
+				continue
+			}
+			x, y := f.sx(p[0]), f.sy(p[1])
+			if !drawn(j-1) && !drawn(j+1) {
+				lone = append(lone, [2]float64{x, y})
 				continue
 			}
 			cmd := "L"
-			if !pen {
+			if !drawn(j - 1) {
 				cmd = "M"
 			}
-			fmt.Fprintf(&d, "%s%.1f %.1f", cmd, f.sx(p[0]), f.sy(p[1]))
-			pen = true
-		}
-		if d.Len() == 0 {
-			continue
+			fmt.Fprintf(&d, "%s%.1f %.1f", cmd, x, y)
 		}
 		color, dash := seriesStyle(i, l.name)
-		fmt.Fprintf(b, `<path class="series" d="%s" fill="none" stroke="%s" stroke-width="1.8" stroke-linejoin="round"%s><title>%s</title></path>`, d.String(), color, dashAttr(dashString(dash)), esc(l.name))
+		if d.Len() > 0 {
+			fmt.Fprintf(b, `<path class="series" d="%s" fill="none" stroke="%s" stroke-width="1.8" stroke-linejoin="round"%s><title>%s</title></path>`, d.String(), color, dashAttr(dashString(dash)), esc(l.name))
+		}
+		for _, p := range lone {
+			fmt.Fprintf(b, `<circle class="series lone" cx="%.1f" cy="%.1f" r="2" fill="%s"><title>%s</title></circle>`, p[0], p[1], color, esc(l.name))
+		}
 	}
 }
 

@@ -58,6 +58,15 @@ document.addEventListener("DOMContentLoaded", function () {
 		ctx.restore();
 		fig.setAttribute("data-marks", String(drawn));
 	}
+	// lone is uPlot's points.filter: the indices of the points of series si with no point
+	// beside them (null when there is none: no dot drawn).
+	function lone(u, si) {
+		var y = u.data[si], out = [];
+		for (var i = 0; i < y.length; i++) {
+			if (y[i] != null && (i === 0 || y[i - 1] == null) && (i === y.length - 1 || y[i + 1] == null)) out.push(i);
+		}
+		return out.length ? out : null;
+	}
 	function draw(fig) {
 		var d = JSON.parse(fig.querySelector("script[type='application/json']").textContent);
 		var box = fig.querySelector(".plot");
@@ -65,8 +74,11 @@ document.addEventListener("DOMContentLoaded", function () {
 		var series = [{ label: d.xLabel, value: function (u, v) { return fmt(d.xUnit, v); } }];
 		var data = [d.x], drawn = 0;
 		d.series.forEach(function (s) {
-			series.push({ label: s.name, stroke: s.color, width: 1.6, dash: s.dash || undefined, spanGaps: true,
-				points: { show: false }, value: function (u, v) { return fmt(d.yUnit, v); } });
+			// A null is a gap, as in the SVG: no requests then, or a percentile among requests with
+			// no answer (the chart's note) — never bridged. A point with a gap on each side would
+			// draw nothing as a line: it is drawn as a dot (lone).
+			series.push({ label: s.name, stroke: s.color, width: 1.6, dash: s.dash || undefined, spanGaps: false,
+				points: { show: false, filter: lone }, value: function (u, v) { return fmt(d.yUnit, v); } });
 			data.push(s.y);
 			if (s.y.some(function (v) { return v != null; })) drawn++;
 		});
