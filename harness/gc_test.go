@@ -181,11 +181,21 @@ func TestLowerGCLimitFollowsTheProcess(t *testing.T) {
 				// first one (as before), it was 32 MB live at that
 				// collection, and a look of the follower's between the two
 				// saw it retained and raised the limit (CI, a busy machine).
+				// And made while the follower cannot look: the 32 MB asked
+				// for at once, over the lowered limit, starts a collection
+				// that counts them live (allocated while it marks), and a
+				// look of the follower's before runtime.GC's own collection
+				// ended saw them retained and raised the limit (CI, twice).
+				// A look then is followGC's bounded allowance, not this
+				// test's; it holds lowGC's lock, which followGC takes
+				// before it reads the memory.
+				lowGC.Lock()
 				junk := make([]byte, c.garbage)
 				garbageSink.Store(&junk) // escapes: the allocation is made
 				garbageSink.Store(nil)
 				junk = nil
 				runtime.GC()
+				lowGC.Unlock()
 			}
 			// lowerGC's follower looks every followInterval: growth shows
 			// within a few looks (waited for up to 10 s on a busy machine),
