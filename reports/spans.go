@@ -3,7 +3,6 @@ package reports
 import (
 	"math"
 	"reflect"
-	"strconv"
 )
 
 // A percentile of the counting pass (AnalyzeSendsCounting) is known only to
@@ -31,8 +30,11 @@ type spanned struct {
 	lo, hi float64
 }
 
-// spannedReads are the percentiles c reads that s knows only to their span,
-// and whether there is any.
+// spannedQ is the index in summary.Spans of each percentile it holds.
+var spannedQ = map[string]int{"p50": 0, "p90": 1, "p95": 2, "p99": 3}
+
+// spannedReads are the percentiles c reads that s knows only to their span
+// (no value: NaN), and whether there is any.
 func spannedReads(c *compiled, s *Summary) ([]spanned, bool) {
 	var out []spanned
 	for _, p := range c.Paths {
@@ -40,19 +42,13 @@ func spannedReads(c *compiled, s *Summary) ([]spanned, bool) {
 		if !ok || pv.Spans == nil {
 			continue
 		}
-		q := map[string]int{"p50": 0, "p90": 1, "p95": 2, "p99": 3}
-		i, ok := q[name]
-		if !ok || !math.IsNaN(percentileField(&pv, i).Float()) {
+		i, ok := spannedQ[name]
+		if v, lower := pv.Figure(name); !ok || lower || !math.IsNaN(v) {
 			continue
 		}
 		out = append(out, spanned{path: p[:len(p)-1], q: i, lo: pv.Spans[i][0], hi: pv.Spans[i][1]})
 	}
 	return out, len(out) > 0
-}
-
-// percentileField is p's P50, P90, P95 or P99 (q 0..3).
-func percentileField(p *percentiles, q int) reflect.Value {
-	return reflect.ValueOf(p).Elem().FieldByName("P" + []string{"50", "90", "95", "99"}[q])
 }
 
 // judgeSpans judges l on s with each of cs at each value its span
@@ -116,6 +112,6 @@ func setPercentile(c *Summary, sp spanned, v float64) bool {
 	if f.Type() != reflect.TypeFor[percentiles]() {
 		return false
 	}
-	f.FieldByName("P" + strconv.Itoa([]int{50, 90, 95, 99}[sp.q])).SetFloat(v)
+	f.FieldByName([]string{"P50", "P90", "P95", "P99"}[sp.q]).SetFloat(v)
 	return true
 }
