@@ -34,6 +34,8 @@ require github.com/throttled/throttled/v2 v2.15.0
 
 require github.com/dustin/go-humanize v1.1.0
 
+require github.com/huandu/go-clone v1.7.3
+
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect

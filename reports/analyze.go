@@ -171,6 +171,12 @@ type analyzer struct {
 	// step no message has taken yet (censorOnStep).
 	stepWait map[[2]string][]float64
 	feed     *eventFeed // a run with callbacks analysed in passes: events.jsonl, read with the attempts in time
+	opened   *eventFeed // feed as it was opened (close)
+	// badAttempts: the lines of attempts.jsonl that did not decode.
+	badAttempts int64
+	// noDecisions: a carried analysis (carried.go) keeps no rate-limit
+	// decision: its rate_limit figures are not the run's (Carried).
+	noDecisions bool
 }
 
 // decodeAttempt decodes a line of attempts.jsonl, its strings of few values
@@ -217,6 +223,23 @@ func analyzeOnce(fsys fs.FS, name string, rawRequests bool, st *streamRun) (*ana
 // analyzeListing is analyzeOnce writing every lost message to lost (nil:
 // none); only the last reading of a run lists them, so each once.
 func analyzeListing(fsys fs.FS, name string, rawRequests bool, st *streamRun, lost *lostList) (*analyzer, error) {
+	a, err := newAnalyzer(fsys, name, rawRequests, st, lost)
+	if err != nil {
+		return nil, err
+	}
+	defer a.close()
+	if err := a.readAttempts(); err != nil {
+		return nil, err
+	}
+	if err := a.conclude(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// newAnalyzer is an analysis of the run in fsys before any attempt is read:
+// run.json read, the reasons it tells, the events' keys scanned.
+func newAnalyzer(fsys fs.FS, name string, rawRequests bool, st *streamRun, lost *lostList) (*analyzer, error) {
 	a := &analyzer{
 		dir: name, fsys: fsys, s: &Summary{Summary: summary.Summary{Schema: schemaVersion, Kind: kindPart, LatencyResolution: latencyResolution}, dir: name}, st: st,
 		idOwner: map[uint64]int64{}, needKeys: map[string]int64{}, clients: map[string][]rec{},
@@ -230,15 +253,13 @@ func analyzeListing(fsys fs.FS, name string, rawRequests bool, st *streamRun, lo
 		return nil, err
 	}
 	a.drift.start = a.start
-	a.checkRawFiles()
-	a.unfinishedReasons()
-	a.abortReason()
-	a.diskReason()
+	if st == nil || !st.carried {
+		a.fileReasons()
+	}
 	a.counts = map[string]*[2]int64{}
 	a.keepRecs = keepAllRecs || a.meta.Limit.Window.D() > 0
 	if truthCompared(a.fsys, a.meta) {
 		a.wins, a.winClients = newDecisionSpill(), map[string]uint32{}
-		defer a.wins.close()
 	}
 	a.ch = newCharts(a.start, a.meta)
 	if len(a.meta.Chain) <= 30 {
@@ -246,21 +267,46 @@ func analyzeListing(fsys fs.FS, name string, rawRequests bool, st *streamRun, lo
 	}
 	a.startTally()
 	if err := a.scanEventKeys(); err != nil {
+		a.close()
 		return nil, err
 	}
-	if st != nil && a.meta.Delivery.Via != "none" {
+	if st != nil && a.meta.Delivery.Via != "none" && !st.carried {
 		a.feed = a.openEvents()
-		defer a.feed.close()
+		a.opened = a.feed
 	}
-	if err := a.readAttempts(); err != nil {
-		return nil, err
+	return a, nil
+}
+
+// fileReasons are the reasons of the verdict that the run directory's files
+// and run.json tell before a record is read: a raw file missing, a run with
+// no end, aborted, or on a disk that ran low. A carried analysis (carried.go)
+// tells them at each summary, of the files as they are then.
+func (a *analyzer) fileReasons() {
+	a.checkRawFiles()
+	a.unfinishedReasons()
+	a.abortReason()
+	a.diskReason()
+}
+
+// close lets go of the analysis's spill of decisions and its feed of events.
+func (a *analyzer) close() {
+	if a.wins != nil {
+		a.wins.close()
 	}
+	if a.opened != nil {
+		a.opened.close()
+	}
+}
+
+// conclude is the analysis once every attempt is read: the events, the
+// messages still flying landed, and every figure finished.
+func (a *analyzer) conclude() error {
 	if err := a.readEvents(); err != nil {
-		return nil, err
+		return err
 	}
-	if a.meta.Delivery.Via == "poll" && st == nil {
+	if a.meta.Delivery.Via == "poll" && a.st == nil {
 		if err := a.readPolls(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	a.landAll() // before judgeAllRecords lets every record go: a message still flying has some
@@ -282,12 +328,12 @@ func analyzeListing(fsys fs.FS, name string, rawRequests bool, st *streamRun, lo
 	}
 	a.rateLimit()
 	if err := a.truth(); err != nil {
-		return nil, err
+		return err
 	}
 	a.s.charts = a.ch
 	a.ch.finish(a)
 	a.s.decide()
-	return a, nil
+	return nil
 }
 
 // readJSONLFunc is rundir.DecodeJSONLFunc over a file system, with its own
@@ -478,29 +524,49 @@ func retryAfterSeconds(v string, at time.Time) float32 {
 	return float32(d.Seconds())
 }
 
+// readAttempts reads attempts.jsonl whole: every record (attemptRecord),
+// then what follows the last (endAttempts).
 func (a *analyzer) readAttempts() error {
-	r := &a.s.Requests
-	r.ByOp, r.Codes, r.Errors = map[string]int64{}, map[string]int64{}, map[string]int64{}
-	var bad int64
-	a.seenAttempts = attemptSet{}
-	err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, func(at rundir.Attempt) error {
-		if a.feed != nil {
-			a.feed.until(sentAt(&at), a.event) // the callbacks that came before it
-		}
-		if a.st != nil && at.Seq > 0 {
-			a.flightAttempt(&at) // a run analysed in passes (stream.go)
-			return nil
-		}
-		if a.seenAttempts.again(&at) {
-			r.Duplicates++ // counted once: a second copy of a line is no second send
-			return nil
-		}
-		a.attempt(&at)
-		return nil
-	}, func(int, error) { bad++ })
-	if err != nil {
+	a.startAttempts()
+	if err := readJSONLFunc(a.fsys, rundir.AttemptsFile, a.decodeAttempt, a.attemptRecord, a.badAttempt); err != nil {
 		return fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
 	}
+	return a.endAttempts()
+}
+
+// startAttempts makes what reading the attempts fills.
+func (a *analyzer) startAttempts() {
+	r := &a.s.Requests
+	r.ByOp, r.Codes, r.Errors = map[string]int64{}, map[string]int64{}, map[string]int64{}
+	a.seenAttempts = attemptSet{}
+}
+
+// badAttempt counts a line of attempts.jsonl that did not decode.
+func (a *analyzer) badAttempt(int, error) { a.badAttempts++ }
+
+// attemptRecord reads one record of attempts.jsonl, in the file's order.
+func (a *analyzer) attemptRecord(at rundir.Attempt) error {
+	if a.feed != nil {
+		a.feed.until(sentAt(&at), a.event) // the callbacks that came before it
+	}
+	if a.st != nil && at.Seq > 0 {
+		a.flightAttempt(&at) // a run analysed in passes (stream.go)
+		return nil
+	}
+	if a.seenAttempts.again(&at) {
+		a.s.Requests.Duplicates++ // counted once: a second copy of a line is no second send
+		return nil
+	}
+	a.attempt(&at)
+	return nil
+}
+
+// endAttempts is what follows the last record of attempts.jsonl: the bad
+// lines told, the decisions read again when a 429 came after requests only
+// counted.
+func (a *analyzer) endAttempts() error {
+	r := &a.s.Requests
+	bad := a.badAttempts
 	r.BadLines = bad
 	if bad > 0 {
 		a.s.Warnings = append(a.s.Warnings, fmt.Sprintf("%s: %d lines did not decode and were skipped", rundir.AttemptsFile, bad))
@@ -728,6 +794,9 @@ var keepAllRecs = false
 // for every request (24 bytes each) is not kept. The first 429 makes the
 // records needed after all: readAttempts reads them in a second pass.
 func (a *analyzer) decision(at *rundir.Attempt) {
+	if a.noDecisions {
+		return
+	}
 	op := at.Op
 	if op == "" {
 		op = "send"

@@ -87,6 +87,19 @@ func (l *LiveThreshold) Counted() bool {
 	return true
 }
 
+// Carried says whether the threshold is judged on the carried analysis
+// (Carried): it reads only figures of the sends the counting pass gives
+// (Sends, Counted), and none of rate_limit, whose decisions the carried
+// analysis does not keep.
+func (l *LiveThreshold) Carried() bool {
+	for _, p := range l.c.Paths {
+		if p[0] == "rate_limit" {
+			return false
+		}
+	}
+	return l.Sends() && l.Counted()
+}
+
 // Expr is the threshold as written.
 func (l *LiveThreshold) Expr() string { return l.c.String() }
 

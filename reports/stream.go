@@ -53,6 +53,12 @@ type streamRun struct {
 	answered, quoted *sortedSpill[idRec]
 	order            int64
 	free             []*flight // landed messages' flights, emptied for the next (newFlight)
+	// carried: a live analysis carried from one judgement to the next
+	// (carried.go), fed the records as they are written: no census, a
+	// message is settled at the record its attacker sends none after
+	// (lastRecord), and settled remembers it, a bit a sequence.
+	carried bool
+	settled *seqCensus
 }
 
 // twoPasses says whether the run is analysed in bounded memory: delivery
@@ -385,6 +391,13 @@ func (a *analyzer) flightAttempt(at *rundir.Attempt) {
 	if e, ok := a.pollEvent(at); ok {
 		a.flightRecord(at.Seq, f, &e, true) // every copy of a poll's line, as readPolls reads them
 	}
+	if a.st.carried {
+		if a.lastRecord(at) {
+			a.land(at.Seq, f)
+			a.st.settled.add(at.Seq)
+		}
+		return
+	}
 	a.landIfRead(at.Seq, f)
 }
 
@@ -426,6 +439,12 @@ func (a *analyzer) flight(seq int64) *flight {
 	if f := a.fly[seq]; f != nil {
 		return f
 	}
+	if st := a.st; st.carried {
+		if st.settled.get(seq) > 0 && st.err == nil {
+			st.err = fmt.Errorf("%w: a record of message %d came after the record it was settled at", errNotCarried, seq)
+		}
+		return a.flyNew(seq, carriedWant)
+	}
 	want := a.st.census.get(seq)
 	if want == 1 {
 		a.one = flight{want: 1}
@@ -434,6 +453,12 @@ func (a *analyzer) flight(seq int64) *flight {
 	if want == 0 {
 		want = a.st.census.more() // not counted (a file that changed): settled at the end
 	}
+	return a.flyNew(seq, want)
+}
+
+// flyNew is a new flight of message seq, held until its want records are
+// read.
+func (a *analyzer) flyNew(seq int64, want int) *flight {
 	if a.fly == nil {
 		a.fly = map[int64]*flight{}
 	}

@@ -1,0 +1,202 @@
+package reports
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	clone "github.com/huandu/go-clone"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// One analyzer, two drivers (issue 23). `msgload report` drives the
+// analysis over the files, whole; a run's live judgement of its
+// abortOnFail thresholds drives the same analysis (the analyzer, its
+// reading of a record, its settling of a message, its finishing of every
+// figure) over attempts.jsonl as the attacker writes it: Carried reads
+// only the lines written since its last reading, so a judgement's work no
+// longer grows with the run — a day's soak is judged every few seconds as
+// its first minute is.
+//
+// What it carries is what the counting pass of a bounded analysis holds
+// (stream.go, AnalyzeSendsCounting): the counts and the hists' bucket
+// counts, the messages whose records are not all in, and a bit for every
+// message settled. A judgement finishes a deep copy of it (go-clone), as
+// the file's analysis finishes after its last line, so that the copy's
+// figures are the analysis of the file as far as it was read — those of
+// AnalyzeSendsCounting at that length, which TestCarriedIsTheFileAnalysis
+// checks at many lengths of many runs.
+//
+// The file's analysis knows from its census how many records a message
+// has; a carried one cannot look ahead. It settles a message at the record
+// after which its attacker sends none (lastRecord: a 2xx, an answer it does
+// not retry, its last retry, or one it gave up after), and holds any other
+// until then: the messages waiting for a retry. A record that comes for a
+// message already settled (a duplicated line, a retry the rule did not
+// foresee) would have changed a figure already counted: the carried
+// analysis stops there (errNotCarried), and the run judges as before, each
+// judgement an analysis of the files in a child process
+// (harness/livechild.go). So do runs it does not carry: delivery via poll
+// (the polls are a message's records) and idempotency probes (records of a
+// message after its last send).
+//
+// It keeps no rate-limit decision: the figures of rate_limit read every
+// decision of the run at its end (limitfit: the limiter's fit, the windows
+// of each client), 24 bytes a request that a soak's process cannot keep.
+// A threshold on them is judged from the files (LiveThreshold.Carried).
+
+// errNotCarried: the run's live analysis cannot be carried from one
+// judgement to the next; it is analysed from its files each time.
+var errNotCarried = errors.New("not carried")
+
+// ErrNotCarried reports whether err says the analysis cannot be carried
+// (a run the carried analysis does not take, or a record it did not
+// foresee).
+func ErrNotCarried(err error) bool { return errors.Is(err, errNotCarried) }
+
+// carriedWant is how many records a carried message is waiting for: any
+// number (it lands at its last record by lastRecord, or at a judgement).
+const carriedWant = 1 << 30
+
+// carriedChunk is the most a reading takes of attempts.jsonl at once; a line
+// longer than it cannot be carried.
+const carriedChunk = 1 << 20
+
+// Carried is the live analysis of a run's sends, carried from one judgement
+// to the next (see above). It is not safe for concurrent use.
+type Carried struct {
+	name string
+	a    *analyzer
+	f    *os.File // attempts.jsonl, once it exists
+	off  int64    // how far it was read: the end of its last whole line
+	buf  []byte
+	err  error // the carrying stopped (errNotCarried, or the file failed)
+}
+
+// NewCarried starts the carried analysis of the sends of the run in dir
+// (AnalyzeSendsCounting's figures, the events and the truth hidden), or
+// says why the run is not carried (ErrNotCarried).
+func NewCarried(dir string) (*Carried, error) {
+	fsys := maskFS{os.DirFS(dir), sendsHidden}
+	m, ok := runMeta(fsys)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("%w: %s cannot be read", errNotCarried, rundir.MetaFile)
+	case m.Delivery.Via == "poll":
+		return nil, fmt.Errorf("%w: delivery via poll (the polls are records of a message)", errNotCarried)
+	case m.Probes > 0:
+		return nil, fmt.Errorf("%w: idempotency probes (records of a message after its last send)", errNotCarried)
+	}
+	st := &streamRun{carried: true, settled: newCensus(1)}
+	a, err := newAnalyzer(fsys, dir, false, st, nil)
+	if err != nil {
+		return nil, err
+	}
+	a.noDecisions = true
+	a.startAttempts()
+	return &Carried{name: dir, a: a}, nil
+}
+
+// Read reads the whole lines written to attempts.jsonl since the last
+// reading into the carried analysis.
+func (c *Carried) Read() error {
+	if c.err != nil {
+		return c.err
+	}
+	c.err = c.read()
+	return c.err
+}
+
+func (c *Carried) read() error {
+	if c.f == nil {
+		f, err := rundir.OpenRegular(filepath.Join(c.name, rundir.AttemptsFile))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // nothing sent yet
+		}
+		if err != nil {
+			return err
+		}
+		c.f = f
+	}
+	for {
+		if cap(c.buf) < carriedChunk {
+			c.buf = make([]byte, carriedChunk)
+		}
+		n, err := c.f.ReadAt(c.buf[:carriedChunk], c.off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
+		}
+		whole := bytes.LastIndexByte(c.buf[:n], '\n') + 1
+		if whole == 0 {
+			if n == carriedChunk {
+				return fmt.Errorf("%w: a line of %s longer than %d bytes", errNotCarried, rundir.AttemptsFile, carriedChunk)
+			}
+			return nil // no whole line since: the next reading
+		}
+		a := c.a
+		if err := rundir.DecodeJSONLFunc(bytes.NewReader(c.buf[:whole]), a.decodeAttempt, a.attemptRecord, a.badAttempt); err != nil {
+			return fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
+		}
+		c.off += int64(whole)
+		switch {
+		case a.st.err != nil:
+			return a.st.err
+		}
+		if n < carriedChunk {
+			return nil
+		}
+	}
+}
+
+// Summary is the analysis of the sends as far as they were read: the
+// carried state's deep copy, finished as the file's analysis finishes
+// after its last line. The carried state is left as it was.
+func (c *Carried) Summary() (*Summary, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	// What only the reading needs is not copied: the bit of every message
+	// settled (2 MB an hour at 5,000/s), the flights kept for reuse.
+	st := c.a.st
+	settled, free := st.settled, st.free
+	st.settled, st.free = nil, nil
+	b := clone.Slowly(c.a).(*analyzer)
+	st.settled, st.free = settled, free
+	if len(b.s.early) > 0 || len(b.s.problems) > 0 || len(b.s.missing) > 0 {
+		return nil, fmt.Errorf("%w: a reason of the verdict came before the files' own", errNotCarried)
+	}
+	b.fileReasons()
+	if err := b.endAttempts(); err != nil {
+		return nil, err
+	}
+	if err := b.conclude(); err != nil {
+		return nil, err
+	}
+	return b.s, nil
+}
+
+// Close lets go of the file the carried analysis reads.
+func (c *Carried) Close() error {
+	if c.f == nil {
+		return nil
+	}
+	return c.f.Close()
+}
+
+// lastRecord says whether at, a record of a message of a carried analysis,
+// is the last its attacker writes for it: a send (no probe) answered with a
+// 2xx, or with what the retry policy does not retry, or its last retry, or
+// one after which it gave up. Not a rule of the figures: a record that came
+// after would stop the carrying (errNotCarried) before any figure used it.
+func (a *analyzer) lastRecord(at *rundir.Attempt) bool {
+	if at.Op != "" && at.Op != "send" || at.Probe != "" {
+		return false
+	}
+	max := a.meta.Retry.Max
+	return at.GaveUp != "" || is2xx(at.Code) || max <= 0 || at.Attempt >= max+1 || !a.retryable(at)
+}
