@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,7 +28,17 @@ import (
 //     marked partial (reports.Summary.PartialJSON), so that a run killed
 //     later still leaves its figures.
 //
-// Each analysis reads every raw file again, so its work grows with the run:
+// A judgement of thresholds the carried analysis judges
+// (reports.LiveThreshold.Carried: figures of the sends the counting pass
+// gives, none of rate_limit) runs in this process on reports.Carried, the
+// same analysis fed only the lines attempts.jsonl gained since the last
+// judgement (readCarried, judgeCarried): its work does not grow with the
+// run. It is read every period from the attack's start, delayAbortEval or
+// not, so that no judgement reads more than a period's lines. When the run
+// cannot be carried (delivery via poll, idempotency probes, a record the
+// carried analysis did not foresee) the judgements are a child's, below.
+//
+// Each analysis in a child reads every raw file again, so its work grows with the run:
 // on an otherwise idle core ~5–8 µs a line, 15 s of CPU at minute 9 of a
 // 5,000/s run. One starts at most every period (LiveEvery, Checkpoint) from
 // the start of the last, and right after it when it took longer. An
@@ -79,6 +90,11 @@ type liveLoop struct {
 	checkpointing atomic.Bool
 	checkpoints   sync.WaitGroup
 	exe           string // the executable a live analysis runs in (livechild.go)
+	// carried: the analysis of the sends carried from one judgement to the
+	// next (reports.Carried), read by the loop alone; nil before the first
+	// reading, and once the run is known not to be carried (uncarried).
+	carried   *reports.Carried
+	uncarried bool
 }
 
 // startLive starts the part's live loop, or returns nil when there is nothing
@@ -151,6 +167,7 @@ func (l *liveLoop) liveLine() string {
 
 func (l *liveLoop) loop() {
 	defer close(l.done)
+	defer l.dropCarried(nil)
 	defer l.checkpoints.Wait() // nothing writes summary.json after stop
 	t := time.NewTicker(liveTick)
 	defer t.Stop()
@@ -166,6 +183,13 @@ func (l *liveLoop) loop() {
 		var due []int     // the rules to judge now
 		if l.every > 0 && !now.Before(nextJudge) && l.attacking() {
 			due = l.dueRules(now)
+			if len(due) == 0 {
+				// Before any delayAbortEval ends, the carried analysis
+				// keeps up with what was sent: the first judgement reads
+				// only its last seconds.
+				l.readCarried()
+				nextJudge = now.Add(l.every)
+			}
 		}
 		judge := len(due) > 0
 		// A checkpoint is due at its period, unless the last one still runs
@@ -239,6 +263,11 @@ func (l *liveLoop) failed(err error) {
 // child process (livechild.go): the thresholds of the rules due judged, and
 // the partial summary.json when checkpoint. It is killed when the loop stops.
 func (l *liveLoop) analyze(due []int, checkpoint bool) (liveReply, error) {
+	if !checkpoint {
+		if reply, ok := l.judgeCarried(due); ok {
+			return reply, nil
+		}
+	}
 	req := liveRequest{Dir: l.r.dir, Via: l.r.s.Delivery.Via, Checkpoint: checkpoint}
 	for _, i := range due {
 		req.Thresholds = append(req.Thresholds, l.rules[i].th.Expr())
@@ -248,6 +277,87 @@ func (l *liveLoop) analyze(due []int, checkpoint bool) (liveReply, error) {
 		err = fmt.Errorf("live analysis: %d thresholds judged of %d asked", len(reply.States), len(due))
 	}
 	return reply, err
+}
+
+// carries says whether the rules due are judged on the carried analysis
+// (reports.LiveThreshold.Carried).
+func (l *liveLoop) carries(due []int) bool {
+	for _, i := range due {
+		if !l.rules[i].th.Carried() {
+			return false
+		}
+	}
+	return len(due) > 0
+}
+
+// readCarried reads what the attacker wrote since the last reading into
+// the carried analysis, started at the first reading; the run's live
+// analyses are a child's from the files again when it cannot be carried.
+func (l *liveLoop) readCarried() *reports.Carried {
+	if l.uncarried {
+		return nil
+	}
+	if l.carried == nil {
+		if !slices.ContainsFunc(l.rules, func(r liveRule) bool { return r.th.Carried() }) {
+			l.uncarried = true // no rule is judged on it
+			return nil
+		}
+		c, err := reports.NewCarried(l.r.dir)
+		if err != nil {
+			l.dropCarried(err)
+			return nil
+		}
+		l.carried = c
+	}
+	if err := l.carried.Read(); err != nil {
+		l.dropCarried(err)
+		return nil
+	}
+	return l.carried
+}
+
+// dropCarried ends the carried analysis (err: why; nil at the loop's end).
+// A run that is not carried from the start says nothing; one whose carrying
+// stopped on the way (a record it did not foresee, a file that failed) is
+// told on stderr: its judgements come later from then on.
+func (l *liveLoop) dropCarried(err error) {
+	if l.carried != nil {
+		l.carried.Close()
+		if err != nil {
+			fmt.Fprintf(l.r.o.Stderr, "msgload: %s: live judgements read the files again from now on: %v\n", l.r.s.Name, err)
+		}
+	} else if err != nil && !reports.ErrNotCarried(err) {
+		l.failed(err)
+	}
+	l.carried, l.uncarried = nil, true
+}
+
+// judgeCarried judges the rules due on the carried analysis (read first),
+// when they read only what it gives and it decides each: a percentile too
+// near its bound (Undecided) is judged by a child (analyze).
+func (l *liveLoop) judgeCarried(due []int) (liveReply, bool) {
+	if !l.carries(due) {
+		return liveReply{}, false
+	}
+	c := l.readCarried()
+	if c == nil {
+		return liveReply{}, false
+	}
+	s, err := c.Summary()
+	if err != nil {
+		l.dropCarried(err)
+		return liveReply{}, false
+	}
+	srcs := make([]string, len(due))
+	ths := make([]*reports.LiveThreshold, len(due))
+	for k, i := range due {
+		srcs[k], ths[k] = l.rules[i].th.Expr(), l.rules[i].th
+	}
+	states, undecided := judgeAll(srcs, ths, make([]error, len(due)), s)
+	if undecided {
+		return liveReply{}, false
+	}
+	return liveReply{States: states, Read: "carried"}, true
 }
 
 // try is analyze, its failure told (failed): run.json being rewritten, say —

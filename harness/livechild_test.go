@@ -197,7 +197,9 @@ func TestCheckpointBesideJudgements(t *testing.T) {
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	th, err := reports.CompileLive("requests.messages < 0", "sink")
+	// Not counted (reports.LiveThreshold.Counted): judged by a child, not
+	// on the carried analysis, which would trip before any child ran.
+	th, err := reports.CompileLive("idempotency.id_collisions < 0", "sink")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +221,7 @@ func TestCheckpointBesideJudgements(t *testing.T) {
 	if _, err := os.Stat(started); err != nil || !l.checkpointing.Load() {
 		t.Fatalf("the threshold tripped with the checkpoint started %v (%v), running %v: want it tripped while the checkpoint runs", err == nil, err, l.checkpointing.Load())
 	}
-	if a, _ := r.stops.stopped(); a == nil || a.Threshold != "requests.messages < 0" || !a.Final {
+	if a, _ := r.stops.stopped(); a == nil || a.Threshold != "idempotency.id_collisions < 0" || !a.Final {
 		t.Fatalf("stopped by %+v", a)
 	}
 	l.stop()

@@ -1,0 +1,106 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/rundir"
+	"github.com/msgload/msgload/scenarios"
+)
+
+// TestJudgementsAreCarried: the live loop judges a threshold on the sends
+// on the analysis it carries from one judgement to the next
+// (reports.Carried): each judgement reads only what was written since the
+// last, and its value is the file's analysis of the file as it is then
+// (reports.AnalyzeSendsCounting, computed here). A record the carried
+// analysis did not foresee (a copy of a settled message's line) ends the
+// carrying, says so on stderr, and the judgements go on in a child, from
+// the files — the same value.
+func TestJudgementsAreCarried(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skipf("no executable to run the live analysis in: %v", err)
+	}
+	src := filepath.Join("..", "reports", "testdata", "runs", "reorder")
+	lines := bytes.SplitAfter(must(os.ReadFile(filepath.Join(src, rundir.AttemptsFile))), []byte("\n"))
+	dir := t.TempDir()
+	for _, f := range []string{rundir.MetaFile, rundir.EventsFile} {
+		if err := os.WriteFile(filepath.Join(dir, f), must(os.ReadFile(filepath.Join(src, f))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := 0 // a line a record
+	for _, b := range lines {
+		if len(bytes.TrimSpace(b)) > 0 {
+			total++
+		}
+	}
+	th, err := reports.CompileLive("requests.total < "+strconv.Itoa(total), "sink")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	r := &partRun{dir: dir, s: &scenarios.Scenario{Name: "x"}, o: &Options{Stderr: &lockedWriter{w: &stderr}, Now: time.Now}, stops: &sendStop{cancel: func() {}}}
+	l := &liveLoop{r: r, rules: []liveRule{{th: th}}, exe: exe, done: make(chan struct{})}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	defer l.dropCarried(nil)
+	judge := func(body []byte, read string) reports.LiveState {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, rundir.AttemptsFile), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		reply, err := l.analyze([]int{0}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reply.Read != read {
+			t.Fatalf("judged on %q, want %q\n%s", reply.Read, read, stderr.String())
+		}
+		want, err := reports.AnalyzeSendsCounting(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := reply.States[0]
+		if !st.Known || st.Value != float64(want.Requests.Total) {
+			t.Fatalf("judged %+v, the file's analysis counts %d requests", st, want.Requests.Total)
+		}
+		return st
+	}
+	half := len(lines) / 2
+	if st := judge(bytes.Join(lines[:half], nil), "carried"); !st.OK {
+		t.Fatalf("half the requests: %+v", st)
+	}
+	torn := append(bytes.Join(lines, nil), lines[1][:len(lines[1])/2]...) // a line being written: not read yet
+	if st := judge(torn, "carried"); st.OK || !st.Final {
+		t.Fatalf("every request: %+v", st)
+	}
+	if stderr.Len() > 0 {
+		t.Fatalf("stderr while carried: %s", stderr.String())
+	}
+	// A copy of the line of a message accepted at once: settled at it.
+	i := slices.IndexFunc(lines, func(b []byte) bool {
+		return bytes.Contains(b, []byte(`"code":200`)) && bytes.Contains(b, []byte(`"attempt":1,`))
+	})
+	if i < 0 {
+		t.Fatal("no send accepted at once in the run")
+	}
+	judge(append(bytes.Join(lines, nil), lines[i]...), "counts")
+	if !strings.Contains(stderr.String(), "live judgements read the files again from now on") {
+		t.Errorf("the carrying stopped and nothing said so: %q", stderr.String())
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
