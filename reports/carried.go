@@ -76,6 +76,9 @@ type Carried struct {
 	off  int64    // how far it was read: the end of its last whole line
 	buf  []byte
 	err  error // the carrying stopped (errNotCarried, or the file failed)
+	// pre: how many reasons, problems and missing files the analysis had
+	// when it began, before which the files' own reasons go (fileReasons).
+	pre [3]int
 }
 
 // NewCarried starts the carried analysis of the sends of the run in dir
@@ -99,7 +102,7 @@ func NewCarried(dir string) (*Carried, error) {
 	}
 	a.noDecisions = true
 	a.startAttempts()
-	return &Carried{name: dir, a: a}, nil
+	return &Carried{name: dir, a: a, pre: [3]int{len(a.s.early), len(a.s.problems), len(a.s.missing)}}, nil
 }
 
 // Read reads the whole lines written to attempts.jsonl since the last
@@ -167,10 +170,13 @@ func (c *Carried) Summary() (*Summary, error) {
 	st.settled, st.free = nil, nil
 	b := clone.Slowly(c.a).(*analyzer)
 	st.settled, st.free = settled, free
-	if len(b.s.early) > 0 || len(b.s.problems) > 0 || len(b.s.missing) > 0 {
-		return nil, fmt.Errorf("%w: a reason of the verdict came before the files' own", errNotCarried)
-	}
+	// The files' reasons, of the files as they are now, where the file's
+	// analysis tells them: before any the reading told.
+	s, n := b.s, c.pre
+	early, problems, missing := s.early, s.problems, s.missing
+	s.early, s.problems, s.missing = early[:n[0]:n[0]], problems[:n[1]:n[1]], missing[:n[2]:n[2]]
 	b.fileReasons()
+	s.early, s.problems, s.missing = append(s.early, early[n[0]:]...), append(s.problems, problems[n[1]:]...), append(s.missing, missing[n[2]:]...)
 	if err := b.endAttempts(); err != nil {
 		return nil, err
 	}
