@@ -8,5 +8,7 @@
 // contract, which scenario validation links alone); the files people read —
 // report.html, report.md, junit.xml, the terminal summary — are written by
 // package reports/render from what reports decided, and reports links none of
-// their template or chart code.
+// their template or chart code. The analysis has two drivers: the files,
+// whole (Analyze, Conclude), and attempts.jsonl as a run writes it, carried
+// from one live judgement to the next (Carried, carried.go).
 package reports

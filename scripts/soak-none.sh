@@ -29,6 +29,10 @@
 #   RATE=2000 DURATIONS="60 180" scripts/soak-none.sh
 #   TARGET=nginx scripts/soak-none.sh          the same against nginx
 #
+# ABORT='EXPR' adds the threshold EXPR with abortOnFail (judged live all the
+# run: on the carried analysis in the run's process when it reads only
+# figures of the sends, reports.Carried).
+#
 # Environment: TARGET (sim), RATE (5000), DURATIONS ("60 180 600"), LATENCY (20ms), SAMPLE_EVERY (1), PORT
 # (18081), MSGLOAD (a built binary; default: go build into WORK), WORK (a
 # directory for the run directories and logs; default: a new temporary one).
@@ -116,6 +120,9 @@ message:
   scenario: [ { channel: sms, sender: msgload } ]
 delivery: { via: none }
 EOF
+  if [ -n "${ABORT:-}" ]; then
+    printf 'thresholds:\n  - { expr: %s, abortOnFail: true }\n' "$ABORT"
+  fi
 }
 
 # wait_port: until the simulator listens (at most 10 s).
