@@ -78,6 +78,27 @@ func TestJudgementsAreCarried(t *testing.T) {
 	if st := judge(bytes.Join(lines[:half], nil), "carried"); !st.OK {
 		t.Fatalf("half the requests: %+v", st)
 	}
+	// With a rule it does not judge (the ids answered twice): that one in
+	// a child, the other still carried, each state in its place.
+	other, err := reports.CompileLive("idempotency.id_collisions < 1000000", "sink")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.rules = append(l.rules, liveRule{th: other})
+	reply, err := l.analyze([]int{0, 1}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := reports.AnalyzeSends(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.Read != "carried, and sends" || len(reply.States) != 2 ||
+		reply.States[0].Expr != th.Expr() || reply.States[0].Value != float64(want.Requests.Total) ||
+		reply.States[1].Expr != other.Expr() || !reply.States[1].Known || reply.States[1].Value != float64(want.Idempotency.IDCollisions) {
+		t.Fatalf("judged on %q: %+v; the file's analysis counts %d requests, %d ids answered twice", reply.Read, reply.States, want.Requests.Total, want.Idempotency.IDCollisions)
+	}
+	l.rules = l.rules[:1]
 	torn := append(bytes.Join(lines, nil), lines[1][:len(lines[1])/2]...) // a line being written: not read yet
 	if st := judge(torn, "carried"); st.OK || !st.Final {
 		t.Fatalf("every request: %+v", st)

@@ -36,7 +36,9 @@ import (
 // run. It is read every period from the attack's start, delayAbortEval or
 // not, so that no judgement reads more than a period's lines. When the run
 // cannot be carried (delivery via poll, idempotency probes, a record the
-// carried analysis did not foresee) the judgements are a child's, below.
+// carried analysis did not foresee) the judgements are a child's, below;
+// so are those of the thresholds it does not judge, in the same judgement
+// as the carried ones (analyze).
 //
 // Each analysis in a child reads every raw file again, so its work grows with the run:
 // on an otherwise idle core ~5–8 µs a line, 15 s of CPU at minute 9 of a
@@ -263,31 +265,36 @@ func (l *liveLoop) failed(err error) {
 // child process (livechild.go): the thresholds of the rules due judged, and
 // the partial summary.json when checkpoint. It is killed when the loop stops.
 func (l *liveLoop) analyze(due []int, checkpoint bool) (liveReply, error) {
+	var carried liveReply
+	rest := due
 	if !checkpoint {
-		if reply, ok := l.judgeCarried(due); ok {
-			return reply, nil
+		carried, rest = l.judgeCarried(due)
+		if len(rest) == 0 {
+			return carried, nil
 		}
 	}
 	req := liveRequest{Dir: l.r.dir, Via: l.r.s.Delivery.Via, Checkpoint: checkpoint}
-	for _, i := range due {
+	for _, i := range rest {
 		req.Thresholds = append(req.Thresholds, l.rules[i].th.Expr())
 	}
 	reply, err := runLiveChild(l.ctx, l.exe, req)
-	if err == nil && len(reply.States) != len(due) {
-		err = fmt.Errorf("live analysis: %d thresholds judged of %d asked", len(reply.States), len(due))
+	if err == nil && len(reply.States) != len(rest) {
+		err = fmt.Errorf("live analysis: %d thresholds judged of %d asked", len(reply.States), len(rest))
 	}
-	return reply, err
-}
-
-// carries says whether the rules due are judged on the carried analysis
-// (reports.LiveThreshold.Carried).
-func (l *liveLoop) carries(due []int) bool {
+	if err != nil || len(carried.States) == 0 {
+		return reply, err
+	}
+	// Both: the states in the order of due.
+	states := make([]reports.LiveState, 0, len(due))
 	for _, i := range due {
-		if !l.rules[i].th.Carried() {
-			return false
+		if k := slices.Index(rest, i); k >= 0 {
+			states = append(states, reply.States[k])
+		} else {
+			states = append(states, carried.States[slices.Index(due, i)])
 		}
 	}
-	return len(due) > 0
+	reply.States, reply.Read = states, "carried, and "+reply.Read
+	return reply, nil
 }
 
 // readCarried reads what the attacker wrote since the last reading into
@@ -332,32 +339,45 @@ func (l *liveLoop) dropCarried(err error) {
 	l.carried, l.uncarried = nil, true
 }
 
-// judgeCarried judges the rules due on the carried analysis (read first),
-// when they read only what it gives and it decides each: a percentile too
-// near its bound (Undecided) is judged by a child (analyze).
-func (l *liveLoop) judgeCarried(due []int) (liveReply, bool) {
-	if !l.carries(due) {
-		return liveReply{}, false
+// judgeCarried judges on the carried analysis (read first) the rules due
+// that it judges (reports.LiveThreshold.Carried), and says which are left
+// to a child (analyze): those it does not judge, and a percentile too near
+// its bound (Undecided). The reply's states are due's, in its order; the
+// states of the rules left are not set.
+func (l *liveLoop) judgeCarried(due []int) (reply liveReply, rest []int) {
+	var mine []int
+	for _, i := range due {
+		if l.rules[i].th.Carried() {
+			mine = append(mine, i)
+		}
+	}
+	if len(mine) == 0 {
+		return reply, due
 	}
 	c := l.readCarried()
 	if c == nil {
-		return liveReply{}, false
+		return reply, due
 	}
 	s, err := c.Summary()
 	if err != nil {
 		l.dropCarried(err)
-		return liveReply{}, false
+		return reply, due
 	}
-	srcs := make([]string, len(due))
-	ths := make([]*reports.LiveThreshold, len(due))
+	reply.States, reply.Read = make([]reports.LiveState, len(due)), "carried"
 	for k, i := range due {
-		srcs[k], ths[k] = l.rules[i].th.Expr(), l.rules[i].th
+		th := l.rules[i].th
+		if !slices.Contains(mine, i) {
+			rest = append(rest, i)
+			continue
+		}
+		st, undecided := judgeAll([]string{th.Expr()}, []*reports.LiveThreshold{th}, []error{nil}, s)
+		if undecided {
+			rest = append(rest, i)
+			continue
+		}
+		reply.States[k] = st[0]
 	}
-	states, undecided := judgeAll(srcs, ths, make([]error, len(due)), s)
-	if undecided {
-		return liveReply{}, false
-	}
-	return liveReply{States: states, Read: "carried"}, true
+	return reply, rest
 }
 
 // try is analyze, its failure told (failed): run.json being rewritten, say —
