@@ -24,17 +24,7 @@ import (
 func TestCarriedIsTheFileAnalysis(t *testing.T) {
 	defer func(b, l int64) { onePassBytes, onePassLines = b, l }(onePassBytes, onePassLines)
 	onePassBytes, onePassLines = 0, 0 // the file's analysis in passes, however small
-	dirs := map[string]string{}
-	for _, sh := range streamShapes {
-		dirs[sh.name] = sh.gen(3_000).write(t)
-	}
-	runs, err := filepath.Glob(filepath.Join("testdata", "runs", "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range runs {
-		dirs["testdata/"+filepath.Base(d)] = d
-	}
+	dirs := shapeAndTestdataRuns(t, 3_000)
 	// Written by an attacker (in the order its records end): these are
 	// carried to the end.
 	mustCarry := []string{"none", "none-retries", "none-soak-11m", "callbacks", "none-429", "callbacks-429",

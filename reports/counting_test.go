@@ -21,17 +21,7 @@ import (
 func TestCountingPassFigures(t *testing.T) {
 	defer func(b, l int64) { onePassBytes, onePassLines = b, l }(onePassBytes, onePassLines)
 	onePassBytes, onePassLines = 0, 0 // every run in passes, however small
-	dirs := map[string]string{}
-	for _, sh := range streamShapes {
-		dirs[sh.name] = sh.gen(5_000).write(t)
-	}
-	runs, err := filepath.Glob(filepath.Join("testdata", "runs", "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range runs {
-		dirs["testdata/"+filepath.Base(d)] = d
-	}
+	dirs := shapeAndTestdataRuns(t, 5_000)
 	ths := []string{
 		"requests.error_rate < 1%", `requests.codes["500"] < 10`, "requests.messages >= 1",
 		"idempotency.mismatches == 0", "requests.latency.max < 1s", "rate_limit.rejected_429 < 5",
@@ -158,6 +148,25 @@ func spannedIn(t *testing.T, p []any, counting, whole *Summary) bool {
 		t.Errorf("%v: the whole analysis gives %v (bound %v), the counting pass %v (bound %v; spans %v)", p, wv, wLower, cv, cLower, c.Spans)
 	}
 	return true
+}
+
+// shapeAndTestdataRuns are the directories of a generated run of n
+// messages of every shape (streamShapes) and of every run in testdata, by
+// name.
+func shapeAndTestdataRuns(t *testing.T, n int) map[string]string {
+	t.Helper()
+	dirs := map[string]string{}
+	for _, sh := range streamShapes {
+		dirs[sh.name] = sh.gen(n).write(t)
+	}
+	runs, err := filepath.Glob(filepath.Join("testdata", "runs", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range runs {
+		dirs["testdata/"+filepath.Base(d)] = d
+	}
+	return dirs
 }
 
 // verdictPath says whether p is of the verdict (its reasons, warnings,
