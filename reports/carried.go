@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	clone "github.com/huandu/go-clone"
 
@@ -101,6 +102,12 @@ func NewCarried(dir string) (*Carried, error) {
 		return nil, err
 	}
 	a.noDecisions = true
+	if m.AttackEnd.IsZero() && m.End.IsZero() {
+		// A run still going has no drift (finishDrift fits it over the
+		// attack, whose end it does not know yet): its windows, a few
+		// kilobytes a minute, are not gathered.
+		a.drift.start = time.Time{}
+	}
 	a.startAttempts()
 	return &Carried{name: dir, a: a, pre: [3]int{len(a.s.early), len(a.s.problems), len(a.s.missing)}}, nil
 }
@@ -164,12 +171,14 @@ func (c *Carried) Summary() (*Summary, error) {
 		return nil, c.err
 	}
 	// What only the reading needs is not copied: the bit of every message
-	// settled (2 MB an hour at 5,000/s), the flights kept for reuse.
-	st := c.a.st
+	// settled (2 MB an hour at 5,000/s), the flights kept for reuse; nor
+	// the drift's windows, which finishing only reads (finishDrift), shared.
+	st, dr := c.a.st, c.a.drift.wins
 	settled, free := st.settled, st.free
-	st.settled, st.free = nil, nil
+	st.settled, st.free, c.a.drift.wins = nil, nil, nil
 	b := clone.Slowly(c.a).(*analyzer)
-	st.settled, st.free = settled, free
+	st.settled, st.free, c.a.drift.wins = settled, free, dr
+	b.drift.wins = dr
 	// The files' reasons, of the files as they are now, where the file's
 	// analysis tells them: before any the reading told.
 	s, n := b.s, c.pre

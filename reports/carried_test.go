@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/msgload/msgload/rundir"
 )
@@ -25,9 +26,15 @@ func TestCarriedIsTheFileAnalysis(t *testing.T) {
 	defer func(b, l int64) { onePassBytes, onePassLines = b, l }(onePassBytes, onePassLines)
 	onePassBytes, onePassLines = 0, 0 // the file's analysis in passes, however small
 	dirs := shapeAndTestdataRuns(t, 3_000)
+	// A soak still going: run.json has no end yet (no drift is fitted, and
+	// the carried analysis gathers no window).
+	going := genStream(3_000, 11, "none", 1)
+	stretch(going, 66)
+	going.meta.AttackEnd, going.meta.End = time.Time{}, time.Time{}
+	dirs["none-soak-11m-going"] = going.write(t)
 	// Written by an attacker (in the order its records end): these are
 	// carried to the end.
-	mustCarry := []string{"none", "none-retries", "none-soak-11m", "callbacks", "none-429", "callbacks-429",
+	mustCarry := []string{"none", "none-retries", "none-soak-11m", "none-soak-11m-going", "callbacks", "none-429", "callbacks-429",
 		"testdata/sim-ex-sliding", "testdata/sim-sliding-7per5s-bursty"}
 	carried := map[string]bool{}
 	for name, src := range dirs {
@@ -335,4 +342,41 @@ func BenchmarkCarriedJudgement(b *testing.B) {
 		}
 		b.ReportMetric(float64(at), "lines-read")
 	})
+}
+
+// TestCarriedHoldsNoDriftWhileTheRunGoes: a run still going (run.json
+// without its end) has no drift to fit, and the carried analysis keeps no
+// window of it — a few kilobytes a minute, copied at every judgement, that
+// would grow with a day's soak; a finished run's windows are kept, and
+// shared with each summary's copy, not copied.
+func TestCarriedHoldsNoDriftWhileTheRunGoes(t *testing.T) {
+	for _, going := range []bool{true, false} {
+		r := genStream(10_000, 11, "none", 1) // 11 minutes once stretched
+		stretch(r, 66)
+		if going {
+			r.meta.AttackEnd, r.meta.End = time.Time{}, time.Time{}
+		}
+		src := r.write(t)
+		dir := t.TempDir()
+		copyRunFiles(t, src, dir)
+		writeFile(t, filepath.Join(dir, rundir.AttemptsFile), bytes.Join(attemptLines(t, src), nil))
+		c, err := NewCarried(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Read(); err != nil {
+			t.Fatal(err)
+		}
+		s, err := c.Summary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		switch n := len(c.a.drift.wins); {
+		case going && (n != 0 || s.Drift != nil):
+			t.Errorf("a run going: %d windows kept, drift %+v", n, s.Drift)
+		case !going && (n < 10 || s.Drift == nil):
+			t.Errorf("a finished run of 11 minutes: %d windows kept, drift %+v", n, s.Drift)
+		}
+	}
 }
