@@ -284,16 +284,11 @@ func (l *liveLoop) analyze(due []int, checkpoint bool) (liveReply, error) {
 	if err != nil || len(carried.States) == 0 {
 		return reply, err
 	}
-	// Both: the states in the order of due.
-	states := make([]reports.LiveState, 0, len(due))
-	for _, i := range due {
-		if k := slices.Index(rest, i); k >= 0 {
-			states = append(states, reply.States[k])
-		} else {
-			states = append(states, carried.States[slices.Index(due, i)])
-		}
+	// Both: the child's states in the places judgeCarried left them.
+	for j, i := range rest {
+		carried.States[slices.Index(due, i)] = reply.States[j]
 	}
-	reply.States, reply.Read = states, "carried, and "+reply.Read
+	reply.States, reply.Read = carried.States, "carried, and "+reply.Read
 	return reply, nil
 }
 
@@ -345,13 +340,7 @@ func (l *liveLoop) dropCarried(err error) {
 // its bound (Undecided). The reply's states are due's, in its order; the
 // states of the rules left are not set.
 func (l *liveLoop) judgeCarried(due []int) (reply liveReply, rest []int) {
-	var mine []int
-	for _, i := range due {
-		if l.rules[i].th.Carried() {
-			mine = append(mine, i)
-		}
-	}
-	if len(mine) == 0 {
+	if !slices.ContainsFunc(due, func(i int) bool { return l.rules[i].th.Carried() }) {
 		return reply, due
 	}
 	c := l.readCarried()
@@ -365,17 +354,13 @@ func (l *liveLoop) judgeCarried(due []int) (reply liveReply, rest []int) {
 	}
 	reply.States, reply.Read = make([]reports.LiveState, len(due)), "carried"
 	for k, i := range due {
-		th := l.rules[i].th
-		if !slices.Contains(mine, i) {
-			rest = append(rest, i)
-			continue
+		if th := l.rules[i].th; th.Carried() {
+			if st := th.Judge(s); !st.Undecided {
+				reply.States[k] = liveState(st)
+				continue
+			}
 		}
-		st, undecided := judgeAll([]string{th.Expr()}, []*reports.LiveThreshold{th}, []error{nil}, s)
-		if undecided {
-			rest = append(rest, i)
-			continue
-		}
-		reply.States[k] = st[0]
+		rest = append(rest, i)
 	}
 	return reply, rest
 }

@@ -177,14 +177,20 @@ func judgeAll(srcs []string, ths []*reports.LiveThreshold, errs []error, s *repo
 			states = append(states, reports.LiveState{Expr: src, Why: errs[i].Error()})
 			continue
 		}
-		st := ths[i].Judge(s)
-		if math.IsNaN(st.Value) || math.IsInf(st.Value, 0) {
-			st.Known, st.Value, st.Why = false, 0, "its figure has no value yet"
-		}
+		st := liveState(ths[i].Judge(s))
 		undecided = undecided || st.Undecided
 		states = append(states, st)
 	}
 	return states, undecided
+}
+
+// liveState is a threshold's judgement as the run takes it: a value that
+// is not a number is not known yet.
+func liveState(st reports.LiveState) reports.LiveState {
+	if math.IsNaN(st.Value) || math.IsInf(st.Value, 0) {
+		st.Known, st.Value, st.Why = false, 0, "its figure has no value yet"
+	}
+	return st
 }
 
 // liveChildStderr is how much of a child's standard error a failure quotes.
