@@ -125,3 +125,91 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// TestDeliveryJudgementsAreCarried: a threshold on a count of the sink's
+// (delivery.duplicates) is judged on the carried analysis too, which then
+// reads events.jsonl beside attempts.jsonl as they are written
+// (reports.NewCarried with events); each value is the whole analysis's of
+// the files as they are then (reports.Analyze, computed here), and a last
+// line being written of either file is not read yet.
+func TestDeliveryJudgementsAreCarried(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skipf("no executable to run the live analysis in: %v", err)
+	}
+	// The reorder run of the embedded simulator: callbacks, duplicates
+	// among them, and replies.
+	src := filepath.Join("..", "reports", "testdata", "runs", "reorder")
+	attempts := bytes.SplitAfter(must(os.ReadFile(filepath.Join(src, rundir.AttemptsFile))), []byte("\n"))
+	events := bytes.SplitAfter(must(os.ReadFile(filepath.Join(src, rundir.EventsFile))), []byte("\n"))
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, rundir.MetaFile), must(os.ReadFile(filepath.Join(src, rundir.MetaFile))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	all, err := reports.Analyze(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.Delivery.Duplicates < 2 {
+		t.Fatalf("the run has %d duplicates: nothing to judge", all.Delivery.Duplicates)
+	}
+	th, err := reports.CompileLive("delivery.duplicates < "+strconv.FormatInt(all.Delivery.Duplicates, 10), "sink")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	r := &partRun{dir: dir, s: &scenarios.Scenario{Name: "x"}, o: &Options{Stderr: &lockedWriter{w: &stderr}, Now: time.Now}, stops: &sendStop{cancel: func() {}}}
+	l := &liveLoop{r: r, rules: []liveRule{{th: th}}, exe: exe, done: make(chan struct{})}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	defer l.dropCarried(nil)
+	// write puts the first share of each file's lines in dir, with half of
+	// the next line of each after them (being written).
+	write := func(share float64) {
+		for _, f := range []struct {
+			name  string
+			lines [][]byte
+		}{{rundir.AttemptsFile, attempts}, {rundir.EventsFile, events}} {
+			n := int(float64(len(f.lines)) * share)
+			body := bytes.Join(f.lines[:n], nil)
+			if n < len(f.lines) {
+				body = append(body, f.lines[n][:len(f.lines[n])/2]...)
+			}
+			if err := os.WriteFile(filepath.Join(dir, f.name), body, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// judged is what the whole analysis counts of the files' whole lines.
+	judged := func() int64 {
+		whole := t.TempDir()
+		for _, f := range []string{rundir.MetaFile, rundir.AttemptsFile, rundir.EventsFile} {
+			b := must(os.ReadFile(filepath.Join(dir, f)))
+			if err := os.WriteFile(filepath.Join(whole, f), b[:bytes.LastIndexByte(b, '\n')+1], 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, err := reports.Analyze(whole)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Delivery.Duplicates
+	}
+	for _, share := range []float64{0.3, 0.6, 1} {
+		write(share)
+		reply, err := l.analyze([]int{0}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := judged()
+		st := reply.States[0]
+		if reply.Read != "carried" || !st.Known || st.Value != float64(want) {
+			t.Fatalf("at %.0f%% of the files: judged on %q: %+v; the whole analysis counts %d duplicates\n%s", share*100, reply.Read, st, want, stderr.String())
+		}
+		if fails := share == 1; st.OK == fails || st.Final != fails {
+			t.Fatalf("at %.0f%% of the files: %+v", share*100, st)
+		}
+	}
+	if stderr.Len() > 0 {
+		t.Fatalf("stderr while carried: %s", stderr.String())
+	}
+}

@@ -30,10 +30,12 @@ import (
 //
 // A judgement of thresholds the carried analysis judges
 // (reports.LiveThreshold.Carried: figures of the sends the counting pass
-// gives, none of rate_limit) runs in this process on reports.Carried, the
-// same analysis fed only the lines attempts.jsonl gained since the last
-// judgement (readCarried, judgeCarried): its work does not grow with the
-// run. It is read every period from the attack's start, delayAbortEval or
+// gives, none of rate_limit, and the sink's counts delivery.duplicates,
+// .malformed and .unauthorized) runs in this process on reports.Carried,
+// the same analysis fed only the lines attempts.jsonl (and events.jsonl,
+// when a rule reads the sink's counts: LiveThreshold.Events) gained since
+// the last judgement (readCarried, judgeCarried): its work does not grow
+// with the run. It is read every period from the attack's start, delayAbortEval or
 // not, so that no judgement reads more than a period's lines. When the run
 // cannot be carried (delivery via poll, idempotency probes, a record the
 // carried analysis did not foresee) the judgements are a child's, below;
@@ -304,7 +306,9 @@ func (l *liveLoop) readCarried() *reports.Carried {
 			l.uncarried = true // no rule is judged on it
 			return nil
 		}
-		c, err := reports.NewCarried(l.r.dir)
+		// The sink's events too when a rule carried reads them.
+		events := slices.ContainsFunc(l.rules, func(r liveRule) bool { return r.th.Carried() && r.th.Events() })
+		c, err := reports.NewCarried(l.r.dir, events)
 		if err != nil {
 			l.dropCarried(err)
 			return nil

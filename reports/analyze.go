@@ -172,8 +172,10 @@ type analyzer struct {
 	stepWait map[[2]string][]float64
 	feed     *eventFeed // a run with callbacks analysed in passes: events.jsonl, read with the attempts in time
 	opened   *eventFeed // feed as it was opened (close)
-	// badAttempts: the lines of attempts.jsonl that did not decode.
-	badAttempts int64
+	// badAttempts, badEvents: the lines of attempts.jsonl and (a carried
+	// analysis with events) of events.jsonl that did not decode.
+	badAttempts, badEvents int64
+	endBuf                 []delRec // a carried analysis with events: ended's records (carriedevents.go)
 	// noDecisions: a carried analysis (carried.go) keeps no rate-limit
 	// decision: its rate_limit figures are not the run's (Carried).
 	noDecisions bool
@@ -858,7 +860,9 @@ func (a *analyzer) finishRequests() {
 func (a *analyzer) readEvents() error {
 	var bad int64
 	var err error
-	if f := a.feed; f != nil { // the rest, after the attempts (stream.go)
+	if a.st != nil && a.st.quiet != nil {
+		bad = a.badEvents // a carried analysis: every event was read as written (carriedevents.go)
+	} else if f := a.feed; f != nil { // the rest, after the attempts (stream.go)
 		f.until(math.MaxInt64, a.event)
 		a.feed = nil
 		bad, err = f.bad, f.close()
@@ -938,7 +942,7 @@ func (a *analyzer) incoming(e *rundir.Event) {
 		return
 	}
 	if a.st != nil {
-		if sane(e.ReceivedAt) {
+		if sane(e.ReceivedAt) && !a.st.carried { // a carried analysis joins no reply (carriedevents.go)
 			a.st.spillReply(c.OutgoingTxID, e.ReceivedAt.UnixNano()) // joined by id, then to its message, at the end (replyjoin.go)
 		}
 		return

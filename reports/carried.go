@@ -19,10 +19,11 @@ import (
 // analysis over the files, whole; a run's live judgement of its
 // abortOnFail thresholds drives the same analysis (the analyzer, its
 // reading of a record, its settling of a message, its finishing of every
-// figure) over attempts.jsonl as the attacker writes it: Carried reads
-// only the lines written since its last reading, so a judgement's work no
-// longer grows with the run — a day's soak is judged every few seconds as
-// its first minute is.
+// figure) over attempts.jsonl as the attacker writes it, and over the
+// sink's events.jsonl as the sink writes it when a threshold reads a count
+// of the sink's (carriedevents.go): Carried reads only the lines written
+// since its last reading, so a judgement's work no longer grows with the
+// run — a day's soak is judged every few seconds as its first minute is.
 //
 // What it carries is what the counting pass of a bounded analysis holds
 // (stream.go, AnalyzeSendsCounting): the counts and the hists' bucket
@@ -30,14 +31,15 @@ import (
 // message settled. A judgement finishes a deep copy of it (go-clone), as
 // the file's analysis finishes after its last line, so that the copy's
 // figures are the analysis of the file as far as it was read — those of
-// AnalyzeSendsCounting at that length, which TestCarriedIsTheFileAnalysis
-// checks at many lengths of many runs.
+// AnalyzeSendsCounting (with events: AnalyzeCounting) at that length,
+// which TestCarriedIsTheFileAnalysis checks at many lengths of many runs.
 //
 // The file's analysis knows from its census how many records a message
 // has; a carried one cannot look ahead. It settles a message at the record
 // after which its attacker sends none (lastRecord: a 2xx, an answer it does
 // not retry, its last retry, or one it gave up after), and holds any other
-// until then: the messages waiting for a retry. A record that comes for a
+// until then: the messages waiting for a retry (with events, a message is
+// settled once quiet instead: carriedevents.go). A record that comes for a
 // message already settled (a duplicated line, a retry the rule did not
 // foresee) would have changed a figure already counted: the carried
 // analysis stops there (errNotCarried), and the run judges as before, each
@@ -68,25 +70,45 @@ const carriedWant = 1 << 30
 // longer than it cannot be carried.
 const carriedChunk = 1 << 20
 
-// Carried is the live analysis of a run's sends, carried from one judgement
-// to the next (see above). It is not safe for concurrent use.
+// Carried is the live analysis of a run's sends, and of its events when
+// asked (carriedevents.go), carried from one judgement to the next (see
+// above). It is not safe for concurrent use.
 type Carried struct {
-	name string
-	a    *analyzer
-	f    *os.File // attempts.jsonl, once it exists
-	off  int64    // how far it was read: the end of its last whole line
-	buf  []byte
-	err  error // the carrying stopped (errNotCarried, or the file failed)
+	name     string
+	a        *analyzer
+	attempts tail  // attempts.jsonl
+	events   *tail // events.jsonl, when it reads them
+	evDec    eventDecoder
+	buf      []byte
+	err      error // the carrying stopped (errNotCarried, or the file failed)
 	// pre: how many reasons, problems and missing files the analysis had
 	// when it began, before which the files' own reasons go (fileReasons).
 	pre [3]int
 }
 
-// NewCarried starts the carried analysis of the sends of the run in dir
-// (AnalyzeSendsCounting's figures, the events and the truth hidden), or
-// says why the run is not carried (ErrNotCarried).
-func NewCarried(dir string) (*Carried, error) {
-	fsys := maskFS{os.DirFS(dir), sendsHidden}
+// tail is a file a carried analysis reads as it is written: its whole
+// lines up to off were read.
+type tail struct {
+	name string
+	f    *os.File // once it exists
+	off  int64
+}
+
+// eventsHidden are the files a carried analysis with events does not read:
+// the simulator's truth, whose figures are not judged live.
+var eventsHidden = map[string]bool{rundir.TruthStreamFile: true, rundir.TruthFile: true}
+
+// NewCarried starts the carried analysis of the run in dir: of its sends
+// (AnalyzeSendsCounting's figures, the events and the truth hidden), and
+// with events of the sink's events too (the figures of the counting pass
+// of the analysis of its sends and events, the truth hidden) — or says why
+// the run is not carried (ErrNotCarried).
+func NewCarried(dir string, events bool) (*Carried, error) {
+	hidden := sendsHidden
+	if events {
+		hidden = eventsHidden
+	}
+	fsys := maskFS{os.DirFS(dir), hidden}
 	m, ok := runMeta(fsys)
 	switch {
 	case !ok:
@@ -97,6 +119,9 @@ func NewCarried(dir string) (*Carried, error) {
 		return nil, fmt.Errorf("%w: idempotency probes (records of a message after its last send)", errNotCarried)
 	}
 	st := &streamRun{carried: true, settled: newCensus(1)}
+	if events {
+		st.quiet = &quietQueue{}
+	}
 	a, err := newAnalyzer(fsys, dir, false, st, nil)
 	if err != nil {
 		return nil, err
@@ -109,11 +134,15 @@ func NewCarried(dir string) (*Carried, error) {
 		a.drift.start = time.Time{}
 	}
 	a.startAttempts()
-	return &Carried{name: dir, a: a, pre: [3]int{len(a.s.early), len(a.s.problems), len(a.s.missing)}}, nil
+	c := &Carried{name: dir, a: a, attempts: tail{name: rundir.AttemptsFile}, pre: [3]int{len(a.s.early), len(a.s.problems), len(a.s.missing)}}
+	if events {
+		c.events = &tail{name: rundir.EventsFile}
+	}
+	return c, nil
 }
 
-// Read reads the whole lines written to attempts.jsonl since the last
-// reading into the carried analysis.
+// Read reads the whole lines written to attempts.jsonl (and events.jsonl)
+// since the last reading into the carried analysis.
 func (c *Carried) Read() error {
 	if c.err != nil {
 		return c.err
@@ -123,39 +152,61 @@ func (c *Carried) Read() error {
 }
 
 func (c *Carried) read() error {
-	if c.f == nil {
-		f, err := rundir.OpenRegular(filepath.Join(c.name, rundir.AttemptsFile))
+	a := c.a
+	if err := c.readTail(&c.attempts, func(b []byte) error {
+		return rundir.DecodeJSONLFunc(bytes.NewReader(b), a.decodeAttempt, a.attemptRecord, a.badAttempt)
+	}); err != nil {
+		return err
+	}
+	if c.events != nil {
+		err := c.readTail(c.events, func(b []byte) error {
+			return rundir.DecodeJSONLFunc(bytes.NewReader(b), c.evDec.decode, a.carriedEvent, func(int, error) { a.badEvents++ })
+		})
+		if err != nil {
+			return err
+		}
+		a.settleQuiet()
+	}
+	return a.st.err
+}
+
+// readTail reads with decode the whole lines t gained since the last
+// reading, in chunks of at most carriedChunk.
+func (c *Carried) readTail(t *tail, decode func([]byte) error) error {
+	if t.f == nil {
+		f, err := rundir.OpenRegular(filepath.Join(c.name, t.name))
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil // nothing sent yet
+			return nil // nothing written yet
 		}
 		if err != nil {
 			return err
 		}
-		c.f = f
+		t.f = f
 	}
 	for {
 		if cap(c.buf) < carriedChunk {
 			c.buf = make([]byte, carriedChunk)
 		}
-		n, err := c.f.ReadAt(c.buf[:carriedChunk], c.off)
+		n, err := t.f.ReadAt(c.buf[:carriedChunk], t.off)
 		if err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
+			return fmt.Errorf("read %s: %w", t.name, err)
 		}
 		whole := bytes.LastIndexByte(c.buf[:n], '\n') + 1
 		if whole == 0 {
 			if n == carriedChunk {
-				return fmt.Errorf("%w: a line of %s longer than %d bytes", errNotCarried, rundir.AttemptsFile, carriedChunk)
+				return fmt.Errorf("%w: a line of %s longer than %d bytes", errNotCarried, t.name, carriedChunk)
 			}
 			return nil // no whole line since: the next reading
 		}
-		a := c.a
-		if err := rundir.DecodeJSONLFunc(bytes.NewReader(c.buf[:whole]), a.decodeAttempt, a.attemptRecord, a.badAttempt); err != nil {
-			return fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
+		if err := decode(c.buf[:whole]); err != nil {
+			if ErrNotCarried(err) {
+				return err
+			}
+			return fmt.Errorf("read %s: %w", t.name, err)
 		}
-		c.off += int64(whole)
-		switch {
-		case a.st.err != nil:
-			return a.st.err
+		t.off += int64(whole)
+		if c.a.st.err != nil {
+			return c.a.st.err
 		}
 		if n < carriedChunk {
 			return nil
@@ -173,11 +224,19 @@ func (c *Carried) Summary() (*Summary, error) {
 	// What only the reading needs is not copied: the bit of every message
 	// settled (2 MB an hour at 5,000/s), the flights kept for reuse; nor
 	// the drift's windows, which finishing only reads (finishDrift), shared.
-	st, dr := c.a.st, c.a.drift.wins
+	// Nor the queue of the messages touched, nor ended's buffer.
+	st, dr, eb := c.a.st, c.a.drift.wins, c.a.endBuf
 	settled, free := st.settled, st.free
-	st.settled, st.free, c.a.drift.wins = nil, nil, nil
+	st.settled, st.free, c.a.drift.wins, c.a.endBuf = nil, nil, nil, nil
+	var queue []quietItem
+	if st.quiet != nil {
+		queue, st.quiet.items = st.quiet.items, nil
+	}
 	b := clone.Slowly(c.a).(*analyzer)
-	st.settled, st.free, c.a.drift.wins = settled, free, dr
+	st.settled, st.free, c.a.drift.wins, c.a.endBuf = settled, free, dr, eb
+	if st.quiet != nil {
+		st.quiet.items = queue
+	}
 	b.drift.wins = dr
 	// The files' reasons, of the files as they are now, where the file's
 	// analysis tells them: before any the reading told.
@@ -197,10 +256,13 @@ func (c *Carried) Summary() (*Summary, error) {
 
 // Close lets go of the file the carried analysis reads.
 func (c *Carried) Close() error {
-	if c.f == nil {
-		return nil
+	var err error
+	for _, t := range []*tail{&c.attempts, c.events} {
+		if t != nil && t.f != nil {
+			err = errors.Join(err, t.f.Close())
+		}
 	}
-	return c.f.Close()
+	return err
 }
 
 // lastRecord says whether at, a record of a message of a carried analysis,

@@ -2,7 +2,10 @@ package reports
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -21,7 +24,8 @@ import (
 // changes nothing in what it carries (two judgements in a row agree, and
 // the next length is still right). A run it does not take, or a record it
 // did not foresee, is refused with ErrNotCarried — never figures that are
-// not the file's.
+// not the file's. With events, events.jsonl is written beside it in the
+// same way, and the file's analysis is AnalyzeCounting's.
 func TestCarriedIsTheFileAnalysis(t *testing.T) {
 	defer func(b, l int64) { onePassBytes, onePassLines = b, l }(onePassBytes, onePassLines)
 	onePassBytes, onePassLines = 0, 0 // the file's analysis in passes, however small
@@ -32,61 +36,119 @@ func TestCarriedIsTheFileAnalysis(t *testing.T) {
 	stretch(going, 66)
 	going.meta.AttackEnd, going.meta.End = time.Time{}, time.Time{}
 	dirs["none-soak-11m-going"] = going.write(t)
-	// Written by an attacker (in the order its records end): these are
-	// carried to the end.
-	mustCarry := []string{"none", "none-retries", "none-soak-11m", "none-soak-11m-going", "callbacks", "none-429", "callbacks-429",
-		"testdata/sim-ex-sliding", "testdata/sim-sliding-7per5s-bursty"}
-	carried := map[string]bool{}
-	for name, src := range dirs {
-		t.Run(name, func(t *testing.T) {
-			lines := attemptLines(t, src)
-			live, file := t.TempDir(), t.TempDir()
-			for _, d := range []string{live, file} {
-				copyRunFiles(t, src, d)
-			}
-			c, err := NewCarried(live)
-			if err != nil {
-				if !ErrNotCarried(err) {
-					t.Fatal(err)
-				}
-				t.Logf("not carried: %v", err)
-				return
-			}
-			defer c.Close()
-			if carryAlong(t, c, lines, live, file, uint64(len(lines))) {
-				carried[name] = true
+	// Callbacks of a run still going, some duplicated.
+	cbGoing := genStream(3_000, 12, "sink", 1)
+	cbGoing.meta.AttackEnd, cbGoing.meta.End = time.Time{}, time.Time{}
+	dirs["callbacks-going"] = cbGoing.write(t)
+	// A soak with callbacks: its messages settled once quiet as they are
+	// read (carriedevents.go), not held to the end.
+	dirs["callbacks-soak"] = soakCallbacks(3_000, 13).write(t)
+	// Written by an attacker (in the order its records end) and a sink (in
+	// the order they arrive): these are carried to the end.
+	mustCarry := map[bool][]string{
+		false: {"none", "none-retries", "none-soak-11m", "none-soak-11m-going", "callbacks", "none-429", "callbacks-429",
+			"testdata/sim-ex-sliding", "testdata/sim-sliding-7per5s-bursty"},
+		true: {"none", "none-retries", "none-soak-11m-going", "callbacks", "callbacks-going", "callbacks-429", "callbacks-soak",
+			"callbacks-replies", "testdata/reorder"},
+	}
+	for _, events := range []bool{false, true} {
+		carried := map[string]bool{}
+		t.Run(fmt.Sprintf("events=%v", events), func(t *testing.T) {
+			for name, src := range dirs {
+				t.Run(name, func(t *testing.T) {
+					lines := fileLines(t, src, rundir.AttemptsFile)
+					var evs [][]byte
+					if events {
+						evs = fileLines(t, src, rundir.EventsFile)
+					}
+					live, file := t.TempDir(), t.TempDir()
+					for _, d := range []string{live, file} {
+						copyRunFiles(t, src, d)
+					}
+					c, err := NewCarried(live, events)
+					if err != nil {
+						if !ErrNotCarried(err) {
+							t.Fatal(err)
+						}
+						t.Logf("not carried: %v", err)
+						return
+					}
+					defer c.Close()
+					if carryAlong(t, c, lines, evs, live, file, uint64(len(lines))) {
+						carried[name] = true
+					}
+					if events && name == "callbacks-soak" {
+						settled := 0
+						for seq := range int64(3_000) {
+							settled += c.a.st.settled.get(seq + 1)
+						}
+						if n := len(c.a.fly); n > 600 || settled < 2_000 {
+							t.Errorf("%d messages of 3,000 held at the end, %d settled: the quiet ones were not settled", n, settled)
+						}
+						t.Logf("%d messages settled as they were read, %d held at the end", settled, len(c.a.fly))
+					}
+				})
 			}
 		})
-	}
-	for _, name := range mustCarry {
-		if !carried[name] {
-			t.Errorf("%s was not carried to its end", name)
+		for _, name := range mustCarry[events] {
+			if !carried[name] {
+				t.Errorf("events=%v: %s was not carried to its end", events, name)
+			}
 		}
 	}
 }
 
+// soakCallbacks is genStream's run with callbacks made 66 times as long
+// (3,000 messages in 198 s, as stretch makes them) with each callback as
+// long after its message's first send as before (a delivery takes as long
+// in a soak), events.jsonl in the order they arrived, as a sink writes it.
+func soakCallbacks(n int, seed uint64) *run {
+	r := genStream(n, seed, "sink", 1)
+	first := map[int64]time.Time{}
+	for _, a := range r.attempts {
+		first[a.Seq] = a.FirstSent
+	}
+	stretch(r, 66)
+	for _, a := range r.attempts {
+		if a.Attempt == 1 {
+			shift := a.FirstSent.Sub(first[a.Seq])
+			for i := range r.events {
+				if e := &r.events[i]; e.Corr != nil && e.Corr.Seq == a.Seq {
+					e.ReceivedAt, e.Corr.FirstSent = e.ReceivedAt.Add(shift), a.FirstSent
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(r.events, func(x, y rundir.Event) int { return x.ReceivedAt.Compare(y.ReceivedAt) })
+	return r
+}
+
 // carryAlong writes lines into live's attempts.jsonl in random lengths
 // (seed), each with half of the next line torn after it, and file's with
-// the whole lines alone; at each length it reads c and checks its summary
-// against the file's analysis (sameLeaves), twice. It says whether c was
-// carried to the end; a carrying stopped must say ErrNotCarried, and give
-// no summary after.
-func carryAlong(t *testing.T, c *Carried, lines [][]byte, live, file string, seed uint64) bool {
+// the whole lines alone — and evs (the carried analysis reads events: not
+// nil) into events.jsonl the same way, as far into them as into lines; at
+// each length it reads c and checks its summary against the file's
+// analysis (sameLeaves), twice. It says whether c was carried to the end;
+// a carrying stopped must say ErrNotCarried, and give no summary after.
+func carryAlong(t *testing.T, c *Carried, lines, evs [][]byte, live, file string, seed uint64) bool {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 41))
+	analyze := AnalyzeSendsCounting
+	if evs != nil {
+		analyze = AnalyzeCounting
+	}
 	cut := 0
 	for cut < len(lines) {
 		cut = min(len(lines), cut+1+rng.IntN(len(lines)/6+1))
-		whole := bytes.Join(lines[:cut], nil)
-		torn := whole
-		if cut < len(lines) {
-			torn = append(slices.Clip(whole), lines[cut][:len(lines[cut])/2]...)
+		writeTorn(t, rundir.AttemptsFile, lines, cut, live, file)
+		if evs != nil {
+			// The sink a little behind or ahead of the attacker.
+			ev := len(evs) * cut / len(lines)
+			if cut < len(lines) {
+				ev = max(0, min(len(evs), ev+rng.IntN(len(evs)/50+1)-len(evs)/100))
+			}
+			writeTorn(t, rundir.EventsFile, evs, ev, live, file)
 		}
-		writeFile(t, filepath.Join(live, rundir.AttemptsFile), torn)
-		// A last line with no end is not read until it has one: the file's
-		// analysis would count it as a line that does not decode (the
-		// figure no live threshold reads: requests.bad_lines).
-		writeFile(t, filepath.Join(file, rundir.AttemptsFile), whole[:bytes.LastIndexByte(whole, '\n')+1])
 		if err := c.Read(); err != nil {
 			if !ErrNotCarried(err) {
 				t.Fatal(err)
@@ -105,7 +167,7 @@ func carryAlong(t *testing.T, c *Carried, lines [][]byte, live, file string, see
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := AnalyzeSendsCounting(file)
+		want, err := analyze(file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,6 +178,22 @@ func carryAlong(t *testing.T, c *Carried, lines [][]byte, live, file string, see
 		}
 	}
 	return true
+}
+
+// writeTorn writes the first cut of lines into live's file name with half
+// of the next torn after them, and into file's without it: a last line
+// with no end is not read until it has one (the file's analysis would
+// count it as a line that does not decode: a bad_lines figure, which no
+// live threshold reads).
+func writeTorn(t *testing.T, name string, lines [][]byte, cut int, live, file string) {
+	t.Helper()
+	whole := bytes.Join(lines[:cut], nil)
+	torn := whole
+	if cut < len(lines) {
+		torn = append(slices.Clip(whole), lines[cut][:len(lines[cut])/2]...)
+	}
+	writeFile(t, filepath.Join(live, name), torn)
+	writeFile(t, filepath.Join(file, name), whole[:bytes.LastIndexByte(whole, '\n')+1])
 }
 
 // FuzzCarried: whatever attempts.jsonl holds — lines that decode, lines
@@ -138,13 +216,54 @@ func FuzzCarried(f *testing.F) {
 		for _, d := range []string{live, file} {
 			writeJSON(t, filepath.Join(d, rundir.MetaFile), meta)
 		}
-		c, err := NewCarried(live)
+		c, err := NewCarried(live, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		carryAlong(t, c, lines, live, file, seed)
+		carryAlong(t, c, lines, nil, live, file, seed)
 	})
+}
+
+// FuzzCarriedEvents: whatever events.jsonl holds beside a run's sends —
+// callbacks of its messages in any order and at any time, copies, replies,
+// callbacks of other runs, lines that do not decode — the carried analysis
+// with events, fed both files in random lengths, gives AnalyzeCounting's
+// figures at every length, or stops with ErrNotCarried. Seeds in
+// testdata/fuzz/FuzzCarriedEvents: a delivery and its copy, a callback
+// 30 s after its message's end, a reply, another run's callback, garbage.
+func FuzzCarriedEvents(f *testing.F) {
+	r := genStream(40, 3, "sink", 1)
+	stretch(r, 200) // 8 s: messages quiet before the end
+	src := r.write(f)
+	meta := must(os.ReadFile(filepath.Join(src, rundir.MetaFile)))
+	attempts := fileLines(f, src, rundir.AttemptsFile)
+	f.Add(bytes.Join(fileLines(f, src, rundir.EventsFile), nil), uint64(1))
+	f.Fuzz(func(t *testing.T, body []byte, seed uint64) {
+		defer func(b, l int64) { onePassBytes, onePassLines = b, l }(onePassBytes, onePassLines)
+		onePassBytes, onePassLines = 0, 0
+		evs := bytes.SplitAfter(body, []byte("\n"))
+		if len(evs) > 256 || len(body) > 64<<10 { // each length is analysed twice: kept small
+			return
+		}
+		live, file := t.TempDir(), t.TempDir()
+		for _, d := range []string{live, file} {
+			writeFile(t, filepath.Join(d, rundir.MetaFile), meta)
+		}
+		c, err := NewCarried(live, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		carryAlong(t, c, attempts, evs, live, file, seed)
+	})
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // TestCarriedStopsAtARecordItDidNotForesee: a copy of a line of a message
@@ -155,7 +274,7 @@ func TestCarriedStopsAtARecordItDidNotForesee(t *testing.T) {
 	lines := attemptLines(t, src)
 	live := t.TempDir()
 	copyRunFiles(t, src, live)
-	c, err := NewCarried(live)
+	c, err := NewCarried(live, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,17 +296,95 @@ func TestCarriedStopsAtARecordItDidNotForesee(t *testing.T) {
 	}
 }
 
+// TestCarriedStopsAtACallbackAfterItsEnd: with events, a message is
+// settled once quiet after the status that ends it; a copy of one of its
+// callbacks that comes after (a duplicate later than carriedQuiet) would
+// change a figure counted (delivery.duplicates): the carrying stops there.
+// The same copy of a message not settled yet is read, as the file's
+// analysis reads it.
+func TestCarriedStopsAtACallbackAfterItsEnd(t *testing.T) {
+	src := soakCallbacks(600, 14).write(t)
+	live, file := t.TempDir(), t.TempDir()
+	copyRunFiles(t, src, live)
+	copyRunFiles(t, src, file)
+	c, err := NewCarried(live, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	attempts, events := fileLines(t, src, rundir.AttemptsFile), fileLines(t, src, rundir.EventsFile)
+	body := bytes.Join(events, nil)
+	for _, d := range []string{live, file} {
+		writeFile(t, filepath.Join(d, rundir.AttemptsFile), bytes.Join(attempts, nil))
+		writeFile(t, filepath.Join(d, rundir.EventsFile), body)
+	}
+	if err := c.Read(); err != nil {
+		t.Fatal(err)
+	}
+	var settled, held []byte // a callback of a message settled, and of one held
+	for _, l := range events {
+		var e rundir.Event
+		if json.Unmarshal(l, &e) != nil || e.Corr == nil || e.Corr.Seq <= 0 {
+			continue
+		}
+		if c.a.st.settled.get(e.Corr.Seq) > 0 {
+			settled = l
+		} else if c.a.fly[e.Corr.Seq] != nil && held == nil {
+			held = l
+		}
+	}
+	if settled == nil || held == nil {
+		t.Fatalf("no callback of a message settled (%q) or held (%q)", settled, held)
+	}
+	body = append(body, held...)
+	for _, d := range []string{live, file} {
+		writeFile(t, filepath.Join(d, rundir.EventsFile), body)
+	}
+	if err := c.Read(); err != nil {
+		t.Fatalf("a copy of a callback of a message held: %v", err)
+	}
+	got, err := c.Summary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := AnalyzeCounting(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Delivery.Duplicates != want.Delivery.Duplicates {
+		t.Fatalf("%d duplicates carried, %d in the file's analysis", got.Delivery.Duplicates, want.Delivery.Duplicates)
+	}
+	writeFile(t, filepath.Join(live, rundir.EventsFile), append(body, settled...))
+	if err := c.Read(); !ErrNotCarried(err) {
+		t.Fatalf("a copy of a callback of a message settled read as %v", err)
+	}
+	if s, err := c.Summary(); !ErrNotCarried(err) {
+		t.Fatalf("a summary after the carrying stopped: %v, %v", s, err)
+	}
+}
+
 // attemptLines are the lines of dir's attempts.jsonl, each with its newline.
 func attemptLines(t *testing.T, dir string) [][]byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, rundir.AttemptsFile))
+	return fileLines(t, dir, rundir.AttemptsFile)
+}
+
+// fileLines are the lines of dir's file name, each with its newline (none
+// when there is no such file).
+func fileLines(t testing.TB, dir, name string) [][]byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return [][]byte{}
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	return bytes.SplitAfter(b, []byte("\n"))
 }
 
-// copyRunFiles copies the files of the run in src but attempts.jsonl to dst.
+// copyRunFiles copies the files of the run in src but attempts.jsonl and
+// events.jsonl to dst.
 func copyRunFiles(t *testing.T, src, dst string) {
 	t.Helper()
 	ents, err := os.ReadDir(src)
@@ -195,7 +392,7 @@ func copyRunFiles(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
-		if e.IsDir() || e.Name() == rundir.AttemptsFile {
+		if e.IsDir() || e.Name() == rundir.AttemptsFile || e.Name() == rundir.EventsFile {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(src, e.Name()))
@@ -224,7 +421,7 @@ func sameLeaves(t *testing.T, cut int, got, want any, gotDir, wantDir string) {
 	diffLeaves(nil, got, want, &differ)
 	limits := slices.ContainsFunc(differ, func(p []any) bool { return p[0] == "rate_limit" })
 	for _, p := range differ {
-		if p[0] == "rate_limit" || limits && verdictPath(p) {
+		if p[0] == "rate_limit" || limits && verdictPath(p) || joinedReply(p) {
 			continue
 		}
 		g, w := leafAt(got, p), leafAt(want, p)
@@ -235,6 +432,13 @@ func sameLeaves(t *testing.T, cut int, got, want any, gotDir, wantDir string) {
 		}
 		t.Errorf("at line %d: %v is %v carried, %v in the file's analysis", cut, p, g, w)
 	}
+}
+
+// joinedReply says whether p is a figure of the replies joined to their
+// messages (incoming.replies, incoming.reply_latency), which the carried
+// analysis does not join (carriedevents.go).
+func joinedReply(p []any) bool {
+	return len(p) > 1 && p[0] == "incoming" && (p[1] == "replies" || p[1] == "reply_latency")
 }
 
 // leafAt is the leaf of tree v at path p (nil when there is none).
@@ -265,7 +469,13 @@ func leafAt(v any, p []any) any {
 // reads everything.
 // On a directory of MSGLOAD_BENCH_CARRIED_DIR (run.json and attempts.jsonl:
 // BenchmarkAnalyzeNoneBounded's, say) after its first 10 % and after 90 %
-// of its lines; without one, on a generated run of 200,000 messages.
+// of its lines; without one, on a generated run of 200,000 messages. A
+// directory with events.jsonl (a run with callbacks: scripts/soak-callbacks.sh's)
+// is judged with its events too (events-after-…: each op reads a 300th of
+// each file, 2 s of a 10-minute run), against AnalyzeCounting
+// (files-events-after-90%, the child's judgement when the run is not
+// carried) and Analyze (files-all-after-90%: the child's before the
+// events were carried).
 //
 //	MSGLOAD_BENCH_CARRIED_DIR=/tmp/none3m go test ./reports -run '^$' \
 //	  -bench '^BenchmarkCarriedJudgement$' -benchtime 20x
@@ -274,30 +484,42 @@ func BenchmarkCarriedJudgement(b *testing.B) {
 	if src == "" {
 		src = genStream(200_000, 1, "none", 1).write(b)
 	}
-	body, err := os.ReadFile(filepath.Join(src, rundir.AttemptsFile))
-	if err != nil {
-		b.Fatal(err)
+	files := [][][]byte{fileLines(b, src, rundir.AttemptsFile)}
+	steps := []int{10_000}
+	if evs := fileLines(b, src, rundir.EventsFile); len(evs) > 1 {
+		files = append(files, evs)
+		steps = []int{len(files[0])/300 + 1, len(evs)/300 + 1}
 	}
-	lines := bytes.SplitAfter(body, []byte("\n"))
-	const step = 10_000
+	names := []string{rundir.AttemptsFile, rundir.EventsFile}
+	events := len(files) > 1
+	prefix := map[bool]string{false: "", true: "events-"}[events]
+	// start is a directory with run.json and each file's first share %,
+	// open for appending.
+	start := func(b *testing.B, share int) (string, []*os.File, []int) {
+		dir := b.TempDir()
+		meta, err := os.ReadFile(filepath.Join(src, rundir.MetaFile))
+		if err != nil {
+			b.Fatal(err)
+		}
+		writeFile(b, filepath.Join(dir, rundir.MetaFile), meta)
+		var fs []*os.File
+		var at []int
+		for i, lines := range files {
+			n := len(lines) * share / 100
+			writeFile(b, filepath.Join(dir, names[i]), bytes.Join(lines[:n], nil))
+			f, err := os.OpenFile(filepath.Join(dir, names[i]), os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { f.Close() })
+			fs, at = append(fs, f), append(at, n)
+		}
+		return dir, fs, at
+	}
 	for _, share := range []int{10, 90} {
-		b.Run(fmt.Sprintf("after-%d%%", share), func(b *testing.B) {
-			dir := b.TempDir()
-			meta, err := os.ReadFile(filepath.Join(src, rundir.MetaFile))
-			if err != nil {
-				b.Fatal(err)
-			}
-			writeFile(b, filepath.Join(dir, rundir.MetaFile), meta)
-			at := len(lines) * share / 100
-			f, err := os.Create(filepath.Join(dir, rundir.AttemptsFile))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer f.Close()
-			for _, l := range lines[:at] {
-				f.Write(l)
-			}
-			c, err := NewCarried(dir)
+		b.Run(fmt.Sprintf("%safter-%d%%", prefix, share), func(b *testing.B) {
+			dir, fs, at := start(b, share)
+			c, err := NewCarried(dir, events)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -308,10 +530,11 @@ func BenchmarkCarriedJudgement(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				b.StopTimer()
-				for _, l := range lines[at:min(at+step, len(lines))] {
-					f.Write(l)
+				for i, lines := range files {
+					next := min(at[i]+steps[i], len(lines))
+					fs[i].Write(bytes.Join(lines[at[i]:next], nil))
+					at[i] = next
 				}
-				at = min(at+step, len(lines))
 				b.StartTimer()
 				if err := c.Read(); err != nil {
 					b.Fatal(err)
@@ -320,28 +543,31 @@ func BenchmarkCarriedJudgement(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(at), "lines-read")
+			b.ReportMetric(float64(at[0]), "lines-read")
+			if events {
+				b.ReportMetric(float64(len(c.a.fly)), "held")
+			}
 		})
 	}
 	// The same judgement from the files, after 90 %: every line read again
-	// (the live child's AnalyzeSendsCounting).
-	b.Run("files-after-90%", func(b *testing.B) {
-		dir := b.TempDir()
-		meta, err := os.ReadFile(filepath.Join(src, rundir.MetaFile))
-		if err != nil {
-			b.Fatal(err)
-		}
-		writeFile(b, filepath.Join(dir, rundir.MetaFile), meta)
-		at := len(lines) * 90 / 100
-		writeFile(b, filepath.Join(dir, rundir.AttemptsFile), bytes.Join(lines[:at], nil))
-		b.ResetTimer()
-		for range b.N {
-			if _, err := AnalyzeSendsCounting(dir); err != nil {
-				b.Fatal(err)
+	// (the live child's AnalyzeSendsCounting; with events, AnalyzeCounting,
+	// and Analyze).
+	analyses := map[string]func(string) (*Summary, error){"files-after-90%": AnalyzeSendsCounting}
+	if events {
+		analyses = map[string]func(string) (*Summary, error){"files-events-after-90%": AnalyzeCounting, "files-all-after-90%": Analyze}
+	}
+	for name, analyze := range analyses {
+		b.Run(name, func(b *testing.B) {
+			dir, _, at := start(b, 90)
+			b.ResetTimer()
+			for range b.N {
+				if _, err := analyze(dir); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-		b.ReportMetric(float64(at), "lines-read")
-	})
+			b.ReportMetric(float64(at[0]), "lines-read")
+		})
+	}
 }
 
 // TestCarriedHoldsNoDriftWhileTheRunGoes: a run still going (run.json
@@ -360,7 +586,7 @@ func TestCarriedHoldsNoDriftWhileTheRunGoes(t *testing.T) {
 		dir := t.TempDir()
 		copyRunFiles(t, src, dir)
 		writeFile(t, filepath.Join(dir, rundir.AttemptsFile), bytes.Join(attemptLines(t, src), nil))
-		c, err := NewCarried(dir)
+		c, err := NewCarried(dir, false)
 		if err != nil {
 			t.Fatal(err)
 		}

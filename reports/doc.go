@@ -9,6 +9,7 @@
 // report.html, report.md, junit.xml, the terminal summary — are written by
 // package reports/render from what reports decided, and reports links none of
 // their template or chart code. The analysis has two drivers: the files,
-// whole (Analyze, Conclude), and attempts.jsonl as a run writes it, carried
-// from one live judgement to the next (Carried, carried.go).
+// whole (Analyze, Conclude), and attempts.jsonl (and the sink's
+// events.jsonl) as a run writes it, carried from one live judgement to the
+// next (Carried, carried.go, carriedevents.go).
 package reports

@@ -88,16 +88,28 @@ func (l *LiveThreshold) Counted() bool {
 }
 
 // Carried says whether the threshold is judged on the carried analysis
-// (Carried): it reads only figures of the sends the counting pass gives
-// (Sends, Counted), and none of rate_limit, whose decisions the carried
-// analysis does not keep.
+// (Carried): it reads only figures the counting pass gives (Counted) of
+// the sends (Sends) or of the sink's events known live (delivery's growing
+// counts: summary.CheckLive), and none of rate_limit, whose decisions the
+// carried analysis does not keep.
 func (l *LiveThreshold) Carried() bool {
 	for _, p := range l.c.Paths {
-		if p[0] == "rate_limit" {
+		if p[0] == "rate_limit" || !fromSends(p) && p[0] != "delivery" {
 			return false
 		}
 	}
-	return l.Sends() && l.Counted()
+	return l.Counted()
+}
+
+// Events says whether the threshold reads a figure of the sink's events:
+// the carried analysis that judges it reads them too (NewCarried).
+func (l *LiveThreshold) Events() bool {
+	for _, p := range l.c.Paths {
+		if fromEvents(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Expr is the threshold as written.

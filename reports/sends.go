@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"io/fs"
 	"os"
 	"strings"
 
@@ -41,7 +42,20 @@ func AnalyzeSends(dir string) (*Summary, error) {
 // three — the judgement comes sooner in a long soak. A run small enough to
 // be read once, or not analysed in passes, gets the whole analysis.
 func AnalyzeSendsCounting(dir string) (*Summary, error) {
-	fsys := maskFS{os.DirFS(dir), sendsHidden}
+	return analyzeCounting(maskFS{os.DirFS(dir), sendsHidden}, dir)
+}
+
+// AnalyzeCounting is AnalyzeSendsCounting of the sends and the sink's
+// events, the simulator's truth alone hidden: the figures of both that the
+// counting pass gives (delivery's counts among them), for a live judgement
+// of a threshold on delivery.duplicates, delivery.malformed or
+// delivery.unauthorized that the carried analysis does not judge.
+func AnalyzeCounting(dir string) (*Summary, error) {
+	return analyzeCounting(maskFS{os.DirFS(dir), eventsHidden}, dir)
+}
+
+// analyzeCounting is the counting pass of the run in fsys (above).
+func analyzeCounting(fsys fs.FS, dir string) (*Summary, error) {
 	if !twoPasses(fsys) || readOnce(fsys, nil) {
 		return AnalyzeFS(fsys, dir)
 	}

@@ -59,6 +59,10 @@ type streamRun struct {
 	// (lastRecord), and settled remembers it, a bit a sequence.
 	carried bool
 	settled *seqCensus
+	// quiet: a carried analysis that reads the sink's events too
+	// (carriedevents.go), its messages settled once quiet; nil for one of the
+	// sends alone.
+	quiet *quietQueue
 }
 
 // twoPasses says whether the run is analysed in bounded memory: delivery
@@ -369,6 +373,11 @@ type flight struct {
 	// evs: callbacks read; insane: those of them not placed in time. Both
 	// are unmatched when no send of the message comes (delivered).
 	evs, insane int
+	// A carried analysis with events (carriedevents.go): done once the
+	// attacker sends no more for it (lastRecord); last, its newest record's
+	// time (unix ns).
+	done bool
+	last int64
 }
 
 // flightAttempt reads a record of a message (seq > 0) of a run analysed in
@@ -392,7 +401,11 @@ func (a *analyzer) flightAttempt(at *rundir.Attempt) {
 		a.flightRecord(at.Seq, f, &e, true) // every copy of a poll's line, as readPolls reads them
 	}
 	if a.st.carried {
-		if a.lastRecord(at) {
+		switch last := a.lastRecord(at); {
+		case a.st.quiet != nil:
+			f.done = f.done || last
+			a.quietAfter(at.Seq, f, answeredAt(at))
+		case last:
 			a.land(at.Seq, f)
 			a.st.settled.add(at.Seq)
 		}
@@ -416,6 +429,10 @@ func (a *analyzer) flightEvent(seq int64, e *rundir.Event) {
 	f := a.flight(seq)
 	f.read++
 	a.flightRecord(seq, f, e, false)
+	if a.st.quiet != nil {
+		a.quietAfter(seq, f, e.ReceivedAt.UnixNano())
+		return
+	}
 	a.landIfRead(seq, f)
 }
 

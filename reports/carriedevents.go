@@ -1,0 +1,154 @@
+package reports
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/msgload/msgload/rundir"
+)
+
+// A carried analysis that reads the sink's events too (NewCarried with
+// events: a threshold on delivery.duplicates, delivery.malformed or
+// delivery.unauthorized judged live) is fed events.jsonl as the sink writes
+// it beside attempts.jsonl, each record read by the analyzer as the file's
+// analysis reads it (event, delivered, flightEvent). What it cannot know
+// is when a message has all its records: its callbacks come after its
+// sends, seconds or minutes later, and a duplicate after its first copy.
+// So a message is settled once it is quiet: its attacker sends no more for
+// it (lastRecord), it was refused for good or a status the sink took ends
+// it (ended: the rule judgeStatuses ends a message by), and no record of it
+// came for carriedQuiet by the records' own clock (the newest record read,
+// not the machine's). Any other message is held (a judgement lands it on
+// its copy, as the file's analysis lands it at the file's end). A record of
+// a message settled — a duplicate later than carriedQuiet, a status after an
+// end — stops the carrying (errNotCarried), before any figure counts it:
+// the judgements are a child's from the files from then on, slower, never
+// other figures. So do runs whose callbacks the file's analysis joins by
+// the id the service answered or reads in one pass (countSeqs: no tag of
+// this run, a chain run.json does not name).
+//
+// An incoming reply is counted as received, but not joined to the message
+// it quotes: the file's analysis joins them on disk at the end, by the id
+// the service answered (replyjoin.go), and no live threshold reads what
+// the join gives (incoming.replies, incoming.reply_latency: only known
+// after the grace period, summary.CheckLive). Those two figures of a
+// carried summary are not the run's.
+//
+// What it holds is the messages not settled: rate × (delivery time +
+// carriedQuiet), and those never ended (lost so far), up to
+// carriedMaxHeld, past which it stops.
+
+// carriedQuiet is how long a message ended is held after its newest record
+// before it is settled.
+const carriedQuiet = 10 * time.Second
+
+// carriedMaxHeld is the most messages a carried analysis with events holds
+// (a service losing most messages of a long run): past it, it stops.
+const carriedMaxHeld = 200_000
+
+// quietQueue is the messages touched, in the order their records were
+// read, each with its newest record's time then: those quiet are at its
+// head.
+type quietQueue struct {
+	items []quietItem
+	head  int
+	now   int64 // the newest record's time read (unix ns)
+}
+
+type quietItem struct {
+	seq, at int64
+}
+
+// quietAfter notes that message seq (flight f) had a record at t (unix
+// ns; 0: none placed in time). The queue is in the order the records were
+// read, nearly their times' (each file is written as they come): an item
+// behind a later one waits for it, which holds a message longer, never
+// less.
+func (a *analyzer) quietAfter(seq int64, f *flight, t int64) {
+	q := a.st.quiet
+	q.now = max(q.now, t)
+	f.last = max(f.last, t)
+	q.items = append(q.items, quietItem{seq: seq, at: f.last})
+}
+
+// settleQuiet settles every message quiet for carriedQuiet that its
+// attacker is done with and that was refused for good or ended (see
+// above); after a reading, never within a record's.
+func (a *analyzer) settleQuiet() {
+	q := a.st.quiet
+	for q.head < len(q.items) && q.items[q.head].at < q.now-int64(carriedQuiet) {
+		it := q.items[q.head]
+		q.head++
+		f := a.fly[it.seq]
+		if f == nil || f.last != it.at || !f.done || f.m.accepted && !a.ended(f) {
+			continue // settled already, touched since (a later item), or not done
+		}
+		a.land(it.seq, f)
+		a.st.settled.add(it.seq)
+	}
+	if q.head > len(q.items)/2 && q.head > 1024 {
+		q.items = q.items[:copy(q.items, q.items[q.head:])]
+		q.head = 0
+	}
+	if len(a.fly) > carriedMaxHeld && a.st.err == nil {
+		a.st.err = fmt.Errorf("%w: more than %d messages held with no end", errNotCarried, carriedMaxHeld)
+	}
+}
+
+// ended says whether the records of f read so far end its message by the
+// rule judgeStatuses ends one by — a status its chain item ends on, any
+// status of a notification — taken by the sink (not refused or held on
+// purpose: the service sends those again).
+func (a *analyzer) ended(f *flight) bool {
+	md := f.m.d
+	if md == nil {
+		return false
+	}
+	buf := a.endBuf[:0]
+	for i := md.head; i != 0; {
+		r := a.recs.get(i)
+		buf = append(buf, *r)
+		i = r.next
+	}
+	a.endBuf = buf
+	a.placeRecords(buf)
+	for _, r := range buf {
+		if r.flags&(recRefused|recHeld) == 0 && (r.flags&recChain == 0 || a.chain.Ends(a.states.names[r.sid], int(r.item))) {
+			return true
+		}
+	}
+	return false
+}
+
+// answeredAt is when at's answer came (unix ns): its send and its latency;
+// 0 when it cannot be placed in time.
+func answeredAt(at *rundir.Attempt) int64 {
+	t := sentAt(at)
+	if t == 0 {
+		return 0
+	}
+	return t + int64(max(at.Latency, 0)*1e9)
+}
+
+// carriedEvent reads one event of events.jsonl into a carried analysis, or
+// stops it at one the file's analysis would read otherwise than in passes
+// (countSeqs) or join at the end.
+func (a *analyzer) carriedEvent(e rundir.Event) error {
+	if c := e.Corr; c != nil {
+		switch {
+		case e.Kind == rundir.KindIncoming:
+			// counted as received; a reply is not joined to its message
+			// (incoming.replies, reply_latency: see above)
+		case c.OutgoingTxID != "" || !a.owns(c) && e.ServiceID() != "":
+			return fmt.Errorf("%w: a callback without this run's tag (joined by the id the service answered)", errNotCarried)
+		case a.chain == nil && e.Kind == rundir.KindCallback && payloadChain(e.Payload) != nil:
+			return fmt.Errorf("%w: a callback telling a chain run.json does not name", errNotCarried)
+		}
+	}
+	a.event(&e)
+	if sane(e.ReceivedAt) {
+		q := a.st.quiet
+		q.now = max(q.now, e.ReceivedAt.UnixNano())
+	}
+	return a.st.err
+}
