@@ -90,7 +90,9 @@ type liveReply struct {
 	// read the sends alone (reports.AnalyzeSends), "counts" when it read
 	// them in the counting passes alone (reports.AnalyzeSendsCounting),
 	// "counts, then sends" when a percentile there was too near its bound,
-	// "all" otherwise; its
+	// "counts and events" when it read the sends and the sink's events in
+	// the counting passes (reports.AnalyzeCounting; "…, then all" when a
+	// percentile was too near), "all" otherwise; its
 	// niceness, and the soft memory limit during the analysis (MaxInt64:
 	// none).
 	Read        string `json:"read"`
@@ -124,24 +126,33 @@ func serveLiveChild(in io.Reader, out io.Writer) int {
 // (reports.AnalyzeSendsCounting: two readings of attempts.jsonl instead of
 // three, the first of them only each line's sequence; a percentile is known
 // there to 0.1 %, and one that close to its bound sends the judgement to
-// AnalyzeSends); a checkpoint reads everything.
+// AnalyzeSends). A judgement that reads delivery's counts too (those the
+// carried analysis judges when it carries the run: LiveThreshold.Carried)
+// reads the sends and the sink's events in the counting passes, the
+// simulator's truth unread (reports.AnalyzeCounting; a percentile too
+// near its bound: Analyze); a checkpoint reads everything.
 func liveAnalyze(req liveRequest) (reply liveReply) {
 	defer memlimit.ForReport()()
 	reply.MemoryLimit = debug.SetMemoryLimit(-1)
 	ths := make([]*reports.LiveThreshold, len(req.Thresholds))
 	errs := make([]error, len(req.Thresholds))
-	sends, counted := !req.Checkpoint, !req.Checkpoint
+	sends, counted, carried := !req.Checkpoint, !req.Checkpoint, !req.Checkpoint
 	for i, src := range req.Thresholds {
 		ths[i], errs[i] = reports.CompileLive(src, req.Via)
 		sends = sends && errs[i] == nil && ths[i].Sends()
 		counted = counted && errs[i] == nil && ths[i].Counted()
+		carried = carried && errs[i] == nil && (ths[i].Sends() || ths[i].Carried())
 	}
-	analyze, read := reports.Analyze, "all"
+	analyze, read, whole := reports.Analyze, "all", reports.Analyze
 	switch {
 	case sends && counted:
-		analyze, read = reports.AnalyzeSendsCounting, "counts"
+		analyze, read, whole = reports.AnalyzeSendsCounting, "counts", reports.AnalyzeSends
 	case sends:
 		analyze, read = reports.AnalyzeSends, "sends"
+	case carried && counted:
+		// Counts of the sink's too (delivery.duplicates, …): the sends
+		// and the events in the counting passes, the truth unread.
+		analyze, read = reports.AnalyzeCounting, "counts and events"
 	}
 	s, err := analyze(req.Dir)
 	if err != nil {
@@ -153,12 +164,12 @@ func liveAnalyze(req liveRequest) (reply liveReply) {
 	if undecided {
 		// A percentile within its span of a bound (0.1 %): the third
 		// pass, which keeps the values of the wanted buckets, judges.
-		if s, err = reports.AnalyzeSends(req.Dir); err != nil {
+		if s, err = whole(req.Dir); err != nil {
 			reply.Error = err.Error()
 			return reply
 		}
 		reply.States, _ = judgeAll(req.Thresholds, ths, errs, s)
-		read = "counts, then sends"
+		read += ", then " + map[bool]string{true: "sends", false: "all"}[sends]
 	}
 	reply.Read = read
 	if req.Checkpoint {

@@ -95,13 +95,23 @@ func TestLiveAnalysisIsReportsAnalysis(t *testing.T) {
 				t.Errorf("a judgement of the id collisions read %q, judged %+v; want the sends alone in full", withIDs.Read, withIDs.States)
 			}
 			if s.Delivery.Via == "sink" {
-				// One on a figure of the sink's reads everything.
+				// One on a count of the sink's reads the sends and the
+				// events in the counting passes, the truth unread
+				// (reports.AnalyzeCounting), and judges Analyze's count.
 				both, err := runLiveChild(context.Background(), exe, liveRequest{Dir: dir, Via: "sink", Thresholds: append(ths, "delivery.duplicates < 1000000")})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if both.Read != "all" || len(both.States) != 3 || !both.States[2].Known {
-					t.Errorf("a judgement of delivery.duplicates read %q, judged %+v; want all, known", both.Read, both.States)
+				if both.Read != "counts and events" || len(both.States) != 3 || !both.States[2].Known || both.States[2].Value != float64(s.Delivery.Duplicates) {
+					t.Errorf("a judgement of delivery.duplicates read %q, judged %+v; want the counts of the sends and events, %d duplicates", both.Read, both.States, s.Delivery.Duplicates)
+				}
+				// With the id collisions (the third pass's): everything.
+				all, err := runLiveChild(context.Background(), exe, liveRequest{Dir: dir, Via: "sink", Thresholds: append(ths, "delivery.duplicates < 1000000", "idempotency.id_collisions < 1000000")})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if all.Read != "all" || len(all.States) != 4 || all.States[2] != both.States[2] {
+					t.Errorf("a judgement of delivery.duplicates and the id collisions read %q, judged %+v; want all, the duplicates as %+v", all.Read, all.States, both.States[2])
 				}
 			}
 			if runtime.GOOS == "linux" && reply.Nice != liveNice {
