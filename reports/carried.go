@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	clone "github.com/huandu/go-clone"
@@ -224,20 +225,25 @@ func (c *Carried) Summary() (*Summary, error) {
 	// What only the reading needs is not copied: the bit of every message
 	// settled (2 MB an hour at 5,000/s), the flights kept for reuse; nor
 	// the drift's windows, which finishing only reads (finishDrift), shared.
-	// Nor the queue of the messages touched, nor ended's buffer.
-	st, dr, eb := c.a.st, c.a.drift.wins, c.a.endBuf
+	// Nor the queue of the messages touched, nor ended's buffer. The
+	// messages held and their records are copied apart (copyHeld): a
+	// generic copy of a message costs some 2 KB of garbage, and there are
+	// thousands with events; the records' slab is as large as the most
+	// ever held at once.
+	st, dr, eb, recs, fly, cur := c.a.st, c.a.drift.wins, c.a.endBuf, c.a.recs, c.a.fly, c.a.cur
 	settled, free := st.settled, st.free
-	st.settled, st.free, c.a.drift.wins, c.a.endBuf = nil, nil, nil, nil
-	var queue []quietItem
+	st.settled, st.free, c.a.drift.wins, c.a.endBuf, c.a.recs, c.a.fly, c.a.cur = nil, nil, nil, nil, recList{}, nil, nil
+	var queue [2][]quietItem
 	if st.quiet != nil {
-		queue, st.quiet.items = st.quiet.items, nil
+		queue, st.quiet.items = st.quiet.items, [2][]quietItem{}
 	}
 	b := clone.Slowly(c.a).(*analyzer)
-	st.settled, st.free, c.a.drift.wins, c.a.endBuf = settled, free, dr, eb
+	st.settled, st.free, c.a.drift.wins, c.a.endBuf, c.a.recs, c.a.fly, c.a.cur = settled, free, dr, eb, recs, fly, cur
 	if st.quiet != nil {
 		st.quiet.items = queue
 	}
 	b.drift.wins = dr
+	c.copyHeld(b)
 	// The files' reasons, of the files as they are now, where the file's
 	// analysis tells them: before any the reading told.
 	s, n := b.s, c.pre
@@ -252,6 +258,36 @@ func (c *Carried) Summary() (*Summary, error) {
 		return nil, err
 	}
 	return b.s, nil
+}
+
+// copyHeld gives b, the carried analysis's copy, a copy of each message
+// held and of its records, in a slab of their own, each message's in its
+// order. A flight's only references are its keys and m.d, nil or its own
+// d (flightRecord): TestFlightCopiedWhole fails when one is added that
+// this does not copy.
+func (c *Carried) copyHeld(b *analyzer) {
+	var buf []delRec
+	b.fly = make(map[int64]*flight, len(c.a.fly))
+	for seq, f := range c.a.fly {
+		nf := new(flight)
+		*nf = *f
+		nf.keys = slices.Clone(f.keys)
+		b.fly[seq] = nf
+		if f.m.d == nil {
+			continue
+		}
+		nf.m.d = &nf.d
+		buf = buf[:0]
+		for i := f.m.d.head; i != 0; {
+			r := c.a.recs.get(i)
+			buf = append(buf, *r)
+			i = r.next
+		}
+		nf.d.head = 0
+		for k := len(buf) - 1; k >= 0; k-- { // push puts each first
+			b.recs.push(&nf.d, buf[k])
+		}
+	}
 }
 
 // Close lets go of the file the carried analysis reads.

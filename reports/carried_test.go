@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -223,6 +224,24 @@ func FuzzCarried(f *testing.F) {
 		defer c.Close()
 		carryAlong(t, c, lines, nil, live, file, seed)
 	})
+}
+
+// TestFlightCopiedWhole: a carried analysis's summary copies the messages
+// held by hand (copyHeld: a flight, its keys, its msgDelivery when m.d is
+// its own); a reference added to flight, msg or msgDelivery would be
+// shared between the carried state and the copy a judgement finishes.
+func TestFlightCopiedWhole(t *testing.T) {
+	copied := map[string]bool{"flight.keys": true, "msg.d": true}
+	for _, typ := range []reflect.Type{reflect.TypeFor[flight](), reflect.TypeFor[msg](), reflect.TypeFor[msgDelivery]()} {
+		for f := range typ.Fields() {
+			switch f.Type.Kind() {
+			case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Chan, reflect.Func, reflect.Interface, reflect.String, reflect.UnsafePointer:
+				if name := typ.Name() + "." + f.Name; !copied[name] {
+					t.Errorf("%s is a %s: copyHeld shares it between the carried state and a judgement's copy", name, f.Type.Kind())
+				}
+			}
+		}
+	}
 }
 
 // FuzzCarriedEvents: whatever events.jsonl holds beside a run's sends —

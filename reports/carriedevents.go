@@ -47,28 +47,33 @@ const carriedQuiet = 10 * time.Second
 const carriedMaxHeld = 200_000
 
 // quietQueue is the messages touched, in the order their records were
-// read, each with its newest record's time then: those quiet are at its
-// head.
+// read from each file (attempts.jsonl, events.jsonl: each written as its
+// records come, so nearly in their times' order), each with its newest
+// record's time then: those quiet are at the heads.
 type quietQueue struct {
-	items []quietItem
-	head  int
+	items [2][]quietItem // by file: quietAttempts, quietEvents
+	head  [2]int
 	now   int64 // the newest record's time read (unix ns)
 }
+
+// The files a quietQueue's items come from.
+const (
+	quietAttempts = iota
+	quietEvents
+)
 
 type quietItem struct {
 	seq, at int64
 }
 
 // quietAfter notes that message seq (flight f) had a record at t (unix
-// ns; 0: none placed in time). The queue is in the order the records were
-// read, nearly their times' (each file is written as they come): an item
-// behind a later one waits for it, which holds a message longer, never
-// less.
-func (a *analyzer) quietAfter(seq int64, f *flight, t int64) {
+// ns; 0: none placed in time) in file src. An item behind a later one of
+// its file waits for it, which holds a message longer, never less.
+func (a *analyzer) quietAfter(src int, seq int64, f *flight, t int64) {
 	q := a.st.quiet
 	q.now = max(q.now, t)
 	f.last = max(f.last, t)
-	q.items = append(q.items, quietItem{seq: seq, at: f.last})
+	q.items[src] = append(q.items[src], quietItem{seq: seq, at: f.last})
 }
 
 // settleQuiet settles every message quiet for carriedQuiet that its
@@ -76,19 +81,22 @@ func (a *analyzer) quietAfter(seq int64, f *flight, t int64) {
 // above); after a reading, never within a record's.
 func (a *analyzer) settleQuiet() {
 	q := a.st.quiet
-	for q.head < len(q.items) && q.items[q.head].at < q.now-int64(carriedQuiet) {
-		it := q.items[q.head]
-		q.head++
-		f := a.fly[it.seq]
-		if f == nil || f.last != it.at || !f.done || f.m.accepted && !a.ended(f) {
-			continue // settled already, touched since (a later item), or not done
+	for src := range q.items {
+		items, head := q.items[src], q.head[src]
+		for head < len(items) && items[head].at < q.now-int64(carriedQuiet) {
+			it := items[head]
+			head++
+			f := a.fly[it.seq]
+			if f == nil || f.last != it.at || !f.done || f.m.accepted && !a.ended(f) {
+				continue // settled already, touched since (a later item), or not done
+			}
+			a.land(it.seq, f)
+			a.st.settled.add(it.seq)
 		}
-		a.land(it.seq, f)
-		a.st.settled.add(it.seq)
-	}
-	if q.head > len(q.items)/2 && q.head > 1024 {
-		q.items = q.items[:copy(q.items, q.items[q.head:])]
-		q.head = 0
+		if head > len(items)/2 && head > 1024 {
+			items, head = items[:copy(items, items[head:])], 0
+		}
+		q.items[src], q.head[src] = items, head
 	}
 	if len(a.fly) > carriedMaxHeld && a.st.err == nil {
 		a.st.err = fmt.Errorf("%w: more than %d messages held with no end", errNotCarried, carriedMaxHeld)

@@ -404,7 +404,7 @@ func (a *analyzer) flightAttempt(at *rundir.Attempt) {
 		switch last := a.lastRecord(at); {
 		case a.st.quiet != nil:
 			f.done = f.done || last
-			a.quietAfter(at.Seq, f, answeredAt(at))
+			a.quietAfter(quietAttempts, at.Seq, f, answeredAt(at))
 		case last:
 			a.land(at.Seq, f)
 			a.st.settled.add(at.Seq)
@@ -430,7 +430,7 @@ func (a *analyzer) flightEvent(seq int64, e *rundir.Event) {
 	f.read++
 	a.flightRecord(seq, f, e, false)
 	if a.st.quiet != nil {
-		a.quietAfter(seq, f, e.ReceivedAt.UnixNano())
+		a.quietAfter(quietEvents, seq, f, e.ReceivedAt.UnixNano())
 		return
 	}
 	a.landIfRead(seq, f)
