@@ -58,7 +58,7 @@ import (
 // that counts (reports.AnalyzeSendsCounting: a third of the CPU); a checkpoint,
 // which reads everything, runs in a child of its own beside the judgements
 // instead of holding them back (one analysis serves both only when the
-// judgement reads everything too); and a judgement runs at a higher
+// judgement reads everything too: apart); and a judgement runs at a higher
 // niceness than a checkpoint's (livechild.go: judgeNice, liveNice), so that
 // beside one it gets most of the idle core.
 
@@ -206,7 +206,7 @@ func (l *liveLoop) loop() {
 			nextCheckpoint = now.Add(l.checkpoint)
 		}
 		switch {
-		case judge && checkpoint && !l.sends(due):
+		case judge && checkpoint && !l.apart(due):
 			// Both read everything: one analysis for the two.
 			if reply, ok := l.try(due, true); ok {
 				l.judge(due, reply.States)
@@ -235,11 +235,14 @@ func (l *liveLoop) loop() {
 	}
 }
 
-// sends says whether the rules due read only figures of the sends (their
-// live analysis reads the sends alone: livechild.go).
-func (l *liveLoop) sends(due []int) bool {
+// apart says whether the rules due are judged apart from a checkpoint:
+// each reads figures of the sends (a child reads the sends alone:
+// livechild.go) or is carried (judged in this process on the carried
+// analysis, or by a child on the counting passes). Only a judgement that
+// reads everything too is the checkpoint's own analysis.
+func (l *liveLoop) apart(due []int) bool {
 	for _, i := range due {
-		if !l.rules[i].th.Sends() {
+		if th := l.rules[i].th; !th.Sends() && !th.Carried() {
 			return false
 		}
 	}

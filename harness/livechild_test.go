@@ -207,16 +207,27 @@ func TestCheckpointBesideJudgements(t *testing.T) {
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// Not counted (reports.LiveThreshold.Counted): judged by a child, not
-	// on the carried analysis, which would trip before any child ran.
-	th, err := reports.CompileLive("idempotency.id_collisions < 0", "sink")
+	// idempotency.id_collisions is not counted (reports.LiveThreshold.Counted):
+	// judged by a child, not on the carried analysis; delivery.duplicates
+	// is carried, with the run's events (the first run, reorder, has 28).
+	for _, expr := range []string{"idempotency.id_collisions < 0", "delivery.duplicates < 0"} {
+		t.Run(expr, func(t *testing.T) { checkpointBeside(t, wrapper, started, dirs[0], expr) })
+	}
+}
+
+// checkpointBeside runs a live loop on dir whose every checkpoint hangs
+// (wrapper: it touches started and sleeps), and checks that expr, failing
+// on dir, trips while the checkpoint runs.
+func checkpointBeside(t *testing.T, wrapper, started, dir, expr string) {
+	os.Remove(started)
+	th, err := reports.CompileLive(expr, "sink")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, stopSends := context.WithCancel(context.Background())
 	defer stopSends()
 	var stderr strings.Builder
-	r := &partRun{dir: dirs[0], s: &scenarios.Scenario{Name: "x"}, o: &Options{Stderr: &lockedWriter{w: &stderr}, Now: time.Now}, stops: &sendStop{cancel: stopSends}}
+	r := &partRun{dir: dir, s: &scenarios.Scenario{Name: "x"}, o: &Options{Stderr: &lockedWriter{w: &stderr}, Now: time.Now}, stops: &sendStop{cancel: stopSends}}
 	r.phase.Store("attack")
 	l := &liveLoop{r: r, rules: []liveRule{{th: th}}, every: 50 * time.Millisecond, checkpoint: 10 * time.Millisecond,
 		start: time.Now(), done: make(chan struct{}), exe: wrapper}
@@ -228,10 +239,20 @@ func TestCheckpointBesideJudgements(t *testing.T) {
 	case <-time.After(5 * time.Minute): // a bound for the failure's message, not a timing
 		t.Fatalf("the threshold did not trip in 5 minutes while the checkpoint ran: the judgement waits behind it\n%s", stderr.String())
 	}
-	if _, err := os.Stat(started); err != nil || !l.checkpointing.Load() {
-		t.Fatalf("the threshold tripped with the checkpoint started %v (%v), running %v: want it tripped while the checkpoint runs", err == nil, err, l.checkpointing.Load())
+	// A checkpoint was under way when it tripped (a carried judgement can
+	// trip before the checkpoint's child is started): its child starts,
+	// and hangs.
+	if !l.checkpointing.Load() {
+		t.Fatal("the threshold tripped with no checkpoint under way: want it tripped while the checkpoint runs")
 	}
-	if a, _ := r.stops.stopped(); a == nil || a.Threshold != "idempotency.id_collisions < 0" || !a.Final {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) { // a bound, not a timing
+		if _, err := os.Stat(started); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the checkpoint under way never started its child: %v", err)
+		}
+	}
+	if a, _ := r.stops.stopped(); a == nil || a.Threshold != expr || !a.Final {
 		t.Fatalf("stopped by %+v", a)
 	}
 	l.stop()
