@@ -25,10 +25,6 @@ import (
 // carrying, says so on stderr, and the judgements go on in a child, from
 // the files — the same value.
 func TestJudgementsAreCarried(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skipf("no executable to run the live analysis in: %v", err)
-	}
 	src := filepath.Join("..", "reports", "testdata", "runs", "reorder")
 	lines := bytes.SplitAfter(must(os.ReadFile(filepath.Join(src, rundir.AttemptsFile))), []byte("\n"))
 	dir := t.TempDir()
@@ -43,15 +39,8 @@ func TestJudgementsAreCarried(t *testing.T) {
 			total++
 		}
 	}
-	th, err := reports.CompileLive("requests.total < "+strconv.Itoa(total), "sink")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	r := &partRun{dir: dir, s: &scenarios.Scenario{Name: "x"}, o: &Options{Stderr: &lockedWriter{w: &stderr}, Now: time.Now}, stops: &sendStop{cancel: func() {}}}
-	l := &liveLoop{r: r, rules: []liveRule{{th: th}}, exe: exe, done: make(chan struct{})}
-	l.ctx, l.cancel = context.WithCancel(context.Background())
-	defer l.dropCarried(nil)
+	l, stderr := judgingLoop(t, dir, "requests.total < "+strconv.Itoa(total))
+	th := l.rules[0].th
 	judge := func(body []byte, read string) reports.LiveState {
 		t.Helper()
 		if err := os.WriteFile(filepath.Join(dir, rundir.AttemptsFile), body, 0o644); err != nil {
@@ -119,6 +108,28 @@ func TestJudgementsAreCarried(t *testing.T) {
 	}
 }
 
+// judgingLoop is a live loop of a part whose directory is dir, with the
+// one abortOnFail threshold expr (delivery via the sink), not started: a
+// test calls its analyze; its stderr is returned. Skipped with no
+// executable to run a child analysis in.
+func judgingLoop(t *testing.T, dir, expr string) (*liveLoop, *strings.Builder) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skipf("no executable to run the live analysis in: %v", err)
+	}
+	th, err := reports.CompileLive(expr, "sink")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &strings.Builder{}
+	r := &partRun{dir: dir, s: &scenarios.Scenario{Name: "x"}, o: &Options{Stderr: &lockedWriter{w: stderr}, Now: time.Now}, stops: &sendStop{cancel: func() {}}}
+	l := &liveLoop{r: r, rules: []liveRule{{th: th}}, exe: exe, done: make(chan struct{})}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	t.Cleanup(func() { l.dropCarried(nil) })
+	return l, stderr
+}
+
 func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)
@@ -133,10 +144,6 @@ func must[T any](v T, err error) T {
 // the files as they are then (reports.Analyze, computed here), and a last
 // line being written of either file is not read yet.
 func TestDeliveryJudgementsAreCarried(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skipf("no executable to run the live analysis in: %v", err)
-	}
 	// The reorder run of the embedded simulator: callbacks, duplicates
 	// among them, and replies.
 	src := filepath.Join("..", "reports", "testdata", "runs", "reorder")
@@ -153,15 +160,7 @@ func TestDeliveryJudgementsAreCarried(t *testing.T) {
 	if all.Delivery.Duplicates < 2 {
 		t.Fatalf("the run has %d duplicates: nothing to judge", all.Delivery.Duplicates)
 	}
-	th, err := reports.CompileLive("delivery.duplicates < "+strconv.FormatInt(all.Delivery.Duplicates, 10), "sink")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	r := &partRun{dir: dir, s: &scenarios.Scenario{Name: "x"}, o: &Options{Stderr: &lockedWriter{w: &stderr}, Now: time.Now}, stops: &sendStop{cancel: func() {}}}
-	l := &liveLoop{r: r, rules: []liveRule{{th: th}}, exe: exe, done: make(chan struct{})}
-	l.ctx, l.cancel = context.WithCancel(context.Background())
-	defer l.dropCarried(nil)
+	l, stderr := judgingLoop(t, dir, "delivery.duplicates < "+strconv.FormatInt(all.Delivery.Duplicates, 10))
 	// write puts the first share of each file's lines in dir, with half of
 	// the next line of each after them (being written).
 	write := func(share float64) {

@@ -205,25 +205,33 @@ func writeTorn(t *testing.T, name string, lines [][]byte, cut int, live, file st
 // a record after its message's last, garbage.
 func FuzzCarried(f *testing.F) {
 	f.Add([]byte("{\"seq\":1,\"op\":\"send\",\"attempt\":1,\"code\":500,\"class\":\"http_5xx\",\"sent\":\"2026-11-23T15:36:16Z\"}\n{\"seq\":1,\"op\":\"send\",\"attempt\":2,\"code\":200,\"class\":\"ok\",\"sent\":\"2026-11-23T15:36:17Z\"}\n"), uint64(1))
-	meta := genStream(0, 1, "none", 2).meta
+	meta := must(json.Marshal(genStream(0, 1, "none", 2).meta))
 	f.Fuzz(func(t *testing.T, body []byte, seed uint64) {
-		defer func(b, l int64) { onePassBytes, onePassLines = b, l }(onePassBytes, onePassLines)
-		onePassBytes, onePassLines = 0, 0
 		lines := bytes.SplitAfter(body, []byte("\n"))
-		if len(lines) > 256 || len(body) > 64<<10 { // each length is analysed twice: kept small
-			return
-		}
-		live, file := t.TempDir(), t.TempDir()
-		for _, d := range []string{live, file} {
-			writeJSON(t, filepath.Join(d, rundir.MetaFile), meta)
-		}
-		c, err := NewCarried(live, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		carryAlong(t, c, lines, nil, live, file, seed)
+		fuzzCarry(t, meta, lines, lines, nil, seed)
 	})
+}
+
+// fuzzCarry carries a run of run.json meta along (carryAlong) with the
+// lines of attempts and of evs (nil: the sends alone); fuzzed, the lines
+// of the fuzzed file, of which more than 256 or 64 KB are not tried (each
+// length is analysed twice).
+func fuzzCarry(t *testing.T, meta []byte, fuzzed, attempts, evs [][]byte, seed uint64) {
+	defer func(b, l int64) { onePassBytes, onePassLines = b, l }(onePassBytes, onePassLines)
+	onePassBytes, onePassLines = 0, 0
+	if n := len(fuzzed); n > 256 || len(bytes.Join(fuzzed, nil)) > 64<<10 {
+		return
+	}
+	live, file := t.TempDir(), t.TempDir()
+	for _, d := range []string{live, file} {
+		writeFile(t, filepath.Join(d, rundir.MetaFile), meta)
+	}
+	c, err := NewCarried(live, evs != nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	carryAlong(t, c, attempts, evs, live, file, seed)
 }
 
 // TestFlightCopiedWhole: a carried analysis's summary copies the messages
@@ -259,22 +267,8 @@ func FuzzCarriedEvents(f *testing.F) {
 	attempts := fileLines(f, src, rundir.AttemptsFile)
 	f.Add(bytes.Join(fileLines(f, src, rundir.EventsFile), nil), uint64(1))
 	f.Fuzz(func(t *testing.T, body []byte, seed uint64) {
-		defer func(b, l int64) { onePassBytes, onePassLines = b, l }(onePassBytes, onePassLines)
-		onePassBytes, onePassLines = 0, 0
 		evs := bytes.SplitAfter(body, []byte("\n"))
-		if len(evs) > 256 || len(body) > 64<<10 { // each length is analysed twice: kept small
-			return
-		}
-		live, file := t.TempDir(), t.TempDir()
-		for _, d := range []string{live, file} {
-			writeFile(t, filepath.Join(d, rundir.MetaFile), meta)
-		}
-		c, err := NewCarried(live, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		carryAlong(t, c, attempts, evs, live, file, seed)
+		fuzzCarry(t, meta, evs, attempts, evs, seed)
 	})
 }
 
