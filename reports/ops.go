@@ -49,8 +49,9 @@ func (s *Summary) addOp(at *rundir.Attempt) {
 	r := &s.Requests
 	f := opRow(&r.Operations, op)
 	f.Requests++
-	f.LatencyNs += int64(at.Latency * 1e9)
-	f.LatencyTop = max(f.LatencyTop, at.Latency)
+	lat := max(at.Latency, 0) // below zero (a clock stepped back): 0, as requests.latency's hist reads it
+	f.LatencyNs += int64(lat * 1e9)
+	f.LatencyTop = max(f.LatencyTop, lat)
 	if unanswered(at) {
 		f.Censored++ // its latency is only more than its wait (analyze.go)
 	}

@@ -51,8 +51,9 @@ func opsOracle(as []rundir.Attempt) map[string]opsWant {
 		if a.Code == 0 {
 			w.censored++
 		}
-		w.max = max(w.max, a.Latency)
-		sums[a.Op] += a.Latency
+		lat := max(a.Latency, 0) // a negative latency (a clock stepped back) is read as 0, as requests.latency reads it
+		w.max = max(w.max, lat)
+		sums[a.Op] += lat
 		out[a.Op] = w
 	}
 	for op, w := range out {
@@ -160,6 +161,26 @@ func TestOpsTableCensorsTheUnanswered(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkOps(t, s, want)
+}
+
+// TestOpsTableReadsANegativeLatencyAsZero: a latency below zero (a record
+// whose clock stepped back) counts as 0 in the per-operation mean, as in
+// requests.latency: the send row's mean is requests.latency.mean on a run
+// of sends alone, never lowered by it.
+func TestOpsTableReadsANegativeLatencyAsZero(t *testing.T) {
+	r := newRun(rundir.APIMessaging)
+	for k := range int64(10) {
+		r.send(k+1, "c1", float64(k), 202, 0.1)
+	}
+	r.attempts[4].Latency = -3
+	s, err := Analyze(r.write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOps(t, s, opsOracle(r.attempts))
+	if f := s.Requests.Operations[0]; f.Op != "send" || f.LatencyMean != s.Requests.Latency.Mean || f.LatencyMean != 0.09 {
+		t.Errorf("send mean %v, requests.latency.mean %v: want both 0.09 (nine of 0.1 s and one read as 0)", f.LatencyMean, s.Requests.Latency.Mean)
+	}
 }
 
 // TestMergedOpsTableCensors: merging two shards, each with timeouts and
