@@ -79,7 +79,9 @@ delivery: { via: none }
 				t.Fatal(err)
 			}
 			var stderr strings.Builder
+			before := time.Now()
 			res, err := Run(context.Background(), Options{Scenario: s, Out: t.TempDir(), Stderr: &stderr, MemoryEvery: 100 * time.Millisecond})
+			after := time.Now()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,9 +123,15 @@ delivery: { via: none }
 				default:
 					ok++
 				}
-				if m.At.Before(meta.Start.Add(-time.Second)) || m.At.After(meta.AttackEnd.Add(time.Second)) {
-					t.Errorf("sample at %v outside the attack %v – %v", m.At, meta.Start, meta.AttackEnd)
+				// Taken during the run, in order; the last when the attack
+				// was over (the sampler starts before the attack and looks
+				// a last time after it: no bound on how long either takes).
+				if m.At.Before(before) || m.At.After(after) || i > 0 && m.At.Before(got[i-1].At) {
+					t.Errorf("sample %d at %v: not in order within the run (%v – %v)", i+1, m.At, before, after)
 				}
+			}
+			if last := got[len(got)-1].At; last.Before(meta.AttackEnd) {
+				t.Errorf("the last sample at %v, before the attack's end %v: want one look when it was over", last, meta.AttackEnd)
 			}
 			if ok == 0 {
 				t.Error("no sample read")
