@@ -425,6 +425,9 @@ func (r *partRun) prepareAttack(baseURL, tokenURL, sinkURL string, cs *closeStac
 	if r.tally != nil {
 		ao.Out = tallyRecorder{Recorder: rec, t: r.tally}
 	}
+	if r.o.RecordWrap != nil {
+		ao.Out = r.o.RecordWrap(ao.Out)
+	}
 	return ld, ao, meta, nil
 }
 
@@ -493,8 +496,10 @@ func (r *partRun) attack(stopCtx, abortCtx context.Context, ao attack.Options, m
 	meta.Interrupted = cmp.Or(r.userStop, stopCtx).Err() != nil
 	meta.Aborted, meta.DiskLow = r.stops.stopped()
 	if aerr != nil && !errors.Is(aerr, attack.ErrMaxMessages) && res.Sent > 0 {
-		// Keep going: what was sent is still waited for and reported.
+		// Keep going: what was sent is still waited for and reported, and
+		// run.json says why the sends stopped (the report's reason).
 		fmt.Fprintf(r.o.Stderr, "msgload: %s: attack: %v\n", r.s.Name, aerr)
+		meta.Failed = aerr.Error()
 	}
 	_ = writeJSON(metaPath, *meta)
 	if aerr != nil && !errors.Is(aerr, attack.ErrMaxMessages) && res.Sent == 0 {

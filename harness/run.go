@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/msgload/msgload/attack"
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/reports/render"
 	"github.com/msgload/msgload/rundir"
@@ -55,6 +56,10 @@ type Options struct {
 	// log, to run a whole scenario on a full or failing disk. Each part's
 	// sink calls it once.
 	SinkWrapLog func(*os.File) sink.LogFile
+	// RecordWrap (tests only; nil in production) wraps each part's attempt
+	// recorder: one that fails on purpose (a failing disk under
+	// attempts.jsonl), to run a whole scenario whose attack fails.
+	RecordWrap func(attack.Recorder) attack.Recorder
 	// PollToo (messaging, delivery via the sink): every accepted message is
 	// also polled by check-status every delivery.pollInterval, as with
 	// delivery via poll, while its callbacks come to the sink (msgload

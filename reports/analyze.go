@@ -288,6 +288,7 @@ func (a *analyzer) fileReasons() {
 	a.unfinishedReasons()
 	a.abortReason()
 	a.diskReason()
+	a.failedReason()
 }
 
 // close lets go of the analysis's spill of decisions and its feed of events.
@@ -389,7 +390,7 @@ func (a *analyzer) readMeta() error {
 		Clients: len(m.Clients), Profile: m.Planned.Profile, PlannedDur: m.Planned.Duration.D().Seconds(),
 		Start: ts(m.Start), AttackEnd: ts(m.AttackEnd), End: ts(m.End), Interrupted: m.Interrupted,
 		DeliveryVia: via, Grace: m.Delivery.Grace.D().Seconds(),
-		Shard: m.Shard, Merged: m.Merged, Aborted: m.Aborted, DiskLow: m.DiskLow, SinkWriteErrors: m.SinkWriteErrors, SinkUnread: m.SinkUnread,
+		Shard: m.Shard, Merged: m.Merged, Aborted: m.Aborted, DiskLow: m.DiskLow, Failed: m.Failed, SinkWriteErrors: m.SinkWriteErrors, SinkUnread: m.SinkUnread,
 	}
 	if !m.Start.IsZero() && !end.IsZero() && end.After(m.Start) {
 		a.s.Run.Duration = round6(end.Sub(m.Start).Seconds())

@@ -44,9 +44,10 @@ func (s *Summary) loadShort() (count, rate bool) {
 		short = missing > 0
 	}
 	// A run an abortOnFail threshold stopped sent less on purpose, one the
-	// disk guard stopped for a reason of its own: its count is not judged,
-	// its rate is (abortReason, diskReason).
-	count = s.Run.Aborted == nil && s.Run.DiskLow == nil && r.PlannedCount > 0 && short
+	// disk guard or a failure of msgload's own stopped for a reason of its
+	// own: its count is not judged, its rate is (abortReason, diskReason,
+	// failedReason).
+	count = s.Run.Aborted == nil && s.Run.DiskLow == nil && s.Run.Failed == "" && r.PlannedCount > 0 && short
 	// A merged run's rate is judged in each shard, on the machine that sent
 	// it (the union's span holds the gaps between the shards' starts).
 	if s.Run.Merged == nil && r.PlannedRate > 0 && r.Messages > 1 && r.AchievedRate > 0 && r.AchievedRate < (1-planTolerance)*r.PlannedRate {

@@ -149,7 +149,7 @@ func mergeMeta(shards []shardDir, dirs []string) rundir.Meta {
 	m.Shard = nil
 	m.Planned.Requests, m.Planned.Rate = 0, 0
 	m.Clients = nil
-	m.Aborted, m.DiskLow, m.SinkWriteErrors, m.SinkUnread = nil, nil, 0, nil
+	m.Aborted, m.DiskLow, m.SinkWriteErrors, m.SinkUnread, m.Failed = nil, nil, 0, nil, ""
 	merged := &rundir.Merged{Shards: sh.Count, By: sh.By, Dirs: slices.Clone(dirs), Indexes: []int{}}
 	have := map[int]bool{}
 	for _, s := range shards {
@@ -180,6 +180,9 @@ func mergeMeta(shards []shardDir, dirs []string) rundir.Meta {
 		}
 		if d := x.DiskLow; d != nil && (m.DiskLow == nil || d.At.Before(m.DiskLow.At)) {
 			m.DiskLow = d // a shard's disk ran low: the run is incomplete (the first one said)
+		}
+		if x.Failed != "" && m.Failed == "" {
+			m.Failed = x.Failed // a shard's attack failed: the run is incomplete (the first one said)
 		}
 	}
 	for i := 0; i < sh.Count; i++ {

@@ -37,6 +37,21 @@ func (a *analyzer) diskReason() {
 		"free space on that disk (the plan's size: msgload validate), or write the run directory to a larger one (--out), and run again"))
 }
 
+// failedReason is the verdict's reason when the attack stopped on a
+// failure of msgload's own (run.json failed): it sent less than its plan
+// for no reason of the service's — a few per cent short would have read as
+// a plan held (loadShort) and the run could have passed, the cause told on
+// stderr alone. The environment's (the disk under the attempt log, most
+// often), the run incomplete.
+func (a *analyzer) failedReason() {
+	if a.meta.Failed == "" {
+		return
+	}
+	a.s.early = append(a.s.early, reason(WhoseEnvironment, VerdictIncomplete,
+		"the sends stopped before the plan was sent, on a failure of msgload's own: "+a.meta.Failed+"; the figures cover what was sent until then and its grace period",
+		"fix what failed (the run directory's disk, the scenario's message template) and run again"))
+}
+
 // sinkWriteReason says what the run's sink's write failures (run.json
 // sink_write_errors) do to the figures: it answered those calls 500 or 503,
 // so their senders may have retried them. When every accepted message has

@@ -57,6 +57,41 @@ func TestDiskLowInTheGraceIsIncomplete(t *testing.T) {
 	requireVerdict(t, s, VerdictIncomplete, "in the grace period, after the sends")
 }
 
+// TestAttackFailureIsIncomplete: a run whose attack stopped on a failure
+// of msgload's own (run.json failed: an attempt it could not record) a few
+// per cent short of its plan would read as a plan held, and pass; the
+// failure makes it incomplete, the environment's, with its cause, and the
+// count short is not told again as a load not held.
+func TestAttackFailureIsIncomplete(t *testing.T) {
+	r := plannedRun(100, 10, 97, 0, 0.01)
+	s, _ := build(t, r)
+	requireVerdict(t, s, VerdictPass, "") // 3 % short: within the plan's tolerance
+	r.meta.Failed = "record attempt 98: write attempts.jsonl: input/output error"
+	s, f := build(t, r)
+	requireVerdict(t, s, VerdictIncomplete, "on a failure of msgload's own")
+	x := reasonWith(s, "on a failure of msgload's own")
+	if x == nil || x.Whose != WhoseEnvironment || !strings.Contains(x.Text, "write attempts.jsonl: input/output error") {
+		t.Fatalf("reasons %+v", s.Reasons)
+	}
+	if ExitCode(s.Verdict) == 0 {
+		t.Error("a run whose attack failed exits 0")
+	}
+	var js struct {
+		Run struct {
+			Failed string `json:"failed"`
+		} `json:"run"`
+	}
+	if err := json.Unmarshal([]byte(f[rundir.SummaryFile]), &js); err != nil || js.Run.Failed != r.meta.Failed {
+		t.Errorf("summary.json run.failed %q (%v)", js.Run.Failed, err)
+	}
+	// Far short: said once, as the failure, not again as a load not held.
+	r = plannedRun(100, 10, 40, 0, 0.01)
+	r.meta.Failed = "build body of message 41: template: text: bad"
+	if s, _ = build(t, r); s.Verdict != VerdictIncomplete || loadReason(s) != nil || reasonWith(s, "on a failure of msgload's own") == nil {
+		t.Errorf("verdict %s, reasons %q", s.Verdict, s.VerdictReasons)
+	}
+}
+
 // DiskSizes reads in binary units, and in bytes when the two would read the
 // same: "59 GiB free, under the 59 GiB reserve" says nothing.
 func TestDiskSizes(t *testing.T) {

@@ -240,6 +240,12 @@ type Meta struct {
 	// directory's disk had less free than the reserve the run keeps: the run
 	// is incomplete, for the environment's reason.
 	DiskLow *DiskLow `json:"disk_low,omitempty"`
+	// Failed is why the attack stopped on a failure of msgload's own before
+	// its plan was sent — an attempt it could not record (a failing disk),
+	// a message body it could not build — when it had sent some: what was
+	// sent is waited for and reported, and the run is incomplete, never
+	// pass. Empty: no such failure.
+	Failed string `json:"failed,omitempty"`
 	// SinkWriteErrors are the calls the run's sink could not write to its
 	// log during the run (a full or failing disk, stalled storage): it
 	// answered them 500 or 503, so the sender may have retried them — or

@@ -69,6 +69,9 @@ type RunInfo struct {
 	// DiskLow: the run's disk ran low and its sends were stopped (run.json
 	// disk_low): the run is incomplete.
 	DiskLow *rundir.DiskLow `json:"disk_low,omitempty" expr:"-"`
+	// Failed: the attack stopped on a failure of msgload's own, and why
+	// (run.json failed): the run is incomplete.
+	Failed string `json:"failed,omitempty" expr:"-"`
 	// SinkWriteErrors: the calls the embedded sink could not write during
 	// the run (run.json sink_write_errors), answered 500 or 503.
 	SinkWriteErrors int64 `json:"sink_write_errors,omitempty" expr:"-"`

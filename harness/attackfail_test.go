@@ -1,0 +1,84 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/msgload/msgload/attack"
+	"github.com/msgload/msgload/reports"
+	"github.com/msgload/msgload/rundir"
+	"github.com/msgload/msgload/scenarios"
+)
+
+// failingRecorder records as its recorder does until after attempts,
+// then fails every Record: a disk under attempts.jsonl that began to fail.
+type failingRecorder struct {
+	attack.Recorder
+	after int64
+	n     atomic.Int64
+}
+
+var errInjected = errors.New("write attempts.jsonl: input/output error (injected)")
+
+func (f *failingRecorder) Record(a *rundir.Attempt, r *vegeta.Result) error {
+	if f.n.Add(1) > f.after {
+		return errInjected
+	}
+	return f.Recorder.Record(a, r)
+}
+
+// TestAttackFailureEndsIncomplete: an attack that stops on a failure of
+// msgload's own a few messages short of its plan (an attempt it could not
+// record) is never a pass: run.json says why (failed), and the verdict is
+// incomplete with that cause — it was told on stderr alone before, and 97 %
+// of a plan sent read as a plan held.
+func TestAttackFailureEndsIncomplete(t *testing.T) {
+	src := `name: failing
+api: messaging
+target: embedded
+sink: embedded
+load: { profile: constant, rate: 50/s, duration: 2s }
+message: { recipient: "+79990000001", text: "x {{.Seq}}", scenario: [ { channel: sms, sender: msgload } ] }
+delivery: { via: none }
+`
+	s, err := scenarios.Parse("failing.yaml", t.TempDir(), []byte(src), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	res, err := Run(context.Background(), Options{Scenario: s, Out: t.TempDir(), Stderr: &stderr,
+		RecordWrap: func(r attack.Recorder) attack.Recorder { return &failingRecorder{Recorder: r, after: 97} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Parts[0]
+	if p.Err != nil || p.Summary == nil {
+		t.Fatalf("run: %v\n%s", p.Err, stderr.String())
+	}
+	var meta rundir.Meta
+	if b, err := os.ReadFile(filepath.Join(p.Dir, rundir.MetaFile)); err != nil || json.Unmarshal(b, &meta) != nil {
+		t.Fatalf("run.json: %v", err)
+	}
+	if !strings.Contains(meta.Failed, errInjected.Error()) {
+		t.Fatalf("run.json failed %q, want the recorder's error", meta.Failed)
+	}
+	if p.Summary.Verdict != reports.VerdictIncomplete || !strings.Contains(strings.Join(p.Summary.VerdictReasons, "; "), "failure of msgload's own") {
+		t.Fatalf("verdict %s, reasons %q: want incomplete, the attack's failure", p.Summary.Verdict, p.Summary.VerdictReasons)
+	}
+	// msgload report of the directory says the same.
+	again, err := reports.Analyze(p.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Verdict != reports.VerdictIncomplete || again.Run.Failed != meta.Failed {
+		t.Errorf("report: verdict %s, run.failed %q", again.Verdict, again.Run.Failed)
+	}
+}
