@@ -143,10 +143,11 @@ func liveAnalyze(req liveRequest) (reply liveReply) {
 		counted = counted && errs[i] == nil && ths[i].Counted()
 		carried = carried && errs[i] == nil && (ths[i].Sends() || ths[i].Carried())
 	}
-	analyze, read, whole := reports.Analyze, "all", reports.Analyze
+	// whole (named wholeRead) judges a percentile too near its bound.
+	analyze, read, whole, wholeRead := reports.Analyze, "all", reports.Analyze, "all"
 	switch {
 	case sends && counted:
-		analyze, read, whole = reports.AnalyzeSendsCounting, "counts", reports.AnalyzeSends
+		analyze, read, whole, wholeRead = reports.AnalyzeSendsCounting, "counts", reports.AnalyzeSends, "sends"
 	case sends:
 		analyze, read = reports.AnalyzeSends, "sends"
 	case carried && counted:
@@ -169,7 +170,7 @@ func liveAnalyze(req liveRequest) (reply liveReply) {
 			return reply
 		}
 		reply.States, _ = judgeAll(req.Thresholds, ths, errs, s)
-		read += ", then " + map[bool]string{true: "sends", false: "all"}[sends]
+		read += ", then " + wholeRead
 	}
 	reply.Read = read
 	if req.Checkpoint {

@@ -229,20 +229,16 @@ func (c *Carried) Summary() (*Summary, error) {
 	// messages held and their records are copied apart (copyHeld): a
 	// generic copy of a message costs some 2 KB of garbage, and there are
 	// thousands with events; the records' slab is as large as the most
-	// ever held at once.
-	st, dr, eb, recs, fly, cur := c.a.st, c.a.drift.wins, c.a.endBuf, c.a.recs, c.a.fly, c.a.cur
-	settled, free := st.settled, st.free
-	st.settled, st.free, c.a.drift.wins, c.a.endBuf, c.a.recs, c.a.fly, c.a.cur = nil, nil, nil, nil, recList{}, nil, nil
-	var queue [2][]quietItem
-	if st.quiet != nil {
-		queue, st.quiet.items = st.quiet.items, [2][]quietItem{}
+	// ever held at once. What is deep-copied is a shallow copy without
+	// them: a judgement never changes the carried state.
+	a, st := *c.a, *c.a.st
+	a.st, st.settled, st.free = &st, nil, nil
+	a.drift.wins, a.endBuf, a.recs, a.fly, a.cur = nil, nil, recList{}, nil, nil
+	if q := st.quiet; q != nil {
+		st.quiet = &quietQueue{now: q.now}
 	}
-	b := clone.Slowly(c.a).(*analyzer)
-	st.settled, st.free, c.a.drift.wins, c.a.endBuf, c.a.recs, c.a.fly, c.a.cur = settled, free, dr, eb, recs, fly, cur
-	if st.quiet != nil {
-		st.quiet.items = queue
-	}
-	b.drift.wins = dr
+	b := clone.Slowly(&a).(*analyzer)
+	b.drift.wins = c.a.drift.wins
 	c.copyHeld(b)
 	// The files' reasons, of the files as they are now, where the file's
 	// analysis tells them: before any the reading told.
@@ -277,12 +273,7 @@ func (c *Carried) copyHeld(b *analyzer) {
 			continue
 		}
 		nf.m.d = &nf.d
-		buf = buf[:0]
-		for i := f.m.d.head; i != 0; {
-			r := c.a.recs.get(i)
-			buf = append(buf, *r)
-			i = r.next
-		}
+		buf = c.a.recs.records(f.m.d, buf[:0])
 		nf.d.head = 0
 		for k := len(buf) - 1; k >= 0; k-- { // push puts each first
 			b.recs.push(&nf.d, buf[k])

@@ -112,12 +112,7 @@ func (a *analyzer) ended(f *flight) bool {
 	if md == nil {
 		return false
 	}
-	buf := a.endBuf[:0]
-	for i := md.head; i != 0; {
-		r := a.recs.get(i)
-		buf = append(buf, *r)
-		i = r.next
-	}
+	buf := a.recs.records(md, a.endBuf[:0])
 	a.endBuf = buf
 	a.placeRecords(buf)
 	for _, r := range buf {
@@ -142,15 +137,11 @@ func answeredAt(at *rundir.Attempt) int64 {
 // stops it at one the file's analysis would read otherwise than in passes
 // (countSeqs) or join at the end.
 func (a *analyzer) carriedEvent(e rundir.Event) error {
-	if c := e.Corr; c != nil {
-		switch {
-		case e.Kind == rundir.KindIncoming:
-			// counted as received; a reply is not joined to its message
-			// (incoming.replies, reply_latency: see above)
-		case c.OutgoingTxID != "" || !a.owns(c) && e.ServiceID() != "":
-			return fmt.Errorf("%w: a callback without this run's tag (joined by the id the service answered)", errNotCarried)
-		case a.chain == nil && e.Kind == rundir.KindCallback && payloadChain(e.Payload) != nil:
-			return fmt.Errorf("%w: a callback telling a chain run.json does not name", errNotCarried)
+	// An incoming reply is counted as received, not joined to its message
+	// (incoming.replies, reply_latency: see above).
+	if e.Corr != nil && e.Kind != rundir.KindIncoming {
+		if why := a.joinedOnce(&e, a.chain != nil); why != "" {
+			return fmt.Errorf("%w: %s", errNotCarried, why)
 		}
 	}
 	a.event(&e)

@@ -94,6 +94,17 @@ func (l *recList) push(md *msgDelivery, r delRec) {
 	md.head = l.n
 }
 
+// records appends md's records to buf, in their list's order, and keeps
+// them (release lets them go).
+func (l *recList) records(md *msgDelivery, buf []delRec) []delRec {
+	for i := md.head; i != 0; {
+		r := l.get(i)
+		buf = append(buf, *r)
+		i = r.next
+	}
+	return buf
+}
+
 // release lets md's records go (their places are reused) and returns a copy
 // of them, valid until the next release: a run analysed in passes judges a
 // message when it lands, and holds only the records of those in flight.
@@ -221,12 +232,7 @@ func (a *analyzer) judgeAllRecords() {
 		if m.d == nil {
 			return
 		}
-		buf = buf[:0]
-		for i := m.d.head; i != 0; {
-			r := a.recs.get(i)
-			buf = append(buf, *r)
-			i = r.next
-		}
+		buf = a.recs.records(m.d, buf[:0])
 		m.d.head = 0
 		a.judgeRecords(m, buf)
 	})

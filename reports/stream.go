@@ -657,10 +657,7 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 		if poll {
 			return nil
 		}
-		if e.Corr.OutgoingTxID != "" || !own.owns(e.Corr) && e.ServiceID() != "" {
-			return errOnePass
-		}
-		if !chain && e.Kind == rundir.KindCallback && payloadChain(e.Payload) != nil {
+		if own.joinedOnce(&e, chain) != "" {
 			return errOnePass
 		}
 		if (e.Kind == rundir.KindCallback || e.Kind == rundir.KindWebhook) && own.owns(e.Corr) {
@@ -675,6 +672,21 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 		return nil, fmt.Errorf("read %s: %w", rundir.EventsFile, err)
 	}
 	return c, nil
+}
+
+// joinedOnce says why a callback or webhook e (with a correlation) is read
+// in one pass, not in passes (countSeqs) nor carried (carriedEvent): it is
+// joined by the id the service answered (no tag of this run), or it tells
+// a chain run.json does not name (chain: run.json names one); "" when
+// neither.
+func (a *analyzer) joinedOnce(e *rundir.Event, chain bool) string {
+	switch {
+	case e.Corr.OutgoingTxID != "" || !a.owns(e.Corr) && e.ServiceID() != "":
+		return "a callback without this run's tag (joined by the id the service answered)"
+	case !chain && e.Kind == rundir.KindCallback && payloadChain(e.Payload) != nil:
+		return "a callback telling a chain run.json does not name"
+	}
+	return ""
 }
 
 // hashSpill collects (id hash, sequence) pairs and finds the ids given to
