@@ -39,7 +39,7 @@ func TestJudgementsAreCarried(t *testing.T) {
 			total++
 		}
 	}
-	l, stderr := judgingLoop(t, dir, "requests.total < "+strconv.Itoa(total))
+	l, stderr := judgingLoop(t, dir, "sink", "requests.total < "+strconv.Itoa(total))
 	th := l.rules[0].th
 	judge := func(body []byte, read string) reports.LiveState {
 		t.Helper()
@@ -109,16 +109,16 @@ func TestJudgementsAreCarried(t *testing.T) {
 }
 
 // judgingLoop is a live loop of a part whose directory is dir, with the
-// one abortOnFail threshold expr (delivery via the sink), not started: a
+// one abortOnFail threshold expr (delivery via via), not started: a
 // test calls its analyze; its stderr is returned. Skipped with no
 // executable to run a child analysis in.
-func judgingLoop(t *testing.T, dir, expr string) (*liveLoop, *strings.Builder) {
+func judgingLoop(t *testing.T, dir, via, expr string) (*liveLoop, *strings.Builder) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Skipf("no executable to run the live analysis in: %v", err)
 	}
-	th, err := reports.CompileLive(expr, "sink")
+	th, err := reports.CompileLive(expr, via)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,12 +147,6 @@ func TestDeliveryJudgementsAreCarried(t *testing.T) {
 	// The reorder run of the embedded simulator: callbacks, duplicates
 	// among them, and replies.
 	src := filepath.Join("..", "reports", "testdata", "runs", "reorder")
-	attempts := bytes.SplitAfter(must(os.ReadFile(filepath.Join(src, rundir.AttemptsFile))), []byte("\n"))
-	events := bytes.SplitAfter(must(os.ReadFile(filepath.Join(src, rundir.EventsFile))), []byte("\n"))
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, rundir.MetaFile), must(os.ReadFile(filepath.Join(src, rundir.MetaFile))), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	all, err := reports.Analyze(src)
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +154,92 @@ func TestDeliveryJudgementsAreCarried(t *testing.T) {
 	if all.Delivery.Duplicates < 2 {
 		t.Fatalf("the run has %d duplicates: nothing to judge", all.Delivery.Duplicates)
 	}
-	l, stderr := judgingLoop(t, dir, "delivery.duplicates < "+strconv.FormatInt(all.Delivery.Duplicates, 10))
+	judgeAlong(t, src, "sink", "delivery.duplicates", float64(all.Delivery.Duplicates), func(s *reports.Summary) float64 { return float64(s.Delivery.Duplicates) })
+}
+
+// TestPollsAndProbesAreCarried: runs whose messages have records after
+// their last send, as the attacker writes them against the embedded
+// simulator — messages delivered via poll (a message's polls) with
+// retries, and notifications with idempotency probes (sequential,
+// concurrent, in flight with the first send, and with a changed body) —
+// are judged live on the carried analysis, which settles their messages
+// once quiet (reports.NewCarried): at 30 %, 60 % and 100 % of their files,
+// with two thresholds each, each value the whole analysis's of the whole
+// lines then.
+func TestPollsAndProbesAreCarried(t *testing.T) {
+	runs := []struct{ name, via, src string }{
+		{"polls", "poll", `name: polls
+api: messaging
+target: embedded
+load: { rate: 40/s, requests: 120 }
+message: { recipient: "+79990000001", text: "x {{.Seq}}", scenario: [ { channel: sms, sender: msgload } ] }
+delivery: { via: poll, pollInterval: 200ms, grace: 5s }
+retry: { on: [500], max: 2, backoff: 50ms }
+sim:
+  faults: { error500: 10% }
+  profiles:
+    sms: { median: 300ms, p95: 800ms, outcomes: { DELIVERED: 90%, NOT_DELIVERED: 10% } }
+`},
+		{"probes", "none", `name: probes
+api: notify
+target: embedded
+load: { rate: 40/s, requests: 120 }
+limit: { rate: 100000/1m, mode: respect }
+message: { recipient: "+79990000001", text: "x {{.Seq}}" }
+idempotency: { probes: 30%, concurrent: 2, inFlight: 2, changedBody: true }
+delivery: { via: none }
+sim: { rateLimit: { rate: 100000/1m } }
+`},
+	}
+	for _, r := range runs {
+		t.Run(r.name, func(t *testing.T) {
+			p, stderr := runSource(t, r.name+".yaml", t.TempDir(), r.src)
+			if p.Err != nil {
+				t.Fatalf("%v\n%s", p.Err, stderr)
+			}
+			probes := 0
+			if err := rundir.ReadJSONL(filepath.Join(p.Dir, rundir.AttemptsFile), func(a rundir.Attempt) error {
+				if a.Probe != "" {
+					probes++
+				}
+				return nil
+			}, nil); err != nil {
+				t.Fatal(err)
+			}
+			all, err := reports.Analyze(p.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.via == "poll" && (all.Delivery.Received == 0 || all.Idempotency.Retries == 0) || r.via == "none" && probes == 0 {
+				t.Fatalf("%d statuses polled, %d retries, %d probes: the test proves nothing", all.Delivery.Received, all.Idempotency.Retries, probes)
+			}
+			t.Logf("%d requests, %d retries, %d probes, %d statuses received", all.Requests.Total, all.Idempotency.Retries, probes, all.Delivery.Received)
+			judgeAlong(t, p.Dir, r.via, "requests.total", float64(all.Requests.Total), func(s *reports.Summary) float64 { return float64(s.Requests.Total) })
+			if r.via == "poll" {
+				judgeAlong(t, p.Dir, r.via, "delivery.malformed", 1, func(s *reports.Summary) float64 { return float64(s.Delivery.Malformed) })
+			} else {
+				judgeAlong(t, p.Dir, r.via, "idempotency.probes", float64(all.Idempotency.Probes), func(s *reports.Summary) float64 { return float64(s.Idempotency.Probes) })
+			}
+		})
+	}
+}
+
+// judgeAlong writes the run in src into a directory of its own at 30 %,
+// 60 % and 100 % of its attempts.jsonl and events.jsonl, each with half of
+// its next line after it (being written), and judges the abortOnFail
+// threshold "figure < bound" (delivery via) on it each time: it must be
+// judged on the carried analysis with the value fig gives of the whole
+// analysis of the whole lines (reports.Analyze, computed here), and fail
+// (for good) at 100 % exactly when that value reaches bound.
+func judgeAlong(t *testing.T, src, via, figure string, bound float64, fig func(*reports.Summary) float64) {
+	t.Helper()
+	attempts := bytes.SplitAfter(must(os.ReadFile(filepath.Join(src, rundir.AttemptsFile))), []byte("\n"))
+	events := bytes.SplitAfter(must(os.ReadFile(filepath.Join(src, rundir.EventsFile))), []byte("\n"))
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, rundir.MetaFile), must(os.ReadFile(filepath.Join(src, rundir.MetaFile))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, stderr := judgingLoop(t, dir, via, figure+" < "+strconv.FormatFloat(bound, 'f', -1, 64))
 	// write puts the first share of each file's lines in dir, with half of
 	// the next line of each after them (being written).
 	write := func(share float64) {
@@ -178,8 +257,8 @@ func TestDeliveryJudgementsAreCarried(t *testing.T) {
 			}
 		}
 	}
-	// judged is what the whole analysis counts of the files' whole lines.
-	judged := func() int64 {
+	// judged is the whole analysis's figure of the files' whole lines.
+	judged := func() float64 {
 		whole := t.TempDir()
 		for _, f := range []string{rundir.MetaFile, rundir.AttemptsFile, rundir.EventsFile} {
 			b := must(os.ReadFile(filepath.Join(dir, f)))
@@ -191,7 +270,7 @@ func TestDeliveryJudgementsAreCarried(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s.Delivery.Duplicates
+		return fig(s)
 	}
 	for _, share := range []float64{0.3, 0.6, 1} {
 		write(share)
@@ -201,11 +280,11 @@ func TestDeliveryJudgementsAreCarried(t *testing.T) {
 		}
 		want := judged()
 		st := reply.States[0]
-		if reply.Read != "carried" || !st.Known || st.Value != float64(want) {
-			t.Fatalf("at %.0f%% of the files: judged on %q: %+v; the whole analysis counts %d duplicates\n%s", share*100, reply.Read, st, want, stderr.String())
+		if reply.Read != "carried" || !st.Known || st.Value != want {
+			t.Fatalf("%s at %.0f%% of the files: judged on %q: %+v; the whole analysis gives %g\n%s", figure, share*100, reply.Read, st, want, stderr.String())
 		}
-		if fails := share == 1; st.OK == fails || st.Final != fails {
-			t.Fatalf("at %.0f%% of the files: %+v", share*100, st)
+		if fails := want >= bound; st.OK == fails || share == 1 && st.Final != fails {
+			t.Fatalf("%s at %.0f%% of the files: %+v", figure, share*100, st)
 		}
 	}
 	if stderr.Len() > 0 {

@@ -37,8 +37,9 @@ import (
 // the last judgement (readCarried, judgeCarried): its work does not grow
 // with the run. It is read every period from the attack's start, delayAbortEval or
 // not, so that no judgement reads more than a period's lines. When the run
-// cannot be carried (delivery via poll, idempotency probes, a record the
-// carried analysis did not foresee) the judgements are a child's, below;
+// cannot be carried (a record the carried analysis did not foresee: a poll
+// or a probe after its message was quiet, a line written twice) the
+// judgements are a child's, below;
 // so are those of the thresholds it does not judge, in the same judgement
 // as the carried ones (analyze).
 //

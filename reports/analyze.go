@@ -861,7 +861,7 @@ func (a *analyzer) finishRequests() {
 func (a *analyzer) readEvents() error {
 	var bad int64
 	var err error
-	if a.st != nil && a.st.quiet != nil {
+	if a.st != nil && a.st.quiet != nil && a.st.quiet.events {
 		bad = a.badEvents // a carried analysis: every event was read as written (carriedevents.go)
 	} else if f := a.feed; f != nil { // the rest, after the attempts (stream.go)
 		f.until(math.MaxInt64, a.event)

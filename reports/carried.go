@@ -39,15 +39,15 @@ import (
 // has; a carried one cannot look ahead. It settles a message at the record
 // after which its attacker sends none (lastRecord: a 2xx, an answer it does
 // not retry, its last retry, or one it gave up after), and holds any other
-// until then: the messages waiting for a retry (with events, a message is
-// settled once quiet instead: carriedevents.go). A record that comes for a
+// until then: the messages waiting for a retry. With events, and in a run
+// whose messages have records after their last send (delivery via poll:
+// the polls; idempotency probes: the resends after the answer), a message
+// is settled once quiet instead (carriedevents.go). A record that comes for a
 // message already settled (a duplicated line, a retry the rule did not
-// foresee) would have changed a figure already counted: the carried
-// analysis stops there (errNotCarried), and the run judges as before, each
-// judgement an analysis of the files in a child process
-// (harness/livechild.go). So do runs it does not carry: delivery via poll
-// (the polls are a message's records) and idempotency probes (records of a
-// message after its last send).
+// foresee, a probe or a poll later than the quiet) would have changed a
+// figure already counted: the carried analysis stops there
+// (errNotCarried), and the run judges as before, each judgement an
+// analysis of the files in a child process (harness/livechild.go).
 //
 // It keeps no rate-limit decision: the figures of rate_limit read every
 // decision of the run at its end (limitfit: the limiter's fit, the windows
@@ -114,14 +114,13 @@ func NewCarried(dir string, events bool) (*Carried, error) {
 	switch {
 	case !ok:
 		return nil, fmt.Errorf("%w: %s cannot be read", errNotCarried, rundir.MetaFile)
-	case m.Delivery.Via == "poll":
-		return nil, fmt.Errorf("%w: delivery via poll (the polls are records of a message)", errNotCarried)
-	case m.Probes > 0:
-		return nil, fmt.Errorf("%w: idempotency probes (records of a message after its last send)", errNotCarried)
 	}
 	st := &streamRun{carried: true, settled: newCensus(1)}
-	if events {
-		st.quiet = &quietQueue{}
+	// A message's polls and probes are records of it after its last send:
+	// it is settled once quiet, as with events (carriedevents.go).
+	poll := m.Delivery.Via == "poll"
+	if events || poll || m.Probes > 0 {
+		st.quiet = &quietQueue{events: events, awaitEnd: poll || events && m.Delivery.Via != "none"}
 	}
 	a, err := newAnalyzer(fsys, dir, false, st, nil)
 	if err != nil {
@@ -166,6 +165,8 @@ func (c *Carried) read() error {
 		if err != nil {
 			return err
 		}
+	}
+	if a.st.quiet != nil {
 		a.settleQuiet()
 	}
 	return a.st.err
@@ -235,7 +236,7 @@ func (c *Carried) Summary() (*Summary, error) {
 	a.st, st.settled, st.free = &st, nil, nil
 	a.drift.wins, a.endBuf, a.recs, a.fly, a.cur = nil, nil, recList{}, nil, nil
 	if q := st.quiet; q != nil {
-		st.quiet = &quietQueue{now: q.now}
+		st.quiet = &quietQueue{now: q.now, events: q.events, awaitEnd: q.awaitEnd}
 	}
 	b := clone.Slowly(&a).(*analyzer)
 	b.drift.wins = c.a.drift.wins

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,14 +45,23 @@ func TestCarriedIsTheFileAnalysis(t *testing.T) {
 	// A soak with callbacks: its messages settled once quiet as they are
 	// read (carriedevents.go), not held to the end.
 	dirs["callbacks-soak"] = soakCallbacks(3_000, 13).write(t)
+	// Soaks whose messages have records after their last send, polls and
+	// probes: settled once quiet too.
+	dirs["polls-soak"] = soakPolls(3_000, 14).write(t)
+	probes := genNotifyProbes(3_000, 15)
+	stretch(probes, 66)
+	dirs["probes-soak"] = probes.write(t)
 	// Written by an attacker (in the order its records end) and a sink (in
 	// the order they arrive): these are carried to the end.
 	mustCarry := map[bool][]string{
 		false: {"none", "none-retries", "none-soak-11m", "none-soak-11m-going", "callbacks", "none-429", "callbacks-429",
-			"testdata/sim-ex-sliding", "testdata/sim-sliding-7per5s-bursty"},
+			"testdata/sim-ex-sliding", "testdata/sim-sliding-7per5s-bursty", "polls", "none-notify-probes", "polls-soak", "probes-soak"},
 		true: {"none", "none-retries", "none-soak-11m-going", "callbacks", "callbacks-going", "callbacks-429", "callbacks-soak",
-			"callbacks-replies", "testdata/reorder"},
+			"callbacks-replies", "testdata/reorder", "polls", "none-notify-probes", "polls-soak", "probes-soak"},
 	}
+	// The soaks whose messages are settled once quiet as they are read:
+	// most of them before the end.
+	soaks := map[string]bool{"callbacks-soak": true, "polls-soak": false, "probes-soak": false} // with events only, or both
 	for _, events := range []bool{false, true} {
 		carried := map[string]bool{}
 		t.Run(fmt.Sprintf("events=%v", events), func(t *testing.T) {
@@ -78,7 +88,7 @@ func TestCarriedIsTheFileAnalysis(t *testing.T) {
 					if carryAlong(t, c, lines, evs, live, file, uint64(len(lines))) {
 						carried[name] = true
 					}
-					if events && name == "callbacks-soak" {
+					if only, ok := soaks[name]; ok && (events || !only) {
 						settled := 0
 						for seq := range int64(3_000) {
 							settled += c.a.st.settled.get(seq + 1)
@@ -121,6 +131,43 @@ func soakCallbacks(n int, seed uint64) *run {
 		}
 	}
 	slices.SortStableFunc(r.events, func(x, y rundir.Event) int { return x.ReceivedAt.Compare(y.ReceivedAt) })
+	return r
+}
+
+// soakPolls is genStream's run via poll made 66 times as long, as
+// soakCallbacks makes one with callbacks, and timed as an attacker times
+// it: a retry sent after its attempt's answer and the backoff, each poll
+// as long after the answer that accepted its message as before,
+// attempts.jsonl in the order the answers came, as an attacker writes it.
+func soakPolls(n int, seed uint64) *run {
+	r := genStream(n, seed, "poll", 1)
+	after := make([]time.Duration, len(r.attempts))
+	accepted := map[int64]time.Time{}
+	for i, a := range r.attempts {
+		if a.Op == "check_status" {
+			after[i] = a.Sent.Sub(accepted[a.Seq])
+		} else if is2xx(a.Code) {
+			accepted[a.Seq] = a.Sent
+		}
+	}
+	stretch(r, 66)
+	next := map[int64]time.Time{} // a message's next send
+	for i := range r.attempts {
+		a := &r.attempts[i]
+		switch {
+		case a.Op == "check_status":
+			a.Intended, a.Sent = accepted[a.Seq].Add(after[i]), accepted[a.Seq].Add(after[i])
+		default:
+			if t, ok := next[a.Seq]; ok {
+				a.Intended, a.Sent = t, t
+			}
+			next[a.Seq] = time.Unix(0, answeredAt(a)).Add(r.meta.Retry.Backoff.D())
+			if is2xx(a.Code) {
+				accepted[a.Seq] = a.Sent
+			}
+		}
+	}
+	slices.SortStableFunc(r.attempts, func(x, y rundir.Attempt) int { return cmp.Compare(answeredAt(&x), answeredAt(&y)) })
 	return r
 }
 
@@ -269,6 +316,35 @@ func FuzzCarriedEvents(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, seed uint64) {
 		evs := bytes.SplitAfter(body, []byte("\n"))
 		fuzzCarry(t, meta, evs, attempts, evs, seed)
+	})
+}
+
+// FuzzCarriedAfterSends: whatever attempts.jsonl holds in a run whose
+// messages have records after their last send — polls (delivery via poll),
+// idempotency probes (probes: true) — in any order and at any time, the
+// carried analysis of the sends (settled once quiet: carriedevents.go),
+// fed them in random lengths, gives AnalyzeSendsCounting's figures at every
+// length, or stops with ErrNotCarried. Seeds in
+// testdata/fuzz/FuzzCarriedAfterSends: a run's polls and probes, a poll
+// 30 s after its message's end, a probe before its send.
+func FuzzCarriedAfterSends(f *testing.F) {
+	polls := genStream(30, 4, "poll", 1)
+	stretch(polls, 300) // 9 s: messages quiet before the end
+	probes := genNotifyProbes(30, 5)
+	stretch(probes, 300)
+	var metas [2][]byte
+	for i, r := range []*run{polls, probes} {
+		src := r.write(f)
+		metas[i] = must(os.ReadFile(filepath.Join(src, rundir.MetaFile)))
+		f.Add(bytes.Join(fileLines(f, src, rundir.AttemptsFile), nil), uint64(i+1), i == 1)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, seed uint64, probes bool) {
+		meta := metas[0]
+		if probes {
+			meta = metas[1]
+		}
+		lines := bytes.SplitAfter(body, []byte("\n"))
+		fuzzCarry(t, meta, lines, lines, nil, seed)
 	})
 }
 

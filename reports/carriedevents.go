@@ -23,7 +23,14 @@ import (
 // a message settled — a duplicate later than carriedQuiet, a status after an
 // end — stops the carrying (errNotCarried), before any figure counts it:
 // the judgements are a child's from the files from then on, slower, never
-// other figures. So do runs whose callbacks the file's analysis joins by
+// other figures.
+//
+// The same rule settles the messages of a run via poll (a poll is a record
+// of its message in attempts.jsonl; a status polled ends it as a callback
+// does) and of a run with idempotency probes (the resends after a send's
+// answer are records of its message), with events or without. Without
+// them, and with delivery none, nothing ends a message but its sends: one
+// is settled once its sends are done and it is quiet. So do runs whose callbacks the file's analysis joins by
 // the id the service answered or reads in one pass (countSeqs: no tag of
 // this run, a chain run.json does not name).
 //
@@ -54,6 +61,12 @@ type quietQueue struct {
 	items [2][]quietItem // by file: quietAttempts, quietEvents
 	head  [2]int
 	now   int64 // the newest record's time read (unix ns)
+	// events: the analysis reads events.jsonl (a carried analysis of a
+	// run's polls or probes alone reads its sends alone). awaitEnd: a
+	// message accepted is settled only once ended (its callbacks are read,
+	// or its polls are the records of its delivery); otherwise the sends
+	// done and quiet settle it.
+	events, awaitEnd bool
 }
 
 // The files a quietQueue's items come from.
@@ -87,7 +100,7 @@ func (a *analyzer) settleQuiet() {
 			it := items[head]
 			head++
 			f := a.fly[it.seq]
-			if f == nil || f.last != it.at || !f.done || f.m.accepted && !a.ended(f) {
+			if f == nil || f.last != it.at || !f.done || q.awaitEnd && f.m.accepted && !a.ended(f) {
 				continue // settled already, touched since (a later item), or not done
 			}
 			a.land(it.seq, f)
@@ -138,8 +151,9 @@ func answeredAt(at *rundir.Attempt) int64 {
 // (countSeqs) or join at the end.
 func (a *analyzer) carriedEvent(e rundir.Event) error {
 	// An incoming reply is counted as received, not joined to its message
-	// (incoming.replies, reply_latency: see above).
-	if e.Corr != nil && e.Kind != rundir.KindIncoming {
+	// (incoming.replies, reply_latency: see above); a callback beside the
+	// polls is counted, no record of a message (countSeqs).
+	if e.Corr != nil && e.Kind != rundir.KindIncoming && a.meta.Delivery.Via != "poll" {
 		if why := a.joinedOnce(&e, a.chain != nil); why != "" {
 			return fmt.Errorf("%w: %s", errNotCarried, why)
 		}

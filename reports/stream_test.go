@@ -168,6 +168,7 @@ func genNotifyProbes(n int, seed uint64) *run {
 	r := newRun(rundir.APINotify)
 	r.meta.Limit = rundir.Limit{}
 	r.meta.Delivery = rundir.Delivery{Via: "none"}
+	r.meta.Probes = 0.1
 	r.meta.AttackEnd = at(float64(n)/1000 + 1)
 	r.meta.End = r.meta.AttackEnd
 	for i := 1; i <= n; i++ {
