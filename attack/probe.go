@@ -1,7 +1,6 @@
 package attack
 
 import (
-	"math"
 	"net/http"
 	"sync"
 	"time"
@@ -9,10 +8,9 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// probed spreads a share p of the messages evenly over the sequence.
-func probed(seq int64, p float64) bool {
-	return math.Floor(float64(seq)*p) > math.Floor(float64(seq-1)*p)
-}
+// probed spreads a share p of the messages evenly over the sequence
+// (rundir.Probed: a report knows from it which messages may be probed).
+func probed(seq int64, p float64) bool { return rundir.Probed(seq, p) }
 
 // answerID is the id a send was answered: the notificationId, or for
 // messaging the txId (a messaging resend answered another made a second

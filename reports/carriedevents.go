@@ -136,6 +136,16 @@ func (a *analyzer) ended(f *flight) bool {
 	return false
 }
 
+// afterLast says whether a record of message seq may come after the last
+// its attacker sends for it (lastRecord) in what a carried analysis reads:
+// its callbacks (the sink's events read), its polls, its probes (the
+// messages probed: rundir.Probed). A message none may follow is settled at
+// its last send, not held until quiet.
+func (a *analyzer) afterLast(seq int64) bool {
+	q := a.st.quiet
+	return q != nil && (q.events || a.meta.Delivery.Via == "poll" || rundir.Probed(seq, a.meta.Probes))
+}
+
 // answeredAt is when at's answer came (unix ns): its send and its latency;
 // 0 when it cannot be placed in time.
 func answeredAt(at *rundir.Attempt) int64 {

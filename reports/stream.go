@@ -402,12 +402,12 @@ func (a *analyzer) flightAttempt(at *rundir.Attempt) {
 	}
 	if a.st.carried {
 		switch last := a.lastRecord(at); {
+		case last && !a.afterLast(at.Seq):
+			a.land(at.Seq, f)
+			a.st.settled.add(at.Seq)
 		case a.st.quiet != nil:
 			f.done = f.done || last
 			a.quietAfter(quietAttempts, at.Seq, f, answeredAt(at))
-		case last:
-			a.land(at.Seq, f)
-			a.st.settled.add(at.Seq)
 		}
 		return
 	}

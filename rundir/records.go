@@ -2,6 +2,7 @@ package rundir
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"time"
 )
@@ -49,6 +50,14 @@ const (
 	// a mismatch.
 	ProbeChangedBody = "changed_body"
 )
+
+// Probed says whether the message with sequence seq is among a share p of
+// the messages probed, spread evenly over the sequence (Meta.Probes): the
+// attacker probes only those (and only once accepted), so a report knows
+// that no probe of any other will come.
+func Probed(seq int64, p float64) bool {
+	return math.Floor(float64(seq)*p) > math.Floor(float64(seq-1)*p)
+}
 
 // Attempt is one HTTP request made by the attacker: one line of attempts.jsonl.
 // Every retry and every idempotency probe is an attempt of its own; they share Seq
