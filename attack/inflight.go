@@ -31,7 +31,7 @@ func (e *engine) inFlightFirst() int { return e.o.Retry.Max + 3 }
 
 // wantsInFlight is whether m's first send goes with in-flight copies.
 func (e *engine) wantsInFlight(m *message) bool {
-	return e.o.ProbeInFlight > 0 && e.o.Probes > 0 && !m.repeat && m.gaveUp == "" && probed(m.seq, e.o.Probes)
+	return e.o.ProbeInFlight > 0 && e.o.Probes > 0 && !m.repeat && m.gaveUp == "" && rundir.Probed(m.seq, e.o.Probes)
 }
 
 // startInFlight sends ProbeInFlight copies of m (same body, same

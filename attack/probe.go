@@ -8,10 +8,6 @@ import (
 	"github.com/msgload/msgload/rundir"
 )
 
-// probed spreads a share p of the messages evenly over the sequence
-// (rundir.Probed: a report knows from it which messages may be probed).
-func probed(seq int64, p float64) bool { return rundir.Probed(seq, p) }
-
 // answerID is the id a send was answered: the notificationId, or for
 // messaging the txId (a messaging resend answered another made a second
 // message: the seed has no key to make it one).

@@ -631,7 +631,7 @@ func (e *engine) RoundTrip(req *http.Request) (*http.Response, error) {
 			go func() { defer e.wg.Done(); e.poll(m, ans.TxID) }()
 		}
 	}
-	if !m.repeat && e.o.Probes > 0 && probeID != "" && probed(m.seq, e.o.Probes) {
+	if !m.repeat && e.o.Probes > 0 && probeID != "" && rundir.Probed(m.seq, e.o.Probes) {
 		e.wg.Add(1)
 		go func() { defer e.wg.Done(); e.probe(m, probeID) }()
 	}

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"github.com/msgload/msgload/attack"
 	"github.com/msgload/msgload/reports"
 	"github.com/msgload/msgload/rundir"
-	"github.com/msgload/msgload/scenarios"
 )
 
 // failingRecorder records as its recorder does until after attempts,
@@ -51,19 +49,11 @@ load: { rate: 50/s, requests: 100 }
 message: { recipient: "+79990000001", text: "x {{.Seq}}", scenario: [ { channel: sms, sender: msgload } ] }
 delivery: { via: none }
 `
-	s, err := scenarios.Parse("failing.yaml", t.TempDir(), []byte(src), func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	res, err := Run(context.Background(), Options{Scenario: s, Out: t.TempDir(), Stderr: &stderr,
-		RecordWrap: func(r attack.Recorder) attack.Recorder { return &failingRecorder{Recorder: r, after: 97} }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := res.Parts[0]
+	p, stderr := runSource(t, "failing.yaml", t.TempDir(), src, func(o *Options) {
+		o.RecordWrap = func(r attack.Recorder) attack.Recorder { return &failingRecorder{Recorder: r, after: 97} }
+	})
 	if p.Err != nil || p.Summary == nil {
-		t.Fatalf("run: %v\n%s", p.Err, stderr.String())
+		t.Fatalf("run: %v\n%s", p.Err, stderr)
 	}
 	var meta rundir.Meta
 	if b, err := os.ReadFile(filepath.Join(p.Dir, rundir.MetaFile)); err != nil || json.Unmarshal(b, &meta) != nil {

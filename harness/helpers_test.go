@@ -11,16 +11,21 @@ import (
 )
 
 // runSource parses src as the scenario file name in dir (no environment) and
-// runs it into a temporary directory; a parse or run error fails the test (or
-// the benchmark). It returns the first part and what the run wrote on stderr.
-func runSource(t testing.TB, name, dir, src string) (Part, string) {
+// runs it into a temporary directory, with each of set applied to its
+// options; a parse or run error fails the test (or the benchmark). It
+// returns the first part and what the run wrote on stderr.
+func runSource(t testing.TB, name, dir, src string, set ...func(*Options)) (Part, string) {
 	t.Helper()
 	s, err := scenarios.Parse(name, dir, []byte(src), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
 	var stderr strings.Builder
-	res, err := Run(context.Background(), Options{Scenario: s, Out: t.TempDir(), Stderr: &stderr})
+	o := Options{Scenario: s, Out: t.TempDir(), Stderr: &stderr}
+	for _, f := range set {
+		f(&o)
+	}
+	res, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

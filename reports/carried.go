@@ -118,9 +118,8 @@ func NewCarried(dir string, events bool) (*Carried, error) {
 	st := &streamRun{carried: true, settled: newCensus(1)}
 	// A message's polls and probes are records of it after its last send:
 	// it is settled once quiet, as with events (carriedevents.go).
-	poll := m.Delivery.Via == "poll"
-	if events || poll || m.Probes > 0 {
-		st.quiet = &quietQueue{events: events, awaitEnd: poll || events && m.Delivery.Via != "none"}
+	if events || m.Delivery.Via == "poll" || m.Probes > 0 {
+		st.quiet = &quietQueue{events: events}
 	}
 	a, err := newAnalyzer(fsys, dir, false, st, nil)
 	if err != nil {
@@ -236,7 +235,7 @@ func (c *Carried) Summary() (*Summary, error) {
 	a.st, st.settled, st.free = &st, nil, nil
 	a.drift.wins, a.endBuf, a.recs, a.fly, a.cur = nil, nil, recList{}, nil, nil
 	if q := st.quiet; q != nil {
-		st.quiet = &quietQueue{now: q.now, events: q.events, awaitEnd: q.awaitEnd}
+		st.quiet = &quietQueue{now: q.now, events: q.events}
 	}
 	b := clone.Slowly(&a).(*analyzer)
 	b.drift.wins = c.a.drift.wins

@@ -23,16 +23,16 @@ import (
 // a message settled — a duplicate later than carriedQuiet, a status after an
 // end — stops the carrying (errNotCarried), before any figure counts it:
 // the judgements are a child's from the files from then on, slower, never
-// other figures.
+// other figures. So do runs whose callbacks the file's analysis joins by
+// the id the service answered or reads in one pass (countSeqs: no tag of
+// this run, a chain run.json does not name).
 //
 // The same rule settles the messages of a run via poll (a poll is a record
 // of its message in attempts.jsonl; a status polled ends it as a callback
 // does) and of a run with idempotency probes (the resends after a send's
 // answer are records of its message), with events or without. Without
 // them, and with delivery none, nothing ends a message but its sends: one
-// is settled once its sends are done and it is quiet. So do runs whose callbacks the file's analysis joins by
-// the id the service answered or reads in one pass (countSeqs: no tag of
-// this run, a chain run.json does not name).
+// is settled once its sends are done and it is quiet (awaitEnd).
 //
 // An incoming reply is counted as received, but not joined to the message
 // it quotes: the file's analysis joins them on disk at the end, by the id
@@ -62,11 +62,16 @@ type quietQueue struct {
 	head  [2]int
 	now   int64 // the newest record's time read (unix ns)
 	// events: the analysis reads events.jsonl (a carried analysis of a
-	// run's polls or probes alone reads its sends alone). awaitEnd: a
-	// message accepted is settled only once ended (its callbacks are read,
-	// or its polls are the records of its delivery); otherwise the sends
-	// done and quiet settle it.
-	events, awaitEnd bool
+	// run's polls or probes alone reads its sends alone).
+	events bool
+}
+
+// awaitEnd says whether a message accepted is settled only once ended:
+// its callbacks are read, or its polls are the records of its delivery;
+// otherwise its sends done and quiet settle it.
+func (a *analyzer) awaitEnd() bool {
+	via := a.meta.Delivery.Via
+	return via == "poll" || a.st.quiet.events && via != "none"
 }
 
 // The files a quietQueue's items come from.
@@ -93,14 +98,14 @@ func (a *analyzer) quietAfter(src int, seq int64, f *flight, t int64) {
 // attacker is done with and that was refused for good or ended (see
 // above); after a reading, never within a record's.
 func (a *analyzer) settleQuiet() {
-	q := a.st.quiet
+	q, await := a.st.quiet, a.awaitEnd()
 	for src := range q.items {
 		items, head := q.items[src], q.head[src]
 		for head < len(items) && items[head].at < q.now-int64(carriedQuiet) {
 			it := items[head]
 			head++
 			f := a.fly[it.seq]
-			if f == nil || f.last != it.at || !f.done || q.awaitEnd && f.m.accepted && !a.ended(f) {
+			if f == nil || f.last != it.at || !f.done || await && f.m.accepted && !a.ended(f) {
 				continue // settled already, touched since (a later item), or not done
 			}
 			a.land(it.seq, f)
