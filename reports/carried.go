@@ -82,6 +82,9 @@ type Carried struct {
 	evDec    eventDecoder
 	buf      []byte
 	err      error // the carrying stopped (errNotCarried, or the file failed)
+	// clock is the reader's, read as each chunk of lines is (quietQueue.read):
+	// time.Now, or a test's.
+	clock func() time.Time
 	// pre: how many reasons, problems and missing files the analysis had
 	// when it began, before which the files' own reasons go (fileReasons).
 	pre [3]int
@@ -133,7 +136,7 @@ func NewCarried(dir string, events bool) (*Carried, error) {
 		a.drift.start = time.Time{}
 	}
 	a.startAttempts()
-	c := &Carried{name: dir, a: a, attempts: tail{name: rundir.AttemptsFile}, pre: [3]int{len(a.s.early), len(a.s.problems), len(a.s.missing)}}
+	c := &Carried{name: dir, a: a, clock: time.Now, attempts: tail{name: rundir.AttemptsFile}, pre: [3]int{len(a.s.early), len(a.s.problems), len(a.s.missing)}}
 	if events {
 		c.events = &tail{name: rundir.EventsFile}
 	}
@@ -191,6 +194,9 @@ func (c *Carried) readTail(t *tail, decode func([]byte) error) error {
 		n, err := t.f.ReadAt(c.buf[:carriedChunk], t.off)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Errorf("read %s: %w", t.name, err)
+		}
+		if q := c.a.st.quiet; q != nil {
+			q.read = c.clock().UnixNano() // every line read was written by now
 		}
 		whole := bytes.LastIndexByte(c.buf[:n], '\n') + 1
 		if whole == 0 {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,7 +45,7 @@ func TestCarriedIsTheFileAnalysis(t *testing.T) {
 	dirs["callbacks-going"] = cbGoing.write(t)
 	// A soak with callbacks: its messages settled once quiet as they are
 	// read (carriedevents.go), not held to the end.
-	dirs["callbacks-soak"] = soakCallbacks(3_000, 13).write(t)
+	dirs["callbacks-soak"] = soakCallbacks(3_000, 13, 1).write(t)
 	// Soaks whose messages have records after their last send, polls and
 	// probes: settled once quiet too.
 	dirs["polls-soak"] = soakPolls(3_000, 14).write(t)
@@ -117,12 +118,12 @@ func TestCarriedIsTheFileAnalysis(t *testing.T) {
 	}
 }
 
-// soakCallbacks is genStream's run with callbacks made 66 times as long
+// soakCallbacks is genStream's run with callbacks (retryMax) made 66 times as long
 // (3,000 messages in 198 s, as stretch makes them) with each callback as
 // long after its message's first send as before (a delivery takes as long
 // in a soak), events.jsonl in the order they arrived, as a sink writes it.
-func soakCallbacks(n int, seed uint64) *run {
-	r := genStream(n, seed, "sink", 1)
+func soakCallbacks(n int, seed uint64, retryMax int) *run {
+	r := genStream(n, seed, "sink", retryMax)
 	first := map[int64]time.Time{}
 	for _, a := range r.attempts {
 		first[a.Seq] = a.FirstSent
@@ -400,7 +401,7 @@ func TestCarriedStopsAtARecordItDidNotForesee(t *testing.T) {
 // The same copy of a message not settled yet is read, as the file's
 // analysis reads it.
 func TestCarriedStopsAtACallbackAfterItsEnd(t *testing.T) {
-	src := soakCallbacks(600, 14).write(t)
+	src := soakCallbacks(600, 14, 1).write(t)
 	live, file := t.TempDir(), t.TempDir()
 	copyRunFiles(t, src, live)
 	copyRunFiles(t, src, file)
@@ -457,6 +458,143 @@ func TestCarriedStopsAtACallbackAfterItsEnd(t *testing.T) {
 	}
 	if s, err := c.Summary(); !ErrNotCarried(err) {
 		t.Fatalf("a summary after the carrying stopped: %v, %v", s, err)
+	}
+}
+
+// TestCarriedQuietByTheReadersClock: a callback stamped an hour ahead of
+// the others (a sink on a host whose clock runs ahead, writing in the order
+// they come) neither makes every message read before it quiet at once nor
+// holds every message read after it: a record's time is taken as the
+// reader's clock when it was read at most. The run is read as it is
+// written, in steps of 2 s of its own time, the reader's clock at each step
+// the newest time written (the stamped callback's own before it was
+// stamped); it is carried to its end, with the file's analysis at every
+// step, and most messages are settled as they are read. A copy of the
+// callback read just before the stamped one, 5 s after it, is the check that
+// it can fail: read with the reader's clock an hour ahead too (the records'
+// clock alone, as before), the stamp makes that callback's message quiet
+// before its copy comes, and the carrying stops there.
+func TestCarriedQuietByTheReadersClock(t *testing.T) {
+	// No retries: genStream sends one 0.1 s after its attempt, before a
+	// timeout's answer, which no attacker does. attempts.jsonl in the order
+	// the answers came, as an attacker writes it.
+	r := soakCallbacks(600, 16, 0)
+	slices.SortStableFunc(r.attempts, func(x, y rundir.Attempt) int { return cmp.Compare(answeredAt(&x), answeredAt(&y)) })
+	callback := func(i int) bool {
+		e := r.events[i]
+		return e.Kind == rundir.KindCallback && e.Corr != nil && e.Corr.Seq > 0
+	}
+	ahead := len(r.events) / 4
+	for ahead < len(r.events) && !callback(ahead) {
+		ahead++
+	}
+	before := ahead - 1 // the callback read just before the stamped one, of another message
+	for before >= 0 && (!callback(before) || r.events[before].Corr.Seq == r.events[min(ahead, len(r.events)-1)].Corr.Seq) {
+		before--
+	}
+	if ahead == len(r.events) || before < 0 {
+		t.Fatal("no callbacks to stamp ahead and to copy")
+	}
+	stampSeq, copySeq := r.events[ahead].Corr.Seq, r.events[before].Corr.Seq
+	dup := r.events[before]
+	dup.ReceivedAt = dup.ReceivedAt.Add(5 * time.Second)
+	at := slices.IndexFunc(r.events, func(e rundir.Event) bool { return e.ReceivedAt.After(dup.ReceivedAt) })
+	if at < 0 {
+		at = len(r.events)
+	}
+	r.events = slices.Insert(r.events, at, dup)
+	times := make([]int64, 0, len(r.attempts)+len(r.events)) // each line's time, attempts then events
+	for i := range r.attempts {
+		times = append(times, answeredAt(&r.attempts[i]))
+	}
+	for _, e := range r.events {
+		times = append(times, e.ReceivedAt.UnixNano())
+	}
+	ahead = slices.IndexFunc(r.events, func(e rundir.Event) bool {
+		return e.Corr != nil && e.Corr.Seq == stampSeq && e.Kind == rundir.KindCallback
+	})
+	r.events[ahead].ReceivedAt = r.events[ahead].ReceivedAt.Add(time.Hour)
+	src := r.write(t)
+	attempts, events := fileLines(t, src, rundir.AttemptsFile), fileLines(t, src, rundir.EventsFile)
+	attempts, events = attempts[:len(attempts)-1], events[:len(events)-1] // the empty rest after the last newline
+	if len(attempts) != len(r.attempts) || len(events) != len(r.events) {
+		t.Fatalf("%d and %d lines written for %d attempts and %d events", len(attempts), len(events), len(r.attempts), len(r.events))
+	}
+	// written is how many of lines (times ts) a writer has written by wall:
+	// in its order, a line after one not yet due waiting for it.
+	written := func(ts []int64, wall int64) int {
+		n := 0
+		for n < len(ts) && ts[n] <= wall {
+			n++
+		}
+		return n
+	}
+	first, last := slices.Min(times), slices.Max(times)
+	for _, skew := range []time.Duration{0, time.Hour} {
+		t.Run(fmt.Sprintf("reader-ahead=%v", skew), func(t *testing.T) {
+			live, file := t.TempDir(), t.TempDir()
+			copyRunFiles(t, src, live)
+			copyRunFiles(t, src, file)
+			c, err := NewCarried(live, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var newest int64 // the newest time of a line written, the stamped one's own
+			c.clock = func() time.Time { return time.Unix(0, newest).Add(skew) }
+			for wall := first; ; wall += int64(2 * time.Second) {
+				na, ne := written(times[:len(attempts)], wall), written(times[len(attempts):], wall)
+				for _, ts := range [][]int64{times[:na], times[len(attempts) : len(attempts)+ne]} {
+					for _, x := range ts {
+						newest = max(newest, x)
+					}
+				}
+				for _, f := range []struct {
+					name  string
+					lines [][]byte
+				}{{rundir.AttemptsFile, attempts[:na]}, {rundir.EventsFile, events[:ne]}} {
+					for _, d := range []string{live, file} {
+						writeFile(t, filepath.Join(d, f.name), bytes.Join(f.lines, nil))
+					}
+				}
+				if err := c.Read(); err != nil {
+					if !ErrNotCarried(err) || skew == 0 {
+						t.Fatalf("stopped at %d attempts and %d events of %d and %d: %v", na, ne, len(attempts), len(events), err)
+					}
+					if want := fmt.Sprintf("message %d", copySeq); !strings.Contains(err.Error(), want) {
+						t.Fatalf("stopped at %d events of %d, not at the copy of %s's callback: %v", ne, len(events), want, err)
+					}
+					t.Logf("the reader's clock ahead too: carried to %d events of %d: %v", ne, len(events), err)
+					return
+				}
+				got, err := c.Summary()
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := AnalyzeCounting(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameLeaves(t, na, summaryTree(t, got), summaryTree(t, want), live, file)
+				if t.Failed() {
+					return
+				}
+				if na == len(attempts) && ne == len(events) && wall > last+int64(carriedQuiet) {
+					break
+				}
+			}
+			if skew != 0 {
+				t.Fatal("the reader's clock an hour ahead: carried to the end, the copy of a callback after its message was made quiet read as if held")
+			}
+			settled := 0
+			for seq := range int64(600) {
+				settled += c.a.st.settled.get(seq + 1)
+			}
+			if settled < 500 {
+				t.Errorf("%d of 600 messages settled as they were read: the stamp held the rest", settled)
+			}
+			t.Logf("%d messages settled as they were read, %d held at the end", settled, len(c.a.fly))
+		})
 	}
 }
 

@@ -18,7 +18,11 @@ import (
 // it (lastRecord), it was refused for good or a status the sink took ends
 // it (ended: the rule judgeStatuses ends a message by), and no record of it
 // came for carriedQuiet by the records' own clock (the newest record read,
-// not the machine's). Any other message is held (a judgement lands it on
+// not the machine's) — a record's time taken as the reader's clock when it
+// was read at most: one stamped ahead (a sink on a host whose clock runs
+// ahead, a clock stepped forward) would otherwise make every message read
+// before it quiet at once, or hold every one read after it until its time
+// came. Any other message is held (a judgement lands it on
 // its copy, as the file's analysis lands it at the file's end). A record of
 // a message settled — a duplicate later than carriedQuiet, a status after an
 // end — stops the carrying (errNotCarried), before any figure counts it:
@@ -61,6 +65,9 @@ type quietQueue struct {
 	items [2][]quietItem // by file: quietAttempts, quietEvents
 	head  [2]int
 	now   int64 // the newest record's time read (unix ns)
+	// read is the reader's clock when the lines being read were read
+	// (unix ns; 0: none): no record's time is taken past it (stamp).
+	read int64
 	// events: the analysis reads events.jsonl (a carried analysis of a
 	// run's polls or probes alone reads its sends alone).
 	events bool
@@ -89,9 +96,20 @@ type quietItem struct {
 // its file waits for it, which holds a message longer, never less.
 func (a *analyzer) quietAfter(src int, seq int64, f *flight, t int64) {
 	q := a.st.quiet
+	t = q.stamp(t)
 	q.now = max(q.now, t)
 	f.last = max(f.last, t)
 	q.items[src] = append(q.items[src], quietItem{seq: seq, at: f.last})
+}
+
+// stamp is record time t (unix ns; 0: none) as the quiet rule takes it: no
+// later than the reader's clock when it was read, which a line read was
+// written before.
+func (q *quietQueue) stamp(t int64) int64 {
+	if q.read > 0 && t > q.read {
+		return q.read
+	}
+	return t
 }
 
 // settleQuiet settles every message quiet for carriedQuiet that its
@@ -176,7 +194,7 @@ func (a *analyzer) carriedEvent(e rundir.Event) error {
 	a.event(&e)
 	if sane(e.ReceivedAt) {
 		q := a.st.quiet
-		q.now = max(q.now, e.ReceivedAt.UnixNano())
+		q.now = max(q.now, q.stamp(e.ReceivedAt.UnixNano()))
 	}
 	return a.st.err
 }
