@@ -563,59 +563,6 @@ func (a *analyzer) ownID(h uint64, seq int64, m *msg) {
 	}
 }
 
-// seqCensus counts the records of each sequence up to more, in bits bits a
-// sequence: 2 (none, one, two, three or more: 4.5 MB for 18 M messages) in
-// a run with delivery none, 4 (up to 15) in a run with callbacks, where a
-// message has a record for each; in pages of censusPage sequences made as
-// sequences land in them.
-type seqCensus struct {
-	pages map[int64][]byte
-	bits  uint
-	// replies: events.jsonl has incoming replies to this run's messages,
-	// joined to them by sequence at the end (joinReplies).
-	replies bool
-}
-
-const censusPage = 1 << 14
-
-// newCensus is a census of bits bits a sequence.
-func newCensus(bits uint) *seqCensus { return &seqCensus{pages: map[int64][]byte{}, bits: bits} }
-
-// more is the count that means this many records or more: the message is
-// settled once every record is read.
-func (c *seqCensus) more() int { return 1<<c.bits - 1 }
-
-// at is the byte and the shift of seq's count, its page made when grow.
-func (c *seqCensus) at(seq int64, grow bool) (*byte, uint) {
-	p := c.pages[seq/censusPage]
-	if p == nil {
-		if !grow {
-			return nil, 0
-		}
-		p = make([]byte, censusPage*c.bits/8)
-		c.pages[seq/censusPage] = p
-	}
-	per := int64(8 / c.bits)
-	i := seq % censusPage
-	return &p[i/per], c.bits * uint(i%per)
-}
-
-func (c *seqCensus) add(seq int64) {
-	b, sh := c.at(seq, true)
-	if n := int(*b >> sh & byte(c.more())); n < c.more() {
-		*b += 1 << sh
-	}
-}
-
-// get is how many records seq has, more() for that many or more.
-func (c *seqCensus) get(seq int64) int {
-	b, sh := c.at(seq, false)
-	if b == nil {
-		return 0
-	}
-	return int(*b >> sh & byte(c.more()))
-}
-
 // countSeqs is the census of attempts.jsonl: every line that decodes, with a
 // sequence (as readAttempts reads them); and of events.jsonl: every callback
 // or webhook tagged with this run (delivered), errOnePass for one that is
@@ -639,6 +586,7 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 		return nil, fmt.Errorf("read %s: %w", rundir.AttemptsFile, err)
 	}
 	if m.Delivery.Via == "none" {
+		c.compact()
 		return c, nil
 	}
 	// poll: no callback is a record of a message (counted beside the polls),
@@ -671,6 +619,7 @@ func countSeqs(fsys fs.FS) (*seqCensus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", rundir.EventsFile, err)
 	}
+	c.compact()
 	return c, nil
 }
 
