@@ -59,3 +59,24 @@ child_spans() {
        { was = on; prev = $1 }
        END { if (was) print s "-" prev }' "$1"
 }
+
+# within FILE D RATE: a run's growth within itself, which compares like
+# with like where two runs do not (a 1-minute run ends before its first
+# checkpoint, so a child is in its peak only if the run's end was late; a
+# longer run meets a worse stall): the Pss of the process and its children
+# at its most while a child (a checkpoint) ran beside it, in the first
+# minute from 60 s with one seen and in the last minute of sending (D-60 to
+# D s), KiB — "from-s first last B/msg": the first minute's start, the two
+# Pss, and the growth in bytes a message sent between the two minutes'
+# starts at RATE ("-" for a run under 180 s or without a child seen in
+# both: a checkpoint shorter than SAMPLE_EVERY is missed).
+within() {
+  awk -v d="$2" -v rate="$3" '
+    $4 > $2 + 4096 && $1 >= 60 && $1 < d { m = int($1 / 60); if (!(m in p) || $5 > p[m]) p[m] = $5 }
+    END {
+      first = -1; for (m = 1; m * 60 < d; m++) if (m in p) { first = m; break }
+      last = int((d - 1) / 60)
+      if (d < 180 || first < 0 || !(last in p) || last <= first) { print "- - - -"; exit }
+      printf "%d %d %d %.1f\n", first * 60, p[first], p[last], (p[last] - p[first]) * 1024 / (rate * (last - first) * 60)
+    }' "$1"
+}

@@ -115,3 +115,12 @@ END {
     print d, runs[d], r, tr, tp, l, s, g1, g3, g4, g2
   }
 }' "$WORK/figures" | column -t -s $'\t'
+echo "# within each run of 180 s or more: the process and its children together (Pss, KiB) at their most while a checkpoint ran, in the first minute from 60 s with one seen and in the last minute of sending, and the growth between in bytes a message sent"
+{
+  printf 's\trun\tfrom s\tPss then\tPss last minute\tB/msg\n'
+  for d in $DURATIONS; do
+    for i in $(seq "$REPEAT"); do
+      [ -f "$WORK/vmrss-$d""s-$i" ] && printf '%s\t%s\t%s\n' "$d" "$i" "$(within "$WORK/vmrss-$d""s-$i" "$d" "$RATE" | tr ' ' '\t')"
+    done
+  done
+} | column -t -s $'\t'

@@ -216,3 +216,10 @@ awk -F'\t' 'BEGIN { OFS = "\t"; print "s", "peak RSS KiB", "tree RSS KiB", "live
   }
   print $1, $2, $13, $3, $4, $5, $6, $7, $8, $9, $10, g1, g4, g2, $12, g3, like, $11
 }' "$WORK/figures" | column -t -s $'\t'
+echo "# within each run of 180 s or more: the process and its children together (Pss, KiB) at their most while a checkpoint ran, in the first minute from 60 s with one seen and in the last minute of sending, and the growth between in bytes a message sent"
+{
+  printf 's\tfrom s\tPss then\tPss last minute\tB/msg\n'
+  for d in $DURATIONS; do
+    [ -f "$WORK/tree-$d" ] && printf '%s\t%s\n' "$d" "$(within "$WORK/tree-$d" "$d" "$RATE" | tr ' ' '\t')"
+  done
+} | column -t -s $'\t'

@@ -3,6 +3,7 @@ package sink
 import (
 	"hash/maphash"
 	"sync"
+	"time"
 
 	"github.com/msgload/msgload/rundir"
 )
@@ -67,10 +68,10 @@ func (s *Sink) drawFault(out *outcome, st *msgState) {
 type table struct {
 	mu      sync.Mutex
 	seed    maphash.Seed
-	m       map[uint64]msgState // the messages that came since the last generation was frozen
-	gens    []*generation       // older messages, the oldest first
-	dict    stateDict           // the distinct states of the generations' messages
-	n       int                 // messages remembered: the map's and the generations'
+	m       map[uint64]entry // the messages that came since the last generation was frozen
+	gens    []*generation    // older messages, the oldest first
+	dict    stateDict        // the distinct states of the generations' messages
+	n       int              // messages remembered: the map's and the generations'
 	max     int
 	gen     int // how many new messages make a generation
 	evicted uint64
@@ -86,7 +87,7 @@ func newTable(max int) *table {
 	if max <= 0 {
 		max = DefaultMaxTracked
 	}
-	return &table{seed: maphash.MakeSeed(), m: make(map[uint64]msgState), max: max, gen: genLen(max)}
+	return &table{seed: maphash.MakeSeed(), m: make(map[uint64]entry), max: max, gen: genLen(max)}
 }
 
 func (t *table) hash(api, key string) uint64 {
@@ -98,19 +99,38 @@ func (t *table) hash(api, key string) uint64 {
 	return h.Sum64()
 }
 
+// entry is a message of the table's map: its state, and the millisecond
+// its tag says it was first sent (unix; 0: untagged), by which a generation
+// frozen from it is found (table.go: sentRanges).
+type entry struct {
+	st   msgState
+	sent int64
+}
+
+// sentMilli is the unix millisecond of a tag's first send, by which the
+// table finds a tagged message's generation (0: no tag, or none before 1970).
+func sentMilli(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return max(t.UnixMilli(), 0)
+}
+
 // update runs fn on the state of (api, key) under the table lock and stores the
-// result; it returns how many old messages were forgotten to make room.
-func (t *table) update(api, key string, fn func(st *msgState, existed bool)) (evicted int) {
+// result; it returns how many old messages were forgotten to make room. sent
+// is the millisecond the call's tag says the message was first sent
+// (sentMilli; 0: untagged).
+func (t *table) update(api, key string, sent int64, fn func(st *msgState, existed bool)) (evicted int) {
 	h := t.hash(api, key)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	st, at, ok := t.find(h)
+	st, at, ok := t.find(h, sent)
 	fn(&st, ok)
 	if ok {
 		t.store(h, at, st)
 		return 0
 	}
-	t.m[h] = st
+	t.m[h] = entry{st: st, sent: sent}
 	t.n++
 	return t.admit()
 }
@@ -118,11 +138,11 @@ func (t *table) update(api, key string, fn func(st *msgState, existed bool)) (ev
 // undo clears what one call set in the state of (api, key): the seen and step
 // bits it added and the terminal mark it made. A message no longer remembered
 // is left alone.
-func (t *table) undo(api, key string, seen uint64, steps uint8, terminal bool) {
+func (t *table) undo(api, key string, sent int64, seen uint64, steps uint8, terminal bool) {
 	h := t.hash(api, key)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	st, at, ok := t.find(h)
+	st, at, ok := t.find(h, sent)
 	if !ok {
 		return
 	}
@@ -139,7 +159,7 @@ func (t *table) lookup(api, key string) bool {
 	h := t.hash(api, key)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, _, ok := t.find(h)
+	_, _, ok := t.find(h, 0)
 	return ok
 }
 
@@ -222,7 +242,8 @@ func (s *Sink) correlateCallback(ev *rundir.Event, body []byte, out *outcome) er
 		c.Matched = s.ours(tag)
 	}
 	chain := parseChain(tag.Chain)
-	out.evicted = s.tab.update(rundir.APIMessaging, rec.TxID, func(st *msgState, _ bool) {
+	out.sent = sentMilli(c.FirstSent)
+	out.evicted = s.tab.update(rundir.APIMessaging, rec.TxID, out.sent, func(st *msgState, _ bool) {
 		ch := rec.Channel
 		idx := -1
 		if chain != nil {
@@ -308,7 +329,8 @@ func (s *Sink) correlateWebhook(ev *rundir.Event, body []byte, out *outcome) err
 	}
 	c.Key = key
 	bit := uint64(s.notif.bit(wh.Status))
-	out.evicted = s.tab.update(rundir.APINotify, key, func(st *msgState, _ bool) {
+	out.sent = sentMilli(c.FirstSent)
+	out.evicted = s.tab.update(rundir.APINotify, key, out.sent, func(st *msgState, _ bool) {
 		s.drawFault(out, st)
 		out.seen(st, bit)
 		if !st.terminal {

@@ -267,6 +267,7 @@ type outcome struct {
 	// What the call taught the correlation table, undone when it could not
 	// be logged (forget).
 	api, key string
+	sent     int64 // the millisecond its tag says the message was first sent (0: untagged)
 	setSeen  uint64
 	setSteps uint8
 }
@@ -475,7 +476,7 @@ func (s *Sink) forget(out *outcome) {
 	if out.key == "" || out.setSeen == 0 && out.setSteps == 0 && !out.newTerminal {
 		return
 	}
-	s.tab.undo(out.api, out.key, out.setSeen, out.setSteps, out.newTerminal)
+	s.tab.undo(out.api, out.key, out.sent, out.setSeen, out.setSteps, out.newTerminal)
 }
 
 // count updates counters and metrics for a valid event now on disk.

@@ -13,12 +13,21 @@ import (
 // hour at 1,000/s, most of the run process's growth. Once frozen, its hashes
 // and states go to an unlinked temporary file, in blocks of spillBlock
 // messages (the block's hashes, then its states); memory keeps the first hash
-// of each block (a sparse index) and a filter of the generation's hashes that
-// says "surely not here" for most keys it never held. A lookup reads one
-// block at most per generation, and only when the filter lets the key
-// through: a message's first arrival, the common case, is mostly answered
-// from memory. The same hashes and states as before; nothing approximated —
-// the filter only skips reads that would find nothing.
+// of each block (a sparse index), when its tagged messages were first sent
+// (sentRanges: their tags say so), and a filter of its untagged messages'
+// hashes that says "surely not here" for most keys it never held. A lookup
+// reads one block at most per generation, and only when the key may be
+// there: a tagged message in a generation whose messages were sent about
+// when it was, an untagged one through the filter, or any generation with
+// tagged messages for a lookup without a tag (an incoming reply's, a
+// callback whose tag the service dropped). So a message's first arrival,
+// the common case, is mostly answered from memory (its second of sending is
+// in no frozen generation yet), and the filter — 1.5 bytes a message, the
+// run's growth until the table's cap — is kept only for untagged messages.
+// The same hashes and states as before; nothing approximated: the ranges
+// and the filter only skip reads that would find nothing. (A callback whose
+// tag names another first send than its message's first callback did, a
+// service's mix-up, is a message of its own when that one is frozen.)
 
 // spillBlock is how many messages a block holds: one read of 1,152 bytes.
 const spillBlock = 128
@@ -45,6 +54,9 @@ type spillFile struct {
 	end  int64
 	free map[int64][]int64 // region size → free offsets
 	buf  []byte            // one block read
+	// reads counts the lookups that read a block (tests: how often a first
+	// arrival goes to the disk).
+	reads int
 }
 
 // openSpill opens an unlinked temporary file in dir ($TMPDIR when ""), so
@@ -64,8 +76,9 @@ func blockAt(off int64, b int) int64 { return off + int64(b)*9*spillBlock }
 func regionSize(n int) int64 { return blockAt(0, (n+spillBlock-1)/spillBlock) }
 
 // write puts a generation's sorted keys and states on disk and returns what
-// memory keeps of it.
-func (s *spillFile) write(keys []uint64, state []uint8) (*spilled, error) {
+// memory keeps of it: the filter is of its untagged keys alone (nil when
+// none).
+func (s *spillFile) write(keys []uint64, state []uint8, untagged []uint64) (*spilled, error) {
 	size := regionSize(len(keys))
 	off := s.take(size)
 	block := make([]byte, 9*spillBlock)
@@ -82,7 +95,9 @@ func (s *spillFile) write(keys []uint64, state []uint8) (*spilled, error) {
 		}
 		sp.fences = append(sp.fences, keys[lo])
 	}
-	sp.filter = newFilter(keys)
+	if len(untagged) > 0 {
+		sp.filter = newFilter(untagged)
+	}
 	return sp, nil
 }
 
@@ -105,9 +120,7 @@ func (s *spillFile) give(off, size int64) {
 // find looks hash h up in a spilled generation: its index and state
 // number, ok false when it is not there.
 func (s *spillFile) find(sp *spilled, n int, h uint64) (int, uint8, bool, error) {
-	if !sp.filter.has(h) {
-		return 0, 0, false, nil
-	}
+	s.reads++
 	b, _ := slices.BinarySearch(sp.fences, h)
 	if b == len(sp.fences) || sp.fences[b] != h {
 		b-- // the block whose first hash is below h
@@ -171,7 +184,12 @@ func (f filter) probe(h uint64) (int, uint64) {
 	return w, m
 }
 
+// has says whether h may be a key of the filter: false surely not (an
+// empty filter has none).
 func (f filter) has(h uint64) bool {
+	if len(f) == 0 {
+		return false
+	}
 	w, m := f.probe(h)
 	return f[w]&m == m
 }

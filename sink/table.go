@@ -39,6 +39,12 @@ type generation struct {
 	over  map[uint64]msgState
 	n     int      // its messages
 	disk  *spilled // nil while in memory
+	// tagged is how many of its messages came with a tag, and sent when
+	// their tags say they were first sent (a spilled generation is looked
+	// up for a tagged message by the millisecond it was sent, for an
+	// untagged one by its filter of the untagged keys).
+	tagged int
+	sent   sentRanges
 }
 
 // stateOver marks a generation's message whose state is in its over map.
@@ -73,14 +79,16 @@ type slot struct {
 	i int
 }
 
-// find returns the state of hash h and where it is; call with mu held.
-func (t *table) find(h uint64) (msgState, slot, bool) {
-	if st, ok := t.m[h]; ok {
-		return st, slot{}, true
+// find returns the state of hash h and where it is; call with mu held. sent
+// is the millisecond the call's tag says the message was first sent (0:
+// untagged), which picks the spilled generations it may be in.
+func (t *table) find(h uint64, sent int64) (msgState, slot, bool) {
+	if e, ok := t.m[h]; ok {
+		return e.st, slot{}, true
 	}
 	for j := len(t.gens) - 1; j >= 0; j-- {
 		g := t.gens[j]
-		if i, id, ok := t.findIn(j, h); ok {
+		if i, id, ok := t.findIn(j, h, sent); ok {
 			if id == stateOver {
 				return g.over[h], slot{g, i}, true
 			}
@@ -91,9 +99,12 @@ func (t *table) find(h uint64) (msgState, slot, bool) {
 }
 
 // findIn looks hash h up in generation j: its index there and state number.
-// A spilled generation that cannot be read is forgotten (counted as evicted:
-// a later event of its messages is a first arrival, as past the cap).
-func (t *table) findIn(j int, h uint64) (int, uint8, bool) {
+// A spilled generation is read only when h may be there (spill.go: the
+// millisecond a tagged message was sent is in its tagged messages' ranges, or the
+// filter of its untagged keys lets h through, or the call is untagged and it
+// has tagged messages). One that cannot be read is forgotten (counted as
+// evicted: a later event of its messages is a first arrival, as past the cap).
+func (t *table) findIn(j int, h uint64, sent int64) (int, uint8, bool) {
 	g := t.gens[j]
 	if g.disk == nil {
 		i, ok := slices.BinarySearch(g.keys, h)
@@ -104,6 +115,10 @@ func (t *table) findIn(j int, h uint64) (int, uint8, bool) {
 	}
 	if t.spill == nil {
 		return 0, 0, false // closed
+	}
+	tagged := g.tagged > 0 && (sent == 0 || g.sent.has(sent))
+	if !tagged && !g.disk.filter.has(h) {
+		return 0, 0, false
 	}
 	i, id, ok, err := t.spill.find(g.disk, g.n, h)
 	if err != nil {
@@ -116,7 +131,9 @@ func (t *table) findIn(j int, h uint64) (int, uint8, bool) {
 // store puts st back where find found hash h; call with mu held.
 func (t *table) store(h uint64, at slot, st msgState) {
 	if at.g == nil {
-		t.m[h] = st
+		e := t.m[h]
+		e.st = st
+		t.m[h] = e
 		return
 	}
 	id := at.g.set(h, st, &t.dict)
@@ -179,21 +196,31 @@ func (t *table) forget(j int) int {
 // freeze makes the map's messages a generation and empties the map.
 func (t *table) freeze() {
 	g := &generation{keys: make([]uint64, 0, len(t.m)), state: make([]uint8, len(t.m)), n: len(t.m)}
-	for h := range t.m {
+	var sent []int64
+	for h, e := range t.m {
 		g.keys = append(g.keys, h)
+		if e.sent != 0 {
+			sent = append(sent, e.sent)
+		}
 	}
 	slices.Sort(g.keys)
+	var untagged []uint64
 	for i, h := range g.keys {
-		g.state[i] = g.set(h, t.m[h], &t.dict)
+		e := t.m[h]
+		g.state[i] = g.set(h, e.st, &t.dict)
+		if e.sent == 0 {
+			untagged = append(untagged, h)
+		}
 	}
-	t.spillGen(g)
+	g.tagged, g.sent = len(sent), newSentRanges(sent, len(t.m))
+	t.spillGen(g, untagged)
 	t.gens = append(t.gens, g)
 	clear(t.m)
 }
 
 // spillGen moves a frozen generation's hashes and states to the spill file;
 // when the file cannot be opened or written it stays in memory, as before.
-func (t *table) spillGen(g *generation) {
+func (t *table) spillGen(g *generation, untagged []uint64) {
 	if t.spill == nil && !t.noSpill {
 		sf, err := openSpill(t.spillDir)
 		t.spill, t.noSpill = sf, err != nil
@@ -201,7 +228,7 @@ func (t *table) spillGen(g *generation) {
 	if t.spill == nil {
 		return
 	}
-	sp, err := t.spill.write(g.keys, g.state)
+	sp, err := t.spill.write(g.keys, g.state, untagged)
 	if err != nil {
 		return
 	}
@@ -225,10 +252,60 @@ func (t *table) close() {
 func (t *table) frozenBytes() int {
 	b := 0
 	for _, g := range t.gens {
-		b += 8*len(g.keys) + len(g.state) + 40*len(g.over)
+		b += 8*len(g.keys) + len(g.state) + 40*len(g.over) + 16*len(g.sent)
 		if g.disk != nil {
 			b += 8 * (len(g.disk.fences) + len(g.disk.filter))
 		}
 	}
 	return b
+}
+
+// sentGap is the widest gap (ms) between two first sends of a generation's
+// tagged messages closed into one range (sentRanges), at first: a
+// generation is read for a time in a gap (a lookup more), never skipped for
+// one of its own.
+const sentGap = 1000
+
+// sentRanges are when a generation's tagged messages were first sent (unix
+// ms), as sorted, disjoint ranges [lo, hi]: at 1,000 messages a second a
+// generation's are a range of ~16 s and the few sent long before (a
+// callback minutes late), some bytes where the filter of its keys was 1.5
+// a message (issue 23: the run's memory grew by it until the table's cap).
+// A generation sent so sparsely that its ranges would pass a byte for four
+// messages has its gaps closed wider until they do not.
+type sentRanges [][2]int64
+
+func newSentRanges(sent []int64, n int) sentRanges {
+	slices.Sort(sent)
+	most := max(16, n/64)
+	for gap := int64(sentGap); ; gap *= 4 {
+		var r sentRanges
+		for _, x := range sent {
+			if k := len(r); k > 0 && x <= r[k-1][1]+gap {
+				r[k-1][1] = max(r[k-1][1], x)
+				continue
+			}
+			if len(r) == most {
+				break // wider gaps
+			}
+			r = append(r, [2]int64{x, x})
+		}
+		if len(r) < most || len(sent) == 0 || r[len(r)-1][1] == sent[len(sent)-1] {
+			return slices.Clip(r)
+		}
+	}
+}
+
+// has says whether x is in one of the ranges.
+func (r sentRanges) has(x int64) bool {
+	i, _ := slices.BinarySearchFunc(r, x, func(e [2]int64, x int64) int {
+		switch {
+		case e[1] < x:
+			return -1
+		case e[0] > x:
+			return 1
+		}
+		return 0
+	})
+	return i < len(r) && r[i][0] <= x && x <= r[i][1]
 }

@@ -23,7 +23,7 @@ func TestTableHoldsFewInMap(t *testing.T) {
 	tab := newTable(0)
 	key := func(i int) string { return "tx-" + strconv.Itoa(i) }
 	for i := range n {
-		tab.update(rundir.APIMessaging, key(i), func(st *msgState, existed bool) {
+		tab.update(rundir.APIMessaging, key(i), 0, func(st *msgState, existed bool) {
 			if existed {
 				t.Fatalf("message %d found before its first arrival", i)
 			}
@@ -37,7 +37,7 @@ func TestTableHoldsFewInMap(t *testing.T) {
 		if !tab.lookup(rundir.APIMessaging, key(i)) {
 			t.Fatalf("message %d forgotten", i)
 		}
-		tab.update(rundir.APIMessaging, key(i), func(st *msgState, existed bool) {
+		tab.update(rundir.APIMessaging, key(i), 0, func(st *msgState, existed bool) {
 			if want := tableState(i); !existed || *st != want {
 				t.Fatalf("message %d: state %+v (known %v), want %+v", i, *st, existed, want)
 			}
@@ -45,7 +45,7 @@ func TestTableHoldsFewInMap(t *testing.T) {
 		})
 	}
 	for i := range n {
-		tab.update(rundir.APIMessaging, key(i), func(st *msgState, _ bool) {
+		tab.update(rundir.APIMessaging, key(i), 0, func(st *msgState, _ bool) {
 			if st.asked != uint64(i%7)+1 {
 				t.Fatalf("message %d: asked %d, want %d: a change made in place was lost", i, st.asked, i%7+1)
 			}
@@ -66,7 +66,7 @@ func TestTableForgetsOldest(t *testing.T) {
 	tab := newTable(max)
 	evicted := 0
 	for i := range n {
-		evicted += tab.update(rundir.APIMessaging, strconv.Itoa(i), func(st *msgState, _ bool) { st.terminal = true })
+		evicted += tab.update(rundir.APIMessaging, strconv.Itoa(i), 0, func(st *msgState, _ bool) { st.terminal = true })
 	}
 	held := 0
 	for i := range n {
