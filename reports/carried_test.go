@@ -216,25 +216,33 @@ func carryAlong(t *testing.T, c *Carried, lines, evs [][]byte, live, file string
 			}
 			return false
 		}
-		got, err := c.Summary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		again, err := c.Summary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := analyze(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sameLeaves(t, cut, summaryTree(t, got), summaryTree(t, want), live, file)
-		sameLeaves(t, cut, summaryTree(t, again), summaryTree(t, got), live, live)
-		if t.Failed() {
+		if !sameAsFile(t, c, analyze, cut, live, file) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameAsFile checks c's summary, twice in a row (a judgement changes
+// nothing it carries), against analyze of file, whose lines live's are at
+// cut; it says whether they agreed.
+func sameAsFile(t *testing.T, c *Carried, analyze func(string) (*Summary, error), cut int, live, file string) bool {
+	t.Helper()
+	got, err := c.Summary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := c.Summary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := analyze(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameLeaves(t, cut, summaryTree(t, got), summaryTree(t, want), live, file)
+	sameLeaves(t, cut, summaryTree(t, again), summaryTree(t, got), live, live)
+	return !t.Failed()
 }
 
 // writeTorn writes the first cut of lines into live's file name with half
@@ -567,16 +575,7 @@ func TestCarriedQuietByTheReadersClock(t *testing.T) {
 					t.Logf("the reader's clock ahead too: carried to %d events of %d: %v", ne, len(events), err)
 					return
 				}
-				got, err := c.Summary()
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := AnalyzeCounting(file)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sameLeaves(t, na, summaryTree(t, got), summaryTree(t, want), live, file)
-				if t.Failed() {
+				if !sameAsFile(t, c, AnalyzeCounting, na, live, file) {
 					return
 				}
 				if na == len(attempts) && ne == len(events) && wall > last+int64(carriedQuiet) {
