@@ -410,14 +410,7 @@ func TestCarriedStopsAtARecordItDidNotForesee(t *testing.T) {
 // analysis reads it.
 func TestCarriedStopsAtACallbackAfterItsEnd(t *testing.T) {
 	src := soakCallbacks(600, 14, 1).write(t)
-	live, file := t.TempDir(), t.TempDir()
-	copyRunFiles(t, src, live)
-	copyRunFiles(t, src, file)
-	c, err := NewCarried(live, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, live, file := carriedBeside(t, src)
 	attempts, events := fileLines(t, src, rundir.AttemptsFile), fileLines(t, src, rundir.EventsFile)
 	body := bytes.Join(events, nil)
 	for _, d := range []string{live, file} {
@@ -540,14 +533,7 @@ func TestCarriedQuietByTheReadersClock(t *testing.T) {
 	first, last := slices.Min(times), slices.Max(times)
 	for _, skew := range []time.Duration{0, time.Hour} {
 		t.Run(fmt.Sprintf("reader-ahead=%v", skew), func(t *testing.T) {
-			live, file := t.TempDir(), t.TempDir()
-			copyRunFiles(t, src, live)
-			copyRunFiles(t, src, file)
-			c, err := NewCarried(live, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c, live, file := carriedBeside(t, src)
 			var newest int64 // the newest time of a line written, the stamped one's own
 			c.clock = func() time.Time { return time.Unix(0, newest).Add(skew) }
 			for wall := first; ; wall += int64(2 * time.Second) {
@@ -595,6 +581,23 @@ func TestCarriedQuietByTheReadersClock(t *testing.T) {
 			t.Logf("%d messages settled as they were read, %d held at the end", settled, len(c.a.fly))
 		})
 	}
+}
+
+// carriedBeside copies the run in src but its attempts and events into two
+// directories, live and file, and starts the carried analysis with events
+// of live (closed when the test ends): the test writes the lines into both,
+// and file is what the file's analysis reads.
+func carriedBeside(t *testing.T, src string) (c *Carried, live, file string) {
+	t.Helper()
+	live, file = t.TempDir(), t.TempDir()
+	copyRunFiles(t, src, live)
+	copyRunFiles(t, src, file)
+	c, err := NewCarried(live, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, live, file
 }
 
 // attemptLines are the lines of dir's attempts.jsonl, each with its newline.

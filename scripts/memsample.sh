@@ -53,8 +53,10 @@ tree_peaks() {
 # RSS over the process's by more than 4 MB: the two are read a moment apart,
 # and the process's own growth between the reads is no child), as
 # "start-end" seconds, one a line: the live analyses, seen at SAMPLE_EVERY.
+# child_on is that rule as an awk condition on a sample_tree line (within uses it too).
+child_on='$4 > $2 + 4096'
 child_spans() {
-  awk '{ on = ($4 > $2 + 4096) }
+  awk "{ on = ($child_on) }"'
        on && !was { s = $1 } !on && was { print s "-" prev }
        { was = on; prev = $1 }
        END { if (was) print s "-" prev }' "$1"
@@ -72,7 +74,7 @@ child_spans() {
 # both: a checkpoint shorter than SAMPLE_EVERY is missed).
 within() {
   awk -v d="$2" -v rate="$3" '
-    $4 > $2 + 4096 && $1 >= 60 && $1 < d { m = int($1 / 60); if (!(m in p) || $5 > p[m]) p[m] = $5 }
+    '"$child_on"' && $1 >= 60 && $1 < d { m = int($1 / 60); if (!(m in p) || $5 > p[m]) p[m] = $5 }
     END {
       first = -1; for (m = 1; m * 60 < d; m++) if (m in p) { first = m; break }
       last = int((d - 1) / 60)
