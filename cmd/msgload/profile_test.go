@@ -8,7 +8,8 @@ import (
 )
 
 // TestStartProfiles: MSGLOAD_CPUPROFILE and MSGLOAD_MEMPROFILE write the
-// process's profiles (gzipped pprof protobufs) when stop is called; unset,
+// process's profiles (gzipped pprof protobufs) when stop is called, and
+// MSGLOAD_TRACE its execution trace (the runtime's header first); unset,
 // nothing is written; an unwritable path is said on stderr, not fatal.
 func TestStartProfiles(t *testing.T) {
 	dir := t.TempDir()
@@ -16,8 +17,14 @@ func TestStartProfiles(t *testing.T) {
 		"MSGLOAD_CPUPROFILE": filepath.Join(dir, "cpu.prof"),
 		"MSGLOAD_MEMPROFILE": filepath.Join(dir, "mem.prof"),
 	}
+	tracePath := filepath.Join(dir, "trace.out")
 	var stderr bytes.Buffer
-	stop := startProfiles(func(k string) string { return env[k] }, &stderr)
+	stop := startProfiles(func(k string) string {
+		if k == "MSGLOAD_TRACE" {
+			return tracePath
+		}
+		return env[k]
+	}, &stderr)
 	var sink [][]byte
 	for range 1000 {
 		sink = append(sink, make([]byte, 1024))
@@ -33,6 +40,11 @@ func TestStartProfiles(t *testing.T) {
 			t.Errorf("%s: not a gzipped profile (%d bytes)", p, len(b))
 		}
 	}
+	if b, err := os.ReadFile(tracePath); err != nil {
+		t.Fatal(err)
+	} else if !bytes.HasPrefix(b, []byte("go 1.")) || !bytes.Contains(b[:16], []byte(" trace")) {
+		t.Errorf("%s: not an execution trace: %q…", tracePath, b[:min(len(b), 16)])
+	}
 	if stderr.Len() != 0 {
 		t.Errorf("stderr: %s", stderr.String())
 	}
@@ -46,7 +58,8 @@ func TestStartProfiles(t *testing.T) {
 	bad := filepath.Join(dir, "no", "such", "dir", "p")
 	stop = startProfiles(func(string) string { return bad }, &stderr)
 	stop()
-	if !bytes.Contains(stderr.Bytes(), []byte("MSGLOAD_CPUPROFILE")) || !bytes.Contains(stderr.Bytes(), []byte("MSGLOAD_MEMPROFILE")) {
+	if !bytes.Contains(stderr.Bytes(), []byte("MSGLOAD_CPUPROFILE")) || !bytes.Contains(stderr.Bytes(), []byte("MSGLOAD_MEMPROFILE")) ||
+		!bytes.Contains(stderr.Bytes(), []byte("MSGLOAD_TRACE")) {
 		t.Errorf("an unwritable path is not reported: %q", stderr.String())
 	}
 }
