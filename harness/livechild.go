@@ -38,7 +38,8 @@ import (
 // and an abortOnFail threshold was judged that late. In a child the
 // analysis's memory is the child's, given back whole when it exits, and the
 // child runs at the lowest CPU priorities (niceness liveNice for a
-// checkpoint, judgeNice for a judgement alone, every thread of it): the
+// checkpoint, judgeNice for a judgement alone, every thread of it, from its
+// first instruction: runNiced): the
 // kernel gives the attack the cores first, and the analysis any core the
 // attack leaves idle at full speed. The child is killed when the
 // run's process dies (Linux: PR_SET_PDEATHSIG) and when the live loop stops.
@@ -93,10 +94,11 @@ type liveReply struct {
 	// "counts and events" when it read the sends and the sink's events in
 	// the counting passes (reports.AnalyzeCounting; "…, then all" when a
 	// percentile was too near), "all" otherwise; its
-	// niceness, and the soft memory limit during the analysis (MaxInt64:
+	// niceness, the niceness it was started with, and the soft memory limit during the analysis (MaxInt64:
 	// none).
 	Read        string `json:"read"`
 	Nice        int    `json:"nice"`
+	StartedNice int    `json:"started_nice"` // the niceness it was started with (runNiced)
 	MemoryLimit int64  `json:"memory_limit"`
 }
 
@@ -108,9 +110,10 @@ func serveLiveChild(in io.Reader, out io.Writer) int {
 		fmt.Fprintf(os.Stderr, "msgload: %s is set, but standard input holds no live analysis request (%v)\n", liveChildEnv, err)
 		return 2
 	}
+	started := niceness()
 	lowerPriority(niceFor(req))
 	reply := liveAnalyze(req)
-	reply.Nice = niceness()
+	reply.Nice, reply.StartedNice = niceness(), started
 	if err := json.NewEncoder(out).Encode(reply); err != nil {
 		return 1
 	}
@@ -223,7 +226,7 @@ func runLiveChild(ctx context.Context, exe string, req liveRequest) (liveReply, 
 	cmd.Stdout, cmd.Stderr = &out, errs
 	cmd.SysProcAttr = liveChildAttr()
 	cmd.WaitDelay = time.Second
-	if err := cmd.Run(); err != nil {
+	if err := runNiced(niceFor(req), cmd.Run); err != nil {
 		if ctx.Err() != nil {
 			return liveReply{}, ctx.Err()
 		}

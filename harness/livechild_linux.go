@@ -2,6 +2,7 @@ package harness
 
 import (
 	"os"
+	"runtime"
 	"strconv"
 	"syscall"
 )
@@ -11,6 +12,27 @@ import (
 // analysis reading its directory.
 func liveChildAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
+// runNiced runs start (a child's Start and Wait) on an OS thread of its own
+// set to niceness nice (never above the calling thread's), so that the child
+// takes that niceness from its first instruction: a new process takes the
+// niceness of the thread that forked it. Else its first ~10 ms — the
+// program's start, every package's init, reading its request — ran at the
+// run's own priority beside the attack, before lowerPriority. The thread is
+// kept until the child ended (PR_SET_PDEATHSIG is sent when the thread that
+// started the child ends, not the process) and then discarded: the goroutine
+// returns without unlocking it, since its niceness cannot be lowered back
+// without a privilege.
+func runNiced(nice int, start func() error) error {
+	nice = max(nice, niceness())
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		syscall.Setpriority(syscall.PRIO_PROCESS, 0, nice) // this thread alone (Linux)
+		errc <- start()
+	}()
+	return <-errc
 }
 
 // liveExecutable is the program a live analysis runs: /proc/self/exe, the

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -79,4 +81,71 @@ func alive(pid int) bool {
 		return s[i+2] != 'Z'
 	}
 	return true
+}
+
+// A live analysis never runs at a higher priority than the run that started
+// it: under `nice -n 17`, a judgement (15 otherwise) stays at 17.
+func TestLiveAnalysisNeverAboveTheRun(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("niceness is set on Linux only")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skipf("no executable: %v", err)
+	}
+	dirs, _ := filepath.Glob(filepath.Join("..", "reports", "testdata", "runs", "*"))
+	if len(dirs) == 0 {
+		t.Fatal("no run directories in reports' testdata")
+	}
+	// The run at niceness 17: this goroutine's thread, as every thread of a
+	// run started by nice -n 17 is. Not unlocked: the thread is discarded
+	// when the test's goroutine ends (its niceness cannot go back down).
+	runtime.LockOSThread()
+	if err := syscall.Setpriority(syscall.PRIO_PROCESS, 0, 17); err != nil {
+		t.Skipf("setpriority: %v", err)
+	}
+	reply, err := runLiveChild(context.Background(), exe, liveRequest{Dir: dirs[0], Via: "sink", Thresholds: []string{"requests.messages >= 0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := max(17, niceness()); reply.Nice != want || reply.StartedNice != want {
+		t.Errorf("the judgement of a run at niceness 17 started at %d and ran at %d, want %d", reply.StartedNice, reply.Nice, want)
+	}
+}
+
+// TestLiveChildStartsNiced: a live analysis is at its niceness from its
+// first instruction (runNiced), not only once it lowered its own priority;
+// the run's threads keep theirs.
+func TestLiveChildStartsNiced(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("niceness is set on Linux only")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skipf("no executable: %v", err)
+	}
+	dirs, _ := filepath.Glob(filepath.Join("..", "reports", "testdata", "runs", "*"))
+	if len(dirs) == 0 {
+		t.Fatal("no run directories in reports' testdata")
+	}
+	own := niceness()
+	for _, checkpoint := range []bool{false, true} {
+		req := liveRequest{Dir: dirs[0], Via: "sink", Thresholds: []string{"requests.messages >= 0"}, Checkpoint: checkpoint}
+		reply, err := runLiveChild(context.Background(), exe, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := max(niceFor(req), own); reply.StartedNice != want || reply.Nice != want {
+			t.Errorf("checkpoint %v: the analysis started at niceness %d and ran at %d, want %d from its start", checkpoint, reply.StartedNice, reply.Nice, want)
+		}
+	}
+	var threads []int
+	for range 20 { // the runtime's threads, this one among them
+		done := make(chan int)
+		go func() { done <- niceness() }()
+		threads = append(threads, <-done)
+	}
+	if n := niceness(); n != own || slices.ContainsFunc(threads, func(v int) bool { return v != own }) {
+		t.Errorf("the run's threads went from niceness %d to %d (and %v): only the child's should change", own, n, threads)
+	}
 }

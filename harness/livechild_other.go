@@ -15,6 +15,10 @@ func liveChildAttr() *syscall.SysProcAttr { return nil }
 // outside Linux.
 func lowerPriority(int) {}
 
+// runNiced runs start as it is: the child lowers its own priority where it
+// can (lowerPriority).
+func runNiced(_ int, start func() error) error { return start() }
+
 // niceness is not looked at outside Linux.
 func niceness() int { return 0 }
 

@@ -10,7 +10,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -272,37 +271,6 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
-}
-
-// A live analysis never runs at a higher priority than the run that started
-// it: under `nice -n 17`, a judgement (15 otherwise) stays at 17.
-func TestLiveAnalysisNeverAboveTheRun(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("niceness is set on Linux only")
-	}
-	nice, err := exec.LookPath("nice")
-	if err != nil {
-		t.Skipf("no nice(1): %v", err)
-	}
-	real, err := os.Executable()
-	if err != nil {
-		t.Skipf("no executable: %v", err)
-	}
-	dirs, _ := filepath.Glob(filepath.Join("..", "reports", "testdata", "runs", "*"))
-	if len(dirs) == 0 {
-		t.Fatal("no run directories in reports' testdata")
-	}
-	wrapper := filepath.Join(t.TempDir(), "analysis")
-	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec "+nice+" -n 17 "+real+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	reply, err := runLiveChild(context.Background(), wrapper, liveRequest{Dir: dirs[0], Via: "sink", Thresholds: []string{"requests.messages >= 0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := max(17, niceness()); reply.Nice != want {
-		t.Errorf("the judgement of a run at niceness 17 ran at %d, want %d", reply.Nice, want)
-	}
 }
 
 // A judgement of a percentile reads the sends only as far as the pass that
