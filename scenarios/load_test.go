@@ -11,6 +11,26 @@ import (
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
+// TestScriptScenariosLoad: the scenario files the benchmark scripts run
+// (scripts/*.yaml; README, Benchmarks) load and plan messages, so that a
+// command the README gives does not fail on its own file.
+func TestScriptScenariosLoad(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "scripts", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenario in scripts/: %v", err)
+	}
+	for _, f := range files {
+		s, err := Load(f, env(nil))
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if s.Plan().Messages == 0 {
+			t.Errorf("%s: plans no message", f)
+		}
+	}
+}
+
 func TestBuiltinsLoad(t *testing.T) {
 	names := Builtins()
 	if len(names) == 0 {

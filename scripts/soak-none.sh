@@ -29,11 +29,22 @@
 #   RATE=2000 DURATIONS="60 180" scripts/soak-none.sh
 #   TARGET=nginx scripts/soak-none.sh          the same against nginx
 #
+# What a connection costs: the column KiB/conn is the growth of the peak RSS
+# from the first run over the connections more than it held, for a run whose
+# connections differ from the first's by more than 5 %. STALL=S stops the
+# target (SIGSTOP: nginx's workers, or the simulator) for S seconds at STALL_AT
+# (30) seconds into every run but the first, as a stall of the machine would:
+# the sends due meanwhile pile up, each opening a connection of its own, so
+#
+#   TARGET=nginx DURATIONS="60 60" STALL=0.2 scripts/soak-none.sh
+#
+# measures what each connection a stall opens adds to the peak, like for like.
+#
 # ABORT='EXPR' adds the threshold EXPR with abortOnFail (judged live all the
 # run: on the carried analysis in the run's process when it reads only
 # figures of the sends, reports.Carried).
 #
-# Environment: TARGET (sim), RATE (5000), DURATIONS ("60 180 600"), LATENCY (20ms), SAMPLE_EVERY (1), PORT
+# Environment: TARGET (sim), RATE (5000), DURATIONS ("60 180 600"), LATENCY (20ms), SAMPLE_EVERY (1), STALL, STALL_AT (30), PORT
 # (18081), MSGLOAD (a built binary; default: go build into WORK), WORK (a
 # directory for the run directories and logs; default: a new temporary one).
 # Needs /usr/bin/time, ss and jq. Run it on an idle machine: a run that shares
@@ -106,6 +117,19 @@ start_target() {
   simpid=$!
 }
 
+# stall_target: stops the target for STALL seconds at STALL_AT seconds
+# (in the background; its pid in stallpid).
+stall_target() {
+  (
+    sleep "${STALL_AT:-30}"
+    case $TARGET in
+    nginx) pkill -STOP -P "$simpid"; sleep "$STALL"; pkill -CONT -P "$simpid" ;;
+    *) kill -STOP "$simpid"; sleep "$STALL"; kill -CONT "$simpid" ;;
+    esac
+  ) &
+  stallpid=$!
+}
+
 # scenario D: the delivery-none scenario of D seconds at RATE.
 scenario() {
   cat <<EOF
@@ -174,10 +198,14 @@ one() {
   : > "$WORK/conns-$d"
   sample_conns "$WORK/conns-$d" &
   sampler=$!
-  local load
+  local load stallpid=
   load=$(cut -d' ' -f1-3 /proc/loadavg)
+  if [ -n "${STALL:-}" ] && [ -s "$WORK/figures" ]; then
+    stall_target
+  fi
   run_sampled "$WORK/rss-$d" "$WORK/tree-$d" "$WORK/run-$d.log" "$WORK/gc-$d.log" \
     "$BIN" run "$WORK/none-$d.yaml" --out "$dir" --metrics-addr "" --quiet
+  [ -z "$stallpid" ] || wait "$stallpid" 2>/dev/null || true
   kill "$sampler" "$simpid" 2>/dev/null || true
   wait "$sampler" "$simpid" 2>/dev/null || true
   local sum
@@ -201,20 +229,21 @@ done
 
 echo "# msgload run, delivery none, ${RATE}/s, target ($TARGET) answers in $LATENCY; $WORK"
 echo "# growth: from the first run, in bytes a message sent (peak RSS; peak live heap; mean live heap of the last minute of sending; heap in MB)"
-awk -F'\t' 'BEGIN { OFS = "\t"; print "s", "peak RSS KiB", "tree RSS KiB", "live MB", "stacks MB", "conns", "planned", "sent", "capped", "late", "verdict", "RSS B/msg", "tree B/msg", "live B/msg", "last-minute live MB", "its B/msg", "like for like", "load at start" }
+awk -F'\t' 'BEGIN { OFS = "\t"; print "s", "peak RSS KiB", "tree RSS KiB", "live MB", "stacks MB", "conns", "planned", "sent", "capped", "late", "verdict", "RSS B/msg", "tree B/msg", "live B/msg", "last-minute live MB", "its B/msg", "like for like", "KiB/conn", "load at start" }
 {
   held = ($8 == 0 && $9 <= $7 / 100)
   if (NR == 1) { rss0 = $2; live0 = $3; sent0 = $7; conns0 = $5; ok0 = held; held0 = $12; tree0 = $13 }
   same = (conns0 > 0 && $5 >= conns0 * 0.95 && $5 <= conns0 * 1.05)
   like = (held && ok0 && same) ? "yes" : (held ? (ok0 ? "no: connections differ" : "no: the first run did not hold its plan") : "no: plan not held")
   g1 = g2 = g3 = g4 = "-"
-  if (NR > 1 && $7 > sent0) {
+  if (NR > 1 && $7 > sent0 * 1.01) { # a run of the first's length (STALL) grows by no message
     g1 = sprintf("%.2f", ($2 - rss0) * 1024 / ($7 - sent0))
     g4 = sprintf("%.2f", ($13 - tree0) * 1024 / ($7 - sent0))
     g2 = sprintf("%.2f", ($3 - live0) * 1048576 / ($7 - sent0))
     g3 = sprintf("%.2f", ($12 - held0) * 1048576 / ($7 - sent0))
   }
-  print $1, $2, $13, $3, $4, $5, $6, $7, $8, $9, $10, g1, g4, g2, $12, g3, like, $11
+  kc = (NR > 1 && !same && $5 != conns0) ? sprintf("%.1f", ($2 - rss0) / ($5 - conns0)) : "-"
+  print $1, $2, $13, $3, $4, $5, $6, $7, $8, $9, $10, g1, g4, g2, $12, g3, like, kc, $11
 }' "$WORK/figures" | column -t -s $'\t'
 echo "# within each run of 180 s or more: the process and its children together (Pss, KiB) at their most while a checkpoint ran, in the first minute from 60 s with one seen and in the last minute of sending, and the growth between in bytes a message sent"
 {
