@@ -236,7 +236,7 @@ awk -F'\t' 'BEGIN { OFS = "\t"; print "s", "peak RSS KiB", "tree RSS KiB", "live
   same = (conns0 > 0 && $5 >= conns0 * 0.95 && $5 <= conns0 * 1.05)
   like = (held && ok0 && same) ? "yes" : (held ? (ok0 ? "no: connections differ" : "no: the first run did not hold its plan") : "no: plan not held")
   g1 = g2 = g3 = g4 = "-"
-  if (NR > 1 && $7 > sent0 * 1.01) { # a run of the first's length (STALL) grows by no message
+  if (NR > 1 && $7 > sent0 * 1.01) { # a run as long as the first (STALL) grows by no message
     g1 = sprintf("%.2f", ($2 - rss0) * 1024 / ($7 - sent0))
     g4 = sprintf("%.2f", ($13 - tree0) * 1024 / ($7 - sent0))
     g2 = sprintf("%.2f", ($3 - live0) * 1048576 / ($7 - sent0))
