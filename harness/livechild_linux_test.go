@@ -86,17 +86,7 @@ func alive(pid int) bool {
 // A live analysis never runs at a higher priority than the run that started
 // it: under `nice -n 17`, a judgement (15 otherwise) stays at 17.
 func TestLiveAnalysisNeverAboveTheRun(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("niceness is set on Linux only")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skipf("no executable: %v", err)
-	}
-	dirs, _ := filepath.Glob(filepath.Join("..", "reports", "testdata", "runs", "*"))
-	if len(dirs) == 0 {
-		t.Fatal("no run directories in reports' testdata")
-	}
+	exe, dir := liveChildOfThisTest(t)
 	// The run at niceness 17: this goroutine's thread, as every thread of a
 	// run started by nice -n 17 is. Not unlocked: the thread is discarded
 	// when the test's goroutine ends (its niceness cannot go back down).
@@ -104,7 +94,7 @@ func TestLiveAnalysisNeverAboveTheRun(t *testing.T) {
 	if err := syscall.Setpriority(syscall.PRIO_PROCESS, 0, 17); err != nil {
 		t.Skipf("setpriority: %v", err)
 	}
-	reply, err := runLiveChild(context.Background(), exe, liveRequest{Dir: dirs[0], Via: "sink", Thresholds: []string{"requests.messages >= 0"}})
+	reply, err := runLiveChild(context.Background(), exe, liveRequest{Dir: dir, Via: "sink", Thresholds: []string{"requests.messages >= 0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,20 +107,10 @@ func TestLiveAnalysisNeverAboveTheRun(t *testing.T) {
 // first instruction (runNiced), not only once it lowered its own priority;
 // the run's threads keep theirs.
 func TestLiveChildStartsNiced(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("niceness is set on Linux only")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skipf("no executable: %v", err)
-	}
-	dirs, _ := filepath.Glob(filepath.Join("..", "reports", "testdata", "runs", "*"))
-	if len(dirs) == 0 {
-		t.Fatal("no run directories in reports' testdata")
-	}
+	exe, dir := liveChildOfThisTest(t)
 	own := niceness()
 	for _, checkpoint := range []bool{false, true} {
-		req := liveRequest{Dir: dirs[0], Via: "sink", Thresholds: []string{"requests.messages >= 0"}, Checkpoint: checkpoint}
+		req := liveRequest{Dir: dir, Via: "sink", Thresholds: []string{"requests.messages >= 0"}, Checkpoint: checkpoint}
 		reply, err := runLiveChild(context.Background(), exe, req)
 		if err != nil {
 			t.Fatal(err)
@@ -148,4 +128,20 @@ func TestLiveChildStartsNiced(t *testing.T) {
 	if n := niceness(); n != own || slices.ContainsFunc(threads, func(v int) bool { return v != own }) {
 		t.Errorf("the run's threads went from niceness %d to %d (and %v): only the child's should change", own, n, threads)
 	}
+}
+
+// liveChildOfThisTest is the program a test's live analysis runs (this test
+// binary: its harness init serves the request) and a run directory of
+// reports' testdata for it to read.
+func liveChildOfThisTest(t *testing.T) (exe, dir string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skipf("no executable: %v", err)
+	}
+	dirs, _ := filepath.Glob(filepath.Join("..", "reports", "testdata", "runs", "*"))
+	if len(dirs) == 0 {
+		t.Fatal("no run directories in reports' testdata")
+	}
+	return exe, dirs[0]
 }
