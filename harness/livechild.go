@@ -93,9 +93,9 @@ type liveReply struct {
 	// "counts, then sends" when a percentile there was too near its bound,
 	// "counts and events" when it read the sends and the sink's events in
 	// the counting passes (reports.AnalyzeCounting; "…, then all" when a
-	// percentile was too near), "all" otherwise; its
-	// niceness, the niceness it was started with, and the soft memory limit during the analysis (MaxInt64:
-	// none).
+	// percentile was too near), "all" otherwise; its niceness, the
+	// niceness it was started with, and the soft memory limit during the
+	// analysis (MaxInt64: none).
 	Read        string `json:"read"`
 	Nice        int    `json:"nice"`
 	StartedNice int    `json:"started_nice"` // the niceness it was started with (runNiced)

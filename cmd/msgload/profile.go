@@ -17,9 +17,10 @@ import (
 // while the process runs, FILE.peak: the heap near its peak, see heapPeak)
 // and MSGLOAD_TRACE=FILE (the runtime's execution trace, from start to exit:
 // `go tool trace FILE`; what ran when a goroutine waited for a core, which is
-// where a send due was late) — and returns the function that writes them. They are a debugging aid for the
-// whole `msgload run` (attack/README.md, Benchmark: the whole msgload run),
-// not a flag: a profile of the attack path alone is benchload's -cpuprofile.
+// where a send due was late) — and returns the function that writes them.
+// They are a debugging aid for the whole `msgload run` (attack/README.md,
+// Benchmark: the whole msgload run), not a flag: a profile of the attack
+// path alone is benchload's -cpuprofile.
 func startProfiles(getenv func(string) string, stderr io.Writer) (stop func()) {
 	var cpu *os.File
 	if p := getenv("MSGLOAD_CPUPROFILE"); p != "" {
