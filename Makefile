@@ -60,6 +60,7 @@ DEADCODE ?= golang.org/x/tools/cmd/deadcode@v0.52.0
 lint: ## gofmt, go vet and deadcode (no function that nothing calls)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet $(PKGS)
+	cd scripts/tracewaits && $(GO) vet .
 	@out=$$($(GO) run $(DEADCODE) -test $(PKGS)) || exit 1; test -z "$$out" || { echo "$$out"; echo "deadcode: remove the functions above (nothing calls them)"; exit 1; }
 
 .PHONY: stack
