@@ -129,19 +129,3 @@ func TestLiveChildStartsNiced(t *testing.T) {
 		t.Errorf("the run's threads went from niceness %d to %d (and %v): only the child's should change", own, n, threads)
 	}
 }
-
-// liveChildOfThisTest is the program a test's live analysis runs (this test
-// binary: its harness init serves the request) and a run directory of
-// reports' testdata for it to read.
-func liveChildOfThisTest(t *testing.T) (exe, dir string) {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skipf("no executable: %v", err)
-	}
-	dirs, _ := filepath.Glob(filepath.Join("..", "reports", "testdata", "runs", "*"))
-	if len(dirs) == 0 {
-		t.Fatal("no run directories in reports' testdata")
-	}
-	return exe, dirs[0]
-}

@@ -191,14 +191,7 @@ func firstDiff(a, b []byte) string {
 // checkpoint still runs, and stopping the loop kills it. Nothing is timed:
 // the checkpoint answers only when killed.
 func TestCheckpointBesideJudgements(t *testing.T) {
-	real, err := os.Executable() // the wrapper's /proc/self/exe is its shell
-	if err != nil {
-		t.Skipf("no executable to run the live analysis in: %v", err)
-	}
-	dirs, _ := filepath.Glob(filepath.Join("..", "reports", "testdata", "runs", "*"))
-	if len(dirs) == 0 {
-		t.Fatal("no run directories in reports' testdata")
-	}
+	real, dir := liveChildOfThisTest(t) // the wrapper's /proc/self/exe is its shell
 	tmp := t.TempDir()
 	started := filepath.Join(tmp, "checkpoint-started")
 	wrapper := filepath.Join(tmp, "analysis")
@@ -210,7 +203,7 @@ func TestCheckpointBesideJudgements(t *testing.T) {
 	// judged by a child, not on the carried analysis; delivery.duplicates
 	// is carried, with the run's events (the first run, reorder, has 28).
 	for _, expr := range []string{"idempotency.id_collisions < 0", "delivery.duplicates < 0"} {
-		t.Run(expr, func(t *testing.T) { checkpointBeside(t, wrapper, started, dirs[0], expr) })
+		t.Run(expr, func(t *testing.T) { checkpointBeside(t, wrapper, started, dir, expr) })
 	}
 }
 
@@ -335,4 +328,20 @@ func TestLiveJudgementOfAPercentileAtItsBound(t *testing.T) {
 			}
 		}
 	}
+}
+
+// liveChildOfThisTest is the program a test's live analysis runs (this test
+// binary: its harness init serves the request) and a run directory of
+// reports' testdata for it to read.
+func liveChildOfThisTest(t *testing.T) (exe, dir string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skipf("no executable: %v", err)
+	}
+	dirs, _ := filepath.Glob(filepath.Join("..", "reports", "testdata", "runs", "*"))
+	if len(dirs) == 0 {
+		t.Fatal("no run directories in reports' testdata")
+	}
+	return exe, dirs[0]
 }

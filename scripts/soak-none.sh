@@ -201,7 +201,11 @@ one() {
   local load stallpid=
   load=$(cut -d' ' -f1-3 /proc/loadavg)
   if [ -n "${STALL:-}" ] && [ -s "$WORK/figures" ]; then
-    stall_target
+    if [ "${STALL_AT:-30}" -ge "$d" ]; then
+      echo "soak-none: STALL_AT=${STALL_AT:-30} is not within the $d s run: no stall in it" >&2
+    else
+      stall_target
+    fi
   fi
   run_sampled "$WORK/rss-$d" "$WORK/tree-$d" "$WORK/run-$d.log" "$WORK/gc-$d.log" \
     "$BIN" run "$WORK/none-$d.yaml" --out "$dir" --metrics-addr "" --quiet
@@ -242,7 +246,7 @@ awk -F'\t' 'BEGIN { OFS = "\t"; print "s", "peak RSS KiB", "tree RSS KiB", "live
     g2 = sprintf("%.2f", ($3 - live0) * 1048576 / ($7 - sent0))
     g3 = sprintf("%.2f", ($12 - held0) * 1048576 / ($7 - sent0))
   }
-  kc = (NR > 1 && !same && $5 != conns0) ? sprintf("%.1f", ($2 - rss0) / ($5 - conns0)) : "-"
+  kc = (NR > 1 && !same && conns0 > 0 && $5 > 0 && $5 != conns0) ? sprintf("%.1f", ($2 - rss0) / ($5 - conns0)) : "-"
   print $1, $2, $13, $3, $4, $5, $6, $7, $8, $9, $10, g1, g4, g2, $12, g3, like, kc, $11
 }' "$WORK/figures" | column -t -s $'\t'
 echo "# within each run of 180 s or more: the process and its children together (Pss, KiB) at their most while a checkpoint ran, in the first minute from 60 s with one seen and in the last minute of sending, and the growth between in bytes a message sent"
